@@ -1,0 +1,64 @@
+import { ConfigError, loadConfig, resolveConfigPath, type Config } from '../config/index.js';
+import { openDatabase, type Database } from '../store/index.js';
+
+/** Exit codes of contract section 1. */
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+export interface GlobalOptions {
+  config?: string;
+  json?: boolean;
+}
+
+/** A failure the CLI reports as one line (or a JSON `{error}`), with its exit code. */
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT_FAILURE,
+  ) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+export interface CommandContext {
+  configPath: string;
+  config: Config;
+  db: Database;
+  json: boolean;
+}
+
+export function loadCommandConfig(options: GlobalOptions): { configPath: string; config: Config } {
+  const configPath = resolveConfigPath(options.config);
+  try {
+    return { configPath, config: loadConfig(configPath) };
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CliError(err.message, EXIT_USAGE);
+    throw err;
+  }
+}
+
+/** Loads the config and opens the database for a command, closing it whatever the command does. */
+export async function withContext<T>(options: GlobalOptions, fn: (ctx: CommandContext) => T | Promise<T>): Promise<T> {
+  const { configPath, config } = loadCommandConfig(options);
+  const db = openDatabase(config.dataDir);
+  try {
+    return await fn({ configPath, config, db, json: options.json === true });
+  } finally {
+    db.close();
+  }
+}
+
+/** Prints one JSON document with --json, else the human text. */
+export function output(json: boolean, data: unknown, human: () => string): void {
+  process.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${human()}\n`);
+}
+
+/** Fixed-width columns for human listings. */
+export function table(headers: string[], rows: string[][]): string {
+  if (rows.length === 0) return '(none)';
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
+  return [line(headers), ...rows.map(line)].join('\n');
+}

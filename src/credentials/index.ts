@@ -1,0 +1,1 @@
+export { generateSecret, hashSecret, verifySecret } from './secret-hash.js';

@@ -1,0 +1,2 @@
+export { createHttpServer, type HttpServerOptions } from './server.js';
+export { worstLevel, type HealthLevel, type HealthSource } from './health.js';

@@ -1,0 +1,2 @@
+export { appendEvent, type AppendedEvent, type OutboxEvent } from './append.js';
+export { subscribedWebhooks } from './subscriptions.js';

@@ -1,0 +1,55 @@
+import type { Config, MeterConfig } from '../config/index.js';
+
+/** Where a connector sits: which site, station and charge point. */
+export interface ChargePointRef {
+  siteId: string;
+  stationId: string;
+  chargePointId: string;
+}
+
+/**
+ * Answers "whose is this?" from the config. A station that is not in the config (paired from the CLI) has one
+ * charge point named after the station, carrying every connector it reports.
+ */
+export class SiteDirectory {
+  private readonly stationSite = new Map<string, string>();
+  private readonly connectorChargePoint = new Map<string, string>();
+  private readonly meters = new Map<string, { siteId: string; meter: MeterConfig }>();
+
+  constructor(readonly config: Config) {
+    for (const site of config.sites) {
+      for (const station of site.stations) {
+        this.stationSite.set(station.id, site.id);
+        for (const cp of station.chargePoints) for (const c of cp.connectors) this.connectorChargePoint.set(`${station.id}\u0000${c}`, cp.id);
+      }
+      for (const meter of site.meters) this.meters.set(meter.id, { siteId: site.id, meter });
+    }
+  }
+
+  /** The site of a station listed in the config, or undefined. */
+  configuredSiteOf(stationId: string): string | undefined {
+    return this.stationSite.get(stationId);
+  }
+
+  chargePointOf(stationId: string, connectorId: number): string {
+    return this.connectorChargePoint.get(`${stationId}\u0000${connectorId}`) ?? this.defaultChargePointOf(stationId);
+  }
+
+  /** Charge points of a configured station (or the one named after it), for station-wide (connector 0) status. */
+  chargePointsOf(stationId: string): string[] {
+    const station = this.config.sites.flatMap((s) => s.stations).find((s) => s.id === stationId);
+    return station && station.chargePoints.length > 0 ? station.chargePoints.map((cp) => cp.id) : [this.defaultChargePointOf(stationId)];
+  }
+
+  meter(meterId: string): { siteId: string; meter: MeterConfig } | undefined {
+    return this.meters.get(meterId);
+  }
+
+  siteExists(siteId: string): boolean {
+    return this.config.sites.some((s) => s.id === siteId);
+  }
+
+  private defaultChargePointOf(stationId: string): string {
+    return stationId;
+  }
+}

@@ -1,0 +1,49 @@
+/** Payloads of interface document sections 2.3-2.6, exactly as partners receive them. */
+
+export const AUTHORIZATION_STATUSES = ['Accepted', 'Blocked', 'Expired', 'Invalid', 'ConcurrentTx'] as const;
+export type AuthorizationStatus = (typeof AUTHORIZATION_STATUSES)[number];
+
+export const STOP_REASONS = ['Local', 'EVDisconnected', 'EmergencyStop', 'Remote', 'HardReset', 'SoftReset', 'Reboot', 'PowerLoss', 'UnlockCommand', 'DeAuthorized', 'Other'] as const;
+export type StopReason = (typeof STOP_REASONS)[number];
+
+export interface AuthorizePayload {
+  stationId: string;
+  idTag: string;
+  status: AuthorizationStatus;
+  chargePointId?: string;
+  connectorId?: number;
+}
+
+export interface StartTransactionPayload {
+  stationId: string;
+  chargePointId: string;
+  connectorId: number;
+  idTag: string;
+  meterStart: number;
+  transactionId: number;
+  reservationId?: string;
+}
+
+export interface StopTransactionPayload {
+  stationId: string;
+  chargePointId: string;
+  connectorId: number;
+  idTag: string;
+  meterStart: number;
+  meterStop: number;
+  transactionId: number;
+  reason?: Exclude<StopReason, 'Local'>;
+}
+
+export interface ChargePointStatusPayload {
+  stationId: string;
+  chargePointId: string;
+  connectorId: number;
+  status: string;
+  errorCode: string;
+}
+
+/** Contract section 5: energies travel in kWh; the domain keeps Wh as stations report them. */
+export function whToKWh(wh: number): number {
+  return wh / 1000;
+}

@@ -1,0 +1,25 @@
+export { Site, DomainError, STATIONS_TOPIC } from './site.js';
+export type {
+  BootVerdict,
+  ChargePointView,
+  ConnectorRef,
+  ConnectorState,
+  SiteOptions,
+  StartTransactionInput,
+  StationAdmission,
+  StopTransactionInput,
+  TransactionRow,
+} from './site.js';
+export { SiteDirectory, type ChargePointRef } from './directory.js';
+export {
+  AUTHORIZATION_STATUSES,
+  STOP_REASONS,
+  whToKWh,
+  type AuthorizationStatus,
+  type AuthorizePayload,
+  type ChargePointStatusPayload,
+  type StartTransactionPayload,
+  type StopReason,
+  type StopTransactionPayload,
+} from './events.js';
+export type { StationState } from './stations.js';

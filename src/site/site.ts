@@ -1,0 +1,408 @@
+import type { Config, EventType } from '../config/index.js';
+import { generateSecret, hashSecret } from '../credentials/index.js';
+import { appendEvent, subscribedWebhooks, type OutboxEvent } from '../outbox/index.js';
+import { bumpChangeCounter, inTransaction, type Database } from '../store/index.js';
+import { SiteDirectory, type ChargePointRef } from './directory.js';
+import {
+  whToKWh,
+  type AuthorizationStatus,
+  type AuthorizePayload,
+  type ChargePointStatusPayload,
+  type StartTransactionPayload,
+  type StopReason,
+  type StopTransactionPayload,
+} from './events.js';
+import { allStations, ensureStation, findStation, type StationRow, type StationState } from './stations.js';
+
+/** A connector anywhere on the site: an OCPP station's connector or a Modbus meter's charge point. */
+export interface ConnectorRef extends ChargePointRef {
+  connectorId: number;
+}
+
+/** How the site treats a station that asks to connect or boot. */
+export type StationAdmission =
+  | { verdict: 'known'; siteId: string; passwordHash: string | null }
+  | { verdict: 'unknown' }
+  | { verdict: 'rejected'; state: StationState };
+
+export type BootVerdict = 'Accepted' | 'Pending' | 'Rejected';
+
+export interface TransactionRow {
+  id: number;
+  site_id: string;
+  station_id: string;
+  charge_point_id: string;
+  connector_id: number;
+  id_tag: string;
+  meter_start_wh: number;
+  started_at: string;
+  reservation_id: number | null;
+  source: 'ocpp' | 'modbus';
+  meter_stop_wh: number | null;
+  stopped_at: string | null;
+  stop_reason: string | null;
+  stop_id_tag: string | null;
+}
+
+export interface StartTransactionInput {
+  at: ConnectorRef;
+  idTag: string;
+  meterStartWh: number;
+  startedAt: Date;
+  reservationId?: number;
+  source: 'ocpp' | 'modbus';
+  /** The tag's status re-evaluated at start; emits the post-start Authorize event. Absent for Modbus sessions. */
+  authorizationStatus?: AuthorizationStatus;
+}
+
+export interface StopTransactionInput {
+  transactionId: number;
+  meterStopWh: number;
+  stoppedAt: Date;
+  reason?: StopReason;
+  idTag?: string;
+}
+
+export interface ConnectorState {
+  connectorId: number;
+  status: string;
+  errorCode: string;
+  transactionId?: number;
+}
+
+export interface ChargePointView {
+  chargePointId: string;
+  stationId: string;
+  siteId: string;
+  online: boolean;
+  connectors: ConnectorState[];
+}
+
+export interface SiteOptions {
+  db: Database;
+  /** Read on every call so a SIGHUP reload takes effect at once. */
+  config: () => Config;
+  now?: () => Date;
+}
+
+const STATIONS_TOPIC = 'stations';
+
+/**
+ * The domain: stations, connectors, transactions and the events they cause. Every state change and its events
+ * commit in one SQLite transaction, before the caller (an OCPP handler, the Modbus detector) answers anyone.
+ * It knows no protocol.
+ */
+export class Site {
+  private readonly db: Database;
+  private readonly config: () => Config;
+  private readonly now: () => Date;
+  private directoryCache: { config: Config; directory: SiteDirectory } | undefined;
+  private readonly lastSeen = new Map<string, string>();
+
+  constructor(options: SiteOptions) {
+    this.db = options.db;
+    this.config = options.config;
+    this.now = options.now ?? (() => new Date());
+  }
+
+  get directory(): SiteDirectory {
+    const config = this.config();
+    if (this.directoryCache?.config !== config) this.directoryCache = { config, directory: new SiteDirectory(config) };
+    return this.directoryCache.directory;
+  }
+
+  // ---- stations -------------------------------------------------------------------------------------------
+
+  admission(stationId: string): StationAdmission {
+    const row = findStation(this.db, stationId);
+    if (row && (row.state === 'blocked' || row.state === 'removed')) return { verdict: 'rejected', state: row.state };
+    const configuredSite = this.directory.configuredSiteOf(stationId);
+    if (configuredSite) return { verdict: 'known', siteId: configuredSite, passwordHash: row?.password_hash ?? null };
+    if (row?.state === 'paired' && row.site_id) return { verdict: 'known', siteId: row.site_id, passwordHash: row.password_hash };
+    return { verdict: 'unknown' };
+  }
+
+  /** BootNotification: known -> Accepted; unknown -> recorded as pending, Pending (Accepted if configured); removed or blocked -> Rejected. */
+  boot(stationId: string, bootInfo: object): BootVerdict {
+    return inTransaction(this.db, () => {
+      const admission = this.admission(stationId);
+      const now = this.now();
+      ensureStation(this.db, stationId, 'pending', now);
+      this.db.prepare('UPDATE stations SET boot_info = ?, last_seen = ? WHERE id = ?').run(JSON.stringify(bootInfo), now.toISOString(), stationId);
+      if (admission.verdict === 'rejected') return 'Rejected';
+      if (admission.verdict === 'known') return 'Accepted';
+      return this.config().ocpp.acceptUnknownStations ? 'Accepted' : 'Pending';
+    });
+  }
+
+  /** The site a connected station belongs to. Unknown stations that were let in count under the first site until paired. */
+  siteOf(stationId: string): string {
+    const admission = this.admission(stationId);
+    if (admission.verdict === 'known') return admission.siteId;
+    const first = this.config().sites[0];
+    if (!first) throw new Error('config has no site');
+    return first.id;
+  }
+
+  setOnline(stationId: string, online: boolean): void {
+    const now = this.now().toISOString();
+    this.lastSeen.delete(stationId);
+    ensureStation(this.db, stationId, 'pending', this.now());
+    this.db.prepare('UPDATE stations SET online = ?, last_seen = ? WHERE id = ?').run(online ? 1 : 0, now, stationId);
+  }
+
+  /** Marks activity in memory; flushLastSeen() writes it in one batch so heartbeats cost no fsync each. */
+  touch(stationId: string): void {
+    this.lastSeen.set(stationId, this.now().toISOString());
+  }
+
+  flushLastSeen(): void {
+    if (this.lastSeen.size === 0) return;
+    const entries = [...this.lastSeen];
+    this.lastSeen.clear();
+    const update = this.db.prepare('UPDATE stations SET last_seen = ? WHERE id = ?');
+    inTransaction(this.db, () => {
+      for (const [id, at] of entries) update.run(at, id);
+    });
+  }
+
+  /** At daemon start nothing is connected, whatever the last run left behind. */
+  markAllOffline(): void {
+    this.db.prepare('UPDATE stations SET online = 0 WHERE online = 1').run();
+  }
+
+  /** Approves a pending or new station for a site and returns its new OCPP password, shown once. */
+  pair(stationId: string, siteId: string): { password: string } {
+    if (!this.directory.siteExists(siteId)) throw new DomainError(`no site "${siteId}" in the config`);
+    const configuredSite = this.directory.configuredSiteOf(stationId);
+    if (configuredSite && configuredSite !== siteId) throw new DomainError(`station "${stationId}" belongs to site "${configuredSite}" in the config`);
+    const password = generateSecret(18);
+    inTransaction(this.db, () => {
+      ensureStation(this.db, stationId, 'paired', this.now());
+      this.db.prepare("UPDATE stations SET state = 'paired', site_id = ?, password_hash = ? WHERE id = ?").run(siteId, hashSecret(password), stationId);
+      bumpChangeCounter(this.db, STATIONS_TOPIC);
+    });
+    return { password };
+  }
+
+  /** Blocks (or removes) a station: its next BootNotification is Rejected and its connection is refused. */
+  setStationState(stationId: string, state: 'blocked' | 'removed'): void {
+    inTransaction(this.db, () => {
+      ensureStation(this.db, stationId, state, this.now());
+      this.db.prepare('UPDATE stations SET state = ?, password_hash = NULL WHERE id = ?').run(state, stationId);
+      bumpChangeCounter(this.db, STATIONS_TOPIC);
+    });
+  }
+
+  /** Stations from the config and the database, for `station list`. */
+  stations(): Array<{ id: string; siteId: string | null; state: StationState | 'configured'; online: boolean; lastSeen: string | null; hasPassword: boolean; bootInfo: object | null }> {
+    const rows = new Map<string, StationRow>(allStations(this.db).map((r) => [r.id, r]));
+    const ids = new Set<string>([...this.config().sites.flatMap((s) => s.stations.map((st) => st.id)), ...rows.keys()]);
+    return [...ids].sort().map((id) => {
+      const row = rows.get(id);
+      const configuredSite = this.directory.configuredSiteOf(id);
+      const state: StationState | 'configured' = row?.state === 'blocked' || row?.state === 'removed' || row?.state === 'paired' ? row.state : configuredSite ? 'configured' : 'pending';
+      return {
+        id,
+        siteId: configuredSite ?? row?.site_id ?? null,
+        state,
+        online: row?.online === 1,
+        lastSeen: row?.last_seen ?? null,
+        hasPassword: Boolean(row?.password_hash),
+        bootInfo: row?.boot_info ? (JSON.parse(row.boot_info) as object) : null,
+      };
+    });
+  }
+
+  // ---- connectors -----------------------------------------------------------------------------------------
+
+  /** Where an OCPP station's connector sits. */
+  locateConnector(stationId: string, connectorId: number): ConnectorRef {
+    return { siteId: this.siteOf(stationId), stationId, chargePointId: this.directory.chargePointOf(stationId, connectorId), connectorId };
+  }
+
+  /** StatusNotification from a station. Connector 0 is the whole station: one event per charge point. */
+  recordStationStatus(stationId: string, connectorId: number, status: string, errorCode: string, info?: object): void {
+    const refs =
+      connectorId === 0
+        ? this.directory.chargePointsOf(stationId).map((chargePointId) => ({ siteId: this.siteOf(stationId), stationId, chargePointId, connectorId: 0 }))
+        : [this.locateConnector(stationId, connectorId)];
+    inTransaction(this.db, () => {
+      for (const ref of refs) this.writeStatus(ref, status, errorCode, info);
+    });
+  }
+
+  /** Status of any connector (Modbus meters use this). Emits ChargePointStatus only when status or errorCode changed. */
+  recordStatus(at: ConnectorRef, status: string, errorCode: string, info?: object): void {
+    inTransaction(this.db, () => this.writeStatus(at, status, errorCode, info));
+  }
+
+  private writeStatus(at: ConnectorRef, status: string, errorCode: string, info?: object): void {
+    const previous = this.db.prepare('SELECT status, error_code FROM connectors WHERE station_id = ? AND connector_id = ? AND charge_point_id = ?').get(at.stationId, at.connectorId, at.chargePointId) as
+      | { status: string; error_code: string }
+      | undefined;
+    const now = this.now();
+    this.db
+      .prepare(
+        `INSERT INTO connectors (station_id, connector_id, charge_point_id, status, error_code, info, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (station_id, connector_id) DO UPDATE SET charge_point_id = excluded.charge_point_id, status = excluded.status, error_code = excluded.error_code, info = excluded.info, updated_at = excluded.updated_at`,
+      )
+      .run(at.stationId, at.connectorId, at.chargePointId, status, errorCode, info ? JSON.stringify(info) : null, now.toISOString());
+    if (previous?.status === status && previous.error_code === errorCode) return;
+    const payload: ChargePointStatusPayload = { stationId: at.stationId, chargePointId: at.chargePointId, connectorId: at.connectorId, status, errorCode };
+    this.emit({ eventType: 'ChargePointStatus', siteId: at.siteId, payload }, now);
+  }
+
+  /** Charge points with their connectors' last known state, for the API and the status page. */
+  chargePoints(): ChargePointView[] {
+    const connectorRows = this.db.prepare('SELECT station_id, connector_id, charge_point_id, status, error_code FROM connectors ORDER BY station_id, connector_id').all() as Array<{
+      station_id: string;
+      connector_id: number;
+      charge_point_id: string;
+      status: string;
+      error_code: string;
+    }>;
+    const open = new Map<string, number>(
+      (this.db.prepare('SELECT id, station_id, connector_id FROM transactions WHERE stopped_at IS NULL').all() as Array<{ id: number; station_id: string; connector_id: number }>).map((t) => [
+        `${t.station_id}\u0000${t.connector_id}`,
+        t.id,
+      ]),
+    );
+    const online = new Set(allStations(this.db).filter((s) => s.online === 1).map((s) => s.id));
+    const views = new Map<string, ChargePointView>();
+    const view = (chargePointId: string, stationId: string, siteId: string, isOnline: boolean): ChargePointView => {
+      let v = views.get(chargePointId);
+      if (!v) views.set(chargePointId, (v = { chargePointId, stationId, siteId, online: isOnline, connectors: [] }));
+      return v;
+    };
+    const connector = (v: ChargePointView, connectorId: number): void => {
+      if (v.connectors.some((c) => c.connectorId === connectorId)) return;
+      const row = connectorRows.find((r) => r.station_id === v.stationId && r.connector_id === connectorId);
+      const transactionId = open.get(`${v.stationId}\u0000${connectorId}`);
+      v.connectors.push({ connectorId, status: row?.status ?? 'Unavailable', errorCode: row?.error_code ?? 'NoError', ...(transactionId !== undefined && { transactionId }) });
+    };
+    const config = this.config();
+    for (const site of config.sites) {
+      for (const station of site.stations) {
+        for (const cp of station.chargePoints) for (const c of cp.connectors) connector(view(cp.id, station.id, site.id, online.has(station.id)), c);
+      }
+      for (const meter of site.meters) {
+        const healthy = connectorRows.find((r) => r.station_id === meter.id)?.error_code !== 'OtherError';
+        connector(view(meter.chargePointId, meter.id, site.id, healthy), meter.connectorId);
+      }
+    }
+    const meterIds = new Set(config.sites.flatMap((s) => s.meters.map((m) => m.id)));
+    for (const row of connectorRows) {
+      if (row.connector_id === 0 || meterIds.has(row.station_id)) continue;
+      const admission = this.admission(row.station_id);
+      if (admission.verdict !== 'known') continue;
+      connector(view(row.charge_point_id, row.station_id, admission.siteId, online.has(row.station_id)), row.connector_id);
+    }
+    for (const v of views.values()) v.connectors.sort((a, b) => a.connectorId - b.connectorId);
+    return [...views.values()].sort((a, b) => a.chargePointId.localeCompare(b.chargePointId));
+  }
+
+  // ---- authorization events -------------------------------------------------------------------------------
+
+  /** Records an Authorize decision (interface 2.3). connectorId is given when a transaction is in progress. */
+  recordAuthorization(stationId: string, idTag: string, status: AuthorizationStatus, connectorId?: number): void {
+    inTransaction(this.db, () => this.writeAuthorization(stationId, idTag, status, connectorId), );
+  }
+
+  private writeAuthorization(stationId: string, idTag: string, status: AuthorizationStatus, connectorId?: number, at?: ConnectorRef): void {
+    const chargePoints = this.directory.chargePointsOf(stationId);
+    const chargePointId = at?.chargePointId ?? (connectorId !== undefined ? this.directory.chargePointOf(stationId, connectorId) : chargePoints.length === 1 ? chargePoints[0] : undefined);
+    const payload: AuthorizePayload = {
+      stationId,
+      idTag,
+      status,
+      ...(chargePointId !== undefined && { chargePointId }),
+      ...(connectorId !== undefined && { connectorId }),
+    };
+    this.emit({ eventType: 'Authorize', siteId: at?.siteId ?? this.siteOf(stationId), payload }, this.now());
+  }
+
+  // ---- transactions ---------------------------------------------------------------------------------------
+
+  /** Opens a transaction with a never-reused id and emits StartTransaction (and the post-start Authorize). */
+  startTransaction(input: StartTransactionInput): TransactionRow {
+    return inTransaction(this.db, () => {
+      const { at } = input;
+      const { lastInsertRowid } = this.db
+        .prepare(
+          `INSERT INTO transactions (site_id, station_id, charge_point_id, connector_id, id_tag, meter_start_wh, started_at, reservation_id, source)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(at.siteId, at.stationId, at.chargePointId, at.connectorId, input.idTag, input.meterStartWh, input.startedAt.toISOString(), input.reservationId ?? null, input.source);
+      const row = this.transaction(Number(lastInsertRowid))!;
+      const payload: StartTransactionPayload = {
+        stationId: at.stationId,
+        chargePointId: at.chargePointId,
+        connectorId: at.connectorId,
+        idTag: input.idTag,
+        meterStart: whToKWh(input.meterStartWh),
+        transactionId: row.id,
+        ...(input.reservationId !== undefined && { reservationId: String(input.reservationId) }),
+      };
+      const now = this.now();
+      this.emit({ eventType: 'StartTransaction', siteId: at.siteId, payload }, now);
+      if (input.authorizationStatus) this.writeAuthorization(at.stationId, input.idTag, input.authorizationStatus, at.connectorId, at);
+      return row;
+    });
+  }
+
+  /**
+   * Closes a transaction and emits StopTransaction. An unknown or already closed id changes nothing and emits
+   * nothing (a station repeating a StopTransaction whose answer it lost must not bill twice); returns undefined.
+   */
+  stopTransaction(input: StopTransactionInput): TransactionRow | undefined {
+    return inTransaction(this.db, () => {
+      const open = this.transaction(input.transactionId);
+      if (!open || open.stopped_at !== null) return undefined;
+      this.db
+        .prepare('UPDATE transactions SET meter_stop_wh = ?, stopped_at = ?, stop_reason = ?, stop_id_tag = ? WHERE id = ?')
+        .run(input.meterStopWh, input.stoppedAt.toISOString(), input.reason ?? null, input.idTag ?? null, open.id);
+      const payload: StopTransactionPayload = {
+        stationId: open.station_id,
+        chargePointId: open.charge_point_id,
+        connectorId: open.connector_id,
+        idTag: input.idTag ?? open.id_tag,
+        meterStart: whToKWh(open.meter_start_wh),
+        meterStop: whToKWh(input.meterStopWh),
+        transactionId: open.id,
+        ...(input.reason !== undefined && input.reason !== 'Local' && { reason: input.reason }),
+      };
+      this.emit({ eventType: 'StopTransaction', siteId: open.site_id, payload }, this.now());
+      return this.transaction(open.id);
+    });
+  }
+
+  transaction(transactionId: number): TransactionRow | undefined {
+    return this.db.prepare('SELECT * FROM transactions WHERE id = ?').get(transactionId) as TransactionRow | undefined;
+  }
+
+  openTransactionsOfTag(idTag: string): TransactionRow[] {
+    return this.db.prepare('SELECT * FROM transactions WHERE id_tag = ? AND stopped_at IS NULL ORDER BY id').all(idTag) as TransactionRow[];
+  }
+
+  openTransactionOn(stationId: string, connectorId: number): TransactionRow | undefined {
+    return this.db.prepare('SELECT * FROM transactions WHERE station_id = ? AND connector_id = ? AND stopped_at IS NULL ORDER BY id DESC LIMIT 1').get(stationId, connectorId) as TransactionRow | undefined;
+  }
+
+  openTransactions(): TransactionRow[] {
+    return this.db.prepare('SELECT * FROM transactions WHERE stopped_at IS NULL ORDER BY id').all() as TransactionRow[];
+  }
+
+  // ---- events ---------------------------------------------------------------------------------------------
+
+  private emit(event: OutboxEvent & { eventType: EventType }, now: Date): void {
+    appendEvent(this.db, event, subscribedWebhooks(this.config(), event.siteId, event.eventType), now);
+  }
+}
+
+/** A request the domain refuses (unknown site, conflicting pairing): the message is meant for the installer. */
+export class DomainError extends Error {
+  override name = 'DomainError';
+}
+
+export { STATIONS_TOPIC };

@@ -1,0 +1,32 @@
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { migrate } from './migrations.js';
+
+export type Database = BetterSqlite3.Database;
+
+export const DATABASE_FILE = 'chargegate.db';
+
+/**
+ * Opens (creating when needed) the one SQLite database under dataDir and brings its schema up to date.
+ * The daemon and CLI commands open it at the same time: WAL lets readers run beside the one writer, and
+ * busy_timeout makes a second writer wait for the lock instead of failing.
+ */
+export function openDatabase(dataDir: string, options: { readonly?: boolean } = {}): Database {
+  mkdirSync(dataDir, { recursive: true, mode: 0o750 });
+  const db = new BetterSqlite3(path.join(dataDir, DATABASE_FILE), { fileMustExist: options.readonly === true, readonly: options.readonly === true });
+  db.pragma('busy_timeout = 10000');
+  if (!options.readonly) {
+    db.pragma('journal_mode = WAL');
+    // Events are acknowledged to stations only after commit: FULL makes the commit survive power loss, not just a crash.
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    migrate(db);
+  }
+  return db;
+}
+
+/** Runs fn in one IMMEDIATE transaction: the write lock is taken up front, so concurrent writers queue instead of deadlocking. */
+export function inTransaction<T>(db: Database, fn: () => T): T {
+  return db.transaction(fn).immediate();
+}

@@ -1,0 +1,3 @@
+export { DATABASE_FILE, inTransaction, openDatabase, type Database } from './database.js';
+export { MIGRATIONS, migrate, type Migration } from './migrations.js';
+export { bumpChangeCounter, readChangeCounter, watchChangeCounter } from './change-counters.js';

@@ -1,0 +1,118 @@
+import type BetterSqlite3 from 'better-sqlite3';
+
+/**
+ * Versioned schema changes, applied in order at open. Never edit a migration that has shipped: add the next one.
+ * Each part of the product owns the tables it names; the version numbers are the only shared thing.
+ */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: 'stations, connectors, transactions, authorization, events and outbox',
+    sql: `
+      CREATE TABLE stations (
+        id            TEXT PRIMARY KEY,
+        site_id       TEXT,
+        state         TEXT NOT NULL CHECK (state IN ('pending', 'paired', 'blocked', 'removed')),
+        password_hash TEXT,
+        online        INTEGER NOT NULL DEFAULT 0,
+        last_seen     TEXT,
+        first_seen    TEXT NOT NULL,
+        boot_info     TEXT
+      );
+      CREATE TABLE connectors (
+        station_id      TEXT NOT NULL,
+        connector_id    INTEGER NOT NULL,
+        charge_point_id TEXT NOT NULL,
+        status          TEXT NOT NULL,
+        error_code      TEXT NOT NULL,
+        info            TEXT,
+        updated_at      TEXT NOT NULL,
+        PRIMARY KEY (station_id, connector_id)
+      );
+      -- AUTOINCREMENT: SQLite never hands out an id twice for the life of the file, even after deletes.
+      CREATE TABLE transactions (
+        id              INTEGER PRIMARY KEY AUTOINCREMENT,
+        site_id         TEXT NOT NULL,
+        station_id      TEXT NOT NULL,
+        charge_point_id TEXT NOT NULL,
+        connector_id    INTEGER NOT NULL,
+        id_tag          TEXT NOT NULL,
+        meter_start_wh  REAL NOT NULL,
+        started_at      TEXT NOT NULL,
+        reservation_id  INTEGER,
+        source          TEXT NOT NULL CHECK (source IN ('ocpp', 'modbus')),
+        meter_stop_wh   REAL,
+        stopped_at      TEXT,
+        stop_reason     TEXT,
+        stop_id_tag     TEXT
+      );
+      CREATE INDEX transactions_open_by_tag ON transactions (id_tag) WHERE stopped_at IS NULL;
+      CREATE INDEX transactions_open_by_connector ON transactions (station_id, connector_id) WHERE stopped_at IS NULL;
+      CREATE TABLE id_tags (
+        id_tag     TEXT PRIMARY KEY,
+        status     TEXT NOT NULL CHECK (status IN ('Accepted', 'Blocked', 'Expired', 'Invalid')),
+        expires_at TEXT,
+        site_id    TEXT,
+        updated_at TEXT NOT NULL
+      );
+      -- Last decision the upstream CPO gave for a tag: the fallback when it times out.
+      CREATE TABLE upstream_decisions (
+        id_tag     TEXT PRIMARY KEY,
+        status     TEXT NOT NULL,
+        expires_at TEXT,
+        decided_at TEXT NOT NULL
+      );
+      -- One row per domain event; payload is the exact JSON of interface document 2.3-2.6.
+      CREATE TABLE events (
+        seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+        event_id   TEXT NOT NULL UNIQUE,
+        event_type TEXT NOT NULL,
+        site_id    TEXT NOT NULL,
+        payload    TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      -- The outbox: one row per (event, subscribed webhook), written in the event's transaction.
+      CREATE TABLE deliveries (
+        id              INTEGER PRIMARY KEY AUTOINCREMENT,
+        event_seq       INTEGER NOT NULL REFERENCES events (seq),
+        webhook_id      TEXT NOT NULL,
+        site_id         TEXT NOT NULL,
+        event_type      TEXT NOT NULL,
+        state           TEXT NOT NULL DEFAULT 'pending' CHECK (state IN ('pending', 'delivered', 'dead')),
+        attempts        INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL DEFAULT 0,
+        last_status     INTEGER,
+        last_error      TEXT,
+        dead_reason     TEXT,
+        updated_at      TEXT NOT NULL,
+        UNIQUE (event_seq, webhook_id)
+      );
+      CREATE INDEX deliveries_pending ON deliveries (site_id, webhook_id, event_type, id) WHERE state = 'pending';
+      CREATE INDEX deliveries_dead ON deliveries (id) WHERE state = 'dead';
+      -- Bumped by CLI commands that change what the daemon caches, so it notices without a restart.
+      CREATE TABLE change_counters (
+        topic   TEXT PRIMARY KEY,
+        version INTEGER NOT NULL
+      );
+    `,
+  },
+];
+
+export function migrate(db: BetterSqlite3.Database, migrations: Migration[] = MIGRATIONS): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+  const apply = db.transaction(() => {
+    const applied = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
+    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (applied.has(m.version)) continue;
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, new Date().toISOString());
+    }
+  });
+  apply.immediate();
+}
