@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseConfig } from '../../src/config/index.js';
+import { ROOT, runCli } from '../support/cli.js';
+
+describe('config', () => {
+  it('accepts the embedded default config', () => {
+    const config = loadConfig(`${ROOT}/config/default.yaml`);
+    expect(config.sites[0]?.stations[0]?.id).toBe('CP001');
+    expect(config.http.host).toBe('127.0.0.1');
+    expect(config.webhookDelivery).toEqual({ retryIntervalS: 10, maxRetries: 360, queueCapacity: 1000, requestTimeoutMs: 10000 });
+  });
+
+  it('names the key path of every problem', () => {
+    const text = 'sites:\n  - id: a\n    stations:\n      - id: X\n      - {}\nhttp: { port: "x" }\n';
+    let problems: string[] = [];
+    try {
+      parseConfig(text, 'f.yaml');
+    } catch (err) {
+      expect(err).toBeInstanceOf(ConfigError);
+      expect((err as Error).message).toContain('f.yaml: sites[0].stations[1].id: required');
+      problems = (err as ConfigError).problems;
+    }
+    expect(problems).toEqual(expect.arrayContaining(['sites[0].stations[1].id: required', expect.stringMatching(/^http\.port: expected number/)]));
+  });
+
+  it('refuses a webhook URL that is not http(s)', () => {
+    const text = 'sites:\n  - id: a\n    webhooks:\n      - { id: w, url: "ftp://x/y" }\n';
+    expect(() => parseConfig(text)).toThrow(/sites\[0\]\.webhooks\[0\]\.url/);
+  });
+
+  it('refuses duplicate station ids and unknown keys', () => {
+    const text = 'sites:\n  - id: a\n    stations: [{ id: X }]\n  - id: b\n    stations: [{ id: X }]\nbogus: 1\n';
+    let problems: string[] = [];
+    try {
+      parseConfig(text);
+    } catch (err) {
+      problems = (err as ConfigError).problems;
+    }
+    expect(problems).toEqual(expect.arrayContaining(['(top level): unknown key "bogus"', 'sites[1].stations[0].id: duplicate station id "X"']));
+  });
+
+  it('check-config exits 2 naming the file and key path, 0 when good', async () => {
+    const bad = await runCli(['check-config', '--config', `${ROOT}/test/config/fixtures/missing-station-id.yaml`]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('missing-station-id.yaml: sites[0].stations[0].id: required');
+    const good = await runCli(['check-config', '--config', `${ROOT}/config/default.yaml`]);
+    expect(good.code).toBe(0);
+  });
+});

@@ -1,0 +1,54 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const MAIN = path.join(ROOT, 'src/cli/main.ts');
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the chargegate CLI from source (no build needed) and collects its output. */
+export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: options.cwd ?? ROOT, env: { ...process.env, ...options.env }, timeout: 60_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Runs the CLI with --json and parses its one JSON document. */
+export async function runCliJson<T = unknown>(args: string[], options: { env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number; data: T; stderr: string }> {
+  const result = await runCli([...args, '--json'], options);
+  let data: T;
+  try {
+    data = JSON.parse(result.stdout) as T;
+  } catch {
+    throw new Error(`not JSON (exit ${result.code}): ${result.stdout}\n${result.stderr}`);
+  }
+  return { code: result.code, data, stderr: result.stderr };
+}
+
+/** Starts `chargegate run` as its own process (for kill -9 and signal tests); resolves once it logs ready. */
+export function spawnDaemon(configPath: string, options: { env?: NodeJS.ProcessEnv } = {}): Promise<{ child: ChildProcess; logs: string[] }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'run', '--config', configPath], { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const logs: string[] = [];
+  return new Promise((resolve, reject) => {
+    let buffered = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) {
+        logs.push(line);
+        if (line.includes('"chargegate ready"')) resolve({ child, logs });
+      }
+    });
+    child.stderr!.on('data', (chunk: Buffer) => logs.push(chunk.toString()));
+    child.once('exit', (code) => reject(new Error(`daemon exited with ${code} before ready:\n${logs.join('\n')}`)));
+  });
+}
