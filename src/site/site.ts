@@ -83,6 +83,8 @@ export interface SiteOptions {
   /** Read on every call so a SIGHUP reload takes effect at once. */
   config: () => Config;
   now?: () => Date;
+  /** Called after a commit that appended events, outside the transaction: delivery wakes up without polling. */
+  onEventsCommitted?: () => void;
 }
 
 const STATIONS_TOPIC = 'stations';
@@ -98,11 +100,22 @@ export class Site {
   private readonly now: () => Date;
   private directoryCache: { config: Config; directory: SiteDirectory } | undefined;
   private readonly lastSeen = new Map<string, string>();
+  private readonly onEventsCommitted: () => void;
+  private appended = 0;
 
   constructor(options: SiteOptions) {
     this.db = options.db;
     this.config = options.config;
     this.now = options.now ?? (() => new Date());
+    this.onEventsCommitted = options.onEventsCommitted ?? (() => {});
+  }
+
+  /** One SQLite transaction for a state change and its events; tells delivery once it has committed. */
+  private commit<T>(fn: () => T): T {
+    const before = this.appended;
+    const result = inTransaction(this.db, fn);
+    if (this.appended !== before) this.onEventsCommitted();
+    return result;
   }
 
   get directory(): SiteDirectory {
@@ -227,14 +240,14 @@ export class Site {
       connectorId === 0
         ? this.directory.chargePointsOf(stationId).map((chargePointId) => ({ siteId: this.siteOf(stationId), stationId, chargePointId, connectorId: 0 }))
         : [this.locateConnector(stationId, connectorId)];
-    inTransaction(this.db, () => {
+    this.commit(() => {
       for (const ref of refs) this.writeStatus(ref, status, errorCode, info);
     });
   }
 
   /** Status of any connector (Modbus meters use this). Emits ChargePointStatus only when status or errorCode changed. */
   recordStatus(at: ConnectorRef, status: string, errorCode: string, info?: object): void {
-    inTransaction(this.db, () => this.writeStatus(at, status, errorCode, info));
+    this.commit(() => this.writeStatus(at, status, errorCode, info));
   }
 
   private writeStatus(at: ConnectorRef, status: string, errorCode: string, info?: object): void {
@@ -306,7 +319,7 @@ export class Site {
 
   /** Records an Authorize decision (interface 2.3). connectorId is given when a transaction is in progress. */
   recordAuthorization(stationId: string, idTag: string, status: AuthorizationStatus, connectorId?: number): void {
-    inTransaction(this.db, () => this.writeAuthorization(stationId, idTag, status, connectorId), );
+    this.commit(() => this.writeAuthorization(stationId, idTag, status, connectorId));
   }
 
   private writeAuthorization(stationId: string, idTag: string, status: AuthorizationStatus, connectorId?: number, at?: ConnectorRef): void {
@@ -326,7 +339,7 @@ export class Site {
 
   /** Opens a transaction with a never-reused id and emits StartTransaction (and the post-start Authorize). */
   startTransaction(input: StartTransactionInput): TransactionRow {
-    return inTransaction(this.db, () => {
+    return this.commit(() => {
       const { at } = input;
       const { lastInsertRowid } = this.db
         .prepare(
@@ -356,7 +369,7 @@ export class Site {
    * nothing (a station repeating a StopTransaction whose answer it lost must not bill twice); returns undefined.
    */
   stopTransaction(input: StopTransactionInput): TransactionRow | undefined {
-    return inTransaction(this.db, () => {
+    return this.commit(() => {
       const open = this.transaction(input.transactionId);
       if (!open || open.stopped_at !== null) return undefined;
       this.db
@@ -397,6 +410,7 @@ export class Site {
 
   private emit(event: OutboxEvent & { eventType: EventType }, now: Date): void {
     appendEvent(this.db, event, subscribedWebhooks(this.config(), event.siteId, event.eventType), now);
+    this.appended += 1;
   }
 }
 
