@@ -1,8 +1,10 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
-import { createHttpServer, type HealthSource } from '../http/index.js';
+import { createHttpServer, jwksRoutes, type HealthSource } from '../http/index.js';
+import { openKeystore } from '../keystore/index.js';
 import { createLogger, type Logger } from '../log/index.js';
+import { connectServiceManager, installProcessSignals, planReload } from '../service/index.js';
 import { Site } from '../site/index.js';
 import { openDatabase } from '../store/index.js';
 
@@ -17,16 +19,23 @@ export interface DaemonOptions {
   configPath: string;
   config: Config;
   logger?: Logger;
-  /** Tests run several daemons in one process: they skip the process signal handlers. */
+  /**
+   * Whether the daemon owns its process: signal handlers, crash logging and systemd notifications (NOTIFY_SOCKET).
+   * Tests run several daemons in one process and pass false.
+   */
   handleSignals?: boolean;
 }
 
 export interface Daemon {
   readonly httpPort: number;
   readonly ocppPort: number;
-  reload(): Promise<void>;
+  /** Re-reads the config file; resolves false (old config kept, error logged) when the new one is refused. */
+  reload(): Promise<boolean>;
   stop(): Promise<void>;
 }
+
+/** Bound on a graceful stop, below the unit's TimeoutStopSec=30 (systemd/chargegate.service). */
+const STOP_DEADLINE_MS = 25_000;
 
 /**
  * The composition root: builds every part from the config and hands each only what it needs.
@@ -57,6 +66,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const db = openDatabase(config.dataDir);
     parts.push({ name: 'database', stop: () => void db.close() });
 
+    // keystore: webhook `sign` key, access-token keys, JWKS; re-read per use so `keys rotate` needs no restart.
+    const keystore = openKeystore(config, { logger: logger.child({ component: 'keystore' }) });
+    routes.push(jwksRoutes(keystore));
+
     const site = new Site({ db, config: () => config });
     site.markAllOffline();
     const lastSeenFlush = setInterval(() => site.flushLastSeen(), 15_000);
@@ -69,41 +82,62 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
     logger.info({ config: options.configPath, httpPort, readyMs: Math.round(performance.now() - startedAt) }, 'chargegate ready');
 
+    // ---- service lifecycle: systemd readiness + watchdog, reload, graceful stop (src/service) ----
+    const ownsProcess = options.handleSignals !== false;
+    const service = connectServiceManager({ env: ownsProcess ? process.env : {}, logger, alive: () => db.open && db.prepare('SELECT 1').pluck().get() === 1 });
+    const serving = `serving: http ${httpPort}`;
+    void service.ready(serving);
+
+    const applyConfig = async (): Promise<boolean> => {
+      let next: Config;
+      try {
+        next = loadConfig(options.configPath);
+      } catch (err) {
+        logger.error({ err: err instanceof ConfigError ? err.message : err }, 'config reload refused; the running config stays');
+        return false;
+      }
+      const plan = planReload(config, next);
+      config = plan.config;
+      logger.level = config.log.level;
+      for (const part of parts) {
+        try {
+          await part.reload?.(config);
+        } catch (err) {
+          logger.error({ err, part: part.name }, 'part failed to apply the reloaded config');
+        }
+      }
+      if (plan.restartRequired.length > 0) logger.warn({ keys: plan.restartRequired }, 'these config changes take effect only after a restart');
+      logger.info({ config: options.configPath }, 'config reloaded');
+      return true;
+    };
+    // One reload at a time: a second SIGHUP waits for the first, then reads the file again.
+    let reloading: Promise<boolean> = Promise.resolve(true);
     let stopping: Promise<void> | undefined;
     const daemon: Daemon = {
       httpPort,
       ocppPort: 0,
-      async reload() {
-        let next: Config;
-        try {
-          next = loadConfig(options.configPath);
-        } catch (err) {
-          logger.error({ err: err instanceof ConfigError ? err.message : err }, 'config reload refused; the running config stays');
-          return;
-        }
-        config = next;
-        for (const part of parts) await part.reload?.(next);
-        logger.info({ config: options.configPath }, 'config reloaded');
+      reload() {
+        reloading = reloading.then(async () => {
+          await service.reloading();
+          const applied = await applyConfig();
+          await service.reloaded(serving);
+          return applied;
+        });
+        return reloading;
       },
       stop() {
-        stopping ??= stopParts().then(() => logger.info('chargegate stopped'));
+        stopping ??= service
+          .stopping()
+          .then(stopParts)
+          .then(() => logger.info('chargegate stopped'));
         return stopping;
       },
     };
-    if (options.handleSignals !== false) installSignalHandlers(daemon, logger);
+    if (ownsProcess) installProcessSignals(daemon, logger, { stopDeadlineMs: STOP_DEADLINE_MS });
+    // ---- end service lifecycle ----
     return daemon;
   } catch (err) {
     await stopParts();
     throw err;
   }
-}
-
-function installSignalHandlers(daemon: Daemon, logger: Logger): void {
-  const stop = (signal: string) => {
-    logger.info({ signal }, 'stopping');
-    void daemon.stop().then(() => process.exit(0));
-  };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
-  process.on('SIGHUP', () => void daemon.reload());
 }

@@ -152,6 +152,10 @@ export const configSchema = z
       .strictObject({
         passphraseEnv: z.string().min(1).default('CHARGEGATE_KEYSTORE_PASSPHRASE'),
         retiredKeyGraceS: z.number().int().min(0).default(86_400),
+        // systemd credential (file under $CREDENTIALS_DIRECTORY) used when passphraseEnv is unset.
+        passphraseCredential: z.string().min(1).regex(/^[^/]+$/, 'a file name, no directory').default('keystore-passphrase'),
+        // `keys rotate` publishes the next key this long before it signs: verifiers that cache the JWKS see it first.
+        nextKeyLeadS: z.number().min(0).default(600),
       })
       .prefault({}),
   })

@@ -1,2 +1,3 @@
 export { createHttpServer, type HttpServerOptions } from './server.js';
 export { worstLevel, type HealthLevel, type HealthSource } from './health.js';
+export { jwksRoutes } from './jwks.js';

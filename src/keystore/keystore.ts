@@ -1,0 +1,277 @@
+import { mkdirSync, chmodSync, statSync } from 'node:fs';
+import type { KeyObject } from 'node:crypto';
+import type { Logger } from '../log/index.js';
+import {
+  createKeystoreDocument,
+  fileStamp,
+  keystorePath,
+  KEY_PURPOSES,
+  KeystoreError,
+  readKeystoreDocument,
+  sameStamp,
+  withKeystoreLock,
+  writeKeystoreDocument,
+  type FileStamp,
+  type KeyPurpose,
+  type KeystoreDocument,
+  type StoredKey,
+} from './keystore-file.js';
+import { exportPrivateKey, generateStoredKey, importPrivateKey, isEncryptedPem, publicJwk, type PublicJwk } from './signing-keys.js';
+
+/** The JWKS kid partners verify webhooks with (interface document 4.2): always the webhook key that signs now. */
+export const WEBHOOK_SIGNING_KID = 'sign';
+
+/** Access tokens live this long (interface document section 8); a retired token key outlives every token it signed. */
+export const ACCESS_TOKEN_LIFETIME_S = 900;
+
+/** Clocks of the gateway and of a partner's verifier may differ by this much. */
+const CLOCK_SKEW_S = 60;
+
+export interface KeystoreOptions {
+  dataDir: string;
+  /** Encrypts the private keys (PKCS#8, AES-256-CBC); see keystorePassphrase(). */
+  passphrase?: string;
+  /** How long a retired key stays in the JWKS after its successor started signing (config keystore.retiredKeyGraceS). */
+  retiredKeyGraceS: number;
+  /** How long `keys rotate` publishes the next key before it signs (config keystore.nextKeyLeadS). */
+  nextKeyLeadS?: number;
+  now?: () => Date;
+  logger?: Logger;
+}
+
+export interface SigningKey {
+  /** The kid a verifier finds the public key under in the JWKS right now. */
+  kid: string;
+  /** The key's own stable name; its kid once it no longer signs. */
+  id: string;
+  alg: 'PS256' | 'RS256';
+  privateKey: KeyObject;
+}
+
+export type KeyState = 'next' | 'signing' | 'retired' | 'expired';
+
+/** A key as `keys list` shows it: never private material. */
+export interface KeyInfo {
+  id: string;
+  purpose: KeyPurpose;
+  alg: string;
+  state: KeyState;
+  /** The kid it is published under in the JWKS now, null once expired. */
+  jwksKid: string | null;
+  createdAt: string;
+  activatesAt: string;
+  retiresAt: string | null;
+  expiresAt: string | null;
+}
+
+export interface RotationResult {
+  /** The instant the new keys start signing. */
+  activatesAt: string;
+  keys: KeyInfo[];
+}
+
+interface LoadedKey {
+  stored: StoredKey;
+  privateKey: KeyObject;
+  jwk: PublicJwk;
+}
+
+/**
+ * The gateway's signing keys, in one file under dataDir. Every use re-checks the file, so a rotation written by
+ * the CLI reaches a running daemon at once, and the timestamps in the file decide which key signs, so all
+ * processes agree without coordination.
+ *
+ * Rotation: the next key is published (under its own kid) `nextKeyLeadS` before it signs; at that instant it
+ * becomes `sign` and the previous key stays published under its own kid for retiredKeyGraceS (token keys also
+ * for at least a token lifetime). A verifier that re-fetches the JWKS and tries every PS256 key on a failure
+ * therefore never rejects a genuine signature.
+ */
+export class Keystore {
+  private readonly file: string;
+  private readonly now: () => Date;
+  private stamp: FileStamp | undefined;
+  private loaded: LoadedKey[] = [];
+  private signingIds = new Map<KeyPurpose, string>();
+
+  private constructor(private readonly options: KeystoreOptions) {
+    this.file = keystorePath(options.dataDir);
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** Opens the keystore, creating it with one key per purpose on first start. */
+  static open(options: KeystoreOptions): Keystore {
+    const keystore = new Keystore(options);
+    mkdirSync(options.dataDir, { recursive: true, mode: 0o750 });
+    keystore.initialise();
+    return keystore;
+  }
+
+  webhookSigningKey(): SigningKey {
+    const key = this.signing('webhook');
+    return { kid: WEBHOOK_SIGNING_KID, id: key.stored.id, alg: 'PS256', privateKey: key.privateKey };
+  }
+
+  accessTokenSigningKey(): SigningKey {
+    const key = this.signing('token');
+    return { kid: key.stored.id, id: key.stored.id, alg: 'RS256', privateKey: key.privateKey };
+  }
+
+  /** Public keys only: every key that is next, signing, or retired within its grace period. */
+  jwks(): { keys: PublicJwk[] } {
+    this.refresh();
+    const now = this.now();
+    const order: Record<KeyState, number> = { signing: 0, next: 1, retired: 2, expired: 3 };
+    const published = this.loaded
+      .map((key) => ({ key, state: this.stateOf(key.stored, now) }))
+      .filter(({ state }) => state !== 'expired')
+      .sort((a, b) => KEY_PURPOSES.indexOf(a.key.stored.purpose) - KEY_PURPOSES.indexOf(b.key.stored.purpose) || order[a.state] - order[b.state]);
+    return { keys: published.map(({ key, state }) => ({ ...key.jwk, kid: this.kidOf(key.stored, state) })) };
+  }
+
+  list(): KeyInfo[] {
+    this.refresh();
+    const now = this.now();
+    return this.loaded.map(({ stored }) => this.info(stored, now));
+  }
+
+  /**
+   * Starts a rotation of both purposes: new keys published now, signing after nextKeyLeadS; the current keys
+   * retire at that instant. Refused while a previous rotation has not switched yet.
+   */
+  rotate(): RotationResult {
+    const result = withKeystoreLock(this.file, () => {
+      const doc = readKeystoreDocument(this.file);
+      const now = this.now();
+      const pending = doc.keys.find((k) => new Date(k.activatesAt) > now);
+      if (pending) throw new KeystoreError(`a rotation is already in progress: ${pending.id} starts signing at ${pending.activatesAt}`);
+      const activatesAt = new Date(now.getTime() + (this.options.nextKeyLeadS ?? 0) * 1000);
+      const kept = doc.keys.filter((k) => k.expiresAt === null || new Date(k.expiresAt) > now);
+      const added: StoredKey[] = [];
+      for (const purpose of KEY_PURPOSES) {
+        const current = signingKeyOf(kept, purpose, now);
+        if (current) {
+          current.retiresAt = activatesAt.toISOString();
+          current.expiresAt = new Date(activatesAt.getTime() + this.retentionS(purpose) * 1000).toISOString();
+        }
+        added.push(generateStoredKey(purpose, this.options.passphrase, now, activatesAt).stored);
+      }
+      writeKeystoreDocument(this.file, { ...doc, keys: [...kept, ...added] });
+      return { activatesAt: activatesAt.toISOString(), ids: added.map((k) => k.id) };
+    });
+    this.refresh();
+    this.options.logger?.info({ keys: result.ids, activatesAt: result.activatesAt }, 'keystore rotation started');
+    const now = this.now();
+    return { activatesAt: result.activatesAt, keys: this.loaded.filter((k) => result.ids.includes(k.stored.id)).map((k) => this.info(k.stored, now)) };
+  }
+
+  private retentionS(purpose: KeyPurpose): number {
+    const grace = this.options.retiredKeyGraceS;
+    return purpose === 'token' ? Math.max(grace, ACCESS_TOKEN_LIFETIME_S + CLOCK_SKEW_S) : grace;
+  }
+
+  private initialise(): void {
+    if (!fileStamp(this.file)) {
+      const now = this.now();
+      const doc: KeystoreDocument = {
+        format: 'chargegate-keystore/1',
+        keys: KEY_PURPOSES.map((purpose) => generateStoredKey(purpose, this.options.passphrase, now, now).stored),
+        tls: null,
+      };
+      if (createKeystoreDocument(this.file, doc)) this.options.logger?.info({ file: this.file, keys: doc.keys.map((k) => k.id), encrypted: Boolean(this.options.passphrase) }, 'keystore created');
+    }
+    this.tightenMode();
+    this.refresh();
+    if (this.options.passphrase && this.loaded.some((k) => !isEncryptedPem(k.stored.privateKey))) this.encryptExisting();
+    const missing = KEY_PURPOSES.filter((p) => !this.loaded.some((k) => k.stored.purpose === p));
+    if (missing.length > 0) throw new KeystoreError(`${this.file}: no ${missing.join(' or ')} signing key`);
+  }
+
+  /** A passphrase configured after the keystore was created: encrypt the keys that are still plain. */
+  private encryptExisting(): void {
+    const passphrase = this.options.passphrase;
+    withKeystoreLock(this.file, () => {
+      const doc = readKeystoreDocument(this.file);
+      const keys = doc.keys.map((k) => (isEncryptedPem(k.privateKey) ? k : { ...k, privateKey: exportPrivateKey(importPrivateKey(k.privateKey, undefined, `key ${k.id}`), passphrase) }));
+      writeKeystoreDocument(this.file, { ...doc, keys });
+    });
+    this.refresh();
+    this.options.logger?.info({ file: this.file }, 'keystore encrypted with the configured passphrase');
+  }
+
+  private tightenMode(): void {
+    const mode = statSync(this.file).mode & 0o777;
+    if ((mode & 0o077) === 0) return;
+    chmodSync(this.file, 0o600);
+    this.options.logger?.warn({ file: this.file, mode: mode.toString(8) }, 'keystore was readable by others; mode set to 0600');
+  }
+
+  /** Re-reads the file when another process replaced it; otherwise a stat is the whole cost. */
+  private refresh(): void {
+    const stamp = fileStamp(this.file);
+    if (sameStamp(stamp, this.stamp)) return;
+    if (!stamp) {
+      if (this.loaded.length === 0) throw new KeystoreError(`${this.file}: keystore missing`);
+      this.options.logger?.error({ file: this.file }, 'keystore file disappeared; signing with the keys already loaded');
+      return;
+    }
+    const doc = readKeystoreDocument(this.file);
+    const previous = new Map(this.loaded.map((k) => [k.stored.id, k]));
+    this.loaded = doc.keys.map((stored) => {
+      const known = previous.get(stored.id);
+      const privateKey = known && known.stored.privateKey === stored.privateKey ? known.privateKey : importPrivateKey(stored.privateKey, this.options.passphrase, `key ${stored.id}`);
+      return { stored, privateKey, jwk: known?.jwk ?? publicJwk(privateKey, stored.id, stored.alg) };
+    });
+    if (this.stamp) this.options.logger?.info({ file: this.file }, 'keystore changed on disk; reloaded');
+    this.stamp = stamp;
+  }
+
+  private signing(purpose: KeyPurpose): LoadedKey {
+    this.refresh();
+    const now = this.now();
+    const stored = signingKeyOf(
+      this.loaded.map((k) => k.stored),
+      purpose,
+      now,
+    );
+    const key = stored && this.loaded.find((k) => k.stored === stored);
+    if (!key) throw new KeystoreError(`${this.file}: no ${purpose} signing key`);
+    if (this.signingIds.get(purpose) !== key.stored.id) {
+      if (this.signingIds.has(purpose)) this.options.logger?.info({ purpose, id: key.stored.id }, 'signing key switched');
+      this.signingIds.set(purpose, key.stored.id);
+    }
+    return key;
+  }
+
+  /** Exactly one key per purpose is `signing`, whatever the timestamps say, so `sign` is always published. */
+  private stateOf(stored: StoredKey, now: Date): KeyState {
+    const all = this.loaded.map((k) => k.stored);
+    if (signingKeyOf(all, stored.purpose, now) === stored) return 'signing';
+    if (new Date(stored.activatesAt) > now) return 'next';
+    return stored.expiresAt !== null && new Date(stored.expiresAt) <= now ? 'expired' : 'retired';
+  }
+
+  private kidOf(stored: StoredKey, state: KeyState): string {
+    return stored.purpose === 'webhook' && state === 'signing' ? WEBHOOK_SIGNING_KID : stored.id;
+  }
+
+  private info(stored: StoredKey, now: Date): KeyInfo {
+    const state = this.stateOf(stored, now);
+    return {
+      id: stored.id,
+      purpose: stored.purpose,
+      alg: stored.alg,
+      state,
+      jwksKid: state === 'expired' ? null : this.kidOf(stored, state),
+      createdAt: stored.createdAt,
+      activatesAt: stored.activatesAt,
+      retiresAt: stored.retiresAt,
+      expiresAt: stored.expiresAt,
+    };
+  }
+}
+
+/** The key of a purpose that signs at `now`: the most recently activated one (the earliest if the clock went back). */
+function signingKeyOf(keys: StoredKey[], purpose: KeyPurpose, now: Date): StoredKey | undefined {
+  const ofPurpose = keys.filter((k) => k.purpose === purpose).sort((a, b) => a.activatesAt.localeCompare(b.activatesAt));
+  return ofPurpose.filter((k) => new Date(k.activatesAt) <= now).at(-1) ?? ofPurpose[0];
+}

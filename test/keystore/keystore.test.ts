@@ -1,0 +1,139 @@
+import { constants, createPublicKey, sign, verify } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Keystore, KeystoreError, keystorePassphrase, type PublicJwk } from '../../src/keystore/index.js';
+
+function pssVerify(jwk: PublicJwk, data: Buffer, signature: Buffer): boolean {
+  const key = createPublicKey({ key: jwk, format: 'jwk' });
+  return verify('sha256', data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 }, signature);
+}
+
+function pssSign(keystore: Keystore, data: Buffer): Buffer {
+  return sign('sha256', data, { key: keystore.webhookSigningKey().privateKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 });
+}
+
+describe('keystore', () => {
+  let dataDir: string;
+  let clock: Date;
+  const now = () => clock;
+
+  beforeEach(() => {
+    dataDir = mkdtempSync(path.join(tmpdir(), 'chargegate-keystore-'));
+    clock = new Date('2026-01-01T00:00:00Z');
+  });
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('creates a 0600 file on first open with a PS256 `sign` key and an RS256 token key, public parts only in the JWKS', () => {
+    const keystore = Keystore.open({ dataDir, retiredKeyGraceS: 86_400, now });
+    const file = path.join(dataDir, 'keystore.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    const { keys } = keystore.jwks();
+    expect(keys.map((k) => [k.kid === 'sign' ? 'sign' : k.kid.split('-')[0], k.alg, k.use])).toEqual([
+      ['sign', 'PS256', 'sig'],
+      ['token', 'RS256', 'sig'],
+    ]);
+    for (const k of keys) expect(Object.keys(k).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
+    expect(createPublicKey({ key: keys[0]!, format: 'jwk' }).asymmetricKeyDetails?.modulusLength).toBe(3072);
+    const data = Buffer.from('signature base');
+    expect(pssVerify(keys[0]!, data, pssSign(keystore, data))).toBe(true);
+    expect(keystore.accessTokenSigningKey().kid).toBe(keys[1]!.kid);
+  });
+
+  it('a second open finds the same keys', () => {
+    const first = Keystore.open({ dataDir, retiredKeyGraceS: 86_400, now });
+    const second = Keystore.open({ dataDir, retiredKeyGraceS: 86_400, now });
+    expect(second.jwks()).toEqual(first.jwks());
+  });
+
+  it('rotation: the next key is published before it signs, `sign` switches at activation, the old key stays for the grace period', () => {
+    const daemon = Keystore.open({ dataDir, retiredKeyGraceS: 3600, nextKeyLeadS: 600, now });
+    const cli = Keystore.open({ dataDir, retiredKeyGraceS: 3600, nextKeyLeadS: 600, now });
+    const before = daemon.jwks().keys;
+    const oldSign = before.find((k) => k.kid === 'sign')!;
+    const oldId = daemon.webhookSigningKey().id;
+    const oldTokenKid = daemon.accessTokenSigningKey().kid;
+    const data = Buffer.from('in flight');
+    const signedBefore = pssSign(daemon, data);
+
+    const rotation = cli.rotate();
+    expect(rotation.activatesAt).toBe('2026-01-01T00:10:00.000Z');
+    expect(rotation.keys.map((k) => [k.purpose, k.state])).toEqual([
+      ['webhook', 'next'],
+      ['token', 'next'],
+    ]);
+    // The daemon sees the CLI's rotation without reopening; the old key still signs during the lead.
+    const during = daemon.jwks().keys;
+    expect(during.find((k) => k.kid === 'sign')!.n).toBe(oldSign.n);
+    const nextWebhook = during.find((k) => k.kid === rotation.keys[0]!.id)!;
+    expect(nextWebhook).toMatchObject({ alg: 'PS256', use: 'sig' });
+    expect(daemon.webhookSigningKey().id).toBe(oldId);
+    expect(daemon.accessTokenSigningKey().kid).toBe(oldTokenKid);
+    expect(() => cli.rotate()).toThrow(KeystoreError);
+
+    clock = new Date('2026-01-01T00:10:00Z');
+    const after = daemon.jwks().keys;
+    expect(after.find((k) => k.kid === 'sign')!.n).toBe(nextWebhook.n);
+    expect(after.find((k) => k.kid === oldId)!.n).toBe(oldSign.n);
+    expect(pssVerify(after.find((k) => k.kid === 'sign')!, data, pssSign(daemon, data))).toBe(true);
+    // A webhook signed before the switch and arriving after still verifies with some published PS256 key.
+    expect(after.filter((k) => k.alg === 'PS256').some((k) => pssVerify(k, data, signedBefore))).toBe(true);
+    expect(daemon.accessTokenSigningKey().kid).toBe(rotation.keys[1]!.id);
+    expect(after.some((k) => k.kid === oldTokenKid)).toBe(true);
+
+    clock = new Date('2026-01-01T01:09:59Z');
+    expect(daemon.jwks().keys.some((k) => k.kid === oldId)).toBe(true);
+    clock = new Date('2026-01-01T01:10:00Z');
+    expect(daemon.jwks().keys.some((k) => k.kid === oldId)).toBe(false);
+    expect(daemon.jwks().keys.some((k) => k.kid === oldTokenKid)).toBe(false);
+    expect(daemon.list().find((k) => k.id === oldId)).toMatchObject({ state: 'expired', jwksKid: null, retiresAt: '2026-01-01T00:10:00.000Z', expiresAt: '2026-01-01T01:10:00.000Z' });
+
+    // The next rotation drops the expired keys' private material from the file.
+    cli.rotate();
+    expect(readFileSync(path.join(dataDir, 'keystore.json'), 'utf8')).not.toContain(oldId);
+  });
+
+  it('a retired token key outlives every token it signed even with a shorter grace', () => {
+    const keystore = Keystore.open({ dataDir, retiredKeyGraceS: 5, now });
+    const oldTokenKid = keystore.accessTokenSigningKey().kid;
+    const oldWebhookId = keystore.webhookSigningKey().id;
+    keystore.rotate();
+    clock = new Date(clock.getTime() + 6_000);
+    const kids = keystore.jwks().keys.map((k) => k.kid);
+    expect(kids).not.toContain(oldWebhookId);
+    expect(kids).toContain(oldTokenKid);
+    clock = new Date(clock.getTime() + 960_000);
+    expect(keystore.jwks().keys.map((k) => k.kid)).not.toContain(oldTokenKid);
+  });
+
+  it('encrypts the private keys with a passphrase and refuses to open without it', () => {
+    Keystore.open({ dataDir, passphrase: 'correct horse', retiredKeyGraceS: 60, now });
+    const text = readFileSync(path.join(dataDir, 'keystore.json'), 'utf8');
+    expect(text).toContain('ENCRYPTED PRIVATE KEY');
+    expect(text).not.toContain('BEGIN PRIVATE KEY');
+    expect(() => Keystore.open({ dataDir, retiredKeyGraceS: 60, now })).toThrow(/encrypted: provide the keystore passphrase/);
+    expect(() => Keystore.open({ dataDir, passphrase: 'wrong', retiredKeyGraceS: 60, now })).toThrow(/wrong keystore passphrase/);
+    expect(Keystore.open({ dataDir, passphrase: 'correct horse', retiredKeyGraceS: 60, now }).jwks().keys).toHaveLength(2);
+  });
+
+  it('encrypts an existing plain keystore once a passphrase is configured, keeping its keys', () => {
+    const plain = Keystore.open({ dataDir, retiredKeyGraceS: 60, now }).jwks();
+    const encrypted = Keystore.open({ dataDir, passphrase: 'later', retiredKeyGraceS: 60, now });
+    expect(encrypted.jwks()).toEqual(plain);
+    expect(readFileSync(path.join(dataDir, 'keystore.json'), 'utf8')).not.toContain('BEGIN PRIVATE KEY');
+  });
+
+  it('refuses a damaged keystore file with a message naming it', () => {
+    writeFileSync(path.join(dataDir, 'keystore.json'), '{"format":"something else"}', { mode: 0o600 });
+    expect(() => Keystore.open({ dataDir, retiredKeyGraceS: 60, now })).toThrow(/keystore\.json: not a chargegate keystore \(format/);
+  });
+
+  it('reads the passphrase from the environment variable, else the systemd credential', () => {
+    const source = { passphraseEnv: 'PASS', passphraseCredential: 'keystore-passphrase' };
+    writeFileSync(path.join(dataDir, 'keystore-passphrase'), 'from-credential\n');
+    expect(keystorePassphrase(source, { PASS: 'from-env', CREDENTIALS_DIRECTORY: dataDir })).toBe('from-env');
+    expect(keystorePassphrase(source, { CREDENTIALS_DIRECTORY: dataDir })).toBe('from-credential');
+    expect(keystorePassphrase(source, {})).toBeUndefined();
+  });
+});
