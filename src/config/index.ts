@@ -1,3 +1,3 @@
-export { configSchema, EVENT_TYPES, PERMISSIONS } from './schema.js';
-export type { Config, EventType, GroupConfig, MeterConfig, Permission, RegisterSpec, SiteConfig, StationConfig, WebhookAuthConfig, WebhookConfig } from './schema.js';
+export { configSchema, EVENT_TYPES, modbusBusKey, PERMISSIONS } from './schema.js';
+export type { Config, EventType, GroupConfig, MeterConfig, ModbusConnectionConfig, Permission, RegisterSpec, SiteConfig, StationConfig, WebhookAuthConfig, WebhookConfig } from './schema.js';
 export { ConfigError, DEFAULT_CONFIG_PATH, formatKeyPath, loadConfig, parseConfig, resolveConfigPath } from './load.js';

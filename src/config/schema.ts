@@ -8,8 +8,26 @@ const id = z.string().min(1).regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . 
 const port = z.number().int().min(0).max(65535);
 const seconds = z.number().positive();
 
+/**
+ * Pacing and recovery of one Modbus bus or socket. Serial meters need a quiet gap between requests and a longer
+ * one when the next request addresses another unit; meters sharing a bus get the most cautious value of each.
+ */
+const busTiming = (delayMs: number, unitChangeDelayMs: number) => ({
+  interRequestDelayMs: z.number().int().min(0).max(10_000).default(delayMs),
+  unitChangeDelayMs: z.number().int().min(0).max(10_000).default(unitChangeDelayMs),
+  reconnectMinMs: z.number().int().positive().default(1000),
+  reconnectMaxMs: z.number().int().positive().default(10_000),
+});
+
 const modbusConnection = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('tcp'), host: z.string().min(1), port: port.default(502), unitId: z.number().int().min(0).max(255).default(1), timeoutMs: z.number().int().positive().default(1000) }),
+  z.strictObject({
+    type: z.literal('tcp'),
+    host: z.string().min(1),
+    port: port.default(502),
+    unitId: z.number().int().min(0).max(255).default(1),
+    timeoutMs: z.number().int().positive().default(1000),
+    ...busTiming(0, 0),
+  }),
   z.strictObject({
     type: z.literal('rtu'),
     device: z.string().min(1),
@@ -19,10 +37,22 @@ const modbusConnection = z.discriminatedUnion('type', [
     stopBits: z.union([z.literal(1), z.literal(2)]).default(1),
     unitId: z.number().int().min(0).max(255).default(1),
     timeoutMs: z.number().int().positive().default(1000),
+    ...busTiming(100, 200),
   }),
-  z.strictObject({ type: z.literal('rtuovertcp'), host: z.string().min(1), port, unitId: z.number().int().min(0).max(255).default(1), timeoutMs: z.number().int().positive().default(1000) }),
+  z.strictObject({
+    type: z.literal('rtuovertcp'),
+    host: z.string().min(1),
+    port,
+    unitId: z.number().int().min(0).max(255).default(1),
+    timeoutMs: z.number().int().positive().default(1000),
+    ...busTiming(100, 200),
+  }),
 ]);
 
+/** The physical bus or socket a meter talks through: meters with the same key share one request queue. */
+export function modbusBusKey(connection: z.output<typeof modbusConnection>): string {
+  return connection.type === 'rtu' ? `rtu:${connection.device}` : `${connection.type}://${connection.host}:${connection.port}`;
+}
 const registerSpec = z.strictObject({
   functionCode: z.union([z.literal(3), z.literal(4)]),
   address: z.number().int().min(0).max(65535),
@@ -42,6 +72,8 @@ const meter = z
         energyImportKWh: registerSpec,
         currentA: z.array(registerSpec).min(1).max(3),
         powerW: registerSpec.optional(),
+        // Unwanted registers one request may read across to join two wanted ranges (0: contiguous ranges only).
+        maxReadGap: z.number().int().min(0).max(100).default(0),
       })
       .optional(),
     connection: modbusConnection,
@@ -53,6 +85,9 @@ const meter = z
         stopCurrentA: z.number().nonnegative().default(0.5),
         stopDelayS: z.number().nonnegative().default(60),
         offlineAfterS: z.number().positive().default(30),
+        // Optional power thresholds: a session also starts above startPowerW and stops only below stopPowerW.
+        startPowerW: z.number().nonnegative().optional(),
+        stopPowerW: z.number().nonnegative().optional(),
       })
       .prefault({}),
     idTag: z.string().min(1).max(20).optional(),
@@ -60,6 +95,11 @@ const meter = z
   .superRefine((m, ctx) => {
     if (m.model === 'custom' && !m.registers) ctx.addIssue({ code: 'custom', path: ['registers'], message: 'required when model is custom' });
     if (m.model !== 'custom' && m.registers) ctx.addIssue({ code: 'custom', path: ['registers'], message: 'only allowed when model is custom' });
+    const d = m.detection;
+    if (d.stopCurrentA > d.startCurrentA) ctx.addIssue({ code: 'custom', path: ['detection', 'stopCurrentA'], message: `must not exceed startCurrentA (${d.startCurrentA})` });
+    if (d.startPowerW === undefined && d.stopPowerW !== undefined) ctx.addIssue({ code: 'custom', path: ['detection', 'startPowerW'], message: 'required when stopPowerW is set' });
+    if (d.startPowerW !== undefined && (d.stopPowerW ?? 0) > d.startPowerW) ctx.addIssue({ code: 'custom', path: ['detection', 'stopPowerW'], message: `must not exceed startPowerW (${d.startPowerW})` });
+    if (m.connection.reconnectMinMs > m.connection.reconnectMaxMs) ctx.addIssue({ code: 'custom', path: ['connection', 'reconnectMinMs'], message: `must not exceed reconnectMaxMs (${m.connection.reconnectMaxMs})` });
   });
 
 const webhookAuth = z.discriminatedUnion('type', [
@@ -185,6 +225,7 @@ export const configSchema = z
         chargePointIds.add(m.chargePointId);
       });
     });
+    meterConflicts(c.sites, stationIds, ctx);
     if (c.ocpp.securityProfile === 2 && !c.ocpp.tls) ctx.addIssue({ code: 'custom', path: ['ocpp', 'tls'], message: 'required when securityProfile is 2 ({ cert, key })' });
     c.groups.forEach((g, gi) => {
       const [level, target] = g.scope.split(/:(.*)/s) as [string, string];
@@ -196,6 +237,42 @@ export const configSchema = z
       if (!known) ctx.addIssue({ code: 'custom', path: ['groups', gi, 'scope'], message: `no ${level} "${target}" in this config` });
     });
   });
+
+/**
+ * A meter id is its station id in transactions and events, so it is unique across sites and stations. Meters
+ * sharing a bus need distinct unit ids and one set of serial settings; a gateway port speaks one framing.
+ */
+function meterConflicts(sites: ReadonlyArray<{ meters: ReadonlyArray<z.output<typeof meter>> }>, stationIds: ReadonlyMap<string, string>, ctx: z.RefinementCtx): void {
+  const meterSites = new Map<string, number>();
+  const units = new Set<string>();
+  const serial = new Map<string, string>();
+  const framing = new Map<string, string>();
+  sites.forEach((s, si) =>
+    s.meters.forEach((m, mi) => {
+      const at = ['sites', si, 'meters', mi];
+      if (stationIds.has(m.id)) ctx.addIssue({ code: 'custom', path: [...at, 'id'], message: `"${m.id}" is already a station id` });
+      const firstSite = meterSites.get(m.id);
+      if (firstSite !== undefined && firstSite !== si) ctx.addIssue({ code: 'custom', path: [...at, 'id'], message: `meter "${m.id}" is already in sites[${firstSite}]` });
+      meterSites.set(m.id, firstSite ?? si);
+      const c = m.connection;
+      const bus = modbusBusKey(c);
+      const unitKey = `${bus}#${c.unitId}`;
+      if (units.has(unitKey)) ctx.addIssue({ code: 'custom', path: [...at, 'connection', 'unitId'], message: `unit ${c.unitId} on ${bus} is already used by another meter` });
+      units.add(unitKey);
+      if (c.type === 'rtu') {
+        const settings = `${c.baudRate} ${c.dataBits}${c.parity[0]?.toUpperCase()}${c.stopBits}`;
+        const other = serial.get(c.device);
+        if (other !== undefined && other !== settings) ctx.addIssue({ code: 'custom', path: [...at, 'connection'], message: `${c.device} is already used at ${other}; meters on one bus need the same serial settings` });
+        serial.set(c.device, other ?? settings);
+      } else {
+        const endpoint = `${c.host}:${c.port}`;
+        const other = framing.get(endpoint);
+        if (other !== undefined && other !== c.type) ctx.addIssue({ code: 'custom', path: [...at, 'connection', 'type'], message: `${endpoint} is already used as ${other}` });
+        framing.set(endpoint, other ?? c.type);
+      }
+    }),
+  );
+}
 
 function uniqueIds(items: ReadonlyArray<{ id: string }>, path: (string | number)[], ctx: z.RefinementCtx): void {
   const seen = new Set<string>();
@@ -213,4 +290,5 @@ export type WebhookConfig = SiteConfig['webhooks'][number];
 export type WebhookAuthConfig = WebhookConfig['auth'];
 export type GroupConfig = Config['groups'][number];
 export type RegisterSpec = z.output<typeof registerSpec>;
+export type ModbusConnectionConfig = MeterConfig['connection'];
 export type Permission = (typeof PERMISSIONS)[number];

@@ -102,6 +102,29 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: 'modbus meter detector state and health snapshots',
+    sql: `
+      -- One row per meter: where its session detector stands, so a restart neither repeats a start nor loses a stop.
+      CREATE TABLE meter_detectors (
+        meter_id            TEXT PRIMARY KEY,
+        phase               TEXT NOT NULL CHECK (phase IN ('idle', 'starting', 'charging', 'stopping')),
+        phase_since         TEXT,
+        candidate_energy_wh REAL,
+        transaction_id      INTEGER,
+        last_energy_wh      REAL,
+        last_good_at        TEXT,
+        updated_at          TEXT NOT NULL
+      );
+      -- The daemon's latest health report per meter (JSON, as GET /health shows it), read by the meter status command.
+      CREATE TABLE meter_health (
+        meter_id   TEXT PRIMARY KEY,
+        report     TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 export function migrate(db: BetterSqlite3.Database, migrations: Migration[] = MIGRATIONS): void {
