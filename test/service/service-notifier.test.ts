@@ -1,0 +1,90 @@
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/log/index.js';
+import { connectServiceManager, watchdogIntervalMs } from '../../src/service/index.js';
+import { openNotifySocket, type NotifySocket } from '../support/notify-socket.js';
+
+function capturedLogger(): { logger: ReturnType<typeof createLogger>; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { logger: createLogger('info', sink), lines };
+}
+
+describe('service manager notifications through systemd-notify', () => {
+  let socket: NotifySocket | undefined;
+  let stop: (() => Promise<void>) | undefined;
+
+  afterEach(async () => {
+    await stop?.();
+    stop = undefined;
+    await socket?.close();
+    socket = undefined;
+  });
+
+  it('sends READY, then watchdog pings, RELOADING and READY again, and STOPPING, in that order', async () => {
+    socket = await openNotifySocket();
+    const { logger } = capturedLogger();
+    const service = connectServiceManager({ env: { ...process.env, NOTIFY_SOCKET: socket.path, WATCHDOG_USEC: '200000' }, logger, alive: () => true });
+    stop = () => service.stopping();
+
+    await service.ready('serving: test');
+    expect(await socket.waitFor('READY=1')).toEqual(['READY=1', 'STATUS=serving: test', `MAINPID=${process.pid}`]);
+    const firstPing = socket.messages.findIndex((m) => m.includes('WATCHDOG=1'));
+    await socket.waitFor('WATCHDOG=1', { from: Math.max(firstPing, 0) + 1 });
+
+    await service.reloading();
+    await service.reloaded('serving: test');
+    await service.stopping();
+    stop = undefined;
+    const states = socket.messages.filter((m) => !m.includes('WATCHDOG=1') && !m.includes('BARRIER=1')).map((m) => m[0]);
+    expect(states).toEqual(['READY=1', 'RELOADING=1', 'READY=1', 'STOPPING=1']);
+  });
+
+  it('withholds the watchdog ping while the liveness check fails, and says so', async () => {
+    socket = await openNotifySocket();
+    const { logger, lines } = capturedLogger();
+    let alive = true;
+    const service = connectServiceManager({ env: { ...process.env, NOTIFY_SOCKET: socket.path, WATCHDOG_USEC: '100000' }, logger, alive: () => alive });
+    stop = () => service.stopping();
+    await service.ready('serving: test');
+    await socket.waitFor('WATCHDOG=1');
+
+    alive = false;
+    await expect.poll(() => lines.filter((l) => String(l.msg).startsWith('liveness check failed')).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+    const pingsWhileDead = socket.messages.filter((m) => m.includes('WATCHDOG=1')).length;
+    await expect.poll(() => lines.filter((l) => String(l.msg).startsWith('liveness check failed')).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(4);
+    // At most one ping was already on its way when the check started failing.
+    expect(socket.messages.filter((m) => m.includes('WATCHDOG=1')).length).toBeLessThanOrEqual(pingsWhileDead + 1);
+
+    alive = true;
+    await socket.waitFor('WATCHDOG=1', { from: socket.messages.length });
+  });
+
+  it('does nothing outside systemd, and degrades with a warning when systemd-notify is missing', async () => {
+    const outside = capturedLogger();
+    const service = connectServiceManager({ env: { PATH: process.env.PATH }, logger: outside.logger, alive: () => true });
+    await service.ready('serving: test');
+    await service.stopping();
+    expect(outside.lines).toEqual([]);
+
+    socket = await openNotifySocket();
+    const missing = capturedLogger();
+    const degraded = connectServiceManager({ env: { PATH: '/nonexistent', NOTIFY_SOCKET: socket.path, WATCHDOG_USEC: '100000' }, logger: missing.logger, alive: () => true });
+    await degraded.ready('serving: test');
+    await degraded.stopping();
+    expect(missing.lines.map((l) => l.msg)).toEqual(['NOTIFY_SOCKET is set but systemd-notify is not installed: readiness and watchdog notifications are off']);
+    expect(socket.messages).toEqual([]);
+  });
+
+  it('reads the watchdog interval systemd sets for this process only', () => {
+    expect(watchdogIntervalMs({ WATCHDOG_USEC: '30000000' })).toBe(30_000);
+    expect(watchdogIntervalMs({ WATCHDOG_USEC: '30000000', WATCHDOG_PID: String(process.pid) })).toBe(30_000);
+    expect(watchdogIntervalMs({ WATCHDOG_USEC: '30000000', WATCHDOG_PID: '1' })).toBeUndefined();
+    expect(watchdogIntervalMs({})).toBeUndefined();
+  });
+});
