@@ -33,11 +33,23 @@ export async function runCliJson<T = unknown>(args: string[], options: { env?: N
   return { code: result.code, data, stderr: result.stderr };
 }
 
-/** Starts `chargegate run` as its own process (for kill -9 and signal tests); resolves once it logs ready. */
-export function spawnDaemon(configPath: string, options: { env?: NodeJS.ProcessEnv } = {}): Promise<{ child: ChildProcess; logs: string[] }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'run', '--config', configPath], { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * Starts `chargegate run` as its own process (for kill -9 and signal tests); resolves once it logs ready.
+ * `built` runs the compiled dist/ instead of the sources, as installed (the benchmarks measure that).
+ * `readyTimeoutMs` kills a daemon that never gets ready, so it cannot outlive the caller.
+ */
+export function spawnDaemon(configPath: string, options: { env?: NodeJS.ProcessEnv; built?: boolean; readyTimeoutMs?: number } = {}): Promise<{ child: ChildProcess; logs: string[] }> {
+  const entry = options.built ? [path.join(ROOT, 'dist/cli/main.js')] : ['--import', 'tsx', MAIN];
+  const child = spawn(process.execPath, [...entry, 'run', '--config', configPath], { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   return new Promise((resolve, reject) => {
+    const timer =
+      options.readyTimeoutMs === undefined
+        ? undefined
+        : setTimeout(() => {
+            child.kill('SIGKILL');
+            reject(new Error(`daemon not ready within ${options.readyTimeoutMs} ms:\n${logs.join('\n')}`));
+          }, options.readyTimeoutMs);
     let buffered = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       buffered += chunk.toString();
@@ -45,7 +57,10 @@ export function spawnDaemon(configPath: string, options: { env?: NodeJS.ProcessE
       buffered = lines.pop() ?? '';
       for (const line of lines) {
         logs.push(line);
-        if (line.includes('"chargegate ready"')) resolve({ child, logs });
+        if (line.includes('"chargegate ready"')) {
+          clearTimeout(timer);
+          resolve({ child, logs });
+        }
       }
     });
     child.stderr!.on('data', (chunk: Buffer) => logs.push(chunk.toString()));

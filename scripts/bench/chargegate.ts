@@ -1,0 +1,85 @@
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { spawnDaemon } from '../../test/support/cli.js';
+import type { TempSite } from '../../test/support/temp-site.js';
+import { nowMs } from './measure.js';
+import { freePort, type ProcessGroup } from './processes.js';
+
+/** A `chargegate run` process under test, on a temporary data dir and config with ports the bench chose. */
+export interface ChargegateProcess {
+  readonly pid: number;
+  readonly site: TempSite;
+  readonly httpPort: number;
+  readonly ocppPort: number;
+  readonly ocppUrl: string;
+  /** From spawn to the "chargegate ready" log line, as an installer would see it. */
+  readonly startupMs: number;
+  /** The daemon's own figure in that log line: start of startDaemon() to ready, without Node's boot. */
+  readonly selfReportedReadyMs: number | null;
+  /** The daemon's log so far (JSON lines), for error reports. */
+  logTail(lines?: number): string;
+  /** Throws with the log tail if the daemon has died since it was ready. */
+  assertAlive(): void;
+  stop(): Promise<void>;
+}
+
+export interface DaemonLauncher {
+  built: boolean;
+}
+
+/**
+ * Starts chargegate with the given top-level config keys over the test support's loopback base config.
+ * Logging stays at `info`, the production default: what the daemon logs is part of what it costs.
+ */
+export async function startChargegate(launcher: DaemonLauncher, processes: ProcessGroup, config: Record<string, unknown>, site: TempSite): Promise<ChargegateProcess> {
+  const httpPort = await freePort();
+  const ocppPort = await freePort();
+  site.write({ log: { level: 'info' }, http: { host: '127.0.0.1', port: httpPort }, ocpp: { host: '127.0.0.1', port: ocppPort, path: '/ocpp', securityProfile: 0 }, ...config });
+  const spawnedAt = nowMs();
+  const { child, logs } = await spawnDaemon(site.configPath, { built: launcher.built, readyTimeoutMs: 60_000 });
+  const startupMs = nowMs() - spawnedAt;
+  processes.adopt(child);
+  return chargegateHandle(child, logs, site, httpPort, ocppPort, startupMs);
+}
+
+function chargegateHandle(child: ChildProcess, logs: string[], site: TempSite, httpPort: number, ocppPort: number, startupMs: number): ChargegateProcess {
+  const ready = logs.find((l) => l.includes('"chargegate ready"'));
+  const selfReportedReadyMs = ready ? ((JSON.parse(ready) as { readyMs?: number }).readyMs ?? null) : null;
+  const logTail = (lines = 20) => logs.slice(-lines).join('\n');
+  return {
+    pid: child.pid!,
+    site,
+    httpPort,
+    ocppPort,
+    ocppUrl: `ws://127.0.0.1:${ocppPort}/ocpp`,
+    startupMs,
+    selfReportedReadyMs,
+    logTail,
+    assertAlive() {
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`chargegate exited (${child.signalCode ?? child.exitCode}):\n${logTail()}`);
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = once(child, 'exit');
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }
+    },
+  };
+}
+
+/** The `sites` entry of a bench config: `stations` stations named CS0001..., one charge point with connector 1 each. */
+export function benchSite(options: { stations?: number; webhookUrl?: string; events?: string[]; meters?: object[] }): Record<string, unknown> {
+  const stations = Array.from({ length: options.stations ?? 0 }, (_, i) => {
+    const id = stationId(i);
+    return { id, chargePoints: [{ id: `${id}-A`, connectors: [1] }] };
+  });
+  const webhooks = options.webhookUrl ? [{ id: 'bench', url: options.webhookUrl, events: options.events ?? ['Authorize', 'StartTransaction', 'StopTransaction', 'ChargePointStatus'] }] : [];
+  return { id: 'bench', stations, meters: options.meters ?? [], webhooks };
+}
+
+export function stationId(index: number): string {
+  return `CS${String(index + 1).padStart(4, '0')}`;
+}

@@ -1,0 +1,44 @@
+/**
+ * How hard and how long each scenario pushes. `full` is the issue's figures (2,000 stations, 1,000 events per
+ * type, 50 meters); `quick` runs the same code at a size that finishes within a minute, to keep it working in CI.
+ */
+export interface BenchSettings {
+  mode: 'quick' | 'full';
+  /** Upper bound on one scenario: a hung part is reported, and the run goes on. */
+  scenarioTimeoutS: number;
+  /** How long to wait for every committed event to reach the receiver after the load stops. */
+  drainTimeoutS: number;
+  pipeline: { stations: number; warmupS: number; measureS: number };
+  latency: { stations: number; eventsPerS: number; measureS: number };
+  capacity: { stations: number; generators: number; connectConcurrency: number; warmupS: number; measureS: number };
+  authorize: { stations: number; generators: number; callsPerStationPerS: number; warmupS: number; measureS: number };
+  backlog: { stations: number; eventsPerType: number; retryIntervalS: number };
+  footprint: { starts: number; idleS: number };
+  modbus: { meters: number; pollIntervalMs: number; startDelayS: number; measureS: number };
+}
+
+export const FULL: BenchSettings = {
+  mode: 'full',
+  scenarioTimeoutS: 600,
+  drainTimeoutS: 120,
+  pipeline: { stations: 50, warmupS: 3, measureS: 15 },
+  latency: { stations: 10, eventsPerS: 100, measureS: 20 },
+  capacity: { stations: 2000, generators: 4, connectConcurrency: 25, warmupS: 5, measureS: 15 },
+  authorize: { stations: 500, generators: 2, callsPerStationPerS: 1, warmupS: 3, measureS: 15 },
+  backlog: { stations: 20, eventsPerType: 1000, retryIntervalS: 1 },
+  footprint: { starts: 5, idleS: 10 },
+  modbus: { meters: 50, pollIntervalMs: 1000, startDelayS: 3, measureS: 30 },
+};
+
+export const QUICK: BenchSettings = {
+  mode: 'quick',
+  scenarioTimeoutS: 60,
+  drainTimeoutS: 20,
+  pipeline: { stations: 8, warmupS: 0.5, measureS: 1.5 },
+  latency: { stations: 4, eventsPerS: 100, measureS: 1.5 },
+  capacity: { stations: 100, generators: 2, connectConcurrency: 25, warmupS: 0.5, measureS: 1.5 },
+  authorize: { stations: 40, generators: 1, callsPerStationPerS: 2, warmupS: 0.5, measureS: 1.5 },
+  backlog: { stations: 4, eventsPerType: 40, retryIntervalS: 0.5 },
+  footprint: { starts: 2, idleS: 1 },
+  modbus: { meters: 4, pollIntervalMs: 500, startDelayS: 1, measureS: 2 },
+};

@@ -1,0 +1,37 @@
+/**
+ * The runner drives each load generator, receiver and baseline server as its own process and talks to it over
+ * the IPC channel of child_process.fork: one request, one reply, matched by id.
+ */
+
+// Handlers take one structured-clone payload and return one; `any` lets each worker keep its own signatures.
+export type WorkerApi = Record<string, (payload: any) => unknown>;
+
+export interface WorkerRequest {
+  id: number;
+  command: string;
+  payload: unknown;
+}
+
+export type WorkerReply = { id: number; result: unknown } | { id: number; error: string };
+
+export const READY = 'bench-worker-ready';
+
+/** Worker side: answers the runner's requests; exits when the runner goes away so no load generator is orphaned. */
+export function serveWorker(api: WorkerApi): void {
+  const send = process.send?.bind(process);
+  if (!send) throw new Error('a bench worker runs as a forked child of the bench runner');
+  process.on('message', (message: WorkerRequest) => {
+    const handler = api[message.command];
+    Promise.resolve()
+      .then(() => {
+        if (!handler) throw new Error(`unknown command ${message.command}`);
+        return handler(message.payload);
+      })
+      .then(
+        (result) => send({ id: message.id, result: result ?? null } satisfies WorkerReply),
+        (err: unknown) => send({ id: message.id, error: err instanceof Error ? (err.stack ?? err.message) : String(err) } satisfies WorkerReply),
+      );
+  });
+  process.on('disconnect', () => process.exit(0));
+  send(READY);
+}
