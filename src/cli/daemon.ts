@@ -5,6 +5,8 @@ import { createHttpServer, jwksRoutes, type HealthSource } from '../http/index.j
 import { openKeystore } from '../keystore/index.js';
 import { createLogger, type Logger } from '../log/index.js';
 import { connectServiceManager, installProcessSignals, planReload } from '../service/index.js';
+import { createAuthorizer, PluginLoadError } from '../authorization/index.js';
+import { connectUpstreamAsStation, startCentralSystem } from '../ocpp/index.js';
 import { Site } from '../site/index.js';
 import { openDatabase } from '../store/index.js';
 
@@ -75,17 +77,28 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const lastSeenFlush = setInterval(() => site.flushLastSeen(), 15_000);
     parts.push({ name: 'last-seen', stop: () => (clearInterval(lastSeenFlush), site.flushLastSeen()) });
 
+    // ---- OCPP 1.6-J central system and the Authorize decision chain (src/ocpp, src/authorization) ----
+    // `centralSystem.commands` (StationCommands) is what HTTP routes use to send RemoteStart/RemoteStop etc.
+    const authorizer = await createAuthorizer({ db, config: () => config, site, logger: logger.child({ component: 'authorization' }), connectUpstream: connectUpstreamAsStation }).catch((err: unknown) => {
+      throw err instanceof PluginLoadError ? new ConfigError(options.configPath, [err.message]) : err;
+    });
+    parts.push({ name: 'authorization', stop: () => authorizer.close(), reload: (next) => authorizer.reload(next) });
+    const centralSystem = await startCentralSystem({ config: () => config, db, site, authorizer, logger, metrics });
+    parts.push({ name: 'ocpp', stop: () => centralSystem.close(), reload: (next) => centralSystem.reload(next) });
+    healthSources.push(centralSystem.health);
+    // ---- end OCPP ----
+
     const http = await createHttpServer({ logger, routes, health: () => healthSources, metrics });
     await http.listen({ host: config.http.host, port: config.http.port });
     parts.push({ name: 'http', stop: () => http.close() });
     const httpPort = (http.server.address() as { port: number }).port;
 
-    logger.info({ config: options.configPath, httpPort, readyMs: Math.round(performance.now() - startedAt) }, 'chargegate ready');
+    logger.info({ config: options.configPath, httpPort, ocppPort: centralSystem.port, readyMs: Math.round(performance.now() - startedAt) }, 'chargegate ready');
 
     // ---- service lifecycle: systemd readiness + watchdog, reload, graceful stop (src/service) ----
     const ownsProcess = options.handleSignals !== false;
     const service = connectServiceManager({ env: ownsProcess ? process.env : {}, logger, alive: () => db.open && db.prepare('SELECT 1').pluck().get() === 1 });
-    const serving = `serving: http ${httpPort}`;
+    const serving = `serving: http ${httpPort}, ocpp ${centralSystem.port}`;
     void service.ready(serving);
 
     const applyConfig = async (): Promise<boolean> => {
@@ -115,7 +128,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     let stopping: Promise<void> | undefined;
     const daemon: Daemon = {
       httpPort,
-      ocppPort: 0,
+      ocppPort: centralSystem.port,
       reload() {
         reloading = reloading.then(async () => {
           await service.reloading();

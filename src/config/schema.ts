@@ -53,6 +53,7 @@ const modbusConnection = z.discriminatedUnion('type', [
 export function modbusBusKey(connection: z.output<typeof modbusConnection>): string {
   return connection.type === 'rtu' ? `rtu:${connection.device}` : `${connection.type}://${connection.host}:${connection.port}`;
 }
+
 const registerSpec = z.strictObject({
   functionCode: z.union([z.literal(3), z.literal(4)]),
   address: z.number().int().min(0).max(65535),
@@ -113,6 +114,8 @@ const webhookAuth = z.discriminatedUnion('type', [
     clientSecret: z.string().min(1),
     scope: z.string().optional(),
     audience: z.string().optional(),
+    // How the client authenticates at the partner's token endpoint (RFC 6749 2.3.1; Basic is the one servers must support).
+    tokenEndpointAuthMethod: z.enum(['client_secret_basic', 'client_secret_post']).default('client_secret_basic'),
   }),
 ]);
 
@@ -176,7 +179,12 @@ export const configSchema = z
     company: z.strictObject({ id }).prefault({ id: 'company' }),
     sites: z.array(site).min(1),
     authorization: z
-      .strictObject({ allowConcurrentTx: z.boolean().default(false), plugin: z.string().min(1).nullable().default(null) })
+      .strictObject({
+        allowConcurrentTx: z.boolean().default(false),
+        plugin: z.string().min(1).nullable().default(null),
+        // Contract section 4: a plugin slower than this counts as passing.
+        pluginTimeoutMs: z.number().int().positive().default(2000),
+      })
       .prefault({}),
     upstream: z.strictObject({ url: z.url({ protocol: /^wss?$/ }), timeoutMs: z.number().int().positive().default(5000) }).nullable().default(null),
     groups: z.array(group).default([]),
@@ -227,6 +235,9 @@ export const configSchema = z
     });
     meterConflicts(c.sites, stationIds, ctx);
     if (c.ocpp.securityProfile === 2 && !c.ocpp.tls) ctx.addIssue({ code: 'custom', path: ['ocpp', 'tls'], message: 'required when securityProfile is 2 ({ cert, key })' });
+    if (c.ocpp.securityProfile === 0 && !isLoopbackHost(c.ocpp.host)) {
+      ctx.addIssue({ code: 'custom', path: ['ocpp', 'securityProfile'], message: `0 (no station authentication) is only allowed when ocpp.host is loopback, not "${c.ocpp.host}"; use 1 or 2` });
+    }
     c.groups.forEach((g, gi) => {
       const [level, target] = g.scope.split(/:(.*)/s) as [string, string];
       const known =
@@ -237,6 +248,11 @@ export const configSchema = z
       if (!known) ctx.addIssue({ code: 'custom', path: ['groups', gi, 'scope'], message: `no ${level} "${target}" in this config` });
     });
   });
+
+/** Profile 0 lets anyone who reaches the port act as a station: only acceptable when nobody else can reach it. */
+function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
 
 /**
  * A meter id is its station id in transactions and events, so it is unique across sites and stations. Meters

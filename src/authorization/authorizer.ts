@@ -1,0 +1,132 @@
+import type { Config } from '../config/index.js';
+import type { Logger } from '../log/index.js';
+import type { AuthorizationStatus } from '../site/index.js';
+import type { Database } from '../store/index.js';
+import { findIdTag } from './id-tags.js';
+import { loadPlugin, type AuthorizationPlugin } from './plugin.js';
+import { createUpstreamLink, lastUpstreamDecision, rememberUpstreamDecision, type UpstreamConnect, type UpstreamLink } from './upstream.js';
+
+export interface AuthorizationRequest {
+  idTag: string;
+  stationId: string;
+  /** Given at StartTransaction; absent for a plain Authorize. */
+  connectorId?: number;
+  /** The transaction this request belongs to (a repeated StartTransaction): not counted as concurrent. */
+  transactionId?: number;
+}
+
+/** Which step of the chain decided (logged with every decision). */
+export type DecisionSource = 'plugin' | 'local' | 'upstream' | 'upstream-cache' | 'default';
+
+export interface AuthorizationDecision {
+  status: AuthorizationStatus;
+  source: DecisionSource;
+  siteId: string;
+  expiryDate?: string;
+  parentIdTag?: string;
+  /** The connector of the tag's transaction in progress at this station, if any (interface 2.3 connectorId). */
+  connectorId?: number;
+}
+
+/** What the chain needs to know about the site's state. */
+export interface AuthorizationSite {
+  siteOf(stationId: string): string;
+  openTransactionsOfTag(idTag: string): Array<{ id: number; station_id: string; connector_id: number }>;
+}
+
+export interface AuthorizerOptions {
+  db: Database;
+  config: () => Config;
+  site: AuthorizationSite;
+  logger: Logger;
+  connectUpstream: UpstreamConnect;
+  now?: () => Date;
+}
+
+export interface Authorizer {
+  authorize(request: AuthorizationRequest): Promise<AuthorizationDecision>;
+  /** Loads a changed plugin or upstream setting; throws PluginLoadError and keeps the old chain when the new plugin cannot load. */
+  reload(config: Config): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * The decision chain of contract section 4: plugin, local idTag list, upstream CPO (falling back to its last
+ * answer for the tag), default Invalid; then ConcurrentTx when the tag already charges elsewhere.
+ */
+export async function createAuthorizer(options: AuthorizerOptions): Promise<Authorizer> {
+  const { db, site, logger } = options;
+  const now = options.now ?? (() => new Date());
+  let plugin: AuthorizationPlugin | undefined;
+  let pluginKey = '';
+  let upstream: { link: UpstreamLink; key: string } | undefined;
+
+  const configure = async (config: Config): Promise<void> => {
+    const { plugin: pluginPath, pluginTimeoutMs } = config.authorization;
+    const nextPluginKey = pluginPath ? `${pluginPath}\u0000${pluginTimeoutMs}` : '';
+    if (nextPluginKey !== pluginKey) {
+      plugin = pluginPath ? await loadPlugin(pluginPath, pluginTimeoutMs) : undefined;
+      pluginKey = nextPluginKey;
+    }
+    const upstreamKey = config.upstream ? `${config.upstream.url}\u0000${config.upstream.timeoutMs}` : '';
+    if (upstreamKey !== (upstream?.key ?? '')) {
+      await upstream?.link.close();
+      upstream = config.upstream
+        ? { key: upstreamKey, link: createUpstreamLink({ url: config.upstream.url, timeoutMs: config.upstream.timeoutMs, logger, connect: options.connectUpstream }) }
+        : undefined;
+    }
+  };
+  await configure(options.config());
+
+  const baseDecision = async (request: AuthorizationRequest, siteId: string): Promise<Omit<AuthorizationDecision, 'siteId' | 'connectorId'>> => {
+    if (plugin) {
+      const outcome = await plugin.decide({ idTag: request.idTag, stationId: request.stationId, connectorId: request.connectorId, siteId });
+      if (outcome.kind === 'answered') return { status: outcome.status, source: 'plugin' };
+      if (outcome.kind === 'failed') logger.error({ stationId: request.stationId, siteId, plugin: plugin.path, reason: outcome.reason }, 'authorization plugin failed; passing to the local list');
+    }
+    const local = findIdTag(db, request.idTag, siteId);
+    if (local) {
+      const expired = local.expiresAt !== null && Date.parse(local.expiresAt) <= now().getTime();
+      return { status: expired && local.status === 'Accepted' ? 'Expired' : local.status, source: 'local', ...(local.expiresAt !== null && { expiryDate: local.expiresAt }) };
+    }
+    if (upstream) {
+      const answer = await upstream.link.authorize(request.stationId, request.idTag);
+      if (answer) {
+        rememberUpstreamDecision(db, request.idTag, answer, now());
+        return { ...answer, source: 'upstream' };
+      }
+      const cached = lastUpstreamDecision(db, request.idTag);
+      if (cached) {
+        const expired = cached.expiryDate !== undefined && Date.parse(cached.expiryDate) <= now().getTime();
+        return { ...cached, status: expired && cached.status === 'Accepted' ? 'Expired' : cached.status, source: 'upstream-cache' };
+      }
+    }
+    return { status: 'Invalid', source: 'default' };
+  };
+
+  return {
+    async authorize(request) {
+      const siteId = site.siteOf(request.stationId);
+      const base = await baseDecision(request, siteId);
+      const open = site.openTransactionsOfTag(request.idTag).filter((t) => t.id !== request.transactionId);
+      const here = open.find((t) => t.station_id === request.stationId);
+      const concurrent = base.status === 'Accepted' && open.length > 0 && !options.config().authorization.allowConcurrentTx;
+      const decision: AuthorizationDecision = {
+        ...base,
+        siteId,
+        ...(concurrent && { status: 'ConcurrentTx' }),
+        ...(here && request.connectorId === undefined && { connectorId: here.connector_id }),
+      };
+      logger.info(
+        { stationId: request.stationId, siteId, idTag: request.idTag, connectorId: request.connectorId, status: decision.status, source: decision.source },
+        'authorization decided',
+      );
+      return decision;
+    },
+    reload: configure,
+    async close() {
+      await upstream?.link.close();
+      upstream = undefined;
+    },
+  };
+}

@@ -1,0 +1,64 @@
+import { statSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
+import { AUTHORIZATION_STATUSES, type AuthorizationStatus } from '../site/index.js';
+
+/** What the plugin's `authorize` receives (contract section 4). */
+export interface PluginRequest {
+  idTag: string;
+  stationId: string;
+  connectorId: number | undefined;
+  siteId: string;
+}
+
+export type PluginOutcome = { kind: 'answered'; status: AuthorizationStatus } | { kind: 'passed' } | { kind: 'failed'; reason: string };
+
+export interface AuthorizationPlugin {
+  readonly path: string;
+  decide(request: PluginRequest): Promise<PluginOutcome>;
+}
+
+/** Raised at start or reload when the configured plugin cannot be used; names the config key. */
+export class PluginLoadError extends Error {
+  override name = 'PluginLoadError';
+}
+
+/**
+ * Imports the installer's module. The file's mtime goes into the import URL so a reload after editing the
+ * plugin gets the new code rather than Node's cached module.
+ */
+export async function loadPlugin(path: string, timeoutMs: number): Promise<AuthorizationPlugin> {
+  let authorize: (request: PluginRequest) => unknown;
+  try {
+    const url = `${pathToFileURL(path).href}?mtime=${statSync(path).mtimeMs}`;
+    const module = (await import(url)) as { authorize?: unknown; default?: { authorize?: unknown } };
+    const fn = module.authorize ?? module.default?.authorize;
+    if (typeof fn !== 'function') throw new Error('it exports no authorize function');
+    authorize = fn as typeof authorize;
+  } catch (err) {
+    throw new PluginLoadError(`authorization.plugin: cannot load ${path}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  return {
+    path,
+    async decide(request) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<PluginOutcome>((resolve) => {
+        timer = setTimeout(() => resolve({ kind: 'failed', reason: `no answer within ${timeoutMs} ms` }), timeoutMs);
+      });
+      const answer = (async (): Promise<PluginOutcome> => {
+        try {
+          const status = await authorize({ ...request });
+          if (status === undefined || status === null) return { kind: 'passed' };
+          if (typeof status === 'string' && (AUTHORIZATION_STATUSES as readonly string[]).includes(status)) return { kind: 'answered', status: status as AuthorizationStatus };
+          return { kind: 'failed', reason: `returned ${JSON.stringify(status)}, not one of ${AUTHORIZATION_STATUSES.join(', ')} or undefined` };
+        } catch (err) {
+          return { kind: 'failed', reason: `threw: ${err instanceof Error ? err.message : String(err)}` };
+        }
+      })();
+      try {
+        return await Promise.race([answer, timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}

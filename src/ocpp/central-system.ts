@@ -1,0 +1,170 @@
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Authorizer } from '../authorization/index.js';
+import type { Config } from '../config/index.js';
+import type { HealthSource } from '../http/index.js';
+import type { Logger } from '../log/index.js';
+import { STATIONS_TOPIC, type Site } from '../site/index.js';
+import { watchChangeCounter, type Database } from '../store/index.js';
+import { StationConnections, type StationClient, type StationSession } from './connections.js';
+import { toOcpp16Frame } from './frame-errors.js';
+import { createRpcServer, OCPP16 } from './rpc.js';
+import { accessChanged, decideAccess } from './station-access.js';
+import { createStationCommands, type StationCommands } from './station-commands.js';
+import { registerStationHandlers } from './station-handlers.js';
+
+export interface CentralSystemOptions {
+  config: () => Config;
+  db: Database;
+  site: Site;
+  authorizer: Authorizer;
+  logger: Logger;
+  metrics?: Registry;
+  /** How often to look for `station pair|block|remove` done by the CLI (tests shorten it). */
+  changePollMs?: number;
+}
+
+export interface CentralSystem {
+  /** The bound OCPP port (ocpp.port 0 lets the OS choose). */
+  readonly port: number;
+  readonly commands: StationCommands;
+  readonly health: HealthSource;
+  connectedStations(): string[];
+  /** Applies a reloaded config: stations that lost their place in it are disconnected. */
+  reload(config: Config): void;
+  close(): Promise<void>;
+}
+
+/**
+ * The OCPP 1.6-J central system: one HTTP(S) listener at ocpp.host:port whose WebSocket upgrades under ocpp.path
+ * become station connections (ocpp-rpc, strict schema validation both ways).
+ */
+export async function startCentralSystem(options: CentralSystemOptions): Promise<CentralSystem> {
+  const { config, site, logger } = options;
+  const log = logger.child({ component: 'ocpp' });
+  const { ocpp } = config();
+  const connections = new StationConnections();
+  const rpc = createRpcServer<StationSession>({ callTimeoutMs: ocpp.callTimeoutMs });
+  let closing = false;
+
+  const calls = options.metrics && new Counter({ name: 'chargegate_ocpp_calls_total', help: 'Calls from stations by action and outcome (ok or the OCPP error code)', labelNames: ['action', 'outcome'], registers: [options.metrics] });
+  if (options.metrics) {
+    new Gauge({ name: 'chargegate_ocpp_connected_stations', help: 'Stations with an open OCPP connection', registers: [options.metrics], collect() { this.set(connections.size); } });
+  }
+
+  rpc.auth((accept, reject, handshake) => {
+    const { ocpp: current } = config();
+    const fields = { stationId: handshake.identity, remoteAddress: handshake.remoteAddress };
+    if (!handshake.protocols.has(OCPP16)) {
+      log.warn(fields, 'station connection refused: it does not offer the ocpp1.6 subprotocol');
+      reject(400, 'WebSocket subprotocol ocpp1.6 required');
+      return;
+    }
+    const decision = decideAccess({ identity: handshake.identity, endpoint: handshake.endpoint, path: current.path, profile: current.securityProfile, password: handshake.password, admission: site.admission(handshake.identity) });
+    if (!decision.accepted) {
+      log.warn({ ...fields, status: decision.status, reason: decision.reason }, 'station connection refused');
+      reject(decision.status, decision.reason);
+      return;
+    }
+    accept(decision.session);
+  });
+
+  rpc.on('client', (client: StationClient) => {
+    const { stationId, admission } = client.session;
+    const clientLog = log.child({ stationId, siteId: admission === 'known' ? site.siteOf(stationId) : undefined });
+    const sendRaw = client.sendRaw.bind(client);
+    client.sendRaw = (frame: string) => sendRaw(toOcpp16Frame(frame));
+    const previous = connections.attach(client);
+    if (previous) {
+      clientLog.info('station reconnected: closing its previous connection');
+      void previous.close({ code: 1000, reason: 'replaced by a new connection' });
+    }
+    site.setOnline(stationId, true);
+    registerStationHandlers(client, { site, authorizer: options.authorizer, config, logger: clientLog, countCall: (action, outcome) => calls?.inc({ action, outcome }) });
+    client.on('badMessage', ({ error, response }) => clientLog.warn({ error: error.message, answered: response?.[2] }, 'malformed frame from station'));
+    client.on('strictValidationFailure', ({ method, error, outbound, isCall }) => {
+      if (outbound) clientLog.error({ action: method, error: error.message, isCall }, 'our own message failed the OCPP 1.6 schema; not sent');
+      else clientLog.warn({ action: method, error: error.message }, 'station message failed the OCPP 1.6 schema');
+    });
+    client.once('close', ({ code, reason }) => {
+      if (connections.detach(client)) site.setOnline(stationId, false);
+      clientLog.info({ code, reason }, 'station disconnected');
+    });
+    clientLog.info({ remoteAddress: client.handshake.remoteAddress, admission, securityProfile: config().ocpp.securityProfile }, 'station connected');
+  });
+  rpc.on('error', (err) => log.error({ err }, 'OCPP WebSocket server error'));
+
+  const server = createListener(config());
+  server.on('request', (_request, response) => {
+    response.writeHead(426, { 'content-type': 'application/json', upgrade: 'websocket' });
+    response.end(JSON.stringify({ error: 'upgrade_required', message: `connect a WebSocket with subprotocol ocpp1.6 to ${ocpp.path}/<stationId>` }));
+  });
+  server.on('upgrade', (request, socket, head) => {
+    if (closing) return socket.destroy();
+    rpc.handleUpgrade(request, socket, head).catch((err: unknown) => {
+      // ocpp-rpc decodes the identity outside its own error handling: a malformed %-escape lands here.
+      log.warn({ url: request.url, error: err instanceof Error ? err.message : String(err) }, 'station connection refused: unreadable URL');
+      socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(ocpp.port, ocpp.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  log.info({ host: ocpp.host, port, path: ocpp.path, securityProfile: ocpp.securityProfile }, 'OCPP central system listening');
+
+  /** Closes the sockets of stations whose pairing, blocking or config entry changed since they connected. */
+  const recheckAccess = (): void => {
+    const profile = config().ocpp.securityProfile;
+    for (const client of connections.all()) {
+      const admission = site.admission(client.session.stationId);
+      if (!accessChanged(client.session, admission, profile)) continue;
+      log.info({ stationId: client.session.stationId, was: client.session.admission, now: admission.verdict }, 'station access changed: closing its connection');
+      void client.close({ code: 1008, reason: 'station access changed' });
+    }
+  };
+  const stopWatching = watchChangeCounter(options.db, STATIONS_TOPIC, recheckAccess, options.changePollMs);
+
+  return {
+    port,
+    commands: createStationCommands(connections),
+    health: { name: 'ocpp', report: () => ({ status: 'ok', port, connectedStations: connections.size }) },
+    connectedStations: () => connections.all().map((c) => c.session.stationId),
+    reload: recheckAccess,
+    async close() {
+      if (closing) return;
+      closing = true;
+      stopWatching();
+      // ocpp-rpc's own close() does not wait for its clients; close them here so each is marked offline first.
+      await Promise.all(connections.all().map((c) => c.close({ code: 1001, reason: 'central system shutting down' })));
+      await rpc.close({ force: true });
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+}
+
+/** Profiles 0 and 1 listen in plain HTTP; profile 2 in TLS 1.2+ with ocpp.tls. */
+function createListener(config: Config): http.Server {
+  const { securityProfile, tls } = config.ocpp;
+  if (securityProfile !== 2) return http.createServer();
+  if (!tls) throw new Error('ocpp.tls: required when securityProfile is 2');
+  return https.createServer({ cert: readTls(tls.cert, 'ocpp.tls.cert'), key: readTls(tls.key, 'ocpp.tls.key'), minVersion: 'TLSv1.2' });
+}
+
+function readTls(file: string, key: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw new Error(`${key}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+}

@@ -1,0 +1,6 @@
+export { startCentralSystem, type CentralSystem, type CentralSystemOptions } from './central-system.js';
+export { createStationCommands, type StationCommands } from './station-commands.js';
+export { StationCallError, StationOfflineError, StationTimeoutError } from './errors.js';
+export { connectUpstreamAsStation } from './upstream-client.js';
+export { createRpcClient, createRpcServer, isRpcError, OCPP16, type RpcClient, type RpcConnection, type RpcServer, type RpcServerClient } from './rpc.js';
+export type * from './messages.js';

@@ -1,0 +1,120 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import ocppRpc from 'ocpp-rpc';
+
+/**
+ * ocpp-rpc is CommonJS with declarations that require every option and return `unknown` from calls. This file
+ * is the one place that gives it the narrow, typed shape the rest of chargegate uses.
+ */
+
+export const OCPP16 = 'ocpp1.6';
+
+export interface RpcCallContext {
+  method: string;
+  params: unknown;
+  messageId: string;
+  signal: AbortSignal;
+}
+
+export type RpcHandler = (call: RpcCallContext) => unknown;
+
+export interface RpcClientEvents {
+  close: { code: number; reason: string };
+  disconnect: { code: number; reason: string };
+  badMessage: { buffer: Buffer; error: Error; response: unknown[] | null };
+  strictValidationFailure: { error: Error; messageId: string; method: string; outbound: boolean; isCall: boolean };
+  callError: { method: string; outbound: boolean; error: RpcErrorLike };
+  message: { message: string; outbound: boolean };
+}
+
+export interface RpcErrorLike extends Error {
+  rpcErrorCode: string;
+  details?: unknown;
+}
+
+/** The part of an ocpp-rpc client (station side or central-system side) that chargegate uses. */
+export interface RpcConnection {
+  readonly identity: string;
+  readonly protocol: string | undefined;
+  readonly state: number;
+  call(method: string, params?: unknown, options?: { callTimeoutMs?: number; signal?: AbortSignal }): Promise<unknown>;
+  handle(method: string, handler: RpcHandler): void;
+  handle(handler: RpcHandler): void;
+  close(options?: { code?: number; reason?: string; awaitPending?: boolean; force?: boolean }): Promise<{ code?: number; reason?: string } | undefined>;
+  sendRaw(message: string): void;
+  on<E extends keyof RpcClientEvents>(event: E, listener: (event: RpcClientEvents[E]) => void): unknown;
+  once<E extends keyof RpcClientEvents>(event: E, listener: (event: RpcClientEvents[E]) => void): unknown;
+}
+
+/** The connecting side: a station, or chargegate speaking to the upstream CPO as a station. */
+export interface RpcClient extends RpcConnection {
+  connect(): Promise<unknown>;
+}
+
+export interface RpcHandshake {
+  identity: string;
+  endpoint: string;
+  password: Buffer | undefined;
+  remoteAddress: string | undefined;
+  protocols: Set<string>;
+  request: IncomingMessage;
+}
+
+export interface RpcServerClient<Session> extends RpcConnection {
+  readonly session: Session;
+  readonly handshake: RpcHandshake;
+}
+
+export interface RpcServer<Session> {
+  auth(callback: (accept: (session: Session) => void, reject: (code: number, message: string) => void, handshake: RpcHandshake) => void | Promise<void>): void;
+  on(event: 'client', listener: (client: RpcServerClient<Session>) => void): unknown;
+  on(event: 'upgradeAborted', listener: (event: { error: Error; identity: string; request: IncomingMessage }) => void): unknown;
+  on(event: 'error', listener: (error: Error) => void): unknown;
+  readonly handleUpgrade: (request: IncomingMessage, socket: Duplex, head: Buffer) => Promise<void>;
+  close(options?: { code?: number; reason?: string; awaitPending?: boolean; force?: boolean }): Promise<void>;
+}
+
+export interface RpcClientOptions {
+  endpoint: string;
+  identity: string;
+  password?: string;
+  callTimeoutMs?: number;
+  reconnect?: boolean;
+  maxReconnects?: number;
+  pingIntervalMs?: number;
+  /** TLS options for wss:// (e.g. `ca` for a self-signed central system). */
+  wsOpts?: Record<string, unknown>;
+}
+
+export interface RpcServerOptions {
+  callTimeoutMs: number;
+  pingIntervalMs?: number;
+}
+
+/** A strict-mode OCPP 1.6-J client: calls and answers that break the schemas never leave or arrive. */
+export function createRpcClient(options: RpcClientOptions): RpcClient {
+  const Client = ocppRpc.RPCClient as unknown as new (options: object) => RpcClient;
+  return new Client({ protocols: [OCPP16], strictMode: true, ...options, password: options.password ?? null });
+}
+
+/** A strict-mode OCPP 1.6-J server; chargegate feeds it upgrades from its own HTTP(S) listener. */
+export function createRpcServer<Session>(options: RpcServerOptions): RpcServer<Session> {
+  const Server = ocppRpc.RPCServer as unknown as new (options: object) => RpcServer<Session>;
+  return new Server({ protocols: [OCPP16], strictMode: true, ...options });
+}
+
+/** A CALLERROR to send back from a handler, with an OCPP 1.6 error code. */
+export function rpcError(code: string, message: string): RpcErrorLike {
+  return ocppRpc.createRPCError(code, message) as unknown as RpcErrorLike;
+}
+
+export function isRpcError(err: unknown): err is RpcErrorLike {
+  return err instanceof Error && typeof (err as Partial<RpcErrorLike>).rpcErrorCode === 'string';
+}
+
+export function isRpcTimeout(err: unknown): boolean {
+  return err instanceof (ocppRpc as unknown as { TimeoutError: new () => Error }).TimeoutError;
+}
+
+export const RPC_OPEN = 1;
+export const RPC_CLOSING = 2;

@@ -1,0 +1,44 @@
+import { verifySecret } from '../credentials/index.js';
+import type { StationAdmission } from '../site/index.js';
+import type { StationSession } from './connections.js';
+
+export type SecurityProfile = 0 | 1 | 2;
+
+export type AccessDecision = { accepted: true; session: StationSession } | { accepted: false; status: 400 | 401 | 404; reason: string };
+
+/** OCPP identities end up in URLs, logs and the database: keep them to what a config id may hold. */
+const IDENTITY = /^[A-Za-z0-9._:-]{1,48}$/;
+
+/**
+ * Contract section 4 at the WebSocket upgrade. Known stations must prove their `station pair` password under
+ * profiles 1 and 2. Unknown stations are let in so their BootNotification can be answered Pending and recorded;
+ * blocked or removed ones so it can be answered Rejected. Neither may do anything else (see station-handlers).
+ */
+export function decideAccess(input: {
+  identity: string;
+  endpoint: string;
+  path: string;
+  profile: SecurityProfile;
+  password: Buffer | undefined;
+  admission: StationAdmission;
+}): AccessDecision {
+  if (trimSlash(input.endpoint) !== trimSlash(input.path)) return { accepted: false, status: 404, reason: `no OCPP endpoint at ${input.endpoint}` };
+  if (!IDENTITY.test(input.identity)) return { accepted: false, status: 400, reason: 'station identity must be 1-48 letters, digits or . _ : -' };
+  const { admission } = input;
+  const session = (passwordHash: string | null): AccessDecision => ({ accepted: true, session: { stationId: input.identity, admission: admission.verdict, passwordHash } });
+  if (admission.verdict !== 'known' || input.profile === 0) return session(null);
+  if (!admission.passwordHash) return { accepted: false, status: 401, reason: 'station has no password yet: run `chargegate station pair`' };
+  if (!input.password) return { accepted: false, status: 401, reason: 'no HTTP Basic password' };
+  if (!verifySecret(input.password.toString('utf8'), admission.passwordHash)) return { accepted: false, status: 401, reason: 'wrong password' };
+  return session(admission.passwordHash);
+}
+
+/** Whether a connected station's admission moved since it connected, so its socket must go. */
+export function accessChanged(session: StationSession, admission: StationAdmission, profile: SecurityProfile): boolean {
+  if (admission.verdict !== session.admission) return true;
+  return admission.verdict === 'known' && profile !== 0 && admission.passwordHash !== session.passwordHash;
+}
+
+function trimSlash(path: string): string {
+  return path.replace(/\/+$/, '') || '/';
+}

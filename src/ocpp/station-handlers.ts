@@ -1,0 +1,166 @@
+import type { Config } from '../config/index.js';
+import type { AuthorizationDecision, Authorizer } from '../authorization/index.js';
+import type { Logger } from '../log/index.js';
+import type { Site, StopReason } from '../site/index.js';
+import type { StationClient } from './connections.js';
+import type {
+  AuthorizeRequest,
+  AuthorizeResponse,
+  BootNotificationRequest,
+  BootNotificationResponse,
+  DataTransferRequest,
+  DataTransferResponse,
+  HeartbeatResponse,
+  IdTagInfo,
+  MeterValuesRequest,
+  StartTransactionRequest,
+  StartTransactionResponse,
+  StatusNotificationRequest,
+  StopTransactionRequest,
+  StopTransactionResponse,
+} from './messages.js';
+import { rpcError } from './rpc.js';
+
+export interface StationHandlerDeps {
+  site: Site;
+  authorizer: Authorizer;
+  config: () => Config;
+  logger: Logger;
+  /** Counts each handled call by action and outcome (ok or the CALLERROR code). */
+  countCall: (action: string, outcome: string) => void;
+}
+
+type Handler<Req> = (params: Req, stationId: string) => unknown;
+
+/**
+ * The station-initiated OCPP 1.6 actions. Each translates into a domain call whose state change and events
+ * commit before the handler returns, so the station only ever hears about what is durable.
+ */
+export function registerStationHandlers(client: StationClient, deps: StationHandlerDeps): void {
+  const { site, authorizer, config, logger } = deps;
+  const stationId = client.session.stationId;
+  // The logger already carries stationId and siteId.
+  const log = logger;
+
+  /** OCPP 1.6 section 4.2: until Accepted, a station may only send BootNotification. */
+  const admitted = (): boolean => {
+    const admission = site.admission(stationId);
+    return admission.verdict === 'known' || (admission.verdict === 'unknown' && config().ocpp.acceptUnknownStations);
+  };
+
+  const on = <Req>(action: string, handler: Handler<Req>, options: { beforeAcceptance?: boolean } = {}): void => {
+    client.handle(action, async ({ params }) => {
+      site.touch(stationId);
+      if (!options.beforeAcceptance && !admitted()) {
+        log.warn({ action }, 'call from a station that is not accepted; refused with SecurityError');
+        deps.countCall(action, 'SecurityError');
+        throw rpcError('SecurityError', `${stationId} is not accepted by this central system; send BootNotification and wait for Accepted`);
+      }
+      try {
+        const result = await handler(params as Req, stationId);
+        deps.countCall(action, 'ok');
+        return result;
+      } catch (err) {
+        const code = (err as { rpcErrorCode?: string }).rpcErrorCode;
+        if (code) {
+          deps.countCall(action, code);
+          throw err;
+        }
+        log.error({ action, err }, 'station call failed');
+        deps.countCall(action, 'InternalError');
+        throw rpcError('InternalError', `${action} could not be processed`);
+      }
+    });
+  };
+
+  on<BootNotificationRequest>(
+    'BootNotification',
+    (params): BootNotificationResponse => {
+      const status = site.boot(stationId, params);
+      const siteId = status === 'Rejected' ? undefined : site.siteOf(stationId);
+      log.info({ siteId, status, vendor: params.chargePointVendor, model: params.chargePointModel, firmware: params.firmwareVersion }, 'boot notification');
+      return { status, currentTime: new Date().toISOString(), interval: config().ocpp.heartbeatIntervalS };
+    },
+    { beforeAcceptance: true },
+  );
+
+  on('Heartbeat', (): HeartbeatResponse => ({ currentTime: new Date().toISOString() }));
+
+  on<StatusNotificationRequest>('StatusNotification', (params) => {
+    const { connectorId, status, errorCode, info, vendorId, vendorErrorCode, timestamp } = params;
+    const details = { ...(info !== undefined && { info }), ...(vendorId !== undefined && { vendorId }), ...(vendorErrorCode !== undefined && { vendorErrorCode }), ...(timestamp !== undefined && { timestamp }) };
+    site.recordStationStatus(stationId, connectorId, status, errorCode, Object.keys(details).length > 0 ? details : undefined);
+    log.debug({ connectorId, status, errorCode }, 'status notification');
+    return {};
+  });
+
+  on<AuthorizeRequest>('Authorize', async (params): Promise<AuthorizeResponse> => {
+    const decision = await authorizer.authorize({ idTag: params.idTag, stationId });
+    site.recordAuthorization(stationId, params.idTag, decision.status, decision.connectorId);
+    return { idTagInfo: idTagInfoOf(decision) };
+  });
+
+  on<StartTransactionRequest>('StartTransaction', async (params): Promise<StartTransactionResponse> => {
+    if (params.connectorId < 1) throw rpcError('PropertyConstraintViolation', 'connectorId must be 1 or more for a transaction');
+    const repeated = site.openTransactionOn(stationId, params.connectorId);
+    // A station that lost our answer sends the same StartTransaction again: give it the same transaction.
+    if (repeated && repeated.id_tag === params.idTag && repeated.meter_start_wh === params.meterStart && Date.parse(repeated.started_at) === Date.parse(params.timestamp)) {
+      log.info({ transactionId: repeated.id, connectorId: params.connectorId }, 'repeated StartTransaction answered with its transaction');
+      const decision = await authorizer.authorize({ idTag: params.idTag, stationId, connectorId: params.connectorId, transactionId: repeated.id });
+      return { transactionId: repeated.id, idTagInfo: idTagInfoOf(decision) };
+    }
+    const decision = await authorizer.authorize({ idTag: params.idTag, stationId, connectorId: params.connectorId });
+    const transaction = site.startTransaction({
+      at: site.locateConnector(stationId, params.connectorId),
+      idTag: params.idTag,
+      meterStartWh: params.meterStart,
+      startedAt: new Date(params.timestamp),
+      ...(params.reservationId !== undefined && { reservationId: params.reservationId }),
+      source: 'ocpp',
+      authorizationStatus: decision.status,
+    });
+    log.info({ siteId: transaction.site_id, transactionId: transaction.id, connectorId: params.connectorId, status: decision.status }, 'transaction started');
+    return { transactionId: transaction.id, idTagInfo: idTagInfoOf(decision) };
+  });
+
+  on<StopTransactionRequest>('StopTransaction', async (params): Promise<StopTransactionResponse> => {
+    const stopped = site.stopTransaction({
+      transactionId: params.transactionId,
+      meterStopWh: params.meterStop,
+      stoppedAt: new Date(params.timestamp),
+      ...(params.reason !== undefined && { reason: params.reason as StopReason }),
+      ...(params.idTag !== undefined && { idTag: params.idTag }),
+    });
+    if (stopped) log.info({ siteId: stopped.site_id, transactionId: stopped.id, reason: params.reason ?? 'Local' }, 'transaction stopped');
+    else log.warn({ transactionId: params.transactionId }, 'StopTransaction for an unknown or already stopped transaction: answered, no event');
+    if (params.idTag === undefined) return {};
+    const decision = await authorizer.authorize({ idTag: params.idTag, stationId });
+    return { idTagInfo: idTagInfoOf(decision) };
+  });
+
+  on<MeterValuesRequest>('MeterValues', (params) => {
+    log.debug({ connectorId: params.connectorId, transactionId: params.transactionId, samples: params.meterValue.length }, 'meter values');
+    return {};
+  });
+
+  on<DataTransferRequest>('DataTransfer', (params): DataTransferResponse => {
+    log.info({ vendorId: params.vendorId, messageId: params.messageId }, 'data transfer from an unknown vendor');
+    return { status: 'UnknownVendorId' };
+  });
+
+  // Core-profile notifications a station sends on its own after firmware or diagnostics jobs: acknowledged, logged.
+  for (const action of ['DiagnosticsStatusNotification', 'FirmwareStatusNotification']) {
+    on<{ status: string }>(action, (params) => {
+      log.info({ action, status: params.status }, 'station notification');
+      return {};
+    });
+  }
+}
+
+function idTagInfoOf(decision: Pick<AuthorizationDecision, 'status' | 'expiryDate' | 'parentIdTag'>): IdTagInfo {
+  return {
+    status: decision.status,
+    ...(decision.expiryDate !== undefined && { expiryDate: decision.expiryDate }),
+    ...(decision.parentIdTag !== undefined && { parentIdTag: decision.parentIdTag }),
+  };
+}

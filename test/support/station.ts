@@ -1,0 +1,310 @@
+import {
+  createRpcClient,
+  type BootNotificationRequest,
+  type BootNotificationResponse,
+  type ChangeConfigurationRequest,
+  type GetConfigurationRequest,
+  type IdTagInfo,
+  type RemoteStartTransactionRequest,
+  type RemoteStopTransactionRequest,
+  type RpcClient,
+  type StartTransactionResponse,
+  type StopTransactionResponse,
+  type TriggerMessageRequest,
+} from '../../src/ocpp/index.js';
+
+/**
+ * A simulated OCPP 1.6-J charging station on ocpp-rpc's RPCClient in strict mode: an independent client that
+ * validates every frame both ways against the official schemas. It keeps an energy register per connector and
+ * behaves like a real station to the central system's commands: an accepted RemoteStartTransaction is followed
+ * by a real StartTransaction, an accepted RemoteStopTransaction by a StopTransaction with reason Remote.
+ * Tests, the demo, the benchmarks and scripts/station-simulator.ts all use it.
+ */
+
+export interface StationOptions {
+  /** The OCPP basic-auth password (`chargegate station pair` prints it); omit under security profile 0. */
+  password?: string;
+  /** CA certificate(s) to trust for wss:// (a test's self-signed central system). */
+  ca?: string | Buffer;
+  /** How RemoteStartTransaction is answered (default Accepted). */
+  remoteStart?: 'Accepted' | 'Rejected';
+  /** Milliseconds before one of the station's own calls counts as unanswered (default 10 s). */
+  callTimeoutMs?: number;
+  /** Energy register of every connector at connect time, Wh (default 0). */
+  initialMeterWh?: number;
+}
+
+export interface StartTransactionInput {
+  connectorId: number;
+  idTag: string;
+  /** Wh; defaults to the connector's register. */
+  meterStart?: number;
+  reservationId?: number;
+  timestamp?: Date;
+}
+
+export interface StopTransactionInput {
+  transactionId: number;
+  /** Wh; defaults to the connector's register. */
+  meterStop?: number;
+  reason?: string;
+  idTag?: string;
+  timestamp?: Date;
+}
+
+/** A transaction the station started or stopped because the central system told it to. */
+export interface RemoteTransaction {
+  transactionId: number;
+  connectorId: number;
+  idTag: string;
+}
+
+interface OpenTransaction extends RemoteTransaction {
+  meterStartWh: number;
+}
+
+/** A queue whose consumer may arrive before or after the producer. */
+class Mailbox<T> {
+  private readonly items: Array<Promise<T>> = [];
+  private readonly waiters: Array<(item: Promise<T>) => void> = [];
+
+  put(item: Promise<T>): void {
+    item.catch(() => undefined);
+    const waiter = this.waiters.shift();
+    if (waiter) waiter(item);
+    else this.items.push(item);
+  }
+
+  take(timeoutMs: number, what: string): Promise<T> {
+    const ready = this.items.shift();
+    if (ready) return ready;
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiters.splice(this.waiters.indexOf(deliver), 1);
+        reject(new Error(`no ${what} within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const deliver = (item: Promise<T>) => {
+        clearTimeout(timer);
+        item.then(resolve, reject);
+      };
+      this.waiters.push(deliver);
+    });
+  }
+}
+
+export class SimulatedStation {
+  /** Every command the central system sent, in order. */
+  readonly received: Array<{ action: string; params: unknown }> = [];
+  /** The station's configuration keys, as GetConfiguration reports and ChangeConfiguration changes them. */
+  readonly configuration = new Map<string, string>([
+    ['HeartbeatInterval', '300'],
+    ['MeterValueSampleInterval', '60'],
+    ['AuthorizeRemoteTxRequests', 'false'],
+    ['NumberOfConnectors', '2'],
+  ]);
+  private readonly meterWh = new Map<number, number>();
+  private readonly open = new Map<number, OpenTransaction>();
+  private readonly remoteStarts = new Mailbox<RemoteTransaction>();
+  private readonly remoteStops = new Mailbox<RemoteTransaction>();
+
+  private constructor(
+    readonly identity: string,
+    readonly rpc: RpcClient,
+    private readonly options: StationOptions,
+  ) {
+    this.registerCommandHandlers();
+  }
+
+  /** Connects (the WebSocket upgrade); rejects when the central system refuses it (e.g. 401). */
+  static async connect(url: string, identity: string, password?: string, options: Omit<StationOptions, 'password'> = {}): Promise<SimulatedStation> {
+    const rpc = createRpcClient({
+      endpoint: url,
+      identity,
+      ...(password !== undefined && { password }),
+      reconnect: false,
+      callTimeoutMs: options.callTimeoutMs ?? 10_000,
+      ...(options.ca !== undefined && { wsOpts: { ca: options.ca, minVersion: 'TLSv1.2' } }),
+    });
+    const station = new SimulatedStation(identity, rpc, { ...options, ...(password !== undefined && { password }) });
+    await rpc.connect();
+    return station;
+  }
+
+  /** Any OCPP 1.6 call, for what the typed helpers below do not cover. */
+  call<Res = unknown>(action: string, params: object = {}): Promise<Res> {
+    return this.rpc.call(action, params) as Promise<Res>;
+  }
+
+  boot(params: Partial<BootNotificationRequest> = {}): Promise<BootNotificationResponse> {
+    return this.call('BootNotification', { chargePointVendor: 'chargegate-sim', chargePointModel: 'SimStation', firmwareVersion: '1.0.0', ...params });
+  }
+
+  heartbeat(): Promise<{ currentTime: string }> {
+    return this.call('Heartbeat');
+  }
+
+  async authorize(idTag: string): Promise<IdTagInfo> {
+    return (await this.call<{ idTagInfo: IdTagInfo }>('Authorize', { idTag })).idTagInfo;
+  }
+
+  statusNotification(input: { connectorId: number; status: string; errorCode?: string; info?: string; timestamp?: Date }): Promise<object> {
+    return this.call('StatusNotification', {
+      connectorId: input.connectorId,
+      status: input.status,
+      errorCode: input.errorCode ?? 'NoError',
+      ...(input.info !== undefined && { info: input.info }),
+      ...(input.timestamp !== undefined && { timestamp: input.timestamp.toISOString() }),
+    });
+  }
+
+  /** Sends StartTransaction and returns the central system's transactionId. */
+  async startTransaction(input: StartTransactionInput): Promise<number> {
+    return (await this.startTransactionWithInfo(input)).transactionId;
+  }
+
+  /** StartTransaction with the whole answer (transactionId and the re-evaluated idTagInfo). */
+  async startTransactionWithInfo(input: StartTransactionInput): Promise<StartTransactionResponse> {
+    const meterStartWh = input.meterStart ?? this.register(input.connectorId);
+    this.meterWh.set(input.connectorId, meterStartWh);
+    const response = await this.call<StartTransactionResponse>('StartTransaction', {
+      connectorId: input.connectorId,
+      idTag: input.idTag,
+      meterStart: meterStartWh,
+      timestamp: (input.timestamp ?? new Date()).toISOString(),
+      ...(input.reservationId !== undefined && { reservationId: input.reservationId }),
+    });
+    this.open.set(response.transactionId, { transactionId: response.transactionId, connectorId: input.connectorId, idTag: input.idTag, meterStartWh });
+    return response;
+  }
+
+  async stopTransaction(input: StopTransactionInput): Promise<StopTransactionResponse> {
+    const open = this.open.get(input.transactionId);
+    const meterStop = input.meterStop ?? (open ? this.register(open.connectorId) : 0);
+    if (open) this.meterWh.set(open.connectorId, meterStop);
+    const response = await this.call<StopTransactionResponse>('StopTransaction', {
+      transactionId: input.transactionId,
+      meterStop,
+      timestamp: (input.timestamp ?? new Date()).toISOString(),
+      ...(input.reason !== undefined && { reason: input.reason }),
+      ...(input.idTag !== undefined && { idTag: input.idTag }),
+    });
+    this.open.delete(input.transactionId);
+    return response;
+  }
+
+  /** Adds charged energy to a connector's register (what meterStop and meterValues then report). */
+  addEnergy(connectorId: number, wh: number): void {
+    this.meterWh.set(connectorId, this.register(connectorId) + wh);
+  }
+
+  /** One Energy.Active.Import.Register sample of the connector's register. */
+  meterValues(input: { connectorId: number; transactionId?: number; wh?: number; timestamp?: Date }): Promise<object> {
+    return this.call('MeterValues', {
+      connectorId: input.connectorId,
+      ...(input.transactionId !== undefined && { transactionId: input.transactionId }),
+      meterValue: [
+        {
+          timestamp: (input.timestamp ?? new Date()).toISOString(),
+          sampledValue: [{ value: String(input.wh ?? this.register(input.connectorId)), measurand: 'Energy.Active.Import.Register', unit: 'Wh', context: 'Sample.Periodic' }],
+        },
+      ],
+    });
+  }
+
+  /** Transactions open at this station, as it sees them. */
+  openTransactions(): RemoteTransaction[] {
+    return [...this.open.values()].map(({ transactionId, connectorId, idTag }) => ({ transactionId, connectorId, idTag }));
+  }
+
+  /** The next transaction started because of a RemoteStartTransaction (already started or yet to come). */
+  nextRemoteStart(timeoutMs = 10_000): Promise<RemoteTransaction> {
+    return this.remoteStarts.take(timeoutMs, 'remote start');
+  }
+
+  /** The next transaction stopped because of a RemoteStopTransaction. */
+  nextRemoteStop(timeoutMs = 10_000): Promise<RemoteTransaction> {
+    return this.remoteStops.take(timeoutMs, 'remote stop');
+  }
+
+  /** Replaces how the station answers a command (e.g. never answer, to test timeouts). */
+  handle(action: string, handler: (params: unknown) => unknown): void {
+    this.rpc.handle(action, async ({ params }) => {
+      this.received.push({ action, params });
+      return handler(params);
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.rpc.close({ code: 1000, force: false });
+  }
+
+  private register(connectorId: number): number {
+    return this.meterWh.get(connectorId) ?? this.options.initialMeterWh ?? 0;
+  }
+
+  /** After our answer has left: ocpp-rpc sends it once the handler's promise settles, before any timer fires. */
+  private afterReply(fn: () => Promise<RemoteTransaction>, mailbox: Mailbox<RemoteTransaction>): void {
+    setImmediate(() => mailbox.put(fn()));
+  }
+
+  private registerCommandHandlers(): void {
+    this.handle('RemoteStartTransaction', (params) => {
+      const { connectorId = this.freeConnector(), idTag } = params as RemoteStartTransactionRequest;
+      if (this.options.remoteStart === 'Rejected' || connectorId === undefined || this.busy(connectorId)) return { status: 'Rejected' };
+      this.afterReply(async () => ({ transactionId: await this.startTransaction({ connectorId, idTag }), connectorId, idTag }), this.remoteStarts);
+      return { status: 'Accepted' };
+    });
+    this.handle('RemoteStopTransaction', (params) => {
+      const open = this.open.get((params as RemoteStopTransactionRequest).transactionId);
+      if (!open) return { status: 'Rejected' };
+      this.afterReply(async () => {
+        await this.stopTransaction({ transactionId: open.transactionId, reason: 'Remote' });
+        return { transactionId: open.transactionId, connectorId: open.connectorId, idTag: open.idTag };
+      }, this.remoteStops);
+      return { status: 'Accepted' };
+    });
+    this.handle('GetConfiguration', (params) => {
+      const keys = (params as GetConfigurationRequest).key;
+      const known = (keys ?? [...this.configuration.keys()]).filter((k) => this.configuration.has(k));
+      const unknownKey = (keys ?? []).filter((k) => !this.configuration.has(k));
+      return { configurationKey: known.map((key) => ({ key, readonly: false, value: this.configuration.get(key) })), ...(unknownKey.length > 0 && { unknownKey }) };
+    });
+    this.handle('ChangeConfiguration', (params) => {
+      const { key, value } = params as ChangeConfigurationRequest;
+      if (!this.configuration.has(key)) return { status: 'NotSupported' };
+      this.configuration.set(key, value);
+      return { status: 'Accepted' };
+    });
+    this.handle('Reset', () => ({ status: 'Accepted' }));
+    this.handle('UnlockConnector', () => ({ status: 'Unlocked' }));
+    this.handle('ChangeAvailability', () => ({ status: 'Accepted' }));
+    this.handle('TriggerMessage', (params) => {
+      const { requestedMessage, connectorId } = params as TriggerMessageRequest;
+      const send: Record<string, () => Promise<unknown>> = {
+        BootNotification: () => this.boot(),
+        Heartbeat: () => this.heartbeat(),
+        StatusNotification: () => this.statusNotification({ connectorId: connectorId ?? 0, status: 'Available' }),
+        MeterValues: () => this.meterValues({ connectorId: connectorId ?? 1 }),
+      };
+      const trigger = send[requestedMessage];
+      if (!trigger) return { status: 'NotImplemented' };
+      setImmediate(() => void trigger().catch(() => undefined));
+      return { status: 'Accepted' };
+    });
+  }
+
+  private busy(connectorId: number): boolean {
+    return [...this.open.values()].some((t) => t.connectorId === connectorId);
+  }
+
+  private freeConnector(): number | undefined {
+    const connectors = Number(this.configuration.get('NumberOfConnectors') ?? '1');
+    for (let c = 1; c <= connectors; c += 1) if (!this.busy(c)) return c;
+    return undefined;
+  }
+}
+
+/** Connects a simulated station: `ws://127.0.0.1:<ocppPort>/ocpp` and an identity such as CP001. */
+export function connectStation(url: string, identity: string, password?: string, options: Omit<StationOptions, 'password'> = {}): Promise<SimulatedStation> {
+  return SimulatedStation.connect(url, identity, password, options);
+}
