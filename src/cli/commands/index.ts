@@ -1,9 +1,13 @@
 import type { Command } from 'commander';
 import { registerCheckConfig } from './check-config.js';
+import { registerIdTag } from './idtag.js';
 import { registerRun } from './run.js';
+import { registerStation } from './station.js';
 
 /** Every command group registers itself here; one file per group. */
 export function registerCommands(program: Command): void {
   registerRun(program);
   registerCheckConfig(program);
+  registerStation(program);
+  registerIdTag(program);
 }

@@ -1,0 +1,79 @@
+import type { Command } from 'commander';
+import { DomainError, Site } from '../../site/index.js';
+import { CliError, EXIT_USAGE, output, table, withContext, type CommandContext, type GlobalOptions } from '../context.js';
+
+/** `chargegate station list|pair|block|remove`: the installer's side of admitting stations (contract sections 3-4). */
+export function registerStation(program: Command): void {
+  const station = program.command('station').description('OCPP stations: list, pair (prints the basic-auth password once), block, remove');
+
+  station
+    .command('list')
+    .description('stations in the config or seen by the daemon, with pairing state and online state')
+    .option('--pending', 'only unknown stations that connected and wait for `station pair`')
+    .action((options: { pending?: boolean }, cmd: Command) =>
+      withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
+        const stations = siteOf(ctx)
+          .stations()
+          .filter((s) => !options.pending || s.state === 'pending');
+        output(ctx.json, { stations }, () =>
+          table(
+            ['STATION', 'SITE', 'STATE', 'ONLINE', 'LAST SEEN', 'PASSWORD'],
+            stations.map((s) => [s.id, s.siteId ?? '-', s.state, s.online ? 'yes' : 'no', s.lastSeen ?? '-', s.hasPassword ? 'set' : '-']),
+          ),
+        );
+      }),
+    );
+
+  station
+    .command('pair')
+    .description('approve a pending or new station for a site; prints its new OCPP basic-auth password once')
+    .argument('<stationId>', 'the OCPP identity (last segment of the station URL)')
+    .requiredOption('--site <siteId>', 'the site the station belongs to')
+    .action((stationId: string, options: { site: string }, cmd: Command) =>
+      withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
+        const { password } = domain(() => siteOf(ctx).pair(stationId, options.site));
+        const { ocpp } = ctx.config;
+        const url = `${ocpp.securityProfile === 2 ? 'wss' : 'ws'}://${ocpp.host}:${ocpp.port}${ocpp.path}/${stationId}`;
+        output(ctx.json, { stationId, siteId: options.site, password }, () =>
+          [
+            `Paired ${stationId} with site ${options.site}.`,
+            `OCPP basic-auth password (shown only now): ${password}`,
+            `Station settings: URL ${url}, user ${stationId}${ocpp.securityProfile === 0 ? ' (security profile 0: the password is not asked for)' : ''}.`,
+            'A connected station is disconnected now and admitted when it reconnects.',
+          ].join('\n'),
+        );
+      }),
+    );
+
+  for (const [name, state, description] of [
+    ['block', 'blocked', 'refuse a station: BootNotification answers Rejected, its open connection is closed'],
+    ['remove', 'removed', 'forget a station\'s pairing: BootNotification answers Rejected until paired again'],
+  ] as const) {
+    station
+      .command(name)
+      .description(description)
+      .argument('<stationId>')
+      .action((stationId: string, _options: unknown, cmd: Command) =>
+        withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
+          const site = siteOf(ctx);
+          if (!site.stations().some((s) => s.id === stationId)) throw new CliError(`no station "${stationId}" in the config or the database`, EXIT_USAGE);
+          site.setStationState(stationId, state);
+          output(ctx.json, { stationId, state }, () => `${stationId} is ${state}.`);
+        }),
+      );
+  }
+}
+
+function siteOf(ctx: CommandContext): Site {
+  return new Site({ db: ctx.db, config: () => ctx.config });
+}
+
+/** The domain refuses with a message for the installer: a usage error. */
+function domain<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof DomainError) throw new CliError(err.message, EXIT_USAGE);
+    throw err;
+  }
+}
