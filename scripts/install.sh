@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# Installs chargegate as a systemd service on this machine: the build under the prefix, the CLI on the PATH,
+# the unit, the service user, a config skeleton and the keystore passphrase credential.
+# Run it from a source checkout: `npm ci && sudo scripts/install.sh`. Running it again upgrades the program and
+# keeps the config and the passphrase.
+set -euo pipefail
+
+usage() {
+  cat <<'USAGE'
+usage: scripts/install.sh [--prefix DIR] [--destdir DIR] [--no-build]
+
+  --prefix DIR   where the program goes (default /opt/chargegate)
+  --destdir DIR  stage every file under DIR instead of / (packaging, tests): no user is created, systemctl is not
+                 called, file ownership is left alone
+  --no-build     install the existing dist/ instead of running `npm run build` first
+Environment: NODE, the node binary the service runs with (default: the one on the PATH; Node.js >= 20.19).
+USAGE
+}
+
+prefix=/opt/chargegate
+destdir=
+build=yes
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --prefix) prefix=${2:?--prefix needs a directory}; shift 2 ;;
+    --destdir) destdir=${2:?--destdir needs a directory}; shift 2 ;;
+    --no-build) build=no; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "install.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+  esac
+done
+case "$prefix" in /*) ;; *) echo "install.sh: --prefix must be an absolute path" >&2; exit 2 ;; esac
+if [ -n "$destdir" ]; then destdir=$(realpath -m "$destdir"); fi
+
+say() { printf 'install.sh: %s\n' "$*"; }
+fail() { printf 'install.sh: %s\n' "$*" >&2; exit 1; }
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+[ -f "$src/package.json" ] && grep -q '"name": "chargegate"' "$src/package.json" || fail "run me from a chargegate source checkout"
+node=${NODE:-$(command -v node || true)}
+[ -x "$node" ] || fail "node not found: install Node.js 20.19 or later, or set NODE=/path/to/node"
+node=$(realpath "$node")
+"$node" -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)' ||
+  fail "$node is Node.js $("$node" --version); chargegate needs 20.19 or later"
+if [ -z "$destdir" ] && [ "$(id -u)" -ne 0 ]; then fail "installing into / needs root: sudo $0 $*"; fi
+
+# ---- the program ---------------------------------------------------------------------------------------------
+cd "$src"
+if [ "$build" = yes ]; then
+  [ -d node_modules ] || npm ci --no-audit --no-fund
+  say "building"
+  npm run build --silent
+fi
+[ -f dist/cli/main.js ] || fail "dist/cli/main.js is missing: run without --no-build, or npm run build first"
+
+target=$destdir$prefix
+staging=$target.new
+rm -rf "$staging"
+mkdir -p "$staging"
+cp -a dist package.json package-lock.json README.md "$staging/"
+mkdir -p "$staging/config" "$staging/systemd"
+cp -a config/default.yaml "$staging/config/"
+cp -a systemd/. "$staging/systemd/"
+# The checkout's modules were built for this machine's Node (better-sqlite3, serialport): copy them and drop the
+# development ones, so the gateway needs neither a compiler nor the registry.
+cp -a node_modules "$staging/"
+(cd "$staging" && npm prune --omit=dev --ignore-scripts --no-audit --no-fund --loglevel=error)
+# Swap in the new version whole: a running daemon keeps its open files until it restarts.
+if [ -d "$target" ]; then
+  rm -rf "$target.old"
+  mv "$target" "$target.old"
+fi
+mv "$staging" "$target"
+rm -rf "$target.old"
+say "program installed in $target"
+
+# ---- the CLI on the PATH ---------------------------------------------------------------------------------------
+mkdir -p "$destdir/usr/local/bin"
+cat >"$destdir/usr/local/bin/chargegate" <<WRAPPER
+#!/bin/sh
+# The chargegate CLI, installed by scripts/install.sh. Run as root, it drops to the service user, so files it
+# creates in the state directory stay the daemon's, and passes the keystore passphrase the service gets as a
+# credential.
+export CHARGEGATE_CONFIG="\${CHARGEGATE_CONFIG:-/etc/chargegate/chargegate.yaml}"
+if [ "\$(id -u)" -eq 0 ] && id chargegate >/dev/null 2>&1; then
+  passphrase=/etc/chargegate/credentials/keystore-passphrase
+  if [ -z "\${CHARGEGATE_KEYSTORE_PASSPHRASE:-}" ] && [ -r "\$passphrase" ]; then
+    CHARGEGATE_KEYSTORE_PASSPHRASE=\$(cat "\$passphrase")
+    export CHARGEGATE_KEYSTORE_PASSPHRASE
+  fi
+  exec setpriv --reuid=chargegate --regid=chargegate --init-groups -- "$node" "$prefix/dist/cli/main.js" "\$@"
+fi
+exec "$node" "$prefix/dist/cli/main.js" "\$@"
+WRAPPER
+chmod 0755 "$destdir/usr/local/bin/chargegate"
+
+# ---- the unit and the user -------------------------------------------------------------------------------------
+mkdir -p "$destdir/etc/systemd/system" "$destdir/etc/sysusers.d"
+sed -e "s#/usr/bin/node #$node #" -e "s#/opt/chargegate/#$prefix/#g" systemd/chargegate.service >"$destdir/etc/systemd/system/chargegate.service"
+chmod 0644 "$destdir/etc/systemd/system/chargegate.service"
+install -m 0644 systemd/chargegate.sysusers "$destdir/etc/sysusers.d/chargegate.conf"
+if [ -z "$destdir" ]; then
+  if command -v systemd-sysusers >/dev/null; then
+    systemd-sysusers /etc/sysusers.d/chargegate.conf
+  elif ! id chargegate >/dev/null 2>&1; then
+    useradd --system --user-group --home-dir /var/lib/chargegate --no-create-home --shell /usr/sbin/nologin chargegate
+  fi
+  getent group dialout >/dev/null && usermod -a -G dialout chargegate
+  install -d -o chargegate -g chargegate -m 0750 /var/lib/chargegate
+  say "user chargegate ready (groups: $(id -Gn chargegate))"
+fi
+
+# ---- config skeleton and keystore passphrase (never overwritten) -----------------------------------------------
+config_dir=$destdir/etc/chargegate
+mkdir -p "$config_dir"
+chmod 0755 "$config_dir"
+if [ -e "$config_dir/chargegate.yaml" ]; then
+  say "kept the existing $config_dir/chargegate.yaml"
+else
+  install -m 0640 systemd/chargegate.yaml "$config_dir/chargegate.yaml"
+  say "wrote the config skeleton $config_dir/chargegate.yaml"
+fi
+[ -z "$destdir" ] && chgrp chargegate "$config_dir/chargegate.yaml"
+install -d -m 0700 "$config_dir/credentials"
+if [ -e "$config_dir/credentials/keystore-passphrase" ]; then
+  say "kept the existing keystore passphrase"
+else
+  # A new passphrase would lock out an existing keystore: it is made once, here, and never replaced.
+  (umask 077 && "$node" -e 'process.stdout.write(require("node:crypto").randomBytes(32).toString("base64url"))' >"$config_dir/credentials/keystore-passphrase")
+  say "made the keystore passphrase $config_dir/credentials/keystore-passphrase"
+fi
+
+"$node" "$target/dist/cli/main.js" check-config --config "$config_dir/chargegate.yaml"
+
+if [ -z "$destdir" ] && [ -d /run/systemd/system ]; then
+  systemctl daemon-reload
+  if systemctl is-active --quiet chargegate; then
+    say "chargegate is running the previous version: sudo systemctl restart chargegate"
+  else
+    say "next: edit /etc/chargegate/chargegate.yaml, then sudo systemctl enable --now chargegate"
+  fi
+else
+  say "done (systemd is not running here: nothing was enabled or started)"
+fi

@@ -1,0 +1,125 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { ROOT } from '../support/cli.js';
+import { openNotifySocket, type NotifySocket } from '../support/notify-socket.js';
+import { baseConfig } from '../support/temp-site.js';
+
+const run = promisify(execFile);
+const PREFIX = '/opt/chargegate';
+
+function mode(file: string): string {
+  return (statSync(file).mode & 0o777).toString(8);
+}
+
+function install(destdir: string): Promise<{ stdout: string; stderr: string }> {
+  return run('bash', [path.join(ROOT, 'scripts/install.sh'), '--destdir', destdir], { cwd: tmpdir(), timeout: 180_000 });
+}
+
+/** The unit's ExecStart as argv, the way systemd runs it. */
+function execStart(unit: string): string[] {
+  const line = unit.split('\n').find((l) => l.startsWith('ExecStart='));
+  return line!.slice('ExecStart='.length).split(/\s+/);
+}
+
+async function systemdAnalyzeAvailable(): Promise<boolean> {
+  try {
+    await run('systemd-analyze', ['--version']);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('scripts/install.sh into a staging root', () => {
+  let destdir: string;
+  let unitPath: string;
+  let daemon: ChildProcess | undefined;
+  let notify: NotifySocket | undefined;
+
+  beforeAll(async () => {
+    destdir = mkdtempSync(path.join(tmpdir(), 'chargegate-install-'));
+    unitPath = path.join(destdir, 'etc/systemd/system/chargegate.service');
+    const { stdout } = await install(destdir);
+    expect(stdout).toContain(`${destdir}/etc/chargegate/chargegate.yaml: ok (1 site)`);
+  }, 240_000);
+
+  afterAll(async () => {
+    if (daemon && daemon.exitCode === null) daemon.kill('SIGKILL');
+    await notify?.close();
+    rmSync(destdir, { recursive: true, force: true });
+  });
+
+  it('installs the program, the CLI, the unit, the service user definition, the config skeleton and the passphrase', () => {
+    const unit = readFileSync(unitPath, 'utf8');
+    const argv = execStart(unit);
+    expect(argv[0]).toBe(process.execPath);
+    expect(argv.slice(1)).toEqual(['--enable-source-maps', `${PREFIX}/dist/cli/main.js`, 'run', '--config', '/etc/chargegate/chargegate.yaml']);
+    expect(statSync(path.join(destdir, PREFIX, 'dist/cli/main.js')).isFile()).toBe(true);
+    // Runtime dependencies only: the gateway gets no test tooling.
+    expect(() => statSync(path.join(destdir, PREFIX, 'node_modules/better-sqlite3'))).not.toThrow();
+    expect(() => statSync(path.join(destdir, PREFIX, 'node_modules/vitest'))).toThrow();
+
+    const wrapper = readFileSync(path.join(destdir, 'usr/local/bin/chargegate'), 'utf8');
+    expect(mode(path.join(destdir, 'usr/local/bin/chargegate'))).toBe('755');
+    expect(wrapper).toContain(`"${process.execPath}" "${PREFIX}/dist/cli/main.js"`);
+    expect(readFileSync(path.join(destdir, 'etc/sysusers.d/chargegate.conf'), 'utf8')).toMatch(/^u chargegate .*\nm chargegate dialout$/m);
+
+    expect(mode(path.join(destdir, 'etc/chargegate/chargegate.yaml'))).toBe('640');
+    expect(mode(path.join(destdir, 'etc/chargegate/credentials'))).toBe('700');
+    expect(mode(path.join(destdir, 'etc/chargegate/credentials/keystore-passphrase'))).toBe('600');
+    expect(readFileSync(path.join(destdir, 'etc/chargegate/credentials/keystore-passphrase'), 'utf8')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('passes systemd-analyze verify without a warning', async () => {
+    if (!(await systemdAnalyzeAvailable())) {
+      // CI installs systemd (.ci/run): there, a missing systemd-analyze is a failure, not a skip.
+      expect(process.env.CI, 'systemd-analyze is missing (apt-get install systemd)').not.toBe('true');
+      return;
+    }
+    const { stdout, stderr } = await run('systemd-analyze', ['verify', unitPath]);
+    expect(stderr).toBe('');
+    expect(stdout).toBe('');
+  });
+
+  it('runs again as an upgrade: the installer\'s config and the keystore passphrase are kept', async () => {
+    const configPath = path.join(destdir, 'etc/chargegate/chargegate.yaml');
+    const passphrase = readFileSync(path.join(destdir, 'etc/chargegate/credentials/keystore-passphrase'), 'utf8');
+    const edited = `${readFileSync(configPath, 'utf8')}# edited by the installer\n`;
+    writeFileSync(configPath, edited);
+
+    const { stdout } = await run('bash', [path.join(ROOT, 'scripts/install.sh'), '--destdir', destdir, '--no-build'], { timeout: 180_000 });
+    expect(stdout).toContain(`kept the existing ${configPath}`);
+    expect(stdout).toContain('kept the existing keystore passphrase');
+    expect(readFileSync(configPath, 'utf8')).toBe(edited);
+    expect(readFileSync(path.join(destdir, 'etc/chargegate/credentials/keystore-passphrase'), 'utf8')).toBe(passphrase);
+  }, 240_000);
+
+  it('starts the installed program the way the unit does: READY=1, serving, an encrypted keystore, exit 0 on SIGTERM', async () => {
+    const dataDir = path.join(destdir, 'var/lib/chargegate');
+    const configPath = path.join(destdir, 'test-config.yaml');
+    writeFileSync(configPath, stringify({ ...baseConfig(dataDir), log: { level: 'info' } }));
+    notify = await openNotifySocket();
+    const [node, ...args] = execStart(readFileSync(unitPath, 'utf8'));
+    const argv = args.map((a) => (a === '/etc/chargegate/chargegate.yaml' ? configPath : a.startsWith(PREFIX) ? path.join(destdir, a) : a));
+    // What the unit's LoadCredential= and Type=notify give the service.
+    const env = { PATH: process.env.PATH, NOTIFY_SOCKET: notify.path, WATCHDOG_USEC: '2000000', CREDENTIALS_DIRECTORY: path.join(destdir, 'etc/chargegate/credentials') };
+    daemon = spawn(node!, argv, { cwd: destdir, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let logs = '';
+    daemon.stdout!.on('data', (chunk: Buffer) => (logs += chunk.toString()));
+
+    await notify.waitFor('READY=1');
+    await notify.waitFor('WATCHDOG=1');
+    const ready = logs.split('\n').map((l) => (l.startsWith('{') ? (JSON.parse(l) as { msg?: string; httpPort?: number }) : {})).find((l) => l.msg === 'chargegate ready');
+    expect((await fetch(`http://127.0.0.1:${ready!.httpPort}/health`)).status).toBe(200);
+    expect(readFileSync(path.join(dataDir, 'keystore.json'), 'utf8')).toContain('ENCRYPTED PRIVATE KEY');
+
+    const exited = new Promise<number | null>((resolve) => daemon!.once('exit', resolve));
+    daemon.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+});
