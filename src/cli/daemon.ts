@@ -1,7 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { ConfigError, loadConfig, type Config } from '../config/index.js';
-import { createHttpServer, jwksRoutes, type HealthSource } from '../http/index.js';
+import { AccessTokenVerifier, Applications } from '../applications/index.js';
+import { authorizationServerMetadataRoutes, BearerAuth, chargePointsApiRoutes, createHttpServer, jwksRoutes, openApiRoutes, tokenEndpointRoutes, type HealthSource } from '../http/index.js';
 import { openKeystore } from '../keystore/index.js';
 import { createLogger, type Logger } from '../log/index.js';
 import { connectServiceManager, installProcessSignals, planReload } from '../service/index.js';
@@ -87,6 +88,17 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     parts.push({ name: 'ocpp', stop: () => centralSystem.close(), reload: (next) => centralSystem.reload(next) });
     healthSources.push(centralSystem.health);
     // ---- end OCPP ----
+
+    // ---- OAuth 2.0 token server, applications and the charge-points API (src/applications, src/http) ----
+    const applications = new Applications({ db });
+    const bearer = new BearerAuth({ verifier: new AccessTokenVerifier({ keystore, issuer: () => config.http.issuer }), applications, config: () => config });
+    routes.push(
+      tokenEndpointRoutes({ applications, keystore, config: () => config }),
+      authorizationServerMetadataRoutes(() => config),
+      chargePointsApiRoutes({ site, auth: bearer, commands: centralSystem.commands, config: () => config }),
+      openApiRoutes(() => config),
+    );
+    // ---- end API ----
 
     const http = await createHttpServer({ logger, routes, health: () => healthSources, metrics });
     await http.listen({ host: config.http.host, port: config.http.port });

@@ -1,3 +1,9 @@
 export { createHttpServer, type HttpServerOptions } from './server.js';
 export { worstLevel, type HealthLevel, type HealthSource } from './health.js';
 export { jwksRoutes } from './jwks.js';
+export { tokenEndpointRoutes, type TokenEndpointOptions } from './token-endpoint.js';
+export { BearerAuth, type Caller } from './bearer-auth.js';
+export { chargePointsApiRoutes, type ChargePointsApiOptions } from './charge-points-api.js';
+export { openApiDocument, openApiRoutes } from './openapi.js';
+export { FailureThrottle } from './failure-throttle.js';
+export { authorizationServerMetadataRoutes } from './authorization-server-metadata.js';

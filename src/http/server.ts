@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../log/index.js';
 import { worstLevel, type HealthSource } from './health.js';
@@ -13,7 +13,7 @@ export interface HttpServerOptions {
 
 /** The one HTTP listener: every part adds its routes; errors always leave as JSON. */
 export async function createHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
-  const app: FastifyInstance = Fastify({ loggerInstance: options.logger.child({ component: 'http' }) as FastifyBaseLogger, disableRequestLogging: true, trustProxy: false, bodyLimit: 64 * 1024 });
+  const app: FastifyInstance = Fastify({ loggerInstance: options.logger.child({ component: 'http' }) as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), trustProxy: false, bodyLimit: 64 * 1024 });
   app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, request, reply) => {
     const statusCode = err.statusCode && err.statusCode >= 400 ? err.statusCode : 500;
     if (statusCode >= 500) request.log.error({ err }, 'request failed');

@@ -116,12 +116,13 @@ export class Keystore {
     return { kid: key.stored.id, id: key.stored.id, alg: 'RS256', privateKey: key.privateKey };
   }
 
-  /** Public keys only: every key that is next, signing, or retired within its grace period. */
-  jwks(): { keys: PublicJwk[] } {
+  /** Public keys only: every key that is next, signing, or retired within its grace period; of one purpose if given. */
+  jwks(purpose?: KeyPurpose): { keys: PublicJwk[] } {
     this.refresh();
     const now = this.now();
     const order: Record<KeyState, number> = { signing: 0, next: 1, retired: 2, expired: 3 };
     const published = this.loaded
+      .filter((key) => purpose === undefined || key.stored.purpose === purpose)
       .map((key) => ({ key, state: this.stateOf(key.stored, now) }))
       .filter(({ state }) => state !== 'expired')
       .sort((a, b) => KEY_PURPOSES.indexOf(a.key.stored.purpose) - KEY_PURPOSES.indexOf(b.key.stored.purpose) || order[a.state] - order[b.state]);

@@ -125,6 +125,23 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: 'applications: OAuth 2.0 clients of the API',
+    sql: `
+      -- An application authenticates with client_id + secret (scrypt hash only) and reaches what its groups grant.
+      -- Revocation keeps the row: its client_id is never handed out again and its tokens fail at once.
+      CREATE TABLE applications (
+        client_id   TEXT PRIMARY KEY,
+        name        TEXT NOT NULL,
+        description TEXT,
+        secret_hash TEXT NOT NULL,
+        group_ids   TEXT NOT NULL,
+        created_at  TEXT NOT NULL,
+        revoked_at  TEXT
+      );
+    `,
+  },
 ];
 
 export function migrate(db: BetterSqlite3.Database, migrations: Migration[] = MIGRATIONS): void {

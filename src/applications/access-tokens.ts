@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import { createLocalJWKSet, errors, jwtVerify, SignJWT, type JSONWebKeySet, type JWTPayload } from 'jose';
+import { ACCESS_TOKEN_LIFETIME_S, type Keystore } from '../keystore/index.js';
+import type { Application } from './applications.js';
+
+/** Claims of an access token, RFC 9068 section 2.2 (plus `groups`, section 2.2.3.1). */
+export interface AccessTokenClaims extends JWTPayload {
+  iss: string;
+  aud: string;
+  sub: string;
+  client_id: string;
+  scope: string;
+  groups: string[];
+  iat: number;
+  exp: number;
+  jti: string;
+}
+
+/** A bearer token the API must refuse with 401; `message` says why, for the WWW-Authenticate error_description. */
+export class InvalidAccessTokenError extends Error {
+  override name = 'InvalidAccessTokenError';
+}
+
+const ACCESS_TOKEN_TYPE = 'at+jwt';
+
+/**
+ * Signs an access token for an application. The audience is the API, which lives at the issuer's base URL
+ * (contract section 6: {auth_url} = {base_url}).
+ */
+export async function issueAccessToken(options: { keystore: Keystore; issuer: string; application: Application; scope: string; now?: Date }): Promise<{ token: string; claims: AccessTokenClaims }> {
+  const iat = Math.floor((options.now ?? new Date()).getTime() / 1000);
+  const claims: AccessTokenClaims = {
+    iss: options.issuer,
+    aud: options.issuer,
+    sub: options.application.clientId,
+    client_id: options.application.clientId,
+    scope: options.scope,
+    groups: options.application.groupIds,
+    iat,
+    exp: iat + ACCESS_TOKEN_LIFETIME_S,
+    jti: randomUUID(),
+  };
+  const key = options.keystore.accessTokenSigningKey();
+  const token = await new SignJWT(claims).setProtectedHeader({ alg: key.alg, typ: ACCESS_TOKEN_TYPE, kid: key.kid }).sign(key.privateKey);
+  return { token, claims };
+}
+
+/**
+ * Verifies a token locally against the published access-token keys only (a webhook key never authenticates an
+ * API call): RS256, typ at+jwt, our issuer and audience, not expired, every RFC 9068 claim present.
+ */
+export class AccessTokenVerifier {
+  private keySet: { json: string; get: ReturnType<typeof createLocalJWKSet> } | undefined;
+
+  constructor(private readonly options: { keystore: Keystore; issuer: () => string; now?: () => Date }) {}
+
+  async verify(token: string): Promise<AccessTokenClaims> {
+    const issuer = this.options.issuer();
+    try {
+      const { payload } = await jwtVerify(token, this.keys(), {
+        issuer,
+        audience: issuer,
+        algorithms: ['RS256'],
+        typ: ACCESS_TOKEN_TYPE,
+        requiredClaims: ['iss', 'aud', 'sub', 'client_id', 'scope', 'iat', 'exp', 'jti'],
+        currentDate: this.options.now?.(),
+      });
+      if (typeof payload.client_id !== 'string' || typeof payload.scope !== 'string' || payload.client_id !== payload.sub) throw new InvalidAccessTokenError('token claims are malformed');
+      return { ...payload, groups: Array.isArray(payload.groups) ? payload.groups.filter((g): g is string => typeof g === 'string') : [] } as AccessTokenClaims;
+    } catch (err) {
+      throw err instanceof InvalidAccessTokenError ? err : new InvalidAccessTokenError(describeJoseError(err));
+    }
+  }
+
+  /** The local key set, rebuilt only when the published token keys change (a rotation). */
+  private keys(): ReturnType<typeof createLocalJWKSet> {
+    const jwks = this.options.keystore.jwks('token') as JSONWebKeySet;
+    const json = JSON.stringify(jwks);
+    if (this.keySet?.json !== json) this.keySet = { json, get: createLocalJWKSet(jwks) };
+    return this.keySet.get;
+  }
+}
+
+function describeJoseError(err: unknown): string {
+  if (err instanceof errors.JWTExpired) return 'token expired';
+  if (err instanceof errors.JWTClaimValidationFailed) return `token claim "${err.claim}" ${err.reason === 'missing' ? 'missing' : 'invalid'}`;
+  if (err instanceof errors.JWSSignatureVerificationFailed) return 'token signature invalid';
+  if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys) return 'token not signed by a published access-token key';
+  if (err instanceof errors.JOSEAlgNotAllowed) return 'token algorithm not allowed';
+  if (err instanceof errors.JOSENotSupported) return 'token algorithm not supported';
+  return 'token malformed';
+}

@@ -1,0 +1,93 @@
+import type { Config } from '../config/index.js';
+import { generateSecret, hashSecret, verifySecret } from '../credentials/index.js';
+import type { Database } from '../store/index.js';
+
+/** An application (an OAuth 2.0 client) as listings show it: never its secret. */
+export interface Application {
+  clientId: string;
+  name: string;
+  description: string | null;
+  groupIds: string[];
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+interface ApplicationRow {
+  client_id: string;
+  name: string;
+  description: string | null;
+  secret_hash: string;
+  group_ids: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+/** A request about applications the installer must correct (unknown group, unknown client id). */
+export class ApplicationError extends Error {
+  override name = 'ApplicationError';
+}
+
+/** Compared against when the client id is unknown, so a wrong id costs as long as a wrong secret (matches nothing). */
+const DECOY_HASH = 'scrypt$16384$8$1$c2hhcmVkLWRlY295LXNhbHQ$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+
+/**
+ * The registry of applications in the shared database. The CLI creates and revokes; the daemon authenticates
+ * and re-reads an application on every API request, so a revocation takes effect at once.
+ */
+export class Applications {
+  private readonly db: Database;
+  private readonly now: () => Date;
+
+  constructor(options: { db: Database; now?: () => Date }) {
+    this.db = options.db;
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** Registers an application in the given config groups; the secret is returned here and never again. */
+  create(config: Config, input: { name: string; description?: string; groupIds: string[] }): { clientId: string; clientSecret: string } {
+    const known = new Set(config.groups.map((g) => g.id));
+    const unknown = input.groupIds.filter((g) => !known.has(g));
+    if (unknown.length > 0) throw new ApplicationError(`unknown group${unknown.length > 1 ? 's' : ''} ${unknown.map((g) => `"${g}"`).join(', ')}; config groups: ${[...known].join(', ') || '(none)'}`);
+    if (input.groupIds.length === 0) throw new ApplicationError('an application needs at least one group');
+    if (!input.name.trim()) throw new ApplicationError('an application needs a name');
+    const clientId = `app-${generateSecret(12)}`;
+    const clientSecret = generateSecret(32);
+    this.db
+      .prepare('INSERT INTO applications (client_id, name, description, secret_hash, group_ids, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+      .run(clientId, input.name.trim(), input.description ?? null, hashSecret(clientSecret), JSON.stringify([...new Set(input.groupIds)]), this.now().toISOString());
+    return { clientId, clientSecret };
+  }
+
+  list(): Application[] {
+    return (this.db.prepare('SELECT * FROM applications ORDER BY created_at, client_id').all() as ApplicationRow[]).map(toApplication);
+  }
+
+  /** Marks the application revoked (once); its tokens fail on their next use. */
+  revoke(clientId: string): { application: Application; alreadyRevoked: boolean } {
+    const { changes } = this.db.prepare('UPDATE applications SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL').run(this.now().toISOString(), clientId);
+    const row = this.row(clientId);
+    if (!row) throw new ApplicationError(`no application "${clientId}"`);
+    return { application: toApplication(row), alreadyRevoked: changes === 0 };
+  }
+
+  /** The active application whose secret matches, else undefined. Constant time in the secret. */
+  authenticate(clientId: string, clientSecret: string): Application | undefined {
+    const row = this.row(clientId);
+    const matches = verifySecret(clientSecret, row?.secret_hash ?? DECOY_HASH);
+    return row && matches && row.revoked_at === null ? toApplication(row) : undefined;
+  }
+
+  /** The application if it exists and is not revoked: checked on every API request. */
+  active(clientId: string): Application | undefined {
+    const row = this.row(clientId);
+    return row && row.revoked_at === null ? toApplication(row) : undefined;
+  }
+
+  private row(clientId: string): ApplicationRow | undefined {
+    return this.db.prepare('SELECT * FROM applications WHERE client_id = ?').get(clientId) as ApplicationRow | undefined;
+  }
+}
+
+function toApplication(row: ApplicationRow): Application {
+  return { clientId: row.client_id, name: row.name, description: row.description, groupIds: JSON.parse(row.group_ids) as string[], createdAt: row.created_at, revokedAt: row.revoked_at };
+}

@@ -1,0 +1,57 @@
+import type { Config, GroupConfig, Permission } from '../config/index.js';
+
+/** Where a charge point sits in the tenant hierarchy: company > site > station > charge point. */
+export interface ChargePointLocation {
+  siteId: string;
+  stationId: string;
+  chargePointId: string;
+}
+
+export type ScopeLevel = 'company' | 'site' | 'station' | 'chargePoint';
+
+/** One permission over one node of the hierarchy, from a group. */
+export interface Grant {
+  groupId: string;
+  permission: Permission;
+  level: ScopeLevel;
+  target: string;
+}
+
+export function parseScope(scope: string): { level: ScopeLevel; target: string } {
+  const at = scope.indexOf(':');
+  return { level: scope.slice(0, at) as ScopeLevel, target: scope.slice(at + 1) };
+}
+
+/** The grants of an application's groups as the config defines them now; groups gone from the config grant nothing. */
+export function grantsOf(config: Config, groupIds: readonly string[]): Grant[] {
+  const groups = new Map<string, GroupConfig>(config.groups.map((g) => [g.id, g]));
+  return groupIds.flatMap((id) => {
+    const group = groups.get(id);
+    if (!group) return [];
+    const { level, target } = parseScope(group.scope);
+    return group.permissions.map((permission) => ({ groupId: id, permission, level, target }));
+  });
+}
+
+/** The OAuth `scope` of a token: the distinct permissions the groups grant, space-separated (RFC 6749 3.3). */
+export function scopeOf(grants: readonly Grant[]): string {
+  return [...new Set(grants.map((g) => g.permission))].sort().join(' ');
+}
+
+/** A grant covers its node and everything below it. */
+export function covers(grant: Grant, companyId: string, at: ChargePointLocation): boolean {
+  switch (grant.level) {
+    case 'company':
+      return grant.target === companyId;
+    case 'site':
+      return grant.target === at.siteId;
+    case 'station':
+      return grant.target === at.stationId;
+    case 'chargePoint':
+      return grant.target === at.chargePointId;
+  }
+}
+
+export function reaches(grants: readonly Grant[], permission: Permission, companyId: string, at: ChargePointLocation): boolean {
+  return grants.some((g) => g.permission === permission && covers(g, companyId, at));
+}

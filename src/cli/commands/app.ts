@@ -1,0 +1,61 @@
+import type { Command } from 'commander';
+import { ApplicationError, Applications } from '../../applications/index.js';
+import { CliError, EXIT_USAGE, output, table, withContext, type GlobalOptions } from '../context.js';
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+/** `app create|list|revoke`: the OAuth 2.0 clients of the API (contract section 3). */
+export function registerApp(program: Command): void {
+  const app = program.command('app').description('API applications (OAuth 2.0 clients)');
+
+  app
+    .command('create')
+    .description('register an application in one or more config groups; prints its clientId and clientSecret once')
+    .requiredOption('--name <name>', 'a name for people')
+    .requiredOption('--group <id>', 'a group from the config (repeat for several)', collect, [])
+    .option('--description <text>', 'what the application is for')
+    .action(async (options: { name: string; group: string[]; description?: string }, cmd: Command) => {
+      await withContext(cmd.optsWithGlobals<GlobalOptions>(), ({ config, db, json }) => {
+        const created = usage(() => new Applications({ db }).create(config, { name: options.name, description: options.description, groupIds: options.group }));
+        output(json, { clientId: created.clientId, clientSecret: created.clientSecret }, () =>
+          [`clientId:     ${created.clientId}`, `clientSecret: ${created.clientSecret}`, '', 'Store the secret now: it is shown only once (only its hash is kept).'].join('\n'),
+        );
+      });
+    });
+
+  app
+    .command('list')
+    .description('applications with their groups; never secrets')
+    .action(async (_options, cmd: Command) => {
+      await withContext(cmd.optsWithGlobals<GlobalOptions>(), ({ db, json }) => {
+        const apps = new Applications({ db }).list();
+        output(json, apps, () =>
+          table(
+            ['CLIENT ID', 'NAME', 'GROUPS', 'CREATED', 'REVOKED'],
+            apps.map((a) => [a.clientId, a.name, a.groupIds.join(','), a.createdAt, a.revokedAt ?? '']),
+          ),
+        );
+      });
+    });
+
+  app
+    .command('revoke')
+    .description('revoke an application: its secret and every token it holds stop working at once')
+    .argument('<clientId>')
+    .action(async (clientId: string, _options, cmd: Command) => {
+      await withContext(cmd.optsWithGlobals<GlobalOptions>(), ({ db, json }) => {
+        const { application, alreadyRevoked } = usage(() => new Applications({ db }).revoke(clientId));
+        output(json, { ...application, alreadyRevoked }, () => (alreadyRevoked ? `${clientId} was already revoked at ${application.revokedAt}` : `${clientId} revoked`));
+      });
+    });
+}
+
+/** An application request the installer must correct is a usage error (exit 2). */
+function usage<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    if (err instanceof ApplicationError) throw new CliError(err.message, EXIT_USAGE);
+    throw err;
+  }
+}

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { formatKeyPath } from '../config/index.js';
+import { ApiError } from './api-error.js';
+
+/**
+ * The API's bodies, defined once: the routes validate with them and GET /openapi.json publishes them as JSON
+ * Schema, so the description cannot drift from what the server accepts.
+ */
+export const apiSchemas = z.registry<{ id: string }>();
+
+export const connectorStateSchema = z
+  .strictObject({
+    connectorId: z.number().int().describe('Connector number on the charge point'),
+    status: z.string().describe('Last OCPP 1.6 ChargePointStatus reported (Available, Preparing, Charging, ...); Unavailable when never reported'),
+    errorCode: z.string().describe('Last OCPP 1.6 ChargePointErrorCode (NoError, ...)'),
+    transactionId: z.number().int().optional().describe('The open transaction on this connector, if any'),
+  })
+  .register(apiSchemas, { id: 'ConnectorState' });
+
+export const chargePointSchema = z
+  .strictObject({
+    chargePointId: z.string(),
+    stationId: z.string().describe('OCPP station (or Modbus meter) the charge point belongs to'),
+    siteId: z.string(),
+    online: z.boolean().describe('Whether the station is connected now (for a Modbus meter: whether it answers)'),
+    connectors: z.array(connectorStateSchema),
+  })
+  .register(apiSchemas, { id: 'ChargePoint' });
+
+export const chargePointListSchema = z.array(chargePointSchema).register(apiSchemas, { id: 'ChargePointList' });
+
+export const chargePointParamsSchema = z.strictObject({ chargePointId: z.string().min(1) });
+
+export const startRequestSchema = z
+  .strictObject({
+    connectorId: z.number().int().min(1).describe('Connector to start charging on'),
+    idTag: z.string().min(1).max(20).describe('Identification tag the transaction runs under (OCPP IdToken, at most 20 characters)'),
+  })
+  .register(apiSchemas, { id: 'StartRequest' });
+
+export const stopRequestSchema = z
+  .strictObject({
+    transactionId: z.number().int().min(1).describe('Transaction to stop, as GET /charge-points or the StartTransaction webhook reports it'),
+  })
+  .register(apiSchemas, { id: 'StopRequest' });
+
+export const commandAcceptedSchema = z
+  .strictObject({
+    status: z.literal('Accepted').describe("The station accepted the command; the transaction's StartTransaction/StopTransaction webhook follows"),
+    chargePointId: z.string(),
+    stationId: z.string(),
+  })
+  .register(apiSchemas, { id: 'CommandAccepted' });
+
+export const errorSchema = z
+  .looseObject({
+    error: z.string().describe('Machine-readable error code'),
+    message: z.string().describe('What went wrong, for a human'),
+  })
+  .register(apiSchemas, { id: 'Error' });
+
+/** Validates a request part; a mismatch is a 400 naming every offending field. */
+export function parseRequest<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
+  const result = schema.safeParse(value ?? {});
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => ({ path: formatKeyPath(issue.path), message: issue.message.replace(/^Invalid input: /, '') }));
+  throw new ApiError(400, 'invalid_request', `${what}: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`, {}, { problems });
+}

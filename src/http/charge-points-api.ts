@@ -1,0 +1,86 @@
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { reaches } from '../applications/index.js';
+import type { Config, Permission } from '../config/index.js';
+import { StationCallError, StationOfflineError, StationTimeoutError, type StationCommands } from '../ocpp/index.js';
+import type { ChargePointView, Site } from '../site/index.js';
+import { ApiError, apiErrorHandler } from './api-error.js';
+import { chargePointParamsSchema, parseRequest, startRequestSchema, stopRequestSchema } from './api-schemas.js';
+import type { BearerAuth, Caller } from './bearer-auth.js';
+
+export interface ChargePointsApiOptions {
+  site: Site;
+  auth: BearerAuth;
+  /** The OCPP central system's commands: RemoteStart/RemoteStop go to the station over its live connection. */
+  commands: Pick<StationCommands, 'remoteStartTransaction' | 'remoteStopTransaction'>;
+  config: () => Config;
+}
+
+/**
+ * GET /charge-points and the remote start/stop commands (contract section 6). The answer to a command is the
+ * station's verdict: 202 Accepted, 409 Rejected, 503 offline, 504 no answer in time.
+ */
+export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyPluginAsync {
+  const { site, auth, commands } = options;
+
+  const reachable = (caller: Caller, permission: Permission, at: ChargePointView): boolean => reaches(caller.grants, permission, options.config().company.id, at);
+
+  /** The charge point named in the path, if it exists and the caller's groups reach it. */
+  const chargePointFor = (caller: Caller, params: unknown, permission: Permission): ChargePointView => {
+    const { chargePointId } = parseRequest(chargePointParamsSchema, params, 'path');
+    const chargePoint = site.chargePoints().find((cp) => cp.chargePointId === chargePointId);
+    if (!chargePoint) throw new ApiError(404, 'not_found', `no charge point "${chargePointId}"`);
+    if (!reachable(caller, permission, chargePoint)) throw new ApiError(403, 'forbidden', `charge point "${chargePointId}" is outside the application's groups`);
+    if (site.directory.meter(chargePoint.stationId)) throw new ApiError(422, 'not_remotely_controllable', `charge point "${chargePointId}" is a Modbus-metered charger without OCPP; it cannot be started or stopped remotely`);
+    return chargePoint;
+  };
+
+  return async (app) => {
+    app.setErrorHandler(apiErrorHandler);
+
+    app.get('/charge-points', async (request) => {
+      const caller = await auth.authenticate(request, 'charge-points:read');
+      return site.chargePoints().filter((cp) => reachable(caller, 'charge-points:read', cp));
+    });
+
+    app.post('/charge-points/:chargePointId/start', async (request, reply) => {
+      const caller = await auth.authenticate(request, 'charge-points:control');
+      const chargePoint = chargePointFor(caller, request.params, 'charge-points:control');
+      const { connectorId, idTag } = parseRequest(startRequestSchema, request.body, 'body');
+      if (!chargePoint.connectors.some((c) => c.connectorId === connectorId)) {
+        throw new ApiError(400, 'invalid_request', `body: connectorId: charge point "${chargePoint.chargePointId}" has connectors ${chargePoint.connectors.map((c) => c.connectorId).join(', ')}`);
+      }
+      const { status } = await send(() => commands.remoteStartTransaction(chargePoint.stationId, { connectorId, idTag }));
+      request.log.info({ clientId: caller.clientId, stationId: chargePoint.stationId, connectorId, status }, 'remote start');
+      return answer(reply, status, chargePoint, 'RemoteStartTransaction');
+    });
+
+    app.post('/charge-points/:chargePointId/stop', async (request, reply) => {
+      const caller = await auth.authenticate(request, 'charge-points:control');
+      const chargePoint = chargePointFor(caller, request.params, 'charge-points:control');
+      const { transactionId } = parseRequest(stopRequestSchema, request.body, 'body');
+      const transaction = site.transaction(transactionId);
+      if (!transaction || transaction.charge_point_id !== chargePoint.chargePointId) throw new ApiError(404, 'not_found', `no transaction ${transactionId} on charge point "${chargePoint.chargePointId}"`);
+      if (transaction.stopped_at !== null) throw new ApiError(409, 'transaction_stopped', `transaction ${transactionId} already stopped at ${transaction.stopped_at}`);
+      const { status } = await send(() => commands.remoteStopTransaction(transaction.station_id, { transactionId }));
+      request.log.info({ clientId: caller.clientId, stationId: transaction.station_id, transactionId, status }, 'remote stop');
+      return answer(reply, status, chargePoint, 'RemoteStopTransaction');
+    });
+  };
+}
+
+function answer(reply: FastifyReply, status: 'Accepted' | 'Rejected', chargePoint: ChargePointView, action: string): FastifyReply {
+  if (status === 'Rejected') throw new ApiError(409, 'rejected', `station "${chargePoint.stationId}" rejected ${action}`, {}, { status });
+  return reply.status(202).send({ status, chargePointId: chargePoint.chargePointId, stationId: chargePoint.stationId });
+}
+
+/** The station's own failures, as the contract's status codes. */
+async function send<T>(command: () => Promise<T>): Promise<T> {
+  try {
+    return await command();
+  } catch (err) {
+    if (err instanceof StationOfflineError) throw new ApiError(503, 'station_offline', err.message);
+    if (err instanceof StationTimeoutError) throw new ApiError(504, 'station_timeout', err.message);
+    if (err instanceof StationCallError) throw new ApiError(502, 'station_error', err.message, {}, { ocppErrorCode: err.code });
+    throw err;
+  }
+}

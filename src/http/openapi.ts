@@ -1,0 +1,177 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { z } from 'zod';
+import { PERMISSIONS, type Config } from '../config/index.js';
+import { ACCESS_TOKEN_LIFETIME_S } from '../keystore/index.js';
+import { apiSchemas } from './api-schemas.js';
+
+const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
+const json = (schema: object, description: string) => ({ description, content: { 'application/json': { schema } } });
+const error = (description: string) => json(ref('Error'), description);
+
+/** Responses every Bearer-protected operation can give (RFC 6750). */
+const BEARER_ERRORS = {
+  '401': { ...error('Missing, malformed, expired, wrongly signed or revoked access token'), headers: { 'WWW-Authenticate': { schema: { type: 'string' }, description: 'Bearer challenge (RFC 6750)' } } },
+  '403': error('The application lacks the permission, or the charge point is outside its groups'),
+};
+
+const COMMAND_ERRORS = {
+  '400': error('Invalid path or body; `problems` lists each field'),
+  ...BEARER_ERRORS,
+  '404': error('No such charge point (or transaction on it)'),
+  '409': error('The station rejected the command (`status: "Rejected"`), or the transaction already stopped'),
+  '422': error('The charge point has no OCPP station (Modbus-metered charger)'),
+  '502': error('The station answered with an OCPP CALLERROR'),
+  '503': error('The station is not connected'),
+  '504': error('The station did not answer in time'),
+};
+
+const chargePointIdParam = { name: 'chargePointId', in: 'path', required: true, schema: { type: 'string' } };
+
+/** Schemas of the API bodies as OpenAPI 3.0 components, generated from the zod schemas the routes validate with. */
+function components(): Record<string, unknown> {
+  const { schemas } = z.toJSONSchema(apiSchemas, { target: 'openapi-3.0', uri: (id) => `#/components/schemas/${id}` });
+  // OpenAPI 3.0 schema objects have no $id.
+  return Object.fromEntries(Object.entries(schemas).map(([id, { $id: _id, ...schema }]) => [id, schema]));
+}
+
+/** The OpenAPI 3 description of contract section 6, for the configured issuer (= base URL). */
+export function openApiDocument(config: Config): Record<string, unknown> {
+  const issuer = config.http.issuer;
+  return {
+    openapi: '3.0.3',
+    info: {
+      title: 'chargegate',
+      version: '1',
+      description: 'Edge controller API: OAuth 2.0 client credentials token, JWKS, charge points and remote start/stop, health and metrics.',
+    },
+    servers: [{ url: issuer }],
+    components: {
+      schemas: {
+        ...components(),
+        TokenRequest: {
+          type: 'object',
+          required: ['grant_type'],
+          properties: {
+            grant_type: { type: 'string', enum: ['client_credentials'] },
+            client_id: { type: 'string', description: 'Required unless sent via HTTP Basic' },
+            client_secret: { type: 'string', description: 'Required unless sent via HTTP Basic' },
+          },
+          description: 'A `scope` parameter is refused: scopes derive from the application\'s groups.',
+        },
+        TokenResponse: {
+          type: 'object',
+          required: ['access_token', 'token_type', 'expires_in'],
+          properties: {
+            access_token: { type: 'string', description: 'JWT access token (RFC 9068, typ at+jwt, RS256)' },
+            token_type: { type: 'string', enum: ['Bearer'] },
+            expires_in: { type: 'integer', enum: [ACCESS_TOKEN_LIFETIME_S] },
+            scope: { type: 'string', description: "The permissions of the application's groups, space-separated" },
+          },
+        },
+        OAuthError: {
+          type: 'object',
+          required: ['error'],
+          properties: { error: { type: 'string', enum: ['invalid_request', 'invalid_client', 'unsupported_grant_type', 'invalid_scope'] }, error_description: { type: 'string' } },
+        },
+        Jwks: {
+          type: 'object',
+          required: ['keys'],
+          properties: {
+            keys: {
+              type: 'array',
+              items: {
+                type: 'object',
+                required: ['kty', 'kid', 'alg', 'use'],
+                properties: { kty: { type: 'string' }, kid: { type: 'string' }, alg: { type: 'string' }, use: { type: 'string', enum: ['sig'] }, n: { type: 'string' }, e: { type: 'string' } },
+              },
+            },
+          },
+        },
+      },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: `Access token from POST ${issuer}/oauth2/token` },
+        clientBasic: { type: 'http', scheme: 'basic', description: 'client_id and client_secret, each form-urlencoded (RFC 6749 2.3.1)' },
+        oauth2: { type: 'oauth2', flows: { clientCredentials: { tokenUrl: `${issuer}/oauth2/token`, scopes: { 'charge-points:read': 'List charge points', 'charge-points:control': 'Start and stop transactions' } } } },
+      },
+    },
+    paths: {
+      '/oauth2/token': {
+        post: {
+          operationId: 'getToken',
+          summary: 'Client credentials grant',
+          security: [{}, { clientBasic: [] }],
+          requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: ref('TokenRequest') } } },
+          responses: {
+            '200': json(ref('TokenResponse'), 'Access token; Cache-Control: no-store'),
+            '400': json(ref('OAuthError'), 'invalid_request, unsupported_grant_type, or invalid_scope (a scope parameter was sent)'),
+            '401': json(ref('OAuthError'), 'invalid_client (WWW-Authenticate: Basic when Basic was used)'),
+          },
+        },
+      },
+      '/.well-known/jwks.json': {
+        get: {
+          operationId: 'getJwks',
+          summary: 'Public signing keys: kid "sign" verifies webhooks, the others access tokens or keys being rotated',
+          security: [],
+          responses: { '200': json(ref('Jwks'), 'JWKS') },
+        },
+      },
+      '/.well-known/oauth-authorization-server': {
+        get: {
+          operationId: 'getAuthorizationServerMetadata',
+          summary: 'RFC 8414 metadata: token endpoint, JWKS URI, supported client authentication methods',
+          security: [],
+          responses: { '200': json({ type: 'object', required: ['issuer', 'token_endpoint', 'jwks_uri'], additionalProperties: true }, 'Metadata') },
+        },
+      },
+      '/charge-points': {
+        get: {
+          operationId: 'listChargePoints',
+          summary: "The charge points the application's groups reach",
+          security: [{ bearer: [] }, { oauth2: ['charge-points:read'] }],
+          responses: { '200': json(ref('ChargePointList'), 'Charge points'), ...BEARER_ERRORS },
+        },
+      },
+      '/charge-points/{chargePointId}/start': {
+        post: {
+          operationId: 'startTransaction',
+          summary: 'RemoteStartTransaction on a connector',
+          security: [{ bearer: [] }, { oauth2: ['charge-points:control'] }],
+          parameters: [chargePointIdParam],
+          requestBody: { required: true, content: { 'application/json': { schema: ref('StartRequest') } } },
+          responses: { '202': json(ref('CommandAccepted'), 'The station accepted'), ...COMMAND_ERRORS },
+        },
+      },
+      '/charge-points/{chargePointId}/stop': {
+        post: {
+          operationId: 'stopTransaction',
+          summary: 'RemoteStopTransaction of a transaction',
+          security: [{ bearer: [] }, { oauth2: ['charge-points:control'] }],
+          parameters: [chargePointIdParam],
+          requestBody: { required: true, content: { 'application/json': { schema: ref('StopRequest') } } },
+          responses: { '202': json(ref('CommandAccepted'), 'The station accepted'), ...COMMAND_ERRORS },
+        },
+      },
+      '/health': {
+        get: {
+          operationId: 'getHealth',
+          summary: 'Overall status (ok, warning, critical) and per-part reports such as the webhook executors',
+          security: [],
+          responses: { '200': json({ type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok', 'warning', 'critical'] } }, additionalProperties: true }, 'Health') },
+        },
+      },
+      '/metrics': {
+        get: { operationId: 'getMetrics', summary: 'Prometheus metrics', security: [], responses: { '200': { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } } },
+      },
+      '/openapi.json': {
+        get: { operationId: 'getOpenApi', summary: 'This document', security: [], responses: { '200': json({ type: 'object' }, 'OpenAPI 3 document') } },
+      },
+    },
+  };
+}
+
+export function openApiRoutes(config: () => Config): FastifyPluginAsync {
+  return async (app) => {
+    app.get('/openapi.json', async () => openApiDocument(config()));
+  };
+}

@@ -1,0 +1,123 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { grantsOf, issueAccessToken, scopeOf, type Applications } from '../applications/index.js';
+import type { Config } from '../config/index.js';
+import { ACCESS_TOKEN_LIFETIME_S, type Keystore } from '../keystore/index.js';
+import { FailureThrottle } from './failure-throttle.js';
+
+export interface TokenEndpointOptions {
+  applications: Applications;
+  keystore: Keystore;
+  config: () => Config;
+  throttle?: FailureThrottle;
+}
+
+/** An error response of RFC 6749 section 5.2. */
+class OAuthError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly error: 'invalid_request' | 'invalid_client' | 'unsupported_grant_type' | 'invalid_scope',
+    readonly description: string,
+    readonly basicChallenge = false,
+  ) {
+    super(description);
+  }
+}
+
+const FORM = 'application/x-www-form-urlencoded';
+
+/**
+ * POST /oauth2/token: the client credentials grant (RFC 6749 section 4.4) for the applications in the database.
+ * Credentials come in the form body or HTTP Basic, never both with different values; a `scope` parameter is
+ * refused because scopes derive from the application's groups.
+ */
+export function tokenEndpointRoutes(options: TokenEndpointOptions): FastifyPluginAsync {
+  const throttle = options.throttle ?? new FailureThrottle();
+  return async (app) => {
+    // Scoped to this plugin: the raw form text, so repeated parameters can be refused (RFC 6749 section 3.2).
+    app.removeAllContentTypeParsers();
+    app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    app.addHook('onSend', async (_request, reply) => {
+      void reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+    });
+    app.setErrorHandler((err: Error & { statusCode?: number }, request, reply) => {
+      const oauth = err instanceof OAuthError ? err : new OAuthError(400, 'invalid_request', err.statusCode === 413 ? 'request body too large' : 'malformed request');
+      if (!(err instanceof OAuthError)) request.log.warn({ err }, 'token request unreadable');
+      sendOAuthError(reply, oauth);
+    });
+
+    app.post('/oauth2/token', async (request, reply) => {
+      const address = request.ip;
+      const delay = throttle.delayMs(address);
+      if (delay > 0) await sleep(delay);
+      try {
+        const credentials = readTokenRequest(request);
+        const application = options.applications.authenticate(credentials.clientId, credentials.clientSecret);
+        if (!application) throw new OAuthError(401, 'invalid_client', 'client authentication failed', credentials.viaBasic);
+        throttle.recordSuccess(address);
+        const config = options.config();
+        const scope = scopeOf(grantsOf(config, application.groupIds));
+        const { token } = await issueAccessToken({ keystore: options.keystore, issuer: config.http.issuer, application, scope });
+        request.log.info({ clientId: application.clientId, address }, 'access token issued');
+        return reply.status(200).send({ access_token: token, token_type: 'Bearer', expires_in: ACCESS_TOKEN_LIFETIME_S, scope });
+      } catch (err) {
+        if (!(err instanceof OAuthError)) throw err;
+        if (err.error === 'invalid_client') throttle.recordFailure(address);
+        request.log.warn({ error: err.error, reason: err.description, address }, 'token request refused');
+        return sendOAuthError(reply, err);
+      }
+    });
+  };
+}
+
+function sendOAuthError(reply: FastifyReply, err: OAuthError): FastifyReply {
+  if (err.basicChallenge) void reply.header('www-authenticate', 'Basic realm="chargegate", charset="UTF-8"');
+  return reply.status(err.statusCode).send({ error: err.error, error_description: err.description });
+}
+
+/** Validates the request in RFC 6749 order and returns the client credentials it carries. */
+function readTokenRequest(request: FastifyRequest): { clientId: string; clientSecret: string; viaBasic: boolean } {
+  const contentType = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+  if (contentType !== FORM || typeof request.body !== 'string') throw new OAuthError(400, 'invalid_request', `the body must be ${FORM}`);
+  const form = new URLSearchParams(request.body);
+  for (const name of new Set(form.keys())) {
+    if (form.getAll(name).length > 1) throw new OAuthError(400, 'invalid_request', `parameter "${name}" repeated`);
+  }
+  const grantType = form.get('grant_type');
+  if (!grantType) throw new OAuthError(400, 'invalid_request', 'grant_type is required');
+  if (grantType !== 'client_credentials') throw new OAuthError(400, 'unsupported_grant_type', `grant_type "${grantType}" is not supported; use client_credentials`);
+  if (form.has('scope')) throw new OAuthError(400, 'invalid_scope', "scope must not be sent: scopes derive from the application's groups");
+
+  const basic = readBasic(request.headers.authorization);
+  const bodyId = form.get('client_id');
+  const bodySecret = form.get('client_secret');
+  if (basic) {
+    if ((bodyId !== null && bodyId !== basic.clientId) || (bodySecret !== null && bodySecret !== basic.clientSecret)) {
+      throw new OAuthError(400, 'invalid_request', 'client credentials in both HTTP Basic and the form body, with different values');
+    }
+    return { ...basic, viaBasic: true };
+  }
+  if (!bodyId || !bodySecret) throw new OAuthError(401, 'invalid_client', 'no client authentication: send client_id and client_secret in the form body or HTTP Basic');
+  return { clientId: bodyId, clientSecret: bodySecret, viaBasic: false };
+}
+
+/**
+ * HTTP Basic client authentication, RFC 6749 section 2.3.1: user and password are form-urlencoded before base64.
+ * Any other Authorization scheme is an unsupported authentication method (invalid_client).
+ */
+function readBasic(header: string | undefined): { clientId: string; clientSecret: string } | undefined {
+  if (header === undefined) return undefined;
+  const match = /^basic[ ]+([A-Za-z0-9+/]+=*)[ ]*$/i.exec(header);
+  const decoded = match ? Buffer.from(match[1]!, 'base64').toString('utf8') : '';
+  const colon = decoded.indexOf(':');
+  if (colon < 0) throw new OAuthError(401, 'invalid_client', 'malformed or unsupported Authorization header; use Basic with client_id:client_secret', true);
+  try {
+    return { clientId: formDecode(decoded.slice(0, colon)), clientSecret: formDecode(decoded.slice(colon + 1)) };
+  } catch {
+    throw new OAuthError(401, 'invalid_client', 'malformed Basic credentials: user and password must be form-urlencoded', true);
+  }
+}
+
+function formDecode(value: string): string {
+  return decodeURIComponent(value.replace(/\+/g, ' '));
+}
