@@ -1,9 +1,11 @@
 import type { ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { spawnDaemon } from '../../test/support/cli.js';
+import { putIdTag } from '../../src/authorization/index.js';
+import { openDatabase } from '../../src/store/index.js';
 import type { TempSite } from '../../test/support/temp-site.js';
 import { nowMs } from './measure.js';
-import { freePort, type ProcessGroup } from './processes.js';
+import { stationId } from './identities.js';
+import { freePort, terminate, type ProcessGroup } from './processes.js';
 
 /** A `chargegate run` process under test, on a temporary data dir and config with ports the bench chose. */
 export interface ChargegateProcess {
@@ -58,15 +60,7 @@ function chargegateHandle(child: ChildProcess, logs: string[], site: TempSite, h
     assertAlive() {
       if (child.exitCode !== null || child.signalCode !== null) throw new Error(`chargegate exited (${child.signalCode ?? child.exitCode}):\n${logTail()}`);
     },
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) {
-        const exited = once(child, 'exit');
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-        await exited;
-        clearTimeout(timer);
-      }
-    },
+    stop: () => terminate(child, 10_000),
   };
 }
 
@@ -80,6 +74,17 @@ export function benchSite(options: { stations?: number; webhookUrl?: string; eve
   return { id: 'bench', stations, meters: options.meters ?? [], webhooks };
 }
 
-export function stationId(index: number): string {
-  return `CS${String(index + 1).padStart(4, '0')}`;
+/**
+ * Puts tags on the local list (Accepted) before the daemon starts, through the function `chargegate idtag add`
+ * uses; one CLI process per tag would take minutes for 2,000 stations.
+ */
+export function seedIdTags(site: TempSite, idTags: readonly string[]): void {
+  const db = openDatabase(site.dataDir);
+  try {
+    db.transaction(() => {
+      for (const idTag of idTags) putIdTag(db, { idTag, status: 'Accepted', expiresAt: null, siteId: null });
+    })();
+  } finally {
+    db.close();
+  }
 }

@@ -8,6 +8,8 @@ export interface WorkerHandle<Api extends WorkerApi> {
   readonly name: string;
   readonly pid: number;
   call<K extends keyof Api & string>(command: K, payload: Parameters<Api[K]>[0]): Promise<Awaited<ReturnType<Api[K]>>>;
+  /** Ends the process now, so it takes no CPU from what is measured next. */
+  stop(): Promise<void>;
 }
 
 /**
@@ -69,23 +71,25 @@ export class ProcessGroup {
           child.send({ id, command, payload });
         });
       },
+      stop: () => terminate(child, 5000),
     };
   }
 
   /** SIGTERM, then SIGKILL for whatever has not exited within the grace period. */
   async stopAll(graceMs = 5000): Promise<void> {
-    const alive = this.children.filter((c) => c.exitCode === null && c.signalCode === null);
-    this.children.length = 0;
-    await Promise.all(
-      alive.map(async (child) => {
-        const exit = once(child, 'exit');
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-        await exit;
-        clearTimeout(timer);
-      }),
-    );
+    const children = this.children.splice(0);
+    await Promise.all(children.map((child) => terminate(child, graceMs)));
   }
+}
+
+/** SIGTERM, then SIGKILL when the process has not exited within graceMs. */
+export async function terminate(child: ChildProcess, graceMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exit = once(child, 'exit');
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exit;
+  clearTimeout(timer);
 }
 
 /** A TCP port free on loopback right now; servers get explicit ports so both sides of a scenario can be told them. */

@@ -1,0 +1,238 @@
+import { connectStation, type SimulatedStation } from '../../../test/support/station.js';
+import { stationTag } from '../identities.js';
+import { nowMs, sleep, sleepUntil } from '../measure.js';
+import { serveWorker } from '../worker-protocol.js';
+
+/**
+ * An OCPP load generator: a share of the bench's stations, each a strict-mode ocpp-rpc client (the test support's
+ * simulated station), driven in the patterns the scenarios need. The same generator drives chargegate and the
+ * bare ocpp-rpc baseline, so its own cost is the same on both sides.
+ */
+let stations: SimulatedStation[] = [];
+
+/** Failed calls: counted, and the first one kept to say what went wrong. */
+class Failures {
+  count = 0;
+  first: string | null = null;
+
+  record(err: unknown, what: string): void {
+    this.count += 1;
+    this.first ??= `${what}: ${err instanceof Error ? err.message : String(err)}`;
+  }
+
+  report(): { errors: number; firstError: string | null } {
+    return { errors: this.count, firstError: this.first };
+  }
+}
+
+/** A measured phase: starts at an instant shared by all generators, records only inside its window. */
+interface Window {
+  startAtMs: number;
+  warmupMs: number;
+  measureMs: number;
+}
+
+function windowBounds(w: Window): { from: number; to: number } {
+  return { from: w.startAtMs + w.warmupMs, to: w.startAtMs + w.warmupMs + w.measureMs };
+}
+
+/** Runs fn on every station at once, `concurrency` at a time. */
+async function eachStation<T>(items: readonly T[], concurrency: number, fn: (item: T, index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+    while (next < items.length) {
+      const index = next++;
+      await fn(items[index]!, index);
+    }
+  });
+  await Promise.all(lanes);
+}
+
+/** The meter register value for cycle k: kWh = k in the webhook payload, so the receiver can tell cycles apart. */
+function cycleMeterWh(k: number): number {
+  return k * 1000;
+}
+
+/** Closed loop: the next call goes as soon as the answer to the last one is back. */
+async function closedLoop(w: Window, callsOf: (station: SimulatedStation, n: number) => Promise<unknown>, failures: Failures): Promise<{ completed: number; latenciesMs: Float64Array }> {
+  const { from, to } = windowBounds(w);
+  const latencies: number[] = [];
+  let completed = 0;
+  await sleepUntil(w.startAtMs);
+  await Promise.all(
+    stations.map(async (station) => {
+      for (let n = 0; nowMs() < to; n++) {
+        const sentAt = nowMs();
+        try {
+          await callsOf(station, n);
+        } catch (err) {
+          failures.record(err, station.identity);
+          await sleep(100);
+          continue;
+        }
+        const doneAt = nowMs();
+        if (doneAt >= from && doneAt <= to) completed += 1;
+        if (sentAt >= from && doneAt <= to) latencies.push(doneAt - sentAt);
+      }
+    }),
+  );
+  return { completed, latenciesMs: Float64Array.from(latencies) };
+}
+
+const MIX = ['Heartbeat', 'StatusNotification', 'MeterValues'] as const;
+
+export const stationsApi = {
+  /** Connects (and boots) the given identities, spreading the upgrades so a car park reconnecting is gradual. */
+  async connect(payload: { url: string; identities: string[]; concurrency: number }): Promise<{ connected: number; seconds: number; errors: number; firstError: string | null }> {
+    const failures = new Failures();
+    const startedAt = nowMs();
+    await eachStation(payload.identities, payload.concurrency, async (identity) => {
+      try {
+        const station = await connectStation(payload.url, identity, undefined, { callTimeoutMs: 60_000 });
+        const boot = await station.boot();
+        if (boot.status !== 'Accepted') throw new Error(`BootNotification ${boot.status}`);
+        stations.push(station);
+      } catch (err) {
+        failures.record(err, identity);
+      }
+    });
+    return { connected: stations.length, seconds: (nowMs() - startedAt) / 1000, ...failures.report() };
+  },
+
+  /** Scenario 1: every station starts and stops transactions back to back. */
+  async pipeline(payload: Window): Promise<{ transactions: number; errors: number; firstError: string | null }> {
+    const failures = new Failures();
+    const { completed } = await closedLoop(
+      payload,
+      async (station, n) => {
+        const transactionId = await station.startTransaction({ connectorId: 1, idTag: stationTag(station.identity), meterStart: cycleMeterWh(n + 1) });
+        await station.stopTransaction({ transactionId, meterStop: cycleMeterWh(n + 1) + 500 });
+      },
+      failures,
+    );
+    return { transactions: completed, ...failures.report() };
+  },
+
+  /**
+   * Scenario 2: a steady total rate of Start and Stop calls (half each), open loop on a fixed timetable. Returns
+   * when each StartTransaction was sent, keyed `station:kWh` like the receiver's arrivals.
+   */
+  async steady(payload: { startAtMs: number; durationMs: number; eventsPerS: number }): Promise<{ starts: Array<{ key: string; sentAtMs: number }>; errors: number; firstError: string | null }> {
+    const failures = new Failures();
+    const starts: Array<{ key: string; sentAtMs: number }> = [];
+    // Each station sends one Start and one Stop per period; the stations' phases are spread evenly over it.
+    const periodMs = (2 * stations.length * 1000) / payload.eventsPerS;
+    const end = payload.startAtMs + payload.durationMs;
+    await Promise.all(
+      stations.map(async (station, i) => {
+        for (let k = 1; ; k++) {
+          const startAt = payload.startAtMs + (k - 1) * periodMs + (i * periodMs) / stations.length;
+          if (startAt >= end) return;
+          await sleepUntil(startAt);
+          try {
+            const sentAtMs = nowMs();
+            const transactionId = await station.startTransaction({ connectorId: 1, idTag: stationTag(station.identity), meterStart: cycleMeterWh(k) });
+            starts.push({ key: `${station.identity}:${k}`, sentAtMs });
+            await sleepUntil(startAt + periodMs / 2);
+            await station.stopTransaction({ transactionId, meterStop: cycleMeterWh(k) + 500 });
+          } catch (err) {
+            failures.record(err, station.identity);
+          }
+        }
+      }),
+    );
+    return { starts, ...failures.report() };
+  },
+
+  /** Scenario 3: Heartbeat, StatusNotification and MeterValues in turn, closed loop on every station. */
+  async mix(payload: Window): Promise<{ completed: number; latenciesMs: Float64Array; errors: number; firstError: string | null }> {
+    const failures = new Failures();
+    const result = await closedLoop(
+      payload,
+      (station, n) => {
+        const action = MIX[n % MIX.length]!;
+        if (action === 'Heartbeat') return station.heartbeat();
+        if (action === 'StatusNotification') return station.statusNotification({ connectorId: 1, status: 'Available' });
+        return station.meterValues({ connectorId: 1, wh: 1000 + n });
+      },
+      failures,
+    );
+    return { ...result, ...failures.report() };
+  },
+
+  /** Scenario 4: each station sends Authorize at a fixed rate (open loop, phases spread). */
+  async authorize(payload: Window & { callsPerStationPerS: number }): Promise<{ latenciesMs: Float64Array; errors: number; firstError: string | null }> {
+    const failures = new Failures();
+    const { from, to } = windowBounds(payload);
+    const periodMs = 1000 / payload.callsPerStationPerS;
+    const latencies: number[] = [];
+    await Promise.all(
+      stations.map(async (station, i) => {
+        for (let n = 0; ; n++) {
+          const at = payload.startAtMs + n * periodMs + (i * periodMs) / stations.length;
+          if (at >= to) return;
+          await sleepUntil(at);
+          const sentAt = nowMs();
+          try {
+            const { status } = await station.authorize(stationTag(station.identity));
+            // A tag the server does not accept would time a different path than the local list's.
+            if (status !== 'Accepted') throw new Error(`Authorize answered ${status}`);
+          } catch (err) {
+            failures.record(err, station.identity);
+            continue;
+          }
+          if (sentAt >= from) latencies.push(nowMs() - sentAt);
+        }
+      }),
+    );
+    return { latenciesMs: Float64Array.from(latencies), ...failures.report() };
+  },
+
+  /**
+   * Scenario 5: exactly `count` operations spread over the stations, each making events of one kind:
+   * a transaction (Start, then Stop), an Authorize, or a connector status change.
+   */
+  async produce(payload: { kind: 'transaction' | 'authorize' | 'status'; count: number }): Promise<{ done: number; errors: number; firstError: string | null }> {
+    const failures = new Failures();
+    let done = 0;
+    await Promise.all(
+      stations.map(async (station, i) => {
+        const share = Math.floor(payload.count / stations.length) + (i < payload.count % stations.length ? 1 : 0);
+        for (let n = 0; n < share; n++) {
+          try {
+            if (payload.kind === 'transaction') {
+              const transactionId = await station.startTransaction({ connectorId: 1, idTag: stationTag(station.identity) });
+              await station.stopTransaction({ transactionId });
+            } else if (payload.kind === 'authorize') {
+              await station.authorize(stationTag(station.identity));
+            } else {
+              await station.statusNotification({ connectorId: 1, status: statusAfter(station.identity) });
+            }
+            done += 1;
+          } catch (err) {
+            failures.record(err, station.identity);
+          }
+        }
+      }),
+    );
+    return { done, ...failures.report() };
+  },
+
+  async close(): Promise<void> {
+    await Promise.allSettled(stations.map((s) => s.close()));
+    stations = [];
+  },
+};
+
+const lastStatus = new Map<string, string>();
+
+/** Alternates a connector between Available and Preparing: every notification is a change, so one event each. */
+function statusAfter(identity: string): string {
+  const next = lastStatus.get(identity) === 'Preparing' ? 'Available' : 'Preparing';
+  lastStatus.set(identity, next);
+  return next;
+}
+
+export type StationsApi = typeof stationsApi;
+
+serveWorker(stationsApi);
