@@ -173,6 +173,8 @@ export const configSchema = z
         acceptUnknownStations: z.boolean().default(false),
         heartbeatIntervalS: z.number().int().positive().default(300),
         callTimeoutMs: z.number().int().positive().default(30_000),
+        // How soon the daemon notices `station pair|block|remove` run from the CLI.
+        changePollMs: z.number().int().positive().default(1000),
         tls: z.strictObject({ cert: z.string().min(1), key: z.string().min(1) }).optional(),
       })
       .prefault({}),

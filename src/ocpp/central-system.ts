@@ -23,8 +23,6 @@ export interface CentralSystemOptions {
   authorizer: Authorizer;
   logger: Logger;
   metrics?: Registry;
-  /** How often to look for `station pair|block|remove` done by the CLI (tests shorten it). */
-  changePollMs?: number;
 }
 
 export interface CentralSystem {
@@ -130,7 +128,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
       void client.close({ code: 1008, reason: 'station access changed' });
     }
   };
-  const stopWatching = watchChangeCounter(options.db, STATIONS_TOPIC, recheckAccess, options.changePollMs);
+  const stopWatching = watchChangeCounter(options.db, STATIONS_TOPIC, recheckAccess, ocpp.changePollMs);
 
   return {
     port,

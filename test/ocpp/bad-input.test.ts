@@ -1,0 +1,87 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { siteWith, startTestDaemon, type TestDaemon } from './harness.js';
+
+/** A station speaking raw frames, to send what no OCPP library would. */
+class RawStation {
+  private readonly frames: unknown[][] = [];
+  private waiter: (() => void) | undefined;
+
+  private constructor(readonly ws: WebSocket) {
+    ws.on('message', (data: Buffer) => {
+      this.frames.push(JSON.parse(data.toString()) as unknown[]);
+      this.waiter?.();
+    });
+  }
+
+  static open(url: string, protocol = 'ocpp1.6'): Promise<RawStation> {
+    const ws = new WebSocket(url, protocol);
+    return new Promise((resolve, reject) => {
+      ws.once('open', () => resolve(new RawStation(ws)));
+      ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+      ws.once('error', reject);
+    });
+  }
+
+  /** Sends one frame and returns the next frame the central system sends back. */
+  async exchange(frame: string): Promise<unknown[]> {
+    const before = this.frames.length;
+    this.ws.send(frame);
+    while (this.frames.length === before) await new Promise<void>((resolve) => (this.waiter = resolve));
+    return this.frames[before]!;
+  }
+
+  close(): void {
+    this.ws.close();
+  }
+}
+
+describe('bad input from stations', () => {
+  let t: TestDaemon;
+  let raw: RawStation | undefined;
+  afterEach(async () => {
+    raw?.close();
+    await t.stop();
+  });
+
+  it('answers malformed frames, unknown actions and schema violations with OCPP 1.6 CALLERRORs; the connection and other stations keep working', async () => {
+    t = await startTestDaemon(siteWith([], [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1] }] }, { id: 'CP002', chargePoints: [{ id: 'CP002-A', connectors: [1] }] }]));
+    const healthy = await t.connect('CP002');
+    await healthy.boot();
+    raw = await RawStation.open(`${t.url}/CP001`);
+
+    expect(await raw.exchange('[2,"b1","BootNotification",{"chargePointVendor":"Raw","chargePointModel":"R"}]')).toEqual([3, 'b1', expect.objectContaining({ status: 'Accepted' })]);
+    expect(await raw.exchange('{this is not json')).toEqual([4, '-1', 'FormationViolation', expect.any(String), {}]);
+    expect(await raw.exchange('{"an":"object"}')).toEqual([4, '-1', 'FormationViolation', expect.any(String), {}]);
+    expect(await raw.exchange('[9,"m1","Heartbeat",{}]')).toEqual([4, '-1', 'FormationViolation', expect.any(String), {}]);
+    expect(await raw.exchange('[2,"m2","SelfDestruct",{}]')).toEqual([4, 'm2', 'NotImplemented', expect.any(String), {}]);
+    const wrongType = await raw.exchange('[2,"m3","StatusNotification",{"connectorId":"one","errorCode":"NoError","status":"Available"}]');
+    expect(wrongType.slice(0, 3)).toEqual([4, 'm3', 'TypeConstraintViolation']);
+    const missing = await raw.exchange('[2,"m4","Authorize",{}]');
+    expect(missing.slice(0, 3)).toEqual([4, 'm4', 'OccurrenceConstraintViolation']);
+    const badEnum = await raw.exchange('[2,"m5","StatusNotification",{"connectorId":1,"errorCode":"NoError","status":"Sleeping"}]');
+    expect(badEnum.slice(0, 3)).toEqual([4, 'm5', 'FormationViolation']);
+    const tooLong = await raw.exchange('[2,"m6","Authorize",{"idTag":"ABCDEFGHIJKLMNOPQRSTUVWXYZ"}]');
+    expect(tooLong.slice(0, 3)).toEqual([4, 'm6', 'FormationViolation']);
+
+    // Still the same connection, still served; the other station never noticed.
+    expect(await raw.exchange('[2,"m7","Heartbeat",{}]')).toEqual([3, 'm7', { currentTime: expect.any(String) }]);
+    expect(await healthy.authorize('T')).toEqual({ status: 'Invalid' });
+    expect(t.events('ChargePointStatus')).toEqual([]);
+    expect(t.logged('malformed frame from station').filter((l) => l.stationId === 'CP001').length).toBeGreaterThanOrEqual(3);
+    expect(t.logged('station message failed the OCPP 1.6 schema').filter((l) => l.stationId === 'CP001').length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('refuses upgrades without the ocpp1.6 subprotocol, outside ocpp.path, or with an unusable identity', async () => {
+    t = await startTestDaemon(siteWith());
+    await expect(RawStation.open(`${t.url}/CP001`, 'ocpp2.0.1')).rejects.toThrow('HTTP 400');
+    await expect(RawStation.open(`${t.url.replace('/ocpp', '/other')}/CP001`)).rejects.toThrow('HTTP 404');
+    await expect(RawStation.open(`${t.url}/${'X'.repeat(60)}`)).rejects.toThrow('HTTP 400');
+    await expect(RawStation.open(`${t.url}/bad%zzid`)).rejects.toThrow('HTTP 400');
+    const response = await fetch(t.url.replace('ws://', 'http://'));
+    expect(response.status).toBe(426);
+    // The listener still serves stations after all that.
+    const station = await t.connect();
+    expect(await station.boot()).toMatchObject({ status: 'Accepted' });
+  });
+});

@@ -1,0 +1,88 @@
+import { Writable } from 'node:stream';
+import { startDaemon, type Daemon } from '../../src/cli/daemon.js';
+import { loadConfig } from '../../src/config/index.js';
+import { createLogger } from '../../src/log/index.js';
+import { openDatabase, type Database } from '../../src/store/index.js';
+import { connectStation, type SimulatedStation, type StationOptions } from '../support/station.js';
+import { tempSite, type TempSite } from '../support/temp-site.js';
+
+/** A station row of the config used by the OCPP tests. */
+export const CP001 = { id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1, 2] }] };
+
+export interface EventRow {
+  eventType: string;
+  siteId: string;
+  payload: Record<string, unknown>;
+}
+
+/**
+ * One in-process daemon on a temp site (real SQLite file, real listeners on loopback port 0), a second database
+ * connection for the assertions (as the CLI would have), and its JSON log lines.
+ */
+export interface TestDaemon {
+  temp: TempSite;
+  daemon: Daemon;
+  db: Database;
+  logs: Array<Record<string, unknown>>;
+  url: string;
+  connect(identity?: string, password?: string, options?: Omit<StationOptions, 'password'>): Promise<SimulatedStation>;
+  events(type?: string): EventRow[];
+  logged(msg: string): Array<Record<string, unknown>>;
+  stop(): Promise<void>;
+}
+
+export async function startTestDaemon(config: Record<string, unknown> = {}): Promise<TestDaemon> {
+  const temp = tempSite({ log: { level: 'info' }, ...config });
+  const logs: Array<Record<string, unknown>> = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n')) if (line.startsWith('{')) logs.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  const loaded = loadConfig(temp.configPath);
+  const daemon = await startDaemon({ configPath: temp.configPath, config: loaded, logger: createLogger(loaded.log.level, sink), handleSignals: false });
+  const db = openDatabase(temp.dataDir);
+  const stations: SimulatedStation[] = [];
+  const scheme = loaded.ocpp.securityProfile === 2 ? 'wss' : 'ws';
+  const url = `${scheme}://127.0.0.1:${daemon.ocppPort}${loaded.ocpp.path}`;
+  return {
+    temp,
+    daemon,
+    db,
+    logs,
+    url,
+    async connect(identity = 'CP001', password, options) {
+      const station = await connectStation(url, identity, password, options);
+      stations.push(station);
+      return station;
+    },
+    events(type) {
+      const rows = db.prepare('SELECT event_type, site_id, payload FROM events ORDER BY seq').all() as Array<{ event_type: string; site_id: string; payload: string }>;
+      return rows.map((r) => ({ eventType: r.event_type, siteId: r.site_id, payload: JSON.parse(r.payload) as Record<string, unknown> })).filter((e) => type === undefined || e.eventType === type);
+    },
+    logged: (msg) => logs.filter((l) => l.msg === msg),
+    async stop() {
+      await Promise.all(stations.map((s) => s.close().catch(() => undefined)));
+      await daemon.stop();
+      db.close();
+      temp.cleanup();
+    },
+  };
+}
+
+/** Polls until check() returns a value other than undefined/false (conditions, not fixed sleeps). */
+export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** The site config with CP001 and the given webhooks (so delivery rows get written). */
+export function siteWith(webhooks: Array<Record<string, unknown>> = [], stations: Array<Record<string, unknown>> = [CP001]): Record<string, unknown> {
+  return { sites: [{ id: 's1', stations, meters: [], webhooks }] };
+}

@@ -1,0 +1,73 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCliJson } from '../support/cli.js';
+import { eventually, siteWith, startTestDaemon, type TestDaemon } from './harness.js';
+
+function closed(station: { rpc: { once(event: 'close', listener: (e: { code: number; reason: string }) => void): unknown } }): Promise<{ code: number; reason: string }> {
+  return new Promise((resolve) => station.rpc.once('close', resolve));
+}
+
+describe('station admission, pairing and connections', () => {
+  let t: TestDaemon;
+  afterEach(() => t.stop());
+
+  it('answers an unknown station Pending, records it, refuses its other calls with SecurityError, and admits it once paired', async () => {
+    t = await startTestDaemon({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, changePollMs: 100 } });
+    const stranger = await t.connect('CP-NEW');
+    expect(await stranger.boot({ chargePointVendor: 'Acme', chargePointModel: 'X1' })).toMatchObject({ status: 'Pending', interval: 300 });
+    await expect(stranger.authorize('TAG')).rejects.toMatchObject({ rpcErrorCode: 'SecurityError' });
+    await expect(stranger.statusNotification({ connectorId: 1, status: 'Available' })).rejects.toMatchObject({ rpcErrorCode: 'SecurityError' });
+    expect(t.events()).toEqual([]);
+    expect(t.logs.some((l) => l.stationId === 'CP-NEW' && l.msg === 'call from a station that is not accepted; refused with SecurityError')).toBe(true);
+
+    const pending = await runCliJson<{ stations: Array<{ id: string; state: string; online: boolean; bootInfo: object }> }>(['station', 'list', '--pending', '--config', t.temp.configPath]);
+    expect(pending.code).toBe(0);
+    expect(pending.data.stations).toEqual([expect.objectContaining({ id: 'CP-NEW', state: 'pending', online: true, bootInfo: expect.objectContaining({ chargePointVendor: 'Acme' }) })]);
+
+    // Pairing from the CLI: the daemon notices, closes the pending connection; the station reconnects and is Accepted.
+    const wasClosed = closed(stranger);
+    const paired = await runCliJson<{ password: string }>(['station', 'pair', 'CP-NEW', '--site', 's1', '--config', t.temp.configPath]);
+    expect(paired.code).toBe(0);
+    expect(paired.data.password).toMatch(/^[A-Za-z0-9_-]{20,}$/);
+    expect((await wasClosed).code).toBe(1008);
+    const again = await t.connect('CP-NEW');
+    expect(await again.boot()).toMatchObject({ status: 'Accepted' });
+    await again.statusNotification({ connectorId: 1, status: 'Available' });
+    expect(t.events('ChargePointStatus')[0]?.payload).toEqual({ stationId: 'CP-NEW', chargePointId: 'CP-NEW', connectorId: 1, status: 'Available', errorCode: 'NoError' });
+  });
+
+  it('accepts unknown stations when acceptUnknownStations is set', async () => {
+    t = await startTestDaemon({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, acceptUnknownStations: true } });
+    const station = await t.connect('CP-ANY');
+    expect(await station.boot()).toMatchObject({ status: 'Accepted' });
+    expect(await station.authorize('NOPE')).toEqual({ status: 'Invalid' });
+  });
+
+  it('blocking a station closes its socket and Rejects its next BootNotification', async () => {
+    t = await startTestDaemon({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, changePollMs: 100 } });
+    const station = await t.connect();
+    await station.boot();
+    const wasClosed = closed(station);
+    const blocked = await runCliJson(['station', 'block', 'CP001', '--config', t.temp.configPath]);
+    expect(blocked).toMatchObject({ code: 0, data: { stationId: 'CP001', state: 'blocked' } });
+    await wasClosed;
+    const back = await t.connect();
+    expect(await back.boot()).toMatchObject({ status: 'Rejected' });
+    await expect(back.heartbeat()).rejects.toMatchObject({ rpcErrorCode: 'SecurityError' });
+  });
+
+  it('a second connection with the same identity replaces the first; the station stays online until the current one closes', async () => {
+    t = await startTestDaemon(siteWith());
+    const first = await t.connect();
+    await first.boot();
+    const firstClosed = closed(first);
+    const second = await t.connect();
+    expect(await firstClosed).toMatchObject({ code: 1000, reason: 'replaced by a new connection' });
+    expect(await second.heartbeat()).toHaveProperty('currentTime');
+    const online = () => (t.db.prepare('SELECT online FROM stations WHERE id = ?').get('CP001') as { online: number }).online;
+    expect(online()).toBe(1);
+    await second.close();
+    await eventually(() => online() === 0, 5000, 'offline after the last connection closed');
+    expect(t.logged('station disconnected').length).toBe(2);
+    expect(t.logged('station connected').every((l) => l.stationId === 'CP001' && l.siteId === 's1')).toBe(true);
+  });
+});
