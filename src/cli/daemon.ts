@@ -9,6 +9,7 @@ import { connectServiceManager, installProcessSignals, planReload } from '../ser
 import { createAuthorizer, PluginLoadError } from '../authorization/index.js';
 import { connectUpstreamAsStation, startCentralSystem } from '../ocpp/index.js';
 import { Site } from '../site/index.js';
+import { packageVersion, statusPageRoutes } from '../status-page/index.js';
 import { openDatabase } from '../store/index.js';
 
 /** A running part of the daemon: stopped in reverse start order, told about config reloads. */
@@ -99,6 +100,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       openApiRoutes(() => config),
     );
     // ---- end API ----
+
+    // ---- status page at GET / and GET /status.json (src/status-page) ----
+    routes.push(statusPageRoutes({ site, config: () => config, health: () => healthSources, startedAt: new Date(), version: packageVersion() }));
+    // ---- end status page ----
 
     const http = await createHttpServer({ logger, routes, health: () => healthSources, metrics });
     await http.listen({ host: config.http.host, port: config.http.port });

@@ -1,0 +1,110 @@
+import { modbusBusKey, type Config } from '../config/index.js';
+import { worstLevel, type HealthLevel, type HealthSource } from '../http/index.js';
+import { whToKWh, type ChargePointView, type Site } from '../site/index.js';
+
+/** GET /status.json: what the status page shows. Read-only and unauthenticated, so it carries no tag, secret or key. */
+export interface StatusSnapshot {
+  generatedAt: string;
+  startedAt: string;
+  version: string;
+  company: string;
+  sites: string[];
+  health: HealthLevel;
+  stations: StationStatus[];
+  chargePoints: ChargePointView[];
+  openTransactions: OpenTransactionStatus[];
+  meters: MeterStatus[];
+  /** The health reports of the parts (ocpp, webhooks, meters...), as GET /health has them. */
+  parts: Record<string, Record<string, unknown>>;
+}
+
+export interface StationStatus {
+  stationId: string;
+  siteId: string | null;
+  state: string;
+  online: boolean;
+  lastSeen: string | null;
+  vendor: string | null;
+  model: string | null;
+  firmwareVersion: string | null;
+}
+
+/** An open transaction without its idTag. */
+export interface OpenTransactionStatus {
+  transactionId: number;
+  siteId: string;
+  stationId: string;
+  chargePointId: string;
+  connectorId: number;
+  startedAt: string;
+  meterStartKWh: number;
+  source: 'ocpp' | 'modbus';
+}
+
+export interface MeterStatus {
+  meterId: string;
+  siteId: string;
+  chargePointId: string;
+  connectorId: number;
+  model: string;
+  /** tcp://host:port#unit, rtu:/dev/ttyUSB0#unit... */
+  address: string;
+}
+
+export interface StatusSnapshotSources {
+  site: Site;
+  config: () => Config;
+  health: () => HealthSource[];
+  startedAt: Date;
+  version: string;
+  now?: () => Date;
+}
+
+/** Keys a part's health report might carry that the page must never show, at any depth. */
+const HIDDEN_KEY = /idtag|id_tag|password|secret|token|passphrase|authorization|private/i;
+
+export function statusSnapshot(sources: StatusSnapshotSources): StatusSnapshot {
+  const config = sources.config();
+  const reports = Object.fromEntries(sources.health().map((s) => [s.name, hideSecrets(s.report()) as Record<string, unknown>]));
+  return {
+    generatedAt: (sources.now?.() ?? new Date()).toISOString(),
+    startedAt: sources.startedAt.toISOString(),
+    version: sources.version,
+    company: config.company.id,
+    sites: config.sites.map((s) => s.id),
+    health: worstLevel(Object.values(reports).map((r) => r.status as HealthLevel)),
+    stations: sources.site.stations().map((s) => {
+      const boot = (s.bootInfo ?? {}) as Record<string, unknown>;
+      const text = (key: string) => (typeof boot[key] === 'string' ? (boot[key] as string) : null);
+      return { stationId: s.id, siteId: s.siteId, state: s.state, online: s.online, lastSeen: s.lastSeen, vendor: text('chargePointVendor'), model: text('chargePointModel'), firmwareVersion: text('firmwareVersion') };
+    }),
+    chargePoints: sources.site.chargePoints(),
+    openTransactions: sources.site.openTransactions().map((t) => ({
+      transactionId: t.id,
+      siteId: t.site_id,
+      stationId: t.station_id,
+      chargePointId: t.charge_point_id,
+      connectorId: t.connector_id,
+      startedAt: t.started_at,
+      meterStartKWh: whToKWh(t.meter_start_wh),
+      source: t.source,
+    })),
+    meters: config.sites.flatMap((site) =>
+      site.meters.map((m) => ({
+        meterId: m.id,
+        siteId: site.id,
+        chargePointId: m.chargePointId,
+        connectorId: m.connectorId,
+        model: m.model,
+        address: `${modbusBusKey(m.connection)}#${m.connection.unitId}`,
+      })),
+    ),
+    parts: reports,
+  };
+}
+
+function hideSecrets(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(hideSecrets);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).filter(([key]) => !HIDDEN_KEY.test(key)).map(([key, v]) => [key, hideSecrets(v)]));
+}

@@ -1,0 +1,110 @@
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startDaemon, type Daemon } from '../../src/cli/daemon.js';
+import { loadConfig } from '../../src/config/index.js';
+import { createLogger } from '../../src/log/index.js';
+import type { StatusSnapshot } from '../../src/status-page/index.js';
+import { connectStation, type SimulatedStation } from '../support/station.js';
+import { tempSite, type TempSite } from '../support/temp-site.js';
+
+/** Debian's chromium (.ci/run installs it); the flags keep it off the closed network. */
+const CHROMIUM = {
+  executablePath: '/usr/bin/chromium',
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+};
+
+const SECRET_TAG = 'TAG-NOT-FOR-EYES-42';
+
+describe('status page in headless Chromium', () => {
+  let browser: Browser;
+  let site: TempSite;
+  let daemon: Daemon;
+  let station: SimulatedStation | undefined;
+  let page: Page | undefined;
+
+  beforeAll(async () => {
+    browser = await chromium.launch(CHROMIUM);
+    site = tempSite({
+      sites: [
+        {
+          id: 's1',
+          stations: [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1, 2] }] }],
+          meters: [{ id: 'meter-1', chargePointId: 'MB-1', connectorId: 1, model: 'sdm630', connection: { type: 'tcp', host: '127.0.0.1', port: 1502, unitId: 3 }, idTag: 'MODBUS-TAG-SECRET' }],
+          webhooks: [{ id: 'partner-a', url: 'http://user:pw@127.0.0.1:9/webhook/events', auth: { type: 'token', token: 'static-token-secret' } }],
+        },
+      ],
+    });
+    const config = loadConfig(site.configPath);
+    daemon = await startDaemon({ configPath: site.configPath, config, logger: createLogger('warn'), handleSignals: false });
+  });
+
+  afterEach(async () => {
+    await page?.close();
+    page = undefined;
+    await station?.close();
+    station = undefined;
+  });
+
+  afterAll(async () => {
+    await daemon?.stop();
+    await browser?.close();
+    site?.cleanup();
+  });
+
+  it('shows a connected station and its connector status changing live, and never an idTag or a secret', async () => {
+    page = await browser.newPage();
+    const problems: string[] = [];
+    page.on('pageerror', (err) => problems.push(err.message));
+    page.on('console', (msg) => msg.type() === 'error' && problems.push(msg.text()));
+    await page.goto(`http://127.0.0.1:${daemon.httpPort}/`);
+
+    const cp001 = page.locator('#stations tr[data-station="CP001"]');
+    await expect.poll(() => cp001.getAttribute('data-online'), { timeout: 15_000 }).toBe('false');
+
+    station = await connectStation(`ws://127.0.0.1:${daemon.ocppPort}/ocpp`, 'CP001');
+    await station.boot({ chargePointVendor: 'ACME', chargePointModel: 'Wallbox 22' });
+    await station.statusNotification({ connectorId: 1, status: 'Available' });
+    const connector = page.locator('#charge-points tr[data-connector="CP001-A/1"]');
+    await expect.poll(() => cp001.getAttribute('data-online'), { timeout: 15_000 }).toBe('true');
+    expect(await cp001.innerText()).toContain('ACME / Wallbox 22');
+    await expect.poll(() => connector.getAttribute('data-status'), { timeout: 15_000 }).toBe('Available');
+
+    // The same page, no reload: the change arrives by itself.
+    await station.authorize(SECRET_TAG);
+    const transactionId = await station.startTransaction({ connectorId: 1, idTag: SECRET_TAG, meterStart: 1500 });
+    await station.statusNotification({ connectorId: 1, status: 'Charging' });
+    await expect.poll(() => connector.getAttribute('data-status'), { timeout: 15_000 }).toBe('Charging');
+    const transaction = page.locator(`#transactions tr[data-transaction="${transactionId}"]`);
+    await expect.poll(() => transaction.count(), { timeout: 15_000 }).toBe(1);
+    expect(await transaction.innerText()).toMatch(/CP001-A\s+1\s+CP001\s+.*\s+1.5\s+ocpp/);
+
+    expect(await page.locator('#meters tr[data-meter="meter-1"]').innerText()).toContain('tcp://127.0.0.1:1502#3');
+    const html = await page.content();
+    const json = await (await fetch(`http://127.0.0.1:${daemon.httpPort}/status.json`)).text();
+    for (const hidden of [SECRET_TAG, 'MODBUS-TAG-SECRET', 'static-token-secret', 'user:pw', 'idTag']) {
+      expect(html).not.toContain(hidden);
+      expect(json).not.toContain(hidden);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('serves the page with a strict content security policy and the data as status.json', async () => {
+    const response = await fetch(`http://127.0.0.1:${daemon.httpPort}/`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(response.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const snapshot = (await (await fetch(`http://127.0.0.1:${daemon.httpPort}/status.json`)).json()) as StatusSnapshot;
+    expect(snapshot.sites).toEqual(['s1']);
+    expect(snapshot.meters).toEqual([{ meterId: 'meter-1', siteId: 's1', chargePointId: 'MB-1', connectorId: 1, model: 'sdm630', address: 'tcp://127.0.0.1:1502#3' }]);
+    expect(Object.keys(snapshot.parts)).toContain('ocpp');
+  });
+
+  it('says so when the daemon cannot be reached, and keeps the last data on screen', async () => {
+    page = await browser.newPage();
+    await page.goto(`http://127.0.0.1:${daemon.httpPort}/`);
+    await expect.poll(() => page!.locator('#freshness').innerText(), { timeout: 15_000 }).toContain('live, updated');
+    await page.route('**/status.json', (route) => route.abort());
+    await expect.poll(() => page!.locator('#freshness').innerText(), { timeout: 15_000 }).toContain('cannot reach chargegate');
+    expect(await page.locator('#stations tr[data-station="CP001"]').count()).toBe(1);
+  });
+});
