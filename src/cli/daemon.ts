@@ -11,6 +11,7 @@ import { connectUpstreamAsStation, startCentralSystem } from '../ocpp/index.js';
 import { Site } from '../site/index.js';
 import { packageVersion, statusPageRoutes } from '../status-page/index.js';
 import { openDatabase } from '../store/index.js';
+import { WebhookDelivery } from '../webhooks/index.js';
 
 /** A running part of the daemon: stopped in reverse start order, told about config reloads. */
 export interface DaemonPart {
@@ -74,7 +75,14 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const keystore = openKeystore(config, { logger: logger.child({ component: 'keystore' }) });
     routes.push(jwksRoutes(keystore));
 
-    const site = new Site({ db, config: () => config });
+    // ---- webhook delivery from the durable outbox (src/webhooks); the Site wakes it after each commit ----
+    const webhooks = new WebhookDelivery({ db, config: () => config, logger: logger.child({ component: 'webhooks' }), signingKey: () => keystore.webhookSigningKey().privateKey, metrics });
+    webhooks.start();
+    parts.push({ name: 'webhooks', stop: () => webhooks.stop(), reload: () => webhooks.reload() });
+    healthSources.push(webhooks.healthSource());
+    // ---- end webhooks ----
+
+    const site = new Site({ db, config: () => config, onEventsCommitted: () => webhooks.notify() });
     site.markAllOffline();
     const lastSeenFlush = setInterval(() => site.flushLastSeen(), 15_000);
     parts.push({ name: 'last-seen', stop: () => (clearInterval(lastSeenFlush), site.flushLastSeen()) });

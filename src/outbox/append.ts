@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EventType } from '../config/index.js';
 import type { Database } from '../store/index.js';
+import { QUEUE_FULL } from './dead-reasons.js';
 
 /** A domain event as the outbox stores it: the envelope's fields other than the send-time timestamp. */
 export interface OutboxEvent {
@@ -12,20 +13,35 @@ export interface OutboxEvent {
 export interface AppendedEvent {
   eventId: string;
   seq: number;
+  /** Webhooks whose queue for this event type was full: their delivery went straight to the dead letters. */
+  queueFull: string[];
+}
+
+export interface AppendOptions {
+  /** webhookDelivery.queueCapacity: pending deliveries one (webhook, event type) queue holds. Unbounded when absent. */
+  queueCapacity?: number;
 }
 
 /**
  * Writes the event and one delivery row per subscribed webhook. Must run inside the caller's transaction,
- * the one that changes the state the event describes, so both commit or neither does.
+ * the one that changes the state the event describes, so both commit or neither does. A delivery that finds
+ * its queue full is written as a dead letter (contract section 5), flagged for the daemon to log.
  */
-export function appendEvent(db: Database, event: OutboxEvent, webhookIds: readonly string[], now: Date): AppendedEvent {
+export function appendEvent(db: Database, event: OutboxEvent, webhookIds: readonly string[], now: Date, options: AppendOptions = {}): AppendedEvent {
   const eventId = randomUUID();
   const at = now.toISOString();
   const { lastInsertRowid } = db
     .prepare('INSERT INTO events (event_id, event_type, site_id, payload, created_at) VALUES (?, ?, ?, ?, ?)')
     .run(eventId, event.eventType, event.siteId, JSON.stringify(event.payload), at);
   const seq = Number(lastInsertRowid);
+  const queueFull: string[] = [];
   const insert = db.prepare('INSERT INTO deliveries (event_seq, webhook_id, site_id, event_type, updated_at) VALUES (?, ?, ?, ?, ?)');
-  for (const webhookId of webhookIds) insert.run(seq, webhookId, event.siteId, event.eventType, at);
-  return { eventId, seq };
+  const insertDead = db.prepare(`INSERT INTO deliveries (event_seq, webhook_id, site_id, event_type, updated_at, state, dead_reason, unreported) VALUES (?, ?, ?, ?, ?, 'dead', '${QUEUE_FULL}', 1)`);
+  const queued = db.prepare("SELECT COUNT(*) FROM deliveries WHERE state = 'pending' AND site_id = ? AND webhook_id = ? AND event_type = ?").pluck();
+  for (const webhookId of webhookIds) {
+    const full = options.queueCapacity !== undefined && (queued.get(event.siteId, webhookId, event.eventType) as number) >= options.queueCapacity;
+    (full ? insertDead : insert).run(seq, webhookId, event.siteId, event.eventType, at);
+    if (full) queueFull.push(webhookId);
+  }
+  return { eventId, seq, queueFull };
 }

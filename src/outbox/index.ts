@@ -1,2 +1,4 @@
-export { appendEvent, type AppendedEvent, type OutboxEvent } from './append.js';
+export { appendEvent, type AppendedEvent, type AppendOptions, type OutboxEvent } from './append.js';
 export { subscribedWebhooks } from './subscriptions.js';
+export { DeliveryStore, DELIVERIES_TOPIC, type DeadLetter, type PendingDelivery, type QueueKey, type ReplayResult } from './delivery-store.js';
+export { QUEUE_FULL, RETRIES_EXHAUSTED, type DeadReason } from './dead-reasons.js';

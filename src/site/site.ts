@@ -409,7 +409,8 @@ export class Site {
   // ---- events ---------------------------------------------------------------------------------------------
 
   private emit(event: OutboxEvent & { eventType: EventType }, now: Date): void {
-    appendEvent(this.db, event, subscribedWebhooks(this.config(), event.siteId, event.eventType), now);
+    const config = this.config();
+    appendEvent(this.db, event, subscribedWebhooks(config, event.siteId, event.eventType), now, { queueCapacity: config.webhookDelivery.queueCapacity });
     this.appended += 1;
   }
 }

@@ -103,6 +103,28 @@ export const MIGRATIONS: Migration[] = [
     `,
   },
   {
+    version: 3,
+    name: 'webhook delivery: queue-full reports and executor health',
+    sql: `
+      -- Queue-full dead letters are written in the domain's transaction, which cannot log: the daemon logs each one
+      -- (Webhook_QueueFull) and clears the flag, so a crash in between repeats the log line rather than losing it.
+      ALTER TABLE deliveries ADD COLUMN unreported INTEGER NOT NULL DEFAULT 0;
+      CREATE INDEX deliveries_unreported ON deliveries (id) WHERE unreported = 1;
+      -- Per (webhook, event type) executor: what GET /health shows, kept here so the webhook status command, another process, sees it.
+      CREATE TABLE webhook_executors (
+        site_id          TEXT NOT NULL,
+        webhook_id       TEXT NOT NULL,
+        event_type       TEXT NOT NULL,
+        last_dequeue_at  INTEGER,
+        last_request_at  INTEGER,
+        last_request_ms  REAL,
+        last_status      INTEGER,
+        last_error       TEXT,
+        PRIMARY KEY (site_id, webhook_id, event_type)
+      );
+    `,
+  },
+  {
     version: 5,
     name: 'modbus meter detector state and health snapshots',
     sql: `

@@ -1,0 +1,173 @@
+import type { EventType } from '../config/index.js';
+import { bumpChangeCounter, inTransaction, type Database } from '../store/index.js';
+import type { DeadReason } from './dead-reasons.js';
+
+/** One (webhook, event type) FIFO queue: its pending delivery rows in id order. */
+export interface QueueKey {
+  siteId: string;
+  webhookId: string;
+  eventType: EventType;
+}
+
+/** The head of a queue as a worker sends it. */
+export interface PendingDelivery extends QueueKey {
+  id: number;
+  eventId: string;
+  payloadJson: string;
+  attempts: number;
+  /** Epoch ms before which the next attempt must not start. */
+  nextAttemptAt: number;
+  lastStatus: number | null;
+  lastError: string | null;
+}
+
+/** A dead letter as `deadletter list` shows it. */
+export interface DeadLetter extends QueueKey {
+  eventId: string;
+  reason: DeadReason;
+  attempts: number;
+  lastStatus: number | null;
+  lastError: string | null;
+  createdAt: string;
+  deadSince: string;
+}
+
+export interface ReplayResult {
+  /** Deliveries back in their queue as pending, with the same eventId and a fresh retry budget. */
+  replayed: number;
+  /** Dead letters left where they were because their queue is full right now. */
+  queueFull: number;
+}
+
+/** Bumped after a replay so the running daemon looks at its queues at once. */
+export const DELIVERIES_TOPIC = 'webhook-deliveries';
+
+/**
+ * The delivery side of the outbox: reading queue heads, recording attempts and outcomes, the dead-letter
+ * list. Only the worker of a queue changes its pending rows; the CLI touches dead rows only.
+ */
+export class DeliveryStore {
+  private readonly statements;
+
+  constructor(private readonly db: Database) {
+    this.statements = {
+      head: db.prepare(
+        `SELECT d.id, d.site_id AS siteId, d.webhook_id AS webhookId, d.event_type AS eventType, e.event_id AS eventId, e.payload AS payloadJson,
+                d.attempts, d.next_attempt_at AS nextAttemptAt, d.last_status AS lastStatus, d.last_error AS lastError
+           FROM deliveries d JOIN events e ON e.seq = d.event_seq
+          WHERE d.state = 'pending' AND d.site_id = ? AND d.webhook_id = ? AND d.event_type = ?
+          ORDER BY d.id LIMIT ?`,
+      ),
+      startAttempt: db.prepare("UPDATE deliveries SET attempts = attempts + 1, next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'pending'"),
+      delivered: db.prepare("UPDATE deliveries SET state = 'delivered', last_status = ?, last_error = NULL, updated_at = ? WHERE id = ? AND state = 'pending'"),
+      failed: db.prepare("UPDATE deliveries SET last_status = ?, last_error = ?, next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'pending'"),
+      dead: db.prepare("UPDATE deliveries SET state = 'dead', dead_reason = ?, last_status = ?, last_error = ?, updated_at = ? WHERE id = ? AND state = 'pending'"),
+      queueSize: db.prepare("SELECT COUNT(*) FROM deliveries WHERE state = 'pending' AND site_id = ? AND webhook_id = ? AND event_type = ?").pluck(),
+      queueSizes: db.prepare("SELECT site_id AS siteId, webhook_id AS webhookId, event_type AS eventType, COUNT(*) AS size FROM deliveries WHERE state = 'pending' GROUP BY site_id, webhook_id, event_type"),
+      unreported: db.prepare(
+        `SELECT d.id, d.site_id AS siteId, d.webhook_id AS webhookId, d.event_type AS eventType, e.event_id AS eventId
+           FROM deliveries d JOIN events e ON e.seq = d.event_seq WHERE d.unreported = 1 ORDER BY d.id LIMIT ?`,
+      ),
+      reported: db.prepare('UPDATE deliveries SET unreported = 0 WHERE id = ?'),
+      deadCount: db.prepare("SELECT COUNT(*) FROM deliveries WHERE state = 'dead'").pluck(),
+    };
+  }
+
+  /** The first `limit` pending deliveries of a queue, oldest first. */
+  head(queue: QueueKey, limit: number): PendingDelivery[] {
+    return this.statements.head.all(queue.siteId, queue.webhookId, queue.eventType, limit) as PendingDelivery[];
+  }
+
+  /**
+   * Counts an attempt before it is sent, with the time the one after it may start: a crash during the request
+   * neither resets the count nor lets a restart retry sooner than the interval. False if the row left the queue.
+   */
+  startAttempt(id: number, nextAttemptAt: number, at: Date): boolean {
+    return this.statements.startAttempt.run(nextAttemptAt, at.toISOString(), id).changes === 1;
+  }
+
+  markDelivered(id: number, status: number, at: Date): void {
+    this.statements.delivered.run(status, at.toISOString(), id);
+  }
+
+  markFailed(id: number, status: number | undefined, error: string, nextAttemptAt: number, at: Date): void {
+    this.statements.failed.run(status ?? null, error, nextAttemptAt, at.toISOString(), id);
+  }
+
+  markDead(id: number, reason: DeadReason, status: number | undefined, error: string, at: Date): void {
+    this.statements.dead.run(reason, status ?? null, error, at.toISOString(), id);
+  }
+
+  queueSize(queue: QueueKey): number {
+    return this.statements.queueSize.get(queue.siteId, queue.webhookId, queue.eventType) as number;
+  }
+
+  /** Every queue that holds pending deliveries, configured or not. */
+  queueSizes(): Array<QueueKey & { size: number }> {
+    return this.statements.queueSizes.all() as Array<QueueKey & { size: number }>;
+  }
+
+  deadLetterCount(): number {
+    return this.statements.deadCount.get() as number;
+  }
+
+  /** Queue-full dead letters not logged yet, oldest first. */
+  unreportedQueueFull(limit: number): Array<QueueKey & { id: number; eventId: string }> {
+    return this.statements.unreported.all(limit) as Array<QueueKey & { id: number; eventId: string }>;
+  }
+
+  markReported(ids: readonly number[]): void {
+    inTransaction(this.db, () => {
+      for (const id of ids) this.statements.reported.run(id);
+    });
+  }
+
+  /** Dead letters, oldest first; `eventId` narrows to one event's. */
+  deadLetters(filter: { eventId?: string } = {}): DeadLetter[] {
+    return this.db
+      .prepare(
+        `SELECT e.event_id AS eventId, d.site_id AS siteId, d.webhook_id AS webhookId, d.event_type AS eventType, d.dead_reason AS reason,
+                d.attempts, d.last_status AS lastStatus, d.last_error AS lastError, e.created_at AS createdAt, d.updated_at AS deadSince
+           FROM deliveries d JOIN events e ON e.seq = d.event_seq
+          WHERE d.state = 'dead' ${filter.eventId !== undefined ? 'AND e.event_id = ?' : ''}
+          ORDER BY d.id`,
+      )
+      .all(...(filter.eventId !== undefined ? [filter.eventId] : [])) as DeadLetter[];
+  }
+
+  /**
+   * Puts dead letters back in their queues (same eventId, attempts from zero), oldest first, as long as each
+   * queue has room: replay obeys the queue capacity like a new event does. Tells the daemon through a change counter.
+   */
+  replay(filter: { eventId?: string }, queueCapacity: number, at: Date): ReplayResult {
+    return inTransaction(this.db, () => {
+      const rows = this.db
+        .prepare(
+          `SELECT d.id, d.site_id AS siteId, d.webhook_id AS webhookId, d.event_type AS eventType
+             FROM deliveries d JOIN events e ON e.seq = d.event_seq
+            WHERE d.state = 'dead' ${filter.eventId !== undefined ? 'AND e.event_id = ?' : ''}
+            ORDER BY d.id`,
+        )
+        .all(...(filter.eventId !== undefined ? [filter.eventId] : [])) as Array<QueueKey & { id: number }>;
+      const revive = this.db.prepare(
+        "UPDATE deliveries SET state = 'pending', attempts = 0, next_attempt_at = 0, dead_reason = NULL, last_status = NULL, last_error = NULL, unreported = 0, updated_at = ? WHERE id = ?",
+      );
+      const sizes = new Map<string, number>();
+      const result: ReplayResult = { replayed: 0, queueFull: 0 };
+      for (const row of rows) {
+        const key = JSON.stringify([row.siteId, row.webhookId, row.eventType]);
+        const size = sizes.get(key) ?? this.queueSize(row);
+        if (size >= queueCapacity) {
+          result.queueFull += 1;
+          continue;
+        }
+        revive.run(at.toISOString(), row.id);
+        sizes.set(key, size + 1);
+        result.replayed += 1;
+      }
+      if (result.replayed > 0) bumpChangeCounter(this.db, DELIVERIES_TOPIC);
+      return result;
+    });
+  }
+}
+

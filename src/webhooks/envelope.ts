@@ -1,0 +1,31 @@
+import type { EventType } from '../config/index.js';
+import { formatZonedTimestamp } from './zoned-timestamp.js';
+
+/** Interface document 2.2: the body of every webhook request, fields in this order. */
+export interface WebhookEnvelope {
+  eventId: string;
+  eventType: EventType;
+  siteId: string;
+  timestamp: string;
+  payload: object;
+}
+
+/** An outbox event ready to send: the payload is the JSON text the domain committed. */
+export interface DeliverableEvent {
+  eventId: string;
+  eventType: EventType;
+  siteId: string;
+  payloadJson: string;
+}
+
+/** The request body for one attempt; `timestamp` is the send time in the configured zone (contract section 5). */
+export function envelopeBody(event: DeliverableEvent, sentAt: Date, timeZone: string): string {
+  const envelope: WebhookEnvelope = {
+    eventId: event.eventId,
+    eventType: event.eventType,
+    siteId: event.siteId,
+    timestamp: formatZonedTimestamp(sentAt, timeZone),
+    payload: JSON.parse(event.payloadJson) as object,
+  };
+  return JSON.stringify(envelope);
+}

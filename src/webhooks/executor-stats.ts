@@ -1,0 +1,53 @@
+import type { QueueKey } from '../outbox/index.js';
+import type { Database } from '../store/index.js';
+
+/** What an executor last did (interface document 6 rule 5), persisted for health after restarts and for the CLI. */
+export interface ExecutorStats {
+  lastDequeueAt: number | null;
+  lastRequestAt: number | null;
+  lastRequestMs: number | null;
+  lastStatus: number | null;
+  lastError: string | null;
+}
+
+export interface RequestRecord {
+  at: number;
+  durationMs: number;
+  status: number | undefined;
+  error: string | undefined;
+}
+
+/** Rows of webhook_executors (migration 3). The workers write through a WriteBatch, so this adds no fsync. */
+export class ExecutorStatsStore {
+  private readonly statements;
+
+  constructor(db: Database) {
+    this.statements = {
+      dequeue: db.prepare(
+        `INSERT INTO webhook_executors (site_id, webhook_id, event_type, last_dequeue_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (site_id, webhook_id, event_type) DO UPDATE SET last_dequeue_at = excluded.last_dequeue_at`,
+      ),
+      request: db.prepare(
+        `INSERT INTO webhook_executors (site_id, webhook_id, event_type, last_request_at, last_request_ms, last_status, last_error) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (site_id, webhook_id, event_type) DO UPDATE SET last_request_at = excluded.last_request_at, last_request_ms = excluded.last_request_ms,
+           last_status = excluded.last_status, last_error = excluded.last_error`,
+      ),
+      all: db.prepare(
+        `SELECT site_id AS siteId, webhook_id AS webhookId, event_type AS eventType, last_dequeue_at AS lastDequeueAt, last_request_at AS lastRequestAt,
+                last_request_ms AS lastRequestMs, last_status AS lastStatus, last_error AS lastError FROM webhook_executors`,
+      ),
+    };
+  }
+
+  recordDequeue(queue: QueueKey, at: number): void {
+    this.statements.dequeue.run(queue.siteId, queue.webhookId, queue.eventType, at);
+  }
+
+  recordRequest(queue: QueueKey, request: RequestRecord): void {
+    this.statements.request.run(queue.siteId, queue.webhookId, queue.eventType, request.at, request.durationMs, request.status ?? null, request.error ?? null);
+  }
+
+  all(): Array<QueueKey & ExecutorStats> {
+    return this.statements.all.all() as Array<QueueKey & ExecutorStats>;
+  }
+}

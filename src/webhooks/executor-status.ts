@@ -1,0 +1,86 @@
+import { EVENT_TYPES, type Config, type EventType } from '../config/index.js';
+import { worstLevel, type HealthLevel } from '../http/index.js';
+import type { DeliveryStore } from '../outbox/index.js';
+import type { ExecutorStatsStore } from './executor-stats.js';
+import { formatZonedTimestamp } from './zoned-timestamp.js';
+
+/** Interface document section 8. */
+export const HEALTH_THRESHOLDS = {
+  queueSize: { warning: 5, critical: 100 },
+  lastRequestMs: { warning: 500, critical: 5000 },
+} as const;
+
+/** One executor (webhook, event type) as GET /health, /metrics and `webhook status` show it. */
+export interface ExecutorStatus {
+  siteId: string;
+  webhookId: string;
+  eventType: EventType;
+  /** A worker serves this queue: the webhook is configured, enabled and subscribed to the event type. */
+  active: boolean;
+  queueSize: number;
+  queueCapacity: number;
+  lastDequeueAt: string | null;
+  lastRequestAt: string | null;
+  lastRequestDurationMs: number | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  status: HealthLevel;
+  /** Which thresholds the level comes from, e.g. "queue size 120 > 100". */
+  reasons: string[];
+}
+
+/** Warning above 5 queued / 500 ms, critical above 100 queued / 5000 ms; the worse of the two wins. */
+export function executorLevel(queueSize: number, lastRequestMs: number | null): { status: HealthLevel; reasons: string[] } {
+  const levels: HealthLevel[] = [];
+  const reasons: string[] = [];
+  const check = (value: number, limits: { warning: number; critical: number }, label: string, unit: string) => {
+    const level: HealthLevel = value > limits.critical ? 'critical' : value > limits.warning ? 'warning' : 'ok';
+    if (level === 'ok') return;
+    levels.push(level);
+    reasons.push(`${label} ${Math.round(value)}${unit} > ${level === 'critical' ? limits.critical : limits.warning}${unit}`);
+  };
+  check(queueSize, HEALTH_THRESHOLDS.queueSize, 'queue size', '');
+  if (lastRequestMs !== null) check(lastRequestMs, HEALTH_THRESHOLDS.lastRequestMs, 'last request', ' ms');
+  return { status: worstLevel(levels), reasons };
+}
+
+/**
+ * Every configured executor (disabled webhooks too, their kept events count) plus any queue that still holds
+ * pending events but has no executor any more (a removed webhook, an unsubscribed event type).
+ */
+export function executorStatuses(config: Config, deliveries: DeliveryStore, stats: ExecutorStatsStore): ExecutorStatus[] {
+  const key = (siteId: string, webhookId: string, eventType: string) => JSON.stringify([siteId, webhookId, eventType]);
+  const queues = deliveries.queueSizes();
+  const sizes = new Map(queues.map((q) => [key(q.siteId, q.webhookId, q.eventType), q.size]));
+  const recorded = new Map(stats.all().map((s) => [key(s.siteId, s.webhookId, s.eventType), s]));
+  const executors = new Map<string, { siteId: string; webhookId: string; eventType: EventType; active: boolean }>();
+  for (const site of config.sites) {
+    for (const webhook of site.webhooks) {
+      for (const eventType of webhook.events) executors.set(key(site.id, webhook.id, eventType), { siteId: site.id, webhookId: webhook.id, eventType, active: webhook.enabled });
+    }
+  }
+  for (const q of queues) {
+    const k = key(q.siteId, q.webhookId, q.eventType);
+    if (!executors.has(k)) executors.set(k, { siteId: q.siteId, webhookId: q.webhookId, eventType: q.eventType, active: false });
+  }
+  const at = (ms: number | null) => (ms === null ? null : formatZonedTimestamp(new Date(ms), config.timezone));
+  const order = (e: EventType) => EVENT_TYPES.indexOf(e);
+  return [...executors.entries()]
+    .map(([k, e]) => {
+      const s = recorded.get(k);
+      const queueSize = sizes.get(k) ?? 0;
+      const lastRequestMs = s?.lastRequestMs ?? null;
+      return {
+        ...e,
+        queueSize,
+        queueCapacity: config.webhookDelivery.queueCapacity,
+        lastDequeueAt: at(s?.lastDequeueAt ?? null),
+        lastRequestAt: at(s?.lastRequestAt ?? null),
+        lastRequestDurationMs: lastRequestMs === null ? null : Math.round(lastRequestMs * 10) / 10,
+        lastStatus: s?.lastStatus ?? null,
+        lastError: s?.lastError ?? null,
+        ...executorLevel(queueSize, lastRequestMs),
+      };
+    })
+    .sort((a, b) => a.siteId.localeCompare(b.siteId) || a.webhookId.localeCompare(b.webhookId) || order(a.eventType) - order(b.eventType));
+}

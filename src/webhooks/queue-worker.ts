@@ -1,0 +1,179 @@
+import type { Config, WebhookConfig } from '../config/index.js';
+import type { Logger } from '../log/index.js';
+import { RETRIES_EXHAUSTED, type DeliveryStore, type PendingDelivery, type QueueKey } from '../outbox/index.js';
+import type { DeliveryMetrics } from './delivery-metrics.js';
+import type { ExecutorStatsStore } from './executor-stats.js';
+import type { WebhookSender } from './webhook-sender.js';
+import type { WriteBatch } from './write-batch.js';
+
+export interface QueueWorkerDeps {
+  queue: QueueKey;
+  deliveries: DeliveryStore;
+  stats: ExecutorStatsStore;
+  writes: WriteBatch;
+  sender: WebhookSender;
+  /** Read per attempt: a reload changes intervals, URL or credentials without restarting the worker. */
+  config: () => Config;
+  logger: Logger;
+  metrics: DeliveryMetrics;
+  now: () => number;
+  /** Longest sleep while the queue is empty; a wake() ends it sooner. */
+  idlePollMs: number;
+}
+
+// Rows read per look at the queue: memory stays flat whatever the backlog.
+const HEAD_BATCH = 16;
+
+/**
+ * The one worker of one (webhook, event type) queue. Strict FIFO: the head is retried at the fixed interval
+ * until it is delivered or dead, and only then does the next event go. Every step is recorded in the outbox
+ * before it matters: the attempt is counted before it is sent, the outcome right after.
+ */
+export class QueueWorker {
+  private stopping = false;
+  private stopReason = 'stopping';
+  private readonly abort = new AbortController();
+  private wakeUp: (() => void) | undefined;
+  private running: Promise<void> = Promise.resolve();
+  private lastDequeued: number | undefined;
+
+  constructor(private readonly deps: QueueWorkerDeps) {}
+
+  get queue(): QueueKey {
+    return this.deps.queue;
+  }
+
+  /** Starts the loop, after `after` settles (the previous worker of the same queue finishing). */
+  start(after: Promise<void> = Promise.resolve()): void {
+    this.running = after.then(() => this.loop());
+  }
+
+  /** New events may be waiting: ends an idle sleep now instead of at the next poll. */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  /**
+   * Stops taking events. The in-flight request may finish within graceMs, then it is aborted (0: at once).
+   * An interrupted attempt stays counted; its event stays at the head of the queue, due at once when work resumes.
+   */
+  async stop(graceMs: number, reason: string): Promise<void> {
+    this.stopping = true;
+    this.stopReason = reason;
+    this.wake();
+    const timer = setTimeout(() => this.abort.abort(), graceMs);
+    try {
+      await this.running;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async loop(): Promise<void> {
+    let buffer: PendingDelivery[] = [];
+    while (!this.stopping) {
+      try {
+        if (buffer.length === 0) {
+          // Outcomes are written behind the worker's back; read the queue only once they are in.
+          await this.deps.writes.flushed();
+          buffer = this.deps.deliveries.head(this.deps.queue, HEAD_BATCH);
+          if (buffer.length === 0) {
+            await this.sleep(this.deps.idlePollMs);
+            continue;
+          }
+        }
+        if (await this.process(buffer[0]!)) buffer.shift();
+      } catch (err) {
+        this.deps.logger.error({ err, ...this.deps.queue }, 'webhook worker error; retrying shortly');
+        buffer = [];
+        await this.sleep(this.deps.idlePollMs);
+      }
+    }
+  }
+
+  /** One step for the head of the queue; true once it has left the queue. */
+  private async process(delivery: PendingDelivery): Promise<boolean> {
+    const config = this.deps.config();
+    const webhook = findWebhook(config, this.deps.queue);
+    if (!webhook?.enabled) {
+      // The dispatcher stops this worker on the reload that got us here.
+      await this.sleep(this.deps.idlePollMs);
+      return false;
+    }
+    const { retryIntervalS, maxRetries, requestTimeoutMs } = config.webhookDelivery;
+    const maxAttempts = maxRetries + 1;
+    const now = this.deps.now();
+    if (delivery.attempts >= maxAttempts) {
+      // Only after a crash during the last attempt, or a reload that lowered maxRetries.
+      this.deadLetter(delivery, delivery.lastStatus ?? undefined, delivery.lastError ?? 'no attempt left');
+      return true;
+    }
+    if (delivery.nextAttemptAt > now) {
+      await this.sleep(delivery.nextAttemptAt - now);
+      return false;
+    }
+    if (this.lastDequeued !== delivery.id) {
+      this.lastDequeued = delivery.id;
+      this.deps.writes.queue(() => this.deps.stats.recordDequeue(this.deps.queue, now));
+    }
+    let started = false;
+    await this.deps.writes.run(() => {
+      started = this.deps.deliveries.startAttempt(delivery.id, now + retryIntervalS * 1000, new Date(now));
+    });
+    // The row left the queue between reading and claiming it (changed by another process).
+    if (!started) return true;
+    delivery.attempts += 1;
+
+    const outcome = await this.deps.sender.send(webhook, delivery, { timeZone: config.timezone, timeoutMs: requestTimeoutMs, signal: this.abort.signal });
+    const done = this.deps.now();
+    this.deps.metrics.attempt(this.deps.queue, outcome);
+    this.deps.writes.queue(() => this.deps.stats.recordRequest(this.deps.queue, { at: outcome.startedAt, durationMs: outcome.durationMs, status: outcome.status, error: outcome.error }));
+    const context = { eventId: delivery.eventId, ...this.deps.queue, attempt: delivery.attempts, requestId: outcome.requestId, durationMs: Math.round(outcome.durationMs) };
+
+    if (outcome.delivered) {
+      this.deps.writes.queue(() => this.deps.deliveries.markDelivered(delivery.id, outcome.status!, new Date(done)));
+      this.deps.logger.debug({ ...context, status: outcome.status }, 'webhook delivered');
+      return true;
+    }
+    const error = outcome.interrupted ? `interrupted: ${this.stopReason}` : (outcome.error ?? 'failed');
+    delivery.lastStatus = outcome.status ?? null;
+    delivery.lastError = error;
+    if (!outcome.interrupted && delivery.attempts >= maxAttempts) {
+      this.deadLetter(delivery, outcome.status, error);
+      return true;
+    }
+    delivery.nextAttemptAt = outcome.interrupted ? done : done + retryIntervalS * 1000;
+    this.deps.writes.queue(() => this.deps.deliveries.markFailed(delivery.id, outcome.status, error, delivery.nextAttemptAt, new Date(done)));
+    if (!outcome.interrupted) this.deps.logger.warn({ ...context, status: outcome.status ?? null, error, retryInS: retryIntervalS }, 'webhook attempt failed; will retry');
+    return false;
+  }
+
+  private deadLetter(delivery: PendingDelivery, status: number | undefined, error: string): void {
+    const at = new Date(this.deps.now());
+    this.deps.writes.queue(() => this.deps.deliveries.markDead(delivery.id, RETRIES_EXHAUSTED, status, error, at));
+    this.deps.metrics.deadLetter(this.deps.queue, RETRIES_EXHAUSTED);
+    this.deps.logger.error(
+      { exceptionType: 'Webhook_SendHttp', eventId: delivery.eventId, ...this.deps.queue, attempts: delivery.attempts, lastStatus: status ?? null, lastError: error },
+      'webhook delivery failed after all retries; event moved to the dead-letter list',
+    );
+  }
+
+  /** Sleeps up to ms; wake() and stop() end it early. */
+  private sleep(ms: number): Promise<void> {
+    if (this.stopping) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        if (this.wakeUp === done) this.wakeUp = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wakeUp = done;
+    });
+  }
+}
+
+export function findWebhook(config: Config, queue: QueueKey): WebhookConfig | undefined {
+  const webhook = config.sites.find((s) => s.id === queue.siteId)?.webhooks.find((w) => w.id === queue.webhookId);
+  return webhook?.events.includes(queue.eventType) ? webhook : undefined;
+}

@@ -1,0 +1,51 @@
+import { createHash, sign, constants, type KeyObject } from 'node:crypto';
+import { serializeSignatureParams, signatureBase, type SignatureParams } from './signature-base.js';
+
+/** Contract section 5: `documented` is what the interface document shows; `rfc9421` is standard structured fields. */
+export type SignatureProfile = 'documented' | 'rfc9421';
+
+export interface SignableRequest {
+  method: string;
+  url: URL;
+  requestId: string;
+  contentType: string;
+  body: string;
+}
+
+/** Headers the profile adds, in the order they are sent. */
+export type SignatureHeaders = Array<[name: string, value: string]>;
+
+const DOCUMENTED_COMPONENTS = ['@method', '@path', 'x-request-id'] as const;
+const RFC9421_COMPONENTS = ['@method', '@path', 'x-request-id', 'content-type', 'content-length', 'content-digest'] as const;
+
+/**
+ * Signs one HTTP attempt. `createdS` is the signing time in Unix seconds: every attempt is signed afresh.
+ * documented: RSASSA-PSS SHA-256, MGF1-SHA-256, salt 32, keyid "webhook", the interface document's header form.
+ * rfc9421: rsa-pss-sha512 (salt 64) over the body's RFC 9530 Content-Digest too, keyid "sign".
+ */
+export function signRequest(profile: SignatureProfile, request: SignableRequest, privateKey: KeyObject, createdS: number): SignatureHeaders {
+  const path = requestPath(request.url);
+  if (profile === 'documented') {
+    const params: SignatureParams = { components: DOCUMENTED_COMPONENTS, created: createdS, keyid: 'webhook', alg: 'rsa-pss-sha256' };
+    const base = signatureBase(params, [request.method, path, request.requestId]);
+    const signature = sign('sha256', Buffer.from(base), { key: privateKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 });
+    return [
+      ['Signature-Input', `sig1=created=${createdS};keyId="webhook";alg="rsa-pss-sha256";headers="${DOCUMENTED_COMPONENTS.join(' ')}"`],
+      ['Signature', `sig1=:${signature.toString('base64')}:`],
+    ];
+  }
+  const contentDigest = `sha-256=:${createHash('sha256').update(request.body).digest('base64')}:`;
+  const params: SignatureParams = { components: RFC9421_COMPONENTS, created: createdS, keyid: 'sign', alg: 'rsa-pss-sha512' };
+  const base = signatureBase(params, [request.method, path, request.requestId, request.contentType, String(Buffer.byteLength(request.body)), contentDigest]);
+  const signature = sign('sha512', Buffer.from(base), { key: privateKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 64 });
+  return [
+    ['Content-Digest', contentDigest],
+    ['Signature-Input', `sig1=${serializeSignatureParams(params)}`],
+    ['Signature', `sig1=:${signature.toString('base64')}:`],
+  ];
+}
+
+/** RFC 9421 2.2.6 `@path`: the target URI's absolute path, `/` when empty, without the query. */
+export function requestPath(url: URL): string {
+  return url.pathname === '' ? '/' : url.pathname;
+}

@@ -1,0 +1,118 @@
+import { randomUUID, type KeyObject } from 'node:crypto';
+import { Agent, type Dispatcher } from 'undici';
+import type { WebhookConfig } from '../config/index.js';
+import { envelopeBody, type DeliverableEvent } from './envelope.js';
+import { postBounded, type HttpAnswer } from './http-exchange.js';
+import { PartnerAuth } from './partner-auth.js';
+import { signRequest } from './request-signature.js';
+
+/** What one attempt came to: `delivered` only for a 2xx within the timeout (contract section 5). */
+export interface AttemptOutcome {
+  delivered: boolean;
+  /** HTTP status of the last answer, absent when none came (timeout, connection error). */
+  status?: number;
+  /** Why the attempt failed, for logs, the dead-letter list and `webhook status`. */
+  error?: string;
+  /** The start of the answer's body, for `webhook test` and failure diagnostics. */
+  responseBody: string;
+  contentType?: string;
+  requestId: string;
+  startedAt: number;
+  durationMs: number;
+  /** The caller's signal stopped the attempt (webhook disabled, daemon stopping): not the receiver's fault. */
+  interrupted: boolean;
+}
+
+export interface SendOptions {
+  timeZone: string;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+export interface WebhookSenderOptions {
+  /** The keystore's current webhook signing key, asked for per attempt so a rotation applies at once. */
+  signingKey: () => KeyObject;
+  now?: () => number;
+}
+
+const CONTENT_TYPE = 'application/json';
+// Enough to show what a receiver said; anything beyond is dropped unread.
+const MAX_RESPONSE_BYTES = 4096;
+
+/**
+ * Sends one webhook attempt: envelope with a fresh timestamp, fresh x-request-id, fresh signature, partner
+ * authorization. An OAuth2 receiver answering 401 gets one immediate retry with a newly fetched token.
+ */
+export class WebhookSender {
+  private readonly dispatcher: Dispatcher;
+  private readonly auth: PartnerAuth;
+  private readonly signingKey: () => KeyObject;
+  private readonly now: () => number;
+
+  constructor(options: WebhookSenderOptions) {
+    this.signingKey = options.signingKey;
+    this.now = options.now ?? Date.now;
+    // Our own pool, so stopping delivery closes exactly the sockets delivery opened.
+    this.dispatcher = new Agent({ keepAliveTimeout: 30_000, connect: { timeout: 10_000 } });
+    this.auth = new PartnerAuth(this.dispatcher, this.now);
+  }
+
+  async send(webhook: WebhookConfig, event: DeliverableEvent, options: SendOptions): Promise<AttemptOutcome> {
+    const startedAt = this.now();
+    const clock = performance.now();
+    const timeout = AbortSignal.timeout(options.timeoutMs);
+    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
+    let requestId = randomUUID();
+    try {
+      let answer = await this.exchange(webhook, event, options.timeZone, signal, requestId);
+      if (answer.status === 401 && webhook.auth.type === 'oauth2') {
+        this.auth.invalidate(webhook.auth);
+        requestId = randomUUID();
+        answer = await this.exchange(webhook, event, options.timeZone, signal, requestId);
+      }
+      const delivered = answer.status >= 200 && answer.status <= 299;
+      return {
+        delivered,
+        status: answer.status,
+        ...(!delivered && { error: `HTTP ${answer.status}${answer.body ? `: ${answer.body.slice(0, 200)}` : ''}` }),
+        responseBody: answer.body,
+        ...(answer.contentType !== undefined && { contentType: answer.contentType }),
+        requestId,
+        startedAt,
+        durationMs: performance.now() - clock,
+        interrupted: false,
+      };
+    } catch (err) {
+      const interrupted = options.signal?.aborted === true;
+      const error = interrupted ? 'interrupted' : timeout.aborted ? `no answer within ${options.timeoutMs} ms` : describeError(err);
+      return { delivered: false, error, responseBody: '', requestId, startedAt, durationMs: performance.now() - clock, interrupted };
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher.destroy();
+  }
+
+  private async exchange(webhook: WebhookConfig, event: DeliverableEvent, timeZone: string, signal: AbortSignal, requestId: string): Promise<HttpAnswer> {
+    const url = new URL(webhook.url);
+    const authorization = await this.auth.authorization(webhook.auth, signal);
+    const sentAt = this.now();
+    const body = envelopeBody(event, new Date(sentAt), timeZone);
+    const signatureHeaders = signRequest(webhook.signature, { method: 'POST', url, requestId, contentType: CONTENT_TYPE, body }, this.signingKey(), Math.floor(sentAt / 1000));
+    const headers: Array<[string, string]> = [
+      ['Content-Type', CONTENT_TYPE],
+      ['Content-Length', String(Buffer.byteLength(body))],
+      ['x-request-id', requestId],
+      ...signatureHeaders,
+    ];
+    if (authorization !== undefined) headers.push(['Authorization', authorization]);
+    return postBounded(url, { dispatcher: this.dispatcher, headers, body, signal, maxBodyBytes: MAX_RESPONSE_BYTES });
+  }
+}
+
+function describeError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const code = (err as { code?: unknown }).code;
+  const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
+  return `${typeof code === 'string' ? `${code} ` : ''}${err.message}${cause}`;
+}

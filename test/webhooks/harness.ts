@@ -1,0 +1,78 @@
+import { createPublicKey, type KeyObject } from 'node:crypto';
+import { expect } from 'vitest';
+import type { ReceivedRequest } from '../support/receiver.js';
+import { verifyDocumentedSignature, verifyRfc9421Signature } from '../support/webhook-verifier.js';
+import { CP001, startTestDaemon, type TestDaemon } from '../ocpp/harness.js';
+
+export { eventually } from '../ocpp/harness.js';
+
+/** Config overrides: site s1 with station CP001 and these webhooks, delivery timings shortened for tests. */
+export function webhookConfig(webhooks: Array<Record<string, unknown>>, delivery: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    sites: [{ id: 's1', stations: [CP001], meters: [], webhooks }],
+    webhookDelivery: { retryIntervalS: 0.2, maxRetries: 360, queueCapacity: 1000, requestTimeoutMs: 2000, ...delivery },
+  };
+}
+
+export async function startWebhookDaemon(webhooks: Array<Record<string, unknown>>, delivery: Record<string, unknown> = {}): Promise<TestDaemon> {
+  return startTestDaemon(webhookConfig(webhooks, delivery));
+}
+
+/** Rewrites the config file and reloads the daemon, as SIGHUP does. */
+export async function reconfigure(daemon: TestDaemon, webhooks: Array<Record<string, unknown>>, delivery: Record<string, unknown> = {}): Promise<void> {
+  daemon.temp.write({ log: { level: 'info' }, ...webhookConfig(webhooks, delivery) });
+  await daemon.daemon.reload();
+}
+
+/** The public key partners verify with: kid "sign" from the daemon's GET /.well-known/jwks.json. */
+export async function jwksSigningKey(daemon: TestDaemon): Promise<KeyObject> {
+  const response = await fetch(`http://127.0.0.1:${daemon.daemon.httpPort}/.well-known/jwks.json`);
+  const jwks = (await response.json()) as { keys: Array<{ kid: string; alg: string; use: string }> };
+  const sign = jwks.keys.find((k) => k.kid === 'sign');
+  if (!sign) throw new Error('no kid "sign" in the JWKS');
+  expect(sign).toMatchObject({ alg: 'PS256', use: 'sig' });
+  return createPublicKey({ key: sign as never, format: 'jwk' });
+}
+
+export interface DeliveryRow {
+  event_id: string;
+  event_type: string;
+  webhook_id: string;
+  state: string;
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  dead_reason: string | null;
+}
+
+export function deliveries(daemon: TestDaemon, webhookId?: string): DeliveryRow[] {
+  return daemon.db
+    .prepare(
+      `SELECT e.event_id, e.event_type, d.webhook_id, d.state, d.attempts, d.last_status, d.last_error, d.dead_reason
+         FROM deliveries d JOIN events e ON e.seq = d.event_seq ${webhookId ? 'WHERE d.webhook_id = ?' : ''} ORDER BY d.id`,
+    )
+    .all(...(webhookId ? [webhookId] : [])) as DeliveryRow[];
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}[+-]\d{2}:\d{2}$/;
+
+/**
+ * Asserts one received request is a well-formed webhook per interface document 4.4 and contract section 5 and
+ * that its signature verifies (documented profile with the contract-text verifier, rfc9421 with
+ * http-message-signatures). Returns the parsed envelope.
+ */
+export async function expectSignedWebhook(request: ReceivedRequest, publicKey: KeyObject, profile: 'documented' | 'rfc9421' = 'documented'): Promise<Record<string, unknown>> {
+  expect(request.method).toBe('POST');
+  expect(request.headers['content-type']).toBe('application/json');
+  expect(Number(request.headers['content-length'])).toBe(request.body.length);
+  expect(request.headers['x-request-id']).toMatch(UUID);
+  const envelope = request.json();
+  expect(Object.keys(envelope)).toEqual(['eventId', 'eventType', 'siteId', 'timestamp', 'payload']);
+  expect(envelope.eventId).toMatch(UUID);
+  expect(envelope.timestamp).toMatch(TIMESTAMP);
+  expect(request.text()).toBe(JSON.stringify(envelope));
+  const verified = profile === 'documented' ? verifyDocumentedSignature(request, publicKey) : await verifyRfc9421Signature(request, publicKey);
+  expect(verified, `signature of request ${request.index} (${profile})`).toBe(true);
+  return envelope;
+}

@@ -1,0 +1,93 @@
+import { constants, generateKeyPairSync, verify } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { signRequest } from '../../src/webhooks/index.js';
+import { verifyDocumentedSignature, verifyRfc9421Signature } from '../support/webhook-verifier.js';
+
+const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 3072 });
+const requestId = '1f0e6a1c-8d0b-4f53-9d8e-2f6f0b7a9c11';
+const body = '{"eventId":"e","eventType":"Authorize","siteId":"s1","timestamp":"2026-11-21T10:15:30.123+01:00","payload":{}}';
+
+function header(headers: Array<[string, string]>, name: string): string {
+  const found = headers.find(([n]) => n.toLowerCase() === name.toLowerCase());
+  if (!found) throw new Error(`no ${name}`);
+  return found[1];
+}
+
+describe('documented signature profile (contract section 5)', () => {
+  const headers = signRequest('documented', { method: 'POST', url: new URL('http://partner.example/webhook/events'), requestId, contentType: 'application/json', body }, privateKey, 1763720130);
+
+  it('sends Signature-Input in the interface document form', () => {
+    expect(headers.map(([n]) => n)).toEqual(['Signature-Input', 'Signature']);
+    expect(header(headers, 'Signature-Input')).toBe('sig1=created=1763720130;keyId="webhook";alg="rsa-pss-sha256";headers="@method @path x-request-id"');
+    expect(header(headers, 'Signature')).toMatch(/^sig1=:[A-Za-z0-9+/]+={0,2}:$/);
+  });
+
+  it('signs the contract example signature base byte for byte with PSS SHA-256 salt 32', () => {
+    const contractBase = [
+      '"@method": POST',
+      '"@path": /webhook/events',
+      '"x-request-id": 1f0e6a1c-8d0b-4f53-9d8e-2f6f0b7a9c11',
+      '"@signature-params": ("@method" "@path" "x-request-id");created=1763720130;keyid="webhook";alg="rsa-pss-sha256"',
+    ].join('\n');
+    const signature = Buffer.from(/^sig1=:(.*):$/.exec(header(headers, 'Signature'))![1]!, 'base64');
+    expect(signature.length).toBe(384);
+    expect(verify('sha256', Buffer.from(contractBase), { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 }, signature)).toBe(true);
+    expect(verify('sha256', Buffer.from(`${contractBase}\n`), { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 }, signature)).toBe(false);
+    expect(verify('sha256', Buffer.from(contractBase), { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 64 }, signature)).toBe(false);
+  });
+
+  it('signs the path without the query string and verifies with the contract-text verifier', () => {
+    const signed = signRequest('documented', { method: 'POST', url: new URL('http://partner.example/in/hook?tenant=7'), requestId, contentType: 'application/json', body }, privateKey, 1763720130);
+    const request = { method: 'POST', url: '/in/hook?tenant=7', headers: { 'x-request-id': requestId, 'signature-input': header(signed, 'Signature-Input'), signature: header(signed, 'Signature') }, body: Buffer.from(body) };
+    expect(verifyDocumentedSignature(request, publicKey)).toBe(true);
+    expect(verifyDocumentedSignature({ ...request, headers: { ...request.headers, 'x-request-id': 'other' } }, publicKey)).toBe(false);
+    expect(verifyDocumentedSignature({ ...request, url: '/in/other' }, publicKey)).toBe(false);
+  });
+});
+
+describe('rfc9421 signature profile', () => {
+  const created = Math.floor(Date.now() / 1000);
+  const headers = signRequest('rfc9421', { method: 'POST', url: new URL('http://partner.example/webhook/events'), requestId, contentType: 'application/json', body }, privateKey, created);
+  const request = {
+    method: 'POST',
+    url: '/webhook/events',
+    headers: {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+      'x-request-id': requestId,
+      'content-digest': header(headers, 'Content-Digest'),
+      'signature-input': header(headers, 'Signature-Input'),
+      signature: header(headers, 'Signature'),
+    },
+    body: Buffer.from(body),
+  };
+
+  it('sends standard structured fields with keyid "sign" and rsa-pss-sha512', () => {
+    expect(headers.map(([n]) => n)).toEqual(['Content-Digest', 'Signature-Input', 'Signature']);
+    expect(header(headers, 'Signature-Input')).toBe(`sig1=("@method" "@path" "x-request-id" "content-type" "content-length" "content-digest");created=${created};keyid="sign";alg="rsa-pss-sha512"`);
+    expect(header(headers, 'Content-Digest')).toMatch(/^sha-256=:[A-Za-z0-9+/]{43}=:$/);
+  });
+
+  it('verifies with the http-message-signatures package and fails on any change', async () => {
+    expect(await verifyRfc9421Signature(request, publicKey)).toBe(true);
+    expect(await verifyRfc9421Signature({ ...request, body: Buffer.from(body.replace('s1', 's2')) }, publicKey)).toBe(false);
+    expect(await verifyRfc9421Signature({ ...request, headers: { ...request.headers, 'content-type': 'text/plain' } }, publicKey)).toBe(false);
+    const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey;
+    expect(await verifyRfc9421Signature(request, other)).toBe(false);
+  });
+
+  it('uses PSS salt length 64 as RFC 9421 requires for rsa-pss-sha512', () => {
+    const params = /^sig1=(.*)$/.exec(header(headers, 'Signature-Input'))![1]!;
+    const base = [
+      '"@method": POST',
+      '"@path": /webhook/events',
+      `"x-request-id": ${requestId}`,
+      '"content-type": application/json',
+      `"content-length": ${Buffer.byteLength(body)}`,
+      `"content-digest": ${header(headers, 'Content-Digest')}`,
+      `"@signature-params": ${params}`,
+    ].join('\n');
+    const signature = Buffer.from(/^sig1=:(.*):$/.exec(header(headers, 'Signature'))![1]!, 'base64');
+    expect(verify('sha512', Buffer.from(base), { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 64 }, signature)).toBe(true);
+  });
+});
