@@ -226,11 +226,14 @@ export class SimulatedStation {
     return this.remoteStops.take(timeoutMs, 'remote stop');
   }
 
-  /** Replaces how the station answers a command (e.g. never answer, to test timeouts). */
-  handle(action: string, handler: (params: unknown) => unknown): void {
-    this.rpc.handle(action, async ({ params }) => {
+  /**
+   * Replaces how the station answers a command. A handler that never answers (to test timeouts) should settle
+   * when `signal` aborts, which happens when the connection closes: close() waits for answers in progress.
+   */
+  handle(action: string, handler: (params: unknown, signal: AbortSignal) => unknown): void {
+    this.rpc.handle(action, async ({ params, signal }) => {
       this.received.push({ action, params });
-      return handler(params);
+      return handler(params, signal);
     });
   }
 
