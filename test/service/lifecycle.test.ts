@@ -1,10 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnDaemon } from '../support/cli.js';
 import { openNotifySocket, type NotifySocket } from '../support/notify-socket.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+import { connectStation, type SimulatedStation } from '../support/station.js';
 import { tempSite, type TempSite } from '../support/temp-site.js';
 
 /** The daemon logs `chargegate ready` at info: the test sites log at warn by default. */
@@ -24,12 +26,32 @@ function httpPortOf(logs: string[]): number {
   return ready!.httpPort as number;
 }
 
+function ocppUrlOf(logs: string[]): string {
+  const [ready] = logged(logs, 'chargegate ready');
+  return `ws://127.0.0.1:${ready!.ocppPort as number}/ocpp`;
+}
+
+function openDb(site: TempSite): BetterSqlite3.Database {
+  return new BetterSqlite3(path.join(site.dataDir, 'chargegate.db'), { readonly: true, fileMustExist: true });
+}
+
+/** The test site `s1` with its station CP001 and a webhook to the receiver. */
+function siteWithWebhook(receiver: Receiver): Record<string, unknown> {
+  return { id: 's1', stations: [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1, 2] }] }], webhooks: [{ id: 'late-partner', url: receiver.url(), events: ['ChargePointStatus'] }] };
+}
+
 describe('daemon lifecycle under signals', () => {
   let site: TempSite | undefined;
   let daemon: ChildProcess | undefined;
   let notify: NotifySocket | undefined;
+  let station: SimulatedStation | undefined;
+  let receiver: Receiver | undefined;
 
   afterEach(async () => {
+    await station?.close();
+    station = undefined;
+    await receiver?.close();
+    receiver = undefined;
     if (daemon && daemon.exitCode === null && daemon.signalCode === null) {
       daemon.kill('SIGKILL');
       await exited(daemon);
@@ -56,9 +78,8 @@ describe('daemon lifecycle under signals', () => {
     await notify.waitFor('STOPPING=1');
     expect(logged(started.logs, 'chargegate stopped')).toHaveLength(1);
 
-    const dbFile = path.join(site.dataDir, 'chargegate.db');
-    expect(existsSync(`${dbFile}-wal`)).toBe(false);
-    const db = new BetterSqlite3(dbFile, { readonly: true, fileMustExist: true });
+    expect(existsSync(path.join(site.dataDir, 'chargegate.db-wal'))).toBe(false);
+    const db = openDb(site);
     try {
       expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
     } finally {
@@ -99,5 +120,87 @@ describe('daemon lifecycle under signals', () => {
     expect(restart?.keys).toEqual(['http.port', 'http.issuer']);
     const health = await fetch(`http://127.0.0.1:${httpPortOf(started.logs)}/health`);
     expect(health.status).toBe(200);
+  });
+});
+
+describe('daemon lifecycle with stations and partners', () => {
+  let site: TempSite | undefined;
+  let daemon: ChildProcess | undefined;
+  let station: SimulatedStation | undefined;
+  let receiver: Receiver | undefined;
+
+  afterEach(async () => {
+    await station?.close().catch(() => undefined);
+    station = undefined;
+    await receiver?.close();
+    receiver = undefined;
+    if (daemon && daemon.exitCode === null && daemon.signalCode === null) {
+      daemon.kill('SIGKILL');
+      await exited(daemon);
+    }
+    daemon = undefined;
+    site?.cleanup();
+    site = undefined;
+  });
+
+  it('SIGHUP adds a webhook without dropping the station: its next event goes to the new partner', async () => {
+    receiver = await startReceiver();
+    site = tempSite(INFO);
+    const started = await spawnDaemon(site.configPath);
+    daemon = started.child;
+    station = await connectStation(ocppUrlOf(started.logs), 'CP001');
+    await station.boot();
+    await station.statusNotification({ connectorId: 1, status: 'Available' });
+
+    site.write({ ...INFO, sites: [siteWithWebhook(receiver)] });
+    daemon.kill('SIGHUP');
+    await expect.poll(() => logged(started.logs, 'config reloaded').length, { timeout: 20_000 }).toBe(1);
+
+    // The same WebSocket as before the reload (the simulator never reconnects).
+    await station.statusNotification({ connectorId: 1, status: 'Charging' });
+    await receiver.waitForCount(1);
+    const envelope = receiver.requests[0]!.json<{ eventType: string; payload: Record<string, unknown> }>();
+    expect(envelope.eventType).toBe('ChargePointStatus');
+    expect(envelope.payload).toMatchObject({ stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, status: 'Charging' });
+    expect(logged(started.logs, 'chargegate ready')).toHaveLength(1);
+  });
+
+  it('SIGTERM answers the OCPP call in progress and lets the webhook request in flight finish, then exits 0', async () => {
+    receiver = await startReceiver({ responder: { status: 200, delayMs: 1500 } });
+    site = tempSite();
+    const marker = path.join(site.dir, 'plugin-called');
+    const plugin = path.join(site.dir, 'slow-plugin.mjs');
+    // An Authorize decision that takes a second: the call is still in progress when SIGTERM arrives.
+    writeFileSync(
+      plugin,
+      `import { writeFileSync } from 'node:fs';
+export async function authorize() {
+  writeFileSync(${JSON.stringify(marker)}, 'called');
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  return 'Accepted';
+}
+`,
+    );
+    site.write({ ...INFO, authorization: { plugin }, sites: [siteWithWebhook(receiver)] });
+    const started = await spawnDaemon(site.configPath);
+    daemon = started.child;
+    station = await connectStation(ocppUrlOf(started.logs), 'CP001');
+    await station.boot();
+
+    await station.statusNotification({ connectorId: 2, status: 'Available' });
+    await receiver.waitForCount(1);
+    const authorized = station.authorize('TAG-1');
+    await expect.poll(() => existsSync(marker), { timeout: 10_000 }).toBe(true);
+    daemon.kill('SIGTERM');
+
+    expect(await authorized).toMatchObject({ status: 'Accepted' });
+    expect(await exited(daemon)).toEqual({ code: 0, signal: null });
+    const db = openDb(site);
+    try {
+      const states = db.prepare("SELECT d.state, e.event_type AS eventType FROM deliveries d JOIN events e ON e.seq = d.event_seq WHERE e.event_type = 'ChargePointStatus'").all();
+      expect(states).toEqual([{ state: 'delivered', eventType: 'ChargePointStatus' }]);
+    } finally {
+      db.close();
+    }
   });
 });

@@ -35,7 +35,7 @@ describe('status page in headless Chromium', () => {
       ],
     });
     const config = loadConfig(site.configPath);
-    daemon = await startDaemon({ configPath: site.configPath, config, logger: createLogger('warn'), handleSignals: false });
+    daemon = await startDaemon({ configPath: site.configPath, config, logger: createLogger('error'), handleSignals: false });
   });
 
   afterEach(async () => {
@@ -79,6 +79,10 @@ describe('status page in headless Chromium', () => {
     expect(await transaction.innerText()).toMatch(/CP001-A\s+1\s+CP001\s+.*\s+1.5\s+ocpp/);
 
     expect(await page.locator('#meters tr[data-meter="meter-1"]').innerText()).toContain('tcp://127.0.0.1:1502#3');
+    // Webhook queue health: one executor per (webhook, event type), the partner refusing connections.
+    const queues = page.locator('#parts tr[data-part="webhooks"]');
+    await expect.poll(() => queues.count(), { timeout: 15_000 }).toBe(4);
+    await expect.poll(() => queues.filter({ hasText: 'StartTransaction' }).innerText(), { timeout: 15_000 }).toMatch(/partner-a\s+StartTransaction\s+yes\s+1\s+1000/);
     const html = await page.content();
     const json = await (await fetch(`http://127.0.0.1:${daemon.httpPort}/status.json`)).text();
     for (const hidden of [SECRET_TAG, 'MODBUS-TAG-SECRET', 'static-token-secret', 'user:pw', 'idTag']) {
