@@ -1,0 +1,41 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRpcServer, type RpcServer } from '../../src/ocpp/index.js';
+
+/** A CPO's central system on ocpp-rpc (strict), answering Authorize from a table; it can go silent or away. */
+export class FakeCpo {
+  readonly identities: string[] = [];
+  readonly answers = new Map<string, { status: string; expiryDate?: string }>();
+  silent = false;
+  private constructor(
+    private readonly server: http.Server,
+    private readonly rpc: RpcServer<object>,
+  ) {}
+
+  static async start(): Promise<FakeCpo> {
+    const rpc = createRpcServer<object>({ callTimeoutMs: 5000 });
+    const server = http.createServer();
+    server.on('upgrade', rpc.handleUpgrade);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const cpo = new FakeCpo(server, rpc);
+    rpc.on('client', (client) => {
+      cpo.identities.push(client.identity);
+      client.handle('Authorize', ({ params, signal }) => {
+        if (cpo.silent) return new Promise((resolve) => signal.addEventListener('abort', resolve));
+        const { idTag } = params as { idTag: string };
+        return { idTagInfo: cpo.answers.get(idTag) ?? { status: 'Invalid' } };
+      });
+    });
+    return cpo;
+  }
+
+  get url(): string {
+    return `ws://127.0.0.1:${(this.server.address() as AddressInfo).port}/cpo`;
+  }
+
+  async stop(): Promise<void> {
+    await this.rpc.close({ force: true });
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}

@@ -1,0 +1,23 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { siteWith, startTestDaemon, type TestDaemon } from '../ocpp/harness.js';
+import { FakeCpo } from './fake-cpo.js';
+
+describe('Authorize forwarded to the upstream CPO end to end', () => {
+  let t: TestDaemon | undefined;
+  let cpo: FakeCpo | undefined;
+  afterEach(async () => {
+    await t?.stop();
+    await cpo?.stop();
+  });
+
+  it('a station Authorize reaches the CPO under the station identity; the answer goes back to the station and into the Authorize event', async () => {
+    cpo = await FakeCpo.start();
+    cpo.answers.set('ROAM-1', { status: 'Blocked' });
+    t = await startTestDaemon({ ...siteWith(), upstream: { url: cpo.url, timeoutMs: 2000 } });
+    const station = await t.connect();
+    await station.boot();
+    expect(await station.authorize('ROAM-1')).toEqual({ status: 'Blocked' });
+    expect(cpo.identities).toEqual(['CP001']);
+    expect(t.events('Authorize').map((e) => e.payload)).toEqual([{ stationId: 'CP001', idTag: 'ROAM-1', status: 'Blocked', chargePointId: 'CP001-A' }]);
+  });
+});
