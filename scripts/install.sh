@@ -7,12 +7,14 @@ set -euo pipefail
 
 usage() {
   cat <<'USAGE'
-usage: scripts/install.sh [--prefix DIR] [--destdir DIR] [--no-build]
+usage: scripts/install.sh [--prefix DIR] [--destdir DIR] [--no-build] [--uninstall]
 
   --prefix DIR   where the program goes (default /opt/chargegate)
   --destdir DIR  stage every file under DIR instead of / (packaging, tests): no user is created, systemctl is not
                  called, file ownership is left alone
   --no-build     install the existing dist/ instead of running `npm run build` first
+  --uninstall    stop and disable the service, remove the program, the CLI and the unit; keep /etc/chargegate,
+                 /var/lib/chargegate and the user (the config, the passphrase, the keystore and the database)
 Environment: NODE, the node binary the service runs with (default: the one on the PATH; Node.js >= 20.19).
 USAGE
 }
@@ -20,11 +22,13 @@ USAGE
 prefix=/opt/chargegate
 destdir=
 build=yes
+uninstall=no
 while [ $# -gt 0 ]; do
   case "$1" in
     --prefix) prefix=${2:?--prefix needs a directory}; shift 2 ;;
     --destdir) destdir=${2:?--destdir needs a directory}; shift 2 ;;
     --no-build) build=no; shift ;;
+    --uninstall) uninstall=yes; shift ;;
     -h | --help) usage; exit 0 ;;
     *) echo "install.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
   esac
@@ -34,6 +38,17 @@ if [ -n "$destdir" ]; then destdir=$(realpath -m "$destdir"); fi
 
 say() { printf 'install.sh: %s\n' "$*"; }
 fail() { printf 'install.sh: %s\n' "$*" >&2; exit 1; }
+
+systemd_running() { [ -z "$destdir" ] && [ -d /run/systemd/system ]; }
+
+if [ "$uninstall" = yes ]; then
+  if [ -z "$destdir" ] && [ "$(id -u)" -ne 0 ]; then fail "uninstalling from / needs root: sudo $0 --uninstall"; fi
+  if systemd_running; then systemctl disable --now chargegate 2>/dev/null || true; fi
+  rm -rf "$destdir$prefix" "$destdir/usr/local/bin/chargegate" "$destdir/etc/systemd/system/chargegate.service" "$destdir/etc/sysusers.d/chargegate.conf"
+  if systemd_running; then systemctl daemon-reload; fi
+  say "removed the program, the CLI and the unit; kept $destdir/etc/chargegate, $destdir/var/lib/chargegate and the user chargegate"
+  exit 0
+fi
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 [ -f "$src/package.json" ] && grep -q '"name": "chargegate"' "$src/package.json" || fail "run me from a chargegate source checkout"
@@ -132,7 +147,7 @@ fi
 
 "$node" "$target/dist/cli/main.js" check-config --config "$config_dir/chargegate.yaml"
 
-if [ -z "$destdir" ] && [ -d /run/systemd/system ]; then
+if systemd_running; then
   systemctl daemon-reload
   if systemctl is-active --quiet chargegate; then
     say "chargegate is running the previous version: sudo systemctl restart chargegate"

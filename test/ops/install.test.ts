@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -121,5 +121,16 @@ describe('scripts/install.sh into a staging root', () => {
     const exited = new Promise<number | null>((resolve) => daemon!.once('exit', resolve));
     daemon.kill('SIGTERM');
     expect(await exited).toBe(0);
+  });
+
+  it('uninstalls the program, the CLI and the unit, and keeps the config, the passphrase and the data', async () => {
+    const { stdout } = await run('bash', [path.join(ROOT, 'scripts/install.sh'), '--destdir', destdir, '--uninstall']);
+    expect(stdout).toContain('removed the program, the CLI and the unit');
+    for (const gone of [PREFIX, 'usr/local/bin/chargegate', 'etc/systemd/system/chargegate.service', 'etc/sysusers.d/chargegate.conf']) {
+      expect(existsSync(path.join(destdir, gone)), gone).toBe(false);
+    }
+    for (const kept of ['etc/chargegate/chargegate.yaml', 'etc/chargegate/credentials/keystore-passphrase', 'var/lib/chargegate/chargegate.db']) {
+      expect(existsSync(path.join(destdir, kept)), kept).toBe(true);
+    }
   });
 });
