@@ -1,0 +1,53 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { migrate, MIGRATIONS, openDatabase, inTransaction, type Database } from '../../src/store/index.js';
+import { tempSite, type TempSite } from '../support/temp-site.js';
+
+describe('store', () => {
+  let temp: TempSite;
+  const open: Database[] = [];
+  const db = (): Database => {
+    const d = openDatabase(temp.dataDir);
+    open.push(d);
+    return d;
+  };
+  beforeEach(() => {
+    temp = tempSite();
+  });
+  afterEach(() => {
+    for (const d of open.splice(0)) if (d.open) d.close();
+    temp.cleanup();
+  });
+
+  it('applies every migration once: reopening and migrating again change nothing', () => {
+    const first = db();
+    const versions = () => (first.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as Array<{ version: number }>).map((r) => r.version);
+    const applied = versions();
+    expect(applied).toEqual([...MIGRATIONS].map((m) => m.version).sort((a, b) => a - b));
+    const tables = () => first.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all();
+    const before = tables();
+    db();
+    migrate(first);
+    expect(versions()).toEqual(applied);
+    expect(tables()).toEqual(before);
+  });
+
+  it('a failing migration leaves neither its tables nor its version behind', () => {
+    const d = db();
+    const broken = { version: 9_999, name: 'broken', sql: 'CREATE TABLE half_done (a INTEGER); INSERT INTO no_such_table VALUES (1);' };
+    expect(() => migrate(d, [...MIGRATIONS, broken])).toThrow(/no_such_table/);
+    expect(d.prepare("SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 'half_done'").get()).toEqual({ n: 0 });
+    expect(d.prepare('SELECT COUNT(*) AS n FROM schema_migrations WHERE version = 9999').get()).toEqual({ n: 0 });
+  });
+
+  it('opens in WAL with synchronous=FULL and a busy timeout, so the daemon and CLI commands share the file', () => {
+    const daemonSide = db();
+    const cliSide = db();
+    expect(daemonSide.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(daemonSide.pragma('synchronous', { simple: true })).toBe(2);
+    expect(Number(daemonSide.pragma('busy_timeout', { simple: true }))).toBeGreaterThanOrEqual(5000);
+    // A reader keeps its snapshot while the other connection commits; both see the commit afterwards.
+    const read = cliSide.prepare('SELECT COUNT(*) AS n FROM id_tags');
+    inTransaction(daemonSide, () => daemonSide.prepare("INSERT INTO id_tags (id_tag, status, updated_at) VALUES ('A', 'Accepted', 'now')").run());
+    expect(read.get()).toEqual({ n: 1 });
+  });
+});
