@@ -14,6 +14,8 @@ export interface ReceivedRequest {
   rawHeaders: Array<[string, string]>;
   body: Buffer;
   receivedAt: number;
+  /** Set when the client dropped the connection before the answer was complete (an aborted request). */
+  abortedAt?: number;
   text(): string;
   json<T = Record<string, unknown>>(): T;
 }
@@ -49,8 +51,8 @@ export interface Receiver {
  * A real HTTP/1.1 webhook receiver on loopback for tests, the demo and the benchmarks. It records every
  * request raw and answers as told: a status with a delay, a hang, a reset, a redirect, or a huge body.
  */
-export async function startReceiver(options: { responder?: Responder | Answer; host?: string; port?: number } = {}): Promise<Receiver> {
-  let responder: Responder = toResponder(options.responder ?? { status: 200 });
+export async function startReceiver(answer: Responder | Answer = { status: 200 }, options: { host?: string; port?: number } = {}): Promise<Receiver> {
+  let responder: Responder = toResponder(answer);
   const requests: ReceivedRequest[] = [];
   const events = new EventEmitter();
   events.setMaxListeners(0);
@@ -77,6 +79,12 @@ export async function startReceiver(options: { responder?: Responder | Answer; h
         text: () => body.toString('utf8'),
         json: <T,>() => JSON.parse(body.toString('utf8')) as T,
       };
+      res.on('close', () => {
+        if (!res.writableFinished) {
+          received.abortedAt = Date.now();
+          events.emit('request');
+        }
+      });
       requests.push(received);
       events.emit('request');
       Promise.resolve(responder(received))

@@ -8,8 +8,8 @@ let daemon: TestDaemon | undefined;
 let receivers: Receiver[] = [];
 
 afterEach(async () => {
-  await daemon?.stop();
   await Promise.all(receivers.map((r) => r.close()));
+  await daemon?.stop();
   daemon = undefined;
   receivers = [];
 });

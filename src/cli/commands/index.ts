@@ -1,10 +1,12 @@
 import type { Command } from 'commander';
 import { registerApp } from './app.js';
 import { registerCheckConfig } from './check-config.js';
+import { registerDeadletter } from './deadletter.js';
 import { registerIdTag } from './idtag.js';
 import { registerKeys } from './keys.js';
 import { registerRun } from './run.js';
 import { registerStation } from './station.js';
+import { registerWebhook } from './webhook.js';
 
 /** Every command group registers itself here; one file per group. */
 export function registerCommands(program: Command): void {
@@ -14,4 +16,6 @@ export function registerCommands(program: Command): void {
   registerKeys(program);
   registerStation(program);
   registerIdTag(program);
+  registerWebhook(program);
+  registerDeadletter(program);
 }

@@ -1,0 +1,44 @@
+import type { Command } from 'commander';
+import { DeliveryStore } from '../../outbox/index.js';
+import { CliError, EXIT_FAILURE, EXIT_USAGE, output, table, withContext, type GlobalOptions } from '../context.js';
+
+/** `chargegate deadletter list|replay`: events that exhausted their retries or found their queue full. */
+export function registerDeadletter(program: Command): void {
+  const deadletter = program.command('deadletter').description('webhook dead letters: list, replay (same eventId, back in the queue)');
+
+  deadletter
+    .command('list')
+    .description('deliveries that exhausted their retries or found their queue full, oldest first')
+    .action((_options: unknown, cmd: Command) =>
+      withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
+        const deadLetters = new DeliveryStore(ctx.db).deadLetters();
+        output(ctx.json, { deadLetters }, () =>
+          table(
+            ['EVENT ID', 'EVENT TYPE', 'SITE', 'WEBHOOK', 'REASON', 'ATTEMPTS', 'LAST STATUS', 'DEAD SINCE', 'LAST ERROR'],
+            deadLetters.map((d) => [d.eventId, d.eventType, d.siteId, d.webhookId, d.reason, String(d.attempts), d.lastStatus === null ? '-' : String(d.lastStatus), d.deadSince, d.lastError?.slice(0, 60) ?? '-']),
+          ),
+        );
+      }),
+    );
+
+  deadletter
+    .command('replay')
+    .description('put dead letters back in their queues with the same eventId and a fresh retry budget; the running daemon sends them at once')
+    .argument('[eventId]', 'the event to replay (all its dead deliveries)')
+    .option('--all', 'replay every dead letter')
+    .action((eventId: string | undefined, options: { all?: boolean }, cmd: Command) =>
+      withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
+        if ((eventId === undefined) === (options.all !== true)) throw new CliError('name one EVENT_ID or use --all', EXIT_USAGE);
+        const store = new DeliveryStore(ctx.db);
+        if (eventId !== undefined && store.deadLetters({ eventId }).length === 0) throw new CliError(`no dead letter for event ${eventId}`, EXIT_FAILURE);
+        const result = store.replay(eventId !== undefined ? { eventId } : {}, ctx.config.webhookDelivery.queueCapacity, new Date());
+        output(ctx.json, result, () =>
+          [
+            `replayed ${result.replayed} deliver${result.replayed === 1 ? 'y' : 'ies'}`,
+            ...(result.queueFull > 0 ? [`${result.queueFull} left on the dead-letter list: their queue is full (capacity ${ctx.config.webhookDelivery.queueCapacity}); replay again once it drains`] : []),
+          ].join('\n'),
+        );
+        if (result.queueFull > 0) process.exitCode = EXIT_FAILURE;
+      }),
+    );
+}

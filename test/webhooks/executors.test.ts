@@ -1,0 +1,156 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { TestDaemon } from '../ocpp/harness.js';
+import { runCliJson } from '../support/cli.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+import { deliveries, eventually, expectSignedWebhook, jwksSigningKey, reconfigure, startWebhookDaemon } from './harness.js';
+
+let daemon: TestDaemon | undefined;
+let receivers: Receiver[] = [];
+
+afterEach(async () => {
+  await Promise.all(receivers.map((r) => r.close()));
+  await daemon?.stop();
+  daemon = undefined;
+  receivers = [];
+});
+
+async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
+  const r = await startReceiver(...args);
+  receivers.push(r);
+  return r;
+}
+
+interface Executor {
+  siteId: string;
+  webhookId: string;
+  eventType: string;
+  active: boolean;
+  queueSize: number;
+  lastDequeueAt: string | null;
+  lastRequestAt: string | null;
+  lastRequestDurationMs: number | null;
+  status: string;
+}
+
+interface WebhooksHealth {
+  status: string;
+  executors: Executor[];
+}
+
+async function health(d: TestDaemon): Promise<{ status: string; webhooks: WebhooksHealth }> {
+  return (await fetch(`http://127.0.0.1:${d.daemon.httpPort}/health`)).json() as Promise<{ status: string; webhooks: WebhooksHealth }>;
+}
+
+function executor(h: WebhooksHealth, webhookId: string, eventType: string): Executor {
+  return h.executors.find((e) => e.webhookId === webhookId && e.eventType === eventType)!;
+}
+
+describe('executors: enable/disable and health', () => {
+  it('disabling a webhook aborts its in-flight request at once, sends nothing more, keeps its pending events and resumes them when re-enabled', async () => {
+    const partner = await receiver({ kind: 'hang' });
+    const witness = await receiver();
+    const webhooks = (enabled: boolean) => [
+      { id: 'partner-a', url: partner.url(), events: ['Authorize'], enabled },
+      { id: 'witness', url: witness.url(), events: ['Authorize'] },
+    ];
+    daemon = await startWebhookDaemon(webhooks(true), { requestTimeoutMs: 60_000 });
+    const station = await daemon.connect();
+    await station.boot();
+    await station.authorize('T1');
+    await station.authorize('T2');
+    await partner.waitForCount(1);
+
+    await reconfigure(daemon, webhooks(false));
+    await partner.waitFor((r) => r[0]!.abortedAt !== undefined, 5000);
+    await station.authorize('T3');
+    await witness.waitForCount(3);
+    expect(partner.requests).toHaveLength(1);
+    const kept = deliveries(daemon, 'partner-a');
+    expect(kept.map((d) => d.state)).toEqual(['pending', 'pending']);
+    expect(kept[0]).toMatchObject({ attempts: 1, last_error: 'interrupted: webhook disabled, removed or unsubscribed' });
+    const status = await health(daemon);
+    expect(executor(status.webhooks, 'partner-a', 'Authorize')).toMatchObject({ active: false, queueSize: 2 });
+
+    partner.answer({ status: 200 });
+    await reconfigure(daemon, webhooks(true));
+    await partner.waitForCount(3);
+    const publicKey = await jwksSigningKey(daemon);
+    for (const r of partner.requests.slice(1)) await expectSignedWebhook(r, publicKey);
+    expect(partner.requests.slice(1).map((r) => r.json().eventId)).toEqual([partner.requests[0]!.json().eventId, kept[1]!.event_id]);
+    await eventually(() => deliveries(daemon!, 'partner-a').every((d) => d.state === 'delivered'), 5000, 'resumed and delivered');
+  });
+
+  it('reports queue size and request duration levels at the interface document thresholds on /health, /metrics and webhook status', async () => {
+    const stuck = await receiver({ kind: 'hang' });
+    const slow = await receiver({ status: 200, delayMs: 700 });
+    daemon = await startWebhookDaemon(
+      [
+        { id: 'stuck', url: stuck.url(), events: ['Authorize'] },
+        { id: 'slow', url: slow.url(), events: ['ChargePointStatus'] },
+      ],
+      { requestTimeoutMs: 60_000 },
+    );
+    const station = await daemon.connect();
+    await station.boot();
+    expect((await health(daemon)).webhooks.status).toBe('ok');
+
+    for (let i = 1; i <= 5; i += 1) await station.authorize(`T${i}`);
+    let h = await health(daemon);
+    expect(executor(h.webhooks, 'stuck', 'Authorize')).toMatchObject({ queueSize: 5, status: 'ok' });
+    await station.authorize('T6');
+    h = await health(daemon);
+    expect(executor(h.webhooks, 'stuck', 'Authorize')).toMatchObject({ queueSize: 6, status: 'warning' });
+    expect(h.status).toBe('warning');
+
+    for (let i = 7; i <= 100; i += 1) await station.authorize(`T${i}`);
+    expect(executor((await health(daemon)).webhooks, 'stuck', 'Authorize')).toMatchObject({ queueSize: 100, status: 'warning' });
+    await station.authorize('T101');
+    h = await health(daemon);
+    expect(executor(h.webhooks, 'stuck', 'Authorize')).toMatchObject({ queueSize: 101, status: 'critical' });
+    expect(executor(h.webhooks, 'stuck', 'Authorize').lastDequeueAt).toMatch(/^\d{4}-.*[+-]\d{2}:\d{2}$/);
+    expect(h.status).toBe('critical');
+
+    await station.statusNotification({ connectorId: 1, status: 'Preparing' });
+    await slow.waitForCount(1);
+    const slowExecutor = await eventually(async () => {
+      const e = executor((await health(daemon!)).webhooks, 'slow', 'ChargePointStatus');
+      return e.lastRequestDurationMs !== null ? e : undefined;
+    }, 5000, 'slow request recorded');
+    expect(slowExecutor.lastRequestDurationMs).toBeGreaterThan(500);
+    expect(slowExecutor).toMatchObject({ queueSize: 0, status: 'warning' });
+
+    const metrics = await (await fetch(`http://127.0.0.1:${daemon.daemon.httpPort}/metrics`)).text();
+    expect(metrics).toContain('chargegate_webhook_queue_size{site="s1",webhook="stuck",event_type="Authorize"} 101');
+    expect(metrics).toContain('chargegate_webhook_health_level{site="s1",webhook="stuck",event_type="Authorize"} 2');
+    expect(metrics).toContain('chargegate_webhook_health_level{site="s1",webhook="slow",event_type="ChargePointStatus"} 1');
+    expect(metrics).toMatch(/chargegate_webhook_attempts_total\{site="s1",webhook="slow",event_type="ChargePointStatus",outcome="delivered"\} 1/);
+
+    // The CLI is another process: it reads the same figures from the database.
+    const cli = await runCliJson<{ status: string; executors: Executor[] }>(['webhook', 'status', '--config', daemon.temp.configPath]);
+    expect(cli.code).toBe(0);
+    expect(cli.data.status).toBe('critical');
+    expect(cli.data.executors.find((e) => e.webhookId === 'stuck')).toMatchObject({ queueSize: 101, status: 'critical', active: true });
+    expect(cli.data.executors.find((e) => e.webhookId === 'slow')).toMatchObject({ queueSize: 0, status: 'warning', lastRequestDurationMs: slowExecutor.lastRequestDurationMs });
+  });
+
+  it('webhook test sends a signed ChargePointStatus test event through the delivery code and prints the answer', async () => {
+    const partner = await receiver({ status: 202, body: 'thanks' });
+    daemon = await startWebhookDaemon([{ id: 'partner-a', url: partner.url(), enabled: false, auth: { type: 'token', token: 'tk' } }]);
+    const result = await runCliJson<Record<string, unknown>>(['webhook', 'test', 'partner-a', '--config', daemon.temp.configPath]);
+    expect(result.code).toBe(0);
+    expect(result.data).toMatchObject({ siteId: 's1', webhookId: 'partner-a', eventType: 'ChargePointStatus', delivered: true, status: 202, responseBody: 'thanks' });
+    expect(partner.requests).toHaveLength(1);
+    const envelope = await expectSignedWebhook(partner.requests[0]!, await jwksSigningKey(daemon));
+    expect(envelope).toMatchObject({ eventId: result.data.eventId, eventType: 'ChargePointStatus', siteId: 's1' });
+    expect(envelope.payload).toEqual({ stationId: 'chargegate-webhook-test', chargePointId: 'chargegate-webhook-test', connectorId: 1, status: 'Available', errorCode: 'NoError' });
+    expect(partner.requests[0]!.headers.authorization).toBe('Token tk');
+    expect(daemon.db.prepare('SELECT COUNT(*) FROM events').pluck().get()).toBe(0);
+
+    partner.answer({ status: 500, body: 'nope' });
+    const failed = await runCliJson<Record<string, unknown>>(['webhook', 'test', 'partner-a', '--config', daemon.temp.configPath]);
+    expect(failed.code).toBe(1);
+    expect(failed.data).toMatchObject({ delivered: false, status: 500, responseBody: 'nope' });
+    const unknown = await runCliJson(['webhook', 'test', 'nobody', '--config', daemon.temp.configPath]);
+    expect(unknown).toMatchObject({ code: 2, data: { error: 'no webhook "nobody" in the config' } });
+  });
+});

@@ -1,0 +1,138 @@
+import { createServer, type Server } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { TestDaemon } from '../ocpp/harness.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+import { deliveries, eventually, expectSignedWebhook, jwksSigningKey, startWebhookDaemon } from './harness.js';
+
+let daemon: TestDaemon | undefined;
+let closers: Array<() => Promise<void>> = [];
+
+afterEach(async () => {
+  await Promise.all(closers.map((close) => close()));
+  await daemon?.stop();
+  daemon = undefined;
+  closers = [];
+});
+
+async function receiver(): Promise<Receiver> {
+  const r = await startReceiver();
+  closers.push(() => r.close());
+  return r;
+}
+
+interface TokenRequest {
+  authorization: string | undefined;
+  form: URLSearchParams;
+}
+
+/** A partner's OAuth 2.0 token endpoint: client credentials only, Basic or form credentials, numbered tokens. */
+async function tokenEndpoint(clientId: string, clientSecret: string): Promise<{ url: string; requests: TokenRequest[] }> {
+  const requests: TokenRequest[] = [];
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      const form = new URLSearchParams(body);
+      requests.push({ authorization: req.headers.authorization, form });
+      const basic = /^Basic (.+)$/.exec(req.headers.authorization ?? '');
+      const [id, secret] = basic ? Buffer.from(basic[1]!, 'base64').toString().split(':').map(decodeURIComponent) : [form.get('client_id'), form.get('client_secret')];
+      const ok = req.method === 'POST' && req.headers['content-type'] === 'application/x-www-form-urlencoded' && form.get('grant_type') === 'client_credentials' && id === clientId && secret === clientSecret;
+      res.writeHead(ok ? 200 : 401, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
+      res.end(JSON.stringify(ok ? { access_token: `token-${requests.length}`, token_type: 'Bearer', expires_in: 900 } : { error: 'invalid_client' }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  closers.push(() => new Promise((resolve) => server.close(() => resolve())));
+  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/oauth2/token`, requests };
+}
+
+describe('authentication toward the partner endpoint (interface document 5.3)', () => {
+  it('sends no Authorization for none, Basic credentials, and Token <t>, each on a signed request', async () => {
+    const [none, basic, token] = [await receiver(), await receiver(), await receiver()];
+    daemon = await startWebhookDaemon([
+      { id: 'none', url: none.url(), events: ['Authorize'] },
+      { id: 'basic', url: basic.url(), events: ['Authorize'], auth: { type: 'basic', username: 'partner', password: 'pä:ss' } },
+      { id: 'token', url: token.url(), events: ['Authorize'], auth: { type: 'token', token: 'static-token-1' } },
+    ]);
+    const publicKey = await jwksSigningKey(daemon);
+    const station = await daemon.connect();
+    await station.boot();
+    await station.authorize('TAG-1');
+    await Promise.all([none.waitForCount(1), basic.waitForCount(1), token.waitForCount(1)]);
+    for (const r of [none, basic, token]) await expectSignedWebhook(r.requests[0]!, publicKey);
+    expect(none.requests[0]!.headers.authorization).toBeUndefined();
+    expect(basic.requests[0]!.headers.authorization).toBe(`Basic ${Buffer.from('partner:pä:ss', 'utf8').toString('base64')}`);
+    expect(token.requests[0]!.headers.authorization).toBe('Token static-token-1');
+  });
+
+  it('OAuth2: fetches a client-credentials token once, reuses it, and on a 401 refreshes and retries at once', async () => {
+    const partner = await receiver();
+    const tokens = await tokenEndpoint('chargegate', 's3cret/+=');
+    let rejectToken: string | undefined;
+    partner.answer((request) => (request.headers.authorization === `Bearer ${rejectToken}` ? { status: 401, body: 'expired' } : { status: 204 }));
+    daemon = await startWebhookDaemon(
+      [{ id: 'oauth', url: partner.url(), events: ['Authorize'], auth: { type: 'oauth2', tokenUrl: tokens.url, clientId: 'chargegate', clientSecret: 's3cret/+=', audience: 'partner-api' } }],
+      { retryIntervalS: 60 },
+    );
+    const publicKey = await jwksSigningKey(daemon);
+    const station = await daemon.connect();
+    await station.boot();
+    await station.authorize('TAG-1');
+    await station.authorize('TAG-2');
+    await partner.waitForCount(2);
+    expect(partner.requests.map((r) => r.headers.authorization)).toEqual(['Bearer token-1', 'Bearer token-1']);
+    expect(tokens.requests).toHaveLength(1);
+    const [first] = tokens.requests;
+    expect(first!.authorization).toBe(`Basic ${Buffer.from('chargegate:s3cret%2F%2B%3D').toString('base64')}`);
+    expect(first!.form.get('grant_type')).toBe('client_credentials');
+    expect(first!.form.get('audience')).toBe('partner-api');
+    expect(first!.form.has('client_secret')).toBe(false);
+
+    // The partner revokes token-1: the next event gets a 401, a new token, and an immediate second request.
+    rejectToken = 'token-1';
+    await station.authorize('TAG-3');
+    await partner.waitForCount(4);
+    const [rejected, retried] = partner.requests.slice(2);
+    expect(rejected!.headers.authorization).toBe('Bearer token-1');
+    expect(retried!.headers.authorization).toBe('Bearer token-2');
+    expect(retried!.json().eventId).toBe(rejected!.json().eventId);
+    expect(retried!.headers['x-request-id']).not.toBe(rejected!.headers['x-request-id']);
+    for (const r of partner.requests) await expectSignedWebhook(r, publicKey);
+    expect(tokens.requests).toHaveLength(2);
+    // One attempt: the refresh-and-retry happened inside it, well before the 60 s retry interval.
+    await eventually(() => deliveries(daemon!).every((d) => d.state === 'delivered' && d.attempts === 1), 5000, 'delivered in one attempt each');
+  });
+
+  it('OAuth2 client_secret_post: credentials in the form; a refused token request is an ordinary failed attempt', async () => {
+    const partner = await receiver();
+    const tokens = await tokenEndpoint('chargegate', 'right');
+    daemon = await startWebhookDaemon(
+      [{ id: 'oauth', url: partner.url(), events: ['Authorize'], auth: { type: 'oauth2', tokenUrl: tokens.url, clientId: 'chargegate', clientSecret: 'wrong', scope: 'events:write', tokenEndpointAuthMethod: 'client_secret_post' } }],
+      { retryIntervalS: 0.2 },
+    );
+    const station = await daemon.connect();
+    await station.boot();
+    await station.authorize('TAG-1');
+    const failed = await eventually(() => deliveries(daemon!).find((d) => d.attempts >= 2), 10_000, 'two failed attempts');
+    expect(failed.state).toBe('pending');
+    expect(failed.last_error).toContain('token endpoint answered 401: invalid_client');
+    expect(partner.requests).toHaveLength(0);
+    expect(tokens.requests[0]!.authorization).toBeUndefined();
+    expect(Object.fromEntries(tokens.requests[0]!.form)).toEqual({ grant_type: 'client_credentials', client_id: 'chargegate', client_secret: 'wrong', scope: 'events:write' });
+  });
+
+  it('signs with the rfc9421 profile when the webhook asks for it, verifiable by http-message-signatures', async () => {
+    const partner = await receiver();
+    daemon = await startWebhookDaemon([{ id: 'std', url: partner.url('/in/chargegate'), signature: 'rfc9421', auth: { type: 'token', token: 't' } }]);
+    const publicKey = await jwksSigningKey(daemon);
+    const station = await daemon.connect();
+    await station.boot();
+    await station.statusNotification({ connectorId: 2, status: 'Faulted', errorCode: 'GroundFailure' });
+    await station.authorize('TAG-1');
+    await partner.waitForCount(2);
+    for (const request of partner.requests) {
+      await expectSignedWebhook(request, publicKey, 'rfc9421');
+      expect(request.rawHeaders.map(([name]) => name.toLowerCase()).sort()).toEqual(['authorization', 'connection', 'content-digest', 'content-length', 'content-type', 'host', 'signature', 'signature-input', 'x-request-id']);
+    }
+  });
+});
