@@ -241,7 +241,11 @@ export class Site {
         ? this.directory.chargePointsOf(stationId).map((chargePointId) => ({ siteId: this.siteOf(stationId), stationId, chargePointId, connectorId: 0 }))
         : [this.locateConnector(stationId, connectorId)];
     this.commit(() => {
-      for (const ref of refs) this.writeStatus(ref, status, errorCode, info);
+      // Connector 0 is one row per station (the primary key), shared by its charge points: compare it once,
+      // before the first of them overwrites it, or every repeat would look like a change.
+      const previous = connectorId === 0 ? (this.db.prepare('SELECT status, error_code FROM connectors WHERE station_id = ? AND connector_id = 0').get(stationId) as { status: string; error_code: string } | undefined) : undefined;
+      const quiet = previous?.status === status && previous.error_code === errorCode;
+      for (const ref of refs) this.writeStatus(ref, status, errorCode, info, quiet);
     });
   }
 
@@ -250,7 +254,7 @@ export class Site {
     this.commit(() => this.writeStatus(at, status, errorCode, info));
   }
 
-  private writeStatus(at: ConnectorRef, status: string, errorCode: string, info?: object): void {
+  private writeStatus(at: ConnectorRef, status: string, errorCode: string, info?: object, quiet = false): void {
     const previous = this.db.prepare('SELECT status, error_code FROM connectors WHERE station_id = ? AND connector_id = ? AND charge_point_id = ?').get(at.stationId, at.connectorId, at.chargePointId) as
       | { status: string; error_code: string }
       | undefined;
@@ -261,7 +265,7 @@ export class Site {
          ON CONFLICT (station_id, connector_id) DO UPDATE SET charge_point_id = excluded.charge_point_id, status = excluded.status, error_code = excluded.error_code, info = excluded.info, updated_at = excluded.updated_at`,
       )
       .run(at.stationId, at.connectorId, at.chargePointId, status, errorCode, info ? JSON.stringify(info) : null, now.toISOString());
-    if (previous?.status === status && previous.error_code === errorCode) return;
+    if (quiet || (previous?.status === status && previous.error_code === errorCode)) return;
     const payload: ChargePointStatusPayload = { stationId: at.stationId, chargePointId: at.chargePointId, connectorId: at.connectorId, status, errorCode };
     this.emit({ eventType: 'ChargePointStatus', siteId: at.siteId, payload }, now);
   }
