@@ -1,0 +1,87 @@
+/**
+ * A simulated OCPP 1.6-J station for trying chargegate by hand: connects, boots, authorizes a tag, starts and
+ * stops one charging session, then exits. Against `npm start` (config/default.yaml) the outbox then holds the
+ * four event types (Authorize, ChargePointStatus, StartTransaction, StopTransaction).
+ *
+ *   npx tsx scripts/station-simulator.ts [--url ws://127.0.0.1:9000/ocpp] [--id CP001] [--password P]
+ *                                        [--id-tag DEMO-TAG-1] [--connector 1] [--ca server-cert.pem]
+ */
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { connectStation } from '../test/support/station.js';
+
+const USAGE = 'usage: station-simulator [--url ws://127.0.0.1:9000/ocpp] [--id CP001] [--password P] [--id-tag TAG] [--connector N] [--ca FILE]';
+
+async function main(): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        url: { type: 'string', default: 'ws://127.0.0.1:9000/ocpp' },
+        id: { type: 'string', default: 'CP001' },
+        password: { type: 'string' },
+        'id-tag': { type: 'string', default: 'DEMO-TAG-1' },
+        connector: { type: 'string', default: '1' },
+        ca: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (err) {
+    console.error(`${(err as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const connectorId = Number(values.connector);
+  if (!Number.isInteger(connectorId) || connectorId < 1) {
+    console.error(`--connector: a connector number of 1 or more, not "${values.connector}"`);
+    return 2;
+  }
+  const idTag = values['id-tag'];
+  const step = (text: string) => console.log(`[${values.id}] ${text}`);
+
+  step(`connecting to ${values.url}/${values.id}${values.password ? ' with basic auth' : ''}`);
+  let station;
+  try {
+    station = await connectStation(values.url, values.id, values.password, values.ca ? { ca: readFileSync(values.ca) } : {});
+  } catch (err) {
+    const status = (err as { code?: unknown }).code;
+    console.error(`connection refused: ${(err as Error).message}`);
+    if (status === 401) console.error('the central system wants this station\'s password: `chargegate station pair <id> --site <site>` prints it; pass it with --password');
+    return 1;
+  }
+  try {
+    const boot = await station.boot({ chargePointVendor: 'chargegate', chargePointModel: 'station-simulator' });
+    step(`BootNotification: ${boot.status} (heartbeat every ${boot.interval} s)`);
+    if (boot.status !== 'Accepted') {
+      console.error(boot.status === 'Pending' ? 'the station is unknown here and waits for pairing: `chargegate station list --pending`, then `chargegate station pair`' : 'the central system rejects this station (blocked or removed)');
+      return 1;
+    }
+    await station.statusNotification({ connectorId, status: 'Available' });
+    const authorization = await station.authorize(idTag);
+    step(`Authorize ${idTag}: ${authorization.status}${authorization.status === 'Accepted' ? '' : ` (a real station would not charge; \`chargegate idtag add ${idTag}\` accepts it)`}`);
+
+    await station.statusNotification({ connectorId, status: 'Preparing' });
+    const meterStart = 12_345;
+    const started = await station.startTransactionWithInfo({ connectorId, idTag, meterStart });
+    step(`StartTransaction on connector ${connectorId}: transactionId ${started.transactionId}, tag ${started.idTagInfo.status}, meter ${meterStart} Wh`);
+    await station.statusNotification({ connectorId, status: 'Charging' });
+    station.addEnergy(connectorId, 7_500);
+    await station.meterValues({ connectorId, transactionId: started.transactionId });
+
+    const stopped = await station.stopTransaction({ transactionId: started.transactionId, reason: 'EVDisconnected' });
+    step(`StopTransaction: meter ${meterStart + 7_500} Wh, reason EVDisconnected${stopped.idTagInfo ? `, tag ${stopped.idTagInfo.status}` : ''}`);
+    await station.statusNotification({ connectorId, status: 'Available' });
+    step('done');
+    return 0;
+  } catch (err) {
+    console.error(`the central system refused a call: ${(err as Error).message}`);
+    return 1;
+  } finally {
+    await station.close();
+  }
+}
+
+process.exitCode = await main();
