@@ -72,7 +72,8 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
 
   rpc.on('client', (client: StationClient) => {
     const { stationId, admission } = client.session;
-    const clientLog = log.child({ stationId, siteId: admission === 'known' ? site.siteOf(stationId) : undefined });
+    const counted = admission === 'known' || (admission === 'unknown' && config().ocpp.acceptUnknownStations);
+    const clientLog = log.child({ stationId, siteId: counted ? site.siteOf(stationId) : undefined });
     const sendRaw = client.sendRaw.bind(client);
     client.sendRaw = (frame: string) => sendRaw(toOcpp16Frame(frame));
     const previous = connections.attach(client);

@@ -77,8 +77,7 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
     'BootNotification',
     (params): BootNotificationResponse => {
       const status = site.boot(stationId, params);
-      const siteId = status === 'Rejected' ? undefined : site.siteOf(stationId);
-      log.info({ siteId, status, vendor: params.chargePointVendor, model: params.chargePointModel, firmware: params.firmwareVersion }, 'boot notification');
+      log.info({ status, vendor: params.chargePointVendor, model: params.chargePointModel, firmware: params.firmwareVersion }, 'boot notification');
       return { status, currentTime: new Date().toISOString(), interval: config().ocpp.heartbeatIntervalS };
     },
     { beforeAcceptance: true },
@@ -119,7 +118,7 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
       source: 'ocpp',
       authorizationStatus: decision.status,
     });
-    log.info({ siteId: transaction.site_id, transactionId: transaction.id, connectorId: params.connectorId, status: decision.status }, 'transaction started');
+    log.info({ transactionId: transaction.id, connectorId: params.connectorId, status: decision.status }, 'transaction started');
     return { transactionId: transaction.id, idTagInfo: idTagInfoOf(decision) };
   });
 
@@ -131,7 +130,7 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
       ...(params.reason !== undefined && { reason: params.reason as StopReason }),
       ...(params.idTag !== undefined && { idTag: params.idTag }),
     });
-    if (stopped) log.info({ siteId: stopped.site_id, transactionId: stopped.id, reason: params.reason ?? 'Local' }, 'transaction stopped');
+    if (stopped) log.info({ transactionId: stopped.id, reason: params.reason ?? 'Local' }, 'transaction stopped');
     else log.warn({ transactionId: params.transactionId }, 'StopTransaction for an unknown or already stopped transaction: answered, no event');
     if (params.idTag === undefined) return {};
     const decision = await authorizer.authorize({ idTag: params.idTag, stationId });

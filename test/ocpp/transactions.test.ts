@@ -94,7 +94,7 @@ describe('OCPP transactions into the outbox (interface 2.3-2.6)', () => {
     expect(next).toBeGreaterThan(first);
   });
 
-  it('reports a connector-0 status once per charge point of the station and ignores StartTransaction on connector 0', async () => {
+  it('reports a connector-0 status once per charge point of the station and refuses StartTransaction on connector 0', async () => {
     t = await startTestDaemon(siteWith([], [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1] }, { id: 'CP001-B', connectors: [2] }] }]));
     const station = await t.connect();
     await station.boot();
@@ -107,7 +107,7 @@ describe('OCPP transactions into the outbox (interface 2.3-2.6)', () => {
     expect(t.events('StartTransaction')).toHaveLength(0);
   });
 
-  it('answers DataTransfer UnknownVendorId and Heartbeat with the time, and keeps last-seen', async () => {
+  it('answers DataTransfer UnknownVendorId and Heartbeat with the time, keeps last-seen, and reports on /metrics and /health', async () => {
     t = await startTestDaemon(siteWith());
     const station = await t.connect();
     await station.boot();
@@ -117,5 +117,12 @@ describe('OCPP transactions into the outbox (interface 2.3-2.6)', () => {
     const row = t.db.prepare('SELECT online, last_seen, boot_info FROM stations WHERE id = ?').get('CP001') as { online: number; last_seen: string; boot_info: string };
     expect(row.online).toBe(1);
     expect(JSON.parse(row.boot_info)).toMatchObject({ chargePointVendor: 'chargegate-sim', chargePointModel: 'SimStation' });
+
+    const base = `http://127.0.0.1:${t.daemon.httpPort}`;
+    const metrics = await (await fetch(`${base}/metrics`)).text();
+    expect(metrics).toContain('chargegate_ocpp_connected_stations 1');
+    expect(metrics).toContain('chargegate_ocpp_calls_total{action="DataTransfer",outcome="ok"} 1');
+    const health = (await (await fetch(`${base}/health`)).json()) as { ocpp: unknown };
+    expect(health.ocpp).toEqual({ status: 'ok', port: t.daemon.ocppPort, connectedStations: 1 });
   });
 });
