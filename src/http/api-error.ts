@@ -15,8 +15,8 @@ export class ApiError extends Error {
 }
 
 /**
- * Error handler for API routes: ApiError with its headers, schema validation as 400 `invalid_request`; anything
- * else goes on to the server's handler (500 without internals).
+ * Error handler for API routes: ApiError with its headers, fastify's request refusals with an API error code;
+ * anything else goes on to the server's handler (500 without internals).
  */
 export function apiErrorHandler(err: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   if (err instanceof ApiError) {
@@ -26,9 +26,11 @@ export function apiErrorHandler(err: FastifyError | ApiError, request: FastifyRe
       .status(err.statusCode)
       .send({ error: err.error, message: err.message, ...err.details });
   }
-  if (err.validation) {
-    request.log.info({ reason: err.message, url: request.url }, 'api request invalid');
-    return reply.status(400).send({ error: 'invalid_request', message: err.message });
+  // Fastify's own refusals before a handler runs: unparseable JSON, unsupported media type, body too large.
+  if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
+    request.log.info({ status: err.statusCode, reason: err.message, url: request.url }, 'api request invalid');
+    const error = err.statusCode === 415 ? 'unsupported_media_type' : err.statusCode === 413 ? 'payload_too_large' : 'invalid_request';
+    return reply.status(err.statusCode).send({ error, message: err.message });
   }
   throw err;
 }

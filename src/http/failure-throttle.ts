@@ -19,8 +19,8 @@ export class FailureThrottle {
   /** How long to hold this address's next request before looking at it. */
   delayMs(address: string): number {
     const entry = this.current(address);
-    if (!entry || entry.count < this.options.freeFailures) return 0;
-    return Math.min(this.options.maxDelayMs, this.options.baseDelayMs * 2 ** (entry.count - this.options.freeFailures));
+    if (!entry || entry.count <= this.options.freeFailures) return 0;
+    return Math.min(this.options.maxDelayMs, this.options.baseDelayMs * 2 ** (entry.count - this.options.freeFailures - 1));
   }
 
   recordFailure(address: string): void {

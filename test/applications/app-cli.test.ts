@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Applications, type Application } from '../../src/applications/index.js';
+import { openDatabase, type Database } from '../../src/store/index.js';
+import { runCli, runCliJson } from '../support/cli.js';
+import { tempSite, type TempSite } from '../support/temp-site.js';
+
+describe('chargegate app', () => {
+  let temp: TempSite;
+  const cli = (...args: string[]) => runCli([...args, '--config', temp.configPath]);
+  const cliJson = <T>(...args: string[]) => runCliJson<T>([...args, '--config', temp.configPath]);
+  const withDb = <T>(fn: (db: Database) => T): T => {
+    const db = openDatabase(temp.dataDir);
+    try {
+      return fn(db);
+    } finally {
+      db.close();
+    }
+  };
+
+  beforeAll(() => {
+    temp = tempSite({
+      groups: [
+        { id: 'ops', scope: 'company:acme', permissions: ['charge-points:read', 'charge-points:control'] },
+        { id: 'viewer', scope: 'site:s1', permissions: ['charge-points:read'] },
+      ],
+    });
+  });
+  afterAll(() => temp.cleanup());
+
+  it('create prints clientId and clientSecret once (JSON keys exactly these); only a scrypt hash is stored', async () => {
+    const created = await cliJson<Record<string, string>>('app', 'create', '--name', 'Partner A', '--group', 'ops', '--group', 'viewer');
+    expect(created.code).toBe(0);
+    expect(Object.keys(created.data)).toEqual(['clientId', 'clientSecret']);
+    const { clientId, clientSecret } = created.data as { clientId: string; clientSecret: string };
+    const row = withDb((db) => db.prepare('SELECT * FROM applications WHERE client_id = ?').get(clientId)) as { secret_hash: string; group_ids: string };
+    expect(row.secret_hash).toMatch(/^scrypt\$/);
+    expect(row.secret_hash).not.toContain(clientSecret);
+    expect(JSON.parse(row.group_ids)).toEqual(['ops', 'viewer']);
+    expect(withDb((db) => new Applications({ db }).authenticate(clientId, clientSecret))).toMatchObject({ clientId, name: 'Partner A' });
+    expect(withDb((db) => new Applications({ db }).authenticate(clientId, `${clientSecret}x`))).toBeUndefined();
+
+    const human = await cli('app', 'create', '--name', 'Partner B', '--group', 'viewer');
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/^clientId: +app-\S+\nclientSecret: +\S+\n/);
+  });
+
+  it('an unknown or missing group is a usage error (exit 2) naming it', async () => {
+    const unknown = await cli('app', 'create', '--name', 'X', '--group', 'ops', '--group', 'admins');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('unknown group "admins"');
+    const missing = await cli('app', 'create', '--name', 'X');
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('at least one group');
+  });
+
+  it('list shows applications without secrets; revoke marks one revoked, once', async () => {
+    const list = await cliJson<Application[]>('app', 'list');
+    expect(list.code).toBe(0);
+    expect(list.data.map((a) => a.name)).toEqual(expect.arrayContaining(['Partner A', 'Partner B']));
+    expect(JSON.stringify(list.data)).not.toMatch(/secret/i);
+    const target = list.data.find((a) => a.name === 'Partner B')!;
+
+    const revoked = await cliJson<Application & { alreadyRevoked: boolean }>('app', 'revoke', target.clientId);
+    expect(revoked.code).toBe(0);
+    expect(revoked.data).toMatchObject({ clientId: target.clientId, revokedAt: expect.any(String), alreadyRevoked: false });
+    const again = await cli('app', 'revoke', target.clientId);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toContain('already revoked');
+    const unknown = await cli('app', 'revoke', 'app-nope');
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain('no application "app-nope"');
+
+    const table = await cli('app', 'list');
+    expect(table.stdout).toMatch(/^CLIENT ID +NAME +GROUPS +CREATED +REVOKED/);
+    expect(table.stdout).toContain('ops,viewer');
+  });
+});

@@ -1,0 +1,147 @@
+import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import * as client from 'openid-client';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startApiDaemon, type ApiDaemon } from './api-harness.js';
+
+describe('POST /oauth2/token', () => {
+  let api: ApiDaemon;
+  let app: { clientId: string; clientSecret: string };
+
+  const post = (body: string | URLSearchParams, headers: Record<string, string> = {}) =>
+    fetch(`${api.baseUrl}/oauth2/token`, { method: 'POST', headers: typeof body === 'string' ? { 'content-type': 'application/x-www-form-urlencoded', ...headers } : headers, body });
+  const form = (fields: Record<string, string>) => new URLSearchParams(fields);
+  const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
+
+  /** openid-client against our RFC 8414 metadata; http:// is allowed only because the test runs on loopback. */
+  const discover = (auth: client.ClientAuth, credentials = app) =>
+    client.discovery(new URL(api.baseUrl), credentials.clientId, undefined, auth, { algorithm: 'oauth2', execute: [client.allowInsecureRequests] });
+
+  beforeAll(async () => {
+    api = await startApiDaemon();
+    app = api.createApp('ops');
+  });
+  afterAll(() => api.stop());
+  // A success clears the loopback address's failure count, so the failures of one test never slow the next.
+  afterEach(() => api.token(app));
+
+  async function expectVerifiedToken(accessToken: string, clientId: string) {
+    const { payload, protectedHeader } = await jwtVerify(accessToken, createRemoteJWKSet(new URL(api.jwksUrl)), { issuer: api.baseUrl, audience: api.baseUrl, typ: 'at+jwt', algorithms: ['RS256'] });
+    expect(protectedHeader.kid).toMatch(/^token-/);
+    expect(payload).toMatchObject({ sub: clientId, client_id: clientId, scope: 'charge-points:control charge-points:read', groups: ['ops'] });
+    expect(payload.exp! - payload.iat!).toBe(900);
+    expect(payload.jti).toMatch(/^[0-9a-f-]{36}$/);
+  }
+
+  it('issues an RFC 9068 JWT to openid-client with client_secret_post, verifiable with the published JWKS', async () => {
+    const config = await discover(client.ClientSecretPost(app.clientSecret));
+    const tokens = await client.clientCredentialsGrant(config);
+    expect(tokens.token_type).toBe('bearer');
+    expect(tokens.expires_in).toBe(900);
+    await expectVerifiedToken(tokens.access_token, app.clientId);
+  });
+
+  it('issues a token to openid-client with client_secret_basic', async () => {
+    const config = await discover(client.ClientSecretBasic(app.clientSecret));
+    const tokens = await client.clientCredentialsGrant(config);
+    await expectVerifiedToken(tokens.access_token, app.clientId);
+  });
+
+  it('answers exactly the interface fields with Cache-Control: no-store', async () => {
+    const response = await post(form({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: app.clientSecret }));
+    expect(response.status).toBe(200);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+    const body = (await response.json()) as Record<string, unknown>;
+    expect(Object.keys(body).sort()).toEqual(['access_token', 'expires_in', 'scope', 'token_type']);
+    expect(body).toMatchObject({ token_type: 'Bearer', expires_in: 900 });
+    expect(decodeProtectedHeader(body.access_token as string)).toMatchObject({ typ: 'at+jwt', alg: 'RS256' });
+  });
+
+  it('form-decodes the Basic user and password (RFC 6749 2.3.1)', async () => {
+    // Percent-encoding characters that need none must decode to the same credentials.
+    const user = app.clientId.replace(/-/g, '%2D');
+    const password = app.clientSecret.replace(/[-_]/g, (c) => (c === '-' ? '%2D' : '%5F'));
+    const response = await post('grant_type=client_credentials', { authorization: basic(user, password) });
+    expect(response.status).toBe(200);
+  });
+
+  it('accepts Basic and body credentials together when they agree, refuses them with invalid_request when they differ', async () => {
+    const agree = await post(form({ grant_type: 'client_credentials', client_id: app.clientId }), { authorization: basic(app.clientId, app.clientSecret) });
+    expect(agree.status).toBe(200);
+    const other = api.createApp('viewer-s1');
+    const differ = await post(form({ grant_type: 'client_credentials', client_id: other.clientId, client_secret: other.clientSecret }), { authorization: basic(app.clientId, app.clientSecret) });
+    expect(differ.status).toBe(400);
+    expect(await differ.json()).toMatchObject({ error: 'invalid_request' });
+    expect(differ.headers.get('cache-control')).toBe('no-store');
+  });
+
+  it('refuses wrong or unknown credentials with 401 invalid_client, challenging Basic only when Basic was used', async () => {
+    const wrongBody = await post(form({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: 'wrong' }));
+    expect(wrongBody.status).toBe(401);
+    expect(await wrongBody.json()).toMatchObject({ error: 'invalid_client' });
+    expect(wrongBody.headers.get('www-authenticate')).toBeNull();
+    expect(wrongBody.headers.get('cache-control')).toBe('no-store');
+
+    const wrongBasic = await post('grant_type=client_credentials', { authorization: basic(app.clientId, 'wrong') });
+    expect(wrongBasic.status).toBe(401);
+    expect(wrongBasic.headers.get('www-authenticate')).toMatch(/^Basic realm="chargegate"/);
+
+    const unknown = await post(form({ grant_type: 'client_credentials', client_id: 'app-unknown', client_secret: app.clientSecret }));
+    expect(unknown.status).toBe(401);
+    const none = await post(form({ grant_type: 'client_credentials' }));
+    expect(none.status).toBe(401);
+    expect(await none.json()).toMatchObject({ error: 'invalid_client' });
+
+    // openid-client surfaces the 401 as the Basic challenge it carries.
+    const config = await discover(client.ClientSecretBasic('wrong'));
+    await expect(client.clientCredentialsGrant(config)).rejects.toMatchObject({ status: 401, cause: [expect.objectContaining({ scheme: 'basic' })] });
+  });
+
+  it('refuses a scope parameter with 400, even from openid-client', async () => {
+    const response = await post(form({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: app.clientSecret, scope: 'charge-points:read' }));
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: 'invalid_scope' });
+    const config = await discover(client.ClientSecretPost(app.clientSecret));
+    await expect(client.clientCredentialsGrant(config, { scope: 'charge-points:read' })).rejects.toMatchObject({ status: 400 });
+  });
+
+  it('refuses other grant types with unsupported_grant_type and malformed requests with invalid_request', async () => {
+    const password = await post(form({ grant_type: 'password', client_id: app.clientId, client_secret: app.clientSecret }));
+    expect(password.status).toBe(400);
+    expect(await password.json()).toMatchObject({ error: 'unsupported_grant_type' });
+
+    const cases: Array<[string, RequestInit]> = [
+      ['no grant_type', { body: form({ client_id: app.clientId, client_secret: app.clientSecret }) }],
+      ['repeated parameter', { body: 'grant_type=client_credentials&grant_type=client_credentials' }],
+      ['JSON body', { body: JSON.stringify({ grant_type: 'client_credentials' }), headers: { 'content-type': 'application/json' } }],
+      ['no body', {}],
+    ];
+    for (const [what, init] of cases) {
+      const headers = init.headers ?? (typeof init.body === 'string' ? { 'content-type': 'application/x-www-form-urlencoded' } : undefined);
+      const response = await fetch(`${api.baseUrl}/oauth2/token`, { method: 'POST', ...init, ...(headers && { headers }) });
+      expect(response.status, what).toBe(400);
+      expect(await response.json(), what).toMatchObject({ error: 'invalid_request', error_description: expect.any(String) });
+      expect(response.headers.get('cache-control'), what).toBe('no-store');
+    }
+  });
+
+  it('refuses a revoked application', async () => {
+    const doomed = api.createApp('ops');
+    await api.token(doomed);
+    api.db.prepare('UPDATE applications SET revoked_at = ? WHERE client_id = ?').run(new Date().toISOString(), doomed.clientId);
+    const response = await post(form({ grant_type: 'client_credentials', client_id: doomed.clientId, client_secret: doomed.clientSecret }));
+    expect(response.status).toBe(401);
+  });
+
+  it('slows down an address after repeated failures, and logs each refusal', async () => {
+    const wrong = form({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: 'guess' });
+    for (let i = 0; i < 6; i += 1) expect((await post(wrong)).status).toBe(401);
+    // Past five free failures the address waits 250 ms, then twice as long per failure: a lower bound holds however slow the machine is.
+    let started = performance.now();
+    expect((await post(wrong)).status).toBe(401);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(240);
+    started = performance.now();
+    expect((await post(wrong)).status).toBe(401);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(490);
+    expect(api.logged('token request refused').length).toBeGreaterThanOrEqual(8);
+  });
+});

@@ -1,0 +1,113 @@
+import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KeyInfo, PublicJwk } from '../../src/keystore/index.js';
+import { startApiDaemon, type ApiDaemon } from '../http/api-harness.js';
+import { eventually } from '../ocpp/harness.js';
+import { runCliJson } from '../support/cli.js';
+import { startReceiver, type Receiver, type ReceivedRequest } from '../support/receiver.js';
+import type { SimulatedStation } from '../support/station.js';
+import { JwksWebhookVerifier } from '../support/webhook-verifier.js';
+
+const LEAD_S = 8;
+const GRACE_S = 4;
+
+/**
+ * `chargegate keys rotate` in its own process while the daemon signs webhooks and issues tokens: a partner whose
+ * verifier re-fetches the JWKS on a failure accepts everything signed before, during and after the rotation.
+ */
+describe('key rotation end to end', () => {
+  let api: ApiDaemon;
+  let receiver: Receiver;
+  let station: SimulatedStation;
+  let app: { clientId: string; clientSecret: string };
+  let statusFlip = 0;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    api = await startApiDaemon({
+      keystore: { nextKeyLeadS: LEAD_S, retiredKeyGraceS: GRACE_S },
+      sites: [{ id: 's1', stations: [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1] }] }], meters: [], webhooks: [{ id: 'partner', url: receiver.url(), events: ['ChargePointStatus'] }] }],
+      groups: [{ id: 'ops', scope: 'company:acme', permissions: ['charge-points:read'] }],
+    });
+    station = await api.connect('CP001');
+    await station.boot();
+    app = api.createApp('ops');
+  });
+  afterAll(async () => {
+    await api.stop();
+    await receiver.close();
+  });
+
+  /** A real webhook: the station changes status and the daemon delivers the signed ChargePointStatus. */
+  async function webhook(): Promise<ReceivedRequest> {
+    const before = receiver.requests.length;
+    statusFlip += 1;
+    await station.statusNotification({ connectorId: 1, status: statusFlip % 2 === 1 ? 'Preparing' : 'Available' });
+    await receiver.waitForCount(before + 1);
+    return receiver.requests[before]!;
+  }
+
+  const jwks = async () => ((await (await fetch(api.jwksUrl)).json()) as { keys: PublicJwk[] }).keys;
+  const signKey = async () => (await jwks()).find((k) => k.kid === 'sign')!;
+
+  it('webhooks and tokens from before, during and after `keys rotate` all verify; the old webhook key leaves the JWKS after its grace', async () => {
+    // A partner that fetched the JWKS before the rotation and keeps it until a verification fails.
+    const partner = new JwksWebhookVerifier(api.jwksUrl);
+    // jose re-fetches the JWKS when a token names a kid it has not seen; no cooldown, as a re-fetch on failure.
+    const tokenKeys = createRemoteJWKSet(new URL(api.jwksUrl), { cooldownDuration: 0 });
+    const verifyToken = (token: string) => jwtVerify(token, tokenKeys, { issuer: api.baseUrl, audience: api.baseUrl, typ: 'at+jwt' });
+
+    const oldSign = await signKey();
+    const webhookBefore = await webhook();
+    expect(await partner.verify(webhookBefore)).toBe('sign');
+    const tokenBefore = await api.token(app);
+    await verifyToken(tokenBefore);
+
+    const rotation = await runCliJson<{ activatesAt: string; keys: KeyInfo[] }>(['keys', 'rotate', '--config', api.temp.configPath]);
+    expect(rotation.code).toBe(0);
+    const [nextWebhook, nextToken] = rotation.data.keys;
+    expect(nextWebhook).toMatchObject({ purpose: 'webhook', state: 'next', jwksKid: nextWebhook!.id });
+    expect(nextToken).toMatchObject({ purpose: 'token', state: 'next' });
+
+    // During the lead: the next keys are published, the old ones still sign.
+    const during = await jwks();
+    expect(during.map((k) => k.kid)).toEqual(expect.arrayContaining(['sign', nextWebhook!.id, nextToken!.id]));
+    expect(during.find((k) => k.kid === 'sign')!.n).toBe(oldSign.n);
+    const webhookDuring = await webhook();
+    expect(await partner.verify(webhookDuring)).toBe('sign');
+    const tokenDuring = await api.token(app);
+    expect(decodeProtectedHeader(tokenDuring).kid).toBe(decodeProtectedHeader(tokenBefore).kid);
+    expect(Date.now()).toBeLessThan(Date.parse(rotation.data.activatesAt));
+
+    // The switch: `sign` is the new key; the daemon noticed the CLI's rotation without a restart.
+    await eventually(async () => (await signKey()).n === during.find((k) => k.kid === nextWebhook!.id)!.n, (LEAD_S + 5) * 1000, 'the new key to become `sign`');
+    const webhookAfter = await webhook();
+    expect(await partner.verify(webhookAfter)).toBe('sign');
+    const tokenAfter = await api.token(app);
+    expect(decodeProtectedHeader(tokenAfter).kid).toBe(nextToken!.id);
+
+    // In flight: signed by the old key, arriving after the partner re-fetched. The old key is still published.
+    const oldWebhookId = (await jwks()).find((k) => k.n === oldSign.n)!.kid;
+    expect(oldWebhookId).not.toBe('sign');
+    expect(await new JwksWebhookVerifier(api.jwksUrl).verify(webhookDuring)).toBe(oldWebhookId);
+    expect(await new JwksWebhookVerifier(api.jwksUrl).verify(webhookBefore)).toBe(oldWebhookId);
+    for (const token of [tokenBefore, tokenDuring, tokenAfter]) {
+      await verifyToken(token);
+      expect((await api.call('GET', '/charge-points', { token })).status).toBe(200);
+    }
+
+    // After the grace period the old webhook key is gone; the old token key stays while its tokens can live.
+    await eventually(async () => !(await jwks()).some((k) => k.kid === oldWebhookId), (GRACE_S + 5) * 1000, 'the old webhook key to leave the JWKS');
+    expect((await jwks()).map((k) => k.kid)).toContain(decodeProtectedHeader(tokenBefore).kid);
+    expect((await api.call('GET', '/charge-points', { token: tokenBefore })).status).toBe(200);
+    expect(await new JwksWebhookVerifier(api.jwksUrl).verify(webhookBefore)).toBeUndefined();
+
+    const list = await runCliJson<KeyInfo[]>(['keys', 'list', '--config', api.temp.configPath]);
+    expect(list.data.map((k) => [k.purpose, k.state])).toEqual([
+      ['webhook', 'expired'],
+      ['token', 'retired'],
+      ['webhook', 'signing'],
+      ['token', 'signing'],
+    ]);
+  });
+});
