@@ -198,7 +198,7 @@ export class Site {
     return { password };
   }
 
-  /** Blocks (or removes) a station: its next BootNotification is Rejected and its connection is refused. */
+  /** Blocks (or removes) a station: the daemon closes its open connection and answers its next BootNotification Rejected. */
   setStationState(stationId: string, state: 'blocked' | 'removed'): void {
     inTransaction(this.db, () => {
       ensureStation(this.db, stationId, state, this.now());
