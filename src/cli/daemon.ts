@@ -5,6 +5,7 @@ import { AccessTokenVerifier, Applications } from '../applications/index.js';
 import { authorizationServerMetadataRoutes, BearerAuth, chargePointsApiRoutes, createHttpServer, jwksRoutes, openApiRoutes, tokenEndpointRoutes, type HealthSource } from '../http/index.js';
 import { openKeystore } from '../keystore/index.js';
 import { createLogger, type Logger } from '../log/index.js';
+import { MeterService } from '../modbus/index.js';
 import { connectServiceManager, installProcessSignals, planReload } from '../service/index.js';
 import { createAuthorizer, PluginLoadError } from '../authorization/index.js';
 import { connectUpstreamAsStation, startCentralSystem } from '../ocpp/index.js';
@@ -97,6 +98,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     parts.push({ name: 'ocpp', stop: () => centralSystem.close(), reload: (next) => centralSystem.reload(next) });
     healthSources.push(centralSystem.health);
     // ---- end OCPP ----
+
+    // ---- Modbus meters: buses, polling, session detection through the Site (src/modbus) ----
+    const meters = await MeterService.start({ config, site, db, logger, metrics });
+    parts.push({ name: 'meters', stop: () => meters.stop(), reload: (next) => meters.reload(next) });
+    healthSources.push(meters.healthSource());
+    // ---- end Modbus meters ----
 
     // ---- OAuth 2.0 token server, applications and the charge-points API (src/applications, src/http) ----
     const applications = new Applications({ db });

@@ -3,6 +3,7 @@ export type {
   BootVerdict,
   ChargePointView,
   ConnectorRef,
+  ConnectorStatusChange,
   ConnectorState,
   SiteOptions,
   StartTransactionInput,

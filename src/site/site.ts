@@ -44,6 +44,12 @@ export interface TransactionRow {
   stop_id_tag: string | null;
 }
 
+/** A connector status written in the same commit as a session change (Modbus sessions: Charging / Available). */
+export interface ConnectorStatusChange {
+  status: string;
+  errorCode: string;
+}
+
 export interface StartTransactionInput {
   at: ConnectorRef;
   idTag: string;
@@ -53,6 +59,7 @@ export interface StartTransactionInput {
   source: 'ocpp' | 'modbus';
   /** The tag's status re-evaluated at start; emits the post-start Authorize event. Absent for Modbus sessions. */
   authorizationStatus?: AuthorizationStatus;
+  connectorStatus?: ConnectorStatusChange;
 }
 
 export interface StopTransactionInput {
@@ -61,6 +68,7 @@ export interface StopTransactionInput {
   stoppedAt: Date;
   reason?: StopReason;
   idTag?: string;
+  connectorStatus?: ConnectorStatusChange;
 }
 
 export interface ConnectorState {
@@ -304,7 +312,8 @@ export class Site {
         for (const cp of station.chargePoints) for (const c of cp.connectors) connector(view(cp.id, station.id, site.id, online.has(station.id)), c);
       }
       for (const meter of site.meters) {
-        const healthy = connectorRows.find((r) => r.station_id === meter.id)?.error_code !== 'OtherError';
+        // A meter that stops answering reports PowerMeterFailure (src/modbus): its charge point shows offline.
+        const healthy = connectorRows.find((r) => r.station_id === meter.id)?.error_code !== 'PowerMeterFailure';
         connector(view(meter.chargePointId, meter.id, site.id, healthy), meter.connectorId);
       }
     }
@@ -364,6 +373,7 @@ export class Site {
       const now = this.now();
       this.emit({ eventType: 'StartTransaction', siteId: at.siteId, payload }, now);
       if (input.authorizationStatus) this.writeAuthorization(at.stationId, input.idTag, input.authorizationStatus, at.connectorId, at);
+      if (input.connectorStatus) this.writeStatus(at, input.connectorStatus.status, input.connectorStatus.errorCode);
       return row;
     });
   }
@@ -390,6 +400,8 @@ export class Site {
         ...(input.reason !== undefined && input.reason !== 'Local' && { reason: input.reason }),
       };
       this.emit({ eventType: 'StopTransaction', siteId: open.site_id, payload }, this.now());
+      const at = { siteId: open.site_id, stationId: open.station_id, chargePointId: open.charge_point_id, connectorId: open.connector_id };
+      if (input.connectorStatus) this.writeStatus(at, input.connectorStatus.status, input.connectorStatus.errorCode);
       return this.transaction(open.id);
     });
   }

@@ -4,6 +4,7 @@ import { registerCheckConfig } from './check-config.js';
 import { registerDeadletter } from './deadletter.js';
 import { registerIdTag } from './idtag.js';
 import { registerKeys } from './keys.js';
+import { registerMeter } from './meter.js';
 import { registerRun } from './run.js';
 import { registerStation } from './station.js';
 import { registerWebhook } from './webhook.js';
@@ -15,6 +16,7 @@ export function registerCommands(program: Command): void {
   registerApp(program);
   registerKeys(program);
   registerStation(program);
+  registerMeter(program);
   registerIdTag(program);
   registerWebhook(program);
   registerDeadletter(program);

@@ -1,0 +1,98 @@
+import type { Command } from 'commander';
+import { createLogger } from '../../log/index.js';
+import { BusError, findMeter, loadHealth, readMeterOnce, type MeterReadResult } from '../../modbus/index.js';
+import { CliError, EXIT_FAILURE, EXIT_USAGE, loadCommandConfig, output, table, withContext, type GlobalOptions } from '../context.js';
+
+/** The daemon writes meter health every 2 s; a report much older than that means the daemon is not polling. */
+const STALE_AFTER_MS = 10_000;
+
+/** `chargegate meter status|read`: what an installer checks when wiring or troubleshooting Modbus meters. */
+export function registerMeter(program: Command): void {
+  const meter = program.command('meter').description('Modbus energy meters: health as the daemon sees it, or one reading now');
+
+  meter
+    .command('status')
+    .description('per meter: last good reading, errors, bus latency, session, as the running daemon last wrote them')
+    .action((_options: unknown, cmd: Command) =>
+      withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
+        const stored = new Map(loadHealth(ctx.db).map((h) => [h.meterId, h]));
+        const now = Date.now();
+        const meters = ctx.config.sites.flatMap((site) =>
+          site.meters.map((m) => {
+            const h = stored.get(m.id);
+            const known = { meterId: m.id, siteId: site.id, chargePointId: m.chargePointId, connectorId: m.connectorId, model: m.model };
+            return h ? { ...known, updatedAt: h.updatedAt.toISOString(), stale: now - h.updatedAt.getTime() > STALE_AFTER_MS, ...h.health } : { ...known, updatedAt: null, stale: true };
+          }),
+        );
+        output(ctx.json, { meters }, () =>
+          table(
+            ['METER', 'CHARGE POINT', 'STATUS', 'ENERGY kWh', 'CURRENT A', 'POWER W', 'SESSION', 'LAST GOOD READING', 'ERRORS', 'LATENCY ms', 'UPDATED'],
+            meters.map((m) => {
+              if (!('status' in m)) return [m.meterId, m.chargePointId, '-', '-', '-', '-', '-', '-', '-', '-', 'never (is the daemon running?)'];
+              const r = m.lastReading;
+              return [
+                m.meterId,
+                `${m.chargePointId}/${m.connectorId}`,
+                `${m.status}${m.online ? '' : ' offline'}`,
+                r ? r.energyKWh.toFixed(3) : '-',
+                r ? r.currentA.map((a) => a.toFixed(1)).join('/') : '-',
+                r?.powerW !== undefined ? r.powerW.toFixed(0) : '-',
+                m.session.transactionId !== undefined ? `${m.session.phase} #${m.session.transactionId}` : m.session.phase,
+                m.lastGoodReadingAt ?? '-',
+                `${m.errors} failed, ${m.rejected} rejected`,
+                m.busLatencyMs?.average !== undefined ? String(m.busLatencyMs.average) : '-',
+                `${m.updatedAt}${m.stale ? ' (stale)' : ''}`,
+              ];
+            }),
+          ),
+        );
+      }),
+    );
+
+  meter
+    .command('read')
+    .description('read a meter once through the daemon\'s own Modbus code and print energy, currents and power')
+    .argument('<meterId>', 'a meter id from the config')
+    .action(async (meterId: string, _options: unknown, cmd: Command) => {
+      const globals = cmd.optsWithGlobals<GlobalOptions>();
+      const { config } = loadCommandConfig(globals);
+      const found = findMeter(config, meterId);
+      if (!found) {
+        const ids = config.sites.flatMap((s) => s.meters.map((m) => m.id));
+        throw new CliError(`no meter "${meterId}" in the config${ids.length > 0 ? ` (meters: ${ids.join(', ')})` : ''}`, EXIT_USAGE);
+      }
+      let result: MeterReadResult;
+      try {
+        result = await readMeterOnce(found.meter, createLogger('silent'));
+      } catch (err) {
+        if (err instanceof BusError) throw new CliError(`meter ${meterId}: ${err.message}`, EXIT_FAILURE);
+        throw err;
+      }
+      const { reading, bus } = result;
+      const data = {
+        meterId,
+        model: result.model,
+        modelName: result.modelName,
+        bus: bus.key,
+        unitId: found.meter.connection.unitId,
+        readAt: reading.at.toISOString(),
+        energyKWh: reading.energyKWh,
+        currentA: reading.currentA,
+        ...(reading.powerW !== undefined && { powerW: reading.powerW }),
+        ...(result.problem && { problem: result.problem }),
+        requests: result.requests,
+        ...(bus.averageLatencyMs !== undefined && { averageLatencyMs: bus.averageLatencyMs }),
+      };
+      output(globals.json === true, data, () =>
+        [
+          `${meterId}: ${result.modelName} (${result.model}) on ${bus.key} unit ${data.unitId}`,
+          `energy import  ${reading.energyKWh.toFixed(3)} kWh`,
+          `current        ${reading.currentA.map((a, i) => `L${i + 1} ${a.toFixed(3)} A`).join('  ')}`,
+          ...(reading.powerW !== undefined ? [`power          ${reading.powerW.toFixed(1)} W`] : []),
+          `read with ${data.requests} request${data.requests === 1 ? '' : 's'}${bus.averageLatencyMs !== undefined ? `, ${bus.averageLatencyMs} ms average latency` : ''}`,
+          ...(result.problem ? [`bad reading, the daemon would reject it: ${result.problem}`] : []),
+        ].join('\n'),
+      );
+      if (result.problem) process.exitCode = EXIT_FAILURE;
+    });
+}

@@ -1,0 +1,15 @@
+/**
+ * Why a Modbus request failed. `exception`: the device answered with a Modbus exception (it is there, the request
+ * is wrong); `timeout`: no answer in time; `transport`: the socket or serial port failed; `closed`: we are stopping.
+ */
+export type BusErrorKind = 'exception' | 'timeout' | 'transport' | 'closed';
+
+export class BusError extends Error {
+  override name = 'BusError';
+  constructor(
+    readonly kind: BusErrorKind,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,16 @@
+export { MeterService, type MeterServiceOptions, type MetersReport } from './meter-service.js';
+export { METER_OFFLINE_STATUS } from './meter-poller.js';
+export { findMeter, readMeterOnce, type MeterReadResult } from './read-once.js';
+export { loadHealth, type StoredHealth } from './meter-store.js';
+export type { MeterHealth } from './meter-health.js';
+export type { BusStats } from './bus.js';
+export { ModbusBus } from './bus.js';
+export { busSettingsOf, type BusSettings } from './bus-settings.js';
+export { BusError, type BusErrorKind } from './errors.js';
+export { MeterReader } from './meter-reader.js';
+export { METER_MODELS, registerMapOf, type MeterModel } from './models/index.js';
+export { REGISTER_WORDS, type MeterRegisterMap, type RegisterSpec } from './register-map.js';
+export { planReads, type RegisterRead } from './read-plan.js';
+export { decodeRegister } from './decode.js';
+export { readingProblem, type EnergyBaseline, type MeterReading } from './reading.js';
+export { detect, inSession, type DetectionConfig, type DetectorAction, type DetectorInput, type DetectorPhase, type DetectorState } from './detector.js';

@@ -1,0 +1,220 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { MeterConfig } from '../config/index.js';
+import type { Logger } from '../log/index.js';
+import type { ConnectorRef, Site } from '../site/index.js';
+import type { Database } from '../store/index.js';
+import type { ModbusBus } from './bus.js';
+import { detect, inSession, type DetectorState } from './detector.js';
+import { BusError } from './errors.js';
+import { meterLevel, type MeterHealth } from './meter-health.js';
+import { MeterReader } from './meter-reader.js';
+import { loadDetector, saveDetector, type StoredDetector } from './meter-store.js';
+import type { MeterMetrics } from './metrics.js';
+import { kWhToWh, readingProblem, type EnergyBaseline, type MeterReading } from './reading.js';
+
+/**
+ * OCPP 1.6 values a meter's connector reports when the meter stops answering: the charge point may still deliver
+ * energy, but nothing can be measured or billed, which is what `PowerMeterFailure` means.
+ */
+export const METER_OFFLINE_STATUS = { status: 'Faulted', errorCode: 'PowerMeterFailure' } as const;
+
+export interface MeterPollerOptions {
+  meter: MeterConfig;
+  siteId: string;
+  site: Site;
+  db: Database;
+  bus: ModbusBus;
+  logger: Logger;
+  metrics?: MeterMetrics;
+  now?: () => Date;
+}
+
+/**
+ * Polls one meter and turns its readings into sessions through the same domain calls an OCPP station causes:
+ * Site.startTransaction / stopTransaction with source `modbus`, and Site.recordStatus for the connector.
+ */
+export class MeterPoller {
+  readonly meter: MeterConfig;
+  private readonly ref: ConnectorRef;
+  private readonly reader: MeterReader;
+  private readonly logger: Logger;
+  private readonly now: () => Date;
+  private state: DetectorState;
+  private baseline: EnergyBaseline | undefined;
+  private lastGoodAt: Date | undefined;
+  private lastReading: MeterReading | undefined;
+  private readonly startedAt: Date;
+  private online = true;
+  private reportedStatus: string | undefined;
+  private readonly counts = { readings: 0, errors: 0, rejected: 0, consecutiveFailures: 0 };
+  private lastError: string | undefined;
+  private stopped = false;
+  private readonly abort = new AbortController();
+  private running: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: MeterPollerOptions) {
+    const { meter, siteId } = options;
+    this.meter = meter;
+    this.ref = { siteId, stationId: meter.id, chargePointId: meter.chargePointId, connectorId: meter.connectorId };
+    this.now = options.now ?? (() => new Date());
+    this.logger = options.logger.child({ meter: meter.id });
+    this.reader = new MeterReader(options.bus, meter, this.now);
+    this.startedAt = this.now();
+    const stored = loadDetector(options.db, meter.id);
+    this.state = this.recoverState(stored?.state);
+    this.baseline = stored?.baseline;
+    this.lastGoodAt = stored?.lastGoodAt;
+  }
+
+  start(): void {
+    this.running = this.run();
+  }
+
+  /** Stops polling; the caller closes the bus so a queued request fails at once. */
+  halt(): void {
+    this.stopped = true;
+    this.abort.abort();
+  }
+
+  /** Resolves once the poll loop has ended (after halt()). */
+  finished(): Promise<void> {
+    return this.running;
+  }
+
+  /** What survives a restart: written on every phase change and by the service's periodic flush. */
+  snapshot(): StoredDetector {
+    return { state: this.state, ...(this.baseline && { baseline: this.baseline }), ...(this.lastGoodAt && { lastGoodAt: this.lastGoodAt }) };
+  }
+
+  health(): MeterHealth {
+    const bus = this.options.bus.stats();
+    const r = this.lastReading;
+    return {
+      status: meterLevel(this.online, this.counts.consecutiveFailures),
+      online: this.online,
+      model: this.meter.model,
+      bus: bus.key,
+      unitId: this.meter.connection.unitId,
+      ...(this.lastGoodAt && { lastGoodReadingAt: this.lastGoodAt.toISOString() }),
+      ...(r && { lastReading: { energyKWh: r.energyKWh, currentA: r.currentA, ...(r.powerW !== undefined && { powerW: r.powerW }) } }),
+      ...this.counts,
+      ...(this.lastError !== undefined && { lastError: this.lastError }),
+      session: { phase: this.state.phase, ...(this.state.transactionId !== undefined && { transactionId: this.state.transactionId }) },
+      ...((bus.lastLatencyMs !== undefined || bus.averageLatencyMs !== undefined) && { busLatencyMs: { last: bus.lastLatencyMs, average: bus.averageLatencyMs } }),
+    };
+  }
+
+  /**
+   * The transactions table is the truth about an open session (a crash can fall between the domain's commit and
+   * ours); the stored detector adds what only it knows: a pending start or stop and since when.
+   */
+  private recoverState(stored: DetectorState | undefined): DetectorState {
+    const open = this.options.site
+      .openTransactions()
+      .filter((t) => t.station_id === this.meter.id && t.source === 'modbus')
+      .at(-1);
+    if (open) return stored && inSession(stored.phase) && stored.transactionId === open.id ? stored : { phase: 'charging', transactionId: open.id };
+    return stored && !inSession(stored.phase) ? stored : { phase: 'idle' };
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      const began = Date.now();
+      await this.pollOnce();
+      const wait = this.meter.pollIntervalMs - (Date.now() - began);
+      if (wait > 0 && !this.stopped) await delay(wait, undefined, { signal: this.abort.signal }).catch(() => undefined);
+    }
+  }
+
+  private async pollOnce(): Promise<void> {
+    let reading: MeterReading;
+    try {
+      reading = await this.reader.read();
+    } catch (err) {
+      if (this.stopped && err instanceof BusError && err.kind === 'closed') return;
+      this.counts.errors += 1;
+      this.failed(err instanceof Error ? err.message : String(err), 'meter read failed');
+      this.options.metrics?.polled(this.meter.id, 'error');
+      return;
+    }
+    const problem = readingProblem(reading, this.baseline);
+    if (problem) {
+      this.counts.rejected += 1;
+      this.failed(`bad reading: ${problem}`, 'bad meter reading rejected', reading);
+      this.options.metrics?.polled(this.meter.id, 'rejected');
+      return;
+    }
+    this.accepted(reading);
+    this.options.metrics?.polled(this.meter.id, 'ok', reading);
+  }
+
+  private failed(message: string, logMessage: string, reading?: MeterReading): void {
+    this.counts.consecutiveFailures += 1;
+    // The first failure after good readings, and every rejected reading, at warn; a meter that stays silent only at debug.
+    const level = this.counts.consecutiveFailures === 1 || reading ? 'warn' : 'debug';
+    this.logger[level]({ error: message, consecutiveFailures: this.counts.consecutiveFailures, ...(reading && { reading }) }, logMessage);
+    this.lastError = message;
+    // Downtime of the daemon itself does not count: a restarted poller gives the meter offlineAfterS from its start.
+    const silentS = (this.now().getTime() - Math.max(this.lastGoodAt?.getTime() ?? 0, this.startedAt.getTime())) / 1000;
+    if (this.online && silentS >= this.meter.detection.offlineAfterS) {
+      this.online = false;
+      this.logger.error({ error: message, lastGoodReadingAt: this.lastGoodAt?.toISOString() ?? null, session: this.state.transactionId ?? null }, 'meter offline; an open session stays open');
+    }
+    if (!this.online) this.reportStatus(METER_OFFLINE_STATUS.status, METER_OFFLINE_STATUS.errorCode, { reason: message });
+    this.options.metrics?.state(this.meter.id, this.online, inSession(this.state.phase));
+  }
+
+  private accepted(reading: MeterReading): void {
+    if (!this.online) this.logger.info({ offlineSince: this.lastGoodAt?.toISOString() ?? null }, 'meter answering again');
+    this.online = true;
+    this.counts.readings += 1;
+    this.counts.consecutiveFailures = 0;
+    this.baseline = { energyKWh: reading.energyKWh, at: reading.at };
+    this.lastGoodAt = reading.at;
+    this.lastReading = reading;
+    const input = { at: reading.at, energyWh: kWhToWh(reading.energyKWh), currentA: reading.currentA, ...(reading.powerW !== undefined && { powerW: reading.powerW }) };
+    const previous = this.state;
+    const { state, action } = detect(previous, input, this.meter.detection);
+    // The connector status changes in the same commit as the session it accompanies.
+    const connectorStatus = { status: inSession(state.phase) ? 'Charging' : 'Available', errorCode: 'NoError' };
+    try {
+      let next = state;
+      if (action?.type === 'start') {
+        const idTag = this.meter.idTag ?? `MODBUS-${this.meter.id}`;
+        const transaction = this.options.site.startTransaction({ at: this.ref, idTag, meterStartWh: action.meterStartWh, startedAt: action.startedAt, source: 'modbus', connectorStatus });
+        this.reportedStatus = statusKey(connectorStatus.status, connectorStatus.errorCode);
+        next = { ...state, transactionId: transaction.id };
+        this.logger.info({ transactionId: transaction.id, meterStartWh: action.meterStartWh, startedAt: action.startedAt.toISOString() }, 'modbus session started');
+      } else if (action?.type === 'stop') {
+        if (this.options.site.stopTransaction({ transactionId: action.transactionId, meterStopWh: action.meterStopWh, stoppedAt: action.stoppedAt, connectorStatus })) {
+          this.reportedStatus = statusKey(connectorStatus.status, connectorStatus.errorCode);
+        }
+        this.logger.info({ transactionId: action.transactionId, meterStopWh: action.meterStopWh, stoppedAt: action.stoppedAt.toISOString() }, 'modbus session stopped');
+      }
+      this.state = next;
+      if (next.phase !== previous.phase || action) saveDetector(this.options.db, this.meter.id, this.snapshot(), this.now());
+    } catch (err) {
+      // The detector keeps its previous state, so the next good reading tries the same change again.
+      this.logger.error({ err, action }, 'could not record the session change; retrying with the next reading');
+      return;
+    }
+    this.reportStatus(connectorStatus.status, connectorStatus.errorCode);
+    this.options.metrics?.state(this.meter.id, true, inSession(this.state.phase));
+  }
+
+  /** Records the connector status when it differs from what this poller last reported (the domain dedups across restarts). */
+  private reportStatus(status: string, errorCode: string, info?: object): void {
+    const key = statusKey(status, errorCode);
+    if (this.reportedStatus === key) return;
+    try {
+      this.options.site.recordStatus(this.ref, status, errorCode, info);
+      this.reportedStatus = key;
+    } catch (err) {
+      this.logger.error({ err, status, errorCode }, 'could not record the connector status; retrying with the next poll');
+    }
+  }
+}
+
+function statusKey(status: string, errorCode: string): string {
+  return `${status}/${errorCode}`;
+}

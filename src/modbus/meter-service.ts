@@ -1,0 +1,153 @@
+import type { Registry } from 'prom-client';
+import { modbusBusKey, type Config, type MeterConfig } from '../config/index.js';
+import { worstLevel, type HealthSource } from '../http/index.js';
+import type { Logger } from '../log/index.js';
+import type { Site } from '../site/index.js';
+import type { Database } from '../store/index.js';
+import { ModbusBus, type BusStats } from './bus.js';
+import { busSettingsOf, type BusSettings } from './bus-settings.js';
+import type { MeterHealth } from './meter-health.js';
+import { MeterPoller } from './meter-poller.js';
+import { deleteMeter, loadDetector, saveDetector, saveMeters, storedMeterIds } from './meter-store.js';
+import { MeterMetrics } from './metrics.js';
+import { kWhToWh } from './reading.js';
+
+export interface MeterServiceOptions {
+  config: Config;
+  site: Site;
+  db: Database;
+  logger: Logger;
+  /** The daemon's registry; meter and bus series are added to it. */
+  metrics?: Registry;
+  now?: () => Date;
+  /** How often meter health and energy baselines are written for `chargegate meter status` (another process). */
+  flushIntervalMs?: number;
+}
+
+export interface MetersReport {
+  status: MeterHealth['status'];
+  meters: Record<string, MeterHealth>;
+  buses: Record<string, BusStats>;
+}
+
+const DEFAULT_FLUSH_MS = 2000;
+
+/**
+ * Every configured meter's poller and the buses they share. reload(config) adds, removes and restarts only the
+ * meters (and buses) whose config changed; the others keep polling undisturbed.
+ */
+export class MeterService {
+  private readonly buses = new Map<string, { bus: ModbusBus; signature: string }>();
+  private readonly pollers = new Map<string, { poller: MeterPoller; signature: string }>();
+  private readonly logger: Logger;
+  private readonly metrics: MeterMetrics | undefined;
+  private readonly now: () => Date;
+  private readonly flushTimer: NodeJS.Timeout;
+  private queue: Promise<void> = Promise.resolve();
+  private stopped = false;
+
+  private constructor(private readonly options: MeterServiceOptions) {
+    this.logger = options.logger.child({ component: 'modbus' });
+    this.metrics = options.metrics && new MeterMetrics(options.metrics);
+    this.now = options.now ?? (() => new Date());
+    this.flushTimer = setInterval(() => this.flush(), options.flushIntervalMs ?? DEFAULT_FLUSH_MS);
+    this.flushTimer.unref();
+  }
+
+  static async start(options: MeterServiceOptions): Promise<MeterService> {
+    const service = new MeterService(options);
+    await service.reload(options.config);
+    return service;
+  }
+
+  reload(config: Config): Promise<void> {
+    this.queue = this.queue.then(() => (this.stopped ? undefined : this.apply(config)));
+    return this.queue;
+  }
+
+  stop(): Promise<void> {
+    this.queue = this.queue.then(async () => {
+      if (this.stopped) return;
+      this.stopped = true;
+      clearInterval(this.flushTimer);
+      this.flush();
+      await this.retire([...this.pollers.keys()], [...this.buses.keys()]);
+    });
+    return this.queue;
+  }
+
+  report(): MetersReport {
+    const meters = Object.fromEntries([...this.pollers].map(([id, { poller }]) => [id, poller.health()]));
+    const buses = Object.fromEntries([...this.buses].map(([key, { bus }]) => [key, bus.stats()]));
+    return { status: worstLevel(Object.values(meters).map((m) => m.status)), meters, buses };
+  }
+
+  healthSource(): HealthSource {
+    return { name: 'meters', report: () => ({ ...this.report() }) };
+  }
+
+  private async apply(config: Config): Promise<void> {
+    const wanted = config.sites.flatMap((site) => site.meters.map((meter) => ({ meter, siteId: site.id })));
+    const busSettings = busSettingsOf(wanted.map((w) => w.meter.connection));
+    const busSignature = (s: BusSettings) => JSON.stringify(s);
+    const meterSignature = (meter: MeterConfig, siteId: string) => JSON.stringify({ meter, siteId, bus: busSettings.get(modbusBusKey(meter.connection)) });
+    const staleBuses = [...this.buses].filter(([key, b]) => { const s = busSettings.get(key); return !s || busSignature(s) !== b.signature; }).map(([key]) => key);
+    const stalePollers = [...this.pollers]
+      .filter(([id, p]) => { const w = wanted.find((x) => x.meter.id === id); return !w || meterSignature(w.meter, w.siteId) !== p.signature; })
+      .map(([id]) => id);
+    await this.retire(stalePollers, staleBuses);
+    this.closeOrphanSessions(new Set(wanted.map((w) => w.meter.id)));
+
+    for (const [key, settings] of busSettings) {
+      if (!this.buses.has(key)) this.buses.set(key, { bus: new ModbusBus(settings, this.logger.child({ bus: key }), this.metrics), signature: busSignature(settings) });
+    }
+    for (const { meter, siteId } of wanted) {
+      if (this.pollers.has(meter.id)) continue;
+      const bus = this.buses.get(modbusBusKey(meter.connection))!.bus;
+      const poller = new MeterPoller({ meter, siteId, site: this.options.site, db: this.options.db, bus, logger: this.logger, ...(this.metrics && { metrics: this.metrics }), now: this.now });
+      this.pollers.set(meter.id, { poller, signature: meterSignature(meter, siteId) });
+      poller.start();
+      this.logger.info({ meter: meter.id, model: meter.model, bus: bus.settings.key, unitId: meter.connection.unitId }, 'polling meter');
+    }
+  }
+
+  /** Stops pollers, closes buses (queued requests fail at once), and keeps each stopped meter's detector state. */
+  private async retire(meterIds: string[], busKeys: string[]): Promise<void> {
+    const pollers = meterIds.map((id) => this.pollers.get(id)!.poller);
+    for (const poller of pollers) poller.halt();
+    await Promise.all(busKeys.map((key) => this.buses.get(key)!.bus.close()));
+    await Promise.all(pollers.map((p) => p.finished()));
+    for (const poller of pollers) saveDetector(this.options.db, poller.meter.id, poller.snapshot(), this.now());
+    for (const id of meterIds) this.pollers.delete(id);
+    for (const key of busKeys) this.buses.delete(key);
+  }
+
+  /**
+   * A meter removed from the config can never stop its session: it is closed with reason Other at the meter's last
+   * good energy, and the meter's state is forgotten.
+   */
+  private closeOrphanSessions(configured: ReadonlySet<string>): void {
+    const { site, db } = this.options;
+    for (const open of site.openTransactions()) {
+      if (open.source !== 'modbus' || configured.has(open.station_id)) continue;
+      const baseline = loadDetector(db, open.station_id)?.baseline;
+      const meterStopWh = baseline ? Math.max(open.meter_start_wh, kWhToWh(baseline.energyKWh)) : open.meter_start_wh;
+      site.stopTransaction({ transactionId: open.id, meterStopWh, stoppedAt: baseline?.at ?? this.now(), reason: 'Other' });
+      this.logger.warn({ meter: open.station_id, transactionId: open.id, meterStopWh }, 'meter left the config during a session; session closed with reason Other');
+    }
+    for (const meterId of storedMeterIds(db)) {
+      if (configured.has(meterId)) continue;
+      deleteMeter(db, meterId);
+      this.metrics?.forget(meterId);
+    }
+  }
+
+  private flush(): void {
+    if (this.pollers.size === 0) return;
+    try {
+      saveMeters(this.options.db, [...this.pollers.values()].map(({ poller }) => ({ meterId: poller.meter.id, detector: poller.snapshot(), health: poller.health() })), this.now());
+    } catch (err) {
+      this.logger.error({ err }, 'could not write meter health');
+    }
+  }
+}

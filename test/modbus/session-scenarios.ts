@@ -1,0 +1,239 @@
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
+import type { MeterHealth } from '../../src/modbus/index.js';
+import { openDatabase, type Database } from '../../src/store/index.js';
+import { startTestDaemon, type EventRow, type TestDaemon } from '../ocpp/harness.js';
+import { runCliJson, spawnDaemon } from '../support/cli.js';
+import { openPtyPair, type ScriptableMeter } from '../support/meter-simulator.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+import { tempSite, type TempSite } from '../support/temp-site.js';
+import { deliveriesOf, eventually, FAST_DETECTION, meterConfig, meterEvents, meterHealth, statusTrail, waitForEvent, waitForStatus, type ConnectionConfig } from './harness.js';
+
+/** A simulator the scenarios run against: ours on modbus-serial, or Debian's pymodbus; over TCP or RTU. */
+export interface SimulatorFactory {
+  name: string;
+  /** False when an external tool is missing outside CI (in CI that is an error, see externalTool). */
+  available: boolean;
+  start(dir: string, units: number[]): Promise<{ meter: ScriptableMeter; connection: ConnectionConfig; close(): Promise<void> }>;
+}
+
+/** A simulator on one end of a socat pseudo-terminal pair, chargegate on the other: Modbus RTU as on a cable. */
+export async function onPtyPair(dir: string, startMeter: (device: string) => Promise<ScriptableMeter>): ReturnType<SimulatorFactory['start']> {
+  const pty = await openPtyPair(dir);
+  const meter = await startMeter(pty.meterSide);
+  return {
+    meter,
+    connection: { type: 'rtu', device: pty.controllerSide, baudRate: 9600 },
+    async close() {
+      await meter.close();
+      await pty.close();
+    },
+  };
+}
+
+interface Profile {
+  meter: ScriptableMeter;
+  unitId: number;
+  meterId: string;
+  db: Database;
+  httpPort: number;
+}
+
+const CHARGING = { currentA: [16, 16, 16], powerW: 11_040 };
+const IDLE = { currentA: [0, 0, 0], powerW: 0 };
+/** IEEE 754 NaN as an SDM630 sends it in a float32 register, high word first. */
+const NAN_WORDS = [0x7fc0, 0x0000];
+const SDM630_ENERGY = 0x0048;
+
+async function idleAt(p: Profile, energyKWh: number): Promise<void> {
+  await p.meter.set(p.unitId, { energyKWh, ...IDLE });
+  await waitForStatus(p.db, p.meterId, 'Available');
+}
+
+/** Idle at energyKWh, then 16 A on every phase until the StartTransaction shows up. */
+async function startSession(p: Profile, energyKWh: number): Promise<EventRow> {
+  await idleAt(p, energyKWh);
+  await p.meter.set(p.unitId, CHARGING);
+  return waitForEvent(p.db, p.meterId, 'StartTransaction');
+}
+
+/** No current at energyKWh until the StopTransaction shows up. */
+async function stopSession(p: Profile, energyKWh: number): Promise<void> {
+  await p.meter.set(p.unitId, { energyKWh, ...IDLE });
+  await waitForEvent(p.db, p.meterId, 'StopTransaction');
+}
+
+/** Exactly one session with these kWh values, and the connector status trail around it. */
+function expectOneSession(p: Profile, meterStart: number, meterStop: number, statuses: string[]): void {
+  const starts = meterEvents(p.db, p.meterId, 'StartTransaction');
+  const stops = meterEvents(p.db, p.meterId, 'StopTransaction');
+  expect(starts).toHaveLength(1);
+  expect(stops).toHaveLength(1);
+  const transactionId = starts[0]!.payload.transactionId;
+  const at = { stationId: p.meterId, chargePointId: `MB-${p.unitId}`, connectorId: 1, idTag: `MODBUS-${p.meterId}` };
+  expect(starts[0]!.payload).toEqual({ ...at, meterStart, transactionId: expect.any(Number) });
+  expect(stops[0]!.payload).toEqual({ ...at, meterStart, meterStop, transactionId });
+  expect(statusTrail(p.db, p.meterId)).toEqual(statuses);
+}
+
+async function normalSession(p: Profile): Promise<void> {
+  await startSession(p, 100);
+  await stopSession(p, 100.75);
+  expectOneSession(p, 100, 100.75, ['Available/NoError', 'Charging/NoError', 'Available/NoError']);
+}
+
+/** A 2 s pause (a car balancing its battery) is shorter than stopDelayS: one session, not two. */
+async function sessionWithPause(p: Profile): Promise<void> {
+  await startSession(p, 200);
+  await p.meter.set(p.unitId, { energyKWh: 200.5, ...IDLE });
+  await delay(2000);
+  await p.meter.set(p.unitId, CHARGING);
+  await delay(1000);
+  expect(meterEvents(p.db, p.meterId, 'StopTransaction')).toHaveLength(0);
+  await stopSession(p, 201);
+  expectOneSession(p, 200, 201, ['Available/NoError', 'Charging/NoError', 'Available/NoError']);
+}
+
+/** The meter stops answering mid-session: Faulted/PowerMeterFailure, the session stays open, and ends normally later. */
+async function meterDropsOff(p: Profile): Promise<void> {
+  await startSession(p, 300);
+  await p.meter.setOnline(p.unitId, false);
+  await waitForStatus(p.db, p.meterId, 'Faulted');
+  expect((await meterHealth(p.httpPort, p.meterId))?.online).toBe(false);
+  await p.meter.set(p.unitId, { energyKWh: 300.5 });
+  await p.meter.setOnline(p.unitId, true);
+  await waitForStatus(p.db, p.meterId, 'Charging', 2);
+  expect(meterEvents(p.db, p.meterId, 'StopTransaction')).toHaveLength(0);
+  await stopSession(p, 300.5);
+  expectOneSession(p, 300, 300.5, ['Available/NoError', 'Charging/NoError', 'Faulted/PowerMeterFailure', 'Charging/NoError', 'Available/NoError']);
+}
+
+/**
+ * NaN, backwards and negative energy are rejected: they neither start a session nor end up in meterStop. (Honest
+ * steps stay under 1 kWh: a larger jump within seconds is rejected as implausible, see reading.ts.)
+ */
+async function garbageRegisters(p: Profile): Promise<void> {
+  const rejectedSoFar = async () => (await meterHealth(p.httpPort, p.meterId))?.rejected ?? 0;
+  const waitRejected = async (more: number) => {
+    const target = (await rejectedSoFar()) + more;
+    await eventually(async () => (await rejectedSoFar()) >= target, 10_000, `${more} more rejected readings of ${p.meterId}`);
+  };
+  await idleAt(p, 400);
+  await p.meter.setRegisters(p.unitId, 4, SDM630_ENERGY, NAN_WORDS);
+  await p.meter.set(p.unitId, CHARGING);
+  await waitRejected(8);
+  expect(meterEvents(p.db, p.meterId, 'StartTransaction')).toHaveLength(0);
+  await p.meter.set(p.unitId, { energyKWh: 400 });
+  await waitForEvent(p.db, p.meterId, 'StartTransaction');
+  await p.meter.set(p.unitId, { energyKWh: 350 });
+  await waitRejected(2);
+  await p.meter.set(p.unitId, { energyKWh: -5 });
+  await waitRejected(2);
+  await p.meter.set(p.unitId, { energyKWh: 3.4e38 });
+  await waitRejected(2);
+  await stopSession(p, 400.625);
+  expectOneSession(p, 400, 400.625, ['Available/NoError', 'Charging/NoError', 'Available/NoError']);
+}
+
+/** Unit i+1 runs PROFILES[i]; garbage outlasts offlineAfterS on purpose, so that meter waits longer before Faulted. */
+const PROFILES: Array<{ run: (p: Profile) => Promise<void>; config?: Record<string, unknown> }> = [
+  { run: normalSession },
+  { run: sessionWithPause },
+  { run: meterDropsOff },
+  { run: garbageRegisters, config: { detection: { ...FAST_DETECTION, offlineAfterS: 10 } } },
+];
+
+/**
+ * The issue's "Done when" scenarios against one simulator: real Modbus frames in, Start/Stop events out through
+ * the outbox and a real webhook receiver.
+ */
+export function sessionScenarios(factory: SimulatorFactory): void {
+  describe.skipIf(!factory.available)(`sessions detected through ${factory.name}`, () => {
+    let dir: string;
+    const cleanups: Array<() => Promise<void> | void> = [];
+    afterEach(async () => {
+      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    });
+
+    it('four meters sharing one bus: a normal session, a session with a pause, a meter that drops off and returns, garbage registers', async () => {
+      dir = mkdtempSync(path.join(tmpdir(), 'chargegate-modbus-'));
+      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+      const units = PROFILES.map((_, i) => i + 1);
+      const sim = await factory.start(dir, units);
+      cleanups.push(() => sim.close());
+      const receiver: Receiver = await startReceiver();
+      cleanups.push(() => receiver.close());
+      const meters = PROFILES.map((profile, i) => meterConfig(i + 1, sim.connection, profile.config));
+      const daemon: TestDaemon = await startTestDaemon({ sites: [{ id: 's1', meters, webhooks: [{ id: 'partner', url: receiver.url('/webhook/events') }] }] });
+      cleanups.push(() => daemon.stop());
+
+      await Promise.all(PROFILES.map((profile, i) => profile.run({ meter: sim.meter, unitId: i + 1, meterId: `m${i + 1}`, db: daemon.db, httpPort: daemon.daemon.httpPort })));
+
+      // Payload and delivery as for OCPP events: one outbox row per event and webhook, each delivered signed.
+      const events = units.flatMap((u) => meterEvents(daemon.db, `m${u}`));
+      for (const u of units) expect(deliveriesOf(daemon.db, `m${u}`)).toHaveLength(meterEvents(daemon.db, `m${u}`).length);
+      await receiver.waitFor((requests) => requests.length >= events.length, 20_000);
+      const delivered = receiver.requests.map((r) => r.json<{ eventType: string; payload: object }>());
+      for (const event of events) expect(delivered).toContainEqual(expect.objectContaining({ eventType: event.eventType, siteId: 's1', payload: event.payload }));
+      expect(daemon.logged('bad meter reading rejected').some((l) => l.meter === 'm4')).toBe(true);
+    }, 90_000);
+
+    it('a daemon killed mid-session neither starts a second session nor loses the stop', async () => {
+      dir = mkdtempSync(path.join(tmpdir(), 'chargegate-modbus-'));
+      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+      const sim = await factory.start(dir, [1]);
+      cleanups.push(() => sim.close());
+      const site: TempSite = tempSite({ log: { level: 'info' }, sites: [{ id: 's1', meters: [meterConfig(1, sim.connection)], webhooks: [{ id: 'partner', url: 'http://127.0.0.1:9/webhook/events' }] }] });
+      cleanups.push(() => site.cleanup());
+      const run = async () => {
+        const { child, logs } = await spawnDaemon(site.configPath);
+        cleanups.push(() => void child.kill('SIGKILL'));
+        onTestFailed(() => console.log(logs.filter((l) => /"level":[4-6]0/.test(l)).join('\n')));
+        return child;
+      };
+      const db = openDatabase(site.dataDir);
+      cleanups.push(() => void db.close());
+      const p: Profile = { meter: sim.meter, unitId: 1, meterId: 'm1', db, httpPort: 0 };
+
+      const stored = () => db.prepare('SELECT d.phase, d.phase_since, h.report, h.updated_at FROM meter_detectors d JOIN meter_health h USING (meter_id) WHERE meter_id = ?').get('m1') as
+        | { phase: string; phase_since: string | null; report: string; updated_at: string }
+        | undefined;
+      const killAndRestart = async (daemon: ChildProcess) => {
+        daemon.kill('SIGKILL');
+        await new Promise((resolve) => daemon.once('exit', resolve));
+        const restartedAt = Date.now();
+        const restarted = await run();
+        // Wait for the restarted daemon's own health report, with readings taken while the current kept flowing.
+        await eventually(() => {
+          const row = stored();
+          return row !== undefined && Date.parse(row.updated_at) > restartedAt && (JSON.parse(row.report) as MeterHealth).readings >= 3;
+        }, 20_000, 'health from the restarted daemon');
+        return restarted;
+      };
+
+      let daemon = await run();
+      const started = await startSession(p, 500);
+      await p.meter.set(1, { energyKWh: 500.875 });
+      await eventually(() => stored()?.report.includes('"energyKWh":500.875'), 20_000, 'a flushed reading of 500.875 kWh');
+
+      // Killed while charging: the session goes on, no second StartTransaction.
+      daemon = await killAndRestart(daemon);
+      const { data } = await runCliJson<{ meters: Array<{ meterId: string; stale: boolean; session: { phase: string; transactionId?: number } }> }>(['meter', 'status', '--config', site.configPath]);
+      expect(data.meters).toEqual([expect.objectContaining({ meterId: 'm1', stale: false, session: { phase: 'charging', transactionId: started.payload.transactionId } })]);
+      expect(meterEvents(db, 'm1', 'StartTransaction')).toHaveLength(1);
+
+      // Killed while waiting out stopDelayS: the stop still comes, dated from the first quiet reading.
+      await p.meter.set(1, IDLE);
+      const quietSince = await eventually(() => (stored()?.phase === 'stopping' ? stored()?.phase_since : undefined), 20_000, 'the stopping phase');
+      daemon = await killAndRestart(daemon);
+      await waitForEvent(db, 'm1', 'StopTransaction');
+      expectOneSession(p, 500, 500.875, ['Available/NoError', 'Charging/NoError', 'Available/NoError']);
+      expect(db.prepare('SELECT stopped_at FROM transactions WHERE id = ?').pluck().get(started.payload.transactionId)).toBe(quietSince);
+      expect(deliveriesOf(db, 'm1')).toHaveLength(meterEvents(db, 'm1').length);
+    }, 90_000);
+  });
+}
