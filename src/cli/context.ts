@@ -55,6 +55,11 @@ export function output(json: boolean, data: unknown, human: () => string): void 
   process.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${human()}\n`);
 }
 
+/** Commander option parser for a flag that may be given several times (`--group a --group b`). */
+export function repeatable(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
 /** Fixed-width columns for human listings. */
 export function table(headers: string[], rows: string[][]): string {
   if (rows.length === 0) return '(none)';

@@ -3,3 +3,4 @@ export { KeystoreError, KEYSTORE_FILE, type KeyPurpose } from './keystore-file.j
 export { keystorePassphrase, type PassphraseSource } from './passphrase.js';
 export type { PublicJwk } from './signing-keys.js';
 export { openKeystore } from './open-from-config.js';
+export { createGatewayCertificate, gatewayCertificatePaths, saveGatewayCertificate, type GatewayCertificate } from './gateway-certificate.js';

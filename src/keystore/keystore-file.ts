@@ -27,21 +27,12 @@ const storedKeySchema = z.strictObject({
   privateKey: z.string().startsWith('-----BEGIN '),
 });
 
-const storedTlsSchema = z.strictObject({
-  createdAt: isoDate,
-  hostnames: z.array(z.string()),
-  certificate: z.string().startsWith('-----BEGIN CERTIFICATE-----'),
-  privateKey: z.string().startsWith('-----BEGIN '),
-});
-
 const keystoreDocumentSchema = z.strictObject({
   format: z.literal('chargegate-keystore/1'),
   keys: z.array(storedKeySchema),
-  tls: storedTlsSchema.nullable(),
 });
 
 export type StoredKey = z.output<typeof storedKeySchema>;
-export type StoredTls = z.output<typeof storedTlsSchema>;
 export type KeystoreDocument = z.output<typeof keystoreDocumentSchema>;
 
 /** The keystore file cannot be used (corrupt, wrong passphrase, unreadable): the message says what to do. */

@@ -176,7 +176,6 @@ export class Keystore {
       const doc: KeystoreDocument = {
         format: 'chargegate-keystore/1',
         keys: KEY_PURPOSES.map((purpose) => generateStoredKey(purpose, this.options.passphrase, now, now).stored),
-        tls: null,
       };
       if (createKeystoreDocument(this.file, doc)) this.options.logger?.info({ file: this.file, keys: doc.keys.map((k) => k.id), encrypted: Boolean(this.options.passphrase) }, 'keystore created');
     }

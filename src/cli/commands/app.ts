@@ -1,8 +1,6 @@
 import type { Command } from 'commander';
 import { ApplicationError, Applications } from '../../applications/index.js';
-import { CliError, EXIT_USAGE, output, table, withContext, type GlobalOptions } from '../context.js';
-
-const collect = (value: string, previous: string[]): string[] => [...previous, value];
+import { CliError, EXIT_USAGE, output, repeatable, table, withContext, type GlobalOptions } from '../context.js';
 
 /** `app create|list|revoke`: the OAuth 2.0 clients of the API (contract section 3). */
 export function registerApp(program: Command): void {
@@ -12,7 +10,7 @@ export function registerApp(program: Command): void {
     .command('create')
     .description('register an application in one or more config groups; prints its clientId and clientSecret once')
     .requiredOption('--name <name>', 'a name for people')
-    .requiredOption('--group <id>', 'a group from the config (repeat for several)', collect, [])
+    .requiredOption('--group <id>', 'a group from the config (repeat for several)', repeatable, [])
     .option('--description <text>', 'what the application is for')
     .action(async (options: { name: string; group: string[]; description?: string }, cmd: Command) => {
       await withContext(cmd.optsWithGlobals<GlobalOptions>(), ({ config, db, json }) => {

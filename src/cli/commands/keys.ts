@@ -1,8 +1,10 @@
-import type { Command } from 'commander';
-import { KeystoreError, openKeystore, type KeyInfo, type Keystore } from '../../keystore/index.js';
-import { CliError, EXIT_FAILURE, loadCommandConfig, output, table, type GlobalOptions } from '../context.js';
+import { hostname } from 'node:os';
+import path from 'node:path';
+import { InvalidArgumentError, type Command } from 'commander';
+import { createGatewayCertificate, KeystoreError, openKeystore, saveGatewayCertificate, type KeyInfo, type Keystore } from '../../keystore/index.js';
+import { CliError, EXIT_FAILURE, loadCommandConfig, output, repeatable, table, type GlobalOptions } from '../context.js';
 
-/** `keys rotate|list`: the keystore's signing keys (contract section 5, key rotation). */
+/** `keys list|rotate`: the keystore's signing keys (contract section 5, key rotation); `keys tls-cert` for OCPP profile 2. */
 export function registerKeys(program: Command): void {
   const keys = program.command('keys').description('signing keys: webhook `sign` key and access-token keys');
 
@@ -25,6 +27,52 @@ export function registerKeys(program: Command): void {
         [`New keys are published in the JWKS now and start signing at ${result.activatesAt}.`, 'The keys they replace stay published under their own kid until UNPUBLISHED.', '', keyTable(list)].join('\n'),
       );
     });
+
+  keys
+    .command('tls-cert')
+    .description('make a self-signed certificate for the OCPP listener (security profile 2) and print what ocpp.tls and the stations need')
+    .option('--name <host-or-ip>', 'a host name or IP address stations dial (repeat; default: ocpp.host unless a wildcard, and this host name)', repeatable, [])
+    .option('--days <n>', 'validity in days', positiveInteger, 825)
+    .option('--out <dir>', 'directory for ocpp-cert.pem and ocpp-key.pem (default: <dataDir>/tls)')
+    .option('--force', 'replace existing files (renewal); stations must then trust the new certificate')
+    .action((options: { name: string[]; days: number; out?: string; force?: boolean }, cmd: Command) => {
+      const globals = cmd.optsWithGlobals<GlobalOptions>();
+      const { config } = loadCommandConfig(globals);
+      const names = options.name.length > 0 ? options.name : defaultCertificateNames(config.ocpp.host);
+      const certificate = createGatewayCertificate({ names, validDays: options.days });
+      let paths: { cert: string; key: string };
+      try {
+        paths = saveGatewayCertificate(options.out ?? path.join(config.dataDir, 'tls'), certificate, options.force === true);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new CliError(`${(err as NodeJS.ErrnoException).path ?? 'certificate'} exists; pass --force to replace it`, EXIT_FAILURE);
+        throw err;
+      }
+      output(globals.json === true, { ...paths, names, fingerprintSha256: certificate.fingerprintSha256, notAfter: certificate.notAfter, certificate: certificate.certificate }, () =>
+        [
+          `certificate: ${paths.cert}`,
+          `private key: ${paths.key}`,
+          `names:       ${names.join(', ')}`,
+          `valid until: ${certificate.notAfter}`,
+          `SHA-256:     ${certificate.fingerprintSha256}`,
+          '',
+          'In the config:',
+          `  ocpp: { securityProfile: 2, tls: { cert: ${paths.cert}, key: ${paths.key} } }`,
+          'Install the certificate file on every station as its trusted CA for the central system.',
+        ].join('\n'),
+      );
+    });
+}
+
+function positiveInteger(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+}
+
+/** The addresses stations most likely dial: the listener's own address (unless it listens everywhere) and this host's name. */
+function defaultCertificateNames(ocppHost: string): string[] {
+  const wildcard = ocppHost === '0.0.0.0' || ocppHost === '::' || ocppHost === '';
+  return [...new Set([...(wildcard ? [] : [ocppHost]), hostname()])];
 }
 
 function withKeystore<T>(globals: GlobalOptions, fn: (keystore: Keystore) => T): T {

@@ -1,0 +1,70 @@
+import { X509Certificate } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/index.js';
+import type { KeyInfo } from '../../src/keystore/index.js';
+import { Site } from '../../src/site/index.js';
+import { siteWith, startTestDaemon, type TestDaemon } from '../ocpp/harness.js';
+import { runCli, runCliJson } from '../support/cli.js';
+import { tempSite, type TempSite } from '../support/temp-site.js';
+
+describe('chargegate keys', () => {
+  let temp: TempSite | undefined;
+  let daemon: TestDaemon | undefined;
+  afterEach(async () => {
+    await daemon?.stop();
+    temp?.cleanup();
+    daemon = undefined;
+    temp = undefined;
+  });
+
+  it('list shows kids, algorithms, states and dates, never private material; a second rotate before the switch is refused', async () => {
+    temp = tempSite();
+    const list = await runCli(['keys', 'list', '--config', temp.configPath]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/^ID +PURPOSE +ALG +STATE +JWKS KID/);
+    expect(list.stdout).toMatch(/webhook-\S+ +webhook +PS256 +signing +sign /);
+    expect(list.stdout).toMatch(/token-\S+ +token +RS256 +signing +token-/);
+    expect(list.stdout).not.toContain('PRIVATE');
+
+    const rotated = await runCliJson<{ activatesAt: string; keys: KeyInfo[] }>(['keys', 'rotate', '--config', temp.configPath]);
+    expect(rotated.code).toBe(0);
+    // The default lead: published now, signing in ten minutes.
+    expect(Date.parse(rotated.data.activatesAt) - Date.now()).toBeGreaterThan(590_000);
+    const again = await runCli(['keys', 'rotate', '--config', temp.configPath]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('a rotation is already in progress');
+  });
+
+  it('encrypts the keystore with the passphrase from the configured environment variable and refuses to open it without', async () => {
+    temp = tempSite({ keystore: { passphraseEnv: 'TEST_KEYSTORE_PASSPHRASE' } });
+    const env = { TEST_KEYSTORE_PASSPHRASE: 'a long passphrase' };
+    expect((await runCli(['keys', 'list', '--config', temp.configPath], { env })).code).toBe(0);
+    const file = readFileSync(path.join(temp.dataDir, 'keystore.json'), 'utf8');
+    expect(file).toContain('ENCRYPTED PRIVATE KEY');
+    expect(statSync(path.join(temp.dataDir, 'keystore.json')).mode & 0o777).toBe(0o600);
+    const without = await runCli(['keys', 'list', '--config', temp.configPath]);
+    expect(without.code).toBe(1);
+    expect(without.stderr).toContain('encrypted: provide the keystore passphrase');
+  });
+
+  it('tls-cert makes a certificate the OCPP listener serves under security profile 2 and a station trusts', async () => {
+    temp = tempSite();
+    const made = await runCliJson<{ cert: string; key: string; names: string[]; fingerprintSha256: string; certificate: string }>(['keys', 'tls-cert', '--name', '127.0.0.1', '--days', '30', '--config', temp.configPath]);
+    expect(made.code).toBe(0);
+    expect(made.data.cert).toBe(path.join(temp.dataDir, 'tls', 'ocpp-cert.pem'));
+    expect(statSync(made.data.key).mode & 0o777).toBe(0o600);
+    const x509 = new X509Certificate(readFileSync(made.data.cert));
+    expect(x509.subjectAltName).toBe('IP Address:127.0.0.1');
+    expect(x509.fingerprint256).toBe(made.data.fingerprintSha256);
+    const again = await runCli(['keys', 'tls-cert', '--name', '127.0.0.1', '--config', temp.configPath]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('--force');
+
+    daemon = await startTestDaemon({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 2, tls: { cert: made.data.cert, key: made.data.key } } });
+    const { password } = new Site({ db: daemon.db, config: () => loadConfig(daemon!.temp.configPath) }).pair('CP001', 's1');
+    const station = await daemon.connect('CP001', password, { ca: made.data.certificate });
+    expect(await station.boot()).toMatchObject({ status: 'Accepted' });
+  });
+});
