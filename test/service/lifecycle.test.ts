@@ -166,7 +166,7 @@ describe('daemon lifecycle with stations and partners', () => {
   });
 
   it('SIGTERM answers the OCPP call in progress and lets the webhook request in flight finish, then exits 0', async () => {
-    receiver = await startReceiver({ responder: { status: 200, delayMs: 1500 } });
+    receiver = await startReceiver({ status: 200, delayMs: 1500 });
     site = tempSite();
     const marker = path.join(site.dir, 'plugin-called');
     const plugin = path.join(site.dir, 'slow-plugin.mjs');
