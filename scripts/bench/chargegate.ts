@@ -27,6 +27,8 @@ export interface ChargegateProcess {
 
 export interface DaemonLauncher {
   built: boolean;
+  /** The daemon writes a V8 CPU profile there when it stops. */
+  profileDir?: string;
 }
 
 /**
@@ -38,7 +40,11 @@ export async function startChargegate(launcher: DaemonLauncher, processes: Proce
   const ocppPort = await freePort();
   site.write({ log: { level: 'info' }, http: { host: '127.0.0.1', port: httpPort }, ocpp: { host: '127.0.0.1', port: ocppPort, path: '/ocpp', securityProfile: 0 }, ...config });
   const spawnedAt = nowMs();
-  const { child, logs } = await spawnDaemon(site.configPath, { built: launcher.built, readyTimeoutMs: 60_000 });
+  const { child, logs } = await spawnDaemon(site.configPath, {
+    built: launcher.built,
+    readyTimeoutMs: 60_000,
+    ...(launcher.profileDir && { nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${launcher.profileDir}/chargegate`] }),
+  });
   const startupMs = nowMs() - spawnedAt;
   processes.adopt(child);
   return chargegateHandle(child, logs, site, httpPort, ocppPort, startupMs);

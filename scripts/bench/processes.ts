@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
+import path from 'node:path';
 import { READY, type WorkerApi, type WorkerReply } from './worker-protocol.js';
 
 /** A forked worker process whose commands are typed after the worker module's own API object. */
@@ -19,7 +20,11 @@ export interface WorkerHandle<Api extends WorkerApi> {
 export class ProcessGroup {
   private readonly children: ChildProcess[] = [];
 
-  constructor(private readonly workerDir: string) {}
+  /** profileDir: every worker writes a V8 CPU profile there when it exits (`npm run bench -- --profile DIR`). */
+  constructor(
+    private readonly workerDir: string,
+    private readonly profileDir?: string,
+  ) {}
 
   adopt(child: ChildProcess): void {
     this.children.push(child);
@@ -27,7 +32,8 @@ export class ProcessGroup {
 
   /** Forks `<workerDir>/<module>.js` (compiled, so no loader inflates its memory) and waits for it to be ready. */
   async startWorker<Api extends WorkerApi>(module: string, name = module): Promise<WorkerHandle<Api>> {
-    const child = fork(`${this.workerDir}/${module}.js`, [], { stdio: ['ignore', 'inherit', 'pipe', 'ipc'], serialization: 'advanced', execArgv: [] });
+    const execArgv = this.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(this.profileDir, name)}`] : [];
+    const child = fork(`${this.workerDir}/${module}.js`, [], { stdio: ['ignore', 'inherit', 'pipe', 'ipc'], serialization: 'advanced', execArgv });
     this.adopt(child);
     const stderr: string[] = [];
     child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));

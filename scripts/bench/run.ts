@@ -4,12 +4,13 @@ import { ROOT } from '../../test/support/cli.js';
 import { runBench } from './runner.js';
 import { renderResults } from './table.js';
 
-/** `npm run bench [-- --quick] [--only 1,3] [--out FILE]`: prints the table, writes the JSON. */
+/** `npm run bench [-- --quick] [--only 1,3] [--out FILE] [--profile DIR]`: prints the table, writes the JSON. */
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     only: { type: 'string' },
     out: { type: 'string', default: path.join(ROOT, 'bench/results.json') },
+    profile: { type: 'string' },
   },
 });
 
@@ -19,5 +20,5 @@ if (only?.some((id) => !Number.isInteger(id) || id < 1 || id > 7)) {
   process.exit(2);
 }
 
-const results = await runBench({ quick: values.quick, out: path.resolve(values.out), ...(only && { only }) });
+const results = await runBench({ quick: values.quick, out: path.resolve(values.out), ...(only && { only }), ...(values.profile && { profileDir: path.resolve(values.profile) }) });
 process.stdout.write(`${renderResults(results)}\n\nresults: ${path.resolve(values.out)}\n`);

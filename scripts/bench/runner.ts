@@ -15,6 +15,8 @@ export interface BenchOptions {
   only?: number[];
   /** Where the JSON results go. */
   out: string;
+  /** Write V8 CPU profiles of the daemon and every worker into this directory. */
+  profileDir?: string;
   log?: (line: string) => void;
 }
 
@@ -29,7 +31,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
   const scenarios: ScenarioResult[] = [];
   for (const scenario of SCENARIOS.filter((s) => !options.only || options.only.includes(s.id))) {
     log(`scenario ${scenario.id}: ${scenario.title}`);
-    const result = await runScenario(scenario, new ScenarioContext(scenario, settings, new ProcessGroup(build.workerDir), { built: build.daemonBuilt }, scenarios, log), settings.scenarioTimeoutS);
+    const result = await runScenario(scenario, new ScenarioContext(scenario, settings, new ProcessGroup(build.workerDir, options.profileDir), { built: build.daemonBuilt, ...(options.profileDir && { profileDir: options.profileDir }) }, scenarios, log), settings.scenarioTimeoutS);
     for (const error of result.errors) log(`  error: ${error}`);
     scenarios.push(result);
   }

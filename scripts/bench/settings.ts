@@ -9,7 +9,7 @@ export interface BenchSettings {
   /** How long to wait for every committed event to reach the receiver after the load stops. */
   drainTimeoutS: number;
   pipeline: { stations: number; warmupS: number; measureS: number };
-  latency: { stations: number; eventsPerS: number; measureS: number };
+  latency: { stations: number; eventsPerS: number; warmupS: number; measureS: number };
   capacity: { stations: number; generators: number; connectConcurrency: number; warmupS: number; measureS: number };
   authorize: { stations: number; generators: number; callsPerStationPerS: number; warmupS: number; measureS: number };
   backlog: { stations: number; eventsPerType: number; retryIntervalS: number };
@@ -22,7 +22,7 @@ export const FULL: BenchSettings = {
   scenarioTimeoutS: 600,
   drainTimeoutS: 120,
   pipeline: { stations: 50, warmupS: 3, measureS: 15 },
-  latency: { stations: 10, eventsPerS: 100, measureS: 20 },
+  latency: { stations: 10, eventsPerS: 100, warmupS: 2, measureS: 20 },
   capacity: { stations: 2000, generators: 4, connectConcurrency: 25, warmupS: 5, measureS: 15 },
   authorize: { stations: 500, generators: 2, callsPerStationPerS: 1, warmupS: 3, measureS: 15 },
   backlog: { stations: 20, eventsPerType: 1000, retryIntervalS: 1 },
@@ -35,7 +35,7 @@ export const QUICK: BenchSettings = {
   scenarioTimeoutS: 60,
   drainTimeoutS: 20,
   pipeline: { stations: 8, warmupS: 0.5, measureS: 1.5 },
-  latency: { stations: 4, eventsPerS: 100, measureS: 1.5 },
+  latency: { stations: 4, eventsPerS: 100, warmupS: 0.5, measureS: 1.5 },
   capacity: { stations: 100, generators: 2, connectConcurrency: 25, warmupS: 0.5, measureS: 1.5 },
   authorize: { stations: 40, generators: 1, callsPerStationPerS: 2, warmupS: 0.5, measureS: 1.5 },
   backlog: { stations: 4, eventsPerType: 40, retryIntervalS: 0.5 },

@@ -33,5 +33,7 @@ export function serveWorker(api: WorkerApi): void {
       );
   });
   process.on('disconnect', () => process.exit(0));
+  // A normal exit, unlike death by signal, writes the --cpu-prof profile.
+  process.on('SIGTERM', () => process.exit(0));
   send(READY);
 }

@@ -37,10 +37,11 @@ export async function runCliJson<T = unknown>(args: string[], options: { env?: N
  * Starts `chargegate run` as its own process (for kill -9 and signal tests); resolves once it logs ready.
  * `built` runs the compiled dist/ instead of the sources, as installed (the benchmarks measure that).
  * `readyTimeoutMs` kills a daemon that never gets ready, so it cannot outlive the caller.
+ * `nodeArgs` go to node itself (e.g. --cpu-prof, which NODE_OPTIONS refuses).
  */
-export function spawnDaemon(configPath: string, options: { env?: NodeJS.ProcessEnv; built?: boolean; readyTimeoutMs?: number } = {}): Promise<{ child: ChildProcess; logs: string[] }> {
+export function spawnDaemon(configPath: string, options: { env?: NodeJS.ProcessEnv; built?: boolean; readyTimeoutMs?: number; nodeArgs?: string[] } = {}): Promise<{ child: ChildProcess; logs: string[] }> {
   const entry = options.built ? [path.join(ROOT, 'dist/cli/main.js')] : ['--import', 'tsx', MAIN];
-  const child = spawn(process.execPath, [...entry, 'run', '--config', configPath], { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry, 'run', '--config', configPath], { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
   return new Promise((resolve, reject) => {
     const timer =

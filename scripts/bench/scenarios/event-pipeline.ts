@@ -1,0 +1,94 @@
+import { benchSite, seedIdTags, type ChargegateProcess } from '../chargegate.js';
+import { failureNote, Fleet } from '../fleet.js';
+import { stationId, stationTag } from '../identities.js';
+import { nowMs, processStats } from '../measure.js';
+import { outboxCounts, total } from '../outbox-view.js';
+import { freePort, type WorkerHandle } from '../processes.js';
+import { waitFor, type Scenario, type ScenarioContext } from '../scenario.js';
+import type { NaiveChainApi } from '../workers/naive-chain.js';
+import type { ReceiverApi } from '../workers/receiver.js';
+
+export const EVENTS_PER_S = 'events/s delivered';
+
+/**
+ * 1. Event pipeline: stations start and stop transactions back to back; every event (StartTransaction, the
+ * post-start Authorize, StopTransaction) is committed, signed and delivered to a loopback receiver.
+ * Baseline: the naive chain of the same primitives in one loop (workers/naive-chain.ts).
+ */
+export const eventPipeline: Scenario = {
+  id: 1,
+  title: 'Event pipeline: events committed, signed and delivered',
+  async run(ctx) {
+    const s = ctx.settings.pipeline;
+    ctx.describe({ ...s, load: 'each station: StartTransaction then StopTransaction, closed loop', webhook: 'one, all four event types, signature documented (RSA-PSS 3072)' });
+    const receiver = await ctx.startWorker<ReceiverApi>('receiver');
+    const { port } = await receiver.call('up', {});
+    const url = `http://127.0.0.1:${port}/webhook/events`;
+
+    const naive = await ctx.side('baseline (naive chain)', async () => {
+      const chain = await ctx.startWorker<NaiveChainApi>('naive-chain');
+      await chain.call('open', { dataDir: ctx.tempSite().dataDir, url });
+      const { delivered } = await chain.call('run', { startAtMs: nowMs() + 200, warmupMs: s.warmupS * 1000, measureMs: s.measureS * 1000 });
+      const peakRssMB = processStats(chain.pid).peakRssMB;
+      const signing = await chain.call('signRate', { durationMs: 1000 });
+      await chain.call('close', undefined);
+      await chain.stop();
+      return { eventsPerS: delivered / s.measureS, peakRssMB, signing };
+    });
+    await receiver.call('reset', undefined);
+
+    const chargegate = await ctx.side('chargegate', async () => {
+      const identities = Array.from({ length: s.stations }, (_, i) => stationId(i));
+      const site = ctx.tempSite();
+      seedIdTags(site, identities.map(stationTag));
+      const daemon = await ctx.startChargegate({ sites: [benchSite({ stations: s.stations, webhookUrl: url })] }, site);
+      const fleet = await Fleet.connect(ctx, { url: daemon.ocppUrl, identities, generators: 1, concurrency: 25 });
+      const startAtMs = nowMs() + 300;
+      const [load] = await fleet.all((g) => g.call('pipeline', { startAtMs, warmupMs: s.warmupS * 1000, measureMs: s.measureS * 1000 }));
+      await fleet.stop();
+      const from = startAtMs + s.warmupS * 1000;
+      const inWindow = (await receiver.call('arrivals', undefined)).filter((a) => a.atMs >= from && a.atMs <= from + s.measureS * 1000).length;
+      const peakRssMB = processStats(daemon.pid).peakRssMB;
+      await drained(ctx, daemon, receiver);
+      daemon.assertAlive();
+      await daemon.stop();
+      return { eventsPerS: inWindow / s.measureS, peakRssMB, transactionsPerS: load!.transactions / s.measureS, note: failureNote([load!]) };
+    });
+
+    ctx.figure({
+      name: EVENTS_PER_S,
+      unit: 'events/s',
+      chargegate: chargegate?.eventsPerS ?? null,
+      baseline: naive?.eventsPerS ?? null,
+      target: [
+        { on: 'chargegate', op: '>=', value: 1000 },
+        { on: 'ratio', op: '>=', value: 1.0 },
+      ],
+      ...(chargegate && { note: `${s.stations} stations, ${Math.round(chargegate.transactionsPerS)} transactions/s (3 events each)${chargegate.note ? `; ${chargegate.note}` : ''}` }),
+    });
+    ctx.figure({ name: 'RSS, peak', unit: 'MB', chargegate: chargegate?.peakRssMB ?? null, baseline: naive?.peakRssMB ?? null });
+    ctx.figure({
+      name: 'webhook signatures/s, this machine',
+      unit: 'signs/s',
+      chargegate: naive?.signing.signsPerS ?? null,
+      note: `the ceiling of any pipeline that signs each request: RSA-PSS with the keystore's ${naive?.signing.keyBits ?? '?'}-bit webhook key, 8 at a time, measured in this run`,
+    });
+  },
+};
+
+/** After the load: every committed delivery reaches the receiver, none dead. Throws with the counts otherwise. */
+export async function drained(ctx: ScenarioContext, daemon: ChargegateProcess, receiver: WorkerHandle<ReceiverApi>): Promise<void> {
+  const state = async () => ({ outbox: outboxCounts(daemon.site.dataDir), received: await receiver.call('count', undefined) });
+  await waitFor(
+    async () => {
+      daemon.assertAlive();
+      const { outbox, received } = await state();
+      return (outbox.deliveriesByState.pending ?? 0) === 0 && received.distinct >= total(outbox.deliveriesByState);
+    },
+    ctx.settings.drainTimeoutS * 1000,
+    async () => `not everything delivered: ${JSON.stringify(await state())}`,
+    200,
+  );
+  const { outbox } = await state();
+  if (outbox.deliveriesByState.dead) throw new Error(`${outbox.deliveriesByState.dead} deliveries went to the dead letters: ${daemon.logTail(5)}`);
+}

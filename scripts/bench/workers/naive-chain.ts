@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { configSchema, type Config } from '../../../src/config/index.js';
+import { openKeystore, type Keystore } from '../../../src/keystore/index.js';
+import { appendEvent, DeliveryStore } from '../../../src/outbox/index.js';
+import { inTransaction, openDatabase, type Database } from '../../../src/store/index.js';
+import { signRequest, WebhookSender } from '../../../src/webhooks/index.js';
+import { nowMs, sleepUntil } from '../measure.js';
+import { serveWorker } from '../worker-protocol.js';
+
+/**
+ * Scenario 1's baseline: the same primitives chargegate delivers with, chained naively in one loop — commit the
+ * event and its delivery row (synchronous=FULL), sign and POST it with undici (chargegate's own sender, RSA-PSS
+ * with the keystore's key), commit the outcome — one event at a time.
+ */
+let chain: { config: Config; db: Database; keystore: Keystore } | undefined;
+
+function opened(): NonNullable<typeof chain> {
+  if (!chain) throw new Error('open first');
+  return chain;
+}
+
+export const naiveChainApi = {
+  /** Database and keystore (key generation takes seconds) are made before anything is timed. */
+  open(payload: { dataDir: string; url: string }): void {
+    const config = configSchema.parse({ dataDir: payload.dataDir, sites: [{ id: 'naive', webhooks: [{ id: 'naive', url: payload.url }] }] });
+    chain = { config, db: openDatabase(config.dataDir), keystore: openKeystore(config) };
+  },
+
+  async run(payload: { startAtMs: number; warmupMs: number; measureMs: number }): Promise<{ delivered: number }> {
+    const { config, db, keystore } = opened();
+    const site = config.sites[0]!;
+    const webhook = site.webhooks[0]!;
+    const store = new DeliveryStore(db);
+    const sender = new WebhookSender({ signingKey: () => keystore.webhookSigningKey().privateKey });
+    const queue = { siteId: site.id, webhookId: webhook.id, eventType: 'StartTransaction' as const };
+    const from = payload.startAtMs + payload.warmupMs;
+    const to = from + payload.measureMs;
+    let delivered = 0;
+    await sleepUntil(payload.startAtMs);
+    for (let n = 1; nowMs() < to; n++) {
+      const event = { stationId: 'NAIVE', chargePointId: 'NAIVE-A', connectorId: 1, idTag: 'TAG-NAIVE', meterStart: n, transactionId: n };
+      const { eventId } = inTransaction(db, () => appendEvent(db, { eventType: queue.eventType, siteId: site.id, payload: event }, [webhook.id], new Date()));
+      const delivery = store.head(queue, 1)[0]!;
+      const outcome = await sender.send(webhook, { eventId, eventType: queue.eventType, siteId: site.id, payloadJson: delivery.payloadJson }, { timeZone: config.timezone, timeoutMs: config.webhookDelivery.requestTimeoutMs });
+      // The receiver is on loopback and always answers: a failure means the chain is broken, not slow.
+      if (!outcome.delivered || outcome.status === undefined) throw new Error(`delivery failed: ${outcome.error ?? outcome.status}`);
+      store.markDelivered(delivery.id, outcome.status, new Date());
+      const doneAt = nowMs();
+      if (doneAt >= from && doneAt <= to) delivered += 1;
+    }
+    await sender.close();
+    return { delivered };
+  },
+
+  /**
+   * The ceiling every webhook pipeline on this machine shares: signatures per second with the keystore's webhook
+   * key through the same signing function, several at once so that every core can take part.
+   */
+  async signRate(payload: { durationMs: number }): Promise<{ signsPerS: number; keyBits: number | null }> {
+    const key = opened().keystore.webhookSigningKey().privateKey;
+    const request = { method: 'POST', url: new URL('http://127.0.0.1/webhook/events'), requestId: randomUUID(), contentType: 'application/json', body: '{}' };
+    const startedAt = nowMs();
+    const end = startedAt + payload.durationMs;
+    let signs = 0;
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (nowMs() < end) {
+          await signRequest('documented', request, key, Math.floor(Date.now() / 1000));
+          signs += 1;
+        }
+      }),
+    );
+    return { signsPerS: (signs * 1000) / (nowMs() - startedAt), keyBits: key.asymmetricKeyDetails?.modulusLength ?? null };
+  },
+
+  close(): void {
+    chain?.db.close();
+    chain = undefined;
+  },
+};
+
+export type NaiveChainApi = typeof naiveChainApi;
+
+serveWorker(naiveChainApi);
