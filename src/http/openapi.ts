@@ -25,7 +25,19 @@ const COMMAND_ERRORS = {
   '504': error('The station did not answer in time'),
 };
 
-const chargePointIdParam = { name: 'chargePointId', in: 'path', required: true, schema: { type: 'string' } };
+/** POST /charge-points/{chargePointId}/start|stop: same security, parameter and answers, their own body. */
+function commandOperation(operationId: string, summary: string, body: string): Record<string, unknown> {
+  return {
+    post: {
+      operationId,
+      summary,
+      security: [{ bearer: [] }, { oauth2: ['charge-points:control'] }],
+      parameters: [{ name: 'chargePointId', in: 'path', required: true, schema: { type: 'string' } }],
+      requestBody: { required: true, content: { 'application/json': { schema: ref(body) } } },
+      responses: { '202': json(ref('CommandAccepted'), 'The station accepted'), ...COMMAND_ERRORS },
+    },
+  };
+}
 
 /** Schemas of the API bodies as OpenAPI 3.0 components, generated from the zod schemas the routes validate with. */
 function components(): Record<string, unknown> {
@@ -132,26 +144,8 @@ export function openApiDocument(config: Config): Record<string, unknown> {
           responses: { '200': json(ref('ChargePointList'), 'Charge points'), ...BEARER_ERRORS },
         },
       },
-      '/charge-points/{chargePointId}/start': {
-        post: {
-          operationId: 'startTransaction',
-          summary: 'RemoteStartTransaction on a connector',
-          security: [{ bearer: [] }, { oauth2: ['charge-points:control'] }],
-          parameters: [chargePointIdParam],
-          requestBody: { required: true, content: { 'application/json': { schema: ref('StartRequest') } } },
-          responses: { '202': json(ref('CommandAccepted'), 'The station accepted'), ...COMMAND_ERRORS },
-        },
-      },
-      '/charge-points/{chargePointId}/stop': {
-        post: {
-          operationId: 'stopTransaction',
-          summary: 'RemoteStopTransaction of a transaction',
-          security: [{ bearer: [] }, { oauth2: ['charge-points:control'] }],
-          parameters: [chargePointIdParam],
-          requestBody: { required: true, content: { 'application/json': { schema: ref('StopRequest') } } },
-          responses: { '202': json(ref('CommandAccepted'), 'The station accepted'), ...COMMAND_ERRORS },
-        },
-      },
+      '/charge-points/{chargePointId}/start': commandOperation('startTransaction', 'RemoteStartTransaction on a connector', 'StartRequest'),
+      '/charge-points/{chargePointId}/stop': commandOperation('stopTransaction', 'RemoteStopTransaction of a transaction', 'StopRequest'),
       '/health': {
         get: {
           operationId: 'getHealth',
