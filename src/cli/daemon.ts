@@ -77,7 +77,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     routes.push(jwksRoutes(keystore));
 
     // ---- webhook delivery from the durable outbox (src/webhooks); the Site wakes it after each commit ----
-    const webhooks = new WebhookDelivery({ db, config: () => config, logger: logger.child({ component: 'webhooks' }), signingKey: () => keystore.webhookSigningKey().privateKey, metrics });
+    const webhooks = new WebhookDelivery({ dataDir: config.dataDir, config: () => config, logger: logger.child({ component: 'webhooks' }), signingKey: () => keystore.webhookSigningKey().privateKey, metrics });
     webhooks.start();
     parts.push({ name: 'webhooks', stop: () => webhooks.stop(), reload: () => webhooks.reload() });
     healthSources.push(webhooks.healthSource());

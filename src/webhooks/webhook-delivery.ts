@@ -1,20 +1,21 @@
 import type { KeyObject } from 'node:crypto';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/index.js';
-import type { HealthSource } from '../http/index.js';
+import { worstLevel, type HealthSource } from '../http/index.js';
 import type { Logger } from '../log/index.js';
 import { DELIVERIES_TOPIC, DeliveryStore, QUEUE_FULL, type QueueKey } from '../outbox/index.js';
 import { watchChangeCounter, type Database } from '../store/index.js';
+import { openDeliveryDatabase } from './delivery-database.js';
 import { DeliveryMetrics } from './delivery-metrics.js';
 import { ExecutorStatsStore } from './executor-stats.js';
 import { executorStatuses, type ExecutorStatus } from './executor-status.js';
 import { QueueWorker } from './queue-worker.js';
 import { WebhookSender } from './webhook-sender.js';
 import { WriteBatch } from './write-batch.js';
-import { worstLevel } from '../http/index.js';
 
 export interface WebhookDeliveryOptions {
-  db: Database;
+  /** Where the outbox lives; delivery opens its own connection to it (see openDeliveryDatabase). */
+  dataDir: string;
   /** Read on every use, so a SIGHUP reload reaches the workers; call reload() to start or stop workers. */
   config: () => Config;
   logger: Logger;
@@ -53,14 +54,14 @@ export class WebhookDelivery {
   private timers: Array<() => void> = [];
 
   constructor(options: WebhookDeliveryOptions) {
-    this.db = options.db;
+    this.db = openDeliveryDatabase(options.dataDir);
     this.config = options.config;
     this.logger = options.logger;
     this.now = options.now ?? Date.now;
     this.pollIntervalMs = options.pollIntervalMs ?? 5000;
-    this.deliveries = new DeliveryStore(options.db);
-    this.stats = new ExecutorStatsStore(options.db);
-    this.writes = new WriteBatch(options.db, (err) => this.logger.error({ err }, 'could not record a webhook delivery outcome'));
+    this.deliveries = new DeliveryStore(this.db);
+    this.stats = new ExecutorStatsStore(this.db);
+    this.writes = new WriteBatch(this.db, (err) => this.logger.error({ err }, 'could not record a webhook delivery outcome'));
     this.sender = new WebhookSender({ signingKey: options.signingKey, now: this.now });
     this.metrics = new DeliveryMetrics(options.metrics, () => this.statuses());
   }
@@ -127,7 +128,6 @@ export class WebhookDelivery {
 
   /** Lets in-flight requests finish within a bound, records every outcome, closes the connections. */
   async stop(graceMs = STOP_GRACE_MS): Promise<void> {
-    if (!this.started) return;
     this.started = false;
     for (const clear of this.timers) clear();
     for (const [id, worker] of this.workers) this.retire(id, worker.stop(graceMs, 'daemon stopping'));
@@ -135,6 +135,7 @@ export class WebhookDelivery {
     await Promise.all(this.retiring.values());
     await this.writes.flushed();
     await this.sender.close();
+    if (this.db.open) this.db.close();
   }
 
   statuses(): ExecutorStatus[] {

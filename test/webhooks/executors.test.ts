@@ -131,7 +131,7 @@ describe('executors: enable/disable and health', () => {
     expect(cli.data.status).toBe('critical');
     expect(cli.data.executors.find((e) => e.webhookId === 'stuck')).toMatchObject({ queueSize: 101, status: 'critical', active: true });
     expect(cli.data.executors.find((e) => e.webhookId === 'slow')).toMatchObject({ queueSize: 0, status: 'warning', lastRequestDurationMs: slowExecutor.lastRequestDurationMs });
-  });
+  }, 120_000);
 
   it('webhook test sends a signed ChargePointStatus test event through the delivery code and prints the answer', async () => {
     const partner = await receiver({ status: 202, body: 'thanks' });
@@ -152,5 +152,5 @@ describe('executors: enable/disable and health', () => {
     expect(failed.data).toMatchObject({ delivered: false, status: 500, responseBody: 'nope' });
     const unknown = await runCliJson(['webhook', 'test', 'nobody', '--config', daemon.temp.configPath]);
     expect(unknown).toMatchObject({ code: 2, data: { error: 'no webhook "nobody" in the config' } });
-  });
+  }, 120_000);
 });

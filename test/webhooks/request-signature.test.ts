@@ -13,8 +13,8 @@ function header(headers: Array<[string, string]>, name: string): string {
   return found[1];
 }
 
-describe('documented signature profile (contract section 5)', () => {
-  const headers = signRequest('documented', { method: 'POST', url: new URL('http://partner.example/webhook/events'), requestId, contentType: 'application/json', body }, privateKey, 1763720130);
+describe('documented signature profile (contract section 5)', async () => {
+  const headers = await signRequest('documented', { method: 'POST', url: new URL('http://partner.example/webhook/events'), requestId, contentType: 'application/json', body }, privateKey, 1763720130);
 
   it('sends Signature-Input in the interface document form', () => {
     expect(headers.map(([n]) => n)).toEqual(['Signature-Input', 'Signature']);
@@ -36,8 +36,8 @@ describe('documented signature profile (contract section 5)', () => {
     expect(verify('sha256', Buffer.from(contractBase), { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 64 }, signature)).toBe(false);
   });
 
-  it('signs the path without the query string and verifies with the contract-text verifier', () => {
-    const signed = signRequest('documented', { method: 'POST', url: new URL('http://partner.example/in/hook?tenant=7'), requestId, contentType: 'application/json', body }, privateKey, 1763720130);
+  it('signs the path without the query string and verifies with the contract-text verifier', async () => {
+    const signed = await signRequest('documented', { method: 'POST', url: new URL('http://partner.example/in/hook?tenant=7'), requestId, contentType: 'application/json', body }, privateKey, 1763720130);
     const request = { method: 'POST', url: '/in/hook?tenant=7', headers: { 'x-request-id': requestId, 'signature-input': header(signed, 'Signature-Input'), signature: header(signed, 'Signature') }, body: Buffer.from(body) };
     expect(verifyDocumentedSignature(request, publicKey)).toBe(true);
     expect(verifyDocumentedSignature({ ...request, headers: { ...request.headers, 'x-request-id': 'other' } }, publicKey)).toBe(false);
@@ -45,9 +45,9 @@ describe('documented signature profile (contract section 5)', () => {
   });
 });
 
-describe('rfc9421 signature profile', () => {
+describe('rfc9421 signature profile', async () => {
   const created = Math.floor(Date.now() / 1000);
-  const headers = signRequest('rfc9421', { method: 'POST', url: new URL('http://partner.example/webhook/events'), requestId, contentType: 'application/json', body }, privateKey, created);
+  const headers = await signRequest('rfc9421', { method: 'POST', url: new URL('http://partner.example/webhook/events'), requestId, contentType: 'application/json', body }, privateKey, created);
   const request = {
     method: 'POST',
     url: '/webhook/events',

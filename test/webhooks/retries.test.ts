@@ -78,7 +78,7 @@ describe('retries and dead letters (contract section 5)', () => {
     expect(again.code).toBe(1);
     expect(again.data).toEqual({ error: `no dead letter for event ${eventId}` });
     expect((await runCli(['deadletter', 'replay', '--config', daemon.temp.configPath])).code).toBe(2);
-  });
+  }, 120_000);
 
   it('dead-letters an event that finds its queue full, logs Webhook_QueueFull, and keeps other event types flowing', async () => {
     partner = await startReceiver((request) => (request.json().eventType === 'Authorize' ? { kind: 'hang' } : { status: 200 }));
@@ -97,5 +97,5 @@ describe('retries and dead letters (contract section 5)', () => {
     // Replay obeys the capacity too: the queue still holds three.
     const replay = await runCliJson<{ replayed: number; queueFull: number }>(['deadletter', 'replay', '--all', '--config', daemon.temp.configPath]);
     expect(replay).toMatchObject({ code: 1, data: { replayed: 0, queueFull: 2 } });
-  });
+  }, 120_000);
 });

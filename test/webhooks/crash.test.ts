@@ -1,0 +1,96 @@
+import type { ChildProcess } from 'node:child_process';
+import { createPublicKey } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../src/store/index.js';
+import { spawnDaemon } from '../support/cli.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+import { connectStation } from '../support/station.js';
+import { tempSite, type TempSite } from '../support/temp-site.js';
+import { expectSignedWebhook, webhookConfig } from './harness.js';
+
+const EVENTS = 2000;
+
+let temp: TempSite | undefined;
+let partner: Receiver | undefined;
+const children: ChildProcess[] = [];
+
+afterEach(async () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  children.length = 0;
+  await partner?.close();
+  temp?.cleanup();
+  partner = undefined;
+  temp = undefined;
+});
+
+async function start(configPath: string): Promise<{ child: ChildProcess; httpPort: number; ocppPort: number }> {
+  const { child, logs } = await spawnDaemon(configPath, { readyTimeoutMs: 60_000 });
+  children.push(child);
+  const ready = JSON.parse(logs.find((l) => l.includes('"chargegate ready"'))!) as { httpPort: number; ocppPort: number };
+  return { child, httpPort: ready.httpPort, ocppPort: ready.ocppPort };
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
+}
+
+describe('crash during delivery (kill -9)', () => {
+  it('delivers every one of 2000 committed events at least once after a restart, every attempt signed and well-formed', async () => {
+    // The receiver answers slowly, and holds its answers until all events are committed, so the kill lands mid-delivery.
+    let gate: (() => void) | undefined;
+    const gateOpen = new Promise<void>((resolve) => (gate = resolve));
+    partner = await startReceiver(async () => {
+      await gateOpen;
+      return { status: 200, delayMs: 3 };
+    });
+    const config = webhookConfig([{ id: 'partner-a', url: partner.url(), events: ['Authorize', 'ChargePointStatus'] }], { queueCapacity: EVENTS, requestTimeoutMs: 60_000 });
+    const stationIds = ['CP001', 'CP002', 'CP003', 'CP004'];
+    const stations = stationIds.map((id) => ({ id, chargePoints: [{ id: `${id}-A`, connectors: [1, 2] }] }));
+    temp = tempSite({ log: { level: 'info' }, ...config, sites: [{ id: 's1', stations, meters: [], webhooks: (config.sites as Array<{ webhooks: unknown }>)[0]!.webhooks }] });
+
+    const first = await start(temp.configPath);
+    // Four stations in parallel: each loop commits an Authorize and a ChargePointStatus event.
+    const connected = await Promise.all(stationIds.map((id) => connectStation(`ws://127.0.0.1:${first.ocppPort}/ocpp`, id)));
+    await Promise.all(
+      connected.map(async (station) => {
+        await station.boot();
+        for (let i = 0; i < EVENTS / 2 / connected.length; i += 1) {
+          await station.authorize(`${station.identity}-${i}`);
+          await station.statusNotification({ connectorId: 1, status: i % 2 ? 'Charging' : 'SuspendedEV' });
+        }
+      }),
+    );
+    gate!();
+    await partner.waitForCount(300, 60_000);
+    first.child.kill('SIGKILL');
+    await exited(first.child);
+    await Promise.all(connected.map((station) => station.close().catch(() => undefined)));
+    const atKill = partner.requests.length;
+    expect(atKill).toBeLessThan(EVENTS);
+
+    const second = await start(temp.configPath);
+    const db = openDatabase(temp.dataDir);
+    try {
+      const eventIds = db.prepare('SELECT event_id FROM events').pluck().all() as string[];
+      expect(eventIds).toHaveLength(EVENTS);
+      await partner.waitFor((requests) => new Set(requests.map((r) => r.json().eventId as string)).size >= EVENTS, 90_000);
+      const received = new Set(partner.requests.map((r) => r.json().eventId as string));
+      expect(eventIds.filter((id) => !received.has(id))).toEqual([]);
+
+      const jwks = (await (await fetch(`http://127.0.0.1:${second.httpPort}/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string }> };
+      const publicKey = createPublicKey({ key: jwks.keys.find((k) => k.kid === 'sign') as never, format: 'jwk' });
+      for (const request of partner.requests) await expectSignedWebhook(request, publicKey);
+
+      // Attempts were counted before sending, so the outbox never shows fewer attempts than requests arrived.
+      const rows = db.prepare('SELECT e.event_id AS eventId, d.attempts, d.state FROM deliveries d JOIN events e ON e.seq = d.event_seq').all() as Array<{ eventId: string; attempts: number; state: string }>;
+      const arrivals = new Map<string, number>();
+      for (const request of partner.requests) arrivals.set(request.json().eventId as string, (arrivals.get(request.json().eventId as string) ?? 0) + 1);
+      for (const row of rows) expect(arrivals.get(row.eventId) ?? 0, row.eventId).toBeLessThanOrEqual(row.attempts);
+      expect(rows.filter((r) => r.state !== 'delivered' && r.state !== 'pending')).toEqual([]);
+    } finally {
+      db.close();
+    }
+    second.child.kill('SIGTERM');
+    await exited(second.child);
+  }, 180_000);
+});
