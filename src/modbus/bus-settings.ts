@@ -1,10 +1,14 @@
 import { modbusBusKey, type ModbusConnectionConfig } from '../config/index.js';
 
+/** How to open a bus: host and port, or the device and its serial settings (unit id and timeout go with each request). */
+export type BusTransport =
+  | { type: 'tcp' | 'rtuovertcp'; host: string; port: number }
+  | { type: 'rtu'; device: string; baudRate: number; parity: 'none' | 'even' | 'odd'; dataBits: 7 | 8; stopBits: 1 | 2 };
+
 /** One physical bus or socket: how to open it and how to pace and recover requests on it. */
 export interface BusSettings {
   key: string;
-  /** The transport (host/port or device and serial settings); unit id and timeout travel with each request. */
-  connection: ModbusConnectionConfig;
+  connection: BusTransport;
   interRequestDelayMs: number;
   unitChangeDelayMs: number;
   reconnectMinMs: number;
@@ -22,7 +26,7 @@ export function busSettingsOf(connections: readonly ModbusConnectionConfig[]): M
     const known = buses.get(key);
     buses.set(key, {
       key,
-      connection: known?.connection ?? connection,
+      connection: known?.connection ?? transportOf(connection),
       interRequestDelayMs: Math.max(known?.interRequestDelayMs ?? 0, connection.interRequestDelayMs),
       unitChangeDelayMs: Math.max(known?.unitChangeDelayMs ?? 0, connection.unitChangeDelayMs),
       reconnectMinMs: Math.max(known?.reconnectMinMs ?? 0, connection.reconnectMinMs),
@@ -30,4 +34,8 @@ export function busSettingsOf(connections: readonly ModbusConnectionConfig[]): M
     });
   }
   return buses;
+}
+
+function transportOf(c: ModbusConnectionConfig): BusTransport {
+  return c.type === 'rtu' ? { type: c.type, device: c.device, baudRate: c.baudRate, parity: c.parity, dataBits: c.dataBits, stopBits: c.stopBits } : { type: c.type, host: c.host, port: c.port };
 }

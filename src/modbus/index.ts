@@ -5,7 +5,7 @@ export { loadHealth, type StoredHealth } from './meter-store.js';
 export type { MeterHealth } from './meter-health.js';
 export type { BusStats } from './bus.js';
 export { ModbusBus } from './bus.js';
-export { busSettingsOf, type BusSettings } from './bus-settings.js';
+export { busSettingsOf, type BusSettings, type BusTransport } from './bus-settings.js';
 export { BusError, type BusErrorKind } from './errors.js';
 export { MeterReader } from './meter-reader.js';
 export { METER_MODELS, registerMapOf, type MeterModel } from './models/index.js';

@@ -1,0 +1,71 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { METER_MODELS, type MetersReport } from '../../src/modbus/index.js';
+import { startTestDaemon, type TestDaemon } from '../ocpp/harness.js';
+import { MeterSimulator } from '../support/meter-simulator.js';
+import { eventually, meterConfig, meterEvents, meterHealth, statusTrail, waitForEvent, waitForStatus } from './harness.js';
+
+describe('meters in the running daemon', () => {
+  const cleanups: Array<() => Promise<unknown> | void> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  it('reload adds, changes and removes meters without a restart; a removed meter closes its session with reason Other', async () => {
+    const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630, 2: METER_MODELS.sdm630, 3: METER_MODELS.sdm630 } });
+    cleanups.push(() => sim.close());
+    const tcp = { type: 'tcp', host: '127.0.0.1', port: sim.port } as const;
+    for (const unit of [1, 2, 3]) await sim.set(unit, { energyKWh: 10 * unit, currentA: [0, 0, 0], powerW: 0 });
+    const sites = (meters: Array<Record<string, unknown>>) => ({ sites: [{ id: 's1', meters, webhooks: [{ id: 'partner', url: 'http://127.0.0.1:9/webhook/events' }] }] });
+    const t: TestDaemon = await startTestDaemon(sites([meterConfig(1, tcp), meterConfig(3, tcp)]));
+    cleanups.push(() => t.stop());
+    const { db } = t;
+    const port = t.daemon.httpPort;
+
+    await sim.set(1, { currentA: [16, 16, 16] });
+    const started = await waitForEvent(db, 'm1', 'StartTransaction');
+    await sim.set(1, { energyKWh: 10.5 });
+    await eventually(async () => (await meterHealth(port, 'm1'))?.lastReading?.energyKWh === 10.5, 10_000, 'm1 at 10.5 kWh');
+    const m3Readings = (await meterHealth(port, 'm3'))!.readings;
+
+    // m1 leaves, m2 arrives, m3 stays as it was.
+    t.temp.write({ log: { level: 'info' }, ...sites([meterConfig(2, tcp, { idTag: 'FLEET-42' }), meterConfig(3, tcp)]) });
+    expect(await t.daemon.reload()).toBe(true);
+    const stop = await waitForEvent(db, 'm1', 'StopTransaction');
+    expect(stop.payload).toEqual({ stationId: 'm1', chargePointId: 'MB-1', connectorId: 1, idTag: 'MODBUS-m1', meterStart: 10, meterStop: 10.5, transactionId: started.payload.transactionId, reason: 'Other' });
+    await waitForStatus(db, 'm2', 'Available');
+    const report = await eventually(async () => {
+      const body = (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as { status: string; meters: MetersReport };
+      return Object.keys(body.meters.meters).sort().join() === 'm2,m3' ? body.meters : undefined;
+    }, 10_000, 'health listing m2 and m3');
+    expect(report.meters.m3!.readings).toBeGreaterThan(m3Readings);
+    expect(report.buses[`tcp://127.0.0.1:${sim.port}`]).toMatchObject({ connected: true, errors: 0 });
+
+    await sim.set(2, { currentA: [0, 10, 0] });
+    const m2Start = await waitForEvent(db, 'm2', 'StartTransaction');
+    expect(m2Start.payload).toMatchObject({ stationId: 'm2', idTag: 'FLEET-42', meterStart: 20 });
+
+    const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    expect(metrics).toMatch(/^chargegate_meter_up\{meter="m2"\} 1$/m);
+    expect(metrics).toMatch(/^chargegate_meter_session_active\{meter="m2"\} 1$/m);
+    expect(metrics).toMatch(/^chargegate_meter_energy_import_kwh\{meter="m3"\} 30$/m);
+    expect(metrics).toMatch(/^chargegate_meter_current_amperes\{meter="m2",phase="L2"\} 10$/m);
+    expect(metrics).toMatch(new RegExp(`^chargegate_modbus_request_duration_seconds_count\\{bus="tcp://127.0.0.1:${sim.port}",outcome="ok"\\} \\d+$`, 'm'));
+    expect(metrics).not.toMatch(/meter="m1"/);
+
+    // m2 changes mid-session: its poller restarts from the stored state, the session goes on and ends once.
+    t.temp.write({ log: { level: 'info' }, ...sites([meterConfig(2, tcp, { idTag: 'FLEET-43', pollIntervalMs: 150 }), meterConfig(3, tcp)]) });
+    expect(await t.daemon.reload()).toBe(true);
+    await eventually(async () => {
+      const m2 = await meterHealth(port, 'm2');
+      return m2 !== undefined && m2.readings >= 3 && m2.readings < 20;
+    }, 10_000, 'the restarted m2 poller reading');
+    expect((await meterHealth(port, 'm2'))?.session).toEqual({ phase: 'charging', transactionId: m2Start.payload.transactionId });
+    await sim.set(2, { energyKWh: 20.25, currentA: [0, 0, 0] });
+    const m2Stop = await waitForEvent(db, 'm2', 'StopTransaction');
+    expect(m2Stop.payload).toMatchObject({ idTag: 'FLEET-42', meterStart: 20, meterStop: 20.25, transactionId: m2Start.payload.transactionId });
+    expect(meterEvents(db, 'm2', 'StartTransaction')).toHaveLength(1);
+    expect(statusTrail(db, 'm2')).toEqual(['Available/NoError', 'Charging/NoError', 'Available/NoError']);
+    expect(statusTrail(db, 'm3')).toEqual(['Available/NoError']);
+    expect(meterEvents(db, 'm3', 'StartTransaction')).toHaveLength(0);
+  }, 60_000);
+});
