@@ -114,5 +114,6 @@ function describeError(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   const code = (err as { code?: unknown }).code;
   const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
-  return `${typeof code === 'string' ? `${code} ` : ''}${err.message}${cause}`;
+  const prefix = typeof code === 'string' && !err.message.includes(code) ? `${code} ` : '';
+  return `${prefix}${err.message}${cause}`;
 }

@@ -1,0 +1,42 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { signRequest } from '../../src/webhooks/index.js';
+import { startDemoReceiver, type DemoReceiver } from '../../scripts/demo-receiver.js';
+import type { TestDaemon } from '../ocpp/harness.js';
+import { eventually, startWebhookDaemon } from './harness.js';
+
+let daemon: TestDaemon | undefined;
+let demo: DemoReceiver | undefined;
+
+afterEach(async () => {
+  await demo?.receiver.close();
+  await daemon?.stop();
+  daemon = undefined;
+  demo = undefined;
+});
+
+describe('demo receiver (scripts/demo-receiver.ts)', () => {
+  it('verifies signed events of both profiles against the daemon JWKS, prints them, and rejects a forgery', async () => {
+    const lines: string[] = [];
+    demo = await startDemoReceiver({ issuer: () => `http://127.0.0.1:${daemon!.daemon.httpPort}`, port: 0, print: (line) => lines.push(line) });
+    daemon = await startWebhookDaemon([
+      { id: 'documented', url: demo.receiver.url(), events: ['Authorize'] },
+      { id: 'standard', url: demo.receiver.url('/std'), events: ['Authorize'], signature: 'rfc9421' },
+    ]);
+    const station = await daemon.connect();
+    await station.boot();
+    await station.authorize('DEMO-1');
+    await eventually(() => demo!.verified === 2, 20_000, 'two verified events');
+    expect(lines.filter((l) => l.startsWith('verified (kid sign) Authorize '))).toHaveLength(2);
+    expect(lines[0]).toContain('"idTag":"DEMO-1"');
+
+    const forger = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+    const body = JSON.stringify({ eventId: 'forged', eventType: 'StopTransaction', siteId: 's1', timestamp: '2026-11-21T10:15:30.123+01:00', payload: {} });
+    const url = new URL(demo.receiver.url());
+    const signature = await signRequest('documented', { method: 'POST', url, requestId: '0b6f0c52-2d6c-4c55-9d54-0a4f3c3f1e2a', contentType: 'application/json', body }, forger, Math.floor(Date.now() / 1000));
+    const response = await fetch(url, { method: 'POST', body, headers: [['Content-Type', 'application/json'], ['x-request-id', '0b6f0c52-2d6c-4c55-9d54-0a4f3c3f1e2a'], ...signature] });
+    expect(response.status).toBe(401);
+    expect(demo.rejected).toBe(1);
+    expect(lines.at(-1)).toMatch(/^REJECTED \(signature does not verify\)/);
+  });
+});
