@@ -63,7 +63,7 @@ export class MeterSimulator implements ScriptableMeter {
     const sim = new MeterSimulator(options);
     const host = options.host ?? '127.0.0.1';
     // ServerTCP treats port 0 as "the default 502": ask the OS for a free port first.
-    const port = options.port ?? (await freePort(host));
+    const port = options.port || (await freePort(host));
     const server = new ServerTCP(sim.vector(), { host, port, unitID: 255 });
     await new Promise<void>((resolve, reject) => {
       server.on('initialized', () => resolve());
