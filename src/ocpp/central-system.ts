@@ -53,6 +53,15 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
     new Gauge({ name: 'chargegate_ocpp_connected_stations', help: 'Stations with an open OCPP connection', registers: [options.metrics], collect() { this.set(connections.size); } });
   }
 
+  /** Runs in socket event handlers: a database error is logged, never thrown into ocpp-rpc's emitter. */
+  const markOnline = (stationId: string, online: boolean, clientLog: Logger): void => {
+    try {
+      site.setOnline(stationId, online);
+    } catch (err) {
+      clientLog.error({ err, online }, 'could not record the station online state');
+    }
+  };
+
   rpc.auth((accept, reject, handshake) => {
     const { ocpp: current } = config();
     const fields = { stationId: handshake.identity, remoteAddress: handshake.remoteAddress };
@@ -81,7 +90,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
       clientLog.info('station reconnected: closing its previous connection');
       void previous.close({ code: 1000, reason: 'replaced by a new connection' });
     }
-    site.setOnline(stationId, true);
+    markOnline(stationId, true, clientLog);
     registerStationHandlers(client, { site, authorizer: options.authorizer, config, logger: clientLog, countCall: (action, outcome) => calls?.inc({ action, outcome }) });
     client.on('badMessage', ({ error, response }) => clientLog.warn({ error: error.message, answered: response?.[2] }, 'malformed frame from station'));
     client.on('strictValidationFailure', ({ method, error, outbound, isCall }) => {
@@ -89,7 +98,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
       else clientLog.warn({ action: method, error: error.message }, 'station message failed the OCPP 1.6 schema');
     });
     client.once('close', ({ code, reason }) => {
-      if (connections.detach(client)) site.setOnline(stationId, false);
+      if (connections.detach(client)) markOnline(stationId, false, clientLog);
       clientLog.info({ code, reason }, 'station disconnected');
     });
     clientLog.info({ remoteAddress: client.handshake.remoteAddress, admission, securityProfile: config().ocpp.securityProfile }, 'station connected');
@@ -123,10 +132,14 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   const recheckAccess = (): void => {
     const profile = config().ocpp.securityProfile;
     for (const client of connections.all()) {
-      const admission = site.admission(client.session.stationId);
-      if (!accessChanged(client.session, admission, profile)) continue;
-      log.info({ stationId: client.session.stationId, was: client.session.admission, now: admission.verdict }, 'station access changed: closing its connection');
-      void client.close({ code: 1008, reason: 'station access changed' });
+      try {
+        const admission = site.admission(client.session.stationId);
+        if (!accessChanged(client.session, admission, profile)) continue;
+        log.info({ stationId: client.session.stationId, was: client.session.admission, now: admission.verdict }, 'station access changed: closing its connection');
+        void client.close({ code: 1008, reason: 'station access changed' });
+      } catch (err) {
+        log.error({ err, stationId: client.session.stationId }, 'could not re-check station access; will retry on the next change');
+      }
     }
   };
   const stopWatching = watchChangeCounter(options.db, STATIONS_TOPIC, recheckAccess, ocpp.changePollMs);

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli, runCliJson } from '../support/cli.js';
 import { tempSite } from '../support/temp-site.js';
-import { siteWith, startTestDaemon, type TestDaemon } from '../ocpp/harness.js';
+import { PROCESS_TEST_TIMEOUT_MS, siteWith, startTestDaemon, type TestDaemon } from '../ocpp/harness.js';
 
 describe('chargegate idtag', () => {
   let t: TestDaemon | undefined;
@@ -39,7 +39,7 @@ describe('chargegate idtag', () => {
 
     expect((await runCli(['idtag', 'remove', 'CARD-1', ...config])).code).toBe(0);
     expect(await station.authorize('CARD-1')).toEqual({ status: 'Invalid' });
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('refuses bad input with exit 2 and a precise message', async () => {
     const temp = tempSite();
@@ -56,5 +56,5 @@ describe('chargegate idtag', () => {
     } finally {
       temp.cleanup();
     }
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 });

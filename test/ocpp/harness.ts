@@ -6,6 +6,12 @@ import { openDatabase, type Database } from '../../src/store/index.js';
 import { connectStation, type SimulatedStation, type StationOptions } from '../support/station.js';
 import { tempSite, type TempSite } from '../support/temp-site.js';
 
+/**
+ * Per-test timeout for tests that start chargegate processes (CLI, daemon, simulator from source via tsx):
+ * on a shared, loaded machine one such start can take several seconds.
+ */
+export const PROCESS_TEST_TIMEOUT_MS = 120_000;
+
 /** A station row of the config used by the OCPP tests. */
 export const CP001 = { id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1, 2] }] };
 

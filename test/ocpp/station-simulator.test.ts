@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/cli.js';
-import { siteWith, startTestDaemon, type TestDaemon } from './harness.js';
+import { PROCESS_TEST_TIMEOUT_MS, siteWith, startTestDaemon, type TestDaemon } from './harness.js';
 
 function simulate(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -30,7 +30,7 @@ describe('scripts/station-simulator.ts', () => {
     expect(start).toEqual({ stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, idTag: 'SIM-1', meterStart: 12.345, transactionId: expect.any(Number) });
     expect(events.find((e) => e.eventType === 'StopTransaction')!.payload).toEqual({ ...start, meterStop: 19.845, reason: 'EVDisconnected' });
     expect(t.db.prepare("SELECT COUNT(*) AS n FROM deliveries WHERE webhook_id = 'partner-a'").get()).toEqual({ n: events.length });
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('explains a refused or pending station and exits 1', async () => {
     t = await startTestDaemon(siteWith());
@@ -38,5 +38,5 @@ describe('scripts/station-simulator.ts', () => {
     expect(pending.code).toBe(1);
     expect(pending.stdout).toContain('BootNotification: Pending');
     expect(pending.stderr).toContain('chargegate station pair');
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 });

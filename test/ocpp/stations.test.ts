@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCliJson } from '../support/cli.js';
-import { eventually, siteWith, startTestDaemon, type TestDaemon } from './harness.js';
+import { eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, startTestDaemon, type TestDaemon } from './harness.js';
 
 function closed(station: { rpc: { once(event: 'close', listener: (e: { code: number; reason: string }) => void): unknown } }): Promise<{ code: number; reason: string }> {
   return new Promise((resolve) => station.rpc.once('close', resolve));
@@ -33,7 +33,7 @@ describe('station admission, pairing and connections', () => {
     expect(await again.boot()).toMatchObject({ status: 'Accepted' });
     await again.statusNotification({ connectorId: 1, status: 'Available' });
     expect(t.events('ChargePointStatus')[0]?.payload).toEqual({ stationId: 'CP-NEW', chargePointId: 'CP-NEW', connectorId: 1, status: 'Available', errorCode: 'NoError' });
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('accepts unknown stations when acceptUnknownStations is set', async () => {
     t = await startTestDaemon({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, acceptUnknownStations: true } });
@@ -53,7 +53,7 @@ describe('station admission, pairing and connections', () => {
     const back = await t.connect();
     expect(await back.boot()).toMatchObject({ status: 'Rejected' });
     await expect(back.heartbeat()).rejects.toMatchObject({ rpcErrorCode: 'SecurityError' });
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('a second connection with the same identity replaces the first; the station stays online until the current one closes', async () => {
     t = await startTestDaemon(siteWith());
