@@ -1,0 +1,68 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { signRequest } from '../../src/webhooks/index.js';
+import type { TestDaemon } from '../ocpp/harness.js';
+import { ROOT } from '../support/cli.js';
+import { eventually, startWebhookDaemon } from './harness.js';
+
+/** The partner's example receiver exactly as README "Receiving webhooks (partners)" prints it. */
+function readmeReceiver(): string {
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('## Receiving webhooks (partners)'));
+  const code = /A complete receiver in Node\.js[\s\S]*?```js\n([\s\S]*?)```/.exec(section);
+  if (!code) throw new Error('README has no receiver example in "Receiving webhooks (partners)"');
+  return code[1]!;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+let daemon: TestDaemon | undefined;
+let child: ChildProcess | undefined;
+let dir: string | undefined;
+
+afterEach(async () => {
+  child?.kill('SIGKILL');
+  await daemon?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+  daemon = child = dir = undefined;
+});
+
+describe('README receiver example', () => {
+  it('runs as printed, accepts the daemon signed events and refuses a forged signature', async () => {
+    dir = mkdtempSync(path.join(tmpdir(), 'readme-receiver-'));
+    const file = path.join(dir, 'receiver.mjs');
+    writeFileSync(file, readmeReceiver());
+    const port = await freePort();
+    daemon = await startWebhookDaemon([{ id: 'partner', url: `http://127.0.0.1:${port}/webhook/events`, events: ['Authorize'] }]);
+    const output: string[] = [];
+    child = spawn(process.execPath, [file], { env: { ...process.env, ISSUER: `http://127.0.0.1:${daemon.daemon.httpPort}`, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+    child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+
+    const station = await daemon.connect();
+    await station.boot();
+    await station.authorize('README-1');
+    const eventId = daemon.db.prepare('SELECT event_id FROM events').pluck().get() as string;
+    await eventually(() => daemon!.db.prepare("SELECT state FROM deliveries").pluck().get() === 'delivered', 20_000, 'delivered to the README receiver');
+    expect(output.join('')).toContain(`Authorize ${eventId} {"stationId":"CP001","idTag":"README-1","status":"Invalid"`);
+
+    const forger = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+    const url = new URL(`http://127.0.0.1:${port}/webhook/events`);
+    const requestId = '6a1c3c9e-53b4-4d0e-a6f4-7f3c2f9d1b20';
+    const body = '{"eventId":"forged"}';
+    const headers = await signRequest('documented', { method: 'POST', url, requestId, contentType: 'application/json', body }, forger, Math.floor(Date.now() / 1000));
+    const response = await fetch(url, { method: 'POST', body, headers: [['Content-Type', 'application/json'], ['x-request-id', requestId], ...headers] });
+    expect(response.status).toBe(401);
+  });
+});
