@@ -3,7 +3,7 @@ import type { Logger } from '../log/index.js';
 import type { AuthorizationStatus } from '../site/index.js';
 import type { Database } from '../store/index.js';
 import { findIdTag } from './id-tags.js';
-import { loadPlugin, type AuthorizationPlugin } from './plugin.js';
+import { loadPlugin, pluginVersion, type AuthorizationPlugin } from './plugin.js';
 import { createUpstreamLink, lastUpstreamDecision, rememberUpstreamDecision, type UpstreamConnect, type UpstreamLink } from './upstream.js';
 
 export interface AuthorizationRequest {
@@ -63,7 +63,7 @@ export async function createAuthorizer(options: AuthorizerOptions): Promise<Auth
 
   const configure = async (config: Config): Promise<void> => {
     const { plugin: pluginPath, pluginTimeoutMs } = config.authorization;
-    const nextPluginKey = pluginPath ? `${pluginPath}\u0000${pluginTimeoutMs}` : '';
+    const nextPluginKey = pluginPath ? `${pluginVersion(pluginPath)}\u0000${pluginTimeoutMs}` : '';
     if (nextPluginKey !== pluginKey) {
       plugin = pluginPath ? await loadPlugin(pluginPath, pluginTimeoutMs) : undefined;
       pluginKey = nextPluginKey;

@@ -22,14 +22,23 @@ export class PluginLoadError extends Error {
   override name = 'PluginLoadError';
 }
 
+/** Changes when the plugin file is edited: a reload with a new version imports the file again. */
+export function pluginVersion(path: string): string {
+  try {
+    return `${path}@${statSync(path).mtimeMs}`;
+  } catch {
+    return `${path}@missing`;
+  }
+}
+
 /**
- * Imports the installer's module. The file's mtime goes into the import URL so a reload after editing the
- * plugin gets the new code rather than Node's cached module.
+ * Imports the installer's module. The version goes into the import URL so a reload after editing the plugin
+ * gets the new code rather than Node's cached module.
  */
 export async function loadPlugin(path: string, timeoutMs: number): Promise<AuthorizationPlugin> {
   let authorize: (request: PluginRequest) => unknown;
   try {
-    const url = `${pathToFileURL(path).href}?mtime=${statSync(path).mtimeMs}`;
+    const url = `${pathToFileURL(path).href}?v=${encodeURIComponent(pluginVersion(path))}`;
     const module = (await import(url)) as { authorize?: unknown; default?: { authorize?: unknown } };
     const fn = module.authorize ?? module.default?.authorize;
     if (typeof fn !== 'function') throw new Error('it exports no authorize function');

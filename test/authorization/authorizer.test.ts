@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { writeFileSync } from 'node:fs';
+import { utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAuthorizer, PluginLoadError, putIdTag, type Authorizer } from '../../src/authorization/index.js';
@@ -107,6 +107,16 @@ describe('the Authorize decision chain', () => {
     for (const idTag of ['BOOM', 'ODD', 'SLOW']) expect(await chain.authorize({ idTag, stationId: 'CP001' })).toMatchObject({ status: 'Invalid', source: 'default' });
     const failures = logs.filter((l) => l.msg === 'authorization plugin failed; passing to the local list').map((l) => l.reason);
     expect(failures).toEqual(['threw: database of the plugin is down', expect.stringContaining('returned "Maybe"'), 'no answer within 150 ms']);
+
+    // An edited plugin is imported again on reload (SIGHUP); one that no longer loads leaves the old one in place.
+    writeFileSync(file, "export const authorize = () => 'Expired';");
+    utimesSync(file, new Date(), new Date(Date.now() + 5000));
+    await chain.reload(config);
+    expect(await chain.authorize({ idTag: 'VIP', stationId: 'CP001' })).toMatchObject({ status: 'Expired', source: 'plugin' });
+    writeFileSync(file, 'export const nothing = 1;');
+    utimesSync(file, new Date(), new Date(Date.now() + 10_000));
+    await expect(chain.reload(config)).rejects.toThrow(/exports no authorize function/);
+    expect(await chain.authorize({ idTag: 'VIP', stationId: 'CP001' })).toMatchObject({ status: 'Expired', source: 'plugin' });
 
     await expect(start({ authorization: { plugin: path.join(temp.dir, 'missing.mjs') } })).rejects.toBeInstanceOf(PluginLoadError);
     await expect(createAuthorizer({ db, config: () => config, site, logger, connectUpstream: connectUpstreamAsStation })).rejects.toThrow(/^authorization\.plugin: cannot load/);
