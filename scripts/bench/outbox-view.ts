@@ -22,6 +22,19 @@ export function outboxCounts(dataDir: string): OutboxCounts {
   }
 }
 
+/** When the daemon committed each station's (or meter's) first StartTransaction event, epoch ms. */
+export function firstStartCommits(dataDir: string): Map<string, number> {
+  const db = openDatabase(dataDir, { readonly: true });
+  try {
+    const rows = db
+      .prepare("SELECT json_extract(payload, '$.stationId') AS stationId, MIN(created_at) AS at FROM events WHERE event_type = 'StartTransaction' GROUP BY 1")
+      .all() as Array<{ stationId: string; at: string }>;
+    return new Map(rows.map((r) => [r.stationId, Date.parse(r.at)]));
+  } finally {
+    db.close();
+  }
+}
+
 export function total(counts: Record<string, number>): number {
   return Object.values(counts).reduce((a, b) => a + b, 0);
 }

@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildForBench } from './build.js';
+import { KeystoreTemplate } from './keystore-template.js';
 import { nowMs, openFilesLimit } from './measure.js';
 import { ProcessGroup } from './processes.js';
 import { benchResultsSchema, type BenchResults, type ScenarioResult } from './results.js';
@@ -28,12 +29,19 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
   log(`bench (${settings.mode}): building`);
   const build = buildForBench();
   for (const note of build.notes) log(`note: ${note}`);
+  const launcher = { built: build.daemonBuilt, ...(options.profileDir && { profileDir: options.profileDir }) };
+  const keys = new KeystoreTemplate();
   const scenarios: ScenarioResult[] = [];
-  for (const scenario of SCENARIOS.filter((s) => !options.only || options.only.includes(s.id))) {
-    log(`scenario ${scenario.id}: ${scenario.title}`);
-    const result = await runScenario(scenario, new ScenarioContext(scenario, settings, new ProcessGroup(build.workerDir, options.profileDir), { built: build.daemonBuilt, ...(options.profileDir && { profileDir: options.profileDir }) }, scenarios, log), settings.scenarioTimeoutS);
-    for (const error of result.errors) log(`  error: ${error}`);
-    scenarios.push(result);
+  try {
+    for (const scenario of SCENARIOS.filter((s) => !options.only || options.only.includes(s.id))) {
+      log(`scenario ${scenario.id}: ${scenario.title}`);
+      const ctx = new ScenarioContext(scenario, settings, new ProcessGroup(build.workerDir, options.profileDir), launcher, keys, scenarios, log);
+      const result = await runScenario(scenario, ctx, settings.scenarioTimeoutS);
+      for (const error of result.errors) log(`  error: ${error}`);
+      scenarios.push(result);
+    }
+  } finally {
+    keys.cleanup();
   }
   const results = benchResultsSchema.parse({
     mode: settings.mode,

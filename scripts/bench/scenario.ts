@@ -1,5 +1,6 @@
 import { tempSite, type TempSite } from '../../test/support/temp-site.js';
 import { startChargegate, type ChargegateProcess, type DaemonLauncher } from './chargegate.js';
+import type { KeystoreTemplate } from './keystore-template.js';
 import { nowMs } from './measure.js';
 import type { ProcessGroup, WorkerHandle } from './processes.js';
 import { makeFigure, type Figure, type FigureInput, type ScenarioResult } from './results.js';
@@ -29,6 +30,7 @@ export class ScenarioContext {
     readonly settings: BenchSettings,
     readonly processes: ProcessGroup,
     private readonly launcher: DaemonLauncher,
+    private readonly keys: KeystoreTemplate,
     private readonly earlier: readonly ScenarioResult[],
     readonly log: (line: string) => void,
   ) {}
@@ -55,10 +57,14 @@ export class ScenarioContext {
     return this.processes.startWorker<Api>(module, name);
   }
 
-  /** A fresh data dir and config for a daemon; removed when the scenario ends. */
-  tempSite(): TempSite {
+  /**
+   * A fresh data dir and config for a daemon, removed when the scenario ends. It holds the run's keystore unless
+   * `newKeys`: then the daemon generates its own at start, as on a new gateway.
+   */
+  tempSite(options: { newKeys?: boolean } = {}): TempSite {
     const site = tempSite();
     this.cleanups.push(() => site.cleanup());
+    if (!options.newKeys) this.keys.copyInto(site.dataDir);
     return site;
   }
 

@@ -8,7 +8,7 @@ export interface BenchSettings {
   scenarioTimeoutS: number;
   /** How long to wait for every committed event to reach the receiver after the load stops. */
   drainTimeoutS: number;
-  pipeline: { stations: number; warmupS: number; measureS: number };
+  pipeline: { stations: number; warmupS: number; measureS: number; signRateS: number };
   latency: { stations: number; eventsPerS: number; warmupS: number; measureS: number };
   capacity: { stations: number; generators: number; connectConcurrency: number; warmupS: number; measureS: number };
   authorize: { stations: number; generators: number; callsPerStationPerS: number; warmupS: number; measureS: number };
@@ -21,7 +21,7 @@ export const FULL: BenchSettings = {
   mode: 'full',
   scenarioTimeoutS: 600,
   drainTimeoutS: 120,
-  pipeline: { stations: 50, warmupS: 3, measureS: 15 },
+  pipeline: { stations: 50, warmupS: 3, measureS: 15, signRateS: 2 },
   latency: { stations: 10, eventsPerS: 100, warmupS: 2, measureS: 20 },
   capacity: { stations: 2000, generators: 4, connectConcurrency: 25, warmupS: 5, measureS: 15 },
   authorize: { stations: 500, generators: 2, callsPerStationPerS: 1, warmupS: 3, measureS: 15 },
@@ -34,7 +34,7 @@ export const QUICK: BenchSettings = {
   mode: 'quick',
   scenarioTimeoutS: 60,
   drainTimeoutS: 20,
-  pipeline: { stations: 8, warmupS: 0.5, measureS: 1.5 },
+  pipeline: { stations: 8, warmupS: 0.5, measureS: 1.5, signRateS: 0.3 },
   latency: { stations: 4, eventsPerS: 100, warmupS: 0.5, measureS: 1.5 },
   capacity: { stations: 100, generators: 2, connectConcurrency: 25, warmupS: 0.5, measureS: 1.5 },
   authorize: { stations: 40, generators: 1, callsPerStationPerS: 2, warmupS: 0.5, measureS: 1.5 },

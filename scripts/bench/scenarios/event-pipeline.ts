@@ -30,7 +30,7 @@ export const eventPipeline: Scenario = {
       await chain.call('open', { dataDir: ctx.tempSite().dataDir, url });
       const { delivered } = await chain.call('run', { startAtMs: nowMs() + 200, warmupMs: s.warmupS * 1000, measureMs: s.measureS * 1000 });
       const peakRssMB = processStats(chain.pid).peakRssMB;
-      const signing = await chain.call('signRate', { durationMs: 1000 });
+      const signing = await chain.call('signRate', { durationMs: s.signRateS * 1000 });
       await chain.call('close', undefined);
       await chain.stop();
       return { eventsPerS: delivered / s.measureS, peakRssMB, signing };

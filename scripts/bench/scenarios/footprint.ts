@@ -18,7 +18,7 @@ export const footprint: Scenario = {
     const config = { sites: [benchSite({ stations: 1, webhookUrl: `http://127.0.0.1:${await freePort()}/webhook/events` })] };
 
     const chargegate = await ctx.side('chargegate', async () => {
-      const site = ctx.tempSite();
+      const site = ctx.tempSite({ newKeys: true });
       const startups: number[] = [];
       const selfReported: number[] = [];
       let idleRssMB = 0;
