@@ -4,8 +4,8 @@ import { eventually, type EventRow } from '../ocpp/harness.js';
 
 export { eventually };
 
-/** Detection scaled down so the suite stays fast: 1 s to start, 4 s of quiet to stop, offline after 1.5 s. */
-export const FAST_DETECTION = { startCurrentA: 1, startDelayS: 1, stopCurrentA: 0.5, stopDelayS: 4, offlineAfterS: 1.5 };
+/** Detection scaled down so the suite stays fast: 1 s to start, 3 s of quiet to stop, offline after 1.5 s. */
+export const FAST_DETECTION = { startCurrentA: 1, startDelayS: 1, stopCurrentA: 0.5, stopDelayS: 3, offlineAfterS: 1.5 };
 
 /** Pacing for tests: short timeouts and delays, quick reconnects. */
 export const FAST_BUS = { timeoutMs: 500, interRequestDelayMs: 5, unitChangeDelayMs: 10, reconnectMinMs: 100, reconnectMaxMs: 400 };

@@ -68,7 +68,7 @@ describe('chargegate meter read / status', () => {
     await meter.set(1, VALUES);
     const site = siteWith({ type: 'tcp', host: '127.0.0.1', port: meter.port });
     await expectSameAsMbpoll(site.configPath, ['-m', 'tcp', '-p', String(meter.port), '127.0.0.1']);
-  });
+  }, 60_000);
 
   it.skipIf(!interop)("reads the same values as mbpoll from Debian's pymodbus over Modbus RTU", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'chargegate-cli-'));
@@ -80,7 +80,7 @@ describe('chargegate meter read / status', () => {
     await meter.set(1, VALUES);
     const site = siteWith({ type: 'rtu', device: pty.controllerSide, baudRate: 19200 });
     await expectSameAsMbpoll(site.configPath, ['-m', 'rtu', '-b', '19200', '-P', 'none', pty.controllerSide]);
-  });
+  }, 60_000);
 
   it("prints a Carlo Gavazzi EM340's values for the installer, read in one request", async () => {
     const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.em340 } });
@@ -98,7 +98,7 @@ describe('chargegate meter read / status', () => {
     ]);
     expect(lines[4]).toMatch(/^read with 1 request, [\d.]+ ms average latency$/);
     expect(sim.requests.map((r) => [r.functionCode, r.address, r.count])).toEqual([[3, 0x0c, 42]]);
-  });
+  }, 60_000);
 
   it('exits 1 with the reason on a bad reading or a silent meter, and 2 for an unknown meter', async () => {
     const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630, 2: METER_MODELS.sdm630 } });
@@ -124,5 +124,5 @@ describe('chargegate meter read / status', () => {
     const status = await runCli(['meter', 'status', '--config', site.configPath]);
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/^m1\s+MB-1\s+-.*never \(is the daemon running\?\)$/m);
-  });
+  }, 90_000);
 });

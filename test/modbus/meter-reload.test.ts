@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { METER_MODELS, type MetersReport } from '../../src/modbus/index.js';
+import { loadHealth, METER_MODELS, type MetersReport } from '../../src/modbus/index.js';
 import { startTestDaemon, type TestDaemon } from '../ocpp/harness.js';
+import { runCliJson } from '../support/cli.js';
 import { MeterSimulator } from '../support/meter-simulator.js';
 import { eventually, meterConfig, meterEvents, meterHealth, statusTrail, waitForEvent, waitForStatus } from './harness.js';
 
@@ -44,6 +45,15 @@ describe('meters in the running daemon', () => {
     const m2Start = await waitForEvent(db, 'm2', 'StartTransaction');
     expect(m2Start.payload).toMatchObject({ stationId: 'm2', idTag: 'FLEET-42', meterStart: 20 });
 
+    // `meter status` (another process) shows what the daemon last wrote.
+    await eventually(() => loadHealth(db).find((h) => h.meterId === 'm2')?.health.session.phase === 'charging', 10_000, 'm2 charging in the stored health');
+    const status = await runCliJson<{ meters: Array<Record<string, unknown>> }>(['meter', 'status', '--config', t.temp.configPath]);
+    expect(status.code).toBe(0);
+    expect(status.data.meters).toEqual([
+      expect.objectContaining({ meterId: 'm2', siteId: 's1', chargePointId: 'MB-2', stale: false, status: 'ok', online: true, session: { phase: 'charging', transactionId: m2Start.payload.transactionId }, busLatencyMs: expect.objectContaining({ average: expect.any(Number) }) }),
+      expect.objectContaining({ meterId: 'm3', status: 'ok', lastReading: { energyKWh: 30, currentA: [0, 0, 0], powerW: 0 }, errors: 0, rejected: 0 }),
+    ]);
+
     const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(metrics).toMatch(/^chargegate_meter_up\{meter="m2"\} 1$/m);
     expect(metrics).toMatch(/^chargegate_meter_session_active\{meter="m2"\} 1$/m);
@@ -67,5 +77,5 @@ describe('meters in the running daemon', () => {
     expect(statusTrail(db, 'm2')).toEqual(['Available/NoError', 'Charging/NoError', 'Available/NoError']);
     expect(statusTrail(db, 'm3')).toEqual(['Available/NoError']);
     expect(meterEvents(db, 'm3', 'StartTransaction')).toHaveLength(0);
-  }, 60_000);
+  }, 90_000);
 });

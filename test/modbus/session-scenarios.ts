@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
 import type { MeterHealth } from '../../src/modbus/index.js';
 import { openDatabase, type Database } from '../../src/store/index.js';
 import { startTestDaemon, type EventRow, type TestDaemon } from '../ocpp/harness.js';
-import { runCliJson, spawnDaemon } from '../support/cli.js';
+import { spawnDaemon } from '../support/cli.js';
 import { openPtyPair, type ScriptableMeter } from '../support/meter-simulator.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { tempSite, type TempSite } from '../support/temp-site.js';
@@ -86,13 +86,13 @@ async function normalSession(p: Profile): Promise<void> {
   expectOneSession(p, 100, 100.75, ['Available/NoError', 'Charging/NoError', 'Available/NoError']);
 }
 
-/** A 2 s pause (a car balancing its battery) is shorter than stopDelayS: one session, not two. */
+/** A 2 s pause (a car balancing its battery) is shorter than stopDelayS (4 s for this meter): one session, not two. */
 async function sessionWithPause(p: Profile): Promise<void> {
   await startSession(p, 200);
   await p.meter.set(p.unitId, { energyKWh: 200.5, ...IDLE });
   await delay(2000);
   await p.meter.set(p.unitId, CHARGING);
-  await delay(1000);
+  await delay(500);
   expect(meterEvents(p.db, p.meterId, 'StopTransaction')).toHaveLength(0);
   await stopSession(p, 201);
   expectOneSession(p, 200, 201, ['Available/NoError', 'Charging/NoError', 'Available/NoError']);
@@ -139,10 +139,13 @@ async function garbageRegisters(p: Profile): Promise<void> {
   expectOneSession(p, 400, 400.625, ['Available/NoError', 'Charging/NoError', 'Available/NoError']);
 }
 
-/** Unit i+1 runs PROFILES[i]; garbage outlasts offlineAfterS on purpose, so that meter waits longer before Faulted. */
+/**
+ * Unit i+1 runs PROFILES[i]. The pause gets 2 s of slack on a loaded machine; garbage outlasts offlineAfterS on
+ * purpose, so that meter waits longer before Faulted.
+ */
 const PROFILES: Array<{ run: (p: Profile) => Promise<void>; config?: Record<string, unknown> }> = [
   { run: normalSession },
-  { run: sessionWithPause },
+  { run: sessionWithPause, config: { detection: { ...FAST_DETECTION, stopDelayS: 4 } } },
   { run: meterDropsOff },
   { run: garbageRegisters, config: { detection: { ...FAST_DETECTION, offlineAfterS: 10 } } },
 ];
@@ -180,7 +183,7 @@ export function sessionScenarios(factory: SimulatorFactory): void {
       const delivered = receiver.requests.map((r) => r.json<{ eventType: string; payload: object }>());
       for (const event of events) expect(delivered).toContainEqual(expect.objectContaining({ eventType: event.eventType, siteId: 's1', payload: event.payload }));
       expect(daemon.logged('bad meter reading rejected').some((l) => l.meter === 'm4')).toBe(true);
-    }, 90_000);
+    }, 120_000);
 
     it('a daemon killed mid-session neither starts a second session nor loses the stop', async () => {
       dir = mkdtempSync(path.join(tmpdir(), 'chargegate-modbus-'));
@@ -222,8 +225,7 @@ export function sessionScenarios(factory: SimulatorFactory): void {
 
       // Killed while charging: the session goes on, no second StartTransaction.
       daemon = await killAndRestart(daemon);
-      const { data } = await runCliJson<{ meters: Array<{ meterId: string; stale: boolean; session: { phase: string; transactionId?: number } }> }>(['meter', 'status', '--config', site.configPath]);
-      expect(data.meters).toEqual([expect.objectContaining({ meterId: 'm1', stale: false, session: { phase: 'charging', transactionId: started.payload.transactionId } })]);
+      expect((JSON.parse(stored()!.report) as MeterHealth).session).toEqual({ phase: 'charging', transactionId: started.payload.transactionId });
       expect(meterEvents(db, 'm1', 'StartTransaction')).toHaveLength(1);
 
       // Killed while waiting out stopDelayS: the stop still comes, dated from the first quiet reading.
@@ -234,6 +236,6 @@ export function sessionScenarios(factory: SimulatorFactory): void {
       expectOneSession(p, 500, 500.875, ['Available/NoError', 'Charging/NoError', 'Available/NoError']);
       expect(db.prepare('SELECT stopped_at FROM transactions WHERE id = ?').pluck().get(started.payload.transactionId)).toBe(quietSince);
       expect(deliveriesOf(db, 'm1')).toHaveLength(meterEvents(db, 'm1').length);
-    }, 90_000);
+    }, 120_000);
   });
 }
