@@ -211,16 +211,24 @@ export class Keystore {
     if (sameStamp(stamp, this.stamp)) return;
     if (!stamp) {
       if (this.loaded.length === 0) throw new KeystoreError(`${this.file}: keystore missing`);
-      this.options.logger?.error({ file: this.file }, 'keystore file disappeared; signing with the keys already loaded');
+      if (this.stamp) this.options.logger?.error({ file: this.file }, 'keystore file disappeared; signing with the keys already loaded');
+      this.stamp = undefined;
       return;
     }
-    const doc = readKeystoreDocument(this.file);
     const previous = new Map(this.loaded.map((k) => [k.stored.id, k]));
-    this.loaded = doc.keys.map((stored) => {
-      const known = previous.get(stored.id);
-      const privateKey = known && known.stored.privateKey === stored.privateKey ? known.privateKey : importPrivateKey(stored.privateKey, this.options.passphrase, `key ${stored.id}`);
-      return { stored, privateKey, jwk: known?.jwk ?? publicJwk(privateKey, stored.id, stored.alg) };
-    });
+    try {
+      this.loaded = readKeystoreDocument(this.file).keys.map((stored) => {
+        const known = previous.get(stored.id);
+        const privateKey = known && known.stored.privateKey === stored.privateKey ? known.privateKey : importPrivateKey(stored.privateKey, this.options.passphrase, `key ${stored.id}`);
+        return { stored, privateKey, jwk: known?.jwk ?? publicJwk(privateKey, stored.id, stored.alg) };
+      });
+    } catch (err) {
+      // A running daemon keeps signing with what it has rather than failing every webhook and API call.
+      if (!(err instanceof KeystoreError) || previous.size === 0) throw err;
+      this.options.logger?.error({ file: this.file, err: err.message }, 'keystore changed on disk but cannot be read; signing with the keys already loaded');
+      this.stamp = stamp;
+      return;
+    }
     if (this.stamp) this.options.logger?.info({ file: this.file }, 'keystore changed on disk; reloaded');
     this.stamp = stamp;
   }

@@ -4,7 +4,8 @@ import { openDatabase, type Database } from '../../src/store/index.js';
 import { runCli, runCliJson } from '../support/cli.js';
 import { tempSite, type TempSite } from '../support/temp-site.js';
 
-describe('chargegate app', () => {
+/** Each CLI run is a fresh Node process compiling TypeScript: seconds apiece on a busy machine. */
+describe('chargegate app', { timeout: 120_000 }, () => {
   let temp: TempSite;
   const cli = (...args: string[]) => runCli([...args, '--config', temp.configPath]);
   const cliJson = <T>(...args: string[]) => runCliJson<T>([...args, '--config', temp.configPath]);

@@ -89,7 +89,7 @@ describe('bearer tokens on the API', () => {
     await expect401(await forge({ header: { typ: 'JWT' } }), /claim "typ"|malformed/);
   });
 
-  it('401 at once after `app revoke` in another process', async () => {
+  it('401 at once after `app revoke` in another process', { timeout: 90_000 }, async () => {
     const doomed = api.createApp('ops');
     const token = await api.token(doomed);
     expect((await api.call('GET', '/charge-points', { token })).status).toBe(200);

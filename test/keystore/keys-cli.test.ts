@@ -9,7 +9,8 @@ import { siteWith, startTestDaemon, type TestDaemon } from '../ocpp/harness.js';
 import { runCli, runCliJson } from '../support/cli.js';
 import { tempSite, type TempSite } from '../support/temp-site.js';
 
-describe('chargegate keys', () => {
+/** Each CLI run is a fresh Node process compiling TypeScript: seconds apiece on a busy machine. */
+describe('chargegate keys', { timeout: 120_000 }, () => {
   let temp: TempSite | undefined;
   let daemon: TestDaemon | undefined;
   afterEach(async () => {

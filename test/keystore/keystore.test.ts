@@ -1,5 +1,5 @@
 import { constants, createPublicKey, sign, verify } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -14,10 +14,12 @@ function pssSign(keystore: Keystore, data: Buffer): Buffer {
   return sign('sha256', data, { key: keystore.webhookSigningKey().privateKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 });
 }
 
+// Every keystore made here generates real RSA 3072/2048 keys: the tests share keystores to keep the CPU cost down.
 describe('keystore', () => {
   let dataDir: string;
   let clock: Date;
   const now = () => clock;
+  const file = () => path.join(dataDir, 'keystore.json');
 
   beforeEach(() => {
     dataDir = mkdtempSync(path.join(tmpdir(), 'chargegate-keystore-'));
@@ -25,10 +27,9 @@ describe('keystore', () => {
   });
   afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  it('creates a 0600 file on first open with a PS256 `sign` key and an RS256 token key, public parts only in the JWKS', () => {
+  it('creates a 0600 file on first open with a PS256 `sign` key and an RS256 token key, public parts only in the JWKS; a second open finds them', () => {
     const keystore = Keystore.open({ dataDir, retiredKeyGraceS: 86_400, now });
-    const file = path.join(dataDir, 'keystore.json');
-    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(file()).mode & 0o777).toBe(0o600);
     const { keys } = keystore.jwks();
     expect(keys.map((k) => [k.kid === 'sign' ? 'sign' : k.kid.split('-')[0], k.alg, k.use])).toEqual([
       ['sign', 'PS256', 'sig'],
@@ -39,19 +40,14 @@ describe('keystore', () => {
     const data = Buffer.from('signature base');
     expect(pssVerify(keys[0]!, data, pssSign(keystore, data))).toBe(true);
     expect(keystore.accessTokenSigningKey().kid).toBe(keys[1]!.kid);
+    expect(Keystore.open({ dataDir, retiredKeyGraceS: 86_400, now }).jwks()).toEqual(keystore.jwks());
   });
 
-  it('a second open finds the same keys', () => {
-    const first = Keystore.open({ dataDir, retiredKeyGraceS: 86_400, now });
-    const second = Keystore.open({ dataDir, retiredKeyGraceS: 86_400, now });
-    expect(second.jwks()).toEqual(first.jwks());
-  });
-
-  it('rotation: the next key is published before it signs, `sign` switches at activation, the old key stays for the grace period', () => {
-    const daemon = Keystore.open({ dataDir, retiredKeyGraceS: 3600, nextKeyLeadS: 600, now });
-    const cli = Keystore.open({ dataDir, retiredKeyGraceS: 3600, nextKeyLeadS: 600, now });
-    const before = daemon.jwks().keys;
-    const oldSign = before.find((k) => k.kid === 'sign')!;
+  it('rotation: the next key is published before it signs, `sign` switches at activation, each old key stays for its grace', () => {
+    // 300 s of grace: the webhook key goes then; the token key stays until every token it signed (900 s) has expired.
+    const daemon = Keystore.open({ dataDir, retiredKeyGraceS: 300, nextKeyLeadS: 600, now });
+    const cli = Keystore.open({ dataDir, retiredKeyGraceS: 300, nextKeyLeadS: 600, now });
+    const oldSign = daemon.jwks().keys.find((k) => k.kid === 'sign')!;
     const oldId = daemon.webhookSigningKey().id;
     const oldTokenKid = daemon.accessTokenSigningKey().kid;
     const data = Buffer.from('in flight');
@@ -63,7 +59,7 @@ describe('keystore', () => {
       ['webhook', 'next'],
       ['token', 'next'],
     ]);
-    // The daemon sees the CLI's rotation without reopening; the old key still signs during the lead.
+    // The daemon sees the other instance's rotation without reopening; the old key still signs during the lead.
     const during = daemon.jwks().keys;
     expect(during.find((k) => k.kid === 'sign')!.n).toBe(oldSign.n);
     const nextWebhook = during.find((k) => k.kid === rotation.keys[0]!.id)!;
@@ -82,51 +78,40 @@ describe('keystore', () => {
     expect(daemon.accessTokenSigningKey().kid).toBe(rotation.keys[1]!.id);
     expect(after.some((k) => k.kid === oldTokenKid)).toBe(true);
 
-    clock = new Date('2026-01-01T01:09:59Z');
-    expect(daemon.jwks().keys.some((k) => k.kid === oldId)).toBe(true);
-    clock = new Date('2026-01-01T01:10:00Z');
-    expect(daemon.jwks().keys.some((k) => k.kid === oldId)).toBe(false);
-    expect(daemon.jwks().keys.some((k) => k.kid === oldTokenKid)).toBe(false);
-    expect(daemon.list().find((k) => k.id === oldId)).toMatchObject({ state: 'expired', jwksKid: null, retiresAt: '2026-01-01T00:10:00.000Z', expiresAt: '2026-01-01T01:10:00.000Z' });
+    const kids = () => daemon.jwks().keys.map((k) => k.kid);
+    clock = new Date('2026-01-01T00:14:59Z');
+    expect(kids()).toContain(oldId);
+    clock = new Date('2026-01-01T00:15:00Z');
+    expect(kids()).not.toContain(oldId);
+    expect(kids()).toContain(oldTokenKid);
+    expect(daemon.list().find((k) => k.id === oldId)).toMatchObject({ state: 'expired', jwksKid: null, retiresAt: '2026-01-01T00:10:00.000Z', expiresAt: '2026-01-01T00:15:00.000Z' });
+    clock = new Date('2026-01-01T00:26:00Z');
+    expect(kids()).not.toContain(oldTokenKid);
 
     // The next rotation drops the expired keys' private material from the file.
     cli.rotate();
-    expect(readFileSync(path.join(dataDir, 'keystore.json'), 'utf8')).not.toContain(oldId);
+    expect(readFileSync(file(), 'utf8')).not.toContain(oldId);
   });
 
-  it('a retired token key outlives every token it signed even with a shorter grace', () => {
-    const keystore = Keystore.open({ dataDir, retiredKeyGraceS: 5, now });
-    const oldTokenKid = keystore.accessTokenSigningKey().kid;
-    const oldWebhookId = keystore.webhookSigningKey().id;
-    keystore.rotate();
-    clock = new Date(clock.getTime() + 6_000);
-    const kids = keystore.jwks().keys.map((k) => k.kid);
-    expect(kids).not.toContain(oldWebhookId);
-    expect(kids).toContain(oldTokenKid);
-    clock = new Date(clock.getTime() + 960_000);
-    expect(keystore.jwks().keys.map((k) => k.kid)).not.toContain(oldTokenKid);
-  });
-
-  it('encrypts the private keys with a passphrase and refuses to open without it', () => {
-    Keystore.open({ dataDir, passphrase: 'correct horse', retiredKeyGraceS: 60, now });
-    const text = readFileSync(path.join(dataDir, 'keystore.json'), 'utf8');
+  it('encrypts an existing plain keystore once a passphrase is given, keeping its keys; refuses to open it without or with a wrong one', () => {
+    const plain = Keystore.open({ dataDir, retiredKeyGraceS: 60, now }).jwks();
+    expect(readFileSync(file(), 'utf8')).toContain('BEGIN PRIVATE KEY');
+    expect(Keystore.open({ dataDir, passphrase: 'correct horse', retiredKeyGraceS: 60, now }).jwks()).toEqual(plain);
+    const text = readFileSync(file(), 'utf8');
     expect(text).toContain('ENCRYPTED PRIVATE KEY');
     expect(text).not.toContain('BEGIN PRIVATE KEY');
     expect(() => Keystore.open({ dataDir, retiredKeyGraceS: 60, now })).toThrow(/encrypted: provide the keystore passphrase/);
     expect(() => Keystore.open({ dataDir, passphrase: 'wrong', retiredKeyGraceS: 60, now })).toThrow(/wrong keystore passphrase/);
-    expect(Keystore.open({ dataDir, passphrase: 'correct horse', retiredKeyGraceS: 60, now }).jwks().keys).toHaveLength(2);
   });
 
-  it('encrypts an existing plain keystore once a passphrase is configured, keeping its keys', () => {
-    const plain = Keystore.open({ dataDir, retiredKeyGraceS: 60, now }).jwks();
-    const encrypted = Keystore.open({ dataDir, passphrase: 'later', retiredKeyGraceS: 60, now });
-    expect(encrypted.jwks()).toEqual(plain);
-    expect(readFileSync(path.join(dataDir, 'keystore.json'), 'utf8')).not.toContain('BEGIN PRIVATE KEY');
-  });
-
-  it('refuses a damaged keystore file with a message naming it', () => {
-    writeFileSync(path.join(dataDir, 'keystore.json'), '{"format":"something else"}', { mode: 0o600 });
+  it('refuses a damaged keystore file with a message naming it; an open keystore keeps its keys through one', () => {
+    const running = Keystore.open({ dataDir, retiredKeyGraceS: 60, now });
+    const before = running.jwks();
+    writeFileSync(`${file()}.new`, '{"format":"something else"}', { mode: 0o600 });
+    renameSync(`${file()}.new`, file());
     expect(() => Keystore.open({ dataDir, retiredKeyGraceS: 60, now })).toThrow(/keystore\.json: not a chargegate keystore \(format/);
+    expect(running.jwks()).toEqual(before);
+    expect(running.webhookSigningKey().kid).toBe('sign');
   });
 
   it('reads the passphrase from the environment variable, else the systemd credential', () => {

@@ -15,7 +15,7 @@ const GRACE_S = 4;
  * `chargegate keys rotate` in its own process while the daemon signs webhooks and issues tokens: a partner whose
  * verifier re-fetches the JWKS on a failure accepts everything signed before, during and after the rotation.
  */
-describe('key rotation end to end', () => {
+describe('key rotation end to end', { timeout: 120_000 }, () => {
   let api: ApiDaemon;
   let receiver: Receiver;
   let station: SimulatedStation;
