@@ -20,9 +20,8 @@ import { createLogger } from '../src/log/index.js';
 import { METER_MODELS } from '../src/modbus/index.js';
 import { openDatabase } from '../src/store/index.js';
 import { MeterSimulator } from '../test/support/meter-simulator.js';
-import { startReceiver, type Receiver } from '../test/support/receiver.js';
 import { connectStation, type SimulatedStation } from '../test/support/station.js';
-import { JwksWebhookVerifier } from '../test/support/webhook-verifier.js';
+import { startDemoReceiver, type DemoReceiver } from './demo-receiver.js';
 
 const USAGE = 'usage: npm run demo [-- --keep-running]';
 const ID_TAG = 'DEMO-TAG-1';
@@ -40,59 +39,20 @@ interface Envelope {
 
 const say = (who: string, text: string) => console.log(`${`[${who}]`.padEnd(10)} ${text}`);
 
-/** Every verified webhook, and a way to wait for one. */
-class VerifiedWebhooks {
-  readonly envelopes: Envelope[] = [];
-  failures = 0;
-  private readonly waiters: Array<{ match: (e: Envelope) => boolean; resolve: (e: Envelope) => void }> = [];
+/** What the partner has received so far, and a way to wait for an event. */
+class PartnerInbox {
+  constructor(readonly partner: DemoReceiver) {}
 
-  add(envelope: Envelope): void {
-    this.envelopes.push(envelope);
-    for (const w of this.waiters.filter((w) => w.match(envelope))) {
-      this.waiters.splice(this.waiters.indexOf(w), 1);
-      w.resolve(envelope);
-    }
+  get envelopes(): Envelope[] {
+    return this.partner.receiver.requests.map((r) => r.json<Envelope>());
   }
 
-  waitFor(what: string, match: (e: Envelope) => boolean): Promise<Envelope> {
-    const seen = this.envelopes.find(match);
-    if (seen) return Promise.resolve(seen);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no verified ${what} webhook within ${STEP_TIMEOUT_MS / 1000} s`)), STEP_TIMEOUT_MS);
-      this.waiters.push({ match, resolve: (e) => (clearTimeout(timer), resolve(e)) });
+  async waitFor(what: string, match: (e: Envelope) => boolean): Promise<Envelope> {
+    await this.partner.receiver.waitFor((requests) => requests.some((r) => match(r.json<Envelope>())), STEP_TIMEOUT_MS).catch(() => {
+      throw new Error(`no ${what} webhook within ${STEP_TIMEOUT_MS / 1000} s`);
     });
+    return this.envelopes.find(match)!;
   }
-}
-
-function describe(e: Envelope): string {
-  const p = e.payload;
-  const where = `${p.chargePointId ?? p.stationId}${p.connectorId !== undefined ? `/${p.connectorId}` : ''}`;
-  const details = [
-    p.status,
-    p.transactionId !== undefined && `transaction ${p.transactionId}`,
-    p.meterStart !== undefined && `meterStart ${p.meterStart} kWh`,
-    p.meterStop !== undefined && `meterStop ${p.meterStop} kWh`,
-    p.reason && `reason ${p.reason}`,
-  ].filter(Boolean);
-  return `${e.eventType.padEnd(17)} ${where.padEnd(12)} ${details.join(', ')}`;
-}
-
-/** The partner: verifies each request's signature with the JWKS key `sign`, then prints the event. */
-async function startPartner(webhooks: VerifiedWebhooks, jwksUrl: () => string): Promise<Receiver> {
-  let verifier: JwksWebhookVerifier | undefined;
-  return startReceiver(async (request) => {
-    verifier ??= new JwksWebhookVerifier(jwksUrl());
-    const kid = await verifier.verify({ method: request.method, url: request.url, headers: request.headers, body: request.body });
-    const envelope = request.json<Envelope>();
-    if (!kid) {
-      webhooks.failures += 1;
-      say('partner', `REJECTED ${envelope.eventType}: signature does not verify`);
-      return { status: 401 };
-    }
-    say('partner', `verified (kid ${kid}) ${describe(envelope)}`);
-    webhooks.add(envelope);
-    return { status: 204 };
-  });
 }
 
 function writeDemoConfig(dir: string, meterPort: number, webhookUrl: string): string {
@@ -131,7 +91,7 @@ function writeDemoConfig(dir: string, meterPort: number, webhookUrl: string): st
   return configPath;
 }
 
-async function ocppSession(station: SimulatedStation, webhooks: VerifiedWebhooks): Promise<void> {
+async function ocppSession(station: SimulatedStation, inbox: PartnerInbox): Promise<void> {
   const boot = await station.boot({ chargePointVendor: 'chargegate', chargePointModel: 'demo station' });
   say('station', `BootNotification -> ${boot.status}`);
   await station.statusNotification({ connectorId: 1, status: 'Available' });
@@ -150,15 +110,15 @@ async function ocppSession(station: SimulatedStation, webhooks: VerifiedWebhooks
   await station.stopTransaction({ transactionId, reason: 'EVDisconnected' });
   say('station', `StopTransaction ${transactionId} (EVDisconnected)`);
   await station.statusNotification({ connectorId: 1, status: 'Available' });
-  await webhooks.waitFor('OCPP StopTransaction', (e) => e.eventType === 'StopTransaction' && e.payload.transactionId === transactionId);
+  await inbox.waitFor('OCPP StopTransaction', (e) => e.eventType === 'StopTransaction' && e.payload.transactionId === transactionId);
 }
 
 /** The meter's import register when the demo starts: a meter that has been in service for a while. */
 const METER_START_KWH = 1250;
 
-async function modbusSession(meter: MeterSimulator, webhooks: VerifiedWebhooks): Promise<void> {
+async function modbusSession(meter: MeterSimulator, inbox: PartnerInbox): Promise<void> {
   let energyKWh = METER_START_KWH;
-  await webhooks.waitFor('meter status', (e) => e.eventType === 'ChargePointStatus' && e.payload.chargePointId === 'MB-1');
+  await inbox.waitFor('meter status', (e) => e.eventType === 'ChargePointStatus' && e.payload.chargePointId === 'MB-1');
   say('meter', 'car plugged in: 16 A on three phases');
   const charging = setInterval(() => {
     energyKWh += 0.05;
@@ -166,7 +126,7 @@ async function modbusSession(meter: MeterSimulator, webhooks: VerifiedWebhooks):
   }, 250);
   try {
     await meter.set(1, { energyKWh, currentA: [16, 16, 16], powerW: 11_000 });
-    const started = await webhooks.waitFor('Modbus StartTransaction', (e) => e.eventType === 'StartTransaction' && e.payload.chargePointId === 'MB-1');
+    const started = await inbox.waitFor('Modbus StartTransaction', (e) => e.eventType === 'StartTransaction' && e.payload.chargePointId === 'MB-1');
     say('meter', `session detected as transaction ${started.payload.transactionId}; charging for 2 s`);
     await delay(2000);
   } finally {
@@ -174,7 +134,7 @@ async function modbusSession(meter: MeterSimulator, webhooks: VerifiedWebhooks):
   }
   await meter.set(1, { energyKWh, currentA: [0, 0, 0], powerW: 0 });
   say('meter', `car done: 0 A, register at ${energyKWh.toFixed(2)} kWh`);
-  await webhooks.waitFor('Modbus StopTransaction', (e) => e.eventType === 'StopTransaction' && e.payload.chargePointId === 'MB-1');
+  await inbox.waitFor('Modbus StopTransaction', (e) => e.eventType === 'StopTransaction' && e.payload.chargePointId === 'MB-1');
 }
 
 /** Waits until GET /health shows every webhook queue empty: all events so far have reached the partner. */
@@ -188,14 +148,16 @@ async function outboxDrained(httpPort: number): Promise<void> {
   }
 }
 
-function summary(webhooks: VerifiedWebhooks): boolean {
-  const count = (type: string, chargePointId: string) => webhooks.envelopes.filter((e) => e.eventType === type && e.payload.chargePointId === chargePointId).length;
+function summary(inbox: PartnerInbox): boolean {
+  const envelopes = inbox.envelopes;
+  const { verified, rejected } = inbox.partner;
+  const count = (type: string, chargePointId: string) => envelopes.filter((e) => e.eventType === type && e.payload.chargePointId === chargePointId).length;
   console.log('\nverified webhooks by source:');
   console.log(`  ${'event type'.padEnd(18)} ${'OCPP (CP001-A)'.padEnd(15)} Modbus (MB-1)`);
   for (const type of EVENT_TYPES) console.log(`  ${type.padEnd(18)} ${String(count(type, 'CP001-A')).padEnd(15)} ${count(type, 'MB-1')}`);
-  console.log(`  ${webhooks.envelopes.length} verified, ${webhooks.failures} rejected`);
+  console.log(`  ${verified} verified, ${rejected} rejected`);
   const complete = ['StartTransaction', 'StopTransaction'].every((t) => count(t, 'CP001-A') === 1 && count(t, 'MB-1') === 1) && count('Authorize', 'CP001-A') >= 1;
-  return complete && webhooks.failures === 0;
+  return complete && rejected === 0 && verified === envelopes.length;
 }
 
 async function main(): Promise<number> {
@@ -213,7 +175,6 @@ async function main(): Promise<number> {
   }
 
   const dir = mkdtempSync(path.join(tmpdir(), 'chargegate-demo-'));
-  const webhooks = new VerifiedWebhooks();
   const cleanups: Array<() => Promise<void> | void> = [() => rmSync(dir, { recursive: true, force: true })];
   const cleanup = async () => {
     for (const fn of cleanups.reverse()) await fn();
@@ -225,11 +186,12 @@ async function main(): Promise<number> {
     say('meter', `simulated SDM630 on modbus tcp://127.0.0.1:${meter.port} unit 1`);
 
     let daemon: Daemon | undefined;
-    const partner = await startPartner(webhooks, () => `http://127.0.0.1:${daemon!.httpPort}/.well-known/jwks.json`);
-    cleanups.push(() => partner.close());
-    say('partner', `webhook receiver on ${partner.url()}, verifying against the daemon's JWKS`);
+    const partner = await startDemoReceiver({ issuer: () => `http://127.0.0.1:${daemon!.httpPort}`, port: 0, print: (line) => say('partner', line) });
+    cleanups.push(() => partner.receiver.close());
+    const inbox = new PartnerInbox(partner);
+    say('partner', `webhook receiver on ${partner.receiver.url()}, verifying against the daemon's JWKS`);
 
-    const configPath = writeDemoConfig(dir, meter.port, partner.url());
+    const configPath = writeDemoConfig(dir, meter.port, partner.receiver.url());
     const db = openDatabase(path.join(dir, 'var'));
     putIdTag(db, { idTag: ID_TAG, status: 'Accepted', expiresAt: null, siteId: null });
     db.close();
@@ -240,12 +202,12 @@ async function main(): Promise<number> {
     const station = await connectStation(`ws://127.0.0.1:${daemon.ocppPort}/ocpp`, 'CP001', undefined, { initialMeterWh: 7_250 });
     cleanups.push(() => station.close());
     console.log('\n--- an OCPP charging session: authorize, start, meter values, stop ---');
-    await ocppSession(station, webhooks);
+    await ocppSession(station, inbox);
     console.log('\n--- a Modbus-detected session on a charger without OCPP ---');
-    await modbusSession(meter, webhooks);
+    await modbusSession(meter, inbox);
     await outboxDrained(daemon.httpPort);
 
-    const ok = summary(webhooks);
+    const ok = summary(inbox);
     if (keepRunning) {
       console.log(`\nstill running: status page http://127.0.0.1:${daemon.httpPort}/, OCPP ws://127.0.0.1:${daemon.ocppPort}/ocpp. Ctrl-C to stop.`);
       await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()).once('SIGTERM', () => resolve()));

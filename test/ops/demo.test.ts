@@ -21,15 +21,24 @@ describe('npm run demo', () => {
     const run = await npmRunDemo();
     expect(run.code, `${run.stdout}\n${run.stderr}`).toBe(0);
 
-    const verified = run.stdout.split('\n').filter((line) => line.startsWith('[partner]  verified (kid sign) '));
-    const from = (eventType: string, chargePointId: string) => verified.filter((line) => new RegExp(`\\) ${eventType} +${chargePointId}\\b`).test(line));
+    // The demo receiver's line: verified (kid sign) <eventType> <eventId> site <siteId> at <timestamp> <payload JSON>
+    const verified = run.stdout
+      .split('\n')
+      .map((line) => /^\[partner\] +verified \(kid sign\) (\w+) [0-9a-f-]{36} site demo-site at \S+ (\{.*\})$/.exec(line))
+      .filter((m): m is RegExpExecArray => m !== null)
+      .map((m) => ({ eventType: m[1]!, payload: JSON.parse(m[2]!) as Record<string, unknown> }));
+    const from = (eventType: string, chargePointId: string) => verified.filter((e) => e.eventType === eventType && e.payload.chargePointId === chargePointId).map((e) => e.payload);
     // Both sources, the whole cycle: authorize (OCPP), start, stop; the meter's kWh come from its register.
-    expect(from('Authorize', 'CP001-A').length).toBeGreaterThanOrEqual(1);
-    expect(from('StartTransaction', 'CP001-A')).toHaveLength(1);
-    expect(from('StopTransaction', 'CP001-A')[0]).toMatch(/meterStart 7\.25 kWh, meterStop 11\.75 kWh, reason EVDisconnected/);
-    expect(from('StartTransaction', 'MB-1')[0]).toMatch(/meterStart 1250 kWh/);
-    expect(from('StopTransaction', 'MB-1')).toHaveLength(1);
-    expect(from('ChargePointStatus', 'CP001-A').length).toBeGreaterThanOrEqual(1);
+    expect(from('Authorize', 'CP001-A')[0]).toMatchObject({ stationId: 'CP001', idTag: 'DEMO-TAG-1', status: 'Accepted' });
+    expect(from('StartTransaction', 'CP001-A')).toEqual([{ stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, idTag: 'DEMO-TAG-1', meterStart: 7.25, transactionId: 1 }]);
+    expect(from('StopTransaction', 'CP001-A')).toEqual([
+      { stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, idTag: 'DEMO-TAG-1', meterStart: 7.25, meterStop: 11.75, transactionId: 1, reason: 'EVDisconnected' },
+    ]);
+    expect(from('StartTransaction', 'MB-1')).toEqual([{ stationId: 'meter-1', chargePointId: 'MB-1', connectorId: 1, idTag: 'MODBUS-meter-1', meterStart: 1250, transactionId: 2 }]);
+    const [modbusStop] = from('StopTransaction', 'MB-1');
+    expect(modbusStop).toMatchObject({ stationId: 'meter-1', transactionId: 2, meterStart: 1250 });
+    expect(modbusStop!.meterStop as number).toBeGreaterThan(1250);
+    expect(from('ChargePointStatus', 'CP001-A').map((p) => p.status)).toEqual(expect.arrayContaining(['Available', 'Preparing', 'Charging']));
     expect(run.stdout).toMatch(/\d+ verified, 0 rejected/);
     expect(run.stdout).toContain('demo complete: every session reached the partner, every signature verified');
     expect(run.stdout).not.toContain('REJECTED');
