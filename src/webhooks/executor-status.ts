@@ -37,7 +37,7 @@ export function executorLevel(queueSize: number, lastRequestMs: number | null): 
     const level: HealthLevel = value > limits.critical ? 'critical' : value > limits.warning ? 'warning' : 'ok';
     if (level === 'ok') return;
     levels.push(level);
-    reasons.push(`${label} ${Math.round(value)}${unit} > ${level === 'critical' ? limits.critical : limits.warning}${unit}`);
+    reasons.push(`${label} ${Math.round(value * 10) / 10}${unit} > ${level === 'critical' ? limits.critical : limits.warning}${unit}`);
   };
   check(queueSize, HEALTH_THRESHOLDS.queueSize, 'queue size', '');
   if (lastRequestMs !== null) check(lastRequestMs, HEALTH_THRESHOLDS.lastRequestMs, 'last request', ' ms');

@@ -50,6 +50,6 @@ export async function signRequest(profile: SignatureProfile, request: SignableRe
 }
 
 /** RFC 9421 2.2.6 `@path`: the target URI's absolute path, `/` when empty, without the query. */
-export function requestPath(url: URL): string {
+function requestPath(url: URL): string {
   return url.pathname === '' ? '/' : url.pathname;
 }

@@ -12,7 +12,7 @@ export const TEST_STATION_ID = 'chargegate-webhook-test';
  * signing, authentication and HTTP code as real deliveries. It is not written to the outbox: never retried,
  * never dead-lettered.
  */
-export function webhookTestEvent(siteId: string): DeliverableEvent {
+function webhookTestEvent(siteId: string): DeliverableEvent {
   const payload = { stationId: TEST_STATION_ID, chargePointId: TEST_STATION_ID, connectorId: 1, status: 'Available', errorCode: 'NoError' };
   return { eventId: randomUUID(), eventType: 'ChargePointStatus', siteId, payloadJson: JSON.stringify(payload) };
 }

@@ -1,29 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { formatZonedTimestamp } from '../../src/webhooks/index.js';
-import type { TestDaemon } from '../ocpp/harness.js';
-import { startReceiver, type Receiver } from '../support/receiver.js';
-import { deliveries, eventually, expectSignedWebhook, jwksSigningKey, startWebhookDaemon } from './harness.js';
+import { deliveries, eventually, expectSignedWebhook, jwksSigningKey, webhookTestResources } from './harness.js';
 
-let daemon: TestDaemon | undefined;
-let receivers: Receiver[] = [];
-
-afterEach(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
-  await daemon?.stop();
-  daemon = undefined;
-  receivers = [];
-});
-
-async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
-  const r = await startReceiver(...args);
-  receivers.push(r);
-  return r;
-}
+const t = webhookTestResources();
 
 describe('webhook requests', () => {
   it('delivers every event type from a real station: envelope, headers and documented signature exactly per contract', async () => {
-    const partner = await receiver();
-    daemon = await startWebhookDaemon([{ id: 'partner-a', url: partner.url('/webhook/events') }]);
+    const partner = await t.receiver();
+    const daemon = await t.daemon([{ id: 'partner-a', url: partner.url('/webhook/events') }]);
     const publicKey = await jwksSigningKey(daemon);
     const station = await daemon.connect('CP001');
     await station.boot();
@@ -59,6 +43,6 @@ describe('webhook requests', () => {
     expect(requestIds.size).toBe(partner.requests.length);
     const stop = partner.requests.map((r) => r.json()).find((e) => e.eventType === 'StopTransaction')!;
     expect(stop.payload).toEqual({ stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, idTag: 'TAG-1', meterStart: 1.5, meterStop: 4.25, transactionId, reason: 'EVDisconnected' });
-    await eventually(() => deliveries(daemon!).every((d) => d.state === 'delivered' && d.attempts === 1 && d.last_status === 200), 5000, 'all delivered');
+    await eventually(() => deliveries(daemon).every((d) => d.state === 'delivered' && d.attempts === 1 && d.last_status === 200), 5000, 'all delivered');
   });
 });

@@ -1,32 +1,26 @@
 import { generateKeyPairSync } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { signRequest } from '../../src/webhooks/index.js';
-import { startDemoReceiver, type DemoReceiver } from '../../scripts/demo-receiver.js';
+import { startDemoReceiver } from '../../scripts/demo-receiver.js';
 import type { TestDaemon } from '../ocpp/harness.js';
-import { eventually, startWebhookDaemon } from './harness.js';
+import { eventually, webhookTestResources } from './harness.js';
 
-let daemon: TestDaemon | undefined;
-let demo: DemoReceiver | undefined;
-
-afterEach(async () => {
-  await demo?.receiver.close();
-  await daemon?.stop();
-  daemon = undefined;
-  demo = undefined;
-});
+const t = webhookTestResources();
 
 describe('demo receiver (scripts/demo-receiver.ts)', () => {
   it('verifies signed events of both profiles against the daemon JWKS, prints them, and rejects a forgery', async () => {
     const lines: string[] = [];
-    demo = await startDemoReceiver({ issuer: () => `http://127.0.0.1:${daemon!.daemon.httpPort}`, port: 0, print: (line) => lines.push(line) });
-    daemon = await startWebhookDaemon([
+    let daemon: TestDaemon | undefined;
+    const demo = await startDemoReceiver({ issuer: () => `http://127.0.0.1:${daemon!.daemon.httpPort}`, port: 0, print: (line) => lines.push(line) });
+    t.onCleanup(() => demo.receiver.close());
+    daemon = await t.daemon([
       { id: 'documented', url: demo.receiver.url(), events: ['Authorize'] },
       { id: 'standard', url: demo.receiver.url('/std'), events: ['Authorize'], signature: 'rfc9421' },
     ]);
     const station = await daemon.connect();
     await station.boot();
     await station.authorize('DEMO-1');
-    await eventually(() => demo!.verified === 2, 20_000, 'two verified events');
+    await eventually(() => demo.verified === 2, 20_000, 'two verified events');
     expect(lines.filter((l) => l.startsWith('verified (kid sign) Authorize '))).toHaveLength(2);
     expect(lines[0]).toContain('"idTag":"DEMO-1"');
 

@@ -1,24 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TestDaemon } from '../ocpp/harness.js';
 import { runCliJson } from '../support/cli.js';
-import { startReceiver, type Receiver } from '../support/receiver.js';
-import { deliveries, eventually, expectSignedWebhook, jwksSigningKey, reconfigure, startWebhookDaemon } from './harness.js';
+import { deliveries, eventually, expectSignedWebhook, jwksSigningKey, reconfigure, webhookTestResources } from './harness.js';
 
-let daemon: TestDaemon | undefined;
-let receivers: Receiver[] = [];
-
-afterEach(async () => {
-  await Promise.all(receivers.map((r) => r.close()));
-  await daemon?.stop();
-  daemon = undefined;
-  receivers = [];
-});
-
-async function receiver(...args: Parameters<typeof startReceiver>): Promise<Receiver> {
-  const r = await startReceiver(...args);
-  receivers.push(r);
-  return r;
-}
+const t = webhookTestResources();
 
 interface Executor {
   siteId: string;
@@ -47,13 +32,13 @@ function executor(h: WebhooksHealth, webhookId: string, eventType: string): Exec
 
 describe('executors: enable/disable and health', () => {
   it('disabling a webhook aborts its in-flight request at once, sends nothing more, keeps its pending events and resumes them when re-enabled', async () => {
-    const partner = await receiver({ kind: 'hang' });
-    const witness = await receiver();
+    const partner = await t.receiver({ kind: 'hang' });
+    const witness = await t.receiver();
     const webhooks = (enabled: boolean) => [
       { id: 'partner-a', url: partner.url(), events: ['Authorize'], enabled },
       { id: 'witness', url: witness.url(), events: ['Authorize'] },
     ];
-    daemon = await startWebhookDaemon(webhooks(true), { requestTimeoutMs: 60_000 });
+    const daemon = await t.daemon(webhooks(true), { requestTimeoutMs: 60_000 });
     const station = await daemon.connect();
     await station.boot();
     await station.authorize('T1');
@@ -77,13 +62,13 @@ describe('executors: enable/disable and health', () => {
     const publicKey = await jwksSigningKey(daemon);
     for (const r of partner.requests.slice(1)) await expectSignedWebhook(r, publicKey);
     expect(partner.requests.slice(1).map((r) => r.json().eventId)).toEqual([partner.requests[0]!.json().eventId, kept[1]!.event_id]);
-    await eventually(() => deliveries(daemon!, 'partner-a').every((d) => d.state === 'delivered'), 5000, 'resumed and delivered');
+    await eventually(() => deliveries(daemon, 'partner-a').every((d) => d.state === 'delivered'), 5000, 'resumed and delivered');
   });
 
   it('reports queue size and request duration levels at the interface document thresholds on /health, /metrics and webhook status', async () => {
-    const stuck = await receiver({ kind: 'hang' });
-    const slow = await receiver({ status: 200, delayMs: 700 });
-    daemon = await startWebhookDaemon(
+    const stuck = await t.receiver({ kind: 'hang' });
+    const slow = await t.receiver({ status: 200, delayMs: 700 });
+    const daemon = await t.daemon(
       [
         { id: 'stuck', url: stuck.url(), events: ['Authorize'] },
         { id: 'slow', url: slow.url(), events: ['ChargePointStatus'] },
@@ -113,7 +98,7 @@ describe('executors: enable/disable and health', () => {
     await station.statusNotification({ connectorId: 1, status: 'Preparing' });
     await slow.waitForCount(1);
     const slowExecutor = await eventually(async () => {
-      const e = executor((await health(daemon!)).webhooks, 'slow', 'ChargePointStatus');
+      const e = executor((await health(daemon)).webhooks, 'slow', 'ChargePointStatus');
       return e.lastRequestDurationMs !== null ? e : undefined;
     }, 5000, 'slow request recorded');
     expect(slowExecutor.lastRequestDurationMs).toBeGreaterThan(500);
@@ -134,8 +119,8 @@ describe('executors: enable/disable and health', () => {
   }, 120_000);
 
   it('webhook test sends a signed ChargePointStatus test event through the delivery code and prints the answer', async () => {
-    const partner = await receiver({ status: 202, body: 'thanks' });
-    daemon = await startWebhookDaemon([{ id: 'partner-a', url: partner.url(), enabled: false, auth: { type: 'token', token: 'tk' } }]);
+    const partner = await t.receiver({ status: 202, body: 'thanks' });
+    const daemon = await t.daemon([{ id: 'partner-a', url: partner.url(), enabled: false, auth: { type: 'token', token: 'tk' } }]);
     const result = await runCliJson<Record<string, unknown>>(['webhook', 'test', 'partner-a', '--config', daemon.temp.configPath]);
     expect(result.code).toBe(0);
     expect(result.data).toMatchObject({ siteId: 's1', webhookId: 'partner-a', eventType: 'ChargePointStatus', delivered: true, status: 202, responseBody: 'thanks' });

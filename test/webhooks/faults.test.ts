@@ -1,19 +1,9 @@
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestDaemon } from '../ocpp/harness.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
-import { deliveries, eventually, startWebhookDaemon } from './harness.js';
+import { deliveries, eventually, freePort, startWebhookDaemon } from './harness.js';
 
 const HUGE = 1024 ** 3;
-
-/** A loopback port nobody listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('faulty receivers do not stall anyone else', () => {
   let daemon: TestDaemon;
@@ -34,7 +24,7 @@ describe('faulty receivers do not stall anyone else', () => {
         { id: 'reset', url: r.reset.url() },
         { id: 'redirect', url: r.redirect.url() },
         { id: 'huge', url: r.huge.url() },
-        { id: 'refused', url: `http://127.0.0.1:${await closedPort()}/webhook/events` },
+        { id: 'refused', url: `http://127.0.0.1:${await freePort()}/webhook/events` },
         { id: 'unresolvable', url: 'http://chargegate-receiver.invalid/webhook/events' },
         { id: 'mixed', url: r.mixed.url(), events: ['Authorize', 'ChargePointStatus'] },
       ],

@@ -1,6 +1,7 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { expect } from 'vitest';
-import type { ReceivedRequest } from '../support/receiver.js';
+import { createServer } from 'node:net';
+import { afterEach, expect } from 'vitest';
+import { startReceiver, type Answer, type ReceivedRequest, type Receiver, type Responder } from '../support/receiver.js';
 import { verifyDocumentedSignature, verifyRfc9421Signature } from '../support/webhook-verifier.js';
 import { CP001, startTestDaemon, type TestDaemon } from '../ocpp/harness.js';
 
@@ -16,6 +17,52 @@ export function webhookConfig(webhooks: Array<Record<string, unknown>>, delivery
 
 export async function startWebhookDaemon(webhooks: Array<Record<string, unknown>>, delivery: Record<string, unknown> = {}): Promise<TestDaemon> {
   return startTestDaemon(webhookConfig(webhooks, delivery));
+}
+
+export interface WebhookTestResources {
+  /** A receiver on loopback, closed after the test. */
+  receiver(answer?: Responder | Answer): Promise<Receiver>;
+  /** An in-process daemon with these webhooks, stopped after the test. */
+  daemon(webhooks: Array<Record<string, unknown>>, delivery?: Record<string, unknown>): Promise<TestDaemon>;
+  /** Anything else to release after the test, before the daemon stops. */
+  onCleanup(release: () => Promise<void> | void): void;
+}
+
+/**
+ * Per-test resources, released after each test: receivers and other servers first (requests hanging on them then
+ * end at once instead of holding the daemon's stop grace period), then the daemon.
+ */
+export function webhookTestResources(): WebhookTestResources {
+  let daemon: TestDaemon | undefined;
+  const releases: Array<() => Promise<void> | void> = [];
+  afterEach(async () => {
+    await Promise.all(releases.splice(0).map((release) => release()));
+    await daemon?.stop();
+    daemon = undefined;
+  });
+  return {
+    async receiver(answer) {
+      const receiver = await startReceiver(answer);
+      releases.push(() => receiver.close());
+      return receiver;
+    },
+    async daemon(webhooks, delivery) {
+      daemon = await startWebhookDaemon(webhooks, delivery);
+      return daemon;
+    },
+    onCleanup(release) {
+      releases.push(release);
+    },
+  };
+}
+
+/** A loopback port nobody listens on (for a refused connection, or for a server started later). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
 
 /** Rewrites the config file and reloads the daemon, as SIGHUP does. */

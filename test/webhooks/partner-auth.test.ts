@@ -1,24 +1,8 @@
 import { createServer, type Server } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { TestDaemon } from '../ocpp/harness.js';
-import { startReceiver, type Receiver } from '../support/receiver.js';
-import { deliveries, eventually, expectSignedWebhook, jwksSigningKey, startWebhookDaemon } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { deliveries, eventually, expectSignedWebhook, jwksSigningKey, webhookTestResources } from './harness.js';
 
-let daemon: TestDaemon | undefined;
-let closers: Array<() => Promise<void>> = [];
-
-afterEach(async () => {
-  await Promise.all(closers.map((close) => close()));
-  await daemon?.stop();
-  daemon = undefined;
-  closers = [];
-});
-
-async function receiver(): Promise<Receiver> {
-  const r = await startReceiver();
-  closers.push(() => r.close());
-  return r;
-}
+const t = webhookTestResources();
 
 interface TokenRequest {
   authorization: string | undefined;
@@ -42,14 +26,14 @@ async function tokenEndpoint(clientId: string, clientSecret: string): Promise<{ 
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  closers.push(() => new Promise((resolve) => server.close(() => resolve())));
+  t.onCleanup(() => new Promise((resolve) => server.close(() => resolve())));
   return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/oauth2/token`, requests };
 }
 
 describe('authentication toward the partner endpoint (interface document 5.3)', () => {
   it('sends no Authorization for none, Basic credentials, and Token <t>, each on a signed request', async () => {
-    const [none, basic, token] = [await receiver(), await receiver(), await receiver()];
-    daemon = await startWebhookDaemon([
+    const [none, basic, token] = [await t.receiver(), await t.receiver(), await t.receiver()];
+    const daemon = await t.daemon([
       { id: 'none', url: none.url(), events: ['Authorize'] },
       { id: 'basic', url: basic.url(), events: ['Authorize'], auth: { type: 'basic', username: 'partner', password: 'pä:ss' } },
       { id: 'token', url: token.url(), events: ['Authorize'], auth: { type: 'token', token: 'static-token-1' } },
@@ -66,11 +50,11 @@ describe('authentication toward the partner endpoint (interface document 5.3)', 
   });
 
   it('OAuth2: fetches a client-credentials token once, reuses it, and on a 401 refreshes and retries at once', async () => {
-    const partner = await receiver();
+    const partner = await t.receiver();
     const tokens = await tokenEndpoint('chargegate', 's3cret/+=');
     let rejectToken: string | undefined;
     partner.answer((request) => (request.headers.authorization === `Bearer ${rejectToken}` ? { status: 401, body: 'expired' } : { status: 204 }));
-    daemon = await startWebhookDaemon(
+    const daemon = await t.daemon(
       [{ id: 'oauth', url: partner.url(), events: ['Authorize'], auth: { type: 'oauth2', tokenUrl: tokens.url, clientId: 'chargegate', clientSecret: 's3cret/+=', audience: 'partner-api' } }],
       { retryIntervalS: 60 },
     );
@@ -100,20 +84,20 @@ describe('authentication toward the partner endpoint (interface document 5.3)', 
     for (const r of partner.requests) await expectSignedWebhook(r, publicKey);
     expect(tokens.requests).toHaveLength(2);
     // One attempt: the refresh-and-retry happened inside it, well before the 60 s retry interval.
-    await eventually(() => deliveries(daemon!).every((d) => d.state === 'delivered' && d.attempts === 1), 5000, 'delivered in one attempt each');
+    await eventually(() => deliveries(daemon).every((d) => d.state === 'delivered' && d.attempts === 1), 5000, 'delivered in one attempt each');
   });
 
   it('OAuth2 client_secret_post: credentials in the form; a refused token request is an ordinary failed attempt', async () => {
-    const partner = await receiver();
+    const partner = await t.receiver();
     const tokens = await tokenEndpoint('chargegate', 'right');
-    daemon = await startWebhookDaemon(
+    const daemon = await t.daemon(
       [{ id: 'oauth', url: partner.url(), events: ['Authorize'], auth: { type: 'oauth2', tokenUrl: tokens.url, clientId: 'chargegate', clientSecret: 'wrong', scope: 'events:write', tokenEndpointAuthMethod: 'client_secret_post' } }],
       { retryIntervalS: 0.2 },
     );
     const station = await daemon.connect();
     await station.boot();
     await station.authorize('TAG-1');
-    const failed = await eventually(() => deliveries(daemon!).find((d) => d.attempts >= 2), 10_000, 'two failed attempts');
+    const failed = await eventually(() => deliveries(daemon).find((d) => d.attempts >= 2), 10_000, 'two failed attempts');
     expect(failed.state).toBe('pending');
     expect(failed.last_error).toContain('token endpoint answered 401: invalid_client');
     expect(partner.requests).toHaveLength(0);
@@ -122,8 +106,8 @@ describe('authentication toward the partner endpoint (interface document 5.3)', 
   });
 
   it('signs with the rfc9421 profile when the webhook asks for it, verifiable by http-message-signatures', async () => {
-    const partner = await receiver();
-    daemon = await startWebhookDaemon([{ id: 'std', url: partner.url('/in/chargegate'), signature: 'rfc9421', auth: { type: 'token', token: 't' } }]);
+    const partner = await t.receiver();
+    const daemon = await t.daemon([{ id: 'std', url: partner.url('/in/chargegate'), signature: 'rfc9421', auth: { type: 'token', token: 't' } }]);
     const publicKey = await jwksSigningKey(daemon);
     const station = await daemon.connect();
     await station.boot();

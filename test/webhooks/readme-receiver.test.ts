@@ -1,14 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { signRequest } from '../../src/webhooks/index.js';
-import type { TestDaemon } from '../ocpp/harness.js';
 import { ROOT } from '../support/cli.js';
-import { eventually, startWebhookDaemon } from './harness.js';
+import { eventually, freePort, webhookTestResources } from './harness.js';
 
 /** The partner's example receiver exactly as README "Receiving webhooks (partners)" prints it. */
 function readmeReceiver(): string {
@@ -19,34 +17,19 @@ function readmeReceiver(): string {
   return code[1]!;
 }
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-let daemon: TestDaemon | undefined;
-let child: ChildProcess | undefined;
-let dir: string | undefined;
-
-afterEach(async () => {
-  child?.kill('SIGKILL');
-  await daemon?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
-  daemon = child = dir = undefined;
-});
+const t = webhookTestResources();
 
 describe('README receiver example', () => {
   it('runs as printed, accepts the daemon signed events and refuses a forged signature', async () => {
-    dir = mkdtempSync(path.join(tmpdir(), 'readme-receiver-'));
+    const dir = mkdtempSync(path.join(tmpdir(), 'readme-receiver-'));
+    t.onCleanup(() => rmSync(dir, { recursive: true, force: true }));
     const file = path.join(dir, 'receiver.mjs');
     writeFileSync(file, readmeReceiver());
     const port = await freePort();
-    daemon = await startWebhookDaemon([{ id: 'partner', url: `http://127.0.0.1:${port}/webhook/events`, events: ['Authorize'] }]);
+    const daemon = await t.daemon([{ id: 'partner', url: `http://127.0.0.1:${port}/webhook/events`, events: ['Authorize'] }]);
     const output: string[] = [];
-    child = spawn(process.execPath, [file], { env: { ...process.env, ISSUER: `http://127.0.0.1:${daemon.daemon.httpPort}`, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [file], { env: { ...process.env, ISSUER: `http://127.0.0.1:${daemon.daemon.httpPort}`, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    t.onCleanup(() => void child.kill('SIGKILL'));
     child.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
     child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
 
@@ -54,7 +37,7 @@ describe('README receiver example', () => {
     await station.boot();
     await station.authorize('README-1');
     const eventId = daemon.db.prepare('SELECT event_id FROM events').pluck().get() as string;
-    await eventually(() => daemon!.db.prepare("SELECT state FROM deliveries").pluck().get() === 'delivered', 20_000, 'delivered to the README receiver');
+    await eventually(() => daemon.db.prepare("SELECT state FROM deliveries").pluck().get() === 'delivered', 20_000, 'delivered to the README receiver');
     expect(output.join('')).toContain(`Authorize ${eventId} {"stationId":"CP001","idTag":"README-1","status":"Invalid"`);
 
     const forger = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
