@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { startDaemon } from '../daemon.js';
-import { loadCommandConfig, type GlobalOptions } from '../context.js';
+import { ConfigError } from '../../config/index.js';
+import { CliError, EXIT_USAGE, loadCommandConfig, type GlobalOptions } from '../context.js';
 
 export function registerRun(program: Command): void {
   program
@@ -9,6 +9,13 @@ export function registerRun(program: Command): void {
     .action(async (_options, cmd: Command) => {
       const globals = cmd.optsWithGlobals<GlobalOptions>();
       const { configPath, config } = loadCommandConfig(globals);
-      await startDaemon({ configPath, config });
+      // Loaded here, not at the top: every other command would otherwise pay for loading the whole daemon.
+      const { startDaemon } = await import('../daemon.js');
+      try {
+        await startDaemon({ configPath, config });
+      } catch (err) {
+        if (err instanceof ConfigError) throw new CliError(err.message, EXIT_USAGE);
+        throw err;
+      }
     });
 }
