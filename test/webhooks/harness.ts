@@ -1,8 +1,12 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { createServer } from 'node:net';
+import { Writable } from 'node:stream';
 import { afterEach, expect } from 'vitest';
 import { startReceiver, type Answer, type ReceivedRequest, type Receiver, type Responder } from '../support/receiver.js';
 import { verifyDocumentedSignature, verifyRfc9421Signature } from '../support/webhook-verifier.js';
+import { startDaemon, type Daemon } from '../../src/cli/daemon.js';
+import { loadConfig } from '../../src/config/index.js';
+import { createLogger } from '../../src/log/index.js';
 import { CP001, startTestDaemon, type TestDaemon } from '../ocpp/harness.js';
 
 export { eventually } from '../ocpp/harness.js';
@@ -69,6 +73,23 @@ export async function freePort(): Promise<number> {
 export async function reconfigure(daemon: TestDaemon, webhooks: Array<Record<string, unknown>>, delivery: Record<string, unknown> = {}): Promise<void> {
   daemon.temp.write({ log: { level: 'info' }, ...webhookConfig(webhooks, delivery) });
   await daemon.daemon.reload();
+}
+
+/**
+ * Stops the test daemon (keeping its data dir and config) and starts a fresh daemon on them, as a restart does.
+ * The caller stops the returned daemon; test.stop() later only cleans up.
+ */
+export async function restartDaemon(test: TestDaemon): Promise<{ daemon: Daemon; logs: Array<Record<string, unknown>> }> {
+  await test.daemon.stop();
+  const logs: Array<Record<string, unknown>> = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n')) if (line.startsWith('{')) logs.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  const config = loadConfig(test.temp.configPath);
+  return { daemon: await startDaemon({ configPath: test.temp.configPath, config, logger: createLogger(config.log.level, sink), handleSignals: false }), logs };
 }
 
 /** The public key partners verify with: kid "sign" from the daemon's GET /.well-known/jwks.json. */

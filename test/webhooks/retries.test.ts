@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runCli, runCliJson } from '../support/cli.js';
-import { deliveries, eventually, expectSignedWebhook, jwksSigningKey, webhookTestResources } from './harness.js';
+import { deliveries, eventually, expectSignedWebhook, jwksSigningKey, restartDaemon, webhookTestResources } from './harness.js';
 
 const t = webhookTestResources();
 
@@ -33,6 +33,23 @@ describe('retries and dead letters (contract section 5)', () => {
     const [row] = await eventually(() => (deliveries(daemon)[0]?.state === 'delivered' ? deliveries(daemon) : undefined), 5000, 'delivered');
     expect(row).toMatchObject({ state: 'delivered', attempts: 3, last_status: 200 });
     expect(daemon.logged('webhook attempt failed; will retry')).toHaveLength(2);
+  });
+
+  it('keeps the attempt count and the retry time across a restart: no attempt repeated early, none skipped', async () => {
+    const partner = await t.receiver({ status: 503 });
+    const daemon = await t.daemon([{ id: 'partner-a', url: partner.url(), events: ['Authorize'] }], { retryIntervalS: 1, maxRetries: 3 });
+    const station = await daemon.connect();
+    await station.boot();
+    await station.authorize('TAG-1');
+    await partner.waitForCount(2);
+    const restarted = await restartDaemon(daemon);
+    t.onCleanup(() => restarted.daemon.stop());
+    const dead = await eventually(() => restarted.logs.find((l) => l.exceptionType === 'Webhook_SendHttp'), 15_000, 'Webhook_SendHttp after the restart');
+    expect(dead).toMatchObject({ attempts: 4, lastStatus: 503 });
+    expect(partner.requests).toHaveLength(4);
+    expect(new Set(partner.requests.map((r) => r.json().eventId)).size).toBe(1);
+    // The first attempt after the restart waited for the interval the last failure set.
+    expect(partner.requests[2]!.receivedAt - partner.requests[1]!.receivedAt).toBeGreaterThanOrEqual(950);
   });
 
   it('after maxRetries dead-letters the event with Webhook_SendHttp; deadletter replay brings the same eventId back without a restart', async () => {
