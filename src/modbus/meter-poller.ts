@@ -16,7 +16,7 @@ import { kWhToWh, readingProblem, type EnergyBaseline, type MeterReading } from 
  * OCPP 1.6 values a meter's connector reports when the meter stops answering: the charge point may still deliver
  * energy, but nothing can be measured or billed, which is what `PowerMeterFailure` means.
  */
-export const METER_OFFLINE_STATUS = { status: 'Faulted', errorCode: 'PowerMeterFailure' } as const;
+const METER_OFFLINE_STATUS = { status: 'Faulted', errorCode: 'PowerMeterFailure' } as const;
 
 export interface MeterPollerOptions {
   meter: MeterConfig;

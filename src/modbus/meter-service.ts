@@ -56,24 +56,37 @@ export class MeterService {
 
   static async start(options: MeterServiceOptions): Promise<MeterService> {
     const service = new MeterService(options);
-    await service.reload(options.config);
+    try {
+      await service.reload(options.config);
+    } catch (err) {
+      // The daemon stops only the parts it got back: close the buses and pollers already opened.
+      await service.stop();
+      throw err;
+    }
     return service;
   }
 
   reload(config: Config): Promise<void> {
-    this.queue = this.queue.then(() => (this.stopped ? undefined : this.apply(config)));
-    return this.queue;
+    return this.enqueue(async () => {
+      if (!this.stopped) await this.apply(config);
+    });
   }
 
   stop(): Promise<void> {
-    this.queue = this.queue.then(async () => {
+    return this.enqueue(async () => {
       if (this.stopped) return;
       this.stopped = true;
       clearInterval(this.flushTimer);
       this.flush();
       await this.retire([...this.pollers.keys()], [...this.buses.keys()]);
     });
-    return this.queue;
+  }
+
+  /** Reloads and the stop run one at a time, in order; a failed one does not block the next. */
+  private enqueue(task: () => Promise<void>): Promise<void> {
+    const run = this.queue.then(task);
+    this.queue = run.catch(() => undefined);
+    return run;
   }
 
   report(): MetersReport {
