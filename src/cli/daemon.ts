@@ -109,9 +109,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const applications = new Applications({ db });
     const bearer = new BearerAuth({ verifier: new AccessTokenVerifier({ keystore, issuer: () => config.http.issuer }), applications, config: () => config });
     routes.push(
-      tokenEndpointRoutes({ applications, keystore, config: () => config }),
+      tokenEndpointRoutes({ applications, keystore, config: () => config, metrics }),
       authorizationServerMetadataRoutes(() => config),
-      chargePointsApiRoutes({ site, auth: bearer, commands: centralSystem.commands, config: () => config }),
+      chargePointsApiRoutes({ site, auth: bearer, commands: centralSystem.commands, config: () => config, metrics }),
       openApiRoutes(() => config),
     );
     // ---- end API ----

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import { Counter, type Registry } from 'prom-client';
 import { reaches } from '../applications/index.js';
 import type { Config, Permission } from '../config/index.js';
 import { StationCallError, StationOfflineError, StationTimeoutError, type StationCommands } from '../ocpp/index.js';
@@ -13,6 +14,7 @@ export interface ChargePointsApiOptions {
   /** The OCPP central system's commands: RemoteStart/RemoteStop go to the station over its live connection. */
   commands: Pick<StationCommands, 'remoteStartTransaction' | 'remoteStopTransaction'>;
   config: () => Config;
+  metrics?: Registry;
 }
 
 /**
@@ -34,8 +36,14 @@ export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyP
     return chargePoint;
   };
 
+  const answers =
+    options.metrics && new Counter({ name: 'chargegate_api_requests_total', help: 'Charge-points API answers by route and HTTP status', labelNames: ['method', 'route', 'status'], registers: [options.metrics] });
+
   return async (app) => {
     app.setErrorHandler(apiErrorHandler);
+    app.addHook('onResponse', async (request, reply) => {
+      answers?.inc({ method: request.method, route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) });
+    });
 
     app.get('/charge-points', async (request) => {
       const caller = await auth.authenticate(request, 'charge-points:read');

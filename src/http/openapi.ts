@@ -1,12 +1,18 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
-import { PERMISSIONS, type Config } from '../config/index.js';
+import type { Config, Permission } from '../config/index.js';
 import { ACCESS_TOKEN_LIFETIME_S } from '../keystore/index.js';
 import { apiSchemas } from './api-schemas.js';
 
 const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 const json = (schema: object, description: string) => ({ description, content: { 'application/json': { schema } } });
 const error = (description: string) => json(ref('Error'), description);
+
+/** Every permission a group can grant, as OAuth scopes (a token's `scope` lists those of its groups). */
+const PERMISSION_DESCRIPTIONS: Record<Permission, string> = {
+  'charge-points:read': 'List charge points',
+  'charge-points:control': 'Start and stop transactions',
+};
 
 /** Responses every Bearer-protected operation can give (RFC 6750). */
 const BEARER_ERRORS = {
@@ -103,7 +109,7 @@ export function openApiDocument(config: Config): Record<string, unknown> {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: `Access token from POST ${issuer}/oauth2/token` },
         clientBasic: { type: 'http', scheme: 'basic', description: 'client_id and client_secret, each form-urlencoded (RFC 6749 2.3.1)' },
-        oauth2: { type: 'oauth2', flows: { clientCredentials: { tokenUrl: `${issuer}/oauth2/token`, scopes: { 'charge-points:read': 'List charge points', 'charge-points:control': 'Start and stop transactions' } } } },
+        oauth2: { type: 'oauth2', flows: { clientCredentials: { tokenUrl: `${issuer}/oauth2/token`, scopes: PERMISSION_DESCRIPTIONS } } },
       },
     },
     paths: {

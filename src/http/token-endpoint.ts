@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { Counter, type Registry } from 'prom-client';
 import { grantsOf, issueAccessToken, scopeOf, type Applications } from '../applications/index.js';
 import type { Config } from '../config/index.js';
 import { ACCESS_TOKEN_LIFETIME_S, type Keystore } from '../keystore/index.js';
@@ -10,6 +11,7 @@ export interface TokenEndpointOptions {
   keystore: Keystore;
   config: () => Config;
   throttle?: FailureThrottle;
+  metrics?: Registry;
 }
 
 /** An error response of RFC 6749 section 5.2. */
@@ -33,6 +35,8 @@ const FORM = 'application/x-www-form-urlencoded';
  */
 export function tokenEndpointRoutes(options: TokenEndpointOptions): FastifyPluginAsync {
   const throttle = options.throttle ?? new FailureThrottle();
+  const requests =
+    options.metrics && new Counter({ name: 'chargegate_token_requests_total', help: 'POST /oauth2/token by outcome: issued, or the RFC 6749 error code', labelNames: ['outcome'], registers: [options.metrics] });
   return async (app) => {
     // Scoped to this plugin: the raw form text, so repeated parameters can be refused (RFC 6749 section 3.2).
     app.removeAllContentTypeParsers();
@@ -59,11 +63,13 @@ export function tokenEndpointRoutes(options: TokenEndpointOptions): FastifyPlugi
         const scope = scopeOf(grantsOf(config, application.groupIds));
         const { token } = await issueAccessToken({ keystore: options.keystore, issuer: config.http.issuer, application, scope });
         request.log.info({ clientId: application.clientId, address }, 'access token issued');
+        requests?.inc({ outcome: 'issued' });
         return reply.status(200).send({ access_token: token, token_type: 'Bearer', expires_in: ACCESS_TOKEN_LIFETIME_S, scope });
       } catch (err) {
         if (!(err instanceof OAuthError)) throw err;
         if (err.error === 'invalid_client') throttle.recordFailure(address);
         request.log.warn({ error: err.error, reason: err.description, address }, 'token request refused');
+        requests?.inc({ outcome: err.error });
         return sendOAuthError(reply, err);
       }
     });

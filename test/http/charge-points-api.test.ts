@@ -67,6 +67,10 @@ describe('charge-points API with real stations', () => {
     const again = await stop('CP001-A', { transactionId: transaction.transactionId });
     expect(again.status).toBe(409);
     expect(again.body).toMatchObject({ error: 'transaction_stopped' });
+
+    const metrics = await (await fetch(`${api.baseUrl}/metrics`)).text();
+    expect(metrics).toContain('chargegate_api_requests_total{method="POST",route="/charge-points/:chargePointId/start",status="202"} 1');
+    expect(metrics).toContain('chargegate_api_requests_total{method="POST",route="/charge-points/:chargePointId/stop",status="409"} 1');
   });
 
   it('409 when the station rejects, 502 on a CALLERROR, 504 when it does not answer, 503 once it is gone', async () => {

@@ -143,5 +143,8 @@ describe('POST /oauth2/token', () => {
     expect((await post(wrong)).status).toBe(401);
     expect(performance.now() - started).toBeGreaterThanOrEqual(490);
     expect(api.logged('token request refused').length).toBeGreaterThanOrEqual(8);
+    const metrics = await (await fetch(`${api.baseUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^chargegate_token_requests_total\{outcome="invalid_client"\} ([89]|\d\d)$/m);
+    expect(metrics).toMatch(/^chargegate_token_requests_total\{outcome="issued"\} \d+$/m);
   });
 });
