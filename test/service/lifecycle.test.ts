@@ -40,7 +40,7 @@ function siteWithWebhook(receiver: Receiver): Record<string, unknown> {
   return { id: 's1', stations: [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1, 2] }] }], webhooks: [{ id: 'late-partner', url: receiver.url(), events: ['ChargePointStatus'] }] };
 }
 
-describe('daemon lifecycle under signals', () => {
+describe('daemon lifecycle: systemd notifications, SIGHUP reload, SIGTERM stop', () => {
   let site: TempSite | undefined;
   let daemon: ChildProcess | undefined;
   let notify: NotifySocket | undefined;
@@ -48,7 +48,7 @@ describe('daemon lifecycle under signals', () => {
   let receiver: Receiver | undefined;
 
   afterEach(async () => {
-    await station?.close();
+    await station?.close().catch(() => undefined);
     station = undefined;
     await receiver?.close();
     receiver = undefined;
@@ -120,27 +120,6 @@ describe('daemon lifecycle under signals', () => {
     expect(restart?.keys).toEqual(['http.port', 'http.issuer']);
     const health = await fetch(`http://127.0.0.1:${httpPortOf(started.logs)}/health`);
     expect(health.status).toBe(200);
-  });
-});
-
-describe('daemon lifecycle with stations and partners', () => {
-  let site: TempSite | undefined;
-  let daemon: ChildProcess | undefined;
-  let station: SimulatedStation | undefined;
-  let receiver: Receiver | undefined;
-
-  afterEach(async () => {
-    await station?.close().catch(() => undefined);
-    station = undefined;
-    await receiver?.close();
-    receiver = undefined;
-    if (daemon && daemon.exitCode === null && daemon.signalCode === null) {
-      daemon.kill('SIGKILL');
-      await exited(daemon);
-    }
-    daemon = undefined;
-    site?.cleanup();
-    site = undefined;
   });
 
   it('SIGHUP adds a webhook without dropping the station: its next event goes to the new partner', async () => {
