@@ -173,10 +173,19 @@ export const STATUS_SCRIPT = `'use strict';
       return { cells: [String(t.transactionId), t.chargePointId, String(t.connectorId), t.stationId, time(t.startedAt), String(t.meterStartKWh), t.source], data: { transaction: String(t.transactionId) } };
     }), 'no transaction in progress'));
 
-    fill('meters', table(['Meter', 'Charge point', 'Connector', 'Model', 'Address', 'Status'], s.meters.map(function (m) {
+    fill('meters', table(['Meter', 'Charge point', 'Model', 'Address', 'Health', 'Energy (kWh)', 'Current (A)', 'Power (W)', 'Session', 'Last reading', 'Connector'], s.meters.map(function (m) {
       var cp = s.chargePoints.find(function (c) { return c.chargePointId === m.chargePointId; });
       var connector = cp && cp.connectors.find(function (c) { return c.connectorId === m.connectorId; });
-      return { cells: [m.meterId, m.chargePointId, String(m.connectorId), m.model, m.address, connector ? chip(connector.status) : ''], data: { meter: m.meterId } };
+      var live = m.live;
+      var round = function (n, digits) { return n === null ? '' : String(Math.round(n * Math.pow(10, digits)) / Math.pow(10, digits)); };
+      return {
+        cells: [m.meterId, m.chargePointId + '/' + m.connectorId, m.model, m.address,
+          live ? chip(live.online ? live.status : 'offline', live.online ? live.status : 'critical') : chip('not polled', 'state'),
+          live ? round(live.energyKWh, 3) : '', live ? live.currentA.map(function (a) { return round(a, 1); }).join(' / ') : '', live ? round(live.powerW, 0) : '',
+          live ? live.session + (live.transactionId === null ? '' : ' (transaction ' + live.transactionId + ')') : '', live ? time(live.lastGoodReadingAt) : '',
+          connector ? chip(connector.status) : ''],
+        data: { meter: m.meterId, session: live ? live.session : '' },
+      };
     }), 'no Modbus meter configured'));
 
     fill('parts', renderParts(s.parts));

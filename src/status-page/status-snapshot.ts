@@ -1,5 +1,6 @@
 import { modbusBusKey, type Config } from '../config/index.js';
 import { worstLevel, type HealthLevel, type HealthSource } from '../http/index.js';
+import type { MeterHealth } from '../modbus/index.js';
 import { whToKWh, type ChargePointView, type Site } from '../site/index.js';
 
 /** GET /status.json: what the status page shows. Read-only and unauthenticated, so it carries no tag, secret or key. */
@@ -49,12 +50,28 @@ export interface MeterStatus {
   model: string;
   /** tcp://host:port#unit, rtu:/dev/ttyUSB0#unit... */
   address: string;
+  /** What the poller last saw; null before its first poll. */
+  live: MeterLive | null;
+}
+
+export interface MeterLive {
+  status: HealthLevel;
+  online: boolean;
+  lastGoodReadingAt: string | null;
+  energyKWh: number | null;
+  currentA: number[];
+  powerW: number | null;
+  /** Detector phase: idle, starting, charging, stopping. */
+  session: string;
+  transactionId: number | null;
 }
 
 export interface StatusSnapshotSources {
   site: Site;
   config: () => Config;
   health: () => HealthSource[];
+  /** The Modbus poller's view per meter id. */
+  meterHealth: () => Record<string, MeterHealth>;
   startedAt: Date;
   version: string;
   now?: () => Date;
@@ -65,6 +82,7 @@ const HIDDEN_KEY = /idtag|id_tag|password|secret|token|passphrase|authorization|
 
 export function statusSnapshot(sources: StatusSnapshotSources): StatusSnapshot {
   const config = sources.config();
+  const meterHealth = sources.meterHealth();
   const reports = Object.fromEntries(sources.health().map((s) => [s.name, hideSecrets(s.report()) as Record<string, unknown>]));
   return {
     generatedAt: (sources.now?.() ?? new Date()).toISOString(),
@@ -97,9 +115,24 @@ export function statusSnapshot(sources: StatusSnapshotSources): StatusSnapshot {
         connectorId: m.connectorId,
         model: m.model,
         address: `${modbusBusKey(m.connection)}#${m.connection.unitId}`,
+        live: meterLive(meterHealth[m.id]),
       })),
     ),
     parts: reports,
+  };
+}
+
+function meterLive(health: MeterHealth | undefined): MeterLive | null {
+  if (!health) return null;
+  return {
+    status: health.status,
+    online: health.online,
+    lastGoodReadingAt: health.lastGoodReadingAt ?? null,
+    energyKWh: health.lastReading?.energyKWh ?? null,
+    currentA: health.lastReading?.currentA ?? [],
+    powerW: health.lastReading?.powerW ?? null,
+    session: health.session.phase,
+    transactionId: health.session.transactionId ?? null,
   };
 }
 

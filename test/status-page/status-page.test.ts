@@ -3,7 +3,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startDaemon, type Daemon } from '../../src/cli/daemon.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
+import { METER_MODELS } from '../../src/modbus/index.js';
 import type { StatusSnapshot } from '../../src/status-page/index.js';
+import { MeterSimulator } from '../support/meter-simulator.js';
 import { connectStation, type SimulatedStation } from '../support/station.js';
 import { tempSite, type TempSite } from '../support/temp-site.js';
 
@@ -21,15 +23,18 @@ describe('status page in headless Chromium', () => {
   let daemon: Daemon;
   let station: SimulatedStation | undefined;
   let page: Page | undefined;
+  let meter: MeterSimulator;
 
   beforeAll(async () => {
     browser = await chromium.launch(CHROMIUM);
+    meter = await MeterSimulator.tcp({ units: { 3: METER_MODELS.sdm630 } });
+    await meter.set(3, { energyKWh: 1234.5, currentA: [0, 0, 0], powerW: 0 });
     site = tempSite({
       sites: [
         {
           id: 's1',
           stations: [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1, 2] }] }],
-          meters: [{ id: 'meter-1', chargePointId: 'MB-1', connectorId: 1, model: 'sdm630', connection: { type: 'tcp', host: '127.0.0.1', port: 1502, unitId: 3 }, idTag: 'MODBUS-TAG-SECRET' }],
+          meters: [{ id: 'meter-1', chargePointId: 'MB-1', connectorId: 1, model: 'sdm630', connection: { type: 'tcp', host: '127.0.0.1', port: meter.port, unitId: 3 }, pollIntervalMs: 200, idTag: 'MODBUS-TAG-SECRET' }],
           webhooks: [{ id: 'partner-a', url: 'http://user:pw@127.0.0.1:9/webhook/events', auth: { type: 'token', token: 'static-token-secret' } }],
         },
       ],
@@ -48,6 +53,7 @@ describe('status page in headless Chromium', () => {
   afterAll(async () => {
     await daemon?.stop();
     await browser?.close();
+    await meter?.close();
     site?.cleanup();
   });
 
@@ -78,7 +84,12 @@ describe('status page in headless Chromium', () => {
     await expect.poll(() => transaction.count(), { timeout: 15_000 }).toBe(1);
     expect(await transaction.innerText()).toMatch(/CP001-A\s+1\s+CP001\s+.*\s+1.5\s+ocpp/);
 
-    expect(await page.locator('#meters tr[data-meter="meter-1"]').innerText()).toContain('tcp://127.0.0.1:1502#3');
+    // The meter row follows the poller: a car starts drawing 16 A and the page shows it without a reload.
+    const meterRow = page.locator('#meters tr[data-meter="meter-1"]');
+    expect(await meterRow.innerText()).toContain(`tcp://127.0.0.1:${meter.port}#3`);
+    await meter.set(3, { energyKWh: 1234.75, currentA: [16, 16, 16], powerW: 11_000 });
+    await expect.poll(() => meterRow.innerText(), { timeout: 15_000 }).toMatch(/1234\.75\s+16 \/ 16 \/ 16\s+11000/);
+    expect(await meterRow.getAttribute('data-session')).toMatch(/starting|charging/);
     // Webhook queue health: one executor per (webhook, event type), the partner refusing connections.
     const queues = page.locator('#parts tr[data-part="webhooks"]');
     await expect.poll(() => queues.count(), { timeout: 15_000 }).toBe(4);
@@ -99,7 +110,7 @@ describe('status page in headless Chromium', () => {
     expect(response.headers.get('content-security-policy')).toContain("script-src 'self'");
     const snapshot = (await (await fetch(`http://127.0.0.1:${daemon.httpPort}/status.json`)).json()) as StatusSnapshot;
     expect(snapshot.sites).toEqual(['s1']);
-    expect(snapshot.meters).toEqual([{ meterId: 'meter-1', siteId: 's1', chargePointId: 'MB-1', connectorId: 1, model: 'sdm630', address: 'tcp://127.0.0.1:1502#3' }]);
+    expect(snapshot.meters).toMatchObject([{ meterId: 'meter-1', siteId: 's1', chargePointId: 'MB-1', connectorId: 1, model: 'sdm630', address: `tcp://127.0.0.1:${meter.port}#3`, live: { online: true } }]);
     expect(Object.keys(snapshot.parts)).toContain('ocpp');
   });
 
