@@ -31,15 +31,20 @@ export async function postBounded(url: URL, options: PostOptions): Promise<HttpA
   const chunks: Buffer[] = [];
   let size = 0;
   let truncated = false;
-  for await (const chunk of response.body as AsyncIterable<Buffer>) {
-    const room = options.maxBodyBytes - size;
-    chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
-    size += Math.min(chunk.length, room);
-    if (chunk.length > room) {
-      truncated = true;
-      // Leaving the loop destroys the body stream, which closes the connection instead of draining it.
-      break;
+  try {
+    for await (const chunk of response.body as AsyncIterable<Buffer>) {
+      const room = options.maxBodyBytes - size;
+      chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+      size += Math.min(chunk.length, room);
+      if (chunk.length > room) {
+        truncated = true;
+        // Leaving the loop destroys the body stream, which closes the connection instead of draining it.
+        break;
+      }
     }
+  } catch {
+    // The status line already arrived and is the answer; a body cut short (timeout, reset) only loses detail.
+    truncated = true;
   }
   const contentType = response.headers['content-type'];
   return { status: response.statusCode, contentType: Array.isArray(contentType) ? contentType[0] : contentType, body: Buffer.concat(chunks).toString('utf8'), truncated };

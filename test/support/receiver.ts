@@ -29,7 +29,9 @@ export type Answer =
   | { kind: 'reset' }
   | { kind: 'redirect'; location: string; status?: 301 | 302 | 303 | 307 | 308 }
   /** A 2xx (or `status`) streaming `bytes` of body as fast as the client reads. */
-  | { kind: 'huge'; bytes: number; status?: number };
+  | { kind: 'huge'; bytes: number; status?: number }
+  /** Sends the status line, headers and a few body bytes, then nothing more. */
+  | { kind: 'stall'; status?: number };
 
 export type Responder = (request: ReceivedRequest) => Answer | Promise<Answer>;
 
@@ -102,6 +104,10 @@ export async function startReceiver(answer: Responder | Answer = { status: 200 }
         return;
       case 'redirect':
         res.writeHead(answer.status ?? 302, { Location: answer.location, 'Content-Length': '0' }).end();
+        return;
+      case 'stall':
+        res.writeHead(answer.status ?? 200, { 'Content-Type': 'text/plain', 'Content-Length': '1000' });
+        res.write('partial');
         return;
       case 'huge': {
         res.writeHead(answer.status ?? 200, { 'Content-Type': 'application/octet-stream', 'Content-Length': String(answer.bytes) });

@@ -16,6 +16,7 @@ describe('faulty receivers do not stall anyone else', () => {
     r.target = await startReceiver();
     r.redirect = await startReceiver({ kind: 'redirect', location: r.target.url(), status: 307 });
     r.huge = await startReceiver({ kind: 'huge', bytes: HUGE });
+    r.stall = await startReceiver({ kind: 'stall', status: 202 });
     r.mixed = await startReceiver((request) => (request.json().eventType === 'ChargePointStatus' ? { kind: 'hang' } : { status: 200 }));
     daemon = await startWebhookDaemon(
       [
@@ -24,6 +25,7 @@ describe('faulty receivers do not stall anyone else', () => {
         { id: 'reset', url: r.reset.url() },
         { id: 'redirect', url: r.redirect.url() },
         { id: 'huge', url: r.huge.url() },
+        { id: 'stall', url: r.stall.url(), events: ['Authorize'] },
         { id: 'refused', url: `http://127.0.0.1:${await freePort()}/webhook/events` },
         { id: 'unresolvable', url: 'http://chargegate-receiver.invalid/webhook/events' },
         { id: 'mixed', url: r.mixed.url(), events: ['Authorize', 'ChargePointStatus'] },
@@ -72,6 +74,10 @@ describe('faulty receivers do not stall anyone else', () => {
       // FIFO: only the head of each (webhook, event type) queue has been tried.
       for (const type of ['Authorize', 'ChargePointStatus']) expect(deliveries(daemon, id).filter((d) => d.event_type === type).slice(1).every((d) => d.attempts === 0)).toBe(true);
     }
+  });
+
+  it('counts a 2xx whose body stalls as delivered: the status is the answer', async () => {
+    await eventually(() => deliveries(daemon, 'stall').length === 5 && deliveries(daemon, 'stall').every((d) => d.state === 'delivered' && d.last_status === 202), 20_000, 'stalled bodies delivered');
   });
 
   it('counts a 2xx with a huge body as delivered without reading the body', async () => {
