@@ -11,6 +11,13 @@ import type { ReceiverApi } from '../workers/receiver.js';
 export const EVENTS_PER_S = 'events/s delivered';
 
 /**
+ * Queue capacity for the load scenarios. Stations can commit events faster than one FIFO queue delivers them;
+ * with the default 1,000 the overflow would go to the dead letters, and the figure would no longer be about
+ * every event being delivered.
+ */
+export const BACKLOG_ROOM = 1_000_000;
+
+/**
  * 1. Event pipeline: stations start and stop transactions back to back; every event (StartTransaction, the
  * post-start Authorize, StopTransaction) is committed, signed and delivered to a loopback receiver.
  * Baseline: the naive chain of the same primitives in one loop (workers/naive-chain.ts).
@@ -20,7 +27,7 @@ export const eventPipeline: Scenario = {
   title: 'Event pipeline: events committed, signed and delivered',
   async run(ctx) {
     const s = ctx.settings.pipeline;
-    ctx.describe({ ...s, load: 'each station: StartTransaction then StopTransaction, closed loop', webhook: 'one, all four event types, signature documented (RSA-PSS 3072)' });
+    ctx.describe({ ...s, load: 'each station: StartTransaction then StopTransaction, closed loop', webhook: 'one, all four event types, signature documented', queueCapacity: BACKLOG_ROOM });
     const receiver = await ctx.startWorker<ReceiverApi>('receiver');
     const { port } = await receiver.call('up', {});
     const url = `http://127.0.0.1:${port}/webhook/events`;
@@ -41,7 +48,7 @@ export const eventPipeline: Scenario = {
       const identities = Array.from({ length: s.stations }, (_, i) => stationId(i));
       const site = ctx.tempSite();
       seedIdTags(site, identities.map(stationTag));
-      const daemon = await ctx.startChargegate({ sites: [benchSite({ stations: s.stations, webhookUrl: url })] }, site);
+      const daemon = await ctx.startChargegate({ sites: [benchSite({ stations: s.stations, webhookUrl: url })], webhookDelivery: { queueCapacity: BACKLOG_ROOM } }, site);
       const fleet = await Fleet.connect(ctx, { url: daemon.ocppUrl, identities, generators: 1, concurrency: 25 });
       const startAtMs = nowMs() + 300;
       const [load] = await fleet.all((g) => g.call('pipeline', { startAtMs, warmupMs: s.warmupS * 1000, measureMs: s.measureS * 1000 }));
@@ -49,7 +56,8 @@ export const eventPipeline: Scenario = {
       const from = startAtMs + s.warmupS * 1000;
       const inWindow = (await receiver.call('arrivals', undefined)).filter((a) => a.atMs >= from && a.atMs <= from + s.measureS * 1000).length;
       const peakRssMB = processStats(daemon.pid).peakRssMB;
-      await drained(ctx, daemon, receiver);
+      // The rate stands even if the backlog then fails to drain: that is recorded as an error of its own.
+      await ctx.side('chargegate, delivering the backlog after the load', () => drained(ctx, daemon, receiver));
       daemon.assertAlive();
       await daemon.stop();
       return { eventsPerS: inWindow / s.measureS, peakRssMB, transactionsPerS: load!.transactions / s.measureS, note: failureNote([load!]) };
@@ -77,7 +85,7 @@ export const eventPipeline: Scenario = {
 };
 
 /** After the load: every committed delivery reaches the receiver, none dead. Throws with the counts otherwise. */
-export async function drained(ctx: ScenarioContext, daemon: ChargegateProcess, receiver: WorkerHandle<ReceiverApi>): Promise<void> {
+async function drained(ctx: ScenarioContext, daemon: ChargegateProcess, receiver: WorkerHandle<ReceiverApi>): Promise<void> {
   const state = async () => ({ outbox: outboxCounts(daemon.site.dataDir), received: await receiver.call('count', undefined) });
   await waitFor(
     async () => {

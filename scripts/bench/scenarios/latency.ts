@@ -3,6 +3,7 @@ import { failureNote, Fleet } from '../fleet.js';
 import { stationId, stationTag } from '../identities.js';
 import { nowMs, percentile } from '../measure.js';
 import { waitFor, type Scenario } from '../scenario.js';
+import { BACKLOG_ROOM } from './event-pipeline.js';
 import type { ReceiverApi } from '../workers/receiver.js';
 
 /**
@@ -15,7 +16,7 @@ export const steadyLatency: Scenario = {
   title: 'Latency at a steady event rate: station StartTransaction to webhook received',
   async run(ctx) {
     const s = ctx.settings.latency;
-    ctx.describe({ ...s, webhook: 'one, StartTransaction and StopTransaction' });
+    ctx.describe({ ...s, webhook: 'one, StartTransaction and StopTransaction', queueCapacity: BACKLOG_ROOM });
     const latencies = await ctx.side('chargegate', async () => {
       const receiver = await ctx.startWorker<ReceiverApi>('receiver');
       const { port } = await receiver.call('up', {});
@@ -23,7 +24,7 @@ export const steadyLatency: Scenario = {
       const site = ctx.tempSite();
       seedIdTags(site, identities.map(stationTag));
       const webhookUrl = `http://127.0.0.1:${port}/webhook/events`;
-      const daemon = await ctx.startChargegate({ sites: [benchSite({ stations: s.stations, webhookUrl, events: ['StartTransaction', 'StopTransaction'] })] }, site);
+      const daemon = await ctx.startChargegate({ sites: [benchSite({ stations: s.stations, webhookUrl, events: ['StartTransaction', 'StopTransaction'] })], webhookDelivery: { queueCapacity: BACKLOG_ROOM } }, site);
       const fleet = await Fleet.connect(ctx, { url: daemon.ocppUrl, identities, generators: 1, concurrency: 25 });
       const startAtMs = nowMs() + 300;
       const [load] = await fleet.all((g) => g.call('steady', { startAtMs, durationMs: (s.warmupS + s.measureS) * 1000, eventsPerS: s.eventsPerS }));
