@@ -45,9 +45,12 @@ export function tokenEndpointRoutes(options: TokenEndpointOptions): FastifyPlugi
       void reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
     });
     app.setErrorHandler((err: Error & { statusCode?: number }, request, reply) => {
-      const oauth = err instanceof OAuthError ? err : new OAuthError(400, 'invalid_request', err.statusCode === 413 ? 'request body too large' : 'malformed request');
-      if (!(err instanceof OAuthError)) request.log.warn({ err }, 'token request unreadable');
-      sendOAuthError(reply, oauth);
+      if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
+        request.log.warn({ reason: err.message }, 'token request unreadable');
+        return sendOAuthError(reply, new OAuthError(400, 'invalid_request', err.statusCode === 413 ? 'request body too large' : 'malformed request'));
+      }
+      request.log.error({ err }, 'token request failed');
+      return reply.status(500).send({ error: 'server_error', error_description: 'internal error' });
     });
 
     app.post('/oauth2/token', async (request, reply) => {

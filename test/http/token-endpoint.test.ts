@@ -114,6 +114,7 @@ describe('POST /oauth2/token', () => {
       ['repeated parameter', { body: 'grant_type=client_credentials&grant_type=client_credentials' }],
       ['JSON body', { body: JSON.stringify({ grant_type: 'client_credentials' }), headers: { 'content-type': 'application/json' } }],
       ['no body', {}],
+      ['body over the limit', { body: `grant_type=client_credentials&padding=${'a'.repeat(70_000)}` }],
     ];
     for (const [what, init] of cases) {
       const headers = init.headers ?? (typeof init.body === 'string' ? { 'content-type': 'application/x-www-form-urlencoded' } : undefined);
