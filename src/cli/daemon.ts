@@ -163,6 +163,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       ocppPort: centralSystem.port,
       reload() {
         reloading = reloading.then(async () => {
+          // A SIGHUP that arrives while stopping would hand the new config to parts already stopped.
+          if (stopping) return false;
           await service.reloading();
           const applied = await applyConfig();
           await service.reloaded(serving);
