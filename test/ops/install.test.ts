@@ -16,8 +16,9 @@ function mode(file: string): string {
   return (statSync(file).mode & 0o777).toString(8);
 }
 
+/** `npm test` builds dist/ first (pretest); the installer's own build step is plain `npm run build`. */
 function install(destdir: string): Promise<{ stdout: string; stderr: string }> {
-  return run('bash', [path.join(ROOT, 'scripts/install.sh'), '--destdir', destdir], { cwd: tmpdir(), timeout: 180_000 });
+  return run('bash', [path.join(ROOT, 'scripts/install.sh'), '--destdir', destdir, '--no-build'], { cwd: tmpdir(), timeout: 180_000 });
 }
 
 /** The unit's ExecStart as argv, the way systemd runs it. */
@@ -92,7 +93,7 @@ describe('scripts/install.sh into a staging root', () => {
     const edited = `${readFileSync(configPath, 'utf8')}# edited by the installer\n`;
     writeFileSync(configPath, edited);
 
-    const { stdout } = await run('bash', [path.join(ROOT, 'scripts/install.sh'), '--destdir', destdir, '--no-build'], { timeout: 180_000 });
+    const { stdout } = await install(destdir);
     expect(stdout).toContain(`kept the existing ${configPath}`);
     expect(stdout).toContain('kept the existing keystore passphrase');
     expect(readFileSync(configPath, 'utf8')).toBe(edited);
