@@ -7,7 +7,7 @@ export interface ChargePointLocation {
   chargePointId: string;
 }
 
-export type ScopeLevel = 'company' | 'site' | 'station' | 'chargePoint';
+type ScopeLevel = 'company' | 'site' | 'station' | 'chargePoint';
 
 /** One permission over one node of the hierarchy, from a group. */
 export interface Grant {
@@ -17,7 +17,7 @@ export interface Grant {
   target: string;
 }
 
-export function parseScope(scope: string): { level: ScopeLevel; target: string } {
+function parseScope(scope: string): { level: ScopeLevel; target: string } {
   const at = scope.indexOf(':');
   return { level: scope.slice(0, at) as ScopeLevel, target: scope.slice(at + 1) };
 }
@@ -39,7 +39,7 @@ export function scopeOf(grants: readonly Grant[]): string {
 }
 
 /** A grant covers its node and everything below it. */
-export function covers(grant: Grant, companyId: string, at: ChargePointLocation): boolean {
+function covers(grant: Grant, companyId: string, at: ChargePointLocation): boolean {
   switch (grant.level) {
     case 'company':
       return grant.target === companyId;

@@ -4,6 +4,6 @@ export { jwksRoutes } from './jwks.js';
 export { tokenEndpointRoutes, type TokenEndpointOptions } from './token-endpoint.js';
 export { BearerAuth, type Caller } from './bearer-auth.js';
 export { chargePointsApiRoutes, type ChargePointsApiOptions } from './charge-points-api.js';
-export { openApiDocument, openApiRoutes } from './openapi.js';
+export { openApiRoutes } from './openapi.js';
 export { FailureThrottle } from './failure-throttle.js';
 export { authorizationServerMetadataRoutes } from './authorization-server-metadata.js';

@@ -53,7 +53,7 @@ function components(): Record<string, unknown> {
 }
 
 /** The OpenAPI 3 description of contract section 6, for the configured issuer (= base URL). */
-export function openApiDocument(config: Config): Record<string, unknown> {
+function openApiDocument(config: Config): Record<string, unknown> {
   const issuer = config.http.issuer;
   return {
     openapi: '3.0.3',

@@ -10,7 +10,6 @@ export interface TokenEndpointOptions {
   applications: Applications;
   keystore: Keystore;
   config: () => Config;
-  throttle?: FailureThrottle;
   metrics?: Registry;
 }
 
@@ -34,7 +33,7 @@ const FORM = 'application/x-www-form-urlencoded';
  * refused because scopes derive from the application's groups.
  */
 export function tokenEndpointRoutes(options: TokenEndpointOptions): FastifyPluginAsync {
-  const throttle = options.throttle ?? new FailureThrottle();
+  const throttle = new FailureThrottle();
   const requests =
     options.metrics && new Counter({ name: 'chargegate_token_requests_total', help: 'POST /oauth2/token by outcome: issued, or the RFC 6749 error code', labelNames: ['outcome'], registers: [options.metrics] });
   return async (app) => {

@@ -50,7 +50,7 @@ export function createGatewayCertificate(options: { names: string[]; validDays: 
 }
 
 /** Where `keys tls-cert` puts the files ocpp.tls then names. */
-export function gatewayCertificatePaths(dir: string): { cert: string; key: string } {
+function gatewayCertificatePaths(dir: string): { cert: string; key: string } {
   return { cert: path.join(dir, 'ocpp-cert.pem'), key: path.join(dir, 'ocpp-key.pem') };
 }
 

@@ -1,6 +1,6 @@
-export { Keystore, ACCESS_TOKEN_LIFETIME_S, WEBHOOK_SIGNING_KID, type KeyInfo, type KeyState, type KeystoreOptions, type RotationResult, type SigningKey } from './keystore.js';
+export { Keystore, ACCESS_TOKEN_LIFETIME_S, type KeyInfo, type KeyState, type KeystoreOptions, type RotationResult, type SigningKey } from './keystore.js';
 export { KeystoreError, KEYSTORE_FILE, type KeyPurpose } from './keystore-file.js';
 export { keystorePassphrase, type PassphraseSource } from './passphrase.js';
 export type { PublicJwk } from './signing-keys.js';
 export { openKeystore } from './open-from-config.js';
-export { createGatewayCertificate, gatewayCertificatePaths, saveGatewayCertificate, type GatewayCertificate } from './gateway-certificate.js';
+export { createGatewayCertificate, saveGatewayCertificate, type GatewayCertificate } from './gateway-certificate.js';
