@@ -1,5 +1,6 @@
-import type { WorkerHandle } from './processes.js';
+import { freePort, type WorkerHandle } from './processes.js';
 import type { ScenarioContext } from './scenario.js';
+import type { BareOcppServerApi } from './workers/bare-ocpp-server.js';
 import type { StationsApi } from './workers/stations.js';
 
 /**
@@ -48,4 +49,19 @@ function split<T>(items: readonly T[], parts: number): T[][] {
 export function failureNote(results: ReadonlyArray<{ errors: number; firstError: string | null }>): string | undefined {
   const errors = results.reduce((n, r) => n + r.errors, 0);
   return errors === 0 ? undefined : `${errors} calls failed; first: ${results.find((r) => r.firstError)?.firstError}`;
+}
+
+/** Runs fn against the bare ocpp-rpc baseline server, in its own process, on a port of its own. */
+export async function withBareOcppServer<T>(ctx: ScenarioContext, fn: (url: string, serverPid: number) => Promise<T>): Promise<T> {
+  const server = await ctx.startWorker<BareOcppServerApi>('bare-ocpp-server');
+  const port = await freePort();
+  await server.call('listen', { port });
+  const result = await fn(`ws://127.0.0.1:${port}/ocpp`, server.pid);
+  await server.stop();
+  return result;
+}
+
+/** One note for a figure from what went wrong on either side. */
+export function sidesNote(chargegate: string | undefined, baseline: string | undefined): string | undefined {
+  return [chargegate && `chargegate: ${chargegate}`, baseline && `baseline: ${baseline}`].filter(Boolean).join('; ') || undefined;
 }

@@ -73,6 +73,15 @@ export class ScenarioContext {
     return startChargegate(this.launcher, this.processes, config, site);
   }
 
+  /** Runs fn against a running chargegate, then checks the daemon survived it and stops it. */
+  async withChargegate<T>(config: Record<string, unknown>, fn: (daemon: ChargegateProcess) => Promise<T>, site?: TempSite): Promise<T> {
+    const daemon = await this.startChargegate(config, site);
+    const result = await fn(daemon);
+    daemon.assertAlive();
+    await daemon.stop();
+    return result;
+  }
+
   /** A figure an earlier scenario of this run measured (scenario 5 is judged against scenario 1's rate). */
   earlierFigure(scenarioId: number, name: string): Figure | undefined {
     return this.earlier.find((s) => s.id === scenarioId)?.figures.find((f) => f.name === name);

@@ -1,10 +1,8 @@
 import { benchSite, seedIdTags } from '../chargegate.js';
-import { failureNote, Fleet } from '../fleet.js';
+import { failureNote, Fleet, sidesNote, withBareOcppServer } from '../fleet.js';
 import { stationId, stationTag } from '../identities.js';
 import { nowMs, percentile } from '../measure.js';
-import { freePort } from '../processes.js';
 import type { Scenario, ScenarioContext } from '../scenario.js';
-import type { BareOcppServerApi } from '../workers/bare-ocpp-server.js';
 
 interface AuthorizeRun {
   p50Ms: number | null;
@@ -26,25 +24,14 @@ export const localAuthorize: Scenario = {
     ctx.describe({ ...s, totalCallsPerS: s.stations * s.callsPerStationPerS, idTags: 'one Accepted tag per station on the local list', webhooks: 'none (delivery is scenarios 1, 2 and 5)' });
     const identities = Array.from({ length: s.stations }, (_, i) => stationId(i));
 
-    const bare = await ctx.side('baseline (bare ocpp-rpc)', async () => {
-      const server = await ctx.startWorker<BareOcppServerApi>('bare-ocpp-server');
-      const port = await freePort();
-      await server.call('listen', { port });
-      const run = await drive(ctx, `ws://127.0.0.1:${port}/ocpp`, identities);
-      await server.stop();
-      return run;
-    });
-    const chargegate = await ctx.side('chargegate', async () => {
+    const bare = await ctx.side('baseline (bare ocpp-rpc)', () => withBareOcppServer(ctx, (url) => drive(ctx, url, identities)));
+    const chargegate = await ctx.side('chargegate', () => {
       const site = ctx.tempSite();
       seedIdTags(site, identities.map(stationTag));
-      const daemon = await ctx.startChargegate({ sites: [benchSite({ stations: s.stations })] }, site);
-      const run = await drive(ctx, daemon.ocppUrl, identities);
-      daemon.assertAlive();
-      await daemon.stop();
-      return run;
+      return ctx.withChargegate({ sites: [benchSite({ stations: s.stations })] }, (daemon) => drive(ctx, daemon.ocppUrl, identities), site);
     });
 
-    const note = [chargegate?.note && `chargegate: ${chargegate.note}`, bare?.note && `baseline: ${bare.note}`].filter(Boolean).join('; ') || undefined;
+    const note = sidesNote(chargegate?.note, bare?.note);
     ctx.figure({ name: `Authorize p50, ${s.stations} stations`, unit: 'ms', chargegate: chargegate?.p50Ms ?? null, baseline: bare?.p50Ms ?? null });
     ctx.figure({ name: `Authorize p99, ${s.stations} stations`, unit: 'ms', chargegate: chargegate?.p99Ms ?? null, baseline: bare?.p99Ms ?? null, target: [{ on: 'ratio', op: '<=', value: 2 }], ...(note && { note }) });
   },

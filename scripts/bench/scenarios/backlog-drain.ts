@@ -1,11 +1,11 @@
 import { EVENT_TYPES } from '../../../src/config/index.js';
-import { benchSite, seedIdTags } from '../chargegate.js';
+import { benchSite, seedIdTags, type ChargegateProcess } from '../chargegate.js';
 import { failureNote, Fleet } from '../fleet.js';
 import { stationId, stationTag } from '../identities.js';
 import { nowMs } from '../measure.js';
 import { outboxCounts } from '../outbox-view.js';
 import { freePort } from '../processes.js';
-import { waitFor, type Scenario } from '../scenario.js';
+import { waitFor, type Scenario, type ScenarioContext } from '../scenario.js';
 import type { ReceiverApi } from '../workers/receiver.js';
 import { EVENTS_PER_S } from './event-pipeline.js';
 
@@ -27,41 +27,28 @@ export const backlogDrain: Scenario = {
       const identities = Array.from({ length: s.stations }, (_, i) => stationId(i));
       const site = ctx.tempSite();
       seedIdTags(site, identities.map(stationTag));
-      const daemon = await ctx.startChargegate(
-        { sites: [benchSite({ stations: s.stations, webhookUrl: `http://127.0.0.1:${port}/webhook/events` })], webhookDelivery: { retryIntervalS: s.retryIntervalS, maxRetries: 1_000_000, queueCapacity: 1000 } },
+      const config = { sites: [benchSite({ stations: s.stations, webhookUrl: `http://127.0.0.1:${port}/webhook/events` })], webhookDelivery: { retryIntervalS: s.retryIntervalS, maxRetries: 1_000_000, queueCapacity: 1000 } };
+      return ctx.withChargegate(
+        config,
+        async (daemon) => {
+          await queueBacklog(ctx, daemon, identities);
+          const upAtMs = nowMs();
+          await receiver.call('up', { port });
+          await waitFor(
+            async () => (daemon.assertAlive(), (await receiver.call('count', undefined)).distinct >= expected),
+            ctx.settings.drainTimeoutS * 1000,
+            async () => `${(await receiver.call('count', undefined)).distinct} of ${expected} delivered; outbox ${JSON.stringify(outboxCounts(site.dataDir))}`,
+            100,
+          );
+          const dead = outboxCounts(site.dataDir).deliveriesByState.dead ?? 0;
+          if (dead > 0) throw new Error(`${dead} deliveries went to the dead letters`);
+          const arrivals = await receiver.call('arrivals', undefined);
+          const first = Math.min(...arrivals.map((a) => a.atMs));
+          const last = Math.max(...arrivals.map((a) => a.atMs));
+          return { drainS: (last - first) / 1000, firstAfterUpS: (first - upAtMs) / 1000 };
+        },
         site,
       );
-      const fleet = await Fleet.connect(ctx, { url: daemon.ocppUrl, identities, generators: 1, concurrency: 25 });
-      // Transactions make StartTransaction, StopTransaction and the post-start Authorize; the other two types are
-      // topped up to the same count, whatever else the daemon emitted on the way.
-      const [transactions] = await fleet.all((g) => g.call('produce', { kind: 'transaction', count: s.eventsPerType }));
-      const counts = outboxCounts(site.dataDir).eventsByType;
-      const [authorizations] = await fleet.all((g) => g.call('produce', { kind: 'authorize', count: s.eventsPerType - (counts.Authorize ?? 0) }));
-      const [statuses] = await fleet.all((g) => g.call('produce', { kind: 'status', count: s.eventsPerType - (counts.ChargePointStatus ?? 0) }));
-      await fleet.stop();
-      const queued = outboxCounts(site.dataDir);
-      const wrong = EVENT_TYPES.filter((t) => queued.eventsByType[t] !== s.eventsPerType);
-      if (wrong.length > 0 || queued.deliveriesByState.pending !== expected) {
-        throw new Error(`expected ${s.eventsPerType} pending events of each type, found ${JSON.stringify(queued)}; ${failureNote([transactions!, authorizations!, statuses!]) ?? ''}`);
-      }
-      // Every queue has met the dead endpoint at least once before it comes back.
-      await waitFor(() => outboxCounts(site.dataDir).attemptedPending >= EVENT_TYPES.length, (s.retryIntervalS * 3 + 10) * 1000, () => JSON.stringify(outboxCounts(site.dataDir)));
-      const upAtMs = nowMs();
-      await receiver.call('up', { port });
-      await waitFor(
-        async () => (daemon.assertAlive(), (await receiver.call('count', undefined)).distinct >= expected),
-        ctx.settings.drainTimeoutS * 1000,
-        async () => `${(await receiver.call('count', undefined)).distinct} of ${expected} delivered; outbox ${JSON.stringify(outboxCounts(site.dataDir))}`,
-        100,
-      );
-      const arrivals = await receiver.call('arrivals', undefined);
-      const first = Math.min(...arrivals.map((a) => a.atMs));
-      const last = Math.max(...arrivals.map((a) => a.atMs));
-      const dead = outboxCounts(site.dataDir).deliveriesByState.dead ?? 0;
-      daemon.assertAlive();
-      await daemon.stop();
-      if (dead > 0) throw new Error(`${dead} deliveries went to the dead letters`);
-      return { drainS: (last - first) / 1000, firstAfterUpS: (first - upAtMs) / 1000 };
     });
 
     const pipelineRate = ctx.earlierFigure(1, EVENTS_PER_S)?.chargegate ?? null;
@@ -76,3 +63,25 @@ export const backlogDrain: Scenario = {
     ctx.figure({ name: 'receiver back to first delivery', unit: 's', chargegate: drain?.firstAfterUpS ?? null, note: `bounded by retryIntervalS = ${s.retryIntervalS} s` });
   },
 };
+
+/**
+ * Makes exactly eventsPerType pending events of each type while the receiver is down, and waits until every queue
+ * has met the dead endpoint. Transactions make StartTransaction, StopTransaction and the post-start Authorize; the
+ * other two types are topped up to the same count, whatever else the daemon emitted on the way.
+ */
+async function queueBacklog(ctx: ScenarioContext, daemon: ChargegateProcess, identities: string[]): Promise<void> {
+  const s = ctx.settings.backlog;
+  const { dataDir } = daemon.site;
+  const fleet = await Fleet.connect(ctx, { url: daemon.ocppUrl, identities, generators: 1, concurrency: 25 });
+  const [transactions] = await fleet.all((g) => g.call('produce', { kind: 'transaction', count: s.eventsPerType }));
+  const counts = outboxCounts(dataDir).eventsByType;
+  const [authorizations] = await fleet.all((g) => g.call('produce', { kind: 'authorize', count: s.eventsPerType - (counts.Authorize ?? 0) }));
+  const [statuses] = await fleet.all((g) => g.call('produce', { kind: 'status', count: s.eventsPerType - (counts.ChargePointStatus ?? 0) }));
+  await fleet.stop();
+  const queued = outboxCounts(dataDir);
+  const wrong = EVENT_TYPES.filter((t) => queued.eventsByType[t] !== s.eventsPerType);
+  if (wrong.length > 0 || queued.deliveriesByState.pending !== s.eventsPerType * EVENT_TYPES.length) {
+    throw new Error(`expected ${s.eventsPerType} pending events of each type, found ${JSON.stringify(queued)}; ${failureNote([transactions!, authorizations!, statuses!]) ?? ''}`);
+  }
+  await waitFor(() => outboxCounts(dataDir).attemptedPending >= EVENT_TYPES.length, (s.retryIntervalS * 3 + 10) * 1000, () => JSON.stringify(outboxCounts(dataDir)));
+}

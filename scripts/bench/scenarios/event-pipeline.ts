@@ -44,24 +44,28 @@ export const eventPipeline: Scenario = {
     });
     await receiver.call('reset', undefined);
 
-    const chargegate = await ctx.side('chargegate', async () => {
-      const identities = Array.from({ length: s.stations }, (_, i) => stationId(i));
-      const site = ctx.tempSite();
-      seedIdTags(site, identities.map(stationTag));
-      const daemon = await ctx.startChargegate({ sites: [benchSite({ stations: s.stations, webhookUrl: url })], webhookDelivery: { queueCapacity: BACKLOG_ROOM } }, site);
-      const fleet = await Fleet.connect(ctx, { url: daemon.ocppUrl, identities, generators: 1, concurrency: 25 });
-      const startAtMs = nowMs() + 300;
-      const [load] = await fleet.all((g) => g.call('pipeline', { startAtMs, warmupMs: s.warmupS * 1000, measureMs: s.measureS * 1000 }));
-      await fleet.stop();
-      const from = startAtMs + s.warmupS * 1000;
-      const inWindow = (await receiver.call('arrivals', undefined)).filter((a) => a.atMs >= from && a.atMs <= from + s.measureS * 1000).length;
-      const peakRssMB = processStats(daemon.pid).peakRssMB;
-      // The rate stands even if the backlog then fails to drain: that is recorded as an error of its own.
-      await ctx.side('chargegate, delivering the backlog after the load', () => drained(ctx, daemon, receiver));
-      daemon.assertAlive();
-      await daemon.stop();
-      return { eventsPerS: inWindow / s.measureS, peakRssMB, transactionsPerS: load!.transactions / s.measureS, note: failureNote([load!]) };
-    });
+    const identities = Array.from({ length: s.stations }, (_, i) => stationId(i));
+    const site = ctx.tempSite();
+    seedIdTags(site, identities.map(stationTag));
+    const config = { sites: [benchSite({ stations: s.stations, webhookUrl: url })], webhookDelivery: { queueCapacity: BACKLOG_ROOM } };
+    const chargegate = await ctx.side('chargegate', () =>
+      ctx.withChargegate(
+        config,
+        async (daemon) => {
+          const fleet = await Fleet.connect(ctx, { url: daemon.ocppUrl, identities, generators: 1, concurrency: 25 });
+          const startAtMs = nowMs() + 300;
+          const [load] = await fleet.all((g) => g.call('pipeline', { startAtMs, warmupMs: s.warmupS * 1000, measureMs: s.measureS * 1000 }));
+          await fleet.stop();
+          const from = startAtMs + s.warmupS * 1000;
+          const inWindow = (await receiver.call('arrivals', undefined)).filter((a) => a.atMs >= from && a.atMs <= from + s.measureS * 1000).length;
+          const peakRssMB = processStats(daemon.pid).peakRssMB;
+          // The rate stands even if the backlog then fails to drain: that is recorded as an error of its own.
+          await ctx.side('chargegate, delivering the backlog after the load', () => drained(ctx, daemon, receiver));
+          return { eventsPerS: inWindow / s.measureS, peakRssMB, transactionsPerS: load!.transactions / s.measureS, note: failureNote([load!]) };
+        },
+        site,
+      ),
+    );
 
     ctx.figure({
       name: EVENTS_PER_S,

@@ -24,25 +24,29 @@ export const steadyLatency: Scenario = {
       const site = ctx.tempSite();
       seedIdTags(site, identities.map(stationTag));
       const webhookUrl = `http://127.0.0.1:${port}/webhook/events`;
-      const daemon = await ctx.startChargegate({ sites: [benchSite({ stations: s.stations, webhookUrl, events: ['StartTransaction', 'StopTransaction'] })], webhookDelivery: { queueCapacity: BACKLOG_ROOM } }, site);
-      const fleet = await Fleet.connect(ctx, { url: daemon.ocppUrl, identities, generators: 1, concurrency: 25 });
-      const startAtMs = nowMs() + 300;
-      const [load] = await fleet.all((g) => g.call('steady', { startAtMs, durationMs: (s.warmupS + s.measureS) * 1000, eventsPerS: s.eventsPerS }));
-      await fleet.stop();
-      const measured = load!.starts.filter((start) => start.sentAtMs >= startAtMs + s.warmupS * 1000);
-      const arrivedAt = new Map<string, number>();
-      await waitFor(
-        async () => {
-          for (const a of await receiver.call('arrivals', undefined)) if (a.eventType === 'StartTransaction') arrivedAt.set(`${a.stationId}:${a.meterStart}`, a.atMs);
-          return measured.every((start) => arrivedAt.has(start.key));
+      const config = { sites: [benchSite({ stations: s.stations, webhookUrl, events: ['StartTransaction', 'StopTransaction'] })], webhookDelivery: { queueCapacity: BACKLOG_ROOM } };
+      return ctx.withChargegate(
+        config,
+        async (daemon) => {
+          const fleet = await Fleet.connect(ctx, { url: daemon.ocppUrl, identities, generators: 1, concurrency: 25 });
+          const startAtMs = nowMs() + 300;
+          const [load] = await fleet.all((g) => g.call('steady', { startAtMs, durationMs: (s.warmupS + s.measureS) * 1000, eventsPerS: s.eventsPerS }));
+          await fleet.stop();
+          const measured = load!.starts.filter((start) => start.sentAtMs >= startAtMs + s.warmupS * 1000);
+          const arrivedAt = new Map<string, number>();
+          await waitFor(
+            async () => {
+              for (const a of await receiver.call('arrivals', undefined)) if (a.eventType === 'StartTransaction') arrivedAt.set(`${a.stationId}:${a.meterStart}`, a.atMs);
+              return measured.every((start) => arrivedAt.has(start.key));
+            },
+            ctx.settings.drainTimeoutS * 1000,
+            () => `${measured.filter((start) => !arrivedAt.has(start.key)).length} of ${measured.length} StartTransaction webhooks never arrived`,
+            200,
+          );
+          return { values: measured.map((start) => arrivedAt.get(start.key)! - start.sentAtMs), note: failureNote([load!]) };
         },
-        ctx.settings.drainTimeoutS * 1000,
-        () => `${measured.filter((start) => !arrivedAt.has(start.key)).length} of ${measured.length} StartTransaction webhooks never arrived`,
-        200,
+        site,
       );
-      daemon.assertAlive();
-      await daemon.stop();
-      return { values: measured.map((start) => arrivedAt.get(start.key)! - start.sentAtMs), note: failureNote([load!]) };
     });
 
     const note = `${latencies?.values.length ?? 0} StartTransaction events timed${latencies?.note ? `; ${latencies.note}` : ''}`;

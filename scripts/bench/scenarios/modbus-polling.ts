@@ -42,28 +42,28 @@ export const modbusPolling: Scenario = {
         pollIntervalMs: s.pollIntervalMs,
         detection,
       }));
-      const daemon = await ctx.startChargegate({ sites: [benchSite({ meters })] });
-      await sleep(settleMs(s.pollIntervalMs));
-      const before = await simulators.call('requests', undefined);
-      const { cpuPercent } = await watchProcess(daemon.pid, () => sleep(s.measureS * 1000));
-      const after = await simulators.call('requests', undefined);
-      const requestsPerS = after.reduce((n, r, i) => n + r - (before[i] ?? 0), 0) / s.measureS;
+      return ctx.withChargegate({ sites: [benchSite({ meters })] }, async (daemon) => {
+        await sleep(settleMs(s.pollIntervalMs));
+        const before = await simulators.call('requests', undefined);
+        const { cpuPercent } = await watchProcess(daemon.pid, () => sleep(s.measureS * 1000));
+        const after = await simulators.call('requests', undefined);
+        const requestsPerS = after.reduce((n, r, i) => n + r - (before[i] ?? 0), 0) / s.measureS;
 
-      const setAt = await simulators.call('startCharging', { atMs: nowMs() + 100, spreadMs: s.pollIntervalMs });
-      let detectedAt = new Map<string, number>();
-      await waitFor(
-        () => {
-          daemon.assertAlive();
-          detectedAt = firstStartCommits(daemon.site.dataDir);
-          return meters.every((m) => detectedAt.has(m.id));
-        },
-        (s.startDelayS + 20) * 1000,
-        () => `StartTransaction for ${detectedAt.size} of ${meters.length} meters`,
-        100,
-      );
-      await daemon.stop();
-      const latenciesS = meters.map((m, i) => (detectedAt.get(m.id)! - setAt[i]!) / 1000);
-      return { cpuPercent, requestsPerS, p50S: percentile(latenciesS, 50), maxS: Math.max(...latenciesS) };
+        const setAt = await simulators.call('startCharging', { atMs: nowMs() + 100, spreadMs: s.pollIntervalMs });
+        let detectedAt = new Map<string, number>();
+        await waitFor(
+          () => {
+            daemon.assertAlive();
+            detectedAt = firstStartCommits(daemon.site.dataDir);
+            return meters.every((m) => detectedAt.has(m.id));
+          },
+          (s.startDelayS + 20) * 1000,
+          () => `StartTransaction for ${detectedAt.size} of ${meters.length} meters`,
+          100,
+        );
+        const latenciesS = meters.map((m, i) => (detectedAt.get(m.id)! - setAt[i]!) / 1000);
+        return { cpuPercent, requestsPerS, p50S: percentile(latenciesS, 50), maxS: Math.max(...latenciesS) };
+      });
     });
 
     const bound = s.startDelayS + s.pollIntervalMs / 1000;

@@ -1,10 +1,8 @@
 import { benchSite } from '../chargegate.js';
-import { failureNote, Fleet } from '../fleet.js';
+import { failureNote, Fleet, sidesNote, withBareOcppServer } from '../fleet.js';
 import { stationId } from '../identities.js';
 import { nowMs, openFilesLimit, percentile, processStats } from '../measure.js';
-import { freePort } from '../processes.js';
 import type { Scenario, ScenarioContext } from '../scenario.js';
-import type { BareOcppServerApi } from '../workers/bare-ocpp-server.js';
 
 interface CapacityRun {
   callsPerS: number;
@@ -30,23 +28,10 @@ export const ocppCapacity: Scenario = {
     if (limit !== null && limit < s.stations + 1024) throw new Error(`the open-files limit (ulimit -n ${limit}) is too low for ${s.stations} stations; raise it to at least ${s.stations + 1024}`);
     const identities = Array.from({ length: s.stations }, (_, i) => stationId(i));
 
-    const bare = await ctx.side('baseline (bare ocpp-rpc)', async () => {
-      const server = await ctx.startWorker<BareOcppServerApi>('bare-ocpp-server');
-      const port = await freePort();
-      await server.call('listen', { port });
-      const run = await drive(ctx, `ws://127.0.0.1:${port}/ocpp`, identities, server.pid);
-      await server.stop();
-      return run;
-    });
-    const chargegate = await ctx.side('chargegate', async () => {
-      const daemon = await ctx.startChargegate({ sites: [benchSite({ stations: s.stations })] });
-      const run = await drive(ctx, daemon.ocppUrl, identities, daemon.pid);
-      daemon.assertAlive();
-      await daemon.stop();
-      return run;
-    });
+    const bare = await ctx.side('baseline (bare ocpp-rpc)', () => withBareOcppServer(ctx, (url, pid) => drive(ctx, url, identities, pid)));
+    const chargegate = await ctx.side('chargegate', () => ctx.withChargegate({ sites: [benchSite({ stations: s.stations })] }, (daemon) => drive(ctx, daemon.ocppUrl, identities, daemon.pid)));
 
-    const note = [chargegate?.note && `chargegate: ${chargegate.note}`, bare?.note && `baseline: ${bare.note}`].filter(Boolean).join('; ') || undefined;
+    const note = sidesNote(chargegate?.note, bare?.note);
     ctx.figure({ name: `calls/s answered, ${s.stations} stations`, unit: 'calls/s', chargegate: chargegate?.callsPerS ?? null, baseline: bare?.callsPerS ?? null, target: [{ on: 'ratio', op: '>=', value: 0.5 }], ...(note && { note }) });
     ctx.figure({ name: 'call latency p50', unit: 'ms', chargegate: chargegate?.p50Ms ?? null, baseline: bare?.p50Ms ?? null });
     ctx.figure({ name: 'call latency p99', unit: 'ms', chargegate: chargegate?.p99Ms ?? null, baseline: bare?.p99Ms ?? null });
