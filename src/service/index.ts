@@ -1,4 +1,4 @@
-export { connectServiceManager, type ServiceManager, type ServiceManagerOptions } from './service-manager.js';
-export { installProcessSignals, type ControlledDaemon, type ProcessSignalOptions } from './process-signals.js';
-export { planReload, type ReloadPlan } from './reload-scope.js';
+export { connectServiceManager, type ServiceManager } from './service-manager.js';
+export { installProcessSignals } from './process-signals.js';
+export { planReload } from './reload-scope.js';
 export { watchdogIntervalMs } from './watchdog.js';

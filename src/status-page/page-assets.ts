@@ -4,7 +4,7 @@
  * textContent only: station ids come from whoever connects, so nothing it shows is ever parsed as HTML.
  */
 
-export const STATUS_PAGE_REFRESH_MS = 2000;
+const STATUS_PAGE_REFRESH_MS = 2000;
 
 export const STATUS_HTML = `<!doctype html>
 <html lang="en">
