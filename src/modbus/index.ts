@@ -11,5 +11,5 @@ export { METER_MODELS, registerMapOf, type MeterModel } from './models/index.js'
 export { REGISTER_WORDS, type MeterRegisterMap, type RegisterSpec } from './register-map.js';
 export { planReads, type RegisterRead } from './read-plan.js';
 export { decodeRegister } from './decode.js';
-export { readingProblem, type EnergyBaseline, type MeterReading } from './reading.js';
+export { readingProblem, type EnergyBaseline, type MeterReading, type ReadingProblem } from './reading.js';
 export { detect, type DetectionConfig, type DetectorAction, type DetectorInput, type DetectorPhase, type DetectorState } from './detector.js';

@@ -18,6 +18,9 @@ import { kWhToWh, readingProblem, type EnergyBaseline, type MeterReading } from 
  */
 const METER_OFFLINE_STATUS = { status: 'Faulted', errorCode: 'PowerMeterFailure' } as const;
 
+/** Consecutive, mutually consistent readings that make an energy jump believable. */
+const JUMP_CONFIRMATIONS = 3;
+
 export interface MeterPollerOptions {
   meter: MeterConfig;
   siteId: string;
@@ -43,6 +46,7 @@ export class MeterPoller {
   private baseline: EnergyBaseline | undefined;
   private lastGoodAt: Date | undefined;
   private lastReading: MeterReading | undefined;
+  private pendingJump: { baseline: EnergyBaseline; count: number } | undefined;
   private readonly startedAt: Date;
   private online = true;
   private reportedStatus: string | undefined;
@@ -138,9 +142,11 @@ export class MeterPoller {
       return;
     }
     const problem = readingProblem(reading, this.baseline);
-    if (problem) {
+    if (problem?.kind === 'jump' && this.jumpConfirmed(reading)) {
+      this.logger.warn({ from: this.baseline?.energyKWh, to: reading.energyKWh, readings: JUMP_CONFIRMATIONS }, 'energy jump confirmed by consistent readings; accepted');
+    } else if (problem) {
       this.counts.rejected += 1;
-      this.failed(`bad reading: ${problem}`, 'bad meter reading rejected', reading);
+      this.failed(`bad reading: ${problem.message}`, 'bad meter reading rejected', reading);
       this.options.metrics?.polled(this.meter.id, 'rejected');
       return;
     }
@@ -148,10 +154,18 @@ export class MeterPoller {
     this.options.metrics?.polled(this.meter.id, 'ok', reading);
   }
 
+  /** Counts a run of jumped readings that agree with each other; true once the run is long enough to believe. */
+  private jumpConfirmed(reading: MeterReading): boolean {
+    const pending = this.pendingJump;
+    const consistent = pending !== undefined && readingProblem(reading, pending.baseline) === undefined;
+    this.pendingJump = { baseline: { energyKWh: reading.energyKWh, at: reading.at }, count: consistent ? pending.count + 1 : 1 };
+    return this.pendingJump.count >= JUMP_CONFIRMATIONS;
+  }
+
   private failed(message: string, logMessage: string, reading?: MeterReading): void {
     this.counts.consecutiveFailures += 1;
-    // The first failure after good readings, and every rejected reading, at warn; a meter that stays silent only at debug.
-    const level = this.counts.consecutiveFailures === 1 || reading ? 'warn' : 'debug';
+    // A new problem at warn; the same one again (a meter that stays silent, or keeps sending NaN) only at debug.
+    const level = this.counts.consecutiveFailures === 1 || message !== this.lastError ? 'warn' : 'debug';
     this.logger[level]({ error: message, consecutiveFailures: this.counts.consecutiveFailures, ...(reading && { reading }) }, logMessage);
     this.lastError = message;
     // Downtime of the daemon itself does not count: a restarted poller gives the meter offlineAfterS from its start.
@@ -169,6 +183,7 @@ export class MeterPoller {
     this.online = true;
     this.counts.readings += 1;
     this.counts.consecutiveFailures = 0;
+    this.pendingJump = undefined;
     this.baseline = { energyKWh: reading.energyKWh, at: reading.at };
     this.lastGoodAt = reading.at;
     this.lastReading = reading;

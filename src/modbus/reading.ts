@@ -14,24 +14,34 @@ export interface EnergyBaseline {
 }
 
 /**
- * Far above any charger a meter like these sits on: a larger rise since the baseline is garbage (a misread
- * float), and accepting it would make every honest reading after it look like energy going backwards.
+ * Far above any charger a meter like these sits on: a larger rise since the baseline is suspect (a misread float
+ * would make every honest reading after it look like energy going backwards). A rise that repeats consistently is
+ * real, though (a meter read for the first time after answering zeros at power-up): the poller then accepts it.
  */
 const PLAUSIBLE_POWER_KW = 1000;
 const PLAUSIBLE_JUMP_KWH = 1;
+/** Energy registers of these meters show at most 8 digits: anything beyond this is a misread, however often. */
+const MAX_ENERGY_KWH = 1e9;
 
-/** Why a reading cannot be trusted (NaN, negative or backwards energy, an impossible jump), or undefined. */
-export function readingProblem(reading: MeterReading, baseline?: EnergyBaseline): string | undefined {
+/** Why a reading cannot be trusted. Only a `jump` can turn out real, when the next readings confirm it. */
+export interface ReadingProblem {
+  kind: 'invalid' | 'backwards' | 'jump';
+  message: string;
+}
+
+/** NaN or infinite values, negative or absurd energy, energy going backwards or jumping; undefined when sound. */
+export function readingProblem(reading: MeterReading, baseline?: EnergyBaseline): ReadingProblem | undefined {
   const values: Array<[string, number]> = [['energy', reading.energyKWh], ...reading.currentA.map((a, i): [string, number] => [`current L${i + 1}`, a])];
   if (reading.powerW !== undefined) values.push(['power', reading.powerW]);
   const notNumber = values.find(([, v]) => !Number.isFinite(v));
-  if (notNumber) return `${notNumber[0]} is ${notNumber[1]}`;
-  if (reading.energyKWh < 0) return `negative energy ${reading.energyKWh} kWh`;
+  if (notNumber) return { kind: 'invalid', message: `${notNumber[0]} is ${notNumber[1]}` };
+  if (reading.energyKWh < 0) return { kind: 'invalid', message: `negative energy ${reading.energyKWh} kWh` };
+  if (reading.energyKWh > MAX_ENERGY_KWH) return { kind: 'invalid', message: `energy ${reading.energyKWh} kWh is beyond any meter register` };
   if (!baseline) return undefined;
-  if (reading.energyKWh < baseline.energyKWh) return `energy went backwards from ${baseline.energyKWh} to ${reading.energyKWh} kWh`;
+  if (reading.energyKWh < baseline.energyKWh) return { kind: 'backwards', message: `energy went backwards from ${baseline.energyKWh} to ${reading.energyKWh} kWh` };
   const hours = Math.max(0, reading.at.getTime() - baseline.at.getTime()) / 3_600_000;
   const rise = reading.energyKWh - baseline.energyKWh;
-  if (rise > PLAUSIBLE_JUMP_KWH + PLAUSIBLE_POWER_KW * hours) return `energy jumped by ${rise} kWh in ${Math.round(hours * 3600)} s`;
+  if (rise > PLAUSIBLE_JUMP_KWH + PLAUSIBLE_POWER_KW * hours) return { kind: 'jump', message: `energy jumped by ${rise} kWh in ${Math.round(hours * 3600)} s` };
   return undefined;
 }
 

@@ -1,14 +1,17 @@
 import type { MeterHealth, MetersReport } from '../../src/modbus/index.js';
 import type { Database } from '../../src/store/index.js';
-import { eventually, type EventRow } from '../ocpp/harness.js';
+import { eventually, type EventRow } from '../support/daemon.js';
 
 export { eventually };
 
-/** Detection scaled down so the suite stays fast: 1 s to start, 3 s of quiet to stop, offline after 1.5 s. */
-export const FAST_DETECTION = { startCurrentA: 1, startDelayS: 1, stopCurrentA: 0.5, stopDelayS: 3, offlineAfterS: 1.5 };
+/**
+ * Detection scaled down so the suite stays fast: 1 s to start, 3 s of quiet to stop. Offline only after 10 s, so a
+ * loaded machine's slow answers do not count as a meter dropping off (the drop-off scenario sets its own).
+ */
+export const FAST_DETECTION = { startCurrentA: 1, startDelayS: 1, stopCurrentA: 0.5, stopDelayS: 3, offlineAfterS: 10 };
 
-/** Pacing for tests: short timeouts and delays, quick reconnects. */
-export const FAST_BUS = { timeoutMs: 500, interRequestDelayMs: 5, unitChangeDelayMs: 10, reconnectMinMs: 100, reconnectMaxMs: 400 };
+/** Pacing for tests: small delays, quick reconnects. */
+export const FAST_BUS = { timeoutMs: 1000, interRequestDelayMs: 5, unitChangeDelayMs: 10, reconnectMinMs: 100, reconnectMaxMs: 400 };
 
 export type ConnectionConfig = { type: 'tcp'; host: string; port: number } | { type: 'rtuovertcp'; host: string; port: number } | { type: 'rtu'; device: string; baudRate?: number };
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadHealth, METER_MODELS, type MetersReport } from '../../src/modbus/index.js';
-import { startTestDaemon, type TestDaemon } from '../ocpp/harness.js';
+import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { runCliJson } from '../support/cli.js';
 import { MeterSimulator } from '../support/meter-simulator.js';
 import { eventually, meterConfig, meterEvents, meterHealth, statusTrail, waitForEvent, waitForStatus } from './harness.js';
@@ -39,7 +39,7 @@ describe('meters in the running daemon', () => {
       return Object.keys(body.meters.meters).sort().join() === 'm2,m3' ? body.meters : undefined;
     }, 10_000, 'health listing m2 and m3');
     expect(report.meters.m3!.readings).toBeGreaterThan(m3Readings);
-    expect(report.buses[`tcp://127.0.0.1:${sim.port}`]).toMatchObject({ connected: true, errors: 0 });
+    expect(report.buses[`tcp://127.0.0.1:${sim.port}`]).toMatchObject({ connected: true, reconnects: 0 });
 
     await sim.set(2, { currentA: [0, 10, 0] });
     const m2Start = await waitForEvent(db, 'm2', 'StartTransaction');
@@ -78,4 +78,19 @@ describe('meters in the running daemon', () => {
     expect(statusTrail(db, 'm3')).toEqual(['Available/NoError']);
     expect(meterEvents(db, 'm3', 'StartTransaction')).toHaveLength(0);
   }, 90_000);
+
+  it('believes a meter that answered zeros at power-up once its real energy repeats', async () => {
+    const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630 } });
+    cleanups.push(() => sim.close());
+    const t: TestDaemon = await startTestDaemon({ sites: [{ id: 's1', meters: [meterConfig(1, { type: 'tcp', host: '127.0.0.1', port: sim.port })], webhooks: [] }] });
+    cleanups.push(() => t.stop());
+    await waitForStatus(t.db, 'm1', 'Available');
+    expect((await meterHealth(t.daemon.httpPort, 'm1'))?.lastReading?.energyKWh).toBe(0);
+
+    await sim.set(1, { energyKWh: 52_345.5, currentA: [16, 16, 16], powerW: 11_040 });
+    const started = await waitForEvent(t.db, 'm1', 'StartTransaction');
+    expect(started.payload).toMatchObject({ meterStart: 52_345.5 });
+    expect((await meterHealth(t.daemon.httpPort, 'm1'))?.rejected).toBe(2);
+    expect(t.logged('energy jump confirmed by consistent readings; accepted')).toEqual([expect.objectContaining({ meter: 'm1', from: 0, to: 52_345.5, readings: 3 })]);
+  }, 60_000);
 });

@@ -6,7 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
 import type { MeterHealth } from '../../src/modbus/index.js';
 import { openDatabase, type Database } from '../../src/store/index.js';
-import { startTestDaemon, type EventRow, type TestDaemon } from '../ocpp/harness.js';
+import { startTestDaemon, type EventRow, type TestDaemon } from '../support/daemon.js';
 import { spawnDaemon } from '../support/cli.js';
 import { openPtyPair, type ScriptableMeter } from '../support/meter-simulator.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
@@ -139,15 +139,12 @@ async function garbageRegisters(p: Profile): Promise<void> {
   expectOneSession(p, 400, 400.625, ['Available/NoError', 'Charging/NoError', 'Available/NoError']);
 }
 
-/**
- * Unit i+1 runs PROFILES[i]. The pause gets 2 s of slack on a loaded machine; garbage outlasts offlineAfterS on
- * purpose, so that meter waits longer before Faulted.
- */
+/** Unit i+1 runs PROFILES[i]. The pause gets 2 s of slack on a loaded machine; the drop-off goes offline after 2 s. */
 const PROFILES: Array<{ run: (p: Profile) => Promise<void>; config?: Record<string, unknown> }> = [
   { run: normalSession },
   { run: sessionWithPause, config: { detection: { ...FAST_DETECTION, stopDelayS: 4 } } },
-  { run: meterDropsOff },
-  { run: garbageRegisters, config: { detection: { ...FAST_DETECTION, offlineAfterS: 10 } } },
+  { run: meterDropsOff, config: { detection: { ...FAST_DETECTION, offlineAfterS: 2 } } },
+  { run: garbageRegisters },
 ];
 
 /**
