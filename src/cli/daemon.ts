@@ -1,12 +1,12 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { ConfigError, loadConfig, type Config } from '../config/index.js';
+import { ConfigError, type Config } from '../config/index.js';
 import { AccessTokenVerifier, Applications } from '../applications/index.js';
 import { authorizationServerMetadataRoutes, BearerAuth, chargePointsApiRoutes, createHttpServer, jwksRoutes, openApiRoutes, tokenEndpointRoutes, type HealthSource } from '../http/index.js';
 import { openKeystore } from '../keystore/index.js';
 import { createLogger, type Logger } from '../log/index.js';
 import { MeterService } from '../modbus/index.js';
-import { connectServiceManager, installProcessSignals, planReload } from '../service/index.js';
+import { connectServiceManager, installProcessSignals, reloadConfig } from '../service/index.js';
 import { createAuthorizer, PluginLoadError } from '../authorization/index.js';
 import { connectUpstreamAsStation, startCentralSystem } from '../ocpp/index.js';
 import { Site } from '../site/index.js';
@@ -133,28 +133,6 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const serving = `serving: http ${httpPort}, ocpp ${centralSystem.port}`;
     void service.ready(serving);
 
-    const applyConfig = async (): Promise<boolean> => {
-      let next: Config;
-      try {
-        next = loadConfig(options.configPath);
-      } catch (err) {
-        logger.error({ err: err instanceof ConfigError ? err.message : err }, 'config reload refused; the running config stays');
-        return false;
-      }
-      const plan = planReload(config, next);
-      config = plan.config;
-      logger.level = config.log.level;
-      for (const part of parts) {
-        try {
-          await part.reload?.(config);
-        } catch (err) {
-          logger.error({ err, part: part.name }, 'part failed to apply the reloaded config');
-        }
-      }
-      if (plan.restartRequired.length > 0) logger.warn({ keys: plan.restartRequired }, 'these config changes take effect only after a restart');
-      logger.info({ config: options.configPath }, 'config reloaded');
-      return true;
-    };
     // One reload at a time: a second SIGHUP waits for the first, then reads the file again.
     let reloading: Promise<boolean> = Promise.resolve(true);
     let stopping: Promise<void> | undefined;
@@ -166,7 +144,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           // A SIGHUP that arrives while stopping would hand the new config to parts already stopped.
           if (stopping) return false;
           await service.reloading();
-          const applied = await applyConfig();
+          const applied = await reloadConfig({ configPath: options.configPath, running: config, parts, logger, adopt: (next) => (config = next) });
           await service.reloaded(serving);
           return applied;
         });
