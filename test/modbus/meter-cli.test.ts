@@ -3,7 +3,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { METER_MODELS } from '../../src/modbus/index.js';
+import { loadConfig } from '../../src/config/index.js';
+import { createLogger } from '../../src/log/index.js';
+import { busSettingsOf, METER_MODELS, ModbusBus } from '../../src/modbus/index.js';
 import { runCli, runCliJson } from '../support/cli.js';
 import { externalTool, MeterSimulator, openPtyPair } from '../support/meter-simulator.js';
 import { DEBIAN_PYTHON, PymodbusMeter } from '../support/pymodbus-meter.js';
@@ -70,7 +72,7 @@ describe('chargegate meter read / status', () => {
     await expectSameAsMbpoll(site.configPath, ['-m', 'tcp', '-p', String(meter.port), '127.0.0.1']);
   }, 60_000);
 
-  it.skipIf(!interop)("reads the same values as mbpoll from Debian's pymodbus over Modbus RTU", async () => {
+  it.skipIf(!interop)("reads the same values as mbpoll from Debian's pymodbus over Modbus RTU, and not while another process holds the device", async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'chargegate-cli-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const pty = await openPtyPair(dir);
@@ -80,6 +82,15 @@ describe('chargegate meter read / status', () => {
     await meter.set(1, VALUES);
     const site = siteWith({ type: 'rtu', device: pty.controllerSide, baudRate: 19200 });
     await expectSameAsMbpoll(site.configPath, ['-m', 'rtu', '-b', '19200', '-P', 'none', pty.controllerSide]);
+
+    // While another process (here: this one, as the daemon would) holds the serial device, a reading by hand is refused.
+    const config = loadConfig(site.configPath);
+    const holder = new ModbusBus([...busSettingsOf(config.sites[0]!.meters.map((m) => m.connection)).values()][0]!, createLogger('silent'));
+    cleanups.push(() => holder.close());
+    await holder.read(1, { functionCode: 4, address: 0x48, count: 2 }, 2000);
+    const locked = await runCli(['meter', 'read', 'm1', '--config', site.configPath]);
+    expect(locked.code).toBe(1);
+    expect(locked.stderr).toContain('Cannot lock port (a running daemon holds this serial device; stop it to read the meter by hand)');
   }, 60_000);
 
   it("prints a Carlo Gavazzi EM340's values for the installer, read in one request", async () => {

@@ -65,7 +65,10 @@ export function registerMeter(program: Command): void {
       try {
         result = await readMeterOnce(found.meter, createLogger('silent'));
       } catch (err) {
-        if (err instanceof BusError) throw new CliError(`meter ${meterId}: ${err.message}`, EXIT_FAILURE);
+        if (err instanceof BusError) {
+          const hint = /Cannot lock port/.test(err.message) ? ' (a running daemon holds this serial device; stop it to read the meter by hand)' : '';
+          throw new CliError(`meter ${meterId}: ${err.message}${hint}`, EXIT_FAILURE);
+        }
         throw err;
       }
       const { reading, bus } = result;
