@@ -5,14 +5,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { openKeystore, type KeyInfo } from '../../src/keystore/index.js';
 import { Site } from '../../src/site/index.js';
-import { siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { startApiDaemon, type ApiDaemon } from '../http/api-harness.js';
 import { runCli, runCliJson } from '../support/cli.js';
 import { tempSite, type TempSite } from '../support/temp-site.js';
 
 /** Each CLI run is a fresh Node process compiling TypeScript: seconds apiece on a busy machine. */
 describe('chargegate keys', { timeout: 120_000 }, () => {
   let temp: TempSite | undefined;
-  let daemon: TestDaemon | undefined;
+  let daemon: ApiDaemon | undefined;
   afterEach(async () => {
     await daemon?.stop();
     temp?.cleanup();
@@ -61,7 +61,7 @@ describe('chargegate keys', { timeout: 120_000 }, () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('--force');
 
-    daemon = await startTestDaemon({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 2, tls: { cert: made.data.cert, key: made.data.key } } });
+    daemon = await startApiDaemon({ ocpp: { host: '127.0.0.1', port: 0, securityProfile: 2, tls: { cert: made.data.cert, key: made.data.key } } });
     const { password } = new Site({ db: daemon.db, config: () => loadConfig(daemon!.temp.configPath) }).pair('CP001', 's1');
     const station = await daemon.connect('CP001', password, { ca: made.data.certificate });
     expect(await station.boot()).toMatchObject({ status: 'Accepted' });
