@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli, runCliJson } from '../support/cli.js';
 import { tempSite } from '../support/temp-site.js';
-import { PROCESS_TEST_TIMEOUT_MS, siteWith, startTestDaemon, type TestDaemon } from '../ocpp/harness.js';
+import { PROCESS_TEST_TIMEOUT_MS, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
 describe('chargegate idtag', () => {
   let t: TestDaemon | undefined;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { siteWith, startTestDaemon, type TestDaemon } from '../ocpp/harness.js';
+import { siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { FakeCpo } from './fake-cpo.js';
 
 describe('Authorize forwarded to the upstream CPO end to end', () => {

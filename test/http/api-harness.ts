@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { Applications } from '../../src/applications/index.js';
 import { loadConfig } from '../../src/config/index.js';
-import { startTestDaemon, type TestDaemon } from '../ocpp/harness.js';
+import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
 /** Two sites and a group per scope level, so reach and inheritance can be seen from the API. */
 export const API_SITES = [

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putIdTag } from '../../src/authorization/index.js';
-import { eventually } from '../ocpp/harness.js';
+import { eventually } from '../support/daemon.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import type { SimulatedStation } from '../support/station.js';
 import { JwksWebhookVerifier } from '../support/webhook-verifier.js';

@@ -2,7 +2,7 @@ import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KeyInfo, PublicJwk } from '../../src/keystore/index.js';
 import { startApiDaemon, type ApiDaemon } from '../http/api-harness.js';
-import { eventually } from '../ocpp/harness.js';
+import { eventually } from '../support/daemon.js';
 import { runCliJson } from '../support/cli.js';
 import { startReceiver, type Receiver, type ReceivedRequest } from '../support/receiver.js';
 import type { SimulatedStation } from '../support/station.js';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { siteWith, startTestDaemon, type TestDaemon } from './harness.js';
+import { siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
 /** A station speaking raw frames, to send what no OCPP library would. */
 class RawStation {

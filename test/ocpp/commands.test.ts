@@ -7,7 +7,7 @@ import { Site } from '../../src/site/index.js';
 import { openDatabase, type Database } from '../../src/store/index.js';
 import { connectStation, type SimulatedStation } from '../support/station.js';
 import { tempSite, type TempSite } from '../support/temp-site.js';
-import { eventually } from './harness.js';
+import { eventually } from '../support/daemon.js';
 
 /** The central system on its own (as the API part uses it through `centralSystem.commands`). */
 describe('StationCommands', () => {

@@ -4,7 +4,7 @@ import { openDatabase } from '../../src/store/index.js';
 import { spawnDaemon } from '../support/cli.js';
 import { connectStation, type SimulatedStation } from '../support/station.js';
 import { tempSite, type TempSite } from '../support/temp-site.js';
-import { PROCESS_TEST_TIMEOUT_MS, siteWith } from './harness.js';
+import { PROCESS_TEST_TIMEOUT_MS, siteWith } from '../support/daemon.js';
 
 describe('durability', () => {
   let temp: TempSite | undefined;

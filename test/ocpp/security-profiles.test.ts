@@ -8,7 +8,7 @@ import { loadConfig, parseConfig } from '../../src/config/index.js';
 import { Site } from '../../src/site/index.js';
 import { runCli } from '../support/cli.js';
 import { connectStation } from '../support/station.js';
-import { PROCESS_TEST_TIMEOUT_MS, siteWith, startTestDaemon, type TestDaemon } from './harness.js';
+import { PROCESS_TEST_TIMEOUT_MS, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
 /** A self-signed certificate for 127.0.0.1, as an installer might make for a first TLS setup. */
 function selfSignedCertificate(): { cert: string; key: string } {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCliJson } from '../support/cli.js';
-import { eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, startTestDaemon, type TestDaemon } from './harness.js';
+import { eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
 function closed(station: { rpc: { once(event: 'close', listener: (e: { code: number; reason: string }) => void): unknown } }): Promise<{ code: number; reason: string }> {
   return new Promise((resolve) => station.rpc.once('close', resolve));

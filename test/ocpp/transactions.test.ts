@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { putIdTag } from '../../src/authorization/index.js';
-import { siteWith, startTestDaemon, type TestDaemon } from './harness.js';
+import { siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
 /** Two webhooks on the site: one for everything, one only for StopTransaction; a disabled one gets no rows. */
 const WEBHOOKS = [

@@ -2,7 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { signRequest } from '../../src/webhooks/index.js';
 import { startDemoReceiver } from '../../scripts/demo-receiver.js';
-import type { TestDaemon } from '../ocpp/harness.js';
+import type { TestDaemon } from '../support/daemon.js';
 import { eventually, webhookTestResources } from './harness.js';
 
 const t = webhookTestResources();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TestDaemon } from '../ocpp/harness.js';
+import type { TestDaemon } from '../support/daemon.js';
 import { runCliJson } from '../support/cli.js';
 import { deliveries, eventually, expectSignedWebhook, jwksSigningKey, reconfigure, webhookTestResources } from './harness.js';
 

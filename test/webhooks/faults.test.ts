@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TestDaemon } from '../ocpp/harness.js';
+import type { TestDaemon } from '../support/daemon.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { deliveries, eventually, freePort, startWebhookDaemon } from './harness.js';
 

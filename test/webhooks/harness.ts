@@ -7,9 +7,9 @@ import { verifyDocumentedSignature, verifyRfc9421Signature } from '../support/we
 import { startDaemon, type Daemon } from '../../src/cli/daemon.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
-import { CP001, startTestDaemon, type TestDaemon } from '../ocpp/harness.js';
+import { CP001, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
-export { eventually } from '../ocpp/harness.js';
+export { eventually } from '../support/daemon.js';
 
 /** Config overrides: site s1 with station CP001 and these webhooks, delivery timings shortened for tests. */
 export function webhookConfig(webhooks: Array<Record<string, unknown>>, delivery: Record<string, unknown> = {}): Record<string, unknown> {

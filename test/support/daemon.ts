@@ -3,8 +3,8 @@ import { startDaemon, type Daemon } from '../../src/cli/daemon.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { openDatabase, type Database } from '../../src/store/index.js';
-import { connectStation, type SimulatedStation, type StationOptions } from '../support/station.js';
-import { tempSite, type TempSite } from '../support/temp-site.js';
+import { connectStation, type SimulatedStation, type StationOptions } from './station.js';
+import { tempSite, type TempSite } from './temp-site.js';
 
 /**
  * Per-test timeout for tests that start chargegate processes (CLI, daemon, simulator from source via tsx):
