@@ -11,8 +11,6 @@ import { freePort, terminate, type ProcessGroup } from './processes.js';
 export interface ChargegateProcess {
   readonly pid: number;
   readonly site: TempSite;
-  readonly httpPort: number;
-  readonly ocppPort: number;
   readonly ocppUrl: string;
   /** From spawn to the "chargegate ready" log line, as an installer would see it. */
   readonly startupMs: number;
@@ -47,18 +45,16 @@ export async function startChargegate(launcher: DaemonLauncher, processes: Proce
   });
   const startupMs = nowMs() - spawnedAt;
   processes.adopt(child);
-  return chargegateHandle(child, logs, site, httpPort, ocppPort, startupMs);
+  return chargegateHandle(child, logs, site, ocppPort, startupMs);
 }
 
-function chargegateHandle(child: ChildProcess, logs: string[], site: TempSite, httpPort: number, ocppPort: number, startupMs: number): ChargegateProcess {
+function chargegateHandle(child: ChildProcess, logs: string[], site: TempSite, ocppPort: number, startupMs: number): ChargegateProcess {
   const ready = logs.find((l) => l.includes('"chargegate ready"'));
   const selfReportedReadyMs = ready ? ((JSON.parse(ready) as { readyMs?: number }).readyMs ?? null) : null;
   const logTail = (lines = 20) => logs.slice(-lines).join('\n');
   return {
     pid: child.pid!,
     site,
-    httpPort,
-    ocppPort,
     ocppUrl: `ws://127.0.0.1:${ocppPort}/ocpp`,
     startupMs,
     selfReportedReadyMs,

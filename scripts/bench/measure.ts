@@ -51,14 +51,14 @@ export function processStats(pid: number): ProcessStats {
   return { rssMB: kB('VmRSS') / 1024, peakRssMB: kB('VmHWM') / 1024, cpuS: ticks / ticksPerSecond };
 }
 
-/** Samples a process while fn runs: peak RSS seen and CPU seconds spent (as a share of one core). */
-export async function watchProcess<T>(pid: number, fn: () => Promise<T>): Promise<{ result: T; cpuPercent: number; rssMB: number }> {
+/** The CPU a process spent while fn ran, as a percentage of one core. */
+export async function watchProcess<T>(pid: number, fn: () => Promise<T>): Promise<{ result: T; cpuPercent: number }> {
   const before = processStats(pid);
   const startedAt = nowMs();
   const result = await fn();
   const after = processStats(pid);
   const elapsedS = (nowMs() - startedAt) / 1000;
-  return { result, cpuPercent: (100 * (after.cpuS - before.cpuS)) / elapsedS, rssMB: after.rssMB };
+  return { result, cpuPercent: (100 * (after.cpuS - before.cpuS)) / elapsedS };
 }
 
 /** The soft limit on open files, which bounds how many stations one process can hold. */

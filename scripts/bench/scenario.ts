@@ -37,6 +37,7 @@ export class ScenarioContext {
 
   /** Runs one side of the comparison; on failure records why and yields undefined. */
   async side<T>(name: string, fn: () => Promise<T>): Promise<T | undefined> {
+    this.log(`  ${name}`);
     try {
       return await fn();
     } catch (err) {
@@ -85,10 +86,6 @@ export class ScenarioContext {
   /** A figure an earlier scenario of this run measured (scenario 5 is judged against scenario 1's rate). */
   earlierFigure(scenarioId: number, name: string): Figure | undefined {
     return this.earlier.find((s) => s.id === scenarioId)?.figures.find((f) => f.name === name);
-  }
-
-  onCleanup(fn: () => void): void {
-    this.cleanups.push(fn);
   }
 
   /** Ends the scenario: late results of a timed-out scenario are ignored, its processes and files go. */

@@ -36,14 +36,11 @@ function windowBounds(w: Window): { from: number; to: number } {
   return { from: w.startAtMs + w.warmupMs, to: w.startAtMs + w.warmupMs + w.measureMs };
 }
 
-/** Runs fn on every station at once, `concurrency` at a time. */
-async function eachStation<T>(items: readonly T[], concurrency: number, fn: (item: T, index: number) => Promise<void>): Promise<void> {
+/** Runs fn on every item, `concurrency` at a time. */
+async function forEachLimited<T>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   const lanes = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-    while (next < items.length) {
-      const index = next++;
-      await fn(items[index]!, index);
-    }
+    while (next < items.length) await fn(items[next++]!);
   });
   await Promise.all(lanes);
 }
@@ -72,7 +69,8 @@ async function closedLoop(w: Window, callsOf: (station: SimulatedStation, n: num
         }
         const doneAt = nowMs();
         if (doneAt >= from && doneAt <= to) completed += 1;
-        if (sentAt >= from && doneAt <= to) latencies.push(doneAt - sentAt);
+        // Every call sent in the window counts, also one answered after it: the slowest must not escape.
+        if (sentAt >= from && sentAt <= to) latencies.push(doneAt - sentAt);
       }
     }),
   );
@@ -86,7 +84,7 @@ export const stationsApi = {
   async connect(payload: { url: string; identities: string[]; concurrency: number }): Promise<{ connected: number; seconds: number; errors: number; firstError: string | null }> {
     const failures = new Failures();
     const startedAt = nowMs();
-    await eachStation(payload.identities, payload.concurrency, async (identity) => {
+    await forEachLimited(payload.identities, payload.concurrency, async (identity) => {
       try {
         const station = await connectStation(payload.url, identity, undefined, { callTimeoutMs: 60_000 });
         const boot = await station.boot();
@@ -115,7 +113,7 @@ export const stationsApi = {
 
   /**
    * Scenario 2: a steady total rate of Start and Stop calls (half each), open loop on a fixed timetable. Returns
-   * when each StartTransaction was sent, keyed `station:kWh` like the receiver's arrivals.
+   * when each StartTransaction was due, keyed `station:kWh` like the receiver's arrivals.
    */
   async steady(payload: { startAtMs: number; durationMs: number; eventsPerS: number }): Promise<{ starts: Array<{ key: string; sentAtMs: number }>; errors: number; firstError: string | null }> {
     const failures = new Failures();
@@ -130,9 +128,9 @@ export const stationsApi = {
           if (startAt >= end) return;
           await sleepUntil(startAt);
           try {
-            const sentAtMs = nowMs();
             const transactionId = await station.startTransaction({ connectorId: 1, idTag: stationTag(station.identity), meterStart: cycleMeterWh(k) });
-            starts.push({ key: `${station.identity}:${k}`, sentAtMs });
+            // The timetable's instant, not the actual send: a station held back by a slow answer must not hide the delay.
+            starts.push({ key: `${station.identity}:${k}`, sentAtMs: startAt });
             await sleepUntil(startAt + periodMs / 2);
             await station.stopTransaction({ transactionId, meterStop: cycleMeterWh(k) + 500 });
           } catch (err) {
@@ -172,7 +170,6 @@ export const stationsApi = {
           const at = payload.startAtMs + n * periodMs + (i * periodMs) / stations.length;
           if (at >= to) return;
           await sleepUntil(at);
-          const sentAt = nowMs();
           try {
             const { status } = await station.authorize(stationTag(station.identity));
             // A tag the server does not accept would time a different path than the local list's.
@@ -181,7 +178,8 @@ export const stationsApi = {
             failures.record(err, station.identity);
             continue;
           }
-          if (sentAt >= from) latencies.push(nowMs() - sentAt);
+          // From the timetable, not the actual send: a station held back by a slow answer must not hide the delay.
+          if (at >= from) latencies.push(nowMs() - at);
         }
       }),
     );
