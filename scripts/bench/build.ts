@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ROOT } from '../../test/support/cli.js';
 
@@ -23,7 +23,8 @@ export function buildForBench(): BenchBuild {
   const notes: string[] = [];
   let daemonBuilt = true;
   try {
-    execFileSync(process.execPath, [TSC, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' });
+    // Rewriting a fresh dist/ would only race other processes reading it (npm test's pretest has just built it).
+    if (!distIsFresh()) execFileSync(process.execPath, [TSC, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' });
   } catch (err) {
     daemonBuilt = false;
     notes.push(`npm run build failed, so the daemon runs from source through tsx (RSS then includes the loader, ~50 MB): ${firstLines(err)}`);
@@ -44,6 +45,15 @@ export function buildForBench(): BenchBuild {
     daemonCommand: daemonBuilt ? 'node dist/cli/main.js run --config <bench config>' : 'node --import tsx src/cli/main.ts run --config <bench config>',
     notes,
   };
+}
+
+/** dist/ was built after the last change to any source file. */
+function distIsFresh(): boolean {
+  const built = path.join(ROOT, 'dist/cli/main.js');
+  if (!existsSync(built)) return false;
+  const sources = readdirSync(path.join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+  const newestSource = Math.max(...sources.map((f) => statSync(path.join(ROOT, 'src', f)).mtimeMs));
+  return newestSource < statSync(built).mtimeMs;
 }
 
 function firstLines(err: unknown): string {
