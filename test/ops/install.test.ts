@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { ROOT } from '../support/cli.js';
+import { PROCESS_TEST_TIMEOUT_MS } from '../support/daemon.js';
 import { openNotifySocket, type NotifySocket } from '../support/notify-socket.js';
 import { baseConfig } from '../support/temp-site.js';
 
@@ -122,7 +123,7 @@ describe('scripts/install.sh into a staging root', () => {
     const exited = new Promise<number | null>((resolve) => daemon!.once('exit', resolve));
     daemon.kill('SIGTERM');
     expect(await exited).toBe(0);
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('uninstalls the program, the CLI and the unit, and keeps the config, the passphrase and the data', async () => {
     const { stdout } = await run('bash', [path.join(ROOT, 'scripts/install.sh'), '--destdir', destdir, '--uninstall']);

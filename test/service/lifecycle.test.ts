@@ -4,6 +4,7 @@ import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { spawnDaemon } from '../support/cli.js';
+import { PROCESS_TEST_TIMEOUT_MS, siteWith } from '../support/daemon.js';
 import { openNotifySocket, type NotifySocket } from '../support/notify-socket.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { connectStation, type SimulatedStation } from '../support/station.js';
@@ -36,8 +37,8 @@ function openDb(site: TempSite): BetterSqlite3.Database {
 }
 
 /** The test site `s1` with its station CP001 and a webhook to the receiver. */
-function siteWithWebhook(receiver: Receiver): Record<string, unknown> {
-  return { id: 's1', stations: [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1, 2] }] }], webhooks: [{ id: 'late-partner', url: receiver.url(), events: ['ChargePointStatus'] }] };
+function withWebhook(receiver: Receiver): Record<string, unknown> {
+  return siteWith([{ id: 'late-partner', url: receiver.url(), events: ['ChargePointStatus'] }]);
 }
 
 describe('daemon lifecycle: systemd notifications, SIGHUP reload, SIGTERM stop', () => {
@@ -61,7 +62,7 @@ describe('daemon lifecycle: systemd notifications, SIGHUP reload, SIGTERM stop',
     notify = undefined;
     site?.cleanup();
     site = undefined;
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('tells systemd READY and pings the watchdog; SIGTERM sends STOPPING, exits 0 and leaves a clean database', async () => {
     notify = await openNotifySocket();
@@ -85,7 +86,7 @@ describe('daemon lifecycle: systemd notifications, SIGHUP reload, SIGTERM stop',
     } finally {
       db.close();
     }
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('SIGHUP with a broken config refuses it with the key path and keeps serving on the old one', async () => {
     notify = await openNotifySocket();
@@ -106,7 +107,7 @@ describe('daemon lifecycle: systemd notifications, SIGHUP reload, SIGTERM stop',
     const health = await fetch(`http://127.0.0.1:${port}/health`);
     expect(health.status).toBe(200);
     expect(daemon.exitCode).toBeNull();
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('SIGHUP adds a webhook without dropping the station, and names the changed keys that wait for a restart', async () => {
     receiver = await startReceiver();
@@ -117,7 +118,7 @@ describe('daemon lifecycle: systemd notifications, SIGHUP reload, SIGTERM stop',
     await station.boot();
     await station.statusNotification({ connectorId: 1, status: 'Available' });
 
-    site.write({ ...INFO, http: { host: '127.0.0.1', port: 1 }, sites: [siteWithWebhook(receiver)] });
+    site.write({ ...INFO, http: { host: '127.0.0.1', port: 1 }, ...withWebhook(receiver) });
     daemon.kill('SIGHUP');
     await expect.poll(() => logged(started.logs, 'config reloaded').length, { timeout: 20_000 }).toBe(1);
     const [restart] = logged(started.logs, 'these config changes take effect only after a restart');
@@ -131,7 +132,7 @@ describe('daemon lifecycle: systemd notifications, SIGHUP reload, SIGTERM stop',
     expect(envelope.eventType).toBe('ChargePointStatus');
     expect(envelope.payload).toMatchObject({ stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, status: 'Charging' });
     expect(logged(started.logs, 'chargegate ready')).toHaveLength(1);
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 
   it('SIGTERM answers the OCPP call in progress and lets the webhook request in flight finish, then exits 0', async () => {
     receiver = await startReceiver({ status: 200, delayMs: 1500 });
@@ -149,7 +150,7 @@ export async function authorize() {
 }
 `,
     );
-    site.write({ ...INFO, authorization: { plugin }, sites: [siteWithWebhook(receiver)] });
+    site.write({ ...INFO, authorization: { plugin }, ...withWebhook(receiver) });
     const started = await spawnDaemon(site.configPath);
     daemon = started.child;
     station = await connectStation(ocppUrlOf(started.logs), 'CP001');
@@ -170,5 +171,5 @@ export async function authorize() {
     } finally {
       db.close();
     }
-  });
+  }, PROCESS_TEST_TIMEOUT_MS);
 });

@@ -1,13 +1,10 @@
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startDaemon, type Daemon } from '../../src/cli/daemon.js';
-import { loadConfig } from '../../src/config/index.js';
-import { createLogger } from '../../src/log/index.js';
 import { METER_MODELS } from '../../src/modbus/index.js';
 import type { StatusSnapshot } from '../../src/status-page/index.js';
+import { CP001, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { MeterSimulator } from '../support/meter-simulator.js';
-import { connectStation, type SimulatedStation } from '../support/station.js';
-import { tempSite, type TempSite } from '../support/temp-site.js';
+import type { SimulatedStation } from '../support/station.js';
 
 /** Debian's chromium (.ci/run installs it); the flags keep it off the closed network. */
 const CHROMIUM = {
@@ -19,8 +16,8 @@ const SECRET_TAG = 'TAG-NOT-FOR-EYES-42';
 
 describe('status page in headless Chromium', () => {
   let browser: Browser;
-  let site: TempSite;
-  let daemon: Daemon;
+  let test: TestDaemon;
+  let httpPort: number;
   let station: SimulatedStation | undefined;
   let page: Page | undefined;
   let meter: MeterSimulator;
@@ -29,18 +26,17 @@ describe('status page in headless Chromium', () => {
     browser = await chromium.launch(CHROMIUM);
     meter = await MeterSimulator.tcp({ units: { 3: METER_MODELS.sdm630 } });
     await meter.set(3, { energyKWh: 1234.5, currentA: [0, 0, 0], powerW: 0 });
-    site = tempSite({
+    test = await startTestDaemon({
       sites: [
         {
           id: 's1',
-          stations: [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1, 2] }] }],
+          stations: [CP001],
           meters: [{ id: 'meter-1', chargePointId: 'MB-1', connectorId: 1, model: 'sdm630', connection: { type: 'tcp', host: '127.0.0.1', port: meter.port, unitId: 3 }, pollIntervalMs: 200, idTag: 'MODBUS-TAG-SECRET' }],
           webhooks: [{ id: 'partner-a', url: 'http://user:pw@127.0.0.1:9/webhook/events', auth: { type: 'token', token: 'static-token-secret' } }],
         },
       ],
     });
-    const config = loadConfig(site.configPath);
-    daemon = await startDaemon({ configPath: site.configPath, config, logger: createLogger('error'), handleSignals: false });
+    httpPort = test.daemon.httpPort;
   });
 
   afterEach(async () => {
@@ -51,10 +47,9 @@ describe('status page in headless Chromium', () => {
   });
 
   afterAll(async () => {
-    await daemon?.stop();
+    await test?.stop();
     await browser?.close();
     await meter?.close();
-    site?.cleanup();
   });
 
   it('shows a connected station and its connector status changing live, and never an idTag or a secret', async () => {
@@ -62,12 +57,12 @@ describe('status page in headless Chromium', () => {
     const problems: string[] = [];
     page.on('pageerror', (err) => problems.push(err.message));
     page.on('console', (msg) => msg.type() === 'error' && problems.push(msg.text()));
-    await page.goto(`http://127.0.0.1:${daemon.httpPort}/`);
+    await page.goto(`http://127.0.0.1:${httpPort}/`);
 
     const cp001 = page.locator('#stations tr[data-station="CP001"]');
     await expect.poll(() => cp001.getAttribute('data-online'), { timeout: 15_000 }).toBe('false');
 
-    station = await connectStation(`ws://127.0.0.1:${daemon.ocppPort}/ocpp`, 'CP001');
+    station = await test.connect('CP001');
     await station.boot({ chargePointVendor: 'ACME', chargePointModel: 'Wallbox 22' });
     await station.statusNotification({ connectorId: 1, status: 'Available' });
     const connector = page.locator('#charge-points tr[data-connector="CP001-A/1"]');
@@ -95,7 +90,7 @@ describe('status page in headless Chromium', () => {
     await expect.poll(() => queues.count(), { timeout: 15_000 }).toBe(4);
     await expect.poll(() => queues.filter({ hasText: 'StartTransaction' }).innerText(), { timeout: 15_000 }).toMatch(/partner-a\s+StartTransaction\s+yes\s+1\s+1000/);
     const html = await page.content();
-    const json = await (await fetch(`http://127.0.0.1:${daemon.httpPort}/status.json`)).text();
+    const json = await (await fetch(`http://127.0.0.1:${httpPort}/status.json`)).text();
     for (const hidden of [SECRET_TAG, 'MODBUS-TAG-SECRET', 'static-token-secret', 'user:pw', 'idTag']) {
       expect(html).not.toContain(hidden);
       expect(json).not.toContain(hidden);
@@ -104,11 +99,11 @@ describe('status page in headless Chromium', () => {
   });
 
   it('serves the page with a strict content security policy and the data as status.json', async () => {
-    const response = await fetch(`http://127.0.0.1:${daemon.httpPort}/`);
+    const response = await fetch(`http://127.0.0.1:${httpPort}/`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(response.headers.get('content-security-policy')).toContain("script-src 'self'");
-    const snapshot = (await (await fetch(`http://127.0.0.1:${daemon.httpPort}/status.json`)).json()) as StatusSnapshot;
+    const snapshot = (await (await fetch(`http://127.0.0.1:${httpPort}/status.json`)).json()) as StatusSnapshot;
     expect(snapshot.sites).toEqual(['s1']);
     expect(snapshot.meters).toMatchObject([{ meterId: 'meter-1', siteId: 's1', chargePointId: 'MB-1', connectorId: 1, model: 'sdm630', address: `tcp://127.0.0.1:${meter.port}#3`, live: { online: true } }]);
     expect(Object.keys(snapshot.parts)).toContain('ocpp');
@@ -116,7 +111,7 @@ describe('status page in headless Chromium', () => {
 
   it('says so when the daemon cannot be reached, and keeps the last data on screen', async () => {
     page = await browser.newPage();
-    await page.goto(`http://127.0.0.1:${daemon.httpPort}/`);
+    await page.goto(`http://127.0.0.1:${httpPort}/`);
     await expect.poll(() => page!.locator('#freshness').innerText(), { timeout: 15_000 }).toContain('live, updated');
     await page.route('**/status.json', (route) => route.abort());
     await expect.poll(() => page!.locator('#freshness').innerText(), { timeout: 15_000 }).toContain('cannot reach chargegate');
