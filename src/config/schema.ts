@@ -169,7 +169,7 @@ export const configSchema = z
         host: z.string().default('127.0.0.1'),
         port: port.default(9000),
         path: z.string().startsWith('/').default('/ocpp'),
-        securityProfile: z.union([z.literal(0), z.literal(1), z.literal(2)]).default(1),
+        securityProfile: z.union([z.literal(0), z.literal(1), z.literal(2)], { error: '0, 1 or 2' }).default(1),
         acceptUnknownStations: z.boolean().default(false),
         heartbeatIntervalS: z.number().int().positive().default(300),
         callTimeoutMs: z.number().int().positive().default(30_000),

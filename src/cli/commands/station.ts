@@ -33,7 +33,9 @@ export function registerStation(program: Command): void {
       withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
         const { password } = domain(() => siteOf(ctx).pair(stationId, options.site));
         const { ocpp } = ctx.config;
-        const url = `${ocpp.securityProfile === 2 ? 'wss' : 'ws'}://${ocpp.host}:${ocpp.port}${ocpp.path}/${stationId}`;
+        // A wildcard listen address is not one a station can dial: show where the gateway's own address goes.
+        const host = ['0.0.0.0', '::', '[::]'].includes(ocpp.host) ? '<gateway-address>' : ocpp.host;
+        const url = `${ocpp.securityProfile === 2 ? 'wss' : 'ws'}://${host}:${ocpp.port}${ocpp.path}/${stationId}`;
         output(ctx.json, { stationId, siteId: options.site, password }, () =>
           [
             `Paired ${stationId} with site ${options.site}.`,
