@@ -36,7 +36,15 @@ export const benchResultsSchema = z.strictObject({
   mode: z.enum(['quick', 'full']),
   startedAt: z.iso.datetime({ offset: true }),
   finishedAt: z.iso.datetime({ offset: true }),
-  machine: z.strictObject({ cpus: z.number().int().positive(), cpuModel: z.string(), memoryMB: z.number().positive(), node: z.string(), openFilesLimit: z.number().nullable() }),
+  machine: z.strictObject({
+    cpus: z.number().int().positive(),
+    cpuModel: z.string(),
+    memoryMB: z.number().positive(),
+    node: z.string(),
+    openFilesLimit: z.number().nullable(),
+    /** 1-minute load average when the run started and ended: anything else running on the box skews every figure. */
+    loadAverage: z.strictObject({ atStart: z.number().nonnegative(), atEnd: z.number().nonnegative() }),
+  }),
   daemon: z.strictObject({ command: z.string(), note: z.string().optional() }),
   scenarios: z.array(scenario),
 });

@@ -26,6 +26,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const settings = options.quick ? QUICK : FULL;
   const startedAt = new Date();
+  const loadAtStart = os.loadavg()[0] ?? 0;
   log(`bench (${settings.mode}): building`);
   const build = buildForBench();
   for (const note of build.notes) log(`note: ${note}`);
@@ -53,6 +54,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
       memoryMB: Math.round(os.totalmem() / 2 ** 20),
       node: process.version,
       openFilesLimit: finiteOrNull(openFilesLimit()),
+      loadAverage: { atStart: loadAtStart, atEnd: os.loadavg()[0] ?? 0 },
     },
     daemon: { command: build.daemonCommand, ...(build.notes.length > 0 && { note: build.notes.join('; ') }) },
     scenarios,

@@ -16,7 +16,7 @@ export function renderResults(results: BenchResults): string {
   );
   const problems = results.scenarios.filter((s) => s.status !== 'ok').map((s) => `scenario ${s.id} (${s.title}) ${s.status}: ${s.errors.join('; ')}`);
   return [
-    `chargegate bench, ${results.mode} run, ${results.machine.cpus} x ${results.machine.cpuModel}, Node ${results.machine.node}`,
+    `chargegate bench, ${results.mode} run, ${results.machine.cpus} x ${results.machine.cpuModel}, Node ${results.machine.node}, load average ${results.machine.loadAverage.atStart.toFixed(1)} at start, ${results.machine.loadAverage.atEnd.toFixed(1)} at end`,
     '',
     table(['#', 'figure', 'chargegate', 'baseline', 'ratio', 'target', 'met?'], rows),
     ...(notes.length > 0 ? ['', ...notes] : []),
