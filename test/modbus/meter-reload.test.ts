@@ -38,7 +38,8 @@ describe('meters in the running daemon', () => {
       const body = (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as { status: string; meters: MetersReport };
       return Object.keys(body.meters.meters).sort().join() === 'm2,m3' ? body.meters : undefined;
     }, 10_000, 'health listing m2 and m3');
-    expect(report.meters.m3!.readings).toBeGreaterThan(m3Readings);
+    // m3's poller was left alone: its count of readings did not start over.
+    expect(report.meters.m3!.readings).toBeGreaterThanOrEqual(m3Readings);
     expect(report.buses[`tcp://127.0.0.1:${sim.port}`]).toMatchObject({ connected: true, reconnects: 0 });
 
     await sim.set(2, { currentA: [0, 10, 0] });
