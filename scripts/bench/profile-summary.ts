@@ -1,27 +1,36 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 
 /**
- * `npx tsx scripts/bench/profile-summary.ts FILE.cpuprofile [TOP]`: where a process spent its CPU, by function
- * (self time) and by package or source folder — enough to see a hot spot before opening DevTools.
+ * `npx tsx scripts/bench/profile-summary.ts FILE.cpuprofile [--top N] [--from S] [--to S]`: where a process spent
+ * its CPU, by package or source folder and by function (self time), optionally only between two instants
+ * (seconds since the profile started) — a scenario's load phase rather than the whole life of the daemon.
  */
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
-  hitCount?: number;
 }
 
-const [file, topArg] = process.argv.slice(2);
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '25' }, from: { type: 'string' }, to: { type: 'string' } } });
+const file = positionals[0];
 if (!file) {
-  process.stderr.write('usage: profile-summary FILE.cpuprofile [TOP]\n');
+  process.stderr.write('usage: profile-summary FILE.cpuprofile [--top N] [--from S] [--to S]\n');
   process.exit(2);
 }
-const top = Number(topArg ?? 25);
+const top = Number(values.top);
+const fromUs = values.from === undefined ? 0 : Number(values.from) * 1e6;
+const toUs = values.to === undefined ? Number.POSITIVE_INFINITY : Number(values.to) * 1e6;
 const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
 
-// Sample time: each sample's delta belongs to the node it hit.
+// Each sample's delta belongs to the node it hit; the running sum of deltas is the sample's time.
 const selfUs = new Map<number, number>();
-profile.samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
+let atUs = 0;
+profile.samples.forEach((id, i) => {
+  const delta = profile.timeDeltas[i] ?? 0;
+  atUs += delta;
+  if (atUs >= fromUs && atUs <= toUs) selfUs.set(id, (selfUs.get(id) ?? 0) + delta);
+});
 const totalUs = [...selfUs.values()].reduce((a, b) => a + b, 0);
 
 const byFunction = new Map<string, number>();
@@ -42,11 +51,11 @@ const show = (title: string, entries: Map<string, number>) => {
     process.stdout.write(`${((100 * us) / totalUs).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${name}\n`);
   }
 };
-process.stdout.write(`${file}: ${(totalUs / 1e6).toFixed(2)} s sampled\n`);
+process.stdout.write(`${file}: ${(totalUs / 1e6).toFixed(2)} s sampled of ${(atUs / 1e6).toFixed(2)} s\n`);
 show('by package / folder (self time)', byOrigin);
 show('by function (self time)', byFunction);
 
-/** node_modules/<pkg>, the project folder (src/ocpp...), node: internals, or V8's own (GC, idle, program). */
+/** node_modules/<pkg>, the project folder (src/ocpp, dist/site...), node: internals, or V8's own (GC, idle, program). */
 function origin(url: string, functionName: string): string {
   if (!url) return `(${functionName || 'native'})`;
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);

@@ -60,6 +60,14 @@ export const backlogDrain: Scenario = {
       target: [{ on: 'ratio', op: '<=', value: 1.5 }],
       note: `first successful retry to last delivery; baseline = ${expected} events at scenario 1's delivery rate${pipelineRate ? ` (${pipelineRate} events/s)` : ' (not measured in this run)'}`,
     });
+    const naiveRate = ctx.earlierFigure(1, EVENTS_PER_S)?.baseline ?? null;
+    ctx.figure({
+      name: 'drain rate',
+      unit: 'events/s',
+      chargegate: drain ? expected / drain.drainS : null,
+      baseline: naiveRate,
+      note: `for context, beside scenario 1's naive chain${naiveRate ? '' : ' (not measured in this run)'}: with no station load, delivery alone`,
+    });
     ctx.figure({ name: 'receiver back to first delivery', unit: 's', chargegate: drain?.firstAfterUpS ?? null, note: `bounded by retryIntervalS = ${s.retryIntervalS} s` });
   },
 };
