@@ -45,6 +45,11 @@ export interface AuthorizerOptions {
 
 export interface Authorizer {
   authorize(request: AuthorizationRequest): Promise<AuthorizationDecision>;
+  /**
+   * Decides and then calls `start` with the decision in the same synchronous turn as the ConcurrentTx check, so two
+   * StartTransactions with one tag cannot both pass the check before either has committed its transaction.
+   */
+  authorizeStart<T>(request: AuthorizationRequest, start: (decision: AuthorizationDecision) => T): Promise<{ decision: AuthorizationDecision; started: T }>;
   /** Loads a changed plugin or upstream setting; throws PluginLoadError and keeps the old chain when the new plugin cannot load. */
   reload(config: Config): Promise<void>;
   close(): Promise<void>;
@@ -104,24 +109,34 @@ export async function createAuthorizer(options: AuthorizerOptions): Promise<Auth
     return { status: 'Invalid', source: 'default' };
   };
 
+  /** The chain's answer plus ConcurrentTx: synchronous, so a caller can commit in the same turn. */
+  const settle = (request: AuthorizationRequest, siteId: string, base: Omit<AuthorizationDecision, 'siteId' | 'connectorId'>): AuthorizationDecision => {
+    const open = site.openTransactionsOfTag(request.idTag).filter((t) => t.id !== request.transactionId);
+    const here = open.find((t) => t.station_id === request.stationId);
+    const concurrent = base.status === 'Accepted' && open.length > 0 && !options.config().authorization.allowConcurrentTx;
+    const decision: AuthorizationDecision = {
+      ...base,
+      siteId,
+      ...(concurrent && { status: 'ConcurrentTx' }),
+      ...(here && request.connectorId === undefined && { connectorId: here.connector_id }),
+    };
+    logger.info(
+      { stationId: request.stationId, siteId, idTag: request.idTag, connectorId: request.connectorId, status: decision.status, source: decision.source },
+      'authorization decided',
+    );
+    return decision;
+  };
+
   return {
     async authorize(request) {
       const siteId = site.siteOf(request.stationId);
+      return settle(request, siteId, await baseDecision(request, siteId));
+    },
+    async authorizeStart(request, start) {
+      const siteId = site.siteOf(request.stationId);
       const base = await baseDecision(request, siteId);
-      const open = site.openTransactionsOfTag(request.idTag).filter((t) => t.id !== request.transactionId);
-      const here = open.find((t) => t.station_id === request.stationId);
-      const concurrent = base.status === 'Accepted' && open.length > 0 && !options.config().authorization.allowConcurrentTx;
-      const decision: AuthorizationDecision = {
-        ...base,
-        siteId,
-        ...(concurrent && { status: 'ConcurrentTx' }),
-        ...(here && request.connectorId === undefined && { connectorId: here.connector_id }),
-      };
-      logger.info(
-        { stationId: request.stationId, siteId, idTag: request.idTag, connectorId: request.connectorId, status: decision.status, source: decision.source },
-        'authorization decided',
-      );
-      return decision;
+      const decision = settle(request, siteId, base);
+      return { decision, started: start(decision) };
     },
     reload: configure,
     async close() {

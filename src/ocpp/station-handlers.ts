@@ -108,16 +108,17 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
       const decision = await authorizer.authorize({ idTag: params.idTag, stationId, connectorId: params.connectorId, transactionId: repeated.id });
       return { transactionId: repeated.id, idTagInfo: idTagInfoOf(decision) };
     }
-    const decision = await authorizer.authorize({ idTag: params.idTag, stationId, connectorId: params.connectorId });
-    const transaction = site.startTransaction({
-      at: site.locateConnector(stationId, params.connectorId),
-      idTag: params.idTag,
-      meterStartWh: params.meterStart,
-      startedAt: new Date(params.timestamp),
-      ...(params.reservationId !== undefined && { reservationId: params.reservationId }),
-      source: 'ocpp',
-      authorizationStatus: decision.status,
-    });
+    const { decision, started: transaction } = await authorizer.authorizeStart({ idTag: params.idTag, stationId, connectorId: params.connectorId }, (settled) =>
+      site.startTransaction({
+        at: site.locateConnector(stationId, params.connectorId),
+        idTag: params.idTag,
+        meterStartWh: params.meterStart,
+        startedAt: new Date(params.timestamp),
+        ...(params.reservationId !== undefined && { reservationId: params.reservationId }),
+        source: 'ocpp',
+        authorizationStatus: settled.status,
+      }),
+    );
     log.info({ transactionId: transaction.id, connectorId: params.connectorId, status: decision.status }, 'transaction started');
     return { transactionId: transaction.id, idTagInfo: idTagInfoOf(decision) };
   });

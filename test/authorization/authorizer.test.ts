@@ -89,6 +89,19 @@ describe('the Authorize decision chain', () => {
     expect(await chain.authorize({ idTag: 'BUSY', stationId: 'CP001' })).toMatchObject({ status: 'Accepted' });
   });
 
+  it('two StartTransactions with one tag deciding at the same time: one starts Accepted, the other is ConcurrentTx', async () => {
+    // Both answers resolve in one tick (as two upstream replies read from one socket would), before either commits.
+    const file = plugin(`let answer; export function authorize() { return (answer ??= new Promise((resolve) => setTimeout(() => resolve('Accepted'), 50))); }`);
+    const chain = await start({ authorization: { plugin: file } });
+    const startOn = (stationId: string) =>
+      chain.authorizeStart({ idTag: 'TWICE', stationId, connectorId: 1 }, (decision) =>
+        site.startTransaction({ at: site.locateConnector(stationId, 1), idTag: 'TWICE', meterStartWh: 0, startedAt: new Date(), source: 'ocpp', authorizationStatus: decision.status }),
+      );
+    const results = await Promise.all([startOn('CP001'), startOn('CP201')]);
+    expect(results.map((r) => r.decision.status).sort()).toEqual(['Accepted', 'ConcurrentTx']);
+    expect(site.openTransactionsOfTag('TWICE')).toHaveLength(2);
+  });
+
   it('plugin first: it may answer or pass; a plugin that throws, returns nonsense or is too slow counts as passing and is logged', async () => {
     putIdTag(db, { idTag: 'LOCAL', status: 'Accepted', expiresAt: null, siteId: null });
     const file = plugin(`
