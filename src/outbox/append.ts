@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { EventType } from '../config/index.js';
-import type { Database } from '../store/index.js';
+import { statement, type Database } from '../store/index.js';
 import { QUEUE_FULL } from './dead-reasons.js';
 
 /** A domain event as the outbox stores it: the envelope's fields other than the send-time timestamp. */
@@ -30,16 +30,16 @@ export interface AppendOptions {
 export function appendEvent(db: Database, event: OutboxEvent, webhookIds: readonly string[], now: Date, options: AppendOptions = {}): AppendedEvent {
   const eventId = randomUUID();
   const at = now.toISOString();
-  const { lastInsertRowid } = db
-    .prepare('INSERT INTO events (event_id, event_type, site_id, payload, created_at) VALUES (?, ?, ?, ?, ?)')
+  const { lastInsertRowid } = statement(db, 'INSERT INTO events (event_id, event_type, site_id, payload, created_at) VALUES (?, ?, ?, ?, ?)')
     .run(eventId, event.eventType, event.siteId, JSON.stringify(event.payload), at);
   const seq = Number(lastInsertRowid);
   const queueFull: string[] = [];
-  const insert = db.prepare('INSERT INTO deliveries (event_seq, webhook_id, site_id, event_type, updated_at) VALUES (?, ?, ?, ?, ?)');
-  const insertDead = db.prepare(`INSERT INTO deliveries (event_seq, webhook_id, site_id, event_type, updated_at, state, dead_reason, unreported) VALUES (?, ?, ?, ?, ?, 'dead', '${QUEUE_FULL}', 1)`);
-  const queued = db.prepare("SELECT COUNT(*) FROM deliveries WHERE state = 'pending' AND site_id = ? AND webhook_id = ? AND event_type = ?").pluck();
+  const insert = statement(db, 'INSERT INTO deliveries (event_seq, webhook_id, site_id, event_type, updated_at) VALUES (?, ?, ?, ?, ?)');
+  const insertDead = statement(db, `INSERT INTO deliveries (event_seq, webhook_id, site_id, event_type, updated_at, state, dead_reason, unreported) VALUES (?, ?, ?, ?, ?, 'dead', '${QUEUE_FULL}', 1)`);
+  // Counts no further than the capacity, so a long backlog does not make every event slower to append.
+  const queued = statement(db, "SELECT COUNT(*) FROM (SELECT 1 FROM deliveries WHERE state = 'pending' AND site_id = ? AND webhook_id = ? AND event_type = ? LIMIT ?)").pluck();
   for (const webhookId of webhookIds) {
-    const full = options.queueCapacity !== undefined && (queued.get(event.siteId, webhookId, event.eventType) as number) >= options.queueCapacity;
+    const full = options.queueCapacity !== undefined && (queued.get(event.siteId, webhookId, event.eventType, options.queueCapacity) as number) >= options.queueCapacity;
     (full ? insertDead : insert).run(seq, webhookId, event.siteId, event.eventType, at);
     if (full) queueFull.push(webhookId);
   }

@@ -1,7 +1,7 @@
 import type { Config, EventType } from '../config/index.js';
 import { generateSecret, hashSecret } from '../credentials/index.js';
 import { appendEvent, subscribedWebhooks, type OutboxEvent } from '../outbox/index.js';
-import { bumpChangeCounter, inTransaction, type Database } from '../store/index.js';
+import { bumpChangeCounter, inTransaction, statement, type Database } from '../store/index.js';
 import { SiteDirectory, type ChargePointRef } from './directory.js';
 import {
   whToKWh,
@@ -149,7 +149,7 @@ export class Site {
       const admission = this.admission(stationId);
       const now = this.now();
       ensureStation(this.db, stationId, 'pending', now);
-      this.db.prepare('UPDATE stations SET boot_info = ?, last_seen = ? WHERE id = ?').run(JSON.stringify(bootInfo), now.toISOString(), stationId);
+      statement(this.db, 'UPDATE stations SET boot_info = ?, last_seen = ? WHERE id = ?').run(JSON.stringify(bootInfo), now.toISOString(), stationId);
       if (admission.verdict === 'rejected') return 'Rejected';
       if (admission.verdict === 'known') return 'Accepted';
       return this.config().ocpp.acceptUnknownStations ? 'Accepted' : 'Pending';
@@ -168,8 +168,11 @@ export class Site {
   setOnline(stationId: string, online: boolean): void {
     const now = this.now().toISOString();
     this.lastSeen.delete(stationId);
-    ensureStation(this.db, stationId, 'pending', this.now());
-    this.db.prepare('UPDATE stations SET online = ?, last_seen = ? WHERE id = ?').run(online ? 1 : 0, now, stationId);
+    // One commit (one fsync) for a station's first contact, not one per statement.
+    inTransaction(this.db, () => {
+      ensureStation(this.db, stationId, 'pending', this.now());
+      statement(this.db, 'UPDATE stations SET online = ?, last_seen = ? WHERE id = ?').run(online ? 1 : 0, now, stationId);
+    });
   }
 
   /** Marks activity in memory; flushLastSeen() writes it in one batch so heartbeats cost no fsync each. */
@@ -181,7 +184,7 @@ export class Site {
     if (this.lastSeen.size === 0) return;
     const entries = [...this.lastSeen];
     this.lastSeen.clear();
-    const update = this.db.prepare('UPDATE stations SET last_seen = ? WHERE id = ?');
+    const update = statement(this.db, 'UPDATE stations SET last_seen = ? WHERE id = ?');
     inTransaction(this.db, () => {
       for (const [id, at] of entries) update.run(at, id);
     });
@@ -189,7 +192,7 @@ export class Site {
 
   /** At daemon start nothing is connected, whatever the last run left behind. */
   markAllOffline(): void {
-    this.db.prepare('UPDATE stations SET online = 0 WHERE online = 1').run();
+    statement(this.db, 'UPDATE stations SET online = 0 WHERE online = 1').run();
   }
 
   /** Approves a pending or new station for a site and returns its new OCPP password, shown once. */
@@ -200,7 +203,7 @@ export class Site {
     const password = generateSecret(18);
     inTransaction(this.db, () => {
       ensureStation(this.db, stationId, 'paired', this.now());
-      this.db.prepare("UPDATE stations SET state = 'paired', site_id = ?, password_hash = ? WHERE id = ?").run(siteId, hashSecret(password), stationId);
+      statement(this.db, "UPDATE stations SET state = 'paired', site_id = ?, password_hash = ? WHERE id = ?").run(siteId, hashSecret(password), stationId);
       bumpChangeCounter(this.db, STATIONS_TOPIC);
     });
     return { password };
@@ -210,7 +213,7 @@ export class Site {
   setStationState(stationId: string, state: 'blocked' | 'removed'): void {
     inTransaction(this.db, () => {
       ensureStation(this.db, stationId, state, this.now());
-      this.db.prepare('UPDATE stations SET state = ?, password_hash = NULL WHERE id = ?').run(state, stationId);
+      statement(this.db, 'UPDATE stations SET state = ?, password_hash = NULL WHERE id = ?').run(state, stationId);
       bumpChangeCounter(this.db, STATIONS_TOPIC);
     });
   }
@@ -251,7 +254,7 @@ export class Site {
     this.commit(() => {
       // Connector 0 is one row per station (the primary key), shared by its charge points: compare it once,
       // before the first of them overwrites it, or every repeat would look like a change.
-      const previous = connectorId === 0 ? (this.db.prepare('SELECT status, error_code FROM connectors WHERE station_id = ? AND connector_id = 0').get(stationId) as { status: string; error_code: string } | undefined) : undefined;
+      const previous = connectorId === 0 ? (statement(this.db, 'SELECT status, error_code FROM connectors WHERE station_id = ? AND connector_id = 0').get(stationId) as { status: string; error_code: string } | undefined) : undefined;
       const quiet = previous?.status === status && previous.error_code === errorCode;
       for (const ref of refs) this.writeStatus(ref, status, errorCode, info, quiet);
     });
@@ -263,24 +266,28 @@ export class Site {
   }
 
   private writeStatus(at: ConnectorRef, status: string, errorCode: string, info?: object, quiet = false): void {
-    const previous = this.db.prepare('SELECT status, error_code FROM connectors WHERE station_id = ? AND connector_id = ? AND charge_point_id = ?').get(at.stationId, at.connectorId, at.chargePointId) as
-      | { status: string; error_code: string }
+    const previous = statement(this.db, 'SELECT status, error_code, info FROM connectors WHERE station_id = ? AND connector_id = ? AND charge_point_id = ?').get(at.stationId, at.connectorId, at.chargePointId) as
+      | { status: string; error_code: string; info: string | null }
       | undefined;
+    const infoJson = info ? JSON.stringify(info) : null;
+    const unchanged = previous?.status === status && previous.error_code === errorCode;
+    // Stations repeat their status often (at boot, on TriggerMessage, some every few minutes): a repeat writes
+    // nothing, so it costs no fsync, and updated_at stays the time the status last changed.
+    if (unchanged && previous.info === infoJson) return;
     const now = this.now();
-    this.db
-      .prepare(
-        `INSERT INTO connectors (station_id, connector_id, charge_point_id, status, error_code, info, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (station_id, connector_id) DO UPDATE SET charge_point_id = excluded.charge_point_id, status = excluded.status, error_code = excluded.error_code, info = excluded.info, updated_at = excluded.updated_at`,
-      )
-      .run(at.stationId, at.connectorId, at.chargePointId, status, errorCode, info ? JSON.stringify(info) : null, now.toISOString());
-    if (quiet || (previous?.status === status && previous.error_code === errorCode)) return;
+    statement(
+      this.db,
+      `INSERT INTO connectors (station_id, connector_id, charge_point_id, status, error_code, info, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (station_id, connector_id) DO UPDATE SET charge_point_id = excluded.charge_point_id, status = excluded.status, error_code = excluded.error_code, info = excluded.info, updated_at = excluded.updated_at`,
+    ).run(at.stationId, at.connectorId, at.chargePointId, status, errorCode, infoJson, now.toISOString());
+    if (quiet || unchanged) return;
     const payload: ChargePointStatusPayload = { stationId: at.stationId, chargePointId: at.chargePointId, connectorId: at.connectorId, status, errorCode };
     this.emit({ eventType: 'ChargePointStatus', siteId: at.siteId, payload }, now);
   }
 
   /** Charge points with their connectors' last known state, for the API and the status page. */
   chargePoints(): ChargePointView[] {
-    const connectorRows = this.db.prepare('SELECT station_id, connector_id, charge_point_id, status, error_code FROM connectors ORDER BY station_id, connector_id').all() as Array<{
+    const connectorRows = statement(this.db, 'SELECT station_id, connector_id, charge_point_id, status, error_code FROM connectors ORDER BY station_id, connector_id').all() as Array<{
       station_id: string;
       connector_id: number;
       charge_point_id: string;
@@ -288,7 +295,7 @@ export class Site {
       error_code: string;
     }>;
     const open = new Map<string, number>(
-      (this.db.prepare('SELECT id, station_id, connector_id FROM transactions WHERE stopped_at IS NULL').all() as Array<{ id: number; station_id: string; connector_id: number }>).map((t) => [
+      (statement(this.db, 'SELECT id, station_id, connector_id FROM transactions WHERE stopped_at IS NULL').all() as Array<{ id: number; station_id: string; connector_id: number }>).map((t) => [
         `${t.station_id}\u0000${t.connector_id}`,
         t.id,
       ]),
@@ -354,12 +361,11 @@ export class Site {
   startTransaction(input: StartTransactionInput): TransactionRow {
     return this.commit(() => {
       const { at } = input;
-      const { lastInsertRowid } = this.db
-        .prepare(
-          `INSERT INTO transactions (site_id, station_id, charge_point_id, connector_id, id_tag, meter_start_wh, started_at, reservation_id, source)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(at.siteId, at.stationId, at.chargePointId, at.connectorId, input.idTag, input.meterStartWh, input.startedAt.toISOString(), input.reservationId ?? null, input.source);
+      const { lastInsertRowid } = statement(
+        this.db,
+        `INSERT INTO transactions (site_id, station_id, charge_point_id, connector_id, id_tag, meter_start_wh, started_at, reservation_id, source)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(at.siteId, at.stationId, at.chargePointId, at.connectorId, input.idTag, input.meterStartWh, input.startedAt.toISOString(), input.reservationId ?? null, input.source);
       const row = this.transaction(Number(lastInsertRowid))!;
       const payload: StartTransactionPayload = {
         stationId: at.stationId,
@@ -386,9 +392,7 @@ export class Site {
     return this.commit(() => {
       const open = this.transaction(input.transactionId);
       if (!open || open.stopped_at !== null) return undefined;
-      this.db
-        .prepare('UPDATE transactions SET meter_stop_wh = ?, stopped_at = ?, stop_reason = ?, stop_id_tag = ? WHERE id = ?')
-        .run(input.meterStopWh, input.stoppedAt.toISOString(), input.reason ?? null, input.idTag ?? null, open.id);
+      statement(this.db, 'UPDATE transactions SET meter_stop_wh = ?, stopped_at = ?, stop_reason = ?, stop_id_tag = ? WHERE id = ?').run(input.meterStopWh, input.stoppedAt.toISOString(), input.reason ?? null, input.idTag ?? null, open.id);
       const payload: StopTransactionPayload = {
         stationId: open.station_id,
         chargePointId: open.charge_point_id,
@@ -407,19 +411,19 @@ export class Site {
   }
 
   transaction(transactionId: number): TransactionRow | undefined {
-    return this.db.prepare('SELECT * FROM transactions WHERE id = ?').get(transactionId) as TransactionRow | undefined;
+    return statement(this.db, 'SELECT * FROM transactions WHERE id = ?').get(transactionId) as TransactionRow | undefined;
   }
 
   openTransactionsOfTag(idTag: string): TransactionRow[] {
-    return this.db.prepare('SELECT * FROM transactions WHERE id_tag = ? AND stopped_at IS NULL ORDER BY id').all(idTag) as TransactionRow[];
+    return statement(this.db, 'SELECT * FROM transactions WHERE id_tag = ? AND stopped_at IS NULL ORDER BY id').all(idTag) as TransactionRow[];
   }
 
   openTransactionOn(stationId: string, connectorId: number): TransactionRow | undefined {
-    return this.db.prepare('SELECT * FROM transactions WHERE station_id = ? AND connector_id = ? AND stopped_at IS NULL ORDER BY id DESC LIMIT 1').get(stationId, connectorId) as TransactionRow | undefined;
+    return statement(this.db, 'SELECT * FROM transactions WHERE station_id = ? AND connector_id = ? AND stopped_at IS NULL ORDER BY id DESC LIMIT 1').get(stationId, connectorId) as TransactionRow | undefined;
   }
 
   openTransactions(): TransactionRow[] {
-    return this.db.prepare('SELECT * FROM transactions WHERE stopped_at IS NULL ORDER BY id').all() as TransactionRow[];
+    return statement(this.db, 'SELECT * FROM transactions WHERE stopped_at IS NULL ORDER BY id').all() as TransactionRow[];
   }
 
   // ---- events ---------------------------------------------------------------------------------------------

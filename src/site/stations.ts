@@ -1,4 +1,4 @@
-import type { Database } from '../store/index.js';
+import { statement, type Database } from '../store/index.js';
 
 export type StationState = 'pending' | 'paired' | 'blocked' | 'removed';
 
@@ -14,14 +14,14 @@ export interface StationRow {
 }
 
 export function findStation(db: Database, stationId: string): StationRow | undefined {
-  return db.prepare('SELECT * FROM stations WHERE id = ?').get(stationId) as StationRow | undefined;
+  return statement(db, 'SELECT * FROM stations WHERE id = ?').get(stationId) as StationRow | undefined;
 }
 
 export function allStations(db: Database): StationRow[] {
-  return db.prepare('SELECT * FROM stations ORDER BY id').all() as StationRow[];
+  return statement(db, 'SELECT * FROM stations ORDER BY id').all() as StationRow[];
 }
 
 /** Creates the row on first contact; later calls leave the state alone. */
 export function ensureStation(db: Database, stationId: string, state: StationState, now: Date): void {
-  db.prepare('INSERT INTO stations (id, state, first_seen, last_seen) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING').run(stationId, state, now.toISOString(), now.toISOString());
+  statement(db, 'INSERT INTO stations (id, state, first_seen, last_seen) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING').run(stationId, state, now.toISOString(), now.toISOString());
 }

@@ -1,3 +1,4 @@
 export { DATABASE_FILE, inTransaction, openDatabase, type Database } from './database.js';
 export { MIGRATIONS, migrate, type Migration } from './migrations.js';
+export { statement } from './statement-cache.js';
 export { bumpChangeCounter, readChangeCounter, watchChangeCounter } from './change-counters.js';

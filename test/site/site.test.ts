@@ -35,6 +35,19 @@ describe('Site (the domain)', () => {
     temp.cleanup();
   });
 
+  it('a repeated connector status writes nothing: no event, and updated_at stays the time of the change', () => {
+    let clock = new Date('2026-11-21T10:00:00.000Z');
+    site = new Site({ db, config: () => config, now: () => clock });
+    const row = () => db.prepare('SELECT status, updated_at FROM connectors WHERE station_id = ? AND connector_id = 1').get('CP001');
+    site.recordStationStatus('CP001', 1, 'Available', 'NoError');
+    clock = new Date('2026-11-21T10:05:00.000Z');
+    site.recordStationStatus('CP001', 1, 'Available', 'NoError');
+    expect(row()).toEqual({ status: 'Available', updated_at: '2026-11-21T10:00:00.000Z' });
+    site.recordStationStatus('CP001', 1, 'Available', 'NoError', { vendorErrorCode: 'E12' });
+    expect(row()).toEqual({ status: 'Available', updated_at: '2026-11-21T10:05:00.000Z' });
+    expect(events('ChargePointStatus')).toHaveLength(1);
+  });
+
   it('a station-wide (connector 0) status emits one event per charge point, and only when it changed', () => {
     site.recordStationStatus('CP001', 0, 'Unavailable', 'NoError');
     site.recordStationStatus('CP001', 0, 'Unavailable', 'NoError');
