@@ -35,7 +35,7 @@ export const QUICK: BenchSettings = {
   // Generous: CI runs this beside the rest of the suite on two cores; these bound a hang, they time nothing.
   scenarioTimeoutS: 180,
   drainTimeoutS: 60,
-  pipeline: { stations: 8, warmupS: 0.5, measureS: 1.5, signRateS: 0.3 },
+  pipeline: { stations: 4, warmupS: 0.5, measureS: 1.5, signRateS: 0.3 },
   latency: { stations: 4, eventsPerS: 100, warmupS: 0.5, measureS: 1.5 },
   capacity: { stations: 100, generators: 2, connectConcurrency: 25, warmupS: 0.5, measureS: 1.5 },
   authorize: { stations: 40, generators: 1, callsPerStationPerS: 2, warmupS: 0.5, measureS: 1.5 },

@@ -82,5 +82,5 @@ export const modbusPolling: Scenario = {
 
 /** Time for every meter to have been polled a couple of times (connections up, first readings in). */
 function settleMs(pollIntervalMs: number): number {
-  return 2 * pollIntervalMs + 1000;
+  return 2 * pollIntervalMs + 500;
 }
