@@ -4,7 +4,7 @@ import { putIdTag } from '../../src/authorization/index.js';
 import { openDatabase } from '../../src/store/index.js';
 import type { TempSite } from '../../test/support/temp-site.js';
 import { nowMs } from './measure.js';
-import { stationId } from './identities.js';
+import { stationIds } from './identities.js';
 import { freePort, terminate, type ProcessGroup } from './processes.js';
 
 /** A `chargegate run` process under test, on a temporary data dir and config with ports the bench chose. */
@@ -68,10 +68,7 @@ function chargegateHandle(child: ChildProcess, logs: string[], site: TempSite, o
 
 /** The `sites` entry of a bench config: `stations` stations named CS0001..., one charge point with connector 1 each. */
 export function benchSite(options: { stations?: number; webhookUrl?: string; events?: string[]; meters?: object[] }): Record<string, unknown> {
-  const stations = Array.from({ length: options.stations ?? 0 }, (_, i) => {
-    const id = stationId(i);
-    return { id, chargePoints: [{ id: `${id}-A`, connectors: [1] }] };
-  });
+  const stations = stationIds(options.stations ?? 0).map((id) => ({ id, chargePoints: [{ id: `${id}-A`, connectors: [1] }] }));
   const webhooks = options.webhookUrl ? [{ id: 'bench', url: options.webhookUrl, events: options.events ?? ['Authorize', 'StartTransaction', 'StopTransaction', 'ChargePointStatus'] }] : [];
   return { id: 'bench', stations, meters: options.meters ?? [], webhooks };
 }

@@ -1,6 +1,6 @@
 import { benchSite, seedIdTags } from '../chargegate.js';
 import { failureNote, Fleet, sidesNote, withBareOcppServer } from '../fleet.js';
-import { stationId, stationTag } from '../identities.js';
+import { stationIds, stationTag } from '../identities.js';
 import { nowMs, percentile } from '../measure.js';
 import type { Scenario, ScenarioContext } from '../scenario.js';
 
@@ -22,7 +22,7 @@ export const localAuthorize: Scenario = {
   async run(ctx) {
     const s = ctx.settings.authorize;
     ctx.describe({ ...s, totalCallsPerS: s.stations * s.callsPerStationPerS, idTags: 'one Accepted tag per station on the local list', webhooks: 'none (delivery is scenarios 1, 2 and 5)' });
-    const identities = Array.from({ length: s.stations }, (_, i) => stationId(i));
+    const identities = stationIds(s.stations);
 
     const bare = await ctx.side('baseline (bare ocpp-rpc)', () => withBareOcppServer(ctx, (url) => drive(ctx, url, identities)));
     const chargegate = await ctx.side('chargegate', () => {

@@ -1,7 +1,7 @@
 import { EVENT_TYPES } from '../../../src/config/index.js';
 import { benchSite, seedIdTags, type ChargegateProcess } from '../chargegate.js';
 import { failureNote, Fleet } from '../fleet.js';
-import { stationId, stationTag } from '../identities.js';
+import { stationIds, stationTag } from '../identities.js';
 import { nowMs } from '../measure.js';
 import { outboxCounts } from '../outbox-view.js';
 import { freePort } from '../processes.js';
@@ -24,7 +24,7 @@ export const backlogDrain: Scenario = {
     const drain = await ctx.side('chargegate', async () => {
       const receiver = await ctx.startWorker<ReceiverApi>('receiver');
       const port = await freePort();
-      const identities = Array.from({ length: s.stations }, (_, i) => stationId(i));
+      const identities = stationIds(s.stations);
       const site = ctx.tempSite();
       seedIdTags(site, identities.map(stationTag));
       const config = { sites: [benchSite({ stations: s.stations, webhookUrl: `http://127.0.0.1:${port}/webhook/events` })], webhookDelivery: { retryIntervalS: s.retryIntervalS, maxRetries: 1_000_000, queueCapacity: 1000 } };

@@ -1,6 +1,6 @@
 import { benchSite, seedIdTags, type ChargegateProcess } from '../chargegate.js';
 import { failureNote, Fleet } from '../fleet.js';
-import { stationId, stationTag } from '../identities.js';
+import { stationIds, stationTag } from '../identities.js';
 import { nowMs, processStats } from '../measure.js';
 import { outboxCounts, total } from '../outbox-view.js';
 import { freePort, type WorkerHandle } from '../processes.js';
@@ -44,7 +44,7 @@ export const eventPipeline: Scenario = {
     });
     await receiver.call('reset', undefined);
 
-    const identities = Array.from({ length: s.stations }, (_, i) => stationId(i));
+    const identities = stationIds(s.stations);
     const site = ctx.tempSite();
     seedIdTags(site, identities.map(stationTag));
     const config = { sites: [benchSite({ stations: s.stations, webhookUrl: url })], webhookDelivery: { queueCapacity: BACKLOG_ROOM } };

@@ -1,6 +1,6 @@
 import { benchSite, seedIdTags } from '../chargegate.js';
 import { failureNote, Fleet } from '../fleet.js';
-import { stationId, stationTag } from '../identities.js';
+import { stationIds, stationTag } from '../identities.js';
 import { nowMs, percentile } from '../measure.js';
 import { waitFor, type Scenario } from '../scenario.js';
 import { BACKLOG_ROOM } from './event-pipeline.js';
@@ -20,7 +20,7 @@ export const steadyLatency: Scenario = {
     const latencies = await ctx.side('chargegate', async () => {
       const receiver = await ctx.startWorker<ReceiverApi>('receiver');
       const { port } = await receiver.call('up', {});
-      const identities = Array.from({ length: s.stations }, (_, i) => stationId(i));
+      const identities = stationIds(s.stations);
       const site = ctx.tempSite();
       seedIdTags(site, identities.map(stationTag));
       const webhookUrl = `http://127.0.0.1:${port}/webhook/events`;

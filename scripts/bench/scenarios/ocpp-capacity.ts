@@ -1,6 +1,6 @@
 import { benchSite } from '../chargegate.js';
 import { failureNote, Fleet, sidesNote, withBareOcppServer } from '../fleet.js';
-import { stationId } from '../identities.js';
+import { stationIds } from '../identities.js';
 import { nowMs, openFilesLimit, percentile, processStats } from '../measure.js';
 import type { Scenario, ScenarioContext } from '../scenario.js';
 
@@ -26,7 +26,7 @@ export const ocppCapacity: Scenario = {
     ctx.describe({ ...s, mix: 'Heartbeat, StatusNotification (unchanged status), MeterValues in turn, closed loop per station' });
     const limit = openFilesLimit();
     if (limit !== null && limit < s.stations + 1024) throw new Error(`the open-files limit (ulimit -n ${limit}) is too low for ${s.stations} stations; raise it to at least ${s.stations + 1024}`);
-    const identities = Array.from({ length: s.stations }, (_, i) => stationId(i));
+    const identities = stationIds(s.stations);
 
     const bare = await ctx.side('baseline (bare ocpp-rpc)', () => withBareOcppServer(ctx, (url, pid) => drive(ctx, url, identities, pid)));
     const chargegate = await ctx.side('chargegate', () => ctx.withChargegate({ sites: [benchSite({ stations: s.stations })] }, (daemon) => drive(ctx, daemon.ocppUrl, identities, daemon.pid)));
