@@ -196,6 +196,8 @@ export const configSchema = z
         maxRetries: z.number().int().nonnegative().default(360),
         queueCapacity: z.number().int().positive().default(1000),
         requestTimeoutMs: z.number().int().positive().default(10_000),
+        // Delivered events are kept this long (for support questions), then pruned; dead letters are kept until replayed.
+        retainDeliveredDays: z.number().positive().default(30),
       })
       .prefault({}),
     keystore: z

@@ -7,7 +7,7 @@ describe('config', () => {
     const config = loadConfig(`${ROOT}/config/default.yaml`);
     expect(config.sites[0]?.stations[0]?.id).toBe('CP001');
     expect(config.http.host).toBe('127.0.0.1');
-    expect(config.webhookDelivery).toEqual({ retryIntervalS: 10, maxRetries: 360, queueCapacity: 1000, requestTimeoutMs: 10000 });
+    expect(config.webhookDelivery).toEqual({ retryIntervalS: 10, maxRetries: 360, queueCapacity: 1000, requestTimeoutMs: 10000, retainDeliveredDays: 30 });
   });
 
   it('names the key path of every problem', () => {
