@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { METER_MODELS } from '../../src/modbus/index.js';
@@ -14,7 +15,12 @@ const CHROMIUM = {
 
 const SECRET_TAG = 'TAG-NOT-FOR-EYES-42';
 
-describe('status page in headless Chromium', () => {
+// CI installs chromium (.ci/run) and runs with CI=true: there a missing browser fails the suite; on a developer
+// machine without it, these tests are skipped.
+const chromiumMissing = !existsSync(CHROMIUM.executablePath);
+if (chromiumMissing && process.env.CI === 'true') throw new Error(`${CHROMIUM.executablePath} is missing (apt-get install chromium)`);
+
+describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
   let browser: Browser;
   let test: TestDaemon;
   let httpPort: number;
