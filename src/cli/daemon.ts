@@ -13,7 +13,7 @@ import { Site } from '../site/index.js';
 import { packageVersion, statusPageRoutes } from '../status-page/index.js';
 import { openDatabase } from '../store/index.js';
 import { WebhookDelivery } from '../webhooks/index.js';
-import { pruneDelivered } from '../outbox/index.js';
+import { scheduleOutboxRetention } from '../outbox/index.js';
 
 /** A running part of the daemon: stopped in reverse start order, told about config reloads. */
 export interface DaemonPart {
@@ -85,17 +85,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     // ---- end webhooks ----
 
     // ---- outbox retention: delivered events leave the database after webhookDelivery.retainDeliveredDays ----
-    const pruneOutbox = (): void => {
-      try {
-        const pruned = pruneDelivered(db, new Date(Date.now() - config.webhookDelivery.retainDeliveredDays * 86_400_000));
-        if (pruned.deliveries + pruned.events > 0) logger.info({ component: 'outbox', prunedDeliveries: pruned.deliveries, prunedEvents: pruned.events }, 'pruned delivered outbox rows');
-      } catch (err) {
-        logger.error({ err, component: 'outbox' }, 'pruning delivered outbox rows failed; tried again in an hour');
-      }
-    };
-    const firstPrune = setTimeout(pruneOutbox, 60_000).unref();
-    const hourlyPrune = setInterval(pruneOutbox, 3_600_000).unref();
-    parts.push({ name: 'outbox-retention', stop: () => (clearTimeout(firstPrune), clearInterval(hourlyPrune)) });
+    const stopRetention = scheduleOutboxRetention({ db, retainDays: () => config.webhookDelivery.retainDeliveredDays, logger: logger.child({ component: 'outbox' }) });
+    parts.push({ name: 'outbox-retention', stop: stopRetention });
     // ---- end outbox retention ----
 
     const site = new Site({ db, config: () => config, onEventsCommitted: () => webhooks.notify() });

@@ -1,3 +1,4 @@
+import type { Logger } from '../log/index.js';
 import { inTransaction, type Database } from '../store/index.js';
 
 export interface PruneResult {
@@ -25,4 +26,23 @@ export function pruneDelivered(db: Database, olderThan: Date, batchSize = 2000):
     }
   };
   return { deliveries: drain(deleteDeliveries), events: drain(deleteEvents) };
+}
+
+/** Prunes a minute after start, then hourly, keeping `retainDays()` days of delivered events; returns a stop function. */
+export function scheduleOutboxRetention(options: { db: Database; retainDays: () => number; logger: Logger }): () => void {
+  const { db, logger } = options;
+  const prune = (): void => {
+    try {
+      const pruned = pruneDelivered(db, new Date(Date.now() - options.retainDays() * 86_400_000));
+      if (pruned.deliveries + pruned.events > 0) logger.info({ prunedDeliveries: pruned.deliveries, prunedEvents: pruned.events }, 'pruned delivered outbox rows');
+    } catch (err) {
+      logger.error({ err }, 'pruning delivered outbox rows failed; tried again in an hour');
+    }
+  };
+  const first = setTimeout(prune, 60_000).unref();
+  const hourly = setInterval(prune, 3_600_000).unref();
+  return () => {
+    clearTimeout(first);
+    clearInterval(hourly);
+  };
 }

@@ -166,12 +166,12 @@ export class Site {
   }
 
   setOnline(stationId: string, online: boolean): void {
-    const now = this.now().toISOString();
+    const now = this.now();
     this.lastSeen.delete(stationId);
     // One commit (one fsync) for a station's first contact, not one per statement.
     inTransaction(this.db, () => {
-      ensureStation(this.db, stationId, 'pending', this.now());
-      statement(this.db, 'UPDATE stations SET online = ?, last_seen = ? WHERE id = ?').run(online ? 1 : 0, now, stationId);
+      ensureStation(this.db, stationId, 'pending', now);
+      statement(this.db, 'UPDATE stations SET online = ?, last_seen = ? WHERE id = ?').run(online ? 1 : 0, now.toISOString(), stationId);
     });
   }
 
@@ -247,10 +247,11 @@ export class Site {
 
   /** StatusNotification from a station. Connector 0 is the whole station: one event per charge point. */
   recordStationStatus(stationId: string, connectorId: number, status: string, errorCode: string, info?: object): void {
+    const siteId = this.siteOf(stationId);
     const refs =
       connectorId === 0
-        ? this.directory.chargePointsOf(stationId).map((chargePointId) => ({ siteId: this.siteOf(stationId), stationId, chargePointId, connectorId: 0 }))
-        : [this.locateConnector(stationId, connectorId)];
+        ? this.directory.chargePointsOf(stationId).map((chargePointId) => ({ siteId, stationId, chargePointId, connectorId: 0 }))
+        : [{ siteId, stationId, chargePointId: this.directory.chargePointOf(stationId, connectorId), connectorId }];
     this.commit(() => {
       // Connector 0 is one row per station (the primary key), shared by its charge points: compare it once,
       // before the first of them overwrites it, or every repeat would look like a change.
