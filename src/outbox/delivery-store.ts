@@ -1,5 +1,5 @@
 import type { EventType } from '../config/index.js';
-import { bumpChangeCounter, inTransaction, type Database } from '../store/index.js';
+import { bumpChangeCounter, inTransaction, statement, type Database } from '../store/index.js';
 import type { DeadReason } from './dead-reasons.js';
 
 /** One (webhook, event type) FIFO queue: its pending delivery rows in id order. */
@@ -38,6 +38,26 @@ export interface ReplayResult {
   /** Dead letters left where they were because their queue is full right now. */
   queueFull: number;
 }
+
+/** A queue's identity as one string, for maps keyed by queue. */
+export function queueId(queue: QueueKey): string {
+  return JSON.stringify([queue.siteId, queue.webhookId, queue.eventType]);
+}
+
+/** Dead letters, oldest first, with everything `deadletter list` shows and the row id replay needs. */
+function deadLetterSql(byEvent: boolean): string {
+  return `SELECT d.id, e.event_id AS eventId, d.site_id AS siteId, d.webhook_id AS webhookId, d.event_type AS eventType, d.dead_reason AS reason,
+                d.attempts, d.last_status AS lastStatus, d.last_error AS lastError, e.created_at AS createdAt, d.updated_at AS deadSince
+           FROM deliveries d JOIN events e ON e.seq = d.event_seq
+          WHERE d.state = 'dead'${byEvent ? ' AND e.event_id = ?' : ''}
+          ORDER BY d.id`;
+}
+
+const REVIVE_SQL =
+  "UPDATE deliveries SET state = 'pending', attempts = 0, next_attempt_at = 0, dead_reason = NULL, last_status = NULL, last_error = NULL, unreported = 0, updated_at = ? WHERE id = ?";
+
+/** Pending deliveries of a queue, counted no further than the given cap. */
+const CAPPED_QUEUE_SIZE_SQL = "SELECT COUNT(*) FROM (SELECT 1 FROM deliveries WHERE state = 'pending' AND site_id = ? AND webhook_id = ? AND event_type = ? LIMIT ?)";
 
 /** Bumped after a replay so the running daemon looks at its queues at once. */
 export const DELIVERIES_TOPIC = 'webhook-deliveries';
@@ -124,15 +144,12 @@ export class DeliveryStore {
 
   /** Dead letters, oldest first; `eventId` narrows to one event's. */
   deadLetters(filter: { eventId?: string } = {}): DeadLetter[] {
-    return this.db
-      .prepare(
-        `SELECT e.event_id AS eventId, d.site_id AS siteId, d.webhook_id AS webhookId, d.event_type AS eventType, d.dead_reason AS reason,
-                d.attempts, d.last_status AS lastStatus, d.last_error AS lastError, e.created_at AS createdAt, d.updated_at AS deadSince
-           FROM deliveries d JOIN events e ON e.seq = d.event_seq
-          WHERE d.state = 'dead' ${filter.eventId !== undefined ? 'AND e.event_id = ?' : ''}
-          ORDER BY d.id`,
-      )
-      .all(...(filter.eventId !== undefined ? [filter.eventId] : [])) as DeadLetter[];
+    return this.deadRows(filter).map(({ id: _id, ...letter }) => letter);
+  }
+
+  private deadRows(filter: { eventId?: string }): Array<DeadLetter & { id: number }> {
+    const byEvent = filter.eventId !== undefined;
+    return statement(this.db, deadLetterSql(byEvent)).all(...(byEvent ? [filter.eventId] : [])) as Array<DeadLetter & { id: number }>;
   }
 
   /**
@@ -141,22 +158,14 @@ export class DeliveryStore {
    */
   replay(filter: { eventId?: string }, queueCapacity: number, at: Date): ReplayResult {
     return inTransaction(this.db, () => {
-      const rows = this.db
-        .prepare(
-          `SELECT d.id, d.site_id AS siteId, d.webhook_id AS webhookId, d.event_type AS eventType
-             FROM deliveries d JOIN events e ON e.seq = d.event_seq
-            WHERE d.state = 'dead' ${filter.eventId !== undefined ? 'AND e.event_id = ?' : ''}
-            ORDER BY d.id`,
-        )
-        .all(...(filter.eventId !== undefined ? [filter.eventId] : [])) as Array<QueueKey & { id: number }>;
-      const revive = this.db.prepare(
-        "UPDATE deliveries SET state = 'pending', attempts = 0, next_attempt_at = 0, dead_reason = NULL, last_status = NULL, last_error = NULL, unreported = 0, updated_at = ? WHERE id = ?",
-      );
+      const rows = this.deadRows(filter);
+      const revive = statement(this.db, REVIVE_SQL);
+      const queued = statement(this.db, CAPPED_QUEUE_SIZE_SQL).pluck();
       const sizes = new Map<string, number>();
       const result: ReplayResult = { replayed: 0, queueFull: 0 };
       for (const row of rows) {
-        const key = JSON.stringify([row.siteId, row.webhookId, row.eventType]);
-        const size = sizes.get(key) ?? this.queueSize(row);
+        const key = queueId(row);
+        const size = sizes.get(key) ?? (queued.get(row.siteId, row.webhookId, row.eventType, queueCapacity) as number);
         if (size >= queueCapacity) {
           result.queueFull += 1;
           continue;

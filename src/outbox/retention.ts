@@ -1,5 +1,5 @@
 import type { Logger } from '../log/index.js';
-import { inTransaction, type Database } from '../store/index.js';
+import { inTransaction, statement, type Database } from '../store/index.js';
 
 export interface PruneResult {
   deliveries: number;
@@ -13,8 +13,9 @@ export interface PruneResult {
  */
 export function pruneDelivered(db: Database, olderThan: Date, batchSize = 2000): PruneResult {
   const cutoff = olderThan.toISOString();
-  const deleteDeliveries = db.prepare("DELETE FROM deliveries WHERE id IN (SELECT id FROM deliveries WHERE state = 'delivered' AND updated_at < ? LIMIT ?)");
-  const deleteEvents = db.prepare(
+  const deleteDeliveries = statement(db, "DELETE FROM deliveries WHERE id IN (SELECT id FROM deliveries WHERE state = 'delivered' AND updated_at < ? LIMIT ?)");
+  const deleteEvents = statement(
+    db,
     'DELETE FROM events WHERE seq IN (SELECT seq FROM events e WHERE created_at < ? AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_seq = e.seq) LIMIT ?)',
   );
   const drain = (stmt: typeof deleteDeliveries): number => {

@@ -17,6 +17,17 @@ export class DeliveryMetrics {
   private readonly deadLetters: Counter<'site' | 'webhook' | 'event_type' | 'reason'>;
 
   constructor(registry: Registry, statuses: () => ExecutorStatus[]) {
+    // One scrape collects every gauge in the same tick: read the executor statuses once and share them.
+    let snapshot: ExecutorStatus[] | undefined;
+    const scrape = (): ExecutorStatus[] => {
+      if (snapshot === undefined) {
+        snapshot = statuses();
+        queueMicrotask(() => {
+          snapshot = undefined;
+        });
+      }
+      return snapshot;
+    };
     const gauge = (name: string, help: string, value: (s: ExecutorStatus) => number | null) =>
       new Gauge({
         name,
@@ -25,7 +36,7 @@ export class DeliveryMetrics {
         registers: [registry],
         collect() {
           this.reset();
-          for (const s of statuses()) {
+          for (const s of scrape()) {
             const v = value(s);
             if (v !== null) this.set(labels(s), v);
           }

@@ -2,7 +2,7 @@ import type { EventType } from '../config/index.js';
 import { formatZonedTimestamp } from './zoned-timestamp.js';
 
 /** Interface document 2.2: the body of every webhook request, fields in this order. */
-export interface WebhookEnvelope {
+interface WebhookEnvelope {
   eventId: string;
   eventType: EventType;
   siteId: string;

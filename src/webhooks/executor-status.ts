@@ -1,11 +1,11 @@
 import { EVENT_TYPES, type Config, type EventType } from '../config/index.js';
 import { worstLevel, type HealthLevel } from '../http/index.js';
-import type { DeliveryStore } from '../outbox/index.js';
+import { queueId, type DeliveryStore } from '../outbox/index.js';
 import type { ExecutorStatsStore } from './executor-stats.js';
 import { formatZonedTimestamp } from './zoned-timestamp.js';
 
 /** Interface document section 8. */
-export const HEALTH_THRESHOLDS = {
+const HEALTH_THRESHOLDS = {
   queueSize: { warning: 5, critical: 100 },
   lastRequestMs: { warning: 500, critical: 5000 },
 } as const;
@@ -49,18 +49,17 @@ export function executorLevel(queueSize: number, lastRequestMs: number | null): 
  * pending events but has no executor any more (a removed webhook, an unsubscribed event type).
  */
 export function executorStatuses(config: Config, deliveries: DeliveryStore, stats: ExecutorStatsStore): ExecutorStatus[] {
-  const key = (siteId: string, webhookId: string, eventType: string) => JSON.stringify([siteId, webhookId, eventType]);
   const queues = deliveries.queueSizes();
-  const sizes = new Map(queues.map((q) => [key(q.siteId, q.webhookId, q.eventType), q.size]));
-  const recorded = new Map(stats.all().map((s) => [key(s.siteId, s.webhookId, s.eventType), s]));
+  const sizes = new Map(queues.map((q) => [queueId(q), q.size]));
+  const recorded = new Map(stats.all().map((s) => [queueId(s), s]));
   const executors = new Map<string, { siteId: string; webhookId: string; eventType: EventType; active: boolean }>();
   for (const site of config.sites) {
     for (const webhook of site.webhooks) {
-      for (const eventType of webhook.events) executors.set(key(site.id, webhook.id, eventType), { siteId: site.id, webhookId: webhook.id, eventType, active: webhook.enabled });
+      for (const eventType of webhook.events) executors.set(queueId({ siteId: site.id, webhookId: webhook.id, eventType }), { siteId: site.id, webhookId: webhook.id, eventType, active: webhook.enabled });
     }
   }
   for (const q of queues) {
-    const k = key(q.siteId, q.webhookId, q.eventType);
+    const k = queueId(q);
     if (!executors.has(k)) executors.set(k, { siteId: q.siteId, webhookId: q.webhookId, eventType: q.eventType, active: false });
   }
   const at = (ms: number | null) => (ms === null ? null : formatZonedTimestamp(new Date(ms), config.timezone));

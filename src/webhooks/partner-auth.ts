@@ -32,6 +32,8 @@ export class PartnerAuth {
   constructor(
     private readonly dispatcher: Dispatcher,
     private readonly now: () => number = Date.now,
+    /** Bounds a shared token request on its own: no single waiter's abort signal decides it for the others. */
+    private readonly tokenTimeoutMs = 30_000,
   ) {}
 
   /** The header value, or undefined for `none`. */
@@ -59,10 +61,10 @@ export class PartnerAuth {
     if (cached && cached.refreshAt > this.now()) return cached;
     let pending = this.inFlight.get(key);
     if (!pending) {
-      pending = this.fetchToken(auth, signal).finally(() => this.inFlight.delete(key));
+      pending = this.fetchToken(auth, AbortSignal.timeout(this.tokenTimeoutMs)).finally(() => this.inFlight.delete(key));
       this.inFlight.set(key, pending);
     }
-    const token = await pending;
+    const token = await untilAborted(pending, signal);
     this.tokens.set(key, token);
     return token;
   }
@@ -107,6 +109,25 @@ export class PartnerAuth {
 
 function cacheKey(auth: OAuth2Auth): string {
   return JSON.stringify([auth.tokenUrl, auth.clientId, auth.clientSecret, auth.scope, auth.audience, auth.tokenEndpointAuthMethod]);
+}
+
+/** The promise's outcome, or the signal's reason as soon as this caller gives up waiting; the promise itself runs on. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
 }
 
 function formEncode(value: string): string {

@@ -1,11 +1,9 @@
 import { createHash, sign, constants, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
+import type { WebhookConfig } from '../config/index.js';
 import { serializeSignatureParams, signatureBase, type SignatureParams } from './signature-base.js';
 
-/** Contract section 5: `documented` is what the interface document shows; `rfc9421` is standard structured fields. */
-export type SignatureProfile = 'documented' | 'rfc9421';
-
-export interface SignableRequest {
+interface SignableRequest {
   method: string;
   url: URL;
   requestId: string;
@@ -14,7 +12,7 @@ export interface SignableRequest {
 }
 
 /** Headers the profile adds, in the order they are sent. */
-export type SignatureHeaders = Array<[name: string, value: string]>;
+type SignatureHeaders = Array<[name: string, value: string]>;
 
 const DOCUMENTED_COMPONENTS = ['@method', '@path', 'x-request-id'] as const;
 const RFC9421_COMPONENTS = ['@method', '@path', 'x-request-id', 'content-type', 'content-length', 'content-digest'] as const;
@@ -27,7 +25,7 @@ const signAsync = promisify(sign);
  * documented: RSASSA-PSS SHA-256, MGF1-SHA-256, salt 32, keyid "webhook", the interface document's header form.
  * rfc9421: rsa-pss-sha512 (salt 64) over the body's RFC 9530 Content-Digest too, keyid "sign".
  */
-export async function signRequest(profile: SignatureProfile, request: SignableRequest, privateKey: KeyObject, createdS: number): Promise<SignatureHeaders> {
+export async function signRequest(profile: WebhookConfig['signature'], request: SignableRequest, privateKey: KeyObject, createdS: number): Promise<SignatureHeaders> {
   const path = requestPath(request.url);
   if (profile === 'documented') {
     const params: SignatureParams = { components: DOCUMENTED_COMPONENTS, created: createdS, keyid: 'webhook', alg: 'rsa-pss-sha256' };

@@ -4,7 +4,7 @@ import type { DeliverableEvent } from './envelope.js';
 import { WebhookSender, type AttemptOutcome } from './webhook-sender.js';
 
 /** The station and charge point id of `webhook test` events, so a receiver can tell them from real ones. */
-export const TEST_STATION_ID = 'chargegate-webhook-test';
+const TEST_STATION_ID = 'chargegate-webhook-test';
 
 /**
  * `chargegate webhook test`: a ChargePointStatus-shaped event (stationId and chargePointId

@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../config/index.js';
 import { worstLevel, type HealthSource } from '../http/index.js';
 import type { Logger } from '../log/index.js';
-import { DELIVERIES_TOPIC, DeliveryStore, QUEUE_FULL, type QueueKey } from '../outbox/index.js';
+import { DELIVERIES_TOPIC, DeliveryStore, QUEUE_FULL, queueId, type QueueKey } from '../outbox/index.js';
 import { watchChangeCounter, type Database } from '../store/index.js';
 import { openDeliveryDatabase } from './delivery-database.js';
 import { DeliveryMetrics } from './delivery-metrics.js';
@@ -185,8 +185,4 @@ export class WebhookDelivery {
     });
     this.retiring.set(id, done);
   }
-}
-
-function queueId(queue: QueueKey): string {
-  return JSON.stringify([queue.siteId, queue.webhookId, queue.eventType]);
 }

@@ -23,13 +23,13 @@ export interface AttemptOutcome {
   interrupted: boolean;
 }
 
-export interface SendOptions {
+interface SendOptions {
   timeZone: string;
   timeoutMs: number;
   signal?: AbortSignal;
 }
 
-export interface WebhookSenderOptions {
+interface WebhookSenderOptions {
   /** The keystore's current webhook signing key, asked for per attempt so a rotation applies at once. */
   signingKey: () => KeyObject;
   now?: () => number;

@@ -69,7 +69,7 @@ export async function verifyWebhookSignature(request: SignedRequest, publicKey: 
   return DOCUMENTED_INPUT.test(header(request, 'signature-input') ?? '') ? verifyDocumentedSignature(request, publicKey) : verifyRfc9421Signature(request, publicKey);
 }
 
-interface Jwk {
+export interface Jwk {
   kid?: string;
   kty?: string;
   use?: string;
@@ -80,6 +80,14 @@ interface Jwk {
  * A partner's verifier against GET {issuer}/.well-known/jwks.json: the `sign` key first; on failure the JWKS is
  * fetched again once and every RSA signing key is tried, so a key rotation never rejects a genuine request.
  */
+/** The keys a JWKS endpoint publishes, as they came; throws on a non-2xx answer. */
+export async function fetchJwks(jwksUrl: string | URL): Promise<Jwk[]> {
+  const response = await fetch(jwksUrl);
+  if (!response.ok) throw new Error(`JWKS ${String(jwksUrl)} answered ${response.status}`);
+  const jwks = (await response.json()) as { keys?: Jwk[] };
+  return jwks.keys ?? [];
+}
+
 export class JwksWebhookVerifier {
   private keys: Array<{ kid: string; key: KeyObject }> = [];
 
@@ -98,10 +106,7 @@ export class JwksWebhookVerifier {
   }
 
   private async refresh(): Promise<void> {
-    const response = await fetch(this.jwksUrl);
-    if (!response.ok) throw new Error(`JWKS ${this.jwksUrl} answered ${response.status}`);
-    const jwks = (await response.json()) as { keys?: Jwk[] };
-    this.keys = (jwks.keys ?? [])
+    this.keys = (await fetchJwks(this.jwksUrl))
       .filter((jwk) => jwk.kty === 'RSA' && (jwk.use === undefined || jwk.use === 'sig') && (jwk.alg === undefined || jwk.alg.startsWith('PS')))
       .map((jwk) => ({ kid: jwk.kid ?? '', key: createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' }) }));
   }

@@ -6,6 +6,7 @@ import { spawnDaemon } from '../support/cli.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { connectStation } from '../support/station.js';
 import { tempSite, type TempSite } from '../support/temp-site.js';
+import { fetchJwks } from '../support/webhook-verifier.js';
 import { expectSignedWebhook, webhookConfig } from './harness.js';
 
 const EVENTS = 2000;
@@ -77,8 +78,8 @@ describe('crash during delivery (kill -9)', () => {
       const received = new Set(partner.requests.map((r) => r.json().eventId as string));
       expect(eventIds.filter((id) => !received.has(id))).toEqual([]);
 
-      const jwks = (await (await fetch(`http://127.0.0.1:${second.httpPort}/.well-known/jwks.json`)).json()) as { keys: Array<{ kid: string }> };
-      const publicKey = createPublicKey({ key: jwks.keys.find((k) => k.kid === 'sign') as never, format: 'jwk' });
+      const jwks = await fetchJwks(`http://127.0.0.1:${second.httpPort}/.well-known/jwks.json`);
+      const publicKey = createPublicKey({ key: jwks.find((k) => k.kid === 'sign') as never, format: 'jwk' });
       for (const request of partner.requests) await expectSignedWebhook(request, publicKey);
 
       // Attempts were counted before sending, so the outbox never shows fewer attempts than requests arrived.

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterEach, expect } from 'vitest';
 import { startReceiver, type Answer, type ReceivedRequest, type Receiver, type Responder } from '../support/receiver.js';
-import { verifyDocumentedSignature, verifyRfc9421Signature } from '../support/webhook-verifier.js';
+import { fetchJwks, verifyDocumentedSignature, verifyRfc9421Signature } from '../support/webhook-verifier.js';
 import { startDaemon, type Daemon } from '../../src/cli/daemon.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
@@ -94,9 +94,8 @@ export async function restartDaemon(test: TestDaemon): Promise<{ daemon: Daemon;
 
 /** The public key partners verify with: kid "sign" from the daemon's GET /.well-known/jwks.json. */
 export async function jwksSigningKey(daemon: TestDaemon): Promise<KeyObject> {
-  const response = await fetch(`http://127.0.0.1:${daemon.daemon.httpPort}/.well-known/jwks.json`);
-  const jwks = (await response.json()) as { keys: Array<{ kid: string; alg: string; use: string }> };
-  const sign = jwks.keys.find((k) => k.kid === 'sign');
+  const keys = await fetchJwks(`http://127.0.0.1:${daemon.daemon.httpPort}/.well-known/jwks.json`);
+  const sign = keys.find((k) => k.kid === 'sign');
   if (!sign) throw new Error('no kid "sign" in the JWKS');
   expect(sign).toMatchObject({ alg: 'PS256', use: 'sig' });
   return createPublicKey({ key: sign as never, format: 'jwk' });
