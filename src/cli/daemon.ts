@@ -123,7 +123,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     // ---- end API ----
 
     // ---- status page at GET / and GET /status.json (src/status-page) ----
-    routes.push(statusPageRoutes({ site, config: () => config, health: () => healthSources, meterHealth: () => meters.report().meters, startedAt: new Date(), version: packageVersion() }));
+    routes.push(statusPageRoutes({ site, config: () => config, health: () => healthSources, startedAt: new Date(), version: packageVersion() }));
     // ---- end status page ----
 
     const http = await createHttpServer({ logger, routes, health: () => healthSources, metrics });

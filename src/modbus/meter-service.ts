@@ -8,7 +8,7 @@ import { ModbusBus, type BusStats } from './bus.js';
 import { busSettingsOf, type BusSettings } from './bus-settings.js';
 import type { MeterHealth } from './meter-health.js';
 import { MeterPoller } from './meter-poller.js';
-import { deleteMeter, loadDetector, saveDetector, saveMeters, storedMeterIds } from './meter-store.js';
+import { deleteMeter, loadDetector, saveDetector, saveMeters, storedMeterIds, type StoredDetector } from './meter-store.js';
 import { MeterMetrics } from './metrics.js';
 import { kWhToWh } from './reading.js';
 
@@ -24,13 +24,19 @@ export interface MeterServiceOptions {
   flushIntervalMs?: number;
 }
 
-export interface MetersReport {
+/** A type alias, not an interface, so it is a HealthSource report as it is (no copy needed). */
+export type MetersReport = {
   status: MeterHealth['status'];
   meters: Record<string, MeterHealth>;
   buses: Record<string, BusStats>;
-}
+};
 
-const DEFAULT_FLUSH_MS = 2000;
+/** How often the daemon flushes meter health and detector state by default. */
+export const METER_FLUSH_MS = 2000;
+/** A meter whose health and detector did not change is still rewritten every this many flushes, as a heartbeat. */
+export const METER_HEARTBEAT_FLUSHES = 3;
+/** Health older than this (the heartbeat plus two flushes of slack) means the daemon is not polling. */
+export const METER_HEALTH_STALE_AFTER_MS = METER_FLUSH_MS * (METER_HEARTBEAT_FLUSHES + 2);
 
 /**
  * Every configured meter's poller and the buses they share. reload(config) adds, removes and restarts only the
@@ -43,6 +49,8 @@ export class MeterService {
   private readonly metrics: MeterMetrics | undefined;
   private readonly now: () => Date;
   private readonly flushTimer: NodeJS.Timeout;
+  /** Per meter: the detector+health JSON the flush last wrote, and how many flushes ago. */
+  private readonly flushed = new Map<string, { json: string; age: number }>();
   private queue: Promise<void> = Promise.resolve();
   private stopped = false;
 
@@ -50,7 +58,7 @@ export class MeterService {
     this.logger = options.logger.child({ component: 'modbus' });
     this.metrics = options.metrics && new MeterMetrics(options.metrics);
     this.now = options.now ?? (() => new Date());
-    this.flushTimer = setInterval(() => this.flush(), options.flushIntervalMs ?? DEFAULT_FLUSH_MS);
+    this.flushTimer = setInterval(() => this.flush(), options.flushIntervalMs ?? METER_FLUSH_MS);
     this.flushTimer.unref();
   }
 
@@ -96,7 +104,7 @@ export class MeterService {
   }
 
   healthSource(): HealthSource {
-    return { name: 'meters', report: () => ({ ...this.report() }) };
+    return { name: 'meters', report: () => this.report() };
   }
 
   private async apply(config: Config): Promise<void> {
@@ -131,7 +139,10 @@ export class MeterService {
     await Promise.all(busKeys.map((key) => this.buses.get(key)!.bus.close()));
     await Promise.all(pollers.map((p) => p.finished()));
     for (const poller of pollers) saveDetector(this.options.db, poller.meter.id, poller.snapshot(), this.now());
-    for (const id of meterIds) this.pollers.delete(id);
+    for (const id of meterIds) {
+      this.pollers.delete(id);
+      this.flushed.delete(id);
+    }
     for (const key of busKeys) this.buses.delete(key);
   }
 
@@ -157,8 +168,24 @@ export class MeterService {
 
   private flush(): void {
     if (this.pollers.size === 0) return;
+    // Only meters whose state changed, or that are due a heartbeat: no write (and fsync) every flush for idle meters.
+    const due: Array<{ meterId: string; detector: StoredDetector; health: MeterHealth; json: string }> = [];
+    for (const { poller } of this.pollers.values()) {
+      const meterId = poller.meter.id;
+      const detector = poller.snapshot();
+      const health = poller.health();
+      const json = JSON.stringify({ detector, health });
+      const last = this.flushed.get(meterId);
+      if (last && last.json === json && last.age + 1 < METER_HEARTBEAT_FLUSHES) {
+        last.age += 1;
+        continue;
+      }
+      due.push({ meterId, detector, health, json });
+    }
+    if (due.length === 0) return;
     try {
-      saveMeters(this.options.db, [...this.pollers.values()].map(({ poller }) => ({ meterId: poller.meter.id, detector: poller.snapshot(), health: poller.health() })), this.now());
+      saveMeters(this.options.db, due, this.now());
+      for (const { meterId, json } of due) this.flushed.set(meterId, { json, age: 0 });
     } catch (err) {
       this.logger.error({ err }, 'could not write meter health');
     }

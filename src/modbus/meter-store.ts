@@ -1,4 +1,4 @@
-import { inTransaction, type Database } from '../store/index.js';
+import { inTransaction, statement, type Database } from '../store/index.js';
 import type { DetectorState } from './detector.js';
 import type { MeterHealth } from './meter-health.js';
 import type { EnergyBaseline } from './reading.js';
@@ -21,7 +21,7 @@ interface DetectorRow {
 }
 
 export function loadDetector(db: Database, meterId: string): StoredDetector | undefined {
-  const row = db.prepare('SELECT * FROM meter_detectors WHERE meter_id = ?').get(meterId) as DetectorRow | undefined;
+  const row = statement(db, 'SELECT * FROM meter_detectors WHERE meter_id = ?').get(meterId) as DetectorRow | undefined;
   if (!row) return undefined;
   const lastGoodAt = row.last_good_at ? new Date(row.last_good_at) : undefined;
   return {
@@ -39,7 +39,8 @@ export function loadDetector(db: Database, meterId: string): StoredDetector | un
 /** Writes a meter's detector state; run on every phase change and with the periodic health flush. */
 export function saveDetector(db: Database, meterId: string, stored: StoredDetector, now: Date): void {
   const { state, baseline, lastGoodAt } = stored;
-  db.prepare(
+  statement(
+    db,
     `INSERT INTO meter_detectors (meter_id, phase, phase_since, candidate_energy_wh, transaction_id, last_energy_wh, last_good_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (meter_id) DO UPDATE SET phase = excluded.phase, phase_since = excluded.phase_since, candidate_energy_wh = excluded.candidate_energy_wh,
@@ -56,9 +57,11 @@ export function saveDetector(db: Database, meterId: string, stored: StoredDetect
   );
 }
 
-/** The periodic flush: every meter's detector and health in one transaction (one fsync, not one per meter). */
+/** The periodic flush: the given meters' detector and health in one transaction (one fsync, not one per meter). */
 export function saveMeters(db: Database, meters: ReadonlyArray<{ meterId: string; detector: StoredDetector; health: MeterHealth }>, now: Date): void {
-  const health = db.prepare(
+  if (meters.length === 0) return;
+  const health = statement(
+    db,
     'INSERT INTO meter_health (meter_id, report, updated_at) VALUES (?, ?, ?) ON CONFLICT (meter_id) DO UPDATE SET report = excluded.report, updated_at = excluded.updated_at',
   );
   inTransaction(db, () => {

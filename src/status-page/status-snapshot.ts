@@ -69,9 +69,8 @@ export interface MeterLive {
 export interface StatusSnapshotSources {
   site: Site;
   config: () => Config;
+  /** The parts' health reports; the `meters` one (MetersReport) also gives each meter's live view. */
   health: () => HealthSource[];
-  /** The Modbus poller's view per meter id. */
-  meterHealth: () => Record<string, MeterHealth>;
   startedAt: Date;
   version: string;
   now?: () => Date;
@@ -82,8 +81,9 @@ const HIDDEN_KEY = /idtag|id_tag|password|secret|token|passphrase|authorization|
 
 export function statusSnapshot(sources: StatusSnapshotSources): StatusSnapshot {
   const config = sources.config();
-  const meterHealth = sources.meterHealth();
-  const reports = Object.fromEntries(sources.health().map((s) => [s.name, hideSecrets(s.report()) as Record<string, unknown>]));
+  const raw = sources.health().map((s) => [s.name, s.report()] as const);
+  const meterHealth = meterHealthOf(raw.find(([name]) => name === 'meters')?.[1]);
+  const reports = Object.fromEntries(raw.map(([name, report]) => [name, hideSecrets(report) as Record<string, unknown>]));
   return {
     generatedAt: (sources.now?.() ?? new Date()).toISOString(),
     startedAt: sources.startedAt.toISOString(),
@@ -120,6 +120,12 @@ export function statusSnapshot(sources: StatusSnapshotSources): StatusSnapshot {
     ),
     parts: reports,
   };
+}
+
+/** The poller's view per meter id, from the `meters` health report (MeterService.report()). */
+function meterHealthOf(report: Record<string, unknown> | undefined): Record<string, MeterHealth> {
+  const meters = report?.meters;
+  return meters !== null && typeof meters === 'object' ? (meters as Record<string, MeterHealth>) : {};
 }
 
 function meterLive(health: MeterHealth | undefined): MeterLive | null {

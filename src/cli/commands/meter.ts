@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
 import { createLogger } from '../../log/index.js';
-import { BusError, findMeter, loadHealth, readMeterOnce, type MeterReadResult } from '../../modbus/index.js';
+import { BusError, findMeter, loadHealth, METER_HEALTH_STALE_AFTER_MS, readMeterOnce, type MeterReadResult } from '../../modbus/index.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, loadCommandConfig, output, table, withContext, type GlobalOptions } from '../context.js';
 
-/** The daemon writes meter health every 2 s; a report much older than that means the daemon is not polling. */
-const STALE_AFTER_MS = 10_000;
+/** The daemon rewrites each meter's health at least every few flushes; a report older than that means it is not polling. */
+const STALE_AFTER_MS = METER_HEALTH_STALE_AFTER_MS;
 
 /** `chargegate meter status|read`: what an installer checks when wiring or troubleshooting Modbus meters. */
 export function registerMeter(program: Command): void {
