@@ -1,6 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { READY, type WorkerApi, type WorkerReply } from './worker-protocol.js';
 
@@ -98,13 +97,4 @@ export async function terminate(child: ChildProcess, graceMs: number): Promise<v
   clearTimeout(timer);
 }
 
-/** A TCP port free on loopback right now; servers get explicit ports so both sides of a scenario can be told them. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  await once(server, 'close');
-  return port;
-}
+export { freePort } from '../../test/support/free-port.js';

@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js';
 import { generateSecret, hashSecret, verifySecret } from '../credentials/index.js';
-import type { Database } from '../store/index.js';
+import { statement, type Database } from '../store/index.js';
 
 /** An application (an OAuth 2.0 client) as listings show it: never its secret. */
 export interface Application {
@@ -84,7 +84,7 @@ export class Applications {
   }
 
   private row(clientId: string): ApplicationRow | undefined {
-    return this.db.prepare('SELECT * FROM applications WHERE client_id = ?').get(clientId) as ApplicationRow | undefined;
+    return statement(this.db, 'SELECT * FROM applications WHERE client_id = ?').get(clientId) as ApplicationRow | undefined;
   }
 }
 

@@ -127,17 +127,16 @@ export async function createAuthorizer(options: AuthorizerOptions): Promise<Auth
     return decision;
   };
 
+  const authorizeStart: Authorizer['authorizeStart'] = async (request, start) => {
+    const siteId = site.siteOf(request.stationId);
+    const base = await baseDecision(request, siteId);
+    const decision = settle(request, siteId, base);
+    return { decision, started: start(decision) };
+  };
+
   return {
-    async authorize(request) {
-      const siteId = site.siteOf(request.stationId);
-      return settle(request, siteId, await baseDecision(request, siteId));
-    },
-    async authorizeStart(request, start) {
-      const siteId = site.siteOf(request.stationId);
-      const base = await baseDecision(request, siteId);
-      const decision = settle(request, siteId, base);
-      return { decision, started: start(decision) };
-    },
+    authorize: async (request) => (await authorizeStart(request, () => undefined)).decision,
+    authorizeStart,
     reload: configure,
     async close() {
       await upstream?.link.close();

@@ -1,4 +1,4 @@
-import { inTransaction, type Database } from '../store/index.js';
+import { inTransaction, statement, type Database } from '../store/index.js';
 
 /** Statuses an installer can give a tag in the local list; ConcurrentTx is computed, never stored. */
 export const LOCAL_TAG_STATUSES = ['Accepted', 'Blocked', 'Expired', 'Invalid'] as const;
@@ -47,6 +47,6 @@ export function listIdTags(db: Database): IdTag[] {
 
 /** The tag as it applies at a site: a tag scoped to another site is not in this site's list. */
 export function findIdTag(db: Database, idTag: string, siteId: string): IdTag | undefined {
-  const row = db.prepare('SELECT * FROM id_tags WHERE id_tag = ? COLLATE NOCASE AND (site_id IS NULL OR site_id = ?)').get(idTag, siteId) as IdTagRow | undefined;
+  const row = statement(db, 'SELECT * FROM id_tags WHERE id_tag = ? COLLATE NOCASE AND (site_id IS NULL OR site_id = ?)').get(idTag, siteId) as IdTagRow | undefined;
   return row && fromRow(row);
 }

@@ -1,5 +1,5 @@
 import type { Logger } from '../log/index.js';
-import type { Database } from '../store/index.js';
+import { statement, type Database } from '../store/index.js';
 import type { AuthorizationStatus } from '../site/index.js';
 
 /** The CPO's answer to a forwarded Authorize, as OCPP 1.6 idTagInfo. */
@@ -84,13 +84,14 @@ export function createUpstreamLink(options: UpstreamOptions): UpstreamLink {
 
 /** The last answer the CPO gave for a tag: the fallback when it cannot be asked. */
 export function rememberUpstreamDecision(db: Database, idTag: string, decision: UpstreamDecision, now: Date): void {
-  db.prepare(
+  statement(
+    db,
     `INSERT INTO upstream_decisions (id_tag, status, expires_at, decided_at) VALUES (?, ?, ?, ?)
      ON CONFLICT (id_tag) DO UPDATE SET status = excluded.status, expires_at = excluded.expires_at, decided_at = excluded.decided_at`,
   ).run(idTag, decision.status, decision.expiryDate ?? null, now.toISOString());
 }
 
 export function lastUpstreamDecision(db: Database, idTag: string): UpstreamDecision | undefined {
-  const row = db.prepare('SELECT status, expires_at FROM upstream_decisions WHERE id_tag = ?').get(idTag) as { status: AuthorizationStatus; expires_at: string | null } | undefined;
+  const row = statement(db, 'SELECT status, expires_at FROM upstream_decisions WHERE id_tag = ?').get(idTag) as { status: AuthorizationStatus; expires_at: string | null } | undefined;
   return row && { status: row.status, ...(row.expires_at !== null && { expiryDate: row.expires_at }) };
 }

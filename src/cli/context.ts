@@ -2,7 +2,6 @@ import { ConfigError, loadConfig, resolveConfigPath, type Config } from '../conf
 import { openDatabase, type Database } from '../store/index.js';
 
 /** Exit codes of contract section 1. */
-export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 

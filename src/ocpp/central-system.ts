@@ -12,7 +12,7 @@ import { watchChangeCounter, type Database } from '../store/index.js';
 import { StationConnections, type StationClient, type StationSession } from './connections.js';
 import { toOcpp16Frame } from './frame-errors.js';
 import { createRpcServer, OCPP16 } from './rpc.js';
-import { accessChanged, decideAccess } from './station-access.js';
+import { accessChanged, decideAccess, isAdmitted } from './station-access.js';
 import { createStationCommands, type StationCommands } from './station-commands.js';
 import { registerStationHandlers } from './station-handlers.js';
 
@@ -30,7 +30,6 @@ export interface CentralSystem {
   readonly port: number;
   readonly commands: StationCommands;
   readonly health: HealthSource;
-  connectedStations(): string[];
   /** Applies a reloaded config: stations that lost their place in it are disconnected. */
   reload(config: Config): void;
   close(): Promise<void>;
@@ -81,7 +80,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
 
   rpc.on('client', (client: StationClient) => {
     const { stationId, admission } = client.session;
-    const counted = admission === 'known' || (admission === 'unknown' && config().ocpp.acceptUnknownStations);
+    const counted = isAdmitted(admission, config().ocpp.acceptUnknownStations);
     const clientLog = log.child({ stationId, siteId: counted ? site.siteOf(stationId) : undefined });
     const sendRaw = client.sendRaw.bind(client);
     client.sendRaw = (frame: string) => sendRaw(toOcpp16Frame(frame));
@@ -148,7 +147,6 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
     port,
     commands: createStationCommands(connections),
     health: { name: 'ocpp', report: () => ({ status: 'ok', port, connectedStations: connections.size }) },
-    connectedStations: () => connections.all().map((c) => c.session.stationId),
     reload: recheckAccess,
     async close() {
       if (closing) return;

@@ -4,6 +4,11 @@ import type { StationSession } from './connections.js';
 
 export type SecurityProfile = 0 | 1 | 2;
 
+/** OCPP 1.6 section 4.2: a station may send more than BootNotification once it is known, or let in as unknown. */
+export function isAdmitted(verdict: StationAdmission['verdict'], acceptUnknownStations: boolean): boolean {
+  return verdict === 'known' || (verdict === 'unknown' && acceptUnknownStations);
+}
+
 export type AccessDecision = { accepted: true; session: StationSession } | { accepted: false; status: 400 | 401 | 404; reason: string };
 
 /** OCPP identities end up in URLs, logs and the database: keep them to what a config id may hold. */

@@ -20,6 +20,7 @@ import type {
   StopTransactionResponse,
 } from './messages.js';
 import { rpcError } from './rpc.js';
+import { isAdmitted } from './station-access.js';
 
 export interface StationHandlerDeps {
   site: Site;
@@ -37,16 +38,11 @@ type Handler<Req> = (params: Req, stationId: string) => unknown;
  * commit before the handler returns, so the station only ever hears about what is durable.
  */
 export function registerStationHandlers(client: StationClient, deps: StationHandlerDeps): void {
-  const { site, authorizer, config, logger } = deps;
-  const stationId = client.session.stationId;
   // The logger already carries stationId and siteId.
-  const log = logger;
+  const { site, authorizer, config, logger: log } = deps;
+  const stationId = client.session.stationId;
 
-  /** OCPP 1.6 section 4.2: until Accepted, a station may only send BootNotification. */
-  const admitted = (): boolean => {
-    const admission = site.admission(stationId);
-    return admission.verdict === 'known' || (admission.verdict === 'unknown' && config().ocpp.acceptUnknownStations);
-  };
+  const admitted = (): boolean => isAdmitted(site.admission(stationId).verdict, config().ocpp.acceptUnknownStations);
 
   const on = <Req>(action: string, handler: Handler<Req>, options: { beforeAcceptance?: boolean } = {}): void => {
     client.handle(action, async ({ params }) => {

@@ -1,7 +1,7 @@
-import { createServer } from 'node:net';
 import { Applications } from '../../src/applications/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { freePort } from '../support/free-port.js';
 
 /** Two sites and a group per scope level, so reach and inheritance can be seen from the API. */
 export const API_SITES = [
@@ -27,19 +27,8 @@ export interface ApiDaemon extends TestDaemon {
   call(method: string, path: string, options?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; headers: Headers; body: Record<string, unknown> & unknown[] }>;
 }
 
-/** A port the OS just had free: the issuer must name the real port, which port 0 cannot give before listening. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 export async function startApiDaemon(config: Record<string, unknown> = {}): Promise<ApiDaemon> {
+  // The issuer must name the real port, which port 0 cannot give before the daemon listens.
   const port = await freePort();
   const test = await startTestDaemon({ http: { host: '127.0.0.1', port }, sites: API_SITES, groups: API_GROUPS, ...config });
   const baseUrl = `http://127.0.0.1:${port}`;

@@ -1,35 +1,13 @@
-import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import forge from 'node-forge';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig, parseConfig } from '../../src/config/index.js';
+import { createGatewayCertificate } from '../../src/keystore/index.js';
 import { Site } from '../../src/site/index.js';
 import { runCli } from '../support/cli.js';
 import { connectStation } from '../support/station.js';
 import { PROCESS_TEST_TIMEOUT_MS, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
-
-/** A self-signed certificate for 127.0.0.1, as an installer might make for a first TLS setup. */
-function selfSignedCertificate(): { cert: string; key: string } {
-  // Node generates the RSA key (fast, native); node-forge builds and signs the X.509 certificate.
-  const { privateKey: key } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
-  const privateKey = forge.pki.privateKeyFromPem(key) as forge.pki.rsa.PrivateKey;
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.setRsaPublicKey(privateKey.n, privateKey.e);
-  cert.serialNumber = '01';
-  cert.validity.notBefore = new Date(Date.now() - 60_000);
-  cert.validity.notAfter = new Date(Date.now() + 24 * 3600_000);
-  const name = [{ name: 'commonName', value: '127.0.0.1' }];
-  cert.setSubject(name);
-  cert.setIssuer(name);
-  cert.setExtensions([
-    { name: 'basicConstraints', cA: true },
-    { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] },
-  ]);
-  cert.sign(privateKey, forge.md.sha256.create());
-  return { cert: forge.pki.certificateToPem(cert), key };
-}
 
 /** What `chargegate station pair` does (its CLI path is covered in stations.test.ts). */
 function pair(t: TestDaemon, stationId: string): string {
@@ -71,7 +49,7 @@ describe('station security profiles', () => {
   });
 
   it('profile 2: TLS with ocpp.tls plus the basic-auth password; plain ws is not served', async () => {
-    const { cert, key } = selfSignedCertificate();
+    const { certificate: cert, privateKey: key } = createGatewayCertificate({ names: ['localhost', '127.0.0.1'], validDays: 1 });
     const certFile = path.join(scratch(), 'cert.pem');
     const keyFile = path.join(scratch(), 'key.pem');
     writeFileSync(certFile, cert);
