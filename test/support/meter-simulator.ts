@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import { freePort } from './free-port.js';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import modbusSerial, { type IServiceVector } from 'modbus-serial';
@@ -145,14 +145,6 @@ export class MeterSimulator implements ScriptableMeter {
       getInputRegister: single(4),
     };
   }
-}
-
-async function freePort(host: string): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, host, resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 /** The registers a value occupies under a spec: the inverse of the daemon's decoding, written independently. */

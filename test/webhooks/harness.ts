@@ -1,5 +1,4 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterEach, expect } from 'vitest';
 import { startReceiver, type Answer, type ReceivedRequest, type Receiver, type Responder } from '../support/receiver.js';
@@ -60,14 +59,7 @@ export function webhookTestResources(): WebhookTestResources {
   };
 }
 
-/** A loopback port nobody listens on (for a refused connection, or for a server started later). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+export { freePort } from '../support/free-port.js';
 
 /** Rewrites the config file and reloads the daemon, as SIGHUP does. */
 export async function reconfigure(daemon: TestDaemon, webhooks: Array<Record<string, unknown>>, delivery: Record<string, unknown> = {}): Promise<void> {
