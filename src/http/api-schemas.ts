@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { formatKeyPath } from '../config/index.js';
-import { ApiError } from './api-error.js';
+import { API_ERROR_CODES, ApiError } from './http-errors.js';
 
 /**
  * The API's bodies, defined once: the routes validate with them and GET /openapi.json publishes them as JSON
@@ -54,7 +54,7 @@ export const commandAcceptedSchema = z
 
 export const errorSchema = z
   .looseObject({
-    error: z.string().describe('Machine-readable error code'),
+    error: z.enum(API_ERROR_CODES).describe('Machine-readable error code'),
     message: z.string().describe('What went wrong, for a human'),
   })
   .register(apiSchemas, { id: 'Error' });

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { grantsOf, InvalidAccessTokenError, type AccessTokenClaims, type AccessTokenVerifier, type Applications, type Grant } from '../applications/index.js';
 import type { Config, Permission } from '../config/index.js';
-import { ApiError } from './api-error.js';
+import { ApiError } from './http-errors.js';
 
 /** The application behind a verified request, with what its groups grant right now. */
 export interface Caller {

@@ -4,7 +4,7 @@ import { reaches } from '../applications/index.js';
 import type { Config, Permission } from '../config/index.js';
 import { StationCallError, StationOfflineError, StationTimeoutError, type StationCommands } from '../ocpp/index.js';
 import type { ChargePointView, Site } from '../site/index.js';
-import { ApiError, apiErrorHandler } from './api-error.js';
+import { ApiError } from './http-errors.js';
 import { chargePointParamsSchema, parseRequest, startRequestSchema, stopRequestSchema } from './api-schemas.js';
 import type { BearerAuth, Caller } from './bearer-auth.js';
 
@@ -40,7 +40,6 @@ export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyP
     options.metrics && new Counter({ name: 'chargegate_api_requests_total', help: 'Charge-points API answers by route and HTTP status', labelNames: ['method', 'route', 'status'], registers: [options.metrics] });
 
   return async (app) => {
-    app.setErrorHandler(apiErrorHandler);
     app.addHook('onResponse', async (request, reply) => {
       answers?.inc({ method: request.method, route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) });
     });

@@ -3,6 +3,8 @@ import { z } from 'zod';
 import type { Config, Permission } from '../config/index.js';
 import { ACCESS_TOKEN_LIFETIME_S } from '../keystore/index.js';
 import { apiSchemas } from './api-schemas.js';
+import { BODY_LIMIT_BYTES } from './server.js';
+import { OAUTH_ERROR_CODES } from './token-endpoint.js';
 
 const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 const json = (schema: object, description: string) => ({ description, content: { 'application/json': { schema } } });
@@ -14,17 +16,20 @@ const PERMISSION_DESCRIPTIONS: Record<Permission, string> = {
   'charge-points:control': 'Start and stop transactions',
 };
 
-/** Responses every Bearer-protected operation can give (RFC 6750). */
+/** Responses every Bearer-protected operation can give (RFC 6750), and any operation's internal failure. */
 const BEARER_ERRORS = {
   '401': { ...error('Missing, malformed, expired, wrongly signed or revoked access token'), headers: { 'WWW-Authenticate': { schema: { type: 'string' }, description: 'Bearer challenge (RFC 6750)' } } },
   '403': error('The application lacks the permission, or the charge point is outside its groups'),
+  default: error('`server_error`: an internal failure; the gateway log has the details'),
 };
 
 const COMMAND_ERRORS = {
-  '400': error('Invalid path or body; `problems` lists each field'),
+  '400': error('Invalid path or body (also a body that is not JSON); `problems` lists each field when it is JSON'),
   ...BEARER_ERRORS,
   '404': error('No such charge point (or transaction on it)'),
   '409': error('The station rejected the command (`status: "Rejected"`), or the transaction already stopped'),
+  '413': error(`The body is over ${BODY_LIMIT_BYTES} bytes`),
+  '415': error('The body is not application/json'),
   '422': error('The charge point has no OCPP station (Modbus-metered charger)'),
   '502': error('The station answered with an OCPP CALLERROR'),
   '503': error('The station is not connected'),
@@ -89,7 +94,7 @@ function openApiDocument(config: Config): Record<string, unknown> {
         OAuthError: {
           type: 'object',
           required: ['error'],
-          properties: { error: { type: 'string', enum: ['invalid_request', 'invalid_client', 'unsupported_grant_type', 'invalid_scope'] }, error_description: { type: 'string' } },
+          properties: { error: { type: 'string', enum: OAUTH_ERROR_CODES }, error_description: { type: 'string' } },
         },
         Jwks: {
           type: 'object',
@@ -121,8 +126,9 @@ function openApiDocument(config: Config): Record<string, unknown> {
           requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: ref('TokenRequest') } } },
           responses: {
             '200': json(ref('TokenResponse'), 'Access token; Cache-Control: no-store'),
-            '400': json(ref('OAuthError'), 'invalid_request, unsupported_grant_type, or invalid_scope (a scope parameter was sent)'),
+            '400': json(ref('OAuthError'), `invalid_request (also for a body over ${BODY_LIMIT_BYTES} bytes), unsupported_grant_type, or invalid_scope (a scope parameter was sent)`),
             '401': json(ref('OAuthError'), 'invalid_client (WWW-Authenticate: Basic when Basic was used)'),
+            default: json(ref('OAuthError'), '`server_error`: an internal failure; the gateway log has the details'),
           },
         },
       },

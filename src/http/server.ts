@@ -2,6 +2,10 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { Registry } from 'prom-client';
 import type { Logger } from '../log/index.js';
 import { worstLevel, type HealthSource } from './health.js';
+import { API_ERRORS, ApiError, jsonErrorHandler } from './http-errors.js';
+
+/** Largest request body any route reads (the API's JSON, the token endpoint's form). */
+export const BODY_LIMIT_BYTES = 64 * 1024;
 
 export interface HttpServerOptions {
   logger: Logger;
@@ -11,16 +15,20 @@ export interface HttpServerOptions {
   metrics: Registry;
 }
 
-/** The one HTTP listener: every part adds its routes; errors always leave as JSON. */
+/** The one HTTP listener: every part adds its routes; errors always leave as JSON (http-errors.ts). */
 export async function createHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
-  const app: FastifyInstance = Fastify({ loggerInstance: options.logger.child({ component: 'http' }) as FastifyBaseLogger, logController: new LogController({ disableRequestLogging: true }), trustProxy: false, bodyLimit: 64 * 1024 });
-  app.setErrorHandler((err: { statusCode?: number; code?: string; message: string }, request, reply) => {
-    const statusCode = err.statusCode && err.statusCode >= 400 ? err.statusCode : 500;
-    if (statusCode >= 500) request.log.error({ err }, 'request failed');
-    void reply.status(statusCode).send({ error: statusCode >= 500 ? 'server_error' : (err.code ?? 'bad_request').toLowerCase(), message: statusCode >= 500 ? 'internal error' : err.message });
+  const errors = jsonErrorHandler(API_ERRORS);
+  const app: FastifyInstance = Fastify({
+    loggerInstance: options.logger.child({ component: 'http' }) as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    trustProxy: false,
+    bodyLimit: BODY_LIMIT_BYTES,
+    // A URL Fastify cannot decode never reaches a route or setErrorHandler.
+    frameworkErrors: errors,
   });
-  app.setNotFoundHandler((request, reply) => {
-    void reply.status(404).send({ error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` });
+  app.setErrorHandler(errors);
+  app.setNotFoundHandler((request) => {
+    throw new ApiError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
   });
   app.get('/health', async () => {
     const parts = Object.fromEntries(options.health().map((s) => [s.name, s.report()]));

@@ -1,10 +1,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
 import { grantsOf, issueAccessToken, scopeOf, type Applications } from '../applications/index.js';
 import type { Config } from '../config/index.js';
 import { ACCESS_TOKEN_LIFETIME_S, type Keystore } from '../keystore/index.js';
 import { FailureThrottle } from './failure-throttle.js';
+import { HttpError, jsonErrorHandler, type ErrorSurface } from './http-errors.js';
 
 export interface TokenEndpointOptions {
   applications: Applications;
@@ -13,17 +14,24 @@ export interface TokenEndpointOptions {
   metrics?: Registry;
 }
 
-/** An error response of RFC 6749 section 5.2. */
-class OAuthError extends Error {
-  constructor(
-    readonly statusCode: number,
-    readonly error: 'invalid_request' | 'invalid_client' | 'unsupported_grant_type' | 'invalid_scope',
-    readonly description: string,
-    readonly basicChallenge = false,
-  ) {
-    super(description);
+/** The error codes of RFC 6749 section 5.2 this endpoint sends; `server_error` is its 500. */
+export const OAUTH_ERROR_CODES = ['invalid_request', 'invalid_client', 'unsupported_grant_type', 'invalid_scope', 'server_error'] as const;
+
+/** An error response of RFC 6749 section 5.2; `basicChallenge` when the client tried HTTP Basic (section 5.2, invalid_client). */
+class OAuthError extends HttpError<(typeof OAUTH_ERROR_CODES)[number]> {
+  constructor(statusCode: 400 | 401, error: Exclude<(typeof OAUTH_ERROR_CODES)[number], 'server_error'>, description: string, basicChallenge = false) {
+    super(statusCode, error, description, basicChallenge ? { 'www-authenticate': 'Basic realm="chargegate", charset="UTF-8"' } : {});
   }
 }
+
+/** RFC 6749 section 5.2 bodies; a request Fastify refused to read is an invalid_request (400, whatever Fastify said). */
+const OAUTH_ERRORS: ErrorSurface = {
+  name: 'token',
+  // A refusal here is usually a client authentication failure: worth a warning.
+  refusalLevel: 'warn',
+  translate: (refusal) => (refusal instanceof OAuthError ? refusal : new OAuthError(400, 'invalid_request', refusal.message)),
+  body: (error) => ({ error: error.error, error_description: error.message }),
+};
 
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -43,14 +51,7 @@ export function tokenEndpointRoutes(options: TokenEndpointOptions): FastifyPlugi
     app.addHook('onSend', async (_request, reply) => {
       void reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
     });
-    app.setErrorHandler((err: Error & { statusCode?: number }, request, reply) => {
-      if (err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500) {
-        request.log.warn({ reason: err.message }, 'token request unreadable');
-        return sendOAuthError(reply, new OAuthError(400, 'invalid_request', err.statusCode === 413 ? 'request body too large' : 'malformed request'));
-      }
-      request.log.error({ err }, 'token request failed');
-      return reply.status(500).send({ error: 'server_error', error_description: 'internal error' });
-    });
+    app.setErrorHandler(jsonErrorHandler(OAUTH_ERRORS));
 
     app.post('/oauth2/token', async (request, reply) => {
       const address = request.ip;
@@ -68,19 +69,14 @@ export function tokenEndpointRoutes(options: TokenEndpointOptions): FastifyPlugi
         requests?.inc({ outcome: 'issued' });
         return reply.status(200).send({ access_token: token, token_type: 'Bearer', expires_in: ACCESS_TOKEN_LIFETIME_S, scope });
       } catch (err) {
-        if (!(err instanceof OAuthError)) throw err;
-        if (err.error === 'invalid_client') throttle.recordFailure(address);
-        request.log.warn({ error: err.error, reason: err.description, address }, 'token request refused');
-        requests?.inc({ outcome: err.error });
-        return sendOAuthError(reply, err);
+        if (err instanceof OAuthError) {
+          if (err.error === 'invalid_client') throttle.recordFailure(address);
+          requests?.inc({ outcome: err.error });
+        }
+        throw err;
       }
     });
   };
-}
-
-function sendOAuthError(reply: FastifyReply, err: OAuthError): FastifyReply {
-  if (err.basicChallenge) void reply.header('www-authenticate', 'Basic realm="chargegate", charset="UTF-8"');
-  return reply.status(err.statusCode).send({ error: err.error, error_description: err.description });
 }
 
 /** Validates the request in RFC 6749 order and returns the client credentials it carries. */
