@@ -29,20 +29,31 @@ export interface DetectorInput {
 export type DetectorAction = { type: 'start'; startedAt: Date; meterStartWh: number } | { type: 'stop'; transactionId: number; stoppedAt: Date; meterStopWh: number };
 
 /**
+ * How far short of a delay, in poll intervals, a run may measure and still count. Readings are timed when their
+ * answers arrive, so with a delay of whole poll intervals the reading that completes it measures a few ms short
+ * about half the time and the start (or stop) came one poll late. A quarter poll absorbs answer jitter, yet a
+ * session still never starts before readings have shown current for startDelayS less a quarter poll (and the
+ * current began before the first of them).
+ */
+const DELAY_SLACK = 0.25;
+
+/**
  * One step of a meter's session detector: pure, with time taken from the readings. A session starts at the first
  * reading of a run at or above the start threshold that lasts startDelayS, with that reading's energy; it stops at
  * the first reading of a run at or below the stop threshold that lasts stopDelayS, with the energy of the reading
- * that confirms it. Readings that never came (a meter offline) neither confirm nor cancel anything.
+ * that confirms it. A run lasts a delay when it spans it to within a quarter of pollIntervalMs (see DELAY_SLACK).
+ * Readings that never came (a meter offline) neither confirm nor cancel anything.
  * After a `start` the caller records the session and puts its transactionId into the returned state.
  */
-export function detect(state: DetectorState, input: DetectorInput, detection: DetectionConfig): { state: DetectorState; action?: DetectorAction } {
-  const elapsedS = (since: Date | undefined) => (input.at.getTime() - (since ?? input.at).getTime()) / 1000;
+export function detect(state: DetectorState, input: DetectorInput, detection: DetectionConfig, pollIntervalMs: number): { state: DetectorState; action?: DetectorAction } {
+  const slackMs = pollIntervalMs * DELAY_SLACK;
+  const lasted = (since: Date | undefined, delayS: number) => input.at.getTime() - (since ?? input.at).getTime() >= delayS * 1000 - slackMs;
   switch (state.phase) {
     case 'idle':
     case 'starting': {
       if (!isDrawing(input, detection)) return { state: { phase: 'idle' } };
       const starting = state.phase === 'starting' ? state : { phase: 'starting' as const, since: input.at, candidateEnergyWh: input.energyWh };
-      if (elapsedS(starting.since) < detection.startDelayS) return { state: starting };
+      if (!lasted(starting.since, detection.startDelayS)) return { state: starting };
       return { state: { phase: 'charging' }, action: { type: 'start', startedAt: starting.since ?? input.at, meterStartWh: starting.candidateEnergyWh ?? input.energyWh } };
     }
     case 'charging':
@@ -51,7 +62,7 @@ export function detect(state: DetectorState, input: DetectorInput, detection: De
       if (transactionId === undefined) return { state: { phase: 'idle' } };
       if (!isQuiet(input, detection)) return { state: { phase: 'charging', transactionId } };
       const stopping = state.phase === 'stopping' ? state : { phase: 'stopping' as const, since: input.at, transactionId };
-      if (elapsedS(stopping.since) < detection.stopDelayS) return { state: stopping };
+      if (!lasted(stopping.since, detection.stopDelayS)) return { state: stopping };
       return { state: { phase: 'idle' }, action: { type: 'stop', transactionId, stoppedAt: stopping.since ?? input.at, meterStopWh: input.energyWh } };
     }
   }

@@ -189,7 +189,7 @@ export class MeterPoller {
     this.lastReading = reading;
     const input = { at: reading.at, energyWh: kWhToWh(reading.energyKWh), currentA: reading.currentA, ...(reading.powerW !== undefined && { powerW: reading.powerW }) };
     const previous = this.state;
-    const { state, action } = detect(previous, input, this.meter.detection);
+    const { state, action } = detect(previous, input, this.meter.detection, this.meter.pollIntervalMs);
     // The connector status changes in the same commit as the session it accompanies.
     const connectorStatus = { status: inSession(state.phase) ? 'Charging' : 'Available', errorCode: 'NoError' };
     try {
