@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
-import { createLocalJWKSet, errors, jwtVerify, SignJWT, type JSONWebKeySet, type JWTPayload } from 'jose';
+import { createPublicKey, randomUUID, type KeyObject } from 'node:crypto';
+import { errors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { ACCESS_TOKEN_LIFETIME_S, type Keystore } from '../keystore/index.js';
 import type { Application } from './applications.js';
 
@@ -50,14 +50,15 @@ export async function issueAccessToken(options: { keystore: Keystore; issuer: st
  * API call): RS256, typ at+jwt, our issuer and audience, not expired, every RFC 9068 claim present.
  */
 export class AccessTokenVerifier {
-  private keySet: { json: string; get: ReturnType<typeof createLocalJWKSet> } | undefined;
+  /** Public keys by kid, imported once and kept while the keystore publishes them. */
+  private readonly imported = new Map<string, { n: string | undefined; key: KeyObject }>();
 
   constructor(private readonly options: { keystore: Keystore; issuer: () => string; now?: () => Date }) {}
 
   async verify(token: string): Promise<AccessTokenClaims> {
     const issuer = this.options.issuer();
     try {
-      const { payload } = await jwtVerify(token, this.keys(), {
+      const { payload } = await jwtVerify(token, (header) => this.publishedKey(header.kid), {
         issuer,
         audience: issuer,
         algorithms: ['RS256'],
@@ -72,12 +73,21 @@ export class AccessTokenVerifier {
     }
   }
 
-  /** The local key set, rebuilt only when the published token keys change (a rotation). */
-  private keys(): ReturnType<typeof createLocalJWKSet> {
-    const jwks = this.options.keystore.jwks('token') as JSONWebKeySet;
-    const json = JSON.stringify(jwks);
-    if (this.keySet?.json !== json) this.keySet = { json, get: createLocalJWKSet(jwks) };
-    return this.keySet.get;
+  /**
+   * The access-token key the keystore publishes under this kid right now. Asking the keystore on every call is
+   * what honours a rotation at once: it costs a stat of the keystore file unless the file changed. Only the key
+   * import is cached, per kid and modulus, and forgotten once the keystore stops publishing the kid.
+   */
+  private publishedKey(kid: string | undefined): KeyObject {
+    const published = this.options.keystore.jwks('token').keys;
+    const jwk = published.find((k) => k.kid === kid);
+    if (!jwk) throw new errors.JWKSNoMatchingKey();
+    const cached = this.imported.get(jwk.kid);
+    if (cached && cached.n === jwk.n) return cached.key;
+    const key = createPublicKey({ key: jwk, format: 'jwk' });
+    this.imported.set(jwk.kid, { n: jwk.n, key });
+    for (const known of this.imported.keys()) if (!published.some((k) => k.kid === known)) this.imported.delete(known);
+    return key;
   }
 }
 
@@ -85,7 +95,7 @@ function describeJoseError(err: unknown): string {
   if (err instanceof errors.JWTExpired) return 'token expired';
   if (err instanceof errors.JWTClaimValidationFailed) return `token claim "${err.claim}" ${err.reason === 'missing' ? 'missing' : 'invalid'}`;
   if (err instanceof errors.JWSSignatureVerificationFailed) return 'token signature invalid';
-  if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys) return 'token not signed by a published access-token key';
+  if (err instanceof errors.JWKSNoMatchingKey) return 'token not signed by a published access-token key';
   if (err instanceof errors.JOSEAlgNotAllowed) return 'token algorithm not allowed';
   if (err instanceof errors.JOSENotSupported) return 'token algorithm not supported';
   return 'token malformed';
