@@ -29,7 +29,7 @@ export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyP
   /** The charge point named in the path, if it exists and the caller's groups reach it. */
   const chargePointFor = (caller: Caller, params: unknown, permission: Permission): ChargePointView => {
     const { chargePointId } = parseRequest(chargePointParamsSchema, params, 'path');
-    const chargePoint = site.chargePoints().find((cp) => cp.chargePointId === chargePointId);
+    const chargePoint = site.chargePoint(chargePointId);
     if (!chargePoint) throw new ApiError(404, 'not_found', `no charge point "${chargePointId}"`);
     if (!reachable(caller, permission, chargePoint)) throw new ApiError(403, 'forbidden', `charge point "${chargePointId}" is outside the application's groups`);
     if (site.directory.meter(chargePoint.stationId)) throw new ApiError(422, 'not_remotely_controllable', `charge point "${chargePointId}" is a Modbus-metered charger without OCPP; it cannot be started or stopped remotely`);

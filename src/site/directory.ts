@@ -15,14 +15,21 @@ export class SiteDirectory {
   private readonly stationSite = new Map<string, string>();
   private readonly connectorChargePoint = new Map<string, string>();
   private readonly meters = new Map<string, { siteId: string; meter: MeterConfig }>();
+  private readonly chargePointStations = new Map<string, string[]>();
 
   constructor(readonly config: Config) {
     for (const site of config.sites) {
       for (const station of site.stations) {
         this.stationSite.set(station.id, site.id);
-        for (const cp of station.chargePoints) for (const c of cp.connectors) this.connectorChargePoint.set(`${station.id}\u0000${c}`, cp.id);
+        for (const cp of station.chargePoints) {
+          for (const c of cp.connectors) this.connectorChargePoint.set(`${station.id}\u0000${c}`, cp.id);
+          this.addChargePointStation(cp.id, station.id);
+        }
       }
-      for (const meter of site.meters) this.meters.set(meter.id, { siteId: site.id, meter });
+      for (const meter of site.meters) {
+        this.meters.set(meter.id, { siteId: site.id, meter });
+        this.addChargePointStation(meter.chargePointId, meter.id);
+      }
     }
   }
 
@@ -45,8 +52,18 @@ export class SiteDirectory {
     return this.meters.get(meterId);
   }
 
+  /** The configured stations and meters a charge point id is listed under (usually one). */
+  stationsOfChargePoint(chargePointId: string): readonly string[] {
+    return this.chargePointStations.get(chargePointId) ?? [];
+  }
+
   siteExists(siteId: string): boolean {
     return this.config.sites.some((s) => s.id === siteId);
+  }
+
+  private addChargePointStation(chargePointId: string, stationId: string): void {
+    const stations = this.chargePointStations.get(chargePointId) ?? [];
+    if (!stations.includes(stationId)) this.chargePointStations.set(chargePointId, [...stations, stationId]);
   }
 
   private defaultChargePointOf(stationId: string): string {

@@ -288,7 +288,21 @@ export class Site {
 
   /** Charge points with their connectors' last known state, for the API and the status page. */
   chargePoints(): ChargePointView[] {
-    const connectorRows = statement(this.db, 'SELECT station_id, connector_id, charge_point_id, status, error_code FROM connectors ORDER BY station_id, connector_id').all() as Array<{
+    return this.chargePointViews();
+  }
+
+  /** One charge point as chargePoints() shows it, reading only the stations it is on (an API command's lookup). */
+  chargePoint(chargePointId: string): ChargePointView | undefined {
+    const reported = statement(this.db, 'SELECT DISTINCT station_id FROM connectors WHERE charge_point_id = ?').all(chargePointId) as Array<{ station_id: string }>;
+    const stationIds = new Set([...this.directory.stationsOfChargePoint(chargePointId), ...reported.map((r) => r.station_id)]);
+    return stationIds.size === 0 ? undefined : this.chargePointViews(stationIds).find((v) => v.chargePointId === chargePointId);
+  }
+
+  /** The views of every charge point, or of those on the given stations (and meters). */
+  private chargePointViews(only?: ReadonlySet<string>): ChargePointView[] {
+    const inStations = only ? 'station_id IN (SELECT value FROM json_each(?))' : '1';
+    const stationParams = only ? [JSON.stringify([...only])] : [];
+    const connectorRows = statement(this.db, `SELECT station_id, connector_id, charge_point_id, status, error_code FROM connectors WHERE ${inStations} ORDER BY station_id, connector_id`).all(...stationParams) as Array<{
       station_id: string;
       connector_id: number;
       charge_point_id: string;
@@ -296,12 +310,13 @@ export class Site {
       error_code: string;
     }>;
     const open = new Map<string, number>(
-      (statement(this.db, 'SELECT id, station_id, connector_id FROM transactions WHERE stopped_at IS NULL').all() as Array<{ id: number; station_id: string; connector_id: number }>).map((t) => [
+      (statement(this.db, `SELECT id, station_id, connector_id FROM transactions WHERE stopped_at IS NULL AND ${inStations}`).all(...stationParams) as Array<{ id: number; station_id: string; connector_id: number }>).map((t) => [
         `${t.station_id}\u0000${t.connector_id}`,
         t.id,
       ]),
     );
-    const online = new Set(allStations(this.db).filter((s) => s.online === 1).map((s) => s.id));
+    const stationRows = only ? [...only].flatMap((id) => findStation(this.db, id) ?? []) : allStations(this.db);
+    const online = new Set(stationRows.filter((s) => s.online === 1).map((s) => s.id));
     const views = new Map<string, ChargePointView>();
     const view = (chargePointId: string, stationId: string, siteId: string, isOnline: boolean): ChargePointView => {
       let v = views.get(chargePointId);
@@ -317,9 +332,11 @@ export class Site {
     const config = this.config();
     for (const site of config.sites) {
       for (const station of site.stations) {
+        if (only && !only.has(station.id)) continue;
         for (const cp of station.chargePoints) for (const c of cp.connectors) connector(view(cp.id, station.id, site.id, online.has(station.id)), c);
       }
       for (const meter of site.meters) {
+        if (only && !only.has(meter.id)) continue;
         // A meter that stops answering reports PowerMeterFailure (src/modbus): its charge point shows offline.
         const healthy = connectorRows.find((r) => r.station_id === meter.id)?.error_code !== 'PowerMeterFailure';
         connector(view(meter.chargePointId, meter.id, site.id, healthy), meter.connectorId);

@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putIdTag } from '../../src/authorization/index.js';
+import { loadConfig } from '../../src/config/index.js';
+import { Site, type ChargePointView } from '../../src/site/index.js';
 import { eventually } from '../support/daemon.js';
+import { freePort } from '../support/free-port.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import type { SimulatedStation } from '../support/station.js';
 import { JwksWebhookVerifier } from '../support/webhook-verifier.js';
@@ -20,7 +23,11 @@ describe('charge-points API with real stations', () => {
     const [s1, s2] = API_SITES;
     api = await startApiDaemon({
       ocpp: { host: '127.0.0.1', port: 0, path: '/ocpp', securityProfile: 0, callTimeoutMs: 1000 },
-      sites: [{ ...s1, webhooks: [{ id: 'partner', url: receiver.url(), events: ['StartTransaction', 'StopTransaction'] }] }, s2],
+      sites: [
+        { ...s1, webhooks: [{ id: 'partner', url: receiver.url(), events: ['StartTransaction', 'StopTransaction'] }] },
+        // A Modbus-metered charger with nothing listening: the API must know it, and that it has no OCPP.
+        { ...s2, meters: [{ id: 'meter-1', chargePointId: 'MB-1', connectorId: 1, model: 'sdm630', connection: { type: 'tcp', host: '127.0.0.1', port: await freePort(), unitId: 1 }, pollIntervalMs: 1000 }] },
+      ],
       webhookDelivery: { retryIntervalS: 0.2 },
     });
     putIdTag(api.db, { idTag: 'API-TAG', status: 'Accepted', expiresAt: null, siteId: null });
@@ -124,5 +131,27 @@ describe('charge-points API with real stations', () => {
     expect(unknown.status).toBe(404);
     expect((await stop('CP001-B', { transactionId: transaction.transactionId })).status).toBe(202);
     await cp001.nextRemoteStop();
+  });
+
+  it('finds a charge point directly as the list shows it: configured, Modbus-metered (no remote commands) and of a station paired from the CLI', async () => {
+    // As `chargegate station pair CP009 --site s2` does from its own process: a station the config does not list.
+    const site = new Site({ db: api.db, config: () => loadConfig(api.temp.configPath) });
+    site.pair('CP009', 's2');
+    const cp009 = await api.connect('CP009');
+    await cp009.boot();
+    await cp009.statusNotification({ connectorId: 1, status: 'Available' });
+
+    const listed = (await api.call('GET', '/charge-points', { token })).body as unknown as ChargePointView[];
+    expect(listed.map((cp) => cp.chargePointId)).toEqual(['CP001-A', 'CP001-B', 'CP002-A', 'CP009', 'MB-1']);
+    for (const chargePoint of listed) expect(site.chargePoint(chargePoint.chargePointId)).toEqual(chargePoint);
+    expect(site.chargePoint('NOPE')).toBeUndefined();
+
+    const metered = await start('MB-1', { connectorId: 1, idTag: 'API-TAG' });
+    expect(metered.status).toBe(422);
+    expect(metered.body).toMatchObject({ error: 'not_remotely_controllable' });
+    const paired = await start('CP009', { connectorId: 1, idTag: 'API-TAG' });
+    expect(paired.status).toBe(202);
+    expect(paired.body).toEqual({ status: 'Accepted', chargePointId: 'CP009', stationId: 'CP009' });
+    expect(await cp009.nextRemoteStart()).toMatchObject({ connectorId: 1, idTag: 'API-TAG' });
   });
 });
