@@ -1,12 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { BusError, busSettingsOf, METER_MODELS, MeterReader, ModbusBus, type BusSettings } from '../../src/modbus/index.js';
 import { externalTool, MeterSimulator, openPtyPair } from '../support/meter-simulator.js';
+import { tempSite } from '../support/temp-site.js';
+import { eventually } from './harness.js';
 
 const logger = createLogger('silent');
 const SDM630_CURRENTS = { functionCode: 4, address: 6, count: 6 } as const;
@@ -88,9 +87,8 @@ describe('Modbus bus', () => {
     const back = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630 }, port });
     cleanups.push(() => back.close());
     await back.set(1, { currentA: [16] });
-    let words: number[] | undefined;
-    for (let attempt = 0; attempt < 20 && !words; attempt++) words = await bus.read(1, SDM630_CURRENTS, 300).catch(() => undefined);
-    expect(words?.slice(0, 2)).toEqual([0x4180, 0x0000]);
+    const words = await eventually(() => bus.read(1, SDM630_CURRENTS, 300).catch(() => undefined), 10_000, 'a reading from the meter that came back');
+    expect(words.slice(0, 2)).toEqual([0x4180, 0x0000]);
     expect(bus.stats().reconnects).toBe(1);
   });
 
@@ -123,7 +121,7 @@ describe('Modbus bus', () => {
     const bus = new ModbusBus(settingsFor([`{ type: tcp, host: 127.0.0.1, port: ${sim.port}, unitId: 1 }`]), logger);
     const first = bus.read(1, SDM630_CURRENTS, 1000);
     const queued = bus.read(1, SDM630_CURRENTS, 1000);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await eventually(() => sim.requests.length === 1, 10_000, 'the first request at the meter');
     await bus.close();
     expect(await first).toHaveLength(6);
     await expect(queued).rejects.toMatchObject({ kind: 'closed' });
@@ -131,9 +129,9 @@ describe('Modbus bus', () => {
   });
 
   it.skipIf(!externalTool('socat'))('reads two RTU meters on one serial line through a pseudo-terminal pair', async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'chargegate-bus-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const pty = await openPtyPair(dir);
+    const temp = tempSite();
+    cleanups.push(() => temp.cleanup());
+    const pty = await openPtyPair(temp.dir);
     cleanups.push(() => pty.close());
     const sim = await MeterSimulator.rtu({ device: pty.meterSide, units: { 1: METER_MODELS.sdm630, 7: METER_MODELS.em340 } });
     cleanups.push(() => sim.close());

@@ -1,7 +1,4 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
@@ -45,8 +42,10 @@ describe('chargegate meter read / status', () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
 
+  const withMeter = (connection: ConnectionConfig, extra: Record<string, unknown> = {}) => ({ sites: [{ id: 's1', meters: [meterConfig(1, connection, extra)], webhooks: [] }] });
+
   function siteWith(connection: ConnectionConfig, extra: Record<string, unknown> = {}) {
-    const site = tempSite({ sites: [{ id: 's1', meters: [meterConfig(1, connection, extra)], webhooks: [] }] });
+    const site = tempSite(withMeter(connection, extra));
     cleanups.push(() => site.cleanup());
     return site;
   }
@@ -73,14 +72,15 @@ describe('chargegate meter read / status', () => {
   }, 60_000);
 
   it.skipIf(!interop)("reads the same values as mbpoll from Debian's pymodbus over Modbus RTU, and not while another process holds the device", async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), 'chargegate-cli-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const pty = await openPtyPair(dir);
+    // The pseudo-terminals live in the site's temp dir, so the config can only be written once they exist.
+    const site = tempSite();
+    cleanups.push(() => site.cleanup());
+    const pty = await openPtyPair(site.dir);
     cleanups.push(() => pty.close());
     const meter = await PymodbusMeter.start({ rtu: pty.meterSide, baudRate: 19200 });
     cleanups.push(() => meter.close());
     await meter.set(1, VALUES);
-    const site = siteWith({ type: 'rtu', device: pty.controllerSide, baudRate: 19200 });
+    site.write(withMeter({ type: 'rtu', device: pty.controllerSide, baudRate: 19200 }));
     await expectSameAsMbpoll(site.configPath, ['-m', 'rtu', '-b', '19200', '-P', 'none', pty.controllerSide]);
 
     // While another process (here: this one, as the daemon would) holds the serial device, a reading by hand is refused.

@@ -1,7 +1,4 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
 import type { MeterHealth } from '../../src/modbus/index.js';
@@ -153,17 +150,17 @@ const PROFILES: Array<{ run: (p: Profile) => Promise<void>; config?: Record<stri
  */
 export function sessionScenarios(factory: SimulatorFactory): void {
   describe.skipIf(!factory.available)(`sessions detected through ${factory.name}`, () => {
-    let dir: string;
     const cleanups: Array<() => Promise<void> | void> = [];
     afterEach(async () => {
       for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
     });
 
     it('four meters sharing one bus: a normal session, a session with a pause, a meter that drops off and returns, garbage registers', async () => {
-      dir = mkdtempSync(path.join(tmpdir(), 'chargegate-modbus-'));
-      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+      // A dir for the simulator's pseudo-terminals; the daemon gets its own temp site.
+      const scratch = tempSite();
+      cleanups.push(() => scratch.cleanup());
       const units = PROFILES.map((_, i) => i + 1);
-      const sim = await factory.start(dir, units);
+      const sim = await factory.start(scratch.dir, units);
       cleanups.push(() => sim.close());
       const receiver: Receiver = await startReceiver();
       cleanups.push(() => receiver.close());
@@ -183,12 +180,11 @@ export function sessionScenarios(factory: SimulatorFactory): void {
     }, 120_000);
 
     it('a daemon killed mid-session neither starts a second session nor loses the stop', async () => {
-      dir = mkdtempSync(path.join(tmpdir(), 'chargegate-modbus-'));
-      cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-      const sim = await factory.start(dir, [1]);
-      cleanups.push(() => sim.close());
-      const site: TempSite = tempSite({ log: { level: 'info' }, sites: [{ id: 's1', meters: [meterConfig(1, sim.connection)], webhooks: [{ id: 'partner', url: 'http://127.0.0.1:9/webhook/events' }] }] });
+      const site: TempSite = tempSite();
       cleanups.push(() => site.cleanup());
+      const sim = await factory.start(site.dir, [1]);
+      cleanups.push(() => sim.close());
+      site.write({ log: { level: 'info' }, sites: [{ id: 's1', meters: [meterConfig(1, sim.connection)], webhooks: [{ id: 'partner', url: 'http://127.0.0.1:9/webhook/events' }] }] });
       const run = async () => {
         const { child, logs } = await spawnDaemon(site.configPath);
         cleanups.push(() => void child.kill('SIGKILL'));
