@@ -74,11 +74,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     parts.push({ name: 'database', stop: () => void db.close() });
 
     // keystore: webhook `sign` key, access-token keys, JWKS; re-read per use so `keys rotate` needs no restart.
-    const keystore = openKeystore(config, { logger: logger.child({ component: 'keystore' }) });
+    const keystore = await openKeystore(config, { logger: logger.child({ component: 'keystore' }) });
     routes.push(jwksRoutes(keystore));
 
     // ---- webhook delivery from the durable outbox (src/webhooks); the Site wakes it after each commit ----
-    const webhooks = new WebhookDelivery({ dataDir: config.dataDir, config: () => config, logger: logger.child({ component: 'webhooks' }), signingKey: () => keystore.webhookSigningKey().privateKey, metrics });
+    const webhooks = new WebhookDelivery({ dataDir: config.dataDir, db, config: () => config, logger: logger.child({ component: 'webhooks' }), signingKey: () => keystore.webhookSigningKey().privateKey, metrics });
     webhooks.start();
     parts.push({ name: 'webhooks', stop: () => webhooks.stop(), reload: () => webhooks.reload() });
     healthSources.push(webhooks.healthSource());
@@ -126,6 +126,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     routes.push(statusPageRoutes({ site, config: () => config, health: () => healthSources, startedAt: new Date(), version: packageVersion() }));
     // ---- end status page ----
 
+    await webhooks.ready();
     const http = await createHttpServer({ logger, routes, health: () => healthSources, metrics });
     await http.listen({ host: config.http.host, port: config.http.port });
     parts.push({ name: 'http', stop: () => http.close() });

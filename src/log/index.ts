@@ -1,1 +1,1 @@
-export { createLogger, type Logger } from './logger.js';
+export { createLogger, lineWriter, type Logger } from './logger.js';

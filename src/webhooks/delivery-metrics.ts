@@ -10,8 +10,17 @@ function labels(queue: QueueKey): Record<(typeof LABELS)[number], string> {
   return { site: queue.siteId, webhook: queue.webhookId, event_type: queue.eventType };
 }
 
+/** What the counters need to know of an attempt: small enough to cross from the delivery thread. */
+export type AttemptSummary = Pick<AttemptOutcome, 'delivered' | 'interrupted' | 'durationMs'>;
+
+/** Told of every attempt and dead letter as it happens. */
+export interface DeliveryObserver {
+  attempt(queue: QueueKey, outcome: AttemptSummary): void;
+  deadLetter(queue: QueueKey, reason: DeadReason): void;
+}
+
 /** Prometheus view of delivery: executor gauges read at scrape time, counters and a histogram updated per attempt. */
-export class DeliveryMetrics {
+export class DeliveryMetrics implements DeliveryObserver {
   private readonly attempts: Counter<'site' | 'webhook' | 'event_type' | 'outcome'>;
   private readonly durations: Histogram<'site' | 'webhook' | 'event_type'>;
   private readonly deadLetters: Counter<'site' | 'webhook' | 'event_type' | 'reason'>;
@@ -59,7 +68,7 @@ export class DeliveryMetrics {
     this.deadLetters = new Counter({ name: 'chargegate_webhook_dead_letters_total', help: 'Deliveries moved to the dead-letter list', labelNames: [...LABELS, 'reason'], registers: [registry] });
   }
 
-  attempt(queue: QueueKey, outcome: AttemptOutcome): void {
+  attempt(queue: QueueKey, outcome: AttemptSummary): void {
     const outcomeLabel = outcome.delivered ? 'delivered' : outcome.interrupted ? 'interrupted' : 'failed';
     this.attempts.inc({ ...labels(queue), outcome: outcomeLabel });
     this.durations.observe(labels(queue), outcome.durationMs / 1000);

@@ -1,7 +1,7 @@
 import type { Config, WebhookConfig } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import { RETRIES_EXHAUSTED, type DeliveryStore, type PendingDelivery, type QueueKey } from '../outbox/index.js';
-import type { DeliveryMetrics } from './delivery-metrics.js';
+import type { DeliveryObserver } from './delivery-metrics.js';
 import type { ExecutorStatsStore } from './executor-stats.js';
 import type { WebhookSender } from './webhook-sender.js';
 import type { WriteBatch } from './write-batch.js';
@@ -15,7 +15,7 @@ export interface QueueWorkerDeps {
   /** Read per attempt: a reload changes intervals, URL or credentials without restarting the worker. */
   config: () => Config;
   logger: Logger;
-  metrics: DeliveryMetrics;
+  observer: DeliveryObserver;
   now: () => number;
   /** Longest sleep while the queue is empty; a wake() ends it sooner. */
   idlePollMs: number;
@@ -126,7 +126,7 @@ export class QueueWorker {
 
     const outcome = await this.deps.sender.send(webhook, delivery, { timeZone: config.timezone, timeoutMs: requestTimeoutMs, signal: this.abort.signal });
     const done = this.deps.now();
-    this.deps.metrics.attempt(this.deps.queue, outcome);
+    this.deps.observer.attempt(this.deps.queue, outcome);
     this.deps.writes.queue(() => this.deps.stats.recordRequest(this.deps.queue, { at: outcome.startedAt, durationMs: outcome.durationMs, status: outcome.status, error: outcome.error }));
     const context = { eventId: delivery.eventId, ...this.deps.queue, attempt: delivery.attempts, requestId: outcome.requestId, durationMs: Math.round(outcome.durationMs) };
 
@@ -151,7 +151,7 @@ export class QueueWorker {
   private deadLetter(delivery: PendingDelivery, status: number | undefined, error: string): void {
     const at = new Date(this.deps.now());
     this.deps.writes.queue(() => this.deps.deliveries.markDead(delivery.id, RETRIES_EXHAUSTED, status, error, at));
-    this.deps.metrics.deadLetter(this.deps.queue, RETRIES_EXHAUSTED);
+    this.deps.observer.deadLetter(this.deps.queue, RETRIES_EXHAUSTED);
     this.deps.logger.error(
       { exceptionType: 'Webhook_SendHttp', eventId: delivery.eventId, ...this.deps.queue, attempts: delivery.attempts, lastStatus: status ?? null, lastError: error },
       'webhook delivery failed after all retries; event moved to the dead-letter list',

@@ -1,145 +1,116 @@
 import type { KeyObject } from 'node:crypto';
+import { Worker } from 'node:worker_threads';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/index.js';
 import { worstLevel, type HealthSource } from '../http/index.js';
-import type { Logger } from '../log/index.js';
-import { DELIVERIES_TOPIC, DeliveryStore, QUEUE_FULL, queueId, type QueueKey } from '../outbox/index.js';
-import { watchChangeCounter, type Database } from '../store/index.js';
-import { openDeliveryDatabase } from './delivery-database.js';
+import { lineWriter, type Logger } from '../log/index.js';
+import { DeliveryStore } from '../outbox/index.js';
+import type { Database } from '../store/index.js';
 import { DeliveryMetrics } from './delivery-metrics.js';
+import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from './delivery-thread-messages.js';
 import { ExecutorStatsStore } from './executor-stats.js';
 import { executorStatuses, type ExecutorStatus } from './executor-status.js';
-import { QueueWorker } from './queue-worker.js';
-import { WebhookSender } from './webhook-sender.js';
-import { WriteBatch } from './write-batch.js';
 
 export interface WebhookDeliveryOptions {
-  /** Where the outbox lives; delivery opens its own connection to it (see openDeliveryDatabase). */
+  /** Where the outbox lives; the delivery thread opens its own connection to it. */
   dataDir: string;
-  /** Read on every use, so a SIGHUP reload reaches the workers; call reload() to start or stop workers. */
+  /** The daemon's connection: health and metrics read the outbox through it. */
+  db: Database;
+  /** Read on every use; call reload() to hand a new config to the delivery thread. */
   config: () => Config;
   logger: Logger;
-  /** The keystore's current `sign` key, asked for per attempt. */
+  /** The keystore's current `sign` key; a change (rotation) is passed to the thread within KEY_CHECK_MS. */
   signingKey: () => KeyObject;
   metrics: Registry;
-  now?: () => number;
   /** Safety-net poll for rows no notify() announced (another process, a missed wake). */
   pollIntervalMs?: number;
 }
 
 /** How long a stopping daemon lets in-flight requests finish before aborting them. */
 const STOP_GRACE_MS = 5000;
-const QUEUE_FULL_REPORT_BATCH = 500;
+/** After the grace, how long the thread has to record its outcomes and close before it is terminated. */
+const STOP_MARGIN_MS = 5000;
+const RESTART_DELAY_MS = 1000;
+const KEY_CHECK_MS = 1000;
 
 /**
- * Delivery from the durable outbox: one QueueWorker per (site, enabled webhook, subscribed event type).
- * notify() after a commit wakes the workers; a slow poll and the deliveries change counter catch the rest.
+ * Webhook delivery, seen from the daemon. The DeliveryEngine runs on its own thread (delivery-thread.ts): signing
+ * and sending keep their pace while stations keep the main thread busy. This side wakes it after commits, passes
+ * config reloads and key rotations, counts its attempts in Prometheus, reports health from the outbox, and restarts
+ * the thread if it ever dies: the events wait in the outbox meanwhile.
  */
 export class WebhookDelivery {
-  private readonly db: Database;
-  private readonly config: () => Config;
-  private readonly logger: Logger;
-  private readonly now: () => number;
+  private readonly options: WebhookDeliveryOptions;
+  private readonly writeLine: (line: string) => void;
   private readonly deliveries: DeliveryStore;
   private readonly stats: ExecutorStatsStore;
-  private readonly writes: WriteBatch;
-  private readonly sender: WebhookSender;
   private readonly metrics: DeliveryMetrics;
-  private readonly pollIntervalMs: number;
-  private readonly workers = new Map<string, QueueWorker>();
-  /** Workers still finishing after being stopped; a successor for the same queue starts once they are done. */
-  private readonly retiring = new Map<string, Promise<void>>();
+  private thread: Worker | undefined;
+  private sentKey: KeyObject | undefined;
   private started = false;
   private wakeScheduled = false;
-  private timers: Array<() => void> = [];
+  private timers: NodeJS.Timeout[] = [];
+  private readonly running: Promise<void>;
+  private markRunning!: { resolve: () => void; reject: (err: unknown) => void };
 
   constructor(options: WebhookDeliveryOptions) {
-    this.db = openDeliveryDatabase(options.dataDir);
-    this.config = options.config;
-    this.logger = options.logger;
-    this.now = options.now ?? Date.now;
-    this.pollIntervalMs = options.pollIntervalMs ?? 5000;
-    this.deliveries = new DeliveryStore(this.db);
-    this.stats = new ExecutorStatsStore(this.db);
-    this.writes = new WriteBatch(this.db, (err) => this.logger.error({ err }, 'could not record a webhook delivery outcome'));
-    this.sender = new WebhookSender({ signingKey: options.signingKey, now: this.now });
+    this.options = options;
+    this.writeLine = lineWriter(options.logger);
+    this.deliveries = new DeliveryStore(options.db);
+    this.stats = new ExecutorStatsStore(options.db);
     this.metrics = new DeliveryMetrics(options.metrics, () => this.statuses());
+    this.running = new Promise((resolve, reject) => (this.markRunning = { resolve, reject }));
+    this.running.catch(() => undefined);
   }
 
   start(): void {
     if (this.started) return;
     this.started = true;
-    this.reload();
-    this.reportQueueFull();
-    const poll = setInterval(() => this.wakeAll(), this.pollIntervalMs);
-    poll.unref();
-    const unwatch = watchChangeCounter(this.db, DELIVERIES_TOPIC, () => this.notify(), 500);
-    this.timers = [() => clearInterval(poll), unwatch];
+    this.spawn();
+    const keyCheck = setInterval(() => this.passSigningKey(), KEY_CHECK_MS);
+    keyCheck.unref();
+    this.timers.push(keyCheck);
   }
 
-  /** Events were committed: wake the workers (coalesced, so a burst of commits costs one wake). */
+  /** Resolves once the first thread has started its queue workers; rejects if it fails before that. */
+  ready(): Promise<void> {
+    return this.running;
+  }
+
+  /** Events were committed: wake the thread (coalesced, so a burst of commits costs one message). */
   notify(): void {
     if (!this.started || this.wakeScheduled) return;
     this.wakeScheduled = true;
     setImmediate(() => {
       this.wakeScheduled = false;
-      this.wakeAll();
+      this.send({ kind: 'wake' });
     });
   }
 
-  /**
-   * Brings the workers in line with the config: new executors start; those of a disabled or removed webhook
-   * (or an unsubscribed event type) stop at once, aborting the in-flight request. Their pending events stay in
-   * the outbox and are delivered when the webhook is enabled again.
-   */
+  /** Hands the current config to the thread, which starts and stops queue workers to match it. */
   reload(): void {
-    if (!this.started) return;
-    const wanted = new Map<string, QueueKey>();
-    for (const site of this.config().sites) {
-      for (const webhook of site.webhooks) {
-        if (!webhook.enabled) continue;
-        for (const eventType of webhook.events) wanted.set(queueId({ siteId: site.id, webhookId: webhook.id, eventType }), { siteId: site.id, webhookId: webhook.id, eventType });
-      }
-    }
-    for (const [id, worker] of this.workers) {
-      if (wanted.has(id)) continue;
-      this.workers.delete(id);
-      this.logger.info({ ...worker.queue }, 'webhook executor stopped: webhook disabled, removed or unsubscribed; its pending events are kept');
-      this.retire(id, worker.stop(0, 'webhook disabled, removed or unsubscribed'));
-    }
-    for (const [id, queue] of wanted) {
-      if (this.workers.has(id)) continue;
-      const worker = new QueueWorker({
-        queue,
-        deliveries: this.deliveries,
-        stats: this.stats,
-        writes: this.writes,
-        sender: this.sender,
-        config: this.config,
-        logger: this.logger,
-        metrics: this.metrics,
-        now: this.now,
-        idlePollMs: this.pollIntervalMs,
-      });
-      this.workers.set(id, worker);
-      worker.start(this.retiring.get(id));
-    }
+    this.send({ kind: 'config', config: this.options.config(), logLevel: this.options.logger.level });
   }
 
-  /** Lets in-flight requests finish within a bound, records every outcome, closes the connections. */
+  /** Lets in-flight requests finish within graceMs, waits for every outcome to be recorded, ends the thread. */
   async stop(graceMs = STOP_GRACE_MS): Promise<void> {
     this.started = false;
-    for (const clear of this.timers) clear();
-    for (const [id, worker] of this.workers) this.retire(id, worker.stop(graceMs, 'daemon stopping'));
-    this.workers.clear();
-    await Promise.all(this.retiring.values());
-    await this.writes.flushed();
-    await this.sender.close();
-    if (this.db.open) this.db.close();
+    for (const timer of this.timers) clearTimeout(timer);
+    const thread = this.thread;
+    this.thread = undefined;
+    if (!thread) return;
+    const exited = new Promise<void>((resolve) => thread.once('exit', () => resolve()));
+    const deadline = setTimeout(() => {
+      this.options.logger.error({ graceMs }, 'webhook delivery thread did not stop in time; terminated');
+      void thread.terminate();
+    }, graceMs + STOP_MARGIN_MS);
+    thread.postMessage({ kind: 'stop', graceMs } satisfies ToDeliveryThread);
+    await exited;
+    clearTimeout(deadline);
   }
 
   statuses(): ExecutorStatus[] {
-    return executorStatuses(this.config(), this.deliveries, this.stats);
+    return executorStatuses(this.options.config(), this.deliveries, this.stats);
   }
 
   /** GET /health `webhooks`: per executor the interface document's metrics and level, worst level on top. */
@@ -153,36 +124,69 @@ export class WebhookDelivery {
     };
   }
 
-  private wakeAll(): void {
-    this.reportQueueFull();
-    for (const worker of this.workers.values()) worker.wake();
+  private spawn(): void {
+    const { dataDir, config, logger, signingKey, pollIntervalMs } = this.options;
+    this.sentKey = signingKey();
+    const data: DeliveryThreadData = { dataDir, config: config(), logLevel: logger.level, signingKey: this.sentKey, ...(pollIntervalMs !== undefined && { pollIntervalMs }) };
+    const thread = startDeliveryThread(data);
+    this.thread = thread;
+    thread.on('message', (message: FromDeliveryThread) => this.receive(message));
+    thread.on('error', (err) => {
+      logger.error({ err }, 'webhook delivery thread failed');
+      this.markRunning.reject(err);
+    });
+    thread.on('exit', (code) => {
+      if (this.thread !== thread) return;
+      this.thread = undefined;
+      logger.error({ exitCode: code, restartInMs: RESTART_DELAY_MS }, 'webhook delivery thread ended unexpectedly; restarting it, pending events stay in the outbox');
+      const restart = setTimeout(() => {
+        if (this.started) this.spawn();
+      }, RESTART_DELAY_MS);
+      this.timers.push(restart);
+    });
   }
 
-  /** Logs the queue-full dead letters the domain wrote (it cannot log inside its transaction), then clears their flag. */
-  private reportQueueFull(): void {
-    try {
-      const rows = this.deliveries.unreportedQueueFull(QUEUE_FULL_REPORT_BATCH);
-      if (rows.length === 0) return;
-      const capacity = this.config().webhookDelivery.queueCapacity;
-      for (const row of rows) {
-        this.metrics.deadLetter(row, QUEUE_FULL);
-        this.logger.error(
-          { exceptionType: 'Webhook_QueueFull', eventId: row.eventId, siteId: row.siteId, webhookId: row.webhookId, eventType: row.eventType, queueCapacity: capacity },
-          'webhook queue full; event moved to the dead-letter list',
-        );
-      }
-      this.deliveries.markReported(rows.map((r) => r.id));
-      if (rows.length === QUEUE_FULL_REPORT_BATCH) this.notify();
-    } catch (err) {
-      this.logger.error({ err }, 'could not report queue-full dead letters');
+  private receive(message: FromDeliveryThread): void {
+    switch (message.kind) {
+      case 'ready':
+        this.markRunning.resolve();
+        break;
+      case 'log':
+        this.writeLine(message.line);
+        break;
+      case 'attempt':
+        this.metrics.attempt(message.queue, message.outcome);
+        break;
+      case 'deadLetter':
+        this.metrics.deadLetter(message.queue, message.reason);
+        break;
     }
   }
 
-  private retire(id: string, stopped: Promise<void>): void {
-    const previous = this.retiring.get(id) ?? Promise.resolve();
-    const done = Promise.all([previous, stopped]).then(() => {
-      if (this.retiring.get(id) === done) this.retiring.delete(id);
-    });
-    this.retiring.set(id, done);
+  private passSigningKey(): void {
+    try {
+      const key = this.options.signingKey();
+      if (key === this.sentKey) return;
+      this.sentKey = key;
+      this.send({ kind: 'signingKey', key });
+    } catch (err) {
+      this.options.logger.error({ err }, 'could not read the webhook signing key; the thread keeps the previous one');
+    }
   }
+
+  private send(message: ToDeliveryThread): void {
+    this.thread?.postMessage(message);
+  }
+}
+
+/**
+ * The thread runs the compiled delivery-thread.js beside this file. Run from the TypeScript sources (tests, tsx),
+ * the thread first registers tsx, the loader the parent process was started with.
+ */
+function startDeliveryThread(workerData: DeliveryThreadData): Worker {
+  const here = import.meta.url;
+  if (!here.endsWith('.ts')) return new Worker(new URL('./delivery-thread.js', here), { workerData });
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const script = new URL('./delivery-thread.ts', here).href;
+  return new Worker(`import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(script)}); });`, { eval: true, workerData });
 }

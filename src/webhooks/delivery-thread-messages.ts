@@ -1,0 +1,27 @@
+import type { KeyObject } from 'node:crypto';
+import type { Config } from '../config/index.js';
+import type { DeadReason, QueueKey } from '../outbox/index.js';
+import type { AttemptSummary } from './delivery-metrics.js';
+
+/** What the delivery thread starts with (worker_threads workerData). */
+export interface DeliveryThreadData {
+  dataDir: string;
+  config: Config;
+  logLevel: string;
+  signingKey: KeyObject;
+  pollIntervalMs?: number;
+}
+
+/** From the daemon to the delivery thread. */
+export type ToDeliveryThread =
+  | { kind: 'wake' }
+  | { kind: 'config'; config: Config; logLevel: string }
+  | { kind: 'signingKey'; key: KeyObject }
+  | { kind: 'stop'; graceMs: number };
+
+/** From the delivery thread to the daemon. */
+export type FromDeliveryThread =
+  | { kind: 'ready' }
+  | { kind: 'log'; line: string }
+  | { kind: 'attempt'; queue: QueueKey; outcome: AttemptSummary }
+  | { kind: 'deadLetter'; queue: QueueKey; reason: DeadReason };
