@@ -8,10 +8,16 @@ import { KEYSTORE_FILE, Keystore } from '../../src/keystore/index.js';
  * already, and generating RSA keys for every daemon would spend seconds per scenario on what scenario 6 measures.
  */
 export class KeystoreTemplate {
-  private dir: string | undefined;
+  private constructor(private dir: string | undefined) {}
+
+  static async create(): Promise<KeystoreTemplate> {
+    const dir = mkdtempSync(path.join(tmpdir(), 'chargegate-bench-keys-'));
+    await Keystore.open({ dataDir: dir, retiredKeyGraceS: 86_400 });
+    return new KeystoreTemplate(dir);
+  }
 
   copyInto(dataDir: string): void {
-    this.dir ??= generate();
+    if (!this.dir) throw new Error('the keystore template was removed');
     mkdirSync(dataDir, { recursive: true, mode: 0o750 });
     copyFileSync(path.join(this.dir, KEYSTORE_FILE), path.join(dataDir, KEYSTORE_FILE));
   }
@@ -20,10 +26,4 @@ export class KeystoreTemplate {
     if (this.dir) rmSync(this.dir, { recursive: true, force: true });
     this.dir = undefined;
   }
-}
-
-function generate(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'chargegate-bench-keys-'));
-  Keystore.open({ dataDir: dir, retiredKeyGraceS: 86_400 });
-  return dir;
 }

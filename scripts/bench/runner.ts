@@ -31,7 +31,7 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
   const build = buildForBench();
   for (const note of build.notes) log(`note: ${note}`);
   const launcher = { built: build.daemonBuilt, ...(options.profileDir && { profileDir: options.profileDir }) };
-  const keys = new KeystoreTemplate();
+  const keys = await KeystoreTemplate.create();
   const scenarios: ScenarioResult[] = [];
   try {
     for (const scenario of SCENARIOS.filter((s) => !options.only || options.only.includes(s.id))) {

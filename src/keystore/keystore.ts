@@ -16,7 +16,7 @@ import {
   type KeystoreDocument,
   type StoredKey,
 } from './keystore-file.js';
-import { exportPrivateKey, generateStoredKey, importPrivateKey, isEncryptedPem, publicJwk, type PublicJwk } from './signing-keys.js';
+import { exportPrivateKey, generateKeys, importPrivateKey, isEncryptedPem, publicJwk, scheduledKey, type PublicJwk } from './signing-keys.js';
 
 /** The JWKS kid partners verify webhooks with (interface document 4.2): always the webhook key that signs now. */
 export const WEBHOOK_SIGNING_KID = 'sign';
@@ -99,10 +99,10 @@ export class Keystore {
   }
 
   /** Opens the keystore, creating it with one key per purpose on first start. */
-  static open(options: KeystoreOptions): Keystore {
+  static async open(options: KeystoreOptions): Promise<Keystore> {
     const keystore = new Keystore(options);
     mkdirSync(options.dataDir, { recursive: true, mode: 0o750 });
-    keystore.initialise();
+    await keystore.initialise();
     return keystore;
   }
 
@@ -139,23 +139,25 @@ export class Keystore {
    * Starts a rotation of both purposes: new keys published now, signing after nextKeyLeadS; the current keys
    * retire at that instant. Refused while a previous rotation has not switched yet.
    */
-  rotate(): RotationResult {
+  async rotate(): Promise<RotationResult> {
+    // Refused before generating keys that would be thrown away; checked again under the lock, which is not held
+    // while the keys generate.
+    refuseWhileRotating(readKeystoreDocument(this.file), this.now());
+    const generated = await generateKeys(this.options.passphrase);
     const result = withKeystoreLock(this.file, () => {
       const doc = readKeystoreDocument(this.file);
       const now = this.now();
-      const pending = doc.keys.find((k) => new Date(k.activatesAt) > now);
-      if (pending) throw new KeystoreError(`a rotation is already in progress: ${pending.id} starts signing at ${pending.activatesAt}`);
+      refuseWhileRotating(doc, now);
       const activatesAt = new Date(now.getTime() + (this.options.nextKeyLeadS ?? 0) * 1000);
       const kept = doc.keys.filter((k) => k.expiresAt === null || new Date(k.expiresAt) > now);
-      const added: StoredKey[] = [];
       for (const purpose of KEY_PURPOSES) {
         const current = signingKeyOf(kept, purpose, now);
         if (current) {
           current.retiresAt = activatesAt.toISOString();
           current.expiresAt = new Date(activatesAt.getTime() + this.retentionS(purpose) * 1000).toISOString();
         }
-        added.push(generateStoredKey(purpose, this.options.passphrase, now, activatesAt).stored);
       }
+      const added = generated.map((key) => scheduledKey(key, now, activatesAt));
       writeKeystoreDocument(this.file, { ...doc, keys: [...kept, ...added] });
       return { activatesAt: activatesAt.toISOString(), ids: added.map((k) => k.id) };
     });
@@ -170,13 +172,11 @@ export class Keystore {
     return purpose === 'token' ? Math.max(grace, ACCESS_TOKEN_LIFETIME_S + CLOCK_SKEW_S) : grace;
   }
 
-  private initialise(): void {
+  private async initialise(): Promise<void> {
     if (!fileStamp(this.file)) {
+      const generated = await generateKeys(this.options.passphrase);
       const now = this.now();
-      const doc: KeystoreDocument = {
-        format: 'chargegate-keystore/1',
-        keys: KEY_PURPOSES.map((purpose) => generateStoredKey(purpose, this.options.passphrase, now, now).stored),
-      };
+      const doc: KeystoreDocument = { format: 'chargegate-keystore/1', keys: generated.map((key) => scheduledKey(key, now, now)) };
       if (createKeystoreDocument(this.file, doc)) this.options.logger?.info({ file: this.file, keys: doc.keys.map((k) => k.id), encrypted: Boolean(this.options.passphrase) }, 'keystore created');
     }
     this.tightenMode();
@@ -276,6 +276,11 @@ export class Keystore {
       expiresAt: stored.expiresAt,
     };
   }
+}
+
+function refuseWhileRotating(doc: KeystoreDocument, now: Date): void {
+  const pending = doc.keys.find((k) => new Date(k.activatesAt) > now);
+  if (pending) throw new KeystoreError(`a rotation is already in progress: ${pending.id} starts signing at ${pending.activatesAt}`);
 }
 
 /** The key of a purpose that signs at `now`: the most recently activated one (the earliest if the clock went back). */

@@ -4,7 +4,7 @@ import { Keystore } from './keystore.js';
 import { keystorePassphrase } from './passphrase.js';
 
 /** The keystore of a config's dataDir, with the passphrase and rotation timings the config names. */
-export function openKeystore(config: Config, options: { logger?: Logger; env?: NodeJS.ProcessEnv; now?: () => Date } = {}): Keystore {
+export function openKeystore(config: Config, options: { logger?: Logger; env?: NodeJS.ProcessEnv; now?: () => Date } = {}): Promise<Keystore> {
   return Keystore.open({
     dataDir: config.dataDir,
     passphrase: keystorePassphrase(config.keystore, options.env),

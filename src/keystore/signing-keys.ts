@@ -1,5 +1,8 @@
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
-import { KeystoreError, type KeyPurpose, type StoredKey } from './keystore-file.js';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPair, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { promisify } from 'node:util';
+import { KEY_PURPOSES, KeystoreError, type KeyPurpose, type StoredKey } from './keystore-file.js';
+
+const generateRsaKeyPair = promisify(generateKeyPair);
 
 /**
  * What each purpose signs with. Webhooks: RSASSA-PSS SHA-256 on RSA 3072 (contract section 5). Access tokens:
@@ -19,20 +22,26 @@ export interface PublicJwk extends JsonWebKey {
   use: 'sig';
 }
 
-export function generateStoredKey(purpose: KeyPurpose, passphrase: string | undefined, createdAt: Date, activatesAt: Date): { stored: StoredKey; privateKey: KeyObject } {
+/** A freshly generated key, before it is given its place in the keystore's timeline. */
+export type GeneratedKey = Pick<StoredKey, 'id' | 'purpose' | 'alg' | 'privateKey'>;
+
+/**
+ * One new key per purpose. Node generates them on its thread pool, so both generate at once (on both cores of a
+ * small gateway) and the event loop stays free meanwhile: the first start waits for the slower key only.
+ */
+export function generateKeys(passphrase: string | undefined): Promise<GeneratedKey[]> {
+  return Promise.all(KEY_PURPOSES.map((purpose) => generateKey(purpose, passphrase)));
+}
+
+async function generateKey(purpose: KeyPurpose, passphrase: string | undefined): Promise<GeneratedKey> {
   const { alg, modulusLength, idPrefix } = KEY_PROFILES[purpose];
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength });
-  const stored: StoredKey = {
-    id: `${idPrefix}${thumbprint(privateKey).slice(0, 16)}`,
-    purpose,
-    alg,
-    createdAt: createdAt.toISOString(),
-    activatesAt: activatesAt.toISOString(),
-    retiresAt: null,
-    expiresAt: null,
-    privateKey: exportPrivateKey(privateKey, passphrase),
-  };
-  return { stored, privateKey };
+  const { privateKey } = await generateRsaKeyPair('rsa', { modulusLength });
+  return { id: `${idPrefix}${thumbprint(privateKey).slice(0, 16)}`, purpose, alg, privateKey: exportPrivateKey(privateKey, passphrase) };
+}
+
+export function scheduledKey(key: GeneratedKey, createdAt: Date, activatesAt: Date): StoredKey {
+  const { id, purpose, alg, privateKey } = key;
+  return { id, purpose, alg, createdAt: createdAt.toISOString(), activatesAt: activatesAt.toISOString(), retiresAt: null, expiresAt: null, privateKey };
 }
 
 export function exportPrivateKey(key: KeyObject, passphrase: string | undefined): string {

@@ -13,7 +13,7 @@ describe('bearer tokens on the API', () => {
 
   beforeAll(async () => {
     api = await startApiDaemon();
-    keystore = Keystore.open({ dataDir: api.temp.dataDir, retiredKeyGraceS: 86_400 });
+    keystore = await Keystore.open({ dataDir: api.temp.dataDir, retiredKeyGraceS: 86_400 });
     ops = api.createApp('ops');
     valid = await api.token(ops);
   });

@@ -27,8 +27,8 @@ describe('keystore', () => {
   });
   afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  it('creates a 0600 file on first open with a PS256 `sign` key and an RS256 token key, public parts only in the JWKS; a second open finds them', () => {
-    const keystore = Keystore.open({ dataDir, retiredKeyGraceS: 86_400, now });
+  it('creates a 0600 file on first open with a PS256 `sign` key and an RS256 token key, public parts only in the JWKS; a second open finds them', async () => {
+    const keystore = await Keystore.open({ dataDir, retiredKeyGraceS: 86_400, now });
     expect(statSync(file()).mode & 0o777).toBe(0o600);
     const { keys } = keystore.jwks();
     expect(keys.map((k) => [k.kid === 'sign' ? 'sign' : k.kid.split('-')[0], k.alg, k.use])).toEqual([
@@ -40,20 +40,27 @@ describe('keystore', () => {
     const data = Buffer.from('signature base');
     expect(pssVerify(keys[0]!, data, pssSign(keystore, data))).toBe(true);
     expect(keystore.accessTokenSigningKey().kid).toBe(keys[1]!.kid);
-    expect(Keystore.open({ dataDir, retiredKeyGraceS: 86_400, now }).jwks()).toEqual(keystore.jwks());
+    expect((await Keystore.open({ dataDir, retiredKeyGraceS: 86_400, now })).jwks()).toEqual(keystore.jwks());
   });
 
-  it('rotation: the next key is published before it signs, `sign` switches at activation, each old key stays for its grace', () => {
+  it('two opens at once on a new data dir (a daemon and a CLI command on a fresh gateway) both use the keys written first', async () => {
+    const [a, b] = await Promise.all([Keystore.open({ dataDir, retiredKeyGraceS: 60, now }), Keystore.open({ dataDir, retiredKeyGraceS: 60, now })]);
+    expect(a.jwks().keys).toHaveLength(2);
+    expect(b.jwks()).toEqual(a.jwks());
+    expect(JSON.parse(readFileSync(file(), 'utf8')).keys.map((k: { id: string }) => k.id)).toEqual(a.list().map((k) => k.id));
+  });
+
+  it('rotation: the next key is published before it signs, `sign` switches at activation, each old key stays for its grace', async () => {
     // 300 s of grace: the webhook key goes then; the token key stays until every token it signed (900 s) has expired.
-    const daemon = Keystore.open({ dataDir, retiredKeyGraceS: 300, nextKeyLeadS: 600, now });
-    const cli = Keystore.open({ dataDir, retiredKeyGraceS: 300, nextKeyLeadS: 600, now });
+    const daemon = await Keystore.open({ dataDir, retiredKeyGraceS: 300, nextKeyLeadS: 600, now });
+    const cli = await Keystore.open({ dataDir, retiredKeyGraceS: 300, nextKeyLeadS: 600, now });
     const oldSign = daemon.jwks().keys.find((k) => k.kid === 'sign')!;
     const oldId = daemon.webhookSigningKey().id;
     const oldTokenKid = daemon.accessTokenSigningKey().kid;
     const data = Buffer.from('in flight');
     const signedBefore = pssSign(daemon, data);
 
-    const rotation = cli.rotate();
+    const rotation = await cli.rotate();
     expect(rotation.activatesAt).toBe('2026-01-01T00:10:00.000Z');
     expect(rotation.keys.map((k) => [k.purpose, k.state])).toEqual([
       ['webhook', 'next'],
@@ -66,7 +73,7 @@ describe('keystore', () => {
     expect(nextWebhook).toMatchObject({ alg: 'PS256', use: 'sig' });
     expect(daemon.webhookSigningKey().id).toBe(oldId);
     expect(daemon.accessTokenSigningKey().kid).toBe(oldTokenKid);
-    expect(() => cli.rotate()).toThrow(KeystoreError);
+    await expect(cli.rotate()).rejects.toThrow(KeystoreError);
 
     clock = new Date('2026-01-01T00:10:00Z');
     const after = daemon.jwks().keys;
@@ -89,27 +96,27 @@ describe('keystore', () => {
     expect(kids()).not.toContain(oldTokenKid);
 
     // The next rotation drops the expired keys' private material from the file.
-    cli.rotate();
+    await cli.rotate();
     expect(readFileSync(file(), 'utf8')).not.toContain(oldId);
   });
 
-  it('encrypts an existing plain keystore once a passphrase is given, keeping its keys; refuses to open it without or with a wrong one', () => {
-    const plain = Keystore.open({ dataDir, retiredKeyGraceS: 60, now }).jwks();
+  it('encrypts an existing plain keystore once a passphrase is given, keeping its keys; refuses to open it without or with a wrong one', async () => {
+    const plain = (await Keystore.open({ dataDir, retiredKeyGraceS: 60, now })).jwks();
     expect(readFileSync(file(), 'utf8')).toContain('BEGIN PRIVATE KEY');
-    expect(Keystore.open({ dataDir, passphrase: 'correct horse', retiredKeyGraceS: 60, now }).jwks()).toEqual(plain);
+    expect((await Keystore.open({ dataDir, passphrase: 'correct horse', retiredKeyGraceS: 60, now })).jwks()).toEqual(plain);
     const text = readFileSync(file(), 'utf8');
     expect(text).toContain('ENCRYPTED PRIVATE KEY');
     expect(text).not.toContain('BEGIN PRIVATE KEY');
-    expect(() => Keystore.open({ dataDir, retiredKeyGraceS: 60, now })).toThrow(/encrypted: provide the keystore passphrase/);
-    expect(() => Keystore.open({ dataDir, passphrase: 'wrong', retiredKeyGraceS: 60, now })).toThrow(/wrong keystore passphrase/);
+    await expect(Keystore.open({ dataDir, retiredKeyGraceS: 60, now })).rejects.toThrow(/encrypted: provide the keystore passphrase/);
+    await expect(Keystore.open({ dataDir, passphrase: 'wrong', retiredKeyGraceS: 60, now })).rejects.toThrow(/wrong keystore passphrase/);
   });
 
-  it('refuses a damaged keystore file with a message naming it; an open keystore keeps its keys through one', () => {
-    const running = Keystore.open({ dataDir, retiredKeyGraceS: 60, now });
+  it('refuses a damaged keystore file with a message naming it; an open keystore keeps its keys through one', async () => {
+    const running = await Keystore.open({ dataDir, retiredKeyGraceS: 60, now });
     const before = running.jwks();
     writeFileSync(`${file()}.new`, '{"format":"something else"}', { mode: 0o600 });
     renameSync(`${file()}.new`, file());
-    expect(() => Keystore.open({ dataDir, retiredKeyGraceS: 60, now })).toThrow(/keystore\.json: not a chargegate keystore \(format/);
+    await expect(Keystore.open({ dataDir, retiredKeyGraceS: 60, now })).rejects.toThrow(/keystore\.json: not a chargegate keystore \(format/);
     expect(running.jwks()).toEqual(before);
     expect(running.webhookSigningKey().kid).toBe('sign');
   });

@@ -21,9 +21,9 @@ function opened(): NonNullable<typeof chain> {
 
 export const naiveChainApi = {
   /** Database and keystore (key generation takes seconds) are made before anything is timed. */
-  open(payload: { dataDir: string; url: string }): void {
+  async open(payload: { dataDir: string; url: string }): Promise<void> {
     const config = configSchema.parse({ dataDir: payload.dataDir, sites: [{ id: 'naive', webhooks: [{ id: 'naive', url: payload.url }] }] });
-    chain = { config, db: openDatabase(config.dataDir), keystore: openKeystore(config) };
+    chain = { config, db: openDatabase(config.dataDir), keystore: await openKeystore(config) };
   },
 
   async run(payload: { startAtMs: number; warmupMs: number; measureMs: number }): Promise<{ delivered: number }> {

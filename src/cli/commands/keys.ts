@@ -11,18 +11,18 @@ export function registerKeys(program: Command): void {
   keys
     .command('list')
     .description('keys with their kid, algorithm, state and dates; never private material')
-    .action((_options, cmd: Command) => {
+    .action(async (_options, cmd: Command) => {
       const globals = cmd.optsWithGlobals<GlobalOptions>();
-      const list = withKeystore(globals, (keystore) => keystore.list());
+      const list = await withKeystore(globals, (keystore) => keystore.list());
       output(globals.json === true, list, () => keyTable(list));
     });
 
   keys
     .command('rotate')
     .description('publish new keys now; they sign after keystore.nextKeyLeadS, and the old ones stay published for keystore.retiredKeyGraceS')
-    .action((_options, cmd: Command) => {
+    .action(async (_options, cmd: Command) => {
       const globals = cmd.optsWithGlobals<GlobalOptions>();
-      const { result, list } = withKeystore(globals, (keystore) => ({ result: keystore.rotate(), list: keystore.list() }));
+      const { result, list } = await withKeystore(globals, async (keystore) => ({ result: await keystore.rotate(), list: keystore.list() }));
       output(globals.json === true, result, () =>
         [`New keys are published in the JWKS now and start signing at ${result.activatesAt}.`, 'The keys they replace stay published under their own kid until UNPUBLISHED.', '', keyTable(list)].join('\n'),
       );
@@ -75,10 +75,10 @@ function defaultCertificateNames(ocppHost: string): string[] {
   return [...new Set([...(wildcard ? [] : [ocppHost]), hostname()])];
 }
 
-function withKeystore<T>(globals: GlobalOptions, fn: (keystore: Keystore) => T): T {
+async function withKeystore<T>(globals: GlobalOptions, fn: (keystore: Keystore) => T | Promise<T>): Promise<T> {
   const { config } = loadCommandConfig(globals);
   try {
-    return fn(openKeystore(config));
+    return await fn(await openKeystore(config));
   } catch (err) {
     if (err instanceof KeystoreError) throw new CliError(err.message, EXIT_FAILURE);
     throw err;

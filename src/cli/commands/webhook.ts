@@ -53,7 +53,7 @@ export function registerWebhook(program: Command): void {
     .action((webhookId: string, options: { site?: string }, cmd: Command) =>
       withContext(cmd.optsWithGlobals<GlobalOptions>(), async (ctx) => {
         const { siteId, webhook: target } = findWebhook(ctx.config, webhookId, options.site);
-        const keystore = openKeystore(ctx.config);
+        const keystore = await openKeystore(ctx.config);
         const { event, outcome } = await sendTestEvent(ctx.config, siteId, target, () => keystore.webhookSigningKey().privateKey);
         const result = {
           siteId,
