@@ -1,8 +1,11 @@
-import { generateKeyPairSync, randomBytes, X509Certificate } from 'node:crypto';
+import { generateKeyPair, randomBytes, X509Certificate } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
-import forge from 'node-forge';
+import { promisify } from 'node:util';
+import type { pki } from 'node-forge';
+
+const generateRsaKeyPair = promisify(generateKeyPair);
 
 export interface GatewayCertificate {
   /** PEM; stations under security profile 2 install it as their trusted CA. */
@@ -18,12 +21,16 @@ export interface GatewayCertificate {
  * It is its own CA, so a station that trusts it needs nothing else; the names are the host names and addresses
  * stations dial (an IP address becomes an IP subject alternative name).
  */
-export function createGatewayCertificate(options: { names: string[]; validDays: number; now?: Date }): GatewayCertificate {
+export async function createGatewayCertificate(options: { names: string[]; validDays: number; now?: Date }): Promise<GatewayCertificate> {
   if (options.names.length === 0) throw new Error('a certificate needs at least one host name or address');
   const now = options.now ?? new Date();
-  // Node generates the RSA key natively (fast); node-forge builds and signs the X.509 structure.
-  const { privateKey: keyPem } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
-  const key = forge.pki.privateKeyFromPem(keyPem) as forge.pki.rsa.PrivateKey;
+  // Node generates the RSA key natively (fast); node-forge builds and signs the X.509 structure. node-forge is
+  // loaded here only: the daemon never needs it, and loading it costs a process ~60 ms and a few MB.
+  const [{ default: forge }, { privateKey: keyPem }] = await Promise.all([
+    import('node-forge'),
+    generateRsaKeyPair('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } }),
+  ]);
+  const key = forge.pki.privateKeyFromPem(keyPem) as pki.rsa.PrivateKey;
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.setRsaPublicKey(key.n, key.e);
   // Random, and positive in DER thanks to the leading 01 byte.

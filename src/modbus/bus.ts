@@ -1,13 +1,20 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import modbusSerial from 'modbus-serial';
+import type modbusSerial from 'modbus-serial';
 import type { Logger } from '../log/index.js';
 import type { BusSettings } from './bus-settings.js';
 import { BusError, type BusErrorKind } from './errors.js';
 import type { RegisterRead } from './read-plan.js';
 
-// modbus-serial is CommonJS: its class is module.exports, which it also exposes as `.default`.
-const ModbusRTU = modbusSerial.default;
-type ModbusRTU = InstanceType<typeof ModbusRTU>;
+type ModbusRTU = InstanceType<typeof modbusSerial.default>;
+
+/**
+ * modbus-serial (and serialport under it) loads when the first bus opens: a gateway without meters does not pay
+ * its memory and start-up time. It is CommonJS: its class is module.exports, which it also exposes as `.default`.
+ */
+async function createClient(): Promise<ModbusRTU> {
+  const { default: modbusSerial } = await import('modbus-serial');
+  return new modbusSerial.default();
+}
 
 /** Told about every request and connection, for metrics. */
 export interface BusObserver {
@@ -130,7 +137,7 @@ export class ModbusBus {
     if (this.client?.isOpen) return this.client;
     if (this.client) await this.dropClient(new BusError('transport', `${this.settings.key} closed by the other side`));
     await this.waitUntil(this.reconnectAt);
-    const client = new ModbusRTU();
+    const client = await createClient();
     // Port errors surface here; the request in flight then fails by its timeout and the client is recreated.
     client.on('error', (err) => this.logger.debug({ bus: this.settings.key, err }, 'modbus port error'));
     const opening = this.open(client);

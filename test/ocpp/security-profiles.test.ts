@@ -49,7 +49,7 @@ describe('station security profiles', () => {
   });
 
   it('profile 2: TLS with ocpp.tls plus the basic-auth password; plain ws is not served', async () => {
-    const { certificate: cert, privateKey: key } = createGatewayCertificate({ names: ['localhost', '127.0.0.1'], validDays: 1 });
+    const { certificate: cert, privateKey: key } = await createGatewayCertificate({ names: ['localhost', '127.0.0.1'], validDays: 1 });
     const certFile = path.join(scratch(), 'cert.pem');
     const keyFile = path.join(scratch(), 'key.pem');
     writeFileSync(certFile, cert);

@@ -35,11 +35,11 @@ export function registerKeys(program: Command): void {
     .option('--days <n>', 'validity in days', positiveInteger, 825)
     .option('--out <dir>', 'directory for ocpp-cert.pem and ocpp-key.pem (default: <dataDir>/tls)')
     .option('--force', 'replace existing files (renewal); stations must then trust the new certificate')
-    .action((options: { name: string[]; days: number; out?: string; force?: boolean }, cmd: Command) => {
+    .action(async (options: { name: string[]; days: number; out?: string; force?: boolean }, cmd: Command) => {
       const globals = cmd.optsWithGlobals<GlobalOptions>();
       const { config } = loadCommandConfig(globals);
       const names = options.name.length > 0 ? options.name : defaultCertificateNames(config.ocpp.host);
-      const certificate = createGatewayCertificate({ names, validDays: options.days });
+      const certificate = await createGatewayCertificate({ names, validDays: options.days });
       let paths: { cert: string; key: string };
       try {
         paths = saveGatewayCertificate(options.out ?? path.join(config.dataDir, 'tls'), certificate, options.force === true);
