@@ -79,6 +79,7 @@ export class DeliveryStore {
           ORDER BY d.id LIMIT ?`,
       ),
       startAttempt: db.prepare("UPDATE deliveries SET attempts = attempts + 1, next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'pending'"),
+      release: db.prepare("UPDATE deliveries SET attempts = ?, next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'pending'"),
       delivered: db.prepare("UPDATE deliveries SET state = 'delivered', last_status = ?, last_error = NULL, updated_at = ? WHERE id = ? AND state = 'pending'"),
       failed: db.prepare("UPDATE deliveries SET last_status = ?, last_error = ?, next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'pending'"),
       dead: db.prepare("UPDATE deliveries SET state = 'dead', dead_reason = ?, last_status = ?, last_error = ?, updated_at = ? WHERE id = ? AND state = 'pending'"),
@@ -104,6 +105,11 @@ export class DeliveryStore {
    */
   startAttempt(id: number, nextAttemptAt: number, at: Date): boolean {
     return this.statements.startAttempt.run(nextAttemptAt, at.toISOString(), id).changes === 1;
+  }
+
+  /** Takes back an attempt counted by startAttempt that was never sent: the row gets its previous count and due time. */
+  releaseAttempt(id: number, attempts: number, nextAttemptAt: number, at: Date): void {
+    this.statements.release.run(attempts, nextAttemptAt, at.toISOString(), id);
   }
 
   markDelivered(id: number, status: number, at: Date): void {

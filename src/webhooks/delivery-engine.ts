@@ -28,6 +28,11 @@ export interface DeliveryEngineOptions {
 /** How long a stopping daemon lets in-flight requests finish before aborting them. */
 const STOP_GRACE_MS = 5000;
 const QUEUE_FULL_REPORT_BATCH = 500;
+/**
+ * How long a recorded outcome may wait for others to share its commit. After a crash, at most this much of
+ * delivered events is sent again (at-least-once; partners deduplicate by eventId).
+ */
+const OUTCOME_LINGER_MS = 20;
 
 /**
  * Delivery from the durable outbox: one QueueWorker per (site, enabled webhook, subscribed event type).
@@ -60,7 +65,7 @@ export class DeliveryEngine {
     this.pollIntervalMs = options.pollIntervalMs ?? 5000;
     this.deliveries = new DeliveryStore(this.db);
     this.stats = new ExecutorStatsStore(this.db);
-    this.writes = new WriteBatch(this.db, (err) => this.logger.error({ err }, 'could not record a webhook delivery outcome'));
+    this.writes = new WriteBatch(this.db, (err) => this.logger.error({ err }, 'could not record a webhook delivery outcome'), OUTCOME_LINGER_MS);
     this.sender = new WebhookSender({ signingKey: options.signingKey, now: this.now });
     this.observer = options.observer;
   }

@@ -21,13 +21,21 @@ export interface QueueWorkerDeps {
   idlePollMs: number;
 }
 
-// Rows read per look at the queue: memory stays flat whatever the backlog.
+// Rows read per look at the queue, and the most attempts counted in one commit: memory stays flat whatever the
+// backlog, and a busy queue takes the database's write lock once per batch, not once per event.
 const HEAD_BATCH = 16;
+
+/** A claimed row's count and due time before its claim: what it gets back if it is not sent after all. */
+interface Claim {
+  attempts: number;
+  nextAttemptAt: number;
+}
 
 /**
  * The one worker of one (webhook, event type) queue. Strict FIFO: the head is retried at the fixed interval
  * until it is delivered or dead, and only then does the next event go. Every step is recorded in the outbox
- * before it matters: the attempt is counted before it is sent, the outcome right after.
+ * before it matters: the attempt is counted before it is sent (for the head and the due events right behind it
+ * in one commit, given back to those not sent when the head fails), the outcome right after.
  */
 export class QueueWorker {
   private stopping = false;
@@ -36,6 +44,8 @@ export class QueueWorker {
   private wakeUp: (() => void) | undefined;
   private running: Promise<void> = Promise.resolve();
   private lastDequeued: number | undefined;
+  /** Rows whose attempt is counted but not sent yet. */
+  private readonly claimed = new Map<number, Claim>();
 
   constructor(private readonly deps: QueueWorkerDeps) {}
 
@@ -82,17 +92,20 @@ export class QueueWorker {
             continue;
           }
         }
-        if (await this.process(buffer[0]!)) buffer.shift();
+        if (await this.process(buffer)) buffer.shift();
       } catch (err) {
         this.deps.logger.error({ err, ...this.deps.queue }, 'webhook worker error; retrying shortly');
+        this.release(buffer);
         buffer = [];
         await this.sleep(this.deps.idlePollMs);
       }
     }
+    this.release(buffer);
   }
 
-  /** One step for the head of the queue; true once it has left the queue. */
-  private async process(delivery: PendingDelivery): Promise<boolean> {
+  /** One step for the head of the buffer (the queue's oldest rows); true once it has left the queue. */
+  private async process(buffer: PendingDelivery[]): Promise<boolean> {
+    const delivery = buffer[0]!;
     const config = this.deps.config();
     const webhook = findWebhook(config, this.deps.queue);
     if (!webhook?.enabled) {
@@ -103,26 +116,24 @@ export class QueueWorker {
     const { retryIntervalS, maxRetries, requestTimeoutMs } = config.webhookDelivery;
     const maxAttempts = maxRetries + 1;
     const now = this.deps.now();
-    if (delivery.attempts >= maxAttempts) {
-      // Only after a crash during the last attempt, or a reload that lowered maxRetries.
-      this.deadLetter(delivery, delivery.lastStatus ?? undefined, delivery.lastError ?? 'no attempt left');
-      return true;
+    if (!this.claimed.has(delivery.id)) {
+      if (delivery.attempts >= maxAttempts) {
+        // Only after a crash during the last attempt, or a reload that lowered maxRetries.
+        this.deadLetter(delivery, delivery.lastStatus ?? undefined, delivery.lastError ?? 'no attempt left');
+        return true;
+      }
+      if (delivery.nextAttemptAt > now) {
+        await this.sleep(delivery.nextAttemptAt - now);
+        return false;
+      }
+      // The row left the queue between reading and claiming it (changed by another process).
+      if (!(await this.claim(buffer, now, now + retryIntervalS * 1000, maxAttempts))) return true;
     }
-    if (delivery.nextAttemptAt > now) {
-      await this.sleep(delivery.nextAttemptAt - now);
-      return false;
-    }
+    this.claimed.delete(delivery.id);
     if (this.lastDequeued !== delivery.id) {
       this.lastDequeued = delivery.id;
       this.deps.writes.queue(() => this.deps.stats.recordDequeue(this.deps.queue, now));
     }
-    let started = false;
-    await this.deps.writes.run(() => {
-      started = this.deps.deliveries.startAttempt(delivery.id, now + retryIntervalS * 1000, new Date(now));
-    });
-    // The row left the queue between reading and claiming it (changed by another process).
-    if (!started) return true;
-    delivery.attempts += 1;
 
     const outcome = await this.deps.sender.send(webhook, delivery, { timeZone: config.timezone, timeoutMs: requestTimeoutMs, signal: this.abort.signal });
     const done = this.deps.now();
@@ -135,6 +146,8 @@ export class QueueWorker {
       this.deps.logger.debug({ ...context, status: outcome.status }, 'webhook delivered');
       return true;
     }
+    // The events behind a failed head wait for it: their counted attempts were not made.
+    this.release(buffer.slice(1));
     const error = outcome.interrupted ? `interrupted: ${this.stopReason}` : (outcome.error ?? 'failed');
     delivery.lastStatus = outcome.status ?? null;
     delivery.lastError = error;
@@ -146,6 +159,41 @@ export class QueueWorker {
     this.deps.writes.queue(() => this.deps.deliveries.markFailed(delivery.id, outcome.status, error, delivery.nextAttemptAt, new Date(done)));
     if (!outcome.interrupted) this.deps.logger.warn({ ...context, status: outcome.status ?? null, error, retryInS: retryIntervalS }, 'webhook attempt failed; will retry');
     return false;
+  }
+
+  /**
+   * Counts the next attempt of the head and of the due rows right behind it, in one commit; each is sent in turn
+   * without another. False if the head left the queue.
+   */
+  private async claim(buffer: PendingDelivery[], now: number, nextAttemptAt: number, maxAttempts: number): Promise<boolean> {
+    const due: PendingDelivery[] = [];
+    for (const delivery of buffer) {
+      if (delivery.attempts >= maxAttempts || delivery.nextAttemptAt > now || this.claimed.has(delivery.id)) break;
+      due.push(delivery);
+    }
+    const started = new Set<number>();
+    await this.deps.writes.run(() => {
+      for (const delivery of due) if (this.deps.deliveries.startAttempt(delivery.id, nextAttemptAt, new Date(now))) started.add(delivery.id);
+    });
+    for (const delivery of due) {
+      if (!started.has(delivery.id)) continue;
+      this.claimed.set(delivery.id, { attempts: delivery.attempts, nextAttemptAt: delivery.nextAttemptAt });
+      delivery.attempts += 1;
+    }
+    return started.has(buffer[0]!.id);
+  }
+
+  /** Gives claimed rows that were not sent (a failure ahead of them, a stop) their count and due time back. */
+  private release(rows: PendingDelivery[]): void {
+    const at = new Date(this.deps.now());
+    for (const delivery of rows) {
+      const before = this.claimed.get(delivery.id);
+      if (!before) continue;
+      this.claimed.delete(delivery.id);
+      delivery.attempts = before.attempts;
+      delivery.nextAttemptAt = before.nextAttemptAt;
+      this.deps.writes.queue(() => this.deps.deliveries.releaseAttempt(delivery.id, before.attempts, before.nextAttemptAt, at));
+    }
   }
 
   private deadLetter(delivery: PendingDelivery, status: number | undefined, error: string): void {

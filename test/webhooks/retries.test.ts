@@ -35,6 +35,26 @@ describe('retries and dead letters (contract section 5)', () => {
     expect(daemon.logged('webhook attempt failed; will retry')).toHaveLength(2);
   });
 
+  it('counts attempts for a batch of queued events in one commit and gives them back when the event ahead fails', async () => {
+    const partner = await t.receiver();
+    // The first attempts of T1 and of T2 fail; everything else is accepted.
+    partner.answer((request) => (request.index === 0 || request.index === 2 ? { status: 503, body: 'busy' } : { status: 200 }));
+    const daemon = await t.daemon([{ id: 'partner-a', url: partner.url(), events: ['Authorize'] }], { retryIntervalS: 1 });
+    const station = await daemon.connect();
+    await station.boot();
+    await station.authorize('T1');
+    await partner.waitForCount(1);
+    // T2..T5 queue while T1 waits for its retry; after T1 the worker claims all four in one commit.
+    for (const tag of ['T2', 'T3', 'T4', 'T5']) await station.authorize(tag);
+    await partner.waitForCount(3);
+    // While T2 waits for its retry, T3..T5 show no attempt: none was made.
+    await eventually(() => deliveries(daemon).map((r) => r.attempts).join() === '2,1,0,0,0', 800, 'T3..T5 given back their attempts while T2 waits');
+    await partner.waitForCount(7);
+    expect(partner.requests.map((r) => (r.json() as { payload: { idTag: string } }).payload.idTag)).toEqual(['T1', 'T1', 'T2', 'T2', 'T3', 'T4', 'T5']);
+    const rows = await eventually(() => (deliveries(daemon).every((d) => d.state === 'delivered') ? deliveries(daemon) : undefined), 5000, 'all delivered');
+    expect(rows.map((r) => r.attempts)).toEqual([2, 2, 1, 1, 1]);
+  });
+
   it('keeps the attempt count and the retry time across a restart: no attempt repeated early, none skipped', async () => {
     const partner = await t.receiver({ status: 503 });
     const daemon = await t.daemon([{ id: 'partner-a', url: partner.url(), events: ['Authorize'] }], { retryIntervalS: 1, maxRetries: 3 });
