@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EventType } from '../config/index.js';
 import { statement, type Database } from '../store/index.js';
 import { QUEUE_FULL } from './dead-reasons.js';
+import { queueSize } from './queue-size.js';
 
 /** A domain event as the outbox stores it: the envelope's fields other than the send-time timestamp. */
 export interface OutboxEvent {
@@ -36,10 +37,8 @@ export function appendEvent(db: Database, event: OutboxEvent, webhookIds: readon
   const queueFull: string[] = [];
   const insert = statement(db, 'INSERT INTO deliveries (event_seq, webhook_id, site_id, event_type, updated_at) VALUES (?, ?, ?, ?, ?)');
   const insertDead = statement(db, `INSERT INTO deliveries (event_seq, webhook_id, site_id, event_type, updated_at, state, dead_reason, unreported) VALUES (?, ?, ?, ?, ?, 'dead', '${QUEUE_FULL}', 1)`);
-  // Counts no further than the capacity, so a long backlog does not make every event slower to append.
-  const queued = statement(db, "SELECT COUNT(*) FROM (SELECT 1 FROM deliveries WHERE state = 'pending' AND site_id = ? AND webhook_id = ? AND event_type = ? LIMIT ?)").pluck();
   for (const webhookId of webhookIds) {
-    const full = options.queueCapacity !== undefined && (queued.get(event.siteId, webhookId, event.eventType, options.queueCapacity) as number) >= options.queueCapacity;
+    const full = options.queueCapacity !== undefined && queueSize(db, { siteId: event.siteId, webhookId, eventType: event.eventType }) >= options.queueCapacity;
     (full ? insertDead : insert).run(seq, webhookId, event.siteId, event.eventType, at);
     if (full) queueFull.push(webhookId);
   }

@@ -1,6 +1,7 @@
 import type { EventType } from '../config/index.js';
 import { bumpChangeCounter, inTransaction, statement, type Database } from '../store/index.js';
 import type { DeadReason } from './dead-reasons.js';
+import { queueSize } from './queue-size.js';
 
 /** One (webhook, event type) FIFO queue: its pending delivery rows in id order. */
 export interface QueueKey {
@@ -56,9 +57,6 @@ function deadLetterSql(byEvent: boolean): string {
 const REVIVE_SQL =
   "UPDATE deliveries SET state = 'pending', attempts = 0, next_attempt_at = 0, dead_reason = NULL, last_status = NULL, last_error = NULL, unreported = 0, updated_at = ? WHERE id = ?";
 
-/** Pending deliveries of a queue, counted no further than the given cap. */
-const CAPPED_QUEUE_SIZE_SQL = "SELECT COUNT(*) FROM (SELECT 1 FROM deliveries WHERE state = 'pending' AND site_id = ? AND webhook_id = ? AND event_type = ? LIMIT ?)";
-
 /** Bumped after a replay so the running daemon looks at its queues at once. */
 export const DELIVERIES_TOPIC = 'webhook-deliveries';
 
@@ -83,8 +81,7 @@ export class DeliveryStore {
       delivered: db.prepare("UPDATE deliveries SET state = 'delivered', last_status = ?, last_error = NULL, updated_at = ? WHERE id = ? AND state = 'pending'"),
       failed: db.prepare("UPDATE deliveries SET last_status = ?, last_error = ?, next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'pending'"),
       dead: db.prepare("UPDATE deliveries SET state = 'dead', dead_reason = ?, last_status = ?, last_error = ?, updated_at = ? WHERE id = ? AND state = 'pending'"),
-      queueSize: db.prepare("SELECT COUNT(*) FROM deliveries WHERE state = 'pending' AND site_id = ? AND webhook_id = ? AND event_type = ?").pluck(),
-      queueSizes: db.prepare("SELECT site_id AS siteId, webhook_id AS webhookId, event_type AS eventType, COUNT(*) AS size FROM deliveries WHERE state = 'pending' GROUP BY site_id, webhook_id, event_type"),
+      queueSizes: db.prepare('SELECT site_id AS siteId, webhook_id AS webhookId, event_type AS eventType, size FROM webhook_queue_sizes WHERE size > 0'),
       unreported: db.prepare(
         `SELECT d.id, d.site_id AS siteId, d.webhook_id AS webhookId, d.event_type AS eventType, e.event_id AS eventId
            FROM deliveries d JOIN events e ON e.seq = d.event_seq WHERE d.unreported = 1 ORDER BY d.id LIMIT ?`,
@@ -124,9 +121,6 @@ export class DeliveryStore {
     this.statements.dead.run(reason, status ?? null, error, at.toISOString(), id);
   }
 
-  queueSize(queue: QueueKey): number {
-    return this.statements.queueSize.get(queue.siteId, queue.webhookId, queue.eventType) as number;
-  }
 
   /** Every queue that holds pending deliveries, configured or not. */
   queueSizes(): Array<QueueKey & { size: number }> {
@@ -166,12 +160,11 @@ export class DeliveryStore {
     return inTransaction(this.db, () => {
       const rows = this.deadRows(filter);
       const revive = statement(this.db, REVIVE_SQL);
-      const queued = statement(this.db, CAPPED_QUEUE_SIZE_SQL).pluck();
       const sizes = new Map<string, number>();
       const result: ReplayResult = { replayed: 0, queueFull: 0 };
       for (const row of rows) {
         const key = queueId(row);
-        const size = sizes.get(key) ?? (queued.get(row.siteId, row.webhookId, row.eventType, queueCapacity) as number);
+        const size = sizes.get(key) ?? queueSize(this.db, row);
         if (size >= queueCapacity) {
           result.queueFull += 1;
           continue;

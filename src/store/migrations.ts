@@ -164,6 +164,37 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 6,
+    name: 'webhook queue sizes kept by triggers',
+    sql: `
+      -- Pending deliveries per (webhook, event type) queue, kept by triggers in the transaction that changes the
+      -- rows: the queue-full check of every new event and /health read one row instead of counting the backlog.
+      CREATE TABLE webhook_queue_sizes (
+        site_id    TEXT NOT NULL,
+        webhook_id TEXT NOT NULL,
+        event_type TEXT NOT NULL,
+        size       INTEGER NOT NULL,
+        PRIMARY KEY (site_id, webhook_id, event_type)
+      ) WITHOUT ROWID;
+      INSERT INTO webhook_queue_sizes (site_id, webhook_id, event_type, size)
+        SELECT site_id, webhook_id, event_type, COUNT(*) FROM deliveries WHERE state = 'pending' GROUP BY site_id, webhook_id, event_type;
+      CREATE TRIGGER webhook_queue_joined AFTER INSERT ON deliveries WHEN NEW.state = 'pending' BEGIN
+        INSERT INTO webhook_queue_sizes (site_id, webhook_id, event_type, size) VALUES (NEW.site_id, NEW.webhook_id, NEW.event_type, 1)
+          ON CONFLICT (site_id, webhook_id, event_type) DO UPDATE SET size = size + 1;
+      END;
+      CREATE TRIGGER webhook_queue_rejoined AFTER UPDATE OF state ON deliveries WHEN OLD.state <> 'pending' AND NEW.state = 'pending' BEGIN
+        INSERT INTO webhook_queue_sizes (site_id, webhook_id, event_type, size) VALUES (NEW.site_id, NEW.webhook_id, NEW.event_type, 1)
+          ON CONFLICT (site_id, webhook_id, event_type) DO UPDATE SET size = size + 1;
+      END;
+      CREATE TRIGGER webhook_queue_left AFTER UPDATE OF state ON deliveries WHEN OLD.state = 'pending' AND NEW.state <> 'pending' BEGIN
+        UPDATE webhook_queue_sizes SET size = size - 1 WHERE site_id = OLD.site_id AND webhook_id = OLD.webhook_id AND event_type = OLD.event_type;
+      END;
+      CREATE TRIGGER webhook_queue_deleted AFTER DELETE ON deliveries WHEN OLD.state = 'pending' BEGIN
+        UPDATE webhook_queue_sizes SET size = size - 1 WHERE site_id = OLD.site_id AND webhook_id = OLD.webhook_id AND event_type = OLD.event_type;
+      END;
+    `,
+  },
 ];
 
 export function migrate(db: BetterSqlite3.Database, migrations: Migration[] = MIGRATIONS): void {
