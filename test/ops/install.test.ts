@@ -60,7 +60,7 @@ describe('scripts/install.sh into a staging root', () => {
     const unit = readFileSync(unitPath, 'utf8');
     const argv = execStart(unit);
     expect(argv[0]).toBe(process.execPath);
-    expect(argv.slice(1)).toEqual(['--enable-source-maps', `${PREFIX}/dist/cli/main.js`, 'run', '--config', '/etc/chargegate/chargegate.yaml']);
+    expect(argv.slice(1)).toEqual(['--enable-source-maps', '--max-semi-space-size=2', `${PREFIX}/dist/cli/main.js`, 'run', '--config', '/etc/chargegate/chargegate.yaml']);
     expect(statSync(path.join(destdir, PREFIX, 'dist/cli/main.js')).isFile()).toBe(true);
     // Runtime dependencies only: the gateway gets no test tooling.
     expect(() => statSync(path.join(destdir, PREFIX, 'node_modules/better-sqlite3'))).not.toThrow();
