@@ -89,10 +89,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     parts.push({ name: 'outbox-retention', stop: stopRetention });
     // ---- end outbox retention ----
 
-    const site = new Site({ db, config: () => config, onEventsCommitted: () => webhooks.notify() });
+    const site = new Site({ db, config: () => config, onEventsCommitted: () => webhooks.notify(), groupCommit: true });
     site.markAllOffline();
     const lastSeenFlush = setInterval(() => site.flushLastSeen(), 15_000);
-    parts.push({ name: 'last-seen', stop: () => (clearInterval(lastSeenFlush), site.flushLastSeen()) });
+    // Stopped after the OCPP part: its last writes (stations going offline) commit here, before the database closes.
+    parts.push({ name: 'last-seen', stop: () => (clearInterval(lastSeenFlush), site.flushLastSeen(), site.commitNow()) });
 
     // ---- OCPP 1.6-J central system and the Authorize decision chain (src/ocpp, src/authorization) ----
     // `centralSystem.commands` (StationCommands) is what HTTP routes use to send RemoteStart/RemoteStop etc.

@@ -192,6 +192,7 @@ export class MeterPoller {
     const { state, action } = detect(previous, input, this.meter.detection, this.meter.pollIntervalMs);
     // The connector status changes in the same commit as the session it accompanies.
     const connectorStatus = { status: inSession(state.phase) ? 'Charging' : 'Available', errorCode: 'NoError' };
+    const reportedBefore = this.reportedStatus;
     try {
       let next = state;
       if (action?.type === 'start') {
@@ -208,8 +209,12 @@ export class MeterPoller {
       }
       this.state = next;
       if (next.phase !== previous.phase || action) saveDetector(this.options.db, this.meter.id, this.snapshot(), this.now());
+      // The session change, its events and the detector state are durable before the poller goes on.
+      this.options.site.commitNow();
     } catch (err) {
       // The detector keeps its previous state, so the next good reading tries the same change again.
+      this.state = previous;
+      this.reportedStatus = reportedBefore;
       this.logger.error({ err, action }, 'could not record the session change; retrying with the next reading');
       return;
     }
@@ -223,6 +228,7 @@ export class MeterPoller {
     if (this.reportedStatus === key) return;
     try {
       this.options.site.recordStatus(this.ref, status, errorCode, info);
+      this.options.site.commitNow();
       this.reportedStatus = key;
     } catch (err) {
       this.logger.error({ err, status, errorCode }, 'could not record the connector status; retrying with the next poll');

@@ -35,7 +35,7 @@ type Handler<Req> = (params: Req, stationId: string) => unknown;
 
 /**
  * The station-initiated OCPP 1.6 actions. Each translates into a domain call whose state change and events
- * commit before the handler returns, so the station only ever hears about what is durable.
+ * commit before the answer goes out, so the station only ever hears about what is durable.
  */
 export function registerStationHandlers(client: StationClient, deps: StationHandlerDeps): void {
   // The logger already carries stationId and siteId.
@@ -54,6 +54,8 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
       }
       try {
         const result = await handler(params as Req, stationId);
+        // The station hears of a change only once it is durable (the domain commits a turn's changes together).
+        await site.committed();
         deps.countCall(action, 'ok');
         return result;
       } catch (err) {

@@ -1,7 +1,7 @@
 import type { Config, EventType } from '../config/index.js';
 import { generateSecret, hashSecret } from '../credentials/index.js';
 import { appendEvent, subscribedWebhooks, type OutboxEvent } from '../outbox/index.js';
-import { bumpChangeCounter, inTransaction, statement, type Database } from '../store/index.js';
+import { bumpChangeCounter, GroupCommit, inTransaction, statement, type Database } from '../store/index.js';
 import { SiteDirectory, type ChargePointRef } from './directory.js';
 import {
   whToKWh,
@@ -93,6 +93,11 @@ export interface SiteOptions {
   now?: () => Date;
   /** Called after a commit that appended events, outside the transaction: delivery wakes up without polling. */
   onEventsCommitted?: () => void;
+  /**
+   * The daemon's setting: the changes of one event-loop turn commit together at its end (store/group-commit.ts);
+   * callers answer for a change only after committed(). Without it each change commits before its method returns.
+   */
+  groupCommit?: boolean;
 }
 
 const STATIONS_TOPIC = 'stations';
@@ -110,20 +115,49 @@ export class Site {
   private readonly lastSeen = new Map<string, string>();
   private readonly onEventsCommitted: () => void;
   private appended = 0;
+  private readonly group: GroupCommit | undefined;
+  private announcing = false;
 
   constructor(options: SiteOptions) {
     this.db = options.db;
     this.config = options.config;
     this.now = options.now ?? (() => new Date());
     this.onEventsCommitted = options.onEventsCommitted ?? (() => {});
+    this.group = options.groupCommit ? new GroupCommit(this.db) : undefined;
   }
 
-  /** One SQLite transaction for a state change and its events; tells delivery once it has committed. */
+  /** Resolves once every change made so far is durable; rejects if its commit failed (the change is undone). */
+  committed(): Promise<void> {
+    return this.group?.committed() ?? Promise.resolve();
+  }
+
+  /** Commits the changes made so far now, throwing if that fails: for callers that must know before going on. */
+  commitNow(): void {
+    this.group?.commitNow();
+  }
+
+  /** One SQLite transaction (or savepoint of the turn's group) for a state change and its events. */
   private commit<T>(fn: () => T): T {
     const before = this.appended;
-    const result = inTransaction(this.db, fn);
-    if (this.appended !== before) this.onEventsCommitted();
+    const result = this.group ? this.group.write(fn) : inTransaction(this.db, fn);
+    if (this.appended !== before) this.announceEvents();
     return result;
+  }
+
+  /** Tells delivery about new events once they have committed, once per group. */
+  private announceEvents(): void {
+    if (!this.group) return this.onEventsCommitted();
+    if (this.announcing) return;
+    this.announcing = true;
+    this.group.committed().then(
+      () => {
+        this.announcing = false;
+        this.onEventsCommitted();
+      },
+      () => {
+        this.announcing = false;
+      },
+    );
   }
 
   get directory(): SiteDirectory {
@@ -145,7 +179,7 @@ export class Site {
 
   /** BootNotification: known -> Accepted; unknown -> recorded as pending, Pending (Accepted if configured); removed or blocked -> Rejected. */
   boot(stationId: string, bootInfo: object): BootVerdict {
-    return inTransaction(this.db, () => {
+    return this.commit(() => {
       const admission = this.admission(stationId);
       const now = this.now();
       ensureStation(this.db, stationId, 'pending', now);
@@ -169,7 +203,7 @@ export class Site {
     const now = this.now();
     this.lastSeen.delete(stationId);
     // One commit (one fsync) for a station's first contact, not one per statement.
-    inTransaction(this.db, () => {
+    this.commit(() => {
       ensureStation(this.db, stationId, 'pending', now);
       statement(this.db, 'UPDATE stations SET online = ?, last_seen = ? WHERE id = ?').run(online ? 1 : 0, now.toISOString(), stationId);
     });
@@ -185,7 +219,7 @@ export class Site {
     const entries = [...this.lastSeen];
     this.lastSeen.clear();
     const update = statement(this.db, 'UPDATE stations SET last_seen = ? WHERE id = ?');
-    inTransaction(this.db, () => {
+    this.commit(() => {
       for (const [id, at] of entries) update.run(at, id);
     });
   }

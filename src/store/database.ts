@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
+import { openGroupOf } from './group-commit.js';
 import { migrate } from './migrations.js';
 
 export type Database = BetterSqlite3.Database;
@@ -26,7 +27,15 @@ export function openDatabase(dataDir: string, options: { readonly?: boolean } = 
   return db;
 }
 
-/** Runs fn in one IMMEDIATE transaction: the write lock is taken up front, so concurrent writers queue instead of deadlocking. */
+/**
+ * Runs fn in one IMMEDIATE transaction: the write lock is taken up front, so concurrent writers queue instead of
+ * deadlocking. If a group commit is open on the connection, fn joins it and the group commits at once: either way
+ * fn's writes are durable when this returns.
+ */
 export function inTransaction<T>(db: Database, fn: () => T): T {
-  return db.transaction(fn).immediate();
+  const group = openGroupOf(db);
+  if (!group) return db.transaction(fn).immediate();
+  const result = group.write(fn);
+  group.commitNow();
+  return result;
 }

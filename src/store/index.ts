@@ -2,3 +2,4 @@ export { DATABASE_FILE, inTransaction, openDatabase, type Database } from './dat
 export { MIGRATIONS, migrate, type Migration } from './migrations.js';
 export { statement } from './statement-cache.js';
 export { bumpChangeCounter, readChangeCounter, watchChangeCounter } from './change-counters.js';
+export { GroupCommit } from './group-commit.js';

@@ -87,9 +87,10 @@ export class WebhookDelivery {
     });
   }
 
-  /** Hands the current config to the thread, which starts and stops queue workers to match it. */
+  /** Hands the current config (and its log level) to the thread, which starts and stops queue workers to match it. */
   reload(): void {
-    this.send({ kind: 'config', config: this.options.config(), logLevel: this.options.logger.level });
+    const config = this.options.config();
+    this.send({ kind: 'config', config, logLevel: config.log.level });
   }
 
   /** Lets in-flight requests finish within graceMs, waits for every outcome to be recorded, ends the thread. */

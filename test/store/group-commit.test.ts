@@ -1,0 +1,72 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { GroupCommit, inTransaction, openDatabase, type Database } from '../../src/store/index.js';
+import { tempSite, type TempSite } from '../support/temp-site.js';
+
+describe('group commit: one transaction per event-loop turn', () => {
+  let temp: TempSite;
+  let db: Database;
+  let reader: Database;
+  beforeEach(() => {
+    temp = tempSite();
+    db = openDatabase(temp.dataDir);
+    db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE)');
+    reader = openDatabase(temp.dataDir);
+  });
+  afterEach(() => {
+    reader.close();
+    db.close();
+    temp.cleanup();
+  });
+
+  const note = (text: string) => db.prepare('INSERT INTO notes (text) VALUES (?)').run(text);
+  const seen = () => reader.prepare('SELECT text FROM notes ORDER BY id').pluck().all();
+
+  it('commits the writes of a turn together at its end; another connection sees none before, all after', async () => {
+    const group = new GroupCommit(db);
+    group.write(() => note('a'));
+    group.write(() => note('b'));
+    expect(db.inTransaction).toBe(true);
+    expect(seen()).toEqual([]);
+    await group.committed();
+    expect(db.inTransaction).toBe(false);
+    expect(seen()).toEqual(['a', 'b']);
+    await expect(group.committed()).resolves.toBeUndefined();
+  });
+
+  it('a write that throws undoes only itself', async () => {
+    const group = new GroupCommit(db);
+    group.write(() => note('a'));
+    expect(() =>
+      group.write(() => {
+        note('half');
+        note('a');
+      }),
+    ).toThrow(/UNIQUE/);
+    group.write(() => note('b'));
+    await group.committed();
+    expect(seen()).toEqual(['a', 'b']);
+  });
+
+  it('inTransaction on the same connection joins the open group and commits it before returning', () => {
+    const group = new GroupCommit(db);
+    group.write(() => note('grouped'));
+    inTransaction(db, () => note('direct'));
+    expect(db.inTransaction).toBe(false);
+    expect(seen()).toEqual(['grouped', 'direct']);
+  });
+
+  it('a commit that fails rejects every waiter and leaves none of the group', async () => {
+    db.exec('CREATE TABLE parents (id INTEGER PRIMARY KEY); CREATE TABLE children (parent_id INTEGER REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)');
+    const group = new GroupCommit(db);
+    group.write(() => note('a'));
+    // A deferred foreign key is checked at COMMIT: the commit itself fails.
+    group.write(() => db.prepare('INSERT INTO children (parent_id) VALUES (42)').run());
+    const waiter = group.committed();
+    await expect(waiter).rejects.toThrow(/FOREIGN KEY/);
+    expect(db.inTransaction).toBe(false);
+    expect(seen()).toEqual([]);
+    group.write(() => note('after'));
+    await group.committed();
+    expect(seen()).toEqual(['after']);
+  });
+});
