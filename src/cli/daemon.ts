@@ -11,7 +11,7 @@ import { createAuthorizer, PluginLoadError } from '../authorization/index.js';
 import { connectUpstreamAsStation, startCentralSystem } from '../ocpp/index.js';
 import { Site } from '../site/index.js';
 import { packageVersion, statusPageRoutes } from '../status-page/index.js';
-import { openDatabase } from '../store/index.js';
+import { GroupCommit, openDatabase } from '../store/index.js';
 import { WebhookDelivery } from '../webhooks/index.js';
 import { scheduleOutboxRetention } from '../outbox/index.js';
 
@@ -71,14 +71,16 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
   try {
     const db = openDatabase(config.dataDir);
-    parts.push({ name: 'database', stop: () => void db.close() });
+    // One writer, one fsync per event-loop turn: the Site's changes and the delivery thread's records share it.
+    const group = new GroupCommit(db);
+    parts.push({ name: 'database', stop: () => void (group.commitNow(), db.close()) });
 
     // keystore: webhook `sign` key, access-token keys, JWKS; re-read per use so `keys rotate` needs no restart.
     const keystore = await openKeystore(config, { logger: logger.child({ component: 'keystore' }) });
     routes.push(jwksRoutes(keystore));
 
     // ---- webhook delivery from the durable outbox (src/webhooks); the Site wakes it after each commit ----
-    const webhooks = new WebhookDelivery({ dataDir: config.dataDir, db, config: () => config, logger: logger.child({ component: 'webhooks' }), signingKey: () => keystore.webhookSigningKey().privateKey, metrics });
+    const webhooks = new WebhookDelivery({ dataDir: config.dataDir, db, group, config: () => config, logger: logger.child({ component: 'webhooks' }), signingKey: () => keystore.webhookSigningKey().privateKey, metrics });
     webhooks.start();
     parts.push({ name: 'webhooks', stop: () => webhooks.stop(), reload: () => webhooks.reload() });
     healthSources.push(webhooks.healthSource());
@@ -89,7 +91,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     parts.push({ name: 'outbox-retention', stop: stopRetention });
     // ---- end outbox retention ----
 
-    const site = new Site({ db, config: () => config, onEventsCommitted: () => webhooks.notify(), groupCommit: true });
+    const site = new Site({ db, config: () => config, onEventsCommitted: () => webhooks.notify(), groupCommit: group });
     site.markAllOffline();
     const lastSeenFlush = setInterval(() => site.flushLastSeen(), 15_000);
     // Stopped after the OCPP part: its last writes (stations going offline) commit here, before the database closes.

@@ -1,7 +1,7 @@
 import type { Config, EventType } from '../config/index.js';
 import { generateSecret, hashSecret } from '../credentials/index.js';
 import { appendEvent, subscribedWebhooks, type OutboxEvent } from '../outbox/index.js';
-import { bumpChangeCounter, GroupCommit, inTransaction, statement, type Database } from '../store/index.js';
+import { bumpChangeCounter, inTransaction, statement, type Database, type GroupCommit } from '../store/index.js';
 import { SiteDirectory, type ChargePointRef } from './directory.js';
 import {
   whToKWh,
@@ -94,10 +94,10 @@ export interface SiteOptions {
   /** Called after a commit that appended events, outside the transaction: delivery wakes up without polling. */
   onEventsCommitted?: () => void;
   /**
-   * The daemon's setting: the changes of one event-loop turn commit together at its end (store/group-commit.ts);
-   * callers answer for a change only after committed(). Without it each change commits before its method returns.
+   * The daemon's group commit on db: the changes of one event-loop turn commit together at its end; callers answer
+   * for a change only after committed(). Without it each change commits before its method returns.
    */
-  groupCommit?: boolean;
+  groupCommit?: GroupCommit;
 }
 
 const STATIONS_TOPIC = 'stations';
@@ -123,7 +123,7 @@ export class Site {
     this.config = options.config;
     this.now = options.now ?? (() => new Date());
     this.onEventsCommitted = options.onEventsCommitted ?? (() => {});
-    this.group = options.groupCommit ? new GroupCommit(this.db) : undefined;
+    this.group = options.groupCommit;
   }
 
   /** Resolves once every change made so far is durable; rejects if its commit failed (the change is undone). */

@@ -2,17 +2,17 @@ import type { KeyObject } from 'node:crypto';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import { DELIVERIES_TOPIC, DeliveryStore, QUEUE_FULL, queueId, type QueueKey } from '../outbox/index.js';
-import { watchChangeCounter, type Database } from '../store/index.js';
-import { openDeliveryDatabase } from './delivery-database.js';
+import { openDatabase, watchChangeCounter, type Database } from '../store/index.js';
 import type { DeliveryObserver } from './delivery-metrics.js';
-import { ExecutorStatsStore } from './executor-stats.js';
 import { QueueWorker } from './queue-worker.js';
 import { WebhookSender } from './webhook-sender.js';
-import { WriteBatch } from './write-batch.js';
+import type { WriteBatch } from './write-batch.js';
 
 export interface DeliveryEngineOptions {
-  /** Where the outbox lives; delivery opens its own connection to it (see openDeliveryDatabase). */
+  /** Where the outbox lives; delivery reads it through its own read-only connection. */
   dataDir: string;
+  /** Where its writes go (to the daemon's connection, see delivery-writes.ts). */
+  writes: WriteBatch;
   /** Read on every use, so a SIGHUP reload reaches the workers; call reload() to start or stop workers. */
   config: () => Config;
   logger: Logger;
@@ -28,11 +28,6 @@ export interface DeliveryEngineOptions {
 /** How long a stopping daemon lets in-flight requests finish before aborting them. */
 const STOP_GRACE_MS = 5000;
 const QUEUE_FULL_REPORT_BATCH = 500;
-/**
- * How long a recorded outcome may wait for others to share its commit. After a crash, at most this much of
- * delivered events is sent again (at-least-once; partners deduplicate by eventId).
- */
-const OUTCOME_LINGER_MS = 20;
 
 /**
  * Delivery from the durable outbox: one QueueWorker per (site, enabled webhook, subscribed event type).
@@ -45,7 +40,6 @@ export class DeliveryEngine {
   private readonly logger: Logger;
   private readonly now: () => number;
   private readonly deliveries: DeliveryStore;
-  private readonly stats: ExecutorStatsStore;
   private readonly writes: WriteBatch;
   private readonly sender: WebhookSender;
   private readonly observer: DeliveryObserver;
@@ -55,17 +49,17 @@ export class DeliveryEngine {
   private readonly retiring = new Map<string, Promise<void>>();
   private started = false;
   private wakeScheduled = false;
+  private reporting = false;
   private timers: Array<() => void> = [];
 
   constructor(options: DeliveryEngineOptions) {
-    this.db = openDeliveryDatabase(options.dataDir);
+    this.db = openDatabase(options.dataDir, { readonly: true });
     this.config = options.config;
     this.logger = options.logger;
     this.now = options.now ?? Date.now;
     this.pollIntervalMs = options.pollIntervalMs ?? 5000;
     this.deliveries = new DeliveryStore(this.db);
-    this.stats = new ExecutorStatsStore(this.db);
-    this.writes = new WriteBatch(this.db, (err) => this.logger.error({ err }, 'could not record a webhook delivery outcome'), OUTCOME_LINGER_MS);
+    this.writes = options.writes;
     this.sender = new WebhookSender({ signingKey: options.signingKey, now: this.now });
     this.observer = options.observer;
   }
@@ -116,7 +110,6 @@ export class DeliveryEngine {
       const worker = new QueueWorker({
         queue,
         deliveries: this.deliveries,
-        stats: this.stats,
         writes: this.writes,
         sender: this.sender,
         config: this.config,
@@ -149,6 +142,8 @@ export class DeliveryEngine {
 
   /** Logs the queue-full dead letters the domain wrote (it cannot log inside its transaction), then clears their flag. */
   private reportQueueFull(): void {
+    // Rows being marked reported still read as unreported until that write commits: wait for it, log nothing twice.
+    if (this.reporting) return;
     try {
       const rows = this.deliveries.unreportedQueueFull(QUEUE_FULL_REPORT_BATCH);
       if (rows.length === 0) return;
@@ -160,8 +155,12 @@ export class DeliveryEngine {
           'webhook queue full; event moved to the dead-letter list',
         );
       }
-      this.deliveries.markReported(rows.map((r) => r.id));
-      if (rows.length === QUEUE_FULL_REPORT_BATCH) this.notify();
+      this.reporting = true;
+      this.writes
+        .run([{ op: 'reported', ids: rows.map((r) => r.id) }])
+        .then(() => rows.length === QUEUE_FULL_REPORT_BATCH && this.notify())
+        .catch(() => undefined)
+        .finally(() => (this.reporting = false));
     } catch (err) {
       this.logger.error({ err }, 'could not report queue-full dead letters');
     }

@@ -2,6 +2,7 @@ import type { KeyObject } from 'node:crypto';
 import type { Config } from '../config/index.js';
 import type { DeadReason, QueueKey } from '../outbox/index.js';
 import type { AttemptSummary } from './delivery-metrics.js';
+import type { DeliveryWrite } from './delivery-writes.js';
 
 /** What the delivery thread starts with (worker_threads workerData). */
 export interface DeliveryThreadData {
@@ -17,11 +18,14 @@ export type ToDeliveryThread =
   | { kind: 'wake' }
   | { kind: 'config'; config: Config; logLevel: string }
   | { kind: 'signingKey'; key: KeyObject }
+  | { kind: 'written'; batch: number; results: boolean[] }
+  | { kind: 'notWritten'; batch: number; error: string }
   | { kind: 'stop'; graceMs: number };
 
 /** From the delivery thread to the daemon. */
 export type FromDeliveryThread =
   | { kind: 'ready' }
   | { kind: 'log'; line: string }
+  | { kind: 'write'; batch: number; writes: DeliveryWrite[] }
   | { kind: 'attempt'; queue: QueueKey; outcome: AttemptSummary }
   | { kind: 'deadLetter'; queue: QueueKey; reason: DeadReason };

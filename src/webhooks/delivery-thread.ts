@@ -3,6 +3,7 @@ import type { Config } from '../config/index.js';
 import { createLogger } from '../log/index.js';
 import type { QueueKey } from '../outbox/index.js';
 import { DeliveryEngine } from './delivery-engine.js';
+import { WriteBatch } from './write-batch.js';
 import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from './delivery-thread-messages.js';
 
 /**
@@ -19,9 +20,16 @@ let config: Config = data.config;
 let signingKey = data.signingKey;
 const logger = createLogger(data.logLevel, { write: (line: string) => post({ kind: 'log', line }) }).child({ component: 'webhooks' });
 const queueOf = (q: QueueKey): QueueKey => ({ siteId: q.siteId, webhookId: q.webhookId, eventType: q.eventType });
+/**
+ * How long a recorded outcome may wait for others to share a commit. After a crash, at most about this much of
+ * deliveries is sent again (at-least-once; partners deduplicate by eventId).
+ */
+const OUTCOME_LINGER_MS = 20;
+const writes = new WriteBatch((batch, w) => post({ kind: 'write', batch, writes: w }), (err) => logger.error({ err }, 'could not record webhook delivery outcomes'), OUTCOME_LINGER_MS);
 
 const engine = new DeliveryEngine({
   dataDir: data.dataDir,
+  writes,
   config: () => config,
   logger,
   signingKey: () => signingKey,
@@ -46,6 +54,12 @@ port.on('message', (message: ToDeliveryThread) => {
       break;
     case 'signingKey':
       signingKey = message.key;
+      break;
+    case 'written':
+      writes.settle(message.batch, { results: message.results });
+      break;
+    case 'notWritten':
+      writes.settle(message.batch, { error: message.error });
       break;
     case 'stop':
       // Closing the port ends the thread once the engine has let go of its sockets and timers.

@@ -17,7 +17,7 @@ export interface RequestRecord {
   error: string | undefined;
 }
 
-/** Rows of webhook_executors (migration 3). The workers write through a WriteBatch, so this adds no fsync. */
+/** Rows of webhook_executors (migration 3), written in the daemon's group commit (delivery-writes.ts): no fsync of their own. */
 export class ExecutorStatsStore {
   private readonly statements;
 

@@ -2,14 +2,14 @@ import type { Config, WebhookConfig } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import { RETRIES_EXHAUSTED, type DeliveryStore, type PendingDelivery, type QueueKey } from '../outbox/index.js';
 import type { DeliveryObserver } from './delivery-metrics.js';
-import type { ExecutorStatsStore } from './executor-stats.js';
+import type { DeliveryWrite } from './delivery-writes.js';
 import type { WebhookSender } from './webhook-sender.js';
 import type { WriteBatch } from './write-batch.js';
 
 export interface QueueWorkerDeps {
   queue: QueueKey;
+  /** Reads the queue; every write goes through `writes`. */
   deliveries: DeliveryStore;
-  stats: ExecutorStatsStore;
   writes: WriteBatch;
   sender: WebhookSender;
   /** Read per attempt: a reload changes intervals, URL or credentials without restarting the worker. */
@@ -132,17 +132,17 @@ export class QueueWorker {
     this.claimed.delete(delivery.id);
     if (this.lastDequeued !== delivery.id) {
       this.lastDequeued = delivery.id;
-      this.deps.writes.queue(() => this.deps.stats.recordDequeue(this.deps.queue, now));
+      this.deps.writes.queue({ op: 'dequeued', queue: this.deps.queue, at: now });
     }
 
     const outcome = await this.deps.sender.send(webhook, delivery, { timeZone: config.timezone, timeoutMs: requestTimeoutMs, signal: this.abort.signal });
     const done = this.deps.now();
     this.deps.observer.attempt(this.deps.queue, outcome);
-    this.deps.writes.queue(() => this.deps.stats.recordRequest(this.deps.queue, { at: outcome.startedAt, durationMs: outcome.durationMs, status: outcome.status, error: outcome.error }));
+    this.deps.writes.queue({ op: 'requested', queue: this.deps.queue, record: { at: outcome.startedAt, durationMs: outcome.durationMs, status: outcome.status, error: outcome.error } });
     const context = { eventId: delivery.eventId, ...this.deps.queue, attempt: delivery.attempts, requestId: outcome.requestId, durationMs: Math.round(outcome.durationMs) };
 
     if (outcome.delivered) {
-      this.deps.writes.queue(() => this.deps.deliveries.markDelivered(delivery.id, outcome.status!, new Date(done)));
+      this.deps.writes.queue({ op: 'delivered', id: delivery.id, status: outcome.status!, at: done });
       this.deps.logger.debug({ ...context, status: outcome.status }, 'webhook delivered');
       return true;
     }
@@ -156,7 +156,7 @@ export class QueueWorker {
       return true;
     }
     delivery.nextAttemptAt = outcome.interrupted ? done : done + retryIntervalS * 1000;
-    this.deps.writes.queue(() => this.deps.deliveries.markFailed(delivery.id, outcome.status, error, delivery.nextAttemptAt, new Date(done)));
+    this.deps.writes.queue({ op: 'failed', id: delivery.id, status: outcome.status, error, nextAttemptAt: delivery.nextAttemptAt, at: done });
     if (!outcome.interrupted) this.deps.logger.warn({ ...context, status: outcome.status ?? null, error, retryInS: retryIntervalS }, 'webhook attempt failed; will retry');
     return false;
   }
@@ -170,35 +170,36 @@ export class QueueWorker {
     for (const delivery of buffer) {
       if (delivery.attempts >= maxAttempts || delivery.nextAttemptAt > now || this.claimed.has(delivery.id)) break;
       due.push(delivery);
+      // A head being retried goes alone: the receiver is failing, the events behind it would only be given back.
+      if (delivery.attempts > 0) break;
     }
-    const started = new Set<number>();
-    await this.deps.writes.run(() => {
-      for (const delivery of due) if (this.deps.deliveries.startAttempt(delivery.id, nextAttemptAt, new Date(now))) started.add(delivery.id);
-    });
-    for (const delivery of due) {
-      if (!started.has(delivery.id)) continue;
+    const started = await this.deps.writes.run(due.map((d) => ({ op: 'startAttempt' as const, id: d.id, nextAttemptAt, at: now })));
+    due.forEach((delivery, i) => {
+      if (!started[i]) return;
       this.claimed.set(delivery.id, { attempts: delivery.attempts, nextAttemptAt: delivery.nextAttemptAt });
       delivery.attempts += 1;
-    }
-    return started.has(buffer[0]!.id);
+    });
+    return this.claimed.has(buffer[0]!.id);
   }
 
   /** Gives claimed rows that were not sent (a failure ahead of them, a stop) their count and due time back. */
   private release(rows: PendingDelivery[]): void {
-    const at = new Date(this.deps.now());
+    const at = this.deps.now();
+    const releases: DeliveryWrite[] = [];
     for (const delivery of rows) {
       const before = this.claimed.get(delivery.id);
       if (!before) continue;
       this.claimed.delete(delivery.id);
       delivery.attempts = before.attempts;
       delivery.nextAttemptAt = before.nextAttemptAt;
-      this.deps.writes.queue(() => this.deps.deliveries.releaseAttempt(delivery.id, before.attempts, before.nextAttemptAt, at));
+      releases.push({ op: 'releaseAttempt', id: delivery.id, attempts: before.attempts, nextAttemptAt: before.nextAttemptAt, at });
     }
+    // Sent at once rather than lingering: until then the rows show attempts that were not made. A failure is logged by the batch.
+    if (releases.length > 0) this.deps.writes.run(releases).catch(() => undefined);
   }
 
   private deadLetter(delivery: PendingDelivery, status: number | undefined, error: string): void {
-    const at = new Date(this.deps.now());
-    this.deps.writes.queue(() => this.deps.deliveries.markDead(delivery.id, RETRIES_EXHAUSTED, status, error, at));
+    this.deps.writes.queue({ op: 'dead', id: delivery.id, status, error, at: this.deps.now() });
     this.deps.observer.deadLetter(this.deps.queue, RETRIES_EXHAUSTED);
     this.deps.logger.error(
       { exceptionType: 'Webhook_SendHttp', eventId: delivery.eventId, ...this.deps.queue, attempts: delivery.attempts, lastStatus: status ?? null, lastError: error },

@@ -5,17 +5,20 @@ import type { Config } from '../config/index.js';
 import { worstLevel, type HealthSource } from '../http/index.js';
 import { lineWriter, type Logger } from '../log/index.js';
 import { DeliveryStore } from '../outbox/index.js';
-import type { Database } from '../store/index.js';
+import type { Database, GroupCommit } from '../store/index.js';
 import { DeliveryMetrics } from './delivery-metrics.js';
 import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from './delivery-thread-messages.js';
+import { applyDeliveryWrites, type DeliveryWrite } from './delivery-writes.js';
 import { ExecutorStatsStore } from './executor-stats.js';
 import { executorStatuses, type ExecutorStatus } from './executor-status.js';
 
 export interface WebhookDeliveryOptions {
   /** Where the outbox lives; the delivery thread opens its own connection to it. */
   dataDir: string;
-  /** The daemon's connection: health and metrics read the outbox through it. */
+  /** The daemon's connection: health and metrics read the outbox through it, and the thread's writes go through it. */
   db: Database;
+  /** The daemon's group commit on that connection: the thread's writes share the stations' commits. */
+  group: GroupCommit;
   /** Read on every use; call reload() to hand a new config to the delivery thread. */
   config: () => Config;
   logger: Logger;
@@ -131,7 +134,7 @@ export class WebhookDelivery {
     const data: DeliveryThreadData = { dataDir, config: config(), logLevel: logger.level, signingKey: this.sentKey, ...(pollIntervalMs !== undefined && { pollIntervalMs }) };
     const thread = startDeliveryThread(data);
     this.thread = thread;
-    thread.on('message', (message: FromDeliveryThread) => this.receive(message));
+    thread.on('message', (message: FromDeliveryThread) => this.receive(message, thread));
     thread.on('error', (err) => {
       logger.error({ err }, 'webhook delivery thread failed');
       this.markRunning.reject(err);
@@ -147,8 +150,11 @@ export class WebhookDelivery {
     });
   }
 
-  private receive(message: FromDeliveryThread): void {
+  private receive(message: FromDeliveryThread, thread: Worker): void {
     switch (message.kind) {
+      case 'write':
+        this.record(message.batch, message.writes, thread);
+        break;
       case 'ready':
         this.markRunning.resolve();
         break;
@@ -162,6 +168,24 @@ export class WebhookDelivery {
         this.metrics.deadLetter(message.queue, message.reason);
         break;
     }
+  }
+
+  /** Applies a batch of the thread's writes in the current group commit and tells the thread once it is durable. */
+  private record(batch: number, writes: DeliveryWrite[], thread: Worker): void {
+    const reply = (message: ToDeliveryThread) => thread.postMessage(message);
+    const refuse = (err: unknown) => {
+      this.options.logger.error({ err, writes: writes.length }, 'could not record webhook delivery outcomes');
+      reply({ kind: 'notWritten', batch, error: err instanceof Error ? err.message : String(err) });
+    };
+    const { group } = this.options;
+    let results: boolean[];
+    try {
+      results = group.write(() => applyDeliveryWrites(this.deliveries, this.stats, writes));
+    } catch (err) {
+      refuse(err);
+      return;
+    }
+    group.committed().then(() => reply({ kind: 'written', batch, results }), refuse);
   }
 
   private passSigningKey(): void {

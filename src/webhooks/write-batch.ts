@@ -1,81 +1,89 @@
-import { inTransaction, type Database } from '../store/index.js';
+import type { DeliveryWrite } from './delivery-writes.js';
 
 interface Batch {
-  writes: Array<() => void>;
-  committed: Promise<void>;
-  /** Commits at the end of this turn of the event loop instead of after the linger. */
-  commitSoon(): void;
+  id: number;
+  writes: DeliveryWrite[];
+  done: Promise<boolean[]>;
+  settle: { resolve: (results: boolean[]) => void; reject: (err: Error) => void };
+  /** Sends at the end of this turn of the event loop instead of after the linger. */
+  sendSoon(): void;
 }
 
 /**
- * Group commit for the delivery workers: writes queued close together share one SQLite transaction, so busy
- * workers take the database's write lock (which the stations' commits need too) once per batch instead of once
- * per write. Writes someone waits for (run) commit at the end of the turn; outcomes nobody waits for (queue)
- * linger up to `lingerMs` for company. Batches commit in the order they were queued.
+ * The delivery thread's side of its writes: writes made close together travel to the daemon as one batch and
+ * commit in one of its transactions. Writes a worker waits for (run: counting attempts) go at the end of the
+ * turn; outcomes nobody waits for (queue) linger up to `lingerMs` for company. Batches apply in the order sent.
  */
 export class WriteBatch {
   private next: Batch | undefined;
-  private last: Promise<void> = Promise.resolve();
+  private readonly sent = new Map<number, Batch>();
+  private last: Promise<unknown> = Promise.resolve();
+  private lastId = 0;
 
   constructor(
-    private readonly db: Database,
+    private readonly send: (batch: number, writes: DeliveryWrite[]) => void,
     private readonly onError: (err: unknown) => void,
     private readonly lingerMs = 0,
   ) {}
 
-  /** Runs the write in the next shared transaction; resolves once it has committed. */
-  run(write: () => void): Promise<void> {
+  /** Sends the writes in the next batch; resolves with their results once committed. */
+  async run(writes: readonly DeliveryWrite[]): Promise<boolean[]> {
     const batch = this.batch();
-    batch.writes.push(write);
-    batch.commitSoon();
-    return batch.committed;
+    const from = batch.writes.length;
+    batch.writes.push(...writes);
+    batch.sendSoon();
+    return (await batch.done).slice(from, from + writes.length);
   }
 
-  /** Like run(), for writes nobody waits on: a failure is reported, not thrown. */
-  queue(write: () => void): void {
-    const batch = this.batch();
-    batch.writes.push(write);
-    batch.committed.catch(this.onError);
+  /** Like run(), for a write nobody waits on: a failure is reported, not thrown. */
+  queue(write: DeliveryWrite): void {
+    this.batch().writes.push(write);
   }
 
-  /** Resolves once everything queued so far has committed (or failed), committing it now rather than later. */
+  /** Resolves once everything queued so far has committed (or failed), sending it now rather than later. */
   flushed(): Promise<void> {
-    this.next?.commitSoon();
-    return this.last;
+    this.next?.sendSoon();
+    return this.last.then(() => undefined);
+  }
+
+  /** The daemon's answer to a batch: its results once committed, or why it was not. */
+  settle(batch: number, outcome: { results: boolean[] } | { error: string }): void {
+    const sent = this.sent.get(batch);
+    if (!sent) return;
+    this.sent.delete(batch);
+    if ('results' in outcome) sent.settle.resolve(outcome.results);
+    else sent.settle.reject(new Error(`delivery writes not recorded: ${outcome.error}`));
   }
 
   private batch(): Batch {
     if (this.next) return this.next;
-    const writes: Array<() => void> = [];
+    this.lastId += 1;
+    const id = this.lastId;
     let lingering: NodeJS.Timeout | undefined;
     let soon: NodeJS.Immediate | undefined;
-    let commit!: () => void;
-    const committed = new Promise<void>((resolve, reject) => {
-      commit = () => {
-        clearTimeout(lingering);
-        clearImmediate(soon);
-        if (this.next === batch) this.next = undefined;
-        try {
-          inTransaction(this.db, () => {
-            for (const w of writes) w();
-          });
-          resolve();
-        } catch (err) {
-          reject(err);
-        }
-      };
-    });
+    let settle!: Batch['settle'];
+    const done = new Promise<boolean[]>((resolve, reject) => (settle = { resolve, reject }));
+    const dispatch = (): void => {
+      clearTimeout(lingering);
+      clearImmediate(soon);
+      if (this.next === batch) this.next = undefined;
+      this.sent.set(id, batch);
+      this.send(id, batch.writes);
+    };
     const batch: Batch = {
-      writes,
-      committed,
-      commitSoon: () => {
-        soon ??= setImmediate(commit);
+      id,
+      writes: [],
+      done,
+      settle,
+      sendSoon: () => {
+        soon ??= setImmediate(dispatch);
       },
     };
+    done.catch(this.onError);
     this.next = batch;
-    this.last = committed.catch(() => undefined);
-    if (this.lingerMs > 0) lingering = setTimeout(commit, this.lingerMs);
-    else batch.commitSoon();
+    this.last = done.catch(() => undefined);
+    if (this.lingerMs > 0) lingering = setTimeout(dispatch, this.lingerMs);
+    else batch.sendSoon();
     return batch;
   }
 }
