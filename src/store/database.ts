@@ -30,12 +30,13 @@ export function openDatabase(dataDir: string, options: { readonly?: boolean } = 
 /**
  * Runs fn in one IMMEDIATE transaction: the write lock is taken up front, so concurrent writers queue instead of
  * deadlocking. If a group commit is open on the connection, fn joins it and the group commits at once: either way
- * fn's writes are durable when this returns.
+ * fn's writes are durable when this returns (unless called from inside a group write, which fn then belongs to).
  */
 export function inTransaction<T>(db: Database, fn: () => T): T {
   const group = openGroupOf(db);
   if (!group) return db.transaction(fn).immediate();
   const result = group.write(fn);
-  group.commitNow();
+  // Called from inside a group write, fn is part of that write: it commits when the group does.
+  if (!group.writing) group.commitNow();
   return result;
 }

@@ -18,13 +18,24 @@ const openGroups = new WeakMap<Database, GroupCommit>();
  */
 export class GroupCommit {
   private open: OpenGroup | undefined;
+  private depth = 0;
 
   constructor(private readonly db: Database) {}
 
   /** Runs fn inside this turn's transaction, opening it (BEGIN IMMEDIATE) if needed. */
   write<T>(fn: () => T): T {
     if (!this.open) this.begin();
-    return this.db.transaction(fn)();
+    this.depth += 1;
+    try {
+      return this.db.transaction(fn)();
+    } finally {
+      this.depth -= 1;
+    }
+  }
+
+  /** True while a write runs: whatever it calls belongs to it, and the group cannot commit in the middle of it. */
+  get writing(): boolean {
+    return this.depth > 0;
   }
 
   /** Resolves once everything written so far has committed; rejects if that commit failed (the writes are undone). */
@@ -36,6 +47,7 @@ export class GroupCommit {
   commitNow(): void {
     const open = this.open;
     if (!open) return;
+    if (this.writing) throw new Error('cannot commit a group from inside one of its writes');
     this.open = undefined;
     openGroups.delete(this.db);
     try {

@@ -55,6 +55,18 @@ describe('group commit: one transaction per event-loop turn', () => {
     expect(seen()).toEqual(['grouped', 'direct']);
   });
 
+  it('inTransaction called from inside a group write becomes part of that write', async () => {
+    const group = new GroupCommit(db);
+    group.write(() => {
+      note('outer');
+      inTransaction(db, () => note('inner'));
+    });
+    expect(db.inTransaction).toBe(true);
+    expect(seen()).toEqual([]);
+    await group.committed();
+    expect(seen()).toEqual(['outer', 'inner']);
+  });
+
   it('a commit that fails rejects every waiter and leaves none of the group', async () => {
     db.exec('CREATE TABLE parents (id INTEGER PRIMARY KEY); CREATE TABLE children (parent_id INTEGER REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)');
     const group = new GroupCommit(db);
