@@ -69,13 +69,13 @@ export class WebhookDelivery {
   start(): void {
     if (this.started) return;
     this.started = true;
-    this.spawn();
+    this.spawnIfNeeded();
     const keyCheck = setInterval(() => this.passSigningKey(), KEY_CHECK_MS);
     keyCheck.unref();
     this.timers.push(keyCheck);
   }
 
-  /** Resolves once the first thread has started its queue workers; rejects if it fails before that. */
+  /** Resolves once the first thread has started its queue workers (at once without webhooks); rejects if it fails before that. */
   ready(): Promise<void> {
     return this.running;
   }
@@ -93,7 +93,8 @@ export class WebhookDelivery {
   /** Hands the current config (and its log level) to the thread, which starts and stops queue workers to match it. */
   reload(): void {
     const config = this.options.config();
-    this.send({ kind: 'config', config, logLevel: config.log.level });
+    if (this.thread) this.send({ kind: 'config', config, logLevel: config.log.level });
+    else this.spawnIfNeeded();
   }
 
   /** Lets in-flight requests finish within graceMs, waits for every outcome to be recorded, ends the thread. */
@@ -128,6 +129,13 @@ export class WebhookDelivery {
     };
   }
 
+  /** A site without an enabled webhook has nothing to deliver: no thread (and its memory) until a reload adds one. */
+  private spawnIfNeeded(): void {
+    if (!this.started || this.thread) return;
+    if (this.options.config().sites.some((site) => site.webhooks.some((w) => w.enabled))) this.spawn();
+    else this.markRunning.resolve();
+  }
+
   private spawn(): void {
     const { dataDir, config, logger, signingKey, pollIntervalMs } = this.options;
     this.sentKey = signingKey();
@@ -143,9 +151,7 @@ export class WebhookDelivery {
       if (this.thread !== thread) return;
       this.thread = undefined;
       logger.error({ exitCode: code, restartInMs: RESTART_DELAY_MS }, 'webhook delivery thread ended unexpectedly; restarting it, pending events stay in the outbox');
-      const restart = setTimeout(() => {
-        if (this.started) this.spawn();
-      }, RESTART_DELAY_MS);
+      const restart = setTimeout(() => this.spawnIfNeeded(), RESTART_DELAY_MS);
       this.timers.push(restart);
     });
   }

@@ -31,6 +31,20 @@ function executor(h: WebhooksHealth, webhookId: string, eventType: string): Exec
 }
 
 describe('executors: enable/disable and health', () => {
+  it('a site without an enabled webhook runs no delivery thread; the reload that enables one starts delivering', async () => {
+    const partner = await t.receiver();
+    const webhooks = (enabled: boolean) => [{ id: 'partner-a', url: partner.url(), events: ['Authorize'], enabled }];
+    const daemon = await t.daemon(webhooks(false));
+    const station = await daemon.connect();
+    await station.boot();
+    await station.authorize('T1');
+    await reconfigure(daemon, webhooks(true));
+    await station.authorize('T2');
+    await partner.waitForCount(1);
+    await expectSignedWebhook(partner.requests[0]!, await jwksSigningKey(daemon));
+    expect(partner.requests[0]!.json()).toMatchObject({ eventType: 'Authorize', payload: { idTag: 'T2' } });
+  });
+
   it('disabling a webhook aborts its in-flight request at once, sends nothing more, keeps its pending events and resumes them when re-enabled', async () => {
     const partner = await t.receiver({ kind: 'hang' });
     const witness = await t.receiver();
