@@ -16,11 +16,13 @@ export class SiteDirectory {
   private readonly connectorChargePoint = new Map<string, string>();
   private readonly meters = new Map<string, { siteId: string; meter: MeterConfig }>();
   private readonly chargePointStations = new Map<string, string[]>();
+  private readonly stationChargePoints = new Map<string, string[]>();
 
   constructor(readonly config: Config) {
     for (const site of config.sites) {
       for (const station of site.stations) {
         this.stationSite.set(station.id, site.id);
+        if (station.chargePoints.length > 0) this.stationChargePoints.set(station.id, station.chargePoints.map((cp) => cp.id));
         for (const cp of station.chargePoints) {
           for (const c of cp.connectors) this.connectorChargePoint.set(`${station.id}\u0000${c}`, cp.id);
           this.addChargePointStation(cp.id, station.id);
@@ -43,9 +45,8 @@ export class SiteDirectory {
   }
 
   /** Charge points of a configured station (or the one named after it), for station-wide (connector 0) status. */
-  chargePointsOf(stationId: string): string[] {
-    const station = this.config.sites.flatMap((s) => s.stations).find((s) => s.id === stationId);
-    return station && station.chargePoints.length > 0 ? station.chargePoints.map((cp) => cp.id) : [this.defaultChargePointOf(stationId)];
+  chargePointsOf(stationId: string): readonly string[] {
+    return this.stationChargePoints.get(stationId) ?? [this.defaultChargePointOf(stationId)];
   }
 
   meter(meterId: string): { siteId: string; meter: MeterConfig } | undefined {
