@@ -1,5 +1,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { benchSite } from '../chargegate.js';
 import { median, nowMs, processStats, sleep } from '../measure.js';
 import { freePort } from '../processes.js';
@@ -36,6 +38,7 @@ export const footprint: Scenario = {
       return { firstStartMs: startups[0] ?? null, warmStartMs: median(startups.slice(1)), selfReportedMs: median(selfReported.slice(1)), idleRssMB };
     });
     const node = await ctx.side('baseline (bare Node.js)', () => bareNode(ctx, idleS));
+    const stack = await ctx.side('reference (the dependencies alone)', () => dependenciesAlone(ctx, idleS));
 
     ctx.figure({ name: 'idle RSS', unit: 'MB', chargegate: chargegate?.idleRssMB ?? null, baseline: node?.idleRssMB ?? null, target: [{ on: 'chargegate', op: '<=', value: 80 }] });
     ctx.figure({
@@ -54,13 +57,37 @@ export const footprint: Scenario = {
       target: [{ on: 'chargegate', op: '<=', value: 1500 }],
       note: 'the first start creates the database and generates the keystore keys',
     });
+    ctx.figure({
+      name: 'idle RSS of the dependencies alone',
+      unit: 'MB',
+      chargegate: stack?.idleRssMB ?? null,
+      baseline: node?.idleRssMB ?? null,
+      note: `the floor under the idle RSS target: Node.js importing what the daemon loads at start (${STARTUP_DEPENDENCIES.join(', ')}) and nothing else; imports took ${stack ? Math.round(stack.startupMs) : '-'} ms`,
+    });
   },
 };
 
+/** The runtime dependencies an idle daemon loads; modbus-serial, serialport and node-forge load only when used. */
+const LAZY_DEPENDENCIES = new Set(['modbus-serial', 'serialport', 'node-forge']);
+const STARTUP_DEPENDENCIES = Object.keys((JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { dependencies: Record<string, string> }).dependencies).filter(
+  (name) => !LAZY_DEPENDENCIES.has(name),
+);
+
+/** Spawn to "imports done" and idle RSS of a Node.js process that imports the startup dependencies and does nothing else. */
+async function dependenciesAlone(ctx: ScenarioContext, idleS: number): Promise<{ startupMs: number; idleRssMB: number }> {
+  const code = `await Promise.all(${JSON.stringify(STARTUP_DEPENDENCIES)}.map((name) => import(name))); process.stdout.write('ready\\n'); setInterval(() => {}, 60_000);`;
+  return idleProcess(ctx, ['--input-type=module', '-e', code], idleS);
+}
+
 /** Spawn to first output line and idle RSS of `node -e` doing nothing. */
-async function bareNode(ctx: ScenarioContext, idleS: number): Promise<{ startupMs: number; idleRssMB: number }> {
+function bareNode(ctx: ScenarioContext, idleS: number): Promise<{ startupMs: number; idleRssMB: number }> {
+  return idleProcess(ctx, ['-e', "process.stdout.write('ready\\n'); setInterval(() => {}, 60_000);"], idleS);
+}
+
+/** Spawn to the first output line, then RSS after idleS of a node process run with args (from the project root). */
+async function idleProcess(ctx: ScenarioContext, args: string[], idleS: number): Promise<{ startupMs: number; idleRssMB: number }> {
   const spawnedAt = nowMs();
-  const child = spawn(process.execPath, ['-e', "process.stdout.write('ready\\n'); setInterval(() => {}, 60_000);"], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], cwd: fileURLToPath(new URL('../../../', import.meta.url)) });
   ctx.processes.adopt(child);
   await once(child.stdout!, 'data');
   const startupMs = nowMs() - spawnedAt;
