@@ -343,9 +343,11 @@ export class Site {
       status: string;
       error_code: string;
     }>;
+    const key = (stationId: string, connectorId: number) => `${stationId}\u0000${connectorId}`;
+    const rowOf = new Map(connectorRows.map((r) => [key(r.station_id, r.connector_id), r]));
     const open = new Map<string, number>(
       (statement(this.db, `SELECT id, station_id, connector_id FROM transactions WHERE stopped_at IS NULL AND ${inStations}`).all(...stationParams) as Array<{ id: number; station_id: string; connector_id: number }>).map((t) => [
-        `${t.station_id}\u0000${t.connector_id}`,
+        key(t.station_id, t.connector_id),
         t.id,
       ]),
     );
@@ -359,8 +361,8 @@ export class Site {
     };
     const connector = (v: ChargePointView, connectorId: number): void => {
       if (v.connectors.some((c) => c.connectorId === connectorId)) return;
-      const row = connectorRows.find((r) => r.station_id === v.stationId && r.connector_id === connectorId);
-      const transactionId = open.get(`${v.stationId}\u0000${connectorId}`);
+      const row = rowOf.get(key(v.stationId, connectorId));
+      const transactionId = open.get(key(v.stationId, connectorId));
       v.connectors.push({ connectorId, status: row?.status ?? 'Unavailable', errorCode: row?.error_code ?? 'NoError', ...(transactionId !== undefined && { transactionId }) });
     };
     const config = this.config();
@@ -372,7 +374,7 @@ export class Site {
       for (const meter of site.meters) {
         if (only && !only.has(meter.id)) continue;
         // A meter that stops answering reports PowerMeterFailure (src/modbus): its charge point shows offline.
-        const healthy = connectorRows.find((r) => r.station_id === meter.id)?.error_code !== 'PowerMeterFailure';
+        const healthy = rowOf.get(key(meter.id, meter.connectorId))?.error_code !== 'PowerMeterFailure';
         connector(view(meter.chargePointId, meter.id, site.id, healthy), meter.connectorId);
       }
     }
