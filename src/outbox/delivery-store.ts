@@ -136,10 +136,9 @@ export class DeliveryStore {
     return this.statements.unreported.all(limit) as Array<QueueKey & { id: number; eventId: string }>;
   }
 
+  /** In the caller's transaction (the daemon's group commit, through delivery-writes.ts). */
   markReported(ids: readonly number[]): void {
-    inTransaction(this.db, () => {
-      for (const id of ids) this.statements.reported.run(id);
-    });
+    for (const id of ids) this.statements.reported.run(id);
   }
 
   /** Dead letters, oldest first; `eventId` narrows to one event's. */

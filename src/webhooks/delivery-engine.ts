@@ -20,13 +20,10 @@ export interface DeliveryEngineOptions {
   signingKey: () => KeyObject;
   /** Told every attempt and dead letter (the Prometheus counters live with the daemon's registry). */
   observer: DeliveryObserver;
-  now?: () => number;
   /** Safety-net poll for rows no notify() announced (another process, a missed wake). */
   pollIntervalMs?: number;
 }
 
-/** How long a stopping daemon lets in-flight requests finish before aborting them. */
-const STOP_GRACE_MS = 5000;
 const QUEUE_FULL_REPORT_BATCH = 500;
 
 /**
@@ -38,7 +35,6 @@ export class DeliveryEngine {
   private readonly db: Database;
   private readonly config: () => Config;
   private readonly logger: Logger;
-  private readonly now: () => number;
   private readonly deliveries: DeliveryStore;
   private readonly writes: WriteBatch;
   private readonly sender: WebhookSender;
@@ -56,11 +52,10 @@ export class DeliveryEngine {
     this.db = openDatabase(options.dataDir, { readonly: true });
     this.config = options.config;
     this.logger = options.logger;
-    this.now = options.now ?? Date.now;
     this.pollIntervalMs = options.pollIntervalMs ?? 5000;
     this.deliveries = new DeliveryStore(this.db);
     this.writes = options.writes;
-    this.sender = new WebhookSender({ signingKey: options.signingKey, now: this.now });
+    this.sender = new WebhookSender({ signingKey: options.signingKey });
     this.observer = options.observer;
   }
 
@@ -115,7 +110,7 @@ export class DeliveryEngine {
         config: this.config,
         logger: this.logger,
         observer: this.observer,
-        now: this.now,
+        now: Date.now,
         idlePollMs: this.pollIntervalMs,
       });
       this.workers.set(id, worker);
@@ -123,8 +118,8 @@ export class DeliveryEngine {
     }
   }
 
-  /** Lets in-flight requests finish within a bound, records every outcome, closes the connections. */
-  async stop(graceMs = STOP_GRACE_MS): Promise<void> {
+  /** Lets in-flight requests finish within graceMs, records every outcome, closes the connections. */
+  async stop(graceMs: number): Promise<void> {
     this.started = false;
     for (const clear of this.timers) clear();
     for (const [id, worker] of this.workers) this.retire(id, worker.stop(graceMs, 'daemon stopping'));

@@ -25,7 +25,7 @@ const queueOf = (q: QueueKey): QueueKey => ({ siteId: q.siteId, webhookId: q.web
  * deliveries is sent again (at-least-once; partners deduplicate by eventId).
  */
 const OUTCOME_LINGER_MS = 20;
-const writes = new WriteBatch((batch, w) => post({ kind: 'write', batch, writes: w }), (err) => logger.error({ err }, 'could not record webhook delivery outcomes'), OUTCOME_LINGER_MS);
+const writes = new WriteBatch((batch, w) => post({ kind: 'write', batch, writes: w }), OUTCOME_LINGER_MS);
 
 const engine = new DeliveryEngine({
   dataDir: data.dataDir,

@@ -194,7 +194,7 @@ export class QueueWorker {
       delivery.nextAttemptAt = before.nextAttemptAt;
       releases.push({ op: 'releaseAttempt', id: delivery.id, attempts: before.attempts, nextAttemptAt: before.nextAttemptAt, at });
     }
-    // Sent at once rather than lingering: until then the rows show attempts that were not made. A failure is logged by the batch.
+    // Sent at once rather than lingering: until then the rows show attempts that were not made. The daemon logs a failure.
     if (releases.length > 0) this.deps.writes.run(releases).catch(() => undefined);
   }
 

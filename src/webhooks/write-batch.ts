@@ -1,7 +1,6 @@
 import type { DeliveryWrite } from './delivery-writes.js';
 
 interface Batch {
-  id: number;
   writes: DeliveryWrite[];
   done: Promise<boolean[]>;
   settle: { resolve: (results: boolean[]) => void; reject: (err: Error) => void };
@@ -22,7 +21,6 @@ export class WriteBatch {
 
   constructor(
     private readonly send: (batch: number, writes: DeliveryWrite[]) => void,
-    private readonly onError: (err: unknown) => void,
     private readonly lingerMs = 0,
   ) {}
 
@@ -35,7 +33,7 @@ export class WriteBatch {
     return (await batch.done).slice(from, from + writes.length);
   }
 
-  /** Like run(), for a write nobody waits on: a failure is reported, not thrown. */
+  /** Like run(), for a write nobody waits on: a failure is logged by the daemon that refused it, not thrown here. */
   queue(write: DeliveryWrite): void {
     this.batch().writes.push(write);
   }
@@ -71,7 +69,6 @@ export class WriteBatch {
       this.send(id, batch.writes);
     };
     const batch: Batch = {
-      id,
       writes: [],
       done,
       settle,
@@ -79,7 +76,8 @@ export class WriteBatch {
         soon ??= setImmediate(dispatch);
       },
     };
-    done.catch(this.onError);
+    // The daemon logs a batch it could not record; waiters of run() get the rejection too.
+    done.catch(() => undefined);
     this.next = batch;
     this.last = done.catch(() => undefined);
     if (this.lingerMs > 0) lingering = setTimeout(dispatch, this.lingerMs);
