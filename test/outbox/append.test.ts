@@ -1,22 +1,13 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import { appendEvent, subscribedWebhooks } from '../../src/outbox/index.js';
-import { inTransaction, openDatabase, type Database } from '../../src/store/index.js';
-import { tempSite, type TempSite } from '../support/temp-site.js';
+import { inTransaction } from '../../src/store/index.js';
+import { databasePerTest } from '../support/temp-database.js';
 
 describe('outbox append', () => {
-  let temp: TempSite;
-  let db: Database;
-  beforeEach(() => {
-    temp = tempSite();
-    db = openDatabase(temp.dataDir);
-  });
-  afterEach(() => {
-    db.close();
-    temp.cleanup();
-  });
+  const t = databasePerTest();
 
-  const count = (table: string) => (db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
+  const count = (table: string) => (t.db.prepare(`SELECT COUNT(*) AS n FROM ${table}`).get() as { n: number }).n;
 
   it('subscribes only the enabled webhooks of the event site that asked for the event type', () => {
     const config = parseConfig(`
@@ -39,20 +30,20 @@ sites:
   it('writes the event and its delivery rows in the caller transaction: a rollback leaves neither', () => {
     const event = { eventType: 'Authorize' as const, siteId: 'a', payload: { stationId: 'CP001', idTag: 'T', status: 'Accepted' } };
     expect(() =>
-      inTransaction(db, () => {
-        appendEvent(db, event, ['w1', 'w2'], new Date());
+      inTransaction(t.db, () => {
+        appendEvent(t.db, event, ['w1', 'w2'], new Date());
         throw new Error('the state change failed');
       }),
     ).toThrow('the state change failed');
     expect([count('events'), count('deliveries')]).toEqual([0, 0]);
 
-    const first = inTransaction(db, () => appendEvent(db, event, ['w1', 'w2'], new Date('2026-01-01T00:00:00Z')));
-    const second = inTransaction(db, () => appendEvent(db, event, [], new Date()));
+    const first = inTransaction(t.db, () => appendEvent(t.db, event, ['w1', 'w2'], new Date('2026-01-01T00:00:00Z')));
+    const second = inTransaction(t.db, () => appendEvent(t.db, event, [], new Date()));
     expect(first.eventId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(second.eventId).not.toBe(first.eventId);
     expect(second.seq).toBeGreaterThan(first.seq);
-    expect(db.prepare('SELECT payload, created_at FROM events WHERE seq = ?').get(first.seq)).toEqual({ payload: JSON.stringify(event.payload), created_at: '2026-01-01T00:00:00.000Z' });
-    expect(db.prepare('SELECT webhook_id, state, attempts FROM deliveries ORDER BY id').all()).toEqual([
+    expect(t.db.prepare('SELECT payload, created_at FROM events WHERE seq = ?').get(first.seq)).toEqual({ payload: JSON.stringify(event.payload), created_at: '2026-01-01T00:00:00.000Z' });
+    expect(t.db.prepare('SELECT webhook_id, state, attempts FROM deliveries ORDER BY id').all()).toEqual([
       { webhook_id: 'w1', state: 'pending', attempts: 0 },
       { webhook_id: 'w2', state: 'pending', attempts: 0 },
     ]);
