@@ -116,7 +116,6 @@ export class Site {
   private readonly onEventsCommitted: () => void;
   private appended = 0;
   private readonly group: GroupCommit | undefined;
-  private announcing = false;
 
   constructor(options: SiteOptions) {
     this.db = options.db;
@@ -144,20 +143,10 @@ export class Site {
     return result;
   }
 
-  /** Tells delivery about new events once they have committed, once per group. */
+  /** Tells delivery about new events once they have committed (the listener coalesces a burst into one wake). */
   private announceEvents(): void {
     if (!this.group) return this.onEventsCommitted();
-    if (this.announcing) return;
-    this.announcing = true;
-    this.group.committed().then(
-      () => {
-        this.announcing = false;
-        this.onEventsCommitted();
-      },
-      () => {
-        this.announcing = false;
-      },
-    );
+    this.group.committed().then(() => this.onEventsCommitted(), () => undefined);
   }
 
   get directory(): SiteDirectory {
