@@ -72,6 +72,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   try {
     const db = openDatabase(config.dataDir);
     // One writer, one fsync per event-loop turn: the Site's changes and the delivery thread's records share it.
+    // Stopped last, the database part commits whatever the other parts wrote on their way out.
     const group = new GroupCommit(db);
     parts.push({ name: 'database', stop: () => void (group.commitNow(), db.close()) });
 
@@ -94,8 +95,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const site = new Site({ db, config: () => config, onEventsCommitted: () => webhooks.notify(), groupCommit: group });
     site.markAllOffline();
     const lastSeenFlush = setInterval(() => site.flushLastSeen(), 15_000);
-    // Stopped after the OCPP part: its last writes (stations going offline) commit here, before the database closes.
-    parts.push({ name: 'last-seen', stop: () => (clearInterval(lastSeenFlush), site.flushLastSeen(), site.commitNow()) });
+    parts.push({ name: 'last-seen', stop: () => (clearInterval(lastSeenFlush), site.flushLastSeen()) });
 
     // ---- OCPP 1.6-J central system and the Authorize decision chain (src/ocpp, src/authorization) ----
     // `centralSystem.commands` (StationCommands) is what HTTP routes use to send RemoteStart/RemoteStop etc.
