@@ -15,7 +15,8 @@ usage: scripts/install.sh [--prefix DIR] [--destdir DIR] [--no-build] [--uninsta
   --no-build     install the existing dist/ instead of running `npm run build` first
   --uninstall    stop and disable the service, remove the program, the CLI and the unit; keep /etc/chargegate,
                  /var/lib/chargegate and the user (the config, the passphrase, the keystore and the database)
-Environment: NODE, the node binary the service runs with (default: the one on the PATH; Node.js >= 20.19).
+The service and the CLI run on the Node.js that chargegate brings (node_modules/.bin/node, pinned by the lockfile):
+the machine's own node, if any, is used only by npm to install.
 USAGE
 }
 
@@ -52,11 +53,6 @@ fi
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 [ -f "$src/package.json" ] && grep -q '"name": "chargegate"' "$src/package.json" || fail "run me from a chargegate source checkout"
-node=${NODE:-$(command -v node || true)}
-[ -x "$node" ] || fail "node not found: install Node.js 20.19 or later, or set NODE=/path/to/node"
-node=$(realpath "$node")
-"$node" -e 'const [a, b] = process.versions.node.split(".").map(Number); process.exit(a > 20 || (a === 20 && b >= 19) ? 0 : 1)' ||
-  fail "$node is Node.js $("$node" --version); chargegate needs 20.19 or later"
 if [ -z "$destdir" ] && [ "$(id -u)" -ne 0 ]; then fail "installing into / needs root: sudo $0 $*"; fi
 
 # ---- the program ---------------------------------------------------------------------------------------------
@@ -67,6 +63,7 @@ if [ "$build" = yes ]; then
   npm run build --silent
 fi
 [ -f dist/cli/main.js ] || fail "dist/cli/main.js is missing: run without --no-build, or npm run build first"
+[ -x node_modules/.bin/node ] || fail "node_modules/.bin/node is missing: npm ci installs the Node.js chargegate runs on"
 
 target=$destdir$prefix
 staging=$target.new
@@ -88,6 +85,9 @@ fi
 mv "$staging" "$target"
 rm -rf "$target.old"
 say "program installed in $target"
+# The runtime chargegate brings, as the unit and the CLI name it.
+node=$prefix/node_modules/.bin/node
+say "runtime: Node.js $("$destdir$node" --version) ($node)"
 
 # ---- the CLI on the PATH ---------------------------------------------------------------------------------------
 mkdir -p "$destdir/usr/local/bin"
@@ -111,7 +111,7 @@ chmod 0755 "$destdir/usr/local/bin/chargegate"
 
 # ---- the unit and the user -------------------------------------------------------------------------------------
 mkdir -p "$destdir/etc/systemd/system" "$destdir/etc/sysusers.d"
-sed -e "s#/usr/bin/node #$node #" -e "s#/opt/chargegate/#$prefix/#g" systemd/chargegate.service >"$destdir/etc/systemd/system/chargegate.service"
+sed -e "s#/opt/chargegate/#$prefix/#g" systemd/chargegate.service >"$destdir/etc/systemd/system/chargegate.service"
 chmod 0644 "$destdir/etc/systemd/system/chargegate.service"
 install -m 0644 systemd/chargegate.sysusers "$destdir/etc/sysusers.d/chargegate.conf"
 if [ -z "$destdir" ]; then
@@ -141,11 +141,11 @@ if [ -e "$config_dir/credentials/keystore-passphrase" ]; then
   say "kept the existing keystore passphrase"
 else
   # A new passphrase would lock out an existing keystore: it is made once, here, and never replaced.
-  (umask 077 && "$node" -e 'process.stdout.write(require("node:crypto").randomBytes(32).toString("base64url"))' >"$config_dir/credentials/keystore-passphrase")
+  (umask 077 && "$destdir$node" -e 'process.stdout.write(require("node:crypto").randomBytes(32).toString("base64url"))' >"$config_dir/credentials/keystore-passphrase")
   say "made the keystore passphrase $config_dir/credentials/keystore-passphrase"
 fi
 
-"$node" "$target/dist/cli/main.js" check-config --config "$config_dir/chargegate.yaml"
+"$destdir$node" "$target/dist/cli/main.js" check-config --config "$config_dir/chargegate.yaml"
 
 if systemd_running; then
   systemctl daemon-reload

@@ -1,10 +1,11 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { pinnedNodeVersion } from '../../src/cli/runtime.js';
 import { ROOT } from '../support/cli.js';
 import { PROCESS_TEST_TIMEOUT_MS } from '../support/daemon.js';
 import { openNotifySocket, type NotifySocket } from '../support/notify-socket.js';
@@ -59,7 +60,9 @@ describe('scripts/install.sh into a staging root', () => {
   it('installs the program, the CLI, the unit, the service user definition, the config skeleton and the passphrase', () => {
     const unit = readFileSync(unitPath, 'utf8');
     const argv = execStart(unit);
-    expect(argv[0]).toBe(process.execPath);
+    // The unit runs the Node.js chargegate brings, copied with the program, whatever node the machine has.
+    expect(argv[0]).toBe(`${PREFIX}/node_modules/.bin/node`);
+    expect(execFileSync(path.join(destdir, argv[0]!), ['--version'], { encoding: 'utf8' }).trim()).toBe(`v${pinnedNodeVersion()}`);
     expect(argv.slice(1)).toEqual(['--enable-source-maps', '--max-semi-space-size=2', `${PREFIX}/dist/cli/main.js`, 'run', '--config', '/etc/chargegate/chargegate.yaml']);
     expect(statSync(path.join(destdir, PREFIX, 'dist/cli/main.js')).isFile()).toBe(true);
     // Runtime dependencies only: the gateway gets no test tooling.
@@ -68,7 +71,7 @@ describe('scripts/install.sh into a staging root', () => {
 
     const wrapper = readFileSync(path.join(destdir, 'usr/local/bin/chargegate'), 'utf8');
     expect(mode(path.join(destdir, 'usr/local/bin/chargegate'))).toBe('755');
-    expect(wrapper).toContain(`"${process.execPath}" "${PREFIX}/dist/cli/main.js"`);
+    expect(wrapper).toContain(`"${PREFIX}/node_modules/.bin/node" "${PREFIX}/dist/cli/main.js"`);
     expect(readFileSync(path.join(destdir, 'etc/sysusers.d/chargegate.conf'), 'utf8')).toMatch(/^u chargegate .*\nm chargegate dialout$/m);
 
     expect(mode(path.join(destdir, 'etc/chargegate/chargegate.yaml'))).toBe('640');
@@ -83,7 +86,11 @@ describe('scripts/install.sh into a staging root', () => {
       expect(process.env.CI, 'systemd-analyze is missing (apt-get install systemd)').not.toBe('true');
       return;
     }
-    const { stdout, stderr } = await run('systemd-analyze', ['verify', unitPath]);
+    // verify checks that ExecStart's binary exists: on the box it is the runtime under the prefix, here the staged one.
+    const staged = path.join(destdir, 'verify/chargegate.service');
+    mkdirSync(path.dirname(staged), { recursive: true });
+    writeFileSync(staged, readFileSync(unitPath, 'utf8').replace(`ExecStart=${PREFIX}/`, `ExecStart=${destdir}${PREFIX}/`));
+    const { stdout, stderr } = await run('systemd-analyze', ['verify', staged]);
     expect(stderr).toBe('');
     expect(stdout).toBe('');
   });
@@ -108,9 +115,10 @@ describe('scripts/install.sh into a staging root', () => {
     notify = await openNotifySocket();
     const [node, ...args] = execStart(readFileSync(unitPath, 'utf8'));
     const argv = args.map((a) => (a === '/etc/chargegate/chargegate.yaml' ? configPath : a.startsWith(PREFIX) ? path.join(destdir, a) : a));
-    // What the unit's LoadCredential= and Type=notify give the service.
-    const env = { PATH: process.env.PATH, NOTIFY_SOCKET: notify.path, WATCHDOG_USEC: '2000000', CREDENTIALS_DIRECTORY: path.join(destdir, 'etc/chargegate/credentials') };
-    daemon = spawn(node!, argv, { cwd: destdir, env, stdio: ['ignore', 'pipe', 'inherit'] });
+    // What the unit's LoadCredential= and Type=notify give the service; systemd's PATH, where only the
+    // distribution's node (if any) would be found.
+    const env = { PATH: '/usr/local/bin:/usr/bin:/bin', NOTIFY_SOCKET: notify.path, WATCHDOG_USEC: '2000000', CREDENTIALS_DIRECTORY: path.join(destdir, 'etc/chargegate/credentials') };
+    daemon = spawn(path.join(destdir, node!), argv, { cwd: destdir, env, stdio: ['ignore', 'pipe', 'inherit'] });
     let logs = '';
     daemon.stdout!.on('data', (chunk: Buffer) => (logs += chunk.toString()));
 

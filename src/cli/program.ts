@@ -1,0 +1,28 @@
+import { Command, CommanderError } from 'commander';
+import { registerCommands } from './commands/index.js';
+import { CliError, EXIT_FAILURE, EXIT_USAGE } from './context.js';
+
+const program = new Command('chargegate')
+  .description('Edge controller for EV-charging sites')
+  .option('--config <file>', 'config file (default: $CHARGEGATE_CONFIG or /etc/chargegate/chargegate.yaml)')
+  .option('--json', 'print one JSON document')
+  .showHelpAfterError()
+  .exitOverride();
+
+registerCommands(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    process.exitCode = err.exitCode === 0 ? 0 : EXIT_USAGE;
+  } else if (err instanceof CliError) {
+    const json = process.argv.includes('--json');
+    if (json) process.stdout.write(`${JSON.stringify({ error: err.message }, null, 2)}\n`);
+    process.stderr.write(`chargegate: ${err.message}\n`);
+    process.exitCode = err.exitCode;
+  } else {
+    process.stderr.write(`chargegate: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exitCode = EXIT_FAILURE;
+  }
+}
