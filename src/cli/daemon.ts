@@ -135,7 +135,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     parts.push({ name: 'http', stop: () => http.close() });
     const httpPort = (http.server.address() as { port: number }).port;
 
-    logger.info({ config: options.configPath, httpPort, ocppPort: centralSystem.port, readyMs: Math.round(performance.now() - startedAt) }, 'chargegate ready');
+    logger.info({ config: options.configPath, httpPort, ocppPort: centralSystem.port, readyMs: Math.round(performance.now() - startedAt), node: process.versions.node }, 'chargegate ready');
 
     // ---- service lifecycle: systemd readiness + watchdog, reload, graceful stop (src/service) ----
     const ownsProcess = options.handleSignals !== false;

@@ -56,6 +56,8 @@ describe('the Node.js chargegate runs on', () => {
       const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
       child.kill('SIGTERM');
       const { code, signal } = await exited;
+      // The ready line says which Node.js the daemon runs on, for an installer reading the journal.
+      expect(JSON.parse(logs.find((l) => l.includes('"chargegate ready"'))!).node).toBe(pinnedNodeVersion());
       expect({ start: i, code, signal, aborted: logs.some((l) => /Assertion failed|Aborted|Segmentation/.test(l)) }).toEqual({ start: i, code: 0, signal: null, aborted: false });
     }
   }, 300_000);
