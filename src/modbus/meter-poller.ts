@@ -202,7 +202,7 @@ export class MeterPoller {
         next = { ...state, transactionId: transaction.id };
         this.logger.info({ transactionId: transaction.id, meterStartWh: action.meterStartWh, startedAt: action.startedAt.toISOString() }, 'modbus session started');
       } else if (action?.type === 'stop') {
-        if (this.options.site.stopTransaction({ transactionId: action.transactionId, meterStopWh: action.meterStopWh, stoppedAt: action.stoppedAt, connectorStatus })) {
+        if (this.options.site.stopTransaction({ stationId: this.ref.stationId, transactionId: action.transactionId, meterStopWh: action.meterStopWh, stoppedAt: action.stoppedAt, connectorStatus })) {
           this.reportedStatus = statusKey(connectorStatus.status, connectorStatus.errorCode);
         }
         this.logger.info({ transactionId: action.transactionId, meterStopWh: action.meterStopWh, stoppedAt: action.stoppedAt.toISOString() }, 'modbus session stopped');

@@ -156,7 +156,7 @@ export class MeterService {
       if (open.source !== 'modbus' || configured.has(open.station_id)) continue;
       const baseline = loadDetector(db, open.station_id)?.baseline;
       const meterStopWh = baseline ? Math.max(open.meter_start_wh, kWhToWh(baseline.energyKWh)) : open.meter_start_wh;
-      site.stopTransaction({ transactionId: open.id, meterStopWh, stoppedAt: baseline?.at ?? this.now(), reason: 'Other' });
+      site.stopTransaction({ stationId: open.station_id, transactionId: open.id, meterStopWh, stoppedAt: baseline?.at ?? this.now(), reason: 'Other' });
       this.logger.warn({ meter: open.station_id, transactionId: open.id, meterStopWh }, 'meter left the config during a session; session closed with reason Other');
     }
     for (const meterId of storedMeterIds(db)) {

@@ -83,8 +83,16 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
 
   on('Heartbeat', (): HeartbeatResponse => ({ currentTime: new Date().toISOString() }));
 
+  /** Logs and reports a connector the config does not list; its calls are answered but change nothing. */
+  const unconfigured = (action: string, connectorId: number): boolean => {
+    const fix = site.unconfiguredConnector(stationId, connectorId);
+    if (fix) log.warn({ action, connectorId, fix }, 'connector not in the config: answered, no event');
+    return fix !== undefined;
+  };
+
   on<StatusNotificationRequest>('StatusNotification', (params) => {
     const { connectorId, status, errorCode, info, vendorId, vendorErrorCode, timestamp } = params;
+    if (unconfigured('StatusNotification', connectorId)) return {};
     const details = { ...(info !== undefined && { info }), ...(vendorId !== undefined && { vendorId }), ...(vendorErrorCode !== undefined && { vendorErrorCode }), ...(timestamp !== undefined && { timestamp }) };
     site.recordStationStatus(stationId, connectorId, status, errorCode, Object.keys(details).length > 0 ? details : undefined);
     log.debug({ connectorId, status, errorCode }, 'status notification');
@@ -99,9 +107,11 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
 
   on<StartTransactionRequest>('StartTransaction', async (params): Promise<StartTransactionResponse> => {
     if (params.connectorId < 1) throw rpcError('PropertyConstraintViolation', 'connectorId must be 1 or more for a transaction');
-    const repeated = site.openTransactionOn(stationId, params.connectorId);
-    // A station that lost our answer sends the same StartTransaction again: give it the same transaction.
-    if (repeated && repeated.id_tag === params.idTag && repeated.meter_start_wh === params.meterStart && Date.parse(repeated.started_at) === Date.parse(params.timestamp)) {
+    // No transaction id exists for it: 0 is never one, and Invalid tells the station not to charge.
+    if (unconfigured('StartTransaction', params.connectorId)) return { transactionId: 0, idTagInfo: { status: 'Invalid' } };
+    // A station that lost our answer sends the same StartTransaction again, even after stopping: the same transaction.
+    const repeated = site.answeredStart(stationId, params.connectorId, params.idTag, params.meterStart, new Date(params.timestamp));
+    if (repeated) {
       log.info({ transactionId: repeated.id, connectorId: params.connectorId }, 'repeated StartTransaction answered with its transaction');
       const decision = await authorizer.authorize({ idTag: params.idTag, stationId, connectorId: params.connectorId, transactionId: repeated.id });
       return { transactionId: repeated.id, idTagInfo: idTagInfoOf(decision) };
@@ -123,20 +133,30 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
 
   on<StopTransactionRequest>('StopTransaction', async (params): Promise<StopTransactionResponse> => {
     const stopped = site.stopTransaction({
+      stationId,
       transactionId: params.transactionId,
       meterStopWh: params.meterStop,
       stoppedAt: new Date(params.timestamp),
       ...(params.reason !== undefined && { reason: params.reason as StopReason }),
       ...(params.idTag !== undefined && { idTag: params.idTag }),
     });
+    const owner = stopped ? undefined : site.transaction(params.transactionId)?.station_id;
     if (stopped) log.info({ transactionId: stopped.id, reason: params.reason ?? 'Local' }, 'transaction stopped');
-    else log.warn({ transactionId: params.transactionId }, 'StopTransaction for an unknown or already stopped transaction: answered, no event');
+    else if (owner !== undefined && owner !== stationId) {
+      log.warn({ transactionId: params.transactionId, owner }, "StopTransaction for another station's transaction: answered, nothing changed");
+      return {};
+    } else log.warn({ transactionId: params.transactionId }, 'StopTransaction for an unknown or already stopped transaction: answered, no event');
     if (params.idTag === undefined) return {};
     const decision = await authorizer.authorize({ idTag: params.idTag, stationId });
     return { idTagInfo: idTagInfoOf(decision) };
   });
 
   on<MeterValuesRequest>('MeterValues', (params) => {
+    const { transactionId } = params;
+    if (transactionId !== undefined && !site.transactionOf(stationId, transactionId) && site.transaction(transactionId)) {
+      log.warn({ transactionId }, "MeterValues for another station's transaction: ignored");
+      return {};
+    }
     log.debug({ connectorId: params.connectorId, transactionId: params.transactionId, samples: params.meterValue.length }, 'meter values');
     return {};
   });

@@ -44,6 +44,11 @@ export class SiteDirectory {
     return this.connectorChargePoint.get(`${stationId}\u0000${connectorId}`) ?? this.defaultChargePointOf(stationId);
   }
 
+  /** False only for a connector that a station configured with charge points does not list. */
+  hasConnector(stationId: string, connectorId: number): boolean {
+    return !this.stationChargePoints.has(stationId) || this.connectorChargePoint.has(`${stationId}\u0000${connectorId}`);
+  }
+
   /** Charge points of a configured station (or the one named after it), for station-wide (connector 0) status. */
   chargePointsOf(stationId: string): readonly string[] {
     return this.stationChargePoints.get(stationId) ?? [this.defaultChargePointOf(stationId)];

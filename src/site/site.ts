@@ -63,6 +63,8 @@ export interface StartTransactionInput {
 }
 
 export interface StopTransactionInput {
+  /** The station (or meter) asking: a transaction is stopped only by the one that started it. */
+  stationId: string;
   transactionId: number;
   meterStopWh: number;
   stoppedAt: Date;
@@ -263,6 +265,16 @@ export class Site {
 
   // ---- connectors -----------------------------------------------------------------------------------------
 
+  /**
+   * For a connector of a configured station that the config does not list, what the installer should add; undefined
+   * when the connector is known (or the station is not in the config: it gets one charge point named after it).
+   * Events from such a connector would name a charge point nobody configured.
+   */
+  unconfiguredConnector(stationId: string, connectorId: number): string | undefined {
+    if (connectorId === 0 || this.directory.hasConnector(stationId, connectorId)) return undefined;
+    return `add connector ${connectorId} to a chargePoints entry of station ${stationId} (site ${this.siteOf(stationId)}) in the config`;
+  }
+
   /** Where an OCPP station's connector sits. */
   locateConnector(stationId: string, connectorId: number): ConnectorRef {
     return { siteId: this.siteOf(stationId), stationId, chargePointId: this.directory.chargePointOf(stationId, connectorId), connectorId };
@@ -400,10 +412,16 @@ export class Site {
 
   // ---- transactions ---------------------------------------------------------------------------------------
 
-  /** Opens a transaction with a never-reused id and emits StartTransaction (and the post-start Authorize). */
+  /**
+   * Opens a transaction with a never-reused id and emits StartTransaction (and the post-start Authorize). A
+   * transaction still open on the connector is closed first (reason Other, meterStop = the new meterStart): a
+   * station that lost track of it would otherwise leave it open for ever.
+   */
   startTransaction(input: StartTransactionInput): TransactionRow {
     return this.commit(() => {
       const { at } = input;
+      const zombie = this.openTransactionOn(at.stationId, at.connectorId);
+      if (zombie) this.close(zombie, { meterStopWh: input.meterStartWh, stoppedAt: input.startedAt, reason: 'Other' });
       const { lastInsertRowid } = statement(
         this.db,
         `INSERT INTO transactions (site_id, station_id, charge_point_id, connector_id, id_tag, meter_start_wh, started_at, reservation_id, source)
@@ -428,33 +446,54 @@ export class Site {
   }
 
   /**
-   * Closes a transaction and emits StopTransaction. An unknown or already closed id changes nothing and emits
-   * nothing (a station repeating a StopTransaction whose answer it lost must not bill twice); returns undefined.
+   * Closes a transaction and emits StopTransaction. An unknown or already closed id, or one another station
+   * started, changes nothing and emits nothing (a station repeating a StopTransaction whose answer it lost must not
+   * bill twice; one station must not end another's session); returns undefined.
    */
   stopTransaction(input: StopTransactionInput): TransactionRow | undefined {
     return this.commit(() => {
-      const open = this.transaction(input.transactionId);
+      const open = this.transactionOf(input.stationId, input.transactionId);
       if (!open || open.stopped_at !== null) return undefined;
-      statement(this.db, 'UPDATE transactions SET meter_stop_wh = ?, stopped_at = ?, stop_reason = ?, stop_id_tag = ? WHERE id = ?').run(input.meterStopWh, input.stoppedAt.toISOString(), input.reason ?? null, input.idTag ?? null, open.id);
-      const payload: StopTransactionPayload = {
-        stationId: open.station_id,
-        chargePointId: open.charge_point_id,
-        connectorId: open.connector_id,
-        idTag: input.idTag ?? open.id_tag,
-        meterStart: whToKWh(open.meter_start_wh),
-        meterStop: whToKWh(input.meterStopWh),
-        transactionId: open.id,
-        ...(input.reason !== undefined && input.reason !== 'Local' && { reason: input.reason }),
-      };
-      this.emit({ eventType: 'StopTransaction', siteId: open.site_id, payload }, this.now());
-      const at = { siteId: open.site_id, stationId: open.station_id, chargePointId: open.charge_point_id, connectorId: open.connector_id };
-      if (input.connectorStatus) this.writeStatus(at, input.connectorStatus.status, input.connectorStatus.errorCode);
-      return this.transaction(open.id);
+      return this.close(open, input);
     });
+  }
+
+  private close(open: TransactionRow, input: Omit<StopTransactionInput, 'stationId' | 'transactionId'>): TransactionRow {
+    statement(this.db, 'UPDATE transactions SET meter_stop_wh = ?, stopped_at = ?, stop_reason = ?, stop_id_tag = ? WHERE id = ?').run(input.meterStopWh, input.stoppedAt.toISOString(), input.reason ?? null, input.idTag ?? null, open.id);
+    const payload: StopTransactionPayload = {
+      stationId: open.station_id,
+      chargePointId: open.charge_point_id,
+      connectorId: open.connector_id,
+      idTag: input.idTag ?? open.id_tag,
+      meterStart: whToKWh(open.meter_start_wh),
+      meterStop: whToKWh(input.meterStopWh),
+      transactionId: open.id,
+      ...(input.reason !== undefined && input.reason !== 'Local' && { reason: input.reason }),
+    };
+    this.emit({ eventType: 'StopTransaction', siteId: open.site_id, payload }, this.now());
+    const at = { siteId: open.site_id, stationId: open.station_id, chargePointId: open.charge_point_id, connectorId: open.connector_id };
+    if (input.connectorStatus) this.writeStatus(at, input.connectorStatus.status, input.connectorStatus.errorCode);
+    return this.transaction(open.id)!;
   }
 
   transaction(transactionId: number): TransactionRow | undefined {
     return statement(this.db, 'SELECT * FROM transactions WHERE id = ?').get(transactionId) as TransactionRow | undefined;
+  }
+
+  /** The transaction with this id if `stationId` started it: how a station (or meter) names its own. */
+  transactionOf(stationId: string, transactionId: number): TransactionRow | undefined {
+    return statement(this.db, 'SELECT * FROM transactions WHERE id = ? AND station_id = ?').get(transactionId, stationId) as TransactionRow | undefined;
+  }
+
+  /** The transaction a StartTransaction with exactly these fields already opened (open or since stopped), if any. */
+  answeredStart(stationId: string, connectorId: number, idTag: string, meterStartWh: number, startedAt: Date): TransactionRow | undefined {
+    return statement(this.db, 'SELECT * FROM transactions WHERE station_id = ? AND connector_id = ? AND started_at = ? AND id_tag = ? AND meter_start_wh = ? ORDER BY id DESC LIMIT 1').get(
+      stationId,
+      connectorId,
+      startedAt.toISOString(),
+      idTag,
+      meterStartWh,
+    ) as TransactionRow | undefined;
   }
 
   openTransactionsOfTag(idTag: string): TransactionRow[] {

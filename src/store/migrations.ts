@@ -195,6 +195,13 @@ export const MIGRATIONS: Migration[] = [
       END;
     `,
   },
+  {
+    version: 7,
+    name: 'transactions found by their start, for a repeated StartTransaction',
+    sql: `
+      CREATE INDEX transactions_by_start ON transactions (station_id, connector_id, started_at);
+    `,
+  },
 ];
 
 export function migrate(db: BetterSqlite3.Database, migrations: Migration[] = MIGRATIONS): void {

@@ -71,11 +71,12 @@ describe('Site (the domain)', () => {
     expect(commits).toBe(2); // one notification per committed transaction, not per event
   });
 
-  it('stops a transaction once; an unknown or stopped id changes nothing and emits nothing', () => {
+  it("stops a transaction once, by its own station; an unknown, stopped or another station's id changes nothing and emits nothing", () => {
     const tx = site.startTransaction({ at: site.locateConnector('CP001', 1), idTag: 'T', meterStartWh: 1000, startedAt: new Date(), source: 'ocpp' });
-    expect(site.stopTransaction({ transactionId: tx.id, meterStopWh: 4000, stoppedAt: new Date(), reason: 'Local' })).toMatchObject({ meter_stop_wh: 4000 });
-    expect(site.stopTransaction({ transactionId: tx.id, meterStopWh: 9000, stoppedAt: new Date(), reason: 'Remote' })).toBeUndefined();
-    expect(site.stopTransaction({ transactionId: 12345, meterStopWh: 1, stoppedAt: new Date() })).toBeUndefined();
+    expect(site.stopTransaction({ stationId: 'CP002', transactionId: tx.id, meterStopWh: 7000, stoppedAt: new Date(), reason: 'Remote' })).toBeUndefined();
+    expect(site.stopTransaction({ stationId: 'CP001', transactionId: tx.id, meterStopWh: 4000, stoppedAt: new Date(), reason: 'Local' })).toMatchObject({ meter_stop_wh: 4000 });
+    expect(site.stopTransaction({ stationId: 'CP001', transactionId: tx.id, meterStopWh: 9000, stoppedAt: new Date(), reason: 'Remote' })).toBeUndefined();
+    expect(site.stopTransaction({ stationId: 'CP001', transactionId: 12345, meterStopWh: 1, stoppedAt: new Date() })).toBeUndefined();
     expect(events('StopTransaction')).toEqual([{ stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, idTag: 'T', meterStart: 1, meterStop: 4, transactionId: tx.id }]);
   });
 
