@@ -175,6 +175,10 @@ export const configSchema = z
         callTimeoutMs: z.number().int().positive().default(30_000),
         // How soon the daemon notices `station pair|block|remove` run from the CLI.
         changePollMs: z.number().int().positive().default(1000),
+        // Contract section 7: a larger frame closes the socket (1009) before it is parsed, authenticated or not.
+        maxMessageBytes: z.number().int().min(1024).max(16 * 1024 * 1024).default(65_536),
+        // Malformed frames in a row before the station is disconnected (1002).
+        maxBadMessages: z.number().int().positive().max(10_000).default(20),
         tls: z.strictObject({ cert: z.string().min(1), key: z.string().min(1) }).optional(),
       })
       .prefault({}),

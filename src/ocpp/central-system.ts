@@ -10,7 +10,7 @@ import type { Logger } from '../log/index.js';
 import { STATIONS_TOPIC, type Site } from '../site/index.js';
 import { watchChangeCounter, type Database } from '../store/index.js';
 import { StationConnections, type StationClient, type StationSession } from './connections.js';
-import { toOcpp16Frame } from './frame-errors.js';
+import { toStationFrame } from './frame-errors.js';
 import { createRpcServer, OCPP16 } from './rpc.js';
 import { accessChanged, decideAccess, isAdmitted } from './station-access.js';
 import { createStationCommands, type StationCommands } from './station-commands.js';
@@ -44,7 +44,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   const log = logger.child({ component: 'ocpp' });
   const { ocpp } = config();
   const connections = new StationConnections();
-  const rpc = createRpcServer<StationSession>({ callTimeoutMs: ocpp.callTimeoutMs });
+  const rpc = createRpcServer<StationSession>({ callTimeoutMs: ocpp.callTimeoutMs, maxMessageBytes: ocpp.maxMessageBytes, maxBadMessages: ocpp.maxBadMessages });
   let closing = false;
 
   const calls = options.metrics && new Counter({ name: 'chargegate_ocpp_calls_total', help: 'Calls from stations by action and outcome (ok or the OCPP error code)', labelNames: ['action', 'outcome'], registers: [options.metrics] });
@@ -83,7 +83,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
     const counted = isAdmitted(admission, config().ocpp.acceptUnknownStations);
     const clientLog = log.child({ stationId, siteId: counted ? site.siteOf(stationId) : undefined });
     const sendRaw = client.sendRaw.bind(client);
-    client.sendRaw = (frame: string) => sendRaw(toOcpp16Frame(frame));
+    client.sendRaw = (frame: string) => sendRaw(toStationFrame(frame));
     const previous = connections.attach(client);
     if (previous) {
       clientLog.info('station reconnected: closing its previous connection');

@@ -10,12 +10,34 @@ const OCPP16_CODE: Record<string, string> = {
   OccurenceConstraintViolation: 'OccurrenceConstraintViolation',
 };
 
-/** Rewrites an outgoing CALLERROR frame to OCPP 1.6 error codes; other frames pass untouched. */
-export function toOcpp16Frame(frame: string): string {
+/**
+ * ocpp-rpc puts the offending params (`details.data`) and the validator's errors in a CALLERROR, and echoes
+ * the message id and the parser's message: a station could make us send back whatever it sent. Contract section
+ * 7 allows at most 1 KiB of it; these shares keep the whole frame under that.
+ */
+const MAX_ID = 64;
+const MAX_DESCRIPTION = 400;
+const MAX_DETAILS = 400;
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+/** The validator's first complaint, which is what a station's developer needs, in a bounded form. */
+function boundedDetails(details: unknown): object {
+  const json = JSON.stringify(details ?? {});
+  if (json.length <= MAX_DETAILS && !(details as { data?: unknown } | undefined)?.data) return (details ?? {}) as object;
+  const first = (details as { errors?: Array<{ instancePath?: string; message?: string }> } | undefined)?.errors?.[0];
+  return first ? { error: clip(`${first.instancePath || '/'} ${first.message ?? ''}`.trim(), MAX_DETAILS - 20) } : {};
+}
+
+/**
+ * Every frame a station gets passes here: a CALLERROR gets OCPP 1.6 error codes and a bounded echo of what the
+ * station sent; other frames pass untouched.
+ */
+export function toStationFrame(frame: string): string {
   if (!frame.startsWith('[4,')) return frame;
-  const parsed = JSON.parse(frame) as unknown[];
-  const code = parsed[2];
-  if (typeof code !== 'string' || !(code in OCPP16_CODE)) return frame;
-  parsed[2] = OCPP16_CODE[code];
-  return JSON.stringify(parsed);
+  const parsed = JSON.parse(frame) as [number, string, string, string, unknown];
+  const [, id, code, description, details] = parsed;
+  return JSON.stringify([4, clip(String(id), MAX_ID), OCPP16_CODE[code] ?? code, clip(String(description), MAX_DESCRIPTION), boundedDetails(details)]);
 }

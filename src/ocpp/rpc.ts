@@ -89,6 +89,10 @@ export interface RpcClientOptions {
 export interface RpcServerOptions {
   callTimeoutMs: number;
   pingIntervalMs?: number;
+  /** The largest frame a socket may send; ws closes the socket with 1009 before buffering more. */
+  maxMessageBytes: number;
+  /** Malformed frames in a row that disconnect a station (1002). */
+  maxBadMessages: number;
 }
 
 /** A strict-mode OCPP 1.6-J client: calls and answers that break the schemas never leave or arrive. */
@@ -100,7 +104,9 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
 /** A strict-mode OCPP 1.6-J server; chargegate feeds it upgrades from its own HTTP(S) listener. */
 export function createRpcServer<Session>(options: RpcServerOptions): RpcServer<Session> {
   const Server = ocppRpc.RPCServer as unknown as new (options: object) => RpcServer<Session>;
-  return new Server({ protocols: [OCPP16], strictMode: true, ...options });
+  const { maxMessageBytes, maxBadMessages, ...rest } = options;
+  // ocpp-rpc closes once its count of bad frames in a row exceeds the limit: the limit-th bad frame closes.
+  return new Server({ protocols: [OCPP16], strictMode: true, ...rest, maxBadMessages: maxBadMessages - 1, wssOptions: { maxPayload: maxMessageBytes } });
 }
 
 /** A CALLERROR to send back from a handler, with an OCPP 1.6 error code. */

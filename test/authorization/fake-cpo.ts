@@ -13,7 +13,7 @@ export class FakeCpo {
   ) {}
 
   static async start(): Promise<FakeCpo> {
-    const rpc = createRpcServer<object>({ callTimeoutMs: 5000 });
+    const rpc = createRpcServer<object>({ callTimeoutMs: 5000, maxMessageBytes: 65_536, maxBadMessages: 20 });
     const server = http.createServer();
     server.on('upgrade', rpc.handleUpgrade);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { eventually, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 
 /** A station speaking raw frames, to send what no OCPP library would. */
 class RawStation {
@@ -83,5 +83,68 @@ describe('bad input from stations', () => {
     // The listener still serves stations after all that.
     const station = await t.connect();
     expect(await station.boot()).toMatchObject({ status: 'Accepted' });
+  });
+});
+
+/** Contract section 7: bounds every socket gets, authenticated or not, before a frame is parsed. */
+describe('frame bounds', () => {
+  let t: TestDaemon;
+  const sockets: WebSocket[] = [];
+  afterEach(async () => {
+    for (const ws of sockets.splice(0)) ws.terminate();
+    await t?.stop();
+  });
+
+  function open(url: string): Promise<WebSocket> {
+    const ws = new WebSocket(url, 'ocpp1.6');
+    sockets.push(ws);
+    return new Promise((resolve, reject) => {
+      ws.once('open', () => resolve(ws));
+      ws.once('error', reject);
+    });
+  }
+  const closed = (ws: WebSocket): Promise<number> => new Promise((resolve) => ws.once('close', (code) => resolve(code)));
+
+  it('closes a socket with 1009 on a frame over ocpp.maxMessageBytes, before parsing it; other stations keep working', async () => {
+    t = await startTestDaemon({ ...siteWith([], [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1] }] }, { id: 'CP002', chargePoints: [{ id: 'CP002-A', connectors: [1] }] }]), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, maxMessageBytes: 4096 } });
+    const healthy = await t.connect('CP002');
+    await healthy.boot();
+    const ws = await open(`${t.url}/CP001`);
+    const code = closed(ws);
+    ws.send(`[2,"big","DataTransfer",{"vendorId":"x","data":"${'A'.repeat(4096)}"}]`);
+    expect(await code).toBe(1009);
+    expect(await healthy.heartbeat()).toEqual({ currentTime: expect.any(String) });
+  });
+
+  it('never echoes more than 1 KiB of what the station sent in a CALLERROR', async () => {
+    t = await startTestDaemon(siteWith());
+    const ws = await open(`${t.url}/CP001`);
+    const answers: string[] = [];
+    ws.on('message', (data: Buffer) => answers.push(data.toString()));
+    // Schema-invalid (unknown property, 60 KB), a huge message id on a bad call, and a huge unparseable frame.
+    ws.send(`[2,"m1","Heartbeat",{"junk":"${'J'.repeat(60_000)}"}]`);
+    ws.send(`[2,"${'I'.repeat(30_000)}","Heartbeat",{"junk":1}]`);
+    ws.send(`[2,"m3","Heartbeat",{"junk":"${'K'.repeat(30_000)}"`);
+    await eventually(() => answers.length >= 3, 10_000, 'three CALLERRORs');
+    for (const answer of answers) {
+      expect(answer.length).toBeLessThanOrEqual(1024);
+      expect(JSON.parse(answer)).toEqual([4, expect.any(String), expect.any(String), expect.any(String), expect.any(Object)]);
+    }
+    // What the station's developer needs stays: the code and the validator's first complaint.
+    expect(JSON.parse(answers[0]!)).toEqual([4, 'm1', 'PropertyConstraintViolation', expect.any(String), { error: '/ must NOT have additional properties' }]);
+  });
+
+  it('disconnects a station after ocpp.maxBadMessages bad frames in a row; a good frame resets the count', async () => {
+    t = await startTestDaemon({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, maxBadMessages: 5 } });
+    const ws = await open(`${t.url}/CP001`);
+    const answers: string[] = [];
+    ws.on('message', (data: Buffer) => answers.push(data.toString()));
+    for (let i = 0; i < 4; i++) ws.send('not json');
+    ws.send('[2,"ok","Heartbeat",{}]');
+    await eventually(() => answers.some((a) => a.startsWith('[3,"ok"')), 10_000, 'the Heartbeat answer');
+    const code = closed(ws);
+    for (let i = 0; i < 5; i++) ws.send('not json');
+    expect(await code).toBe(1002);
+    expect(answers.filter((a) => a.startsWith('[4,'))).toHaveLength(8);
   });
 });
