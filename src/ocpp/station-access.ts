@@ -1,5 +1,5 @@
 import { verifySecret } from '../credentials/index.js';
-import type { StationAdmission } from '../site/index.js';
+import { isStationId, STATION_ID_RULE, type StationAdmission } from '../site/index.js';
 import type { StationSession } from './connections.js';
 
 export type SecurityProfile = 0 | 1 | 2;
@@ -12,7 +12,6 @@ export function isAdmitted(verdict: StationAdmission['verdict'], acceptUnknownSt
 export type AccessDecision = { accepted: true; session: StationSession } | { accepted: false; status: 400 | 401 | 404; reason: string };
 
 /** OCPP identities end up in URLs, logs and the database: keep them to what a config id may hold. */
-const IDENTITY = /^[A-Za-z0-9._:-]{1,48}$/;
 
 /**
  * Contract section 4 at the WebSocket upgrade. Known stations must prove their `station pair` password under
@@ -28,7 +27,7 @@ export function decideAccess(input: {
   admission: StationAdmission;
 }): AccessDecision {
   if (trimSlash(input.endpoint) !== trimSlash(input.path)) return { accepted: false, status: 404, reason: `no OCPP endpoint at ${input.endpoint}` };
-  if (!IDENTITY.test(input.identity)) return { accepted: false, status: 400, reason: 'station identity must be 1-48 letters, digits or . _ : -' };
+  if (!isStationId(input.identity)) return { accepted: false, status: 400, reason: `station identity must be ${STATION_ID_RULE}` };
   const { admission } = input;
   const session = (passwordHash: string | null): AccessDecision => ({ accepted: true, session: { stationId: input.identity, admission: admission.verdict, passwordHash } });
   if (admission.verdict !== 'known' || input.profile === 0) return session(null);

@@ -12,6 +12,7 @@ export type {
   TransactionRow,
 } from './site.js';
 export { SiteDirectory, type ChargePointRef } from './directory.js';
+export { isStationId, STATION_ID_RULE } from './station-id.js';
 export {
   AUTHORIZATION_STATUSES,
   STOP_REASONS,

@@ -2,6 +2,7 @@ import type { Config, EventType } from '../config/index.js';
 import { generateSecret, hashSecret } from '../credentials/index.js';
 import { appendEvent, subscribedWebhooks, type OutboxEvent } from '../outbox/index.js';
 import { bumpChangeCounter, inTransaction, statement, type Database, type GroupCommit } from '../store/index.js';
+import { isStationId, STATION_ID_RULE } from './station-id.js';
 import { SiteDirectory, type ChargePointRef } from './directory.js';
 import {
   whToKWh,
@@ -222,6 +223,7 @@ export class Site {
 
   /** Approves a pending or new station for a site and returns its new OCPP password, shown once. */
   pair(stationId: string, siteId: string): { password: string } {
+    if (!isStationId(stationId)) throw new DomainError(`"${JSON.stringify(stationId).slice(1, 60)}" is not a station id the OCPP listener admits: ${STATION_ID_RULE}`);
     if (!this.directory.siteExists(siteId)) throw new DomainError(`no site "${siteId}" in the config`);
     const configuredSite = this.directory.configuredSiteOf(stationId);
     if (configuredSite && configuredSite !== siteId) throw new DomainError(`station "${stationId}" belongs to site "${configuredSite}" in the config`);

@@ -1,10 +1,27 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { runCliJson } from '../support/cli.js';
+import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
+import { runCli, runCliJson } from '../support/cli.js';
 import { eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { tempSite } from '../support/temp-site.js';
 
 function closed(station: { rpc: { once(event: 'close', listener: (e: { code: number; reason: string }) => void): unknown } }): Promise<{ code: number; reason: string }> {
   return new Promise((resolve) => station.rpc.once('close', resolve));
 }
+
+describe('station pair', () => {
+  it('accepts only ids the OCPP listener admits: anything else is exit 2 and changes nothing', async () => {
+    const temp = tempSite();
+    onTestFinished(() => temp.cleanup());
+    for (const bad of ['CP 001', 'CP\n001', '\u001b[31mRED', 'X'.repeat(49), '', 'CP/001']) {
+      const result = await runCli(['station', 'pair', bad, '--site', 's1', '--config', temp.configPath]);
+      expect({ bad, code: result.code }).toEqual({ bad, code: 2 });
+      expect(result.stderr).toContain('is not a station id the OCPP listener admits: 1-48 letters, digits or . _ : -');
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    }
+    const listed = await runCliJson<{ stations: Array<{ id: string }> }>(['station', 'list', '--config', temp.configPath]);
+    expect(listed.data.stations.map((s) => s.id)).toEqual(['CP001']);
+    expect((await runCli(['station', 'pair', 'CP-0042.a:b_c', '--site', 's1', '--config', temp.configPath])).code).toBe(0);
+  }, PROCESS_TEST_TIMEOUT_MS);
+});
 
 describe('station admission, pairing and connections', () => {
   let t: TestDaemon;
