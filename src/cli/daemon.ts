@@ -11,7 +11,7 @@ import { createAuthorizer, PluginLoadError } from '../authorization/index.js';
 import { connectUpstreamAsStation, startCentralSystem } from '../ocpp/index.js';
 import { Site } from '../site/index.js';
 import { packageVersion, statusPageRoutes } from '../status-page/index.js';
-import { GroupCommit, openDatabase } from '../store/index.js';
+import { GroupCommit, lockDataDir, openDatabase } from '../store/index.js';
 import { WebhookDelivery } from '../webhooks/index.js';
 import { scheduleOutboxRetention } from '../outbox/index.js';
 
@@ -70,6 +70,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
   };
 
   try {
+    // Before anything opens or listens: a second daemon on one data directory would bill every Modbus session twice.
+    const lock = lockDataDir(config.dataDir);
+    parts.push({ name: 'data-dir-lock', stop: () => lock.release() });
     const db = openDatabase(config.dataDir);
     // One writer, one fsync per event-loop turn: the Site's changes and the delivery thread's records share it.
     // Stopped last, the database part commits whatever the other parts wrote on their way out.

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/index.js';
+import { DataDirInUseError } from '../../store/index.js';
 import { CliError, EXIT_USAGE, loadCommandConfig, type GlobalOptions } from '../context.js';
 
 export function registerRun(program: Command): void {
@@ -15,6 +16,7 @@ export function registerRun(program: Command): void {
         await startDaemon({ configPath, config });
       } catch (err) {
         if (err instanceof ConfigError) throw new CliError(err.message, EXIT_USAGE);
+        if (err instanceof DataDirInUseError) throw new CliError(err.message);
         throw err;
       }
     });

@@ -1,0 +1,52 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+
+const LOCK_FILE = 'chargegate.lock';
+const HOLDER_FILE = 'chargegate.pid';
+
+/** A second daemon on a data directory another one holds: both would poll the same meters and bill twice. */
+export class DataDirInUseError extends Error {
+  override name = 'DataDirInUseError';
+  readonly code = 'CHARGEGATE_DATA_DIR_IN_USE';
+}
+
+export interface DataDirLock {
+  release(): void;
+}
+
+/**
+ * Takes the data directory for this process: an exclusive SQLite lock on `chargegate.lock`, held until release
+ * or until the process dies, when the OS drops it (kill -9 and power loss leave no stale lock). Who holds it
+ * is written beside it, since the lock file itself cannot be read while locked.
+ */
+export function lockDataDir(dataDir: string): DataDirLock {
+  mkdirSync(dataDir, { recursive: true, mode: 0o750 });
+  // timeout 0: a held lock answers at once instead of after better-sqlite3's 5 s busy wait.
+  const lock = new BetterSqlite3(path.join(dataDir, LOCK_FILE), { timeout: 0 });
+  try {
+    lock.exec('BEGIN EXCLUSIVE');
+  } catch (err) {
+    lock.close();
+    if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
+    throw new DataDirInUseError(`${path.resolve(dataDir)} is in use by another chargegate (${holderOf(dataDir)}): stop that one first, or give this one another dataDir`);
+  }
+  const holder = path.join(dataDir, HOLDER_FILE);
+  writeFileSync(holder, `${JSON.stringify({ pid: process.pid, since: new Date().toISOString() })}\n`);
+  return {
+    release() {
+      if (!lock.open) return;
+      rmSync(holder, { force: true });
+      lock.close();
+    },
+  };
+}
+
+function holderOf(dataDir: string): string {
+  try {
+    const { pid, since } = JSON.parse(readFileSync(path.join(dataDir, HOLDER_FILE), 'utf8')) as { pid: number; since: string };
+    return `pid ${pid}, running since ${since}`;
+  } catch {
+    return 'its pid is not known yet';
+  }
+}
