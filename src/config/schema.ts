@@ -6,7 +6,11 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 const id = z.string().min(1).regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only');
 const port = z.number().int().min(0).max(65535);
-const seconds = z.number().positive();
+/** The longest delay a Node.js timer holds (2^31-1 ms); a longer one fires at once, in a loop. */
+const MAX_TIMER_MS = 2_147_483_647;
+const millis = z.number().int().positive().max(MAX_TIMER_MS, { error: `at most ${MAX_TIMER_MS} (about 24 days)` });
+const seconds = z.number().positive().max(MAX_TIMER_MS / 1000, { error: `at most ${Math.floor(MAX_TIMER_MS / 1000)} (about 24 days)` });
+const atMost = (max: number) => ({ error: `at most ${max}` });
 
 /**
  * Pacing and recovery of one Modbus bus or socket. Serial meters need a quiet gap between requests and a longer
@@ -15,8 +19,8 @@ const seconds = z.number().positive();
 const busTiming = (delayMs: number, unitChangeDelayMs: number) => ({
   interRequestDelayMs: z.number().int().min(0).max(10_000).default(delayMs),
   unitChangeDelayMs: z.number().int().min(0).max(10_000).default(unitChangeDelayMs),
-  reconnectMinMs: z.number().int().positive().default(1000),
-  reconnectMaxMs: z.number().int().positive().default(10_000),
+  reconnectMinMs: millis.default(1000),
+  reconnectMaxMs: millis.default(10_000),
 });
 
 const modbusConnection = z.discriminatedUnion('type', [
@@ -25,7 +29,7 @@ const modbusConnection = z.discriminatedUnion('type', [
     host: z.string().min(1),
     port: port.default(502),
     unitId: z.number().int().min(0).max(255).default(1),
-    timeoutMs: z.number().int().positive().default(1000),
+    timeoutMs: millis.default(1000),
     ...busTiming(0, 0),
   }),
   z.strictObject({
@@ -36,7 +40,7 @@ const modbusConnection = z.discriminatedUnion('type', [
     dataBits: z.union([z.literal(7), z.literal(8)]).default(8),
     stopBits: z.union([z.literal(1), z.literal(2)]).default(1),
     unitId: z.number().int().min(0).max(255).default(1),
-    timeoutMs: z.number().int().positive().default(1000),
+    timeoutMs: millis.default(1000),
     ...busTiming(100, 200),
   }),
   z.strictObject({
@@ -44,7 +48,7 @@ const modbusConnection = z.discriminatedUnion('type', [
     host: z.string().min(1),
     port,
     unitId: z.number().int().min(0).max(255).default(1),
-    timeoutMs: z.number().int().positive().default(1000),
+    timeoutMs: millis.default(1000),
     ...busTiming(100, 200),
   }),
 ]);
@@ -85,7 +89,7 @@ const meter = z
         startDelayS: z.number().nonnegative().default(10),
         stopCurrentA: z.number().nonnegative().default(0.5),
         stopDelayS: z.number().nonnegative().default(60),
-        offlineAfterS: z.number().positive().default(30),
+        offlineAfterS: seconds.default(30),
         // Optional power thresholds: a session also starts above startPowerW and stops only below stopPowerW.
         startPowerW: z.number().nonnegative().optional(),
         stopPowerW: z.number().nonnegative().optional(),
@@ -171,10 +175,10 @@ export const configSchema = z
         path: z.string().startsWith('/').default('/ocpp'),
         securityProfile: z.union([z.literal(0), z.literal(1), z.literal(2)], { error: '0, 1 or 2' }).default(1),
         acceptUnknownStations: z.boolean().default(false),
-        heartbeatIntervalS: z.number().int().positive().default(300),
-        callTimeoutMs: z.number().int().positive().default(30_000),
+        heartbeatIntervalS: z.number().int().positive().max(86_400, atMost(86_400)).default(300),
+        callTimeoutMs: millis.default(30_000),
         // How soon the daemon notices `station pair|block|remove` run from the CLI.
-        changePollMs: z.number().int().positive().default(1000),
+        changePollMs: millis.default(1000),
         // Contract section 7: a larger frame closes the socket (1009) before it is parsed, authenticated or not.
         maxMessageBytes: z.number().int().min(1024).max(16 * 1024 * 1024).default(65_536),
         // Malformed frames in a row before the station is disconnected (1002).
@@ -189,19 +193,20 @@ export const configSchema = z
         allowConcurrentTx: z.boolean().default(false),
         plugin: z.string().min(1).nullable().default(null),
         // Contract section 4: a plugin slower than this counts as passing.
-        pluginTimeoutMs: z.number().int().positive().default(2000),
+        pluginTimeoutMs: millis.default(2000),
       })
       .prefault({}),
-    upstream: z.strictObject({ url: z.url({ protocol: /^wss?$/ }), timeoutMs: z.number().int().positive().default(5000) }).nullable().default(null),
+    upstream: z.strictObject({ url: z.url({ protocol: /^wss?$/ }), timeoutMs: millis.default(5000) }).nullable().default(null),
     groups: z.array(group).default([]),
     webhookDelivery: z
       .strictObject({
-        retryIntervalS: seconds.default(10),
-        maxRetries: z.number().int().nonnegative().default(360),
-        queueCapacity: z.number().int().positive().default(1000),
-        requestTimeoutMs: z.number().int().positive().default(10_000),
+        // Contract section 7's bounds.
+        retryIntervalS: z.number().positive().max(86_400, atMost(86_400)).default(10),
+        maxRetries: z.number().int().nonnegative().max(100_000, atMost(100_000)).default(360),
+        queueCapacity: z.number().int().positive().max(1_000_000, atMost(1_000_000)).default(1000),
+        requestTimeoutMs: z.number().int().positive().max(300_000, atMost(300_000)).default(10_000),
         // Delivered events are kept this long (for support questions), then pruned; dead letters are kept until replayed.
-        retainDeliveredDays: z.number().positive().default(30),
+        retainDeliveredDays: z.number().positive().max(36_500, atMost(36_500)).default(30),
       })
       .prefault({}),
     keystore: z

@@ -39,6 +39,34 @@ describe('config', () => {
     expect(problems).toEqual(expect.arrayContaining(['(top level): unknown key "bogus"', 'sites[1].stations[0].id: duplicate station id "X"']));
   });
 
+  it('refuses values out of the contract\'s bounds and durations no timer can hold, naming each key path', () => {
+    const text = [
+      'sites: [{ id: a }]',
+      'webhookDelivery: { requestTimeoutMs: 99999999999, retryIntervalS: 2500000, maxRetries: 100001, queueCapacity: 1000001, retainDeliveredDays: 0 }',
+      'ocpp: { callTimeoutMs: 3000000000, heartbeatIntervalS: 0 }',
+      'authorization: { pluginTimeoutMs: 2147483648 }',
+    ].join('\n');
+    let problems: string[] = [];
+    try {
+      parseConfig(text);
+    } catch (err) {
+      problems = (err as ConfigError).problems;
+    }
+    const keys = problems.map((p) => p.split(':')[0]).sort();
+    expect(keys).toEqual([
+      'authorization.pluginTimeoutMs',
+      'ocpp.callTimeoutMs',
+      'ocpp.heartbeatIntervalS',
+      'webhookDelivery.maxRetries',
+      'webhookDelivery.queueCapacity',
+      'webhookDelivery.requestTimeoutMs',
+      'webhookDelivery.retainDeliveredDays',
+      'webhookDelivery.retryIntervalS',
+    ]);
+    expect(problems).toContain('webhookDelivery.requestTimeoutMs: at most 300000');
+    expect(() => parseConfig('sites: [{ id: a }]\nwebhookDelivery: { requestTimeoutMs: 300000, retryIntervalS: 86400, maxRetries: 100000, queueCapacity: 1000000 }')).not.toThrow();
+  });
+
   it('check-config exits 2 naming the file and key path, 0 when good', async () => {
     const bad = await runCli(['check-config', '--config', `${ROOT}/test/config/fixtures/missing-station-id.yaml`]);
     expect(bad.code).toBe(2);
