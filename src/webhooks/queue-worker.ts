@@ -123,6 +123,9 @@ export class QueueWorker {
         return true;
       }
       if (delivery.nextAttemptAt > now) {
+        // A due time more than one interval ahead was written under a clock that has since gone back: trust the
+        // interval, not the stored time (contract section 7), so no wait is longer than retryIntervalS.
+        delivery.nextAttemptAt = Math.min(delivery.nextAttemptAt, now + retryIntervalS * 1000);
         await this.sleep(delivery.nextAttemptAt - now);
         return false;
       }

@@ -72,6 +72,24 @@ describe('retries and dead letters (contract section 5)', () => {
     expect(partner.requests[2]!.receivedAt - partner.requests[1]!.receivedAt).toBeGreaterThanOrEqual(950);
   });
 
+  it('a retry time stored while the clock ran a year ahead waits at most one interval once the clock is back (contract section 7)', async () => {
+    const partner = await t.receiver();
+    partner.answer((request) => (request.index === 0 ? { status: 503 } : { status: 200 }));
+    const daemon = await t.daemon([{ id: 'partner-a', url: partner.url(), events: ['Authorize'] }], { retryIntervalS: 1 });
+    const station = await daemon.connect();
+    await station.boot();
+    await station.authorize('TAG-1');
+    await partner.waitForCount(1);
+    await daemon.daemon.stop();
+    // What the failed attempt wrote had the clock been a year ahead then: the clock has since been corrected.
+    daemon.db.prepare("UPDATE deliveries SET next_attempt_at = ? WHERE state = 'pending'").run(Date.now() + 365 * 86_400_000);
+    const restarted = await restartDaemon(daemon);
+    t.onCleanup(() => restarted.daemon.stop());
+    await partner.waitForCount(2);
+    expect(partner.requests[1]!.json().eventId).toBe(partner.requests[0]!.json().eventId);
+    expect(restarted.logs.filter((l) => l.level === 40 || l.level === 50)).toEqual([]);
+  });
+
   it('after maxRetries dead-letters the event with Webhook_SendHttp; deadletter replay brings the same eventId back without a restart', async () => {
     const partner = await t.receiver({ status: 500, body: 'down for maintenance' });
     const daemon = await t.daemon([{ id: 'partner-a', url: partner.url(), events: ['Authorize', 'StartTransaction'] }], { retryIntervalS: 0.1, maxRetries: 2 });
