@@ -78,6 +78,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     // Stopped last, the database part commits whatever the other parts wrote on their way out.
     const group = new GroupCommit(db);
     parts.push({ name: 'database', stop: () => void (group.commitNow(), db.close()) });
+    // A failed commit makes the daemon critical at once (contract section 7) until a commit succeeds again.
+    healthSources.push({ name: 'storage', report: () => (group.lastFailure ? { status: 'critical', lastFailureAt: group.lastFailure.at.toISOString(), error: group.lastFailure.error } : { status: 'ok' }) });
 
     // keystore: webhook `sign` key, access-token keys, JWKS; re-read per use so `keys rotate` needs no restart.
     const keystore = await openKeystore(config, { logger: logger.child({ component: 'keystore' }) });

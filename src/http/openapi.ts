@@ -163,7 +163,10 @@ function openApiDocument(config: Config): Record<string, unknown> {
           operationId: 'getHealth',
           summary: 'Overall status (ok, warning, critical) and per-part reports such as the webhook executors',
           security: [],
-          responses: { '200': json({ type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok', 'warning', 'critical'] } }, additionalProperties: true }, 'Health') },
+          responses: {
+            '200': json({ type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok', 'warning'] } }, additionalProperties: true }, 'Health: ok or warning'),
+            '503': json({ type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['critical'] } }, additionalProperties: true }, 'Health: critical'),
+          },
         },
       },
       '/metrics': {

@@ -30,9 +30,11 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
   app.setNotFoundHandler((request) => {
     throw new ApiError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
   });
-  app.get('/health', async () => {
+  // Contract section 7: a monitor that reads only the status code sees critical as 503.
+  app.get('/health', async (_request, reply) => {
     const parts = Object.fromEntries(options.health().map((s) => [s.name, s.report()]));
-    return { status: worstLevel(Object.values(parts).map((p) => p.status)), ...parts };
+    const status = worstLevel(Object.values(parts).map((p) => p.status));
+    return reply.status(status === 'critical' ? 503 : 200).send({ status, ...parts });
   });
   app.get('/metrics', async (_request, reply) => {
     void reply.header('content-type', options.metrics.contentType);

@@ -53,9 +53,9 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
         throw rpcError('SecurityError', `${stationId} is not accepted by this central system; send BootNotification and wait for Accepted`);
       }
       try {
-        const result = await handler(params as Req, stationId);
-        // The station hears of a change only once it is durable (the domain commits a turn's changes together).
-        await site.committed();
+        // The station hears of a change only once its own writes are durable (the domain commits a turn's changes
+        // together, and a handler may write, await the authorizer, and write again).
+        const result = await site.durable(() => handler(params as Req, stationId));
         deps.countCall(action, 'ok');
         return result;
       } catch (err) {

@@ -128,14 +128,27 @@ export class Site {
     this.group = options.groupCommit;
   }
 
-  /** Resolves once every change made so far is durable; rejects if its commit failed (the change is undone). */
-  committed(): Promise<void> {
-    return this.group?.committed() ?? Promise.resolve();
+  /**
+   * Runs fn (a station's call, say) and resolves with its result once every change it made is durable; rejects if a
+   * commit of one of them failed (the change is undone, the caller answers with an error).
+   */
+  durable<T>(fn: () => T | Promise<T>): Promise<T> {
+    return this.group ? this.group.durable(fn) : Promise.resolve().then(fn);
   }
 
   /** Commits the changes made so far now, throwing if that fails: for callers that must know before going on. */
   commitNow(): void {
     this.group?.commitNow();
+  }
+
+  /**
+   * Runs fn as one write (its domain calls and whatever else it writes on this connection, such as a Modbus
+   * detector's state) and commits it before returning: all of it is durable, or none of it (it throws).
+   */
+  inOneCommit<T>(fn: () => T): T {
+    const result = this.commit(fn);
+    this.commitNow();
+    return result;
   }
 
   /** One SQLite transaction (or savepoint of the turn's group) for a state change and its events. */

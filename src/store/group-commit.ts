@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Database } from './database.js';
 
 interface OpenGroup {
@@ -13,24 +14,51 @@ const openGroups = new WeakMap<Database, GroupCommit>();
  * Group commit: the writes of one turn of the event loop share one transaction and one fsync, committed when the
  * turn ends. A burst of station calls then costs one commit instead of one each, and holds the write lock (which
  * the delivery thread needs too) for one fsync. Each write is a savepoint of the group (a write that throws undoes
- * only itself). Whoever answers for a write (an OCPP reply) waits for committed() first, so nobody hears of a
+ * only itself). Whoever answers for a write (an OCPP reply) waits for it through durable(), so nobody hears of a
  * change before it is durable.
  */
 export class GroupCommit {
   private open: OpenGroup | undefined;
   private depth = 0;
+  /** The commits that the writes made inside durable() belong to, followed across awaits. */
+  private readonly tracked = new AsyncLocalStorage<Set<Promise<void>>>();
+  private failure: { at: Date; error: string } | undefined;
 
   constructor(private readonly db: Database) {}
 
   /** Runs fn inside this turn's transaction, opening it (BEGIN IMMEDIATE) if needed. */
   write<T>(fn: () => T): T {
     if (!this.open) this.begin();
+    const open = this.open!;
+    this.tracked.getStore()?.add(open.committed);
     this.depth += 1;
     try {
       return this.db.transaction(fn)();
+    } catch (err) {
+      // On SQLITE_FULL, IOERR or BUSY SQLite rolls the whole transaction back by itself: the group's earlier writes
+      // are gone too. Fail it now, so the next write starts a fresh group instead of committing on its own.
+      if (!this.db.inTransaction && this.open === open) this.fail(open, err);
+      throw err;
     } finally {
       this.depth -= 1;
     }
+  }
+
+  /**
+   * Runs fn and resolves with its result once every write fn made (also after its awaits) has committed; rejects
+   * with the failure if one of those commits failed. What answers a station waits for this: its own writes, not
+   * whatever group happens to be open when it asks.
+   */
+  async durable<T>(fn: () => T | Promise<T>): Promise<T> {
+    const commits = new Set<Promise<void>>();
+    const result = await this.tracked.run(commits, fn);
+    await Promise.all(commits);
+    return result;
+  }
+
+  /** The last commit's failure while no commit has succeeded since: storage is not taking writes. */
+  get lastFailure(): { at: Date; error: string } | undefined {
+    return this.failure;
   }
 
   /** True while a write runs: whatever it calls belongs to it, and the group cannot commit in the middle of it. */
@@ -38,7 +66,7 @@ export class GroupCommit {
     return this.depth > 0;
   }
 
-  /** Resolves once everything written so far has committed; rejects if that commit failed (the writes are undone). */
+  /** Resolves once everything written so far in this turn has committed; rejects if that commit failed (the writes are undone). */
   committed(): Promise<void> {
     return this.open?.committed ?? Promise.resolve();
   }
@@ -54,10 +82,20 @@ export class GroupCommit {
       this.db.exec('COMMIT');
     } catch (err) {
       if (this.db.inTransaction) this.db.exec('ROLLBACK');
-      open.reject(err);
+      this.fail(open, err);
       throw err;
     }
+    this.failure = undefined;
     open.resolve();
+  }
+
+  private fail(open: OpenGroup, err: unknown): void {
+    if (this.open === open) {
+      this.open = undefined;
+      openGroups.delete(this.db);
+    }
+    this.failure = { at: new Date(), error: err instanceof Error ? err.message : String(err) };
+    open.reject(err);
   }
 
   private begin(): void {

@@ -1,0 +1,70 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { putIdTag } from '../../src/authorization/index.js';
+import { eventually, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+
+/** Mounting a tmpfs needs root; CI runs as root, where this test must not be skipped. */
+function canMount(): boolean {
+  return process.getuid?.() === 0;
+}
+
+/**
+ * Contract section 7, "Durability and time", with a full disk for real: the data directory on a small tmpfs
+ * filled by a file until ENOSPC.
+ */
+describe.runIf(canMount() || process.env.CI === 'true')('a full disk', () => {
+  let t: TestDaemon | undefined;
+  let mountpoint: string;
+  afterEach(async () => {
+    await t?.stop();
+    execFileSync('umount', ['-l', mountpoint]);
+    rmSync(mountpoint, { recursive: true, force: true });
+  });
+
+  function fill(): void {
+    try {
+      writeFileSync(path.join(mountpoint, 'filler'), Buffer.alloc(16 * 1024 * 1024));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOSPC') throw err;
+    }
+  }
+
+  it('answers a call whose commit fails with a CALLERROR, leaves nothing half-applied, reports critical, and works again once space returns', async () => {
+    mountpoint = mkdtempSync(path.join(tmpdir(), 'chargegate-tmpfs-'));
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', mountpoint]);
+    const plugin = path.join(tmpdir(), `slow-plugin-${process.pid}.mjs`);
+    // The plugin passes after 200 ms: StopTransaction writes, then waits for it while its group commits (and fails).
+    writeFileSync(plugin, 'export function authorize() { return new Promise((resolve) => setTimeout(() => resolve(undefined), 200)); }\n');
+    t = await startTestDaemon({ ...siteWith(), dataDir: path.join(mountpoint, 'var'), authorization: { plugin } });
+    putIdTag(t.db, { idTag: 'TAG-1', status: 'Accepted', expiresAt: null, siteId: null });
+    const station = await t.connect('CP001');
+    await station.boot();
+    const tx = await station.startTransaction({ connectorId: 1, idTag: 'TAG-1', meterStart: 1_000 });
+    const health = async () => {
+      const response = await fetch(`http://127.0.0.1:${t!.daemon.httpPort}/health`);
+      return { code: response.status, body: (await response.json()) as { status: string; storage: { status: string } } };
+    };
+    expect((await health()).code).toBe(200);
+
+    fill();
+    await expect(station.stopTransaction({ transactionId: tx, meterStop: 5_000, idTag: 'TAG-1' })).rejects.toMatchObject({ rpcErrorCode: 'InternalError' });
+    await expect(station.startTransaction({ connectorId: 2, idTag: 'TAG-1', meterStart: 7_000 })).rejects.toMatchObject({ rpcErrorCode: 'InternalError' });
+    // Nothing half-applied: the transaction is open, no event of either call exists.
+    expect(t.db.prepare('SELECT id, stopped_at FROM transactions ORDER BY id').all()).toEqual([{ id: tx, stopped_at: null }]);
+    expect(t.events().map((e) => e.eventType)).toEqual(['StartTransaction', 'Authorize']);
+    const critical = await eventually(async () => {
+      const h = await health();
+      return h.code === 503 ? h : undefined;
+    }, 5_000, '/health critical');
+    expect(critical.body).toMatchObject({ status: 'critical', storage: { status: 'critical' } });
+
+    // Space returns: the same station's retry works, with no restart.
+    rmSync(path.join(mountpoint, 'filler'));
+    expect(await station.stopTransaction({ transactionId: tx, meterStop: 5_000, idTag: 'TAG-1' })).toEqual({ idTagInfo: { status: 'Accepted' } });
+    expect(t.events('StopTransaction').map((e) => e.payload.transactionId)).toEqual([tx]);
+    expect((await health()).code).toBe(200);
+  });
+});
