@@ -194,23 +194,27 @@ export class MeterPoller {
     const connectorStatus = { status: inSession(state.phase) ? 'Charging' : 'Available', errorCode: 'NoError' };
     const reportedBefore = this.reportedStatus;
     try {
-      let next = state;
-      if (action?.type === 'start') {
-        const idTag = this.meter.idTag ?? `MODBUS-${this.meter.id}`;
-        const transaction = this.options.site.startTransaction({ at: this.ref, idTag, meterStartWh: action.meterStartWh, startedAt: action.startedAt, source: 'modbus', connectorStatus });
-        this.reportedStatus = statusKey(connectorStatus.status, connectorStatus.errorCode);
-        next = { ...state, transactionId: transaction.id };
-        this.logger.info({ transactionId: transaction.id, meterStartWh: action.meterStartWh, startedAt: action.startedAt.toISOString() }, 'modbus session started');
-      } else if (action?.type === 'stop') {
-        if (this.options.site.stopTransaction({ stationId: this.ref.stationId, transactionId: action.transactionId, meterStopWh: action.meterStopWh, stoppedAt: action.stoppedAt, connectorStatus })) {
-          this.reportedStatus = statusKey(connectorStatus.status, connectorStatus.errorCode);
+      // The session change, its events and the detector state that knows of it are one transaction, durable before
+      // the poller goes on: a session without its detector state would be started again by the next reading.
+      const statusWritten = this.options.site.inOneCommit(() => {
+        let next = state;
+        let written = false;
+        if (action?.type === 'start') {
+          const idTag = this.meter.idTag ?? `MODBUS-${this.meter.id}`;
+          const transaction = this.options.site.startTransaction({ at: this.ref, idTag, meterStartWh: action.meterStartWh, startedAt: action.startedAt, source: 'modbus', connectorStatus });
+          next = { ...state, transactionId: transaction.id };
+          written = true;
+        } else if (action?.type === 'stop') {
+          written = this.options.site.stopTransaction({ stationId: this.ref.stationId, transactionId: action.transactionId, meterStopWh: action.meterStopWh, stoppedAt: action.stoppedAt, connectorStatus }) !== undefined;
         }
-        this.logger.info({ transactionId: action.transactionId, meterStopWh: action.meterStopWh, stoppedAt: action.stoppedAt.toISOString() }, 'modbus session stopped');
-      }
-      this.state = next;
-      if (next.phase !== previous.phase || action) saveDetector(this.options.db, this.meter.id, this.snapshot(), this.now());
-      // The session change, its events and the detector state are durable before the poller goes on.
-      this.options.site.commitNow();
+        // snapshot() reads this.state; the catch below puts the previous one back if the transaction fails.
+        this.state = next;
+        if (next.phase !== previous.phase || action) saveDetector(this.options.db, this.meter.id, this.snapshot(), this.now());
+        return written;
+      });
+      if (statusWritten) this.reportedStatus = statusKey(connectorStatus.status, connectorStatus.errorCode);
+      if (action?.type === 'start') this.logger.info({ transactionId: this.state.transactionId, meterStartWh: action.meterStartWh, startedAt: action.startedAt.toISOString() }, 'modbus session started');
+      if (action?.type === 'stop') this.logger.info({ transactionId: action.transactionId, meterStopWh: action.meterStopWh, stoppedAt: action.stoppedAt.toISOString() }, 'modbus session stopped');
     } catch (err) {
       // The detector keeps its previous state, so the next good reading tries the same change again.
       this.state = previous;
