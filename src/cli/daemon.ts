@@ -44,6 +44,9 @@ export interface Daemon {
 /** Bound on a graceful stop, below the unit's TimeoutStopSec=30 (systemd/chargegate.service). */
 const STOP_DEADLINE_MS = 25_000;
 
+/** How long the daemon's connection waits for a write lock held by another process. */
+const WRITE_LOCK_WAIT_MS = 200;
+
 /**
  * The composition root: builds every part from the config and hands each only what it needs.
  * A part that fails to start stops the ones already started, so a bad config never leaves a half-started daemon.
@@ -73,7 +76,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     // Before anything opens or listens: a second daemon on one data directory would bill every Modbus session twice.
     const lock = lockDataDir(config.dataDir);
     parts.push({ name: 'data-dir-lock', stop: () => lock.release() });
-    const db = openDatabase(config.dataDir);
+    // Another process holding the write lock (a CLI command, a backup) costs a station call an InternalError it
+    // retries, not every station a stalled event loop: the busy wait blocks the thread.
+    const db = openDatabase(config.dataDir, { busyTimeoutMs: WRITE_LOCK_WAIT_MS });
     // One writer, one fsync per event-loop turn: the Site's changes and the delivery thread's records share it.
     // Stopped last, the database part commits whatever the other parts wrote on their way out.
     const group = new GroupCommit(db);

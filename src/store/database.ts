@@ -13,10 +13,12 @@ export const DATABASE_FILE = 'chargegate.db';
  * The daemon and CLI commands open it at the same time: WAL lets readers run beside the one writer, and
  * busy_timeout makes a second writer wait for the lock instead of failing.
  */
-export function openDatabase(dataDir: string, options: { readonly?: boolean } = {}): Database {
+export function openDatabase(dataDir: string, options: { readonly?: boolean; busyTimeoutMs?: number } = {}): Database {
   mkdirSync(dataDir, { recursive: true, mode: 0o750 });
   const db = new BetterSqlite3(path.join(dataDir, DATABASE_FILE), { fileMustExist: options.readonly === true, readonly: options.readonly === true });
-  db.pragma('busy_timeout = 10000');
+  // SQLite waits for a lock another process holds by sleeping the calling thread: a CLI command may wait; the
+  // daemon passes a short time, since its event loop serves every station.
+  db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
   if (!options.readonly) {
     db.pragma('journal_mode = WAL');
     // Events are acknowledged to stations only after commit: FULL makes the commit survive power loss, not just a crash.
