@@ -27,7 +27,7 @@ export const backlogDrain: Scenario = {
       const identities = stationIds(s.stations);
       const site = ctx.tempSite();
       seedIdTags(site, identities.map(stationTag));
-      const config = { sites: [benchSite({ stations: s.stations, webhookUrl: `http://127.0.0.1:${port}/webhook/events` })], webhookDelivery: { retryIntervalS: s.retryIntervalS, maxRetries: 1_000_000, queueCapacity: 1000 } };
+      const config = { sites: [benchSite({ stations: s.stations, webhookUrl: `http://127.0.0.1:${port}/webhook/events` })], webhookDelivery: { retryIntervalS: s.retryIntervalS, maxRetries: 100_000, queueCapacity: 1000 } };
       return ctx.withChargegate(
         config,
         async (daemon) => {
