@@ -71,9 +71,9 @@ export class Applications {
   }
 
   /** The active application whose secret matches, else undefined. Constant time in the secret. */
-  authenticate(clientId: string, clientSecret: string): Application | undefined {
+  async authenticate(clientId: string, clientSecret: string): Promise<Application | undefined> {
     const row = this.row(clientId);
-    const matches = verifySecret(clientSecret, row?.secret_hash ?? DECOY_HASH);
+    const matches = await verifySecret(clientSecret, row?.secret_hash ?? DECOY_HASH);
     return row && matches && row.revoked_at === null ? toApplication(row) : undefined;
   }
 

@@ -5,5 +5,4 @@ export { tokenEndpointRoutes, type TokenEndpointOptions } from './token-endpoint
 export { BearerAuth, type Caller } from './bearer-auth.js';
 export { chargePointsApiRoutes, type ChargePointsApiOptions } from './charge-points-api.js';
 export { openApiRoutes } from './openapi.js';
-export { FailureThrottle } from './failure-throttle.js';
 export { authorizationServerMetadataRoutes } from './authorization-server-metadata.js';

@@ -1,10 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
 import { grantsOf, issueAccessToken, scopeOf, type Applications } from '../applications/index.js';
 import type { Config } from '../config/index.js';
 import { ACCESS_TOKEN_LIFETIME_S, type Keystore } from '../keystore/index.js';
-import { FailureThrottle } from './failure-throttle.js';
+import { FailureLimiter } from '../credentials/index.js';
 import { HttpError, jsonErrorHandler, type ErrorSurface } from './http-errors.js';
 
 export interface TokenEndpointOptions {
@@ -15,12 +14,12 @@ export interface TokenEndpointOptions {
 }
 
 /** The error codes of RFC 6749 section 5.2 this endpoint sends; `server_error` is its 500. */
-export const OAUTH_ERROR_CODES = ['invalid_request', 'invalid_client', 'unsupported_grant_type', 'invalid_scope', 'server_error'] as const;
+export const OAUTH_ERROR_CODES = ['invalid_request', 'invalid_client', 'unsupported_grant_type', 'invalid_scope', 'slow_down', 'server_error'] as const;
 
-/** An error response of RFC 6749 section 5.2; `basicChallenge` when the client tried HTTP Basic (section 5.2, invalid_client). */
+/** An error response of RFC 6749 section 5.2 (429 slow_down: RFC 8628's name for "too many, wait"). */
 class OAuthError extends HttpError<(typeof OAUTH_ERROR_CODES)[number]> {
-  constructor(statusCode: 400 | 401, error: Exclude<(typeof OAUTH_ERROR_CODES)[number], 'server_error'>, description: string, basicChallenge = false) {
-    super(statusCode, error, description, basicChallenge ? { 'www-authenticate': 'Basic realm="chargegate", charset="UTF-8"' } : {});
+  constructor(statusCode: 400 | 401 | 429, error: Exclude<(typeof OAUTH_ERROR_CODES)[number], 'server_error'>, description: string, headers: Record<string, string> = {}) {
+    super(statusCode, error, description, headers);
   }
 }
 
@@ -34,6 +33,8 @@ const OAUTH_ERRORS: ErrorSurface = {
 };
 
 const FORM = 'application/x-www-form-urlencoded';
+/** RFC 6749 section 5.2: invalid_client after HTTP Basic answers with a challenge. */
+const BASIC_CHALLENGE = { 'www-authenticate': 'Basic realm="chargegate", charset="UTF-8"' };
 
 /**
  * POST /oauth2/token: the client credentials grant (RFC 6749 section 4.4) for the applications in the database.
@@ -41,7 +42,7 @@ const FORM = 'application/x-www-form-urlencoded';
  * refused because scopes derive from the application's groups.
  */
 export function tokenEndpointRoutes(options: TokenEndpointOptions): FastifyPluginAsync {
-  const throttle = new FailureThrottle();
+  const failures = new FailureLimiter();
   const requests =
     options.metrics && new Counter({ name: 'chargegate_token_requests_total', help: 'POST /oauth2/token by outcome: issued, or the RFC 6749 error code', labelNames: ['outcome'], registers: [options.metrics] });
   return async (app) => {
@@ -55,13 +56,18 @@ export function tokenEndpointRoutes(options: TokenEndpointOptions): FastifyPlugi
 
     app.post('/oauth2/token', async (request, reply) => {
       const address = request.ip;
-      const delay = throttle.delayMs(address);
-      if (delay > 0) await sleep(delay);
       try {
         const credentials = readTokenRequest(request);
-        const application = options.applications.authenticate(credentials.clientId, credentials.clientSecret);
-        if (!application) throw new OAuthError(401, 'invalid_client', 'client authentication failed', credentials.viaBasic);
-        throttle.recordSuccess(address);
+        // Contract section 7: an address with 10 failures in the last minute is answered at once, without hashing.
+        const limit = failures.check(address);
+        if (!limit.allowed) throw new OAuthError(429, 'slow_down', `too many failed client authentications from ${address}; retry in ${limit.retryAfterS} s`, { 'retry-after': String(limit.retryAfterS) });
+        let application: Awaited<ReturnType<Applications['authenticate']>>;
+        try {
+          application = await options.applications.authenticate(credentials.clientId, credentials.clientSecret);
+        } finally {
+          limit.ticket.done(application !== undefined);
+        }
+        if (!application) throw new OAuthError(401, 'invalid_client', 'client authentication failed', credentials.viaBasic ? BASIC_CHALLENGE : {});
         const config = options.config();
         const scope = scopeOf(grantsOf(config, application.groupIds));
         const { token } = await issueAccessToken({ keystore: options.keystore, issuer: config.http.issuer, application, scope });
@@ -70,7 +76,6 @@ export function tokenEndpointRoutes(options: TokenEndpointOptions): FastifyPlugi
         return reply.status(200).send({ access_token: token, token_type: 'Bearer', expires_in: ACCESS_TOKEN_LIFETIME_S, scope });
       } catch (err) {
         if (err instanceof OAuthError) {
-          if (err.error === 'invalid_client') throttle.recordFailure(address);
           requests?.inc({ outcome: err.error });
         }
         throw err;
@@ -114,11 +119,11 @@ function readBasic(header: string | undefined): { clientId: string; clientSecret
   const match = /^basic[ ]+([A-Za-z0-9+/]+=*)[ ]*$/i.exec(header);
   const decoded = match ? Buffer.from(match[1]!, 'base64').toString('utf8') : '';
   const colon = decoded.indexOf(':');
-  if (colon < 0) throw new OAuthError(401, 'invalid_client', 'malformed or unsupported Authorization header; use Basic with client_id:client_secret', true);
+  if (colon < 0) throw new OAuthError(401, 'invalid_client', 'malformed or unsupported Authorization header; use Basic with client_id:client_secret', BASIC_CHALLENGE);
   try {
     return { clientId: formDecode(decoded.slice(0, colon)), clientSecret: formDecode(decoded.slice(colon + 1)) };
   } catch {
-    throw new OAuthError(401, 'invalid_client', 'malformed Basic credentials: user and password must be form-urlencoded', true);
+    throw new OAuthError(401, 'invalid_client', 'malformed Basic credentials: user and password must be form-urlencoded', BASIC_CHALLENGE);
   }
 }
 

@@ -7,6 +7,7 @@ import type { Authorizer } from '../authorization/index.js';
 import type { Config } from '../config/index.js';
 import type { HealthSource } from '../http/index.js';
 import type { Logger } from '../log/index.js';
+import { FailureLimiter } from '../credentials/index.js';
 import { STATIONS_TOPIC, type Site } from '../site/index.js';
 import { watchChangeCounter, type Database } from '../store/index.js';
 import { StationConnections, type StationClient, type StationSession } from './connections.js';
@@ -61,7 +62,8 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
     }
   };
 
-  rpc.auth((accept, reject, handshake) => {
+  const failedUpgrades = new FailureLimiter();
+  rpc.auth(async (accept, reject, handshake) => {
     const { ocpp: current } = config();
     const fields = { stationId: handshake.identity, remoteAddress: handshake.remoteAddress };
     if (!handshake.protocols.has(OCPP16)) {
@@ -69,7 +71,14 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
       reject(400, 'WebSocket subprotocol ocpp1.6 required');
       return;
     }
-    const decision = decideAccess({ identity: handshake.identity, endpoint: handshake.endpoint, path: current.path, profile: current.securityProfile, password: handshake.password, admission: site.admission(handshake.identity) });
+    const limit = failedUpgrades.check(handshake.remoteAddress ?? 'unknown');
+    if (!limit.allowed) {
+      log.debug({ ...fields, retryAfterS: limit.retryAfterS }, 'station connection refused: too many failed attempts from this address');
+      reject(429, `too many failed attempts from this address; retry in ${limit.retryAfterS} s`);
+      return;
+    }
+    const decision = await decideAccess({ identity: handshake.identity, endpoint: handshake.endpoint, path: current.path, profile: current.securityProfile, password: handshake.password, admission: site.admission(handshake.identity) });
+    if (limit.ticket.done(decision.accepted)) log.warn(fields, 'station connection refused: too many failed attempts from this address; refusing it for a minute without checking');
     if (!decision.accepted) {
       log.warn({ ...fields, status: decision.status, reason: decision.reason }, 'station connection refused');
       reject(decision.status, decision.reason);

@@ -18,14 +18,14 @@ export type AccessDecision = { accepted: true; session: StationSession } | { acc
  * profiles 1 and 2. Unknown stations are let in so their BootNotification can be answered Pending and recorded;
  * blocked or removed ones so it can be answered Rejected. Neither may do anything else (see station-handlers).
  */
-export function decideAccess(input: {
+export async function decideAccess(input: {
   identity: string;
   endpoint: string;
   path: string;
   profile: SecurityProfile;
   password: Buffer | undefined;
   admission: StationAdmission;
-}): AccessDecision {
+}): Promise<AccessDecision> {
   if (trimSlash(input.endpoint) !== trimSlash(input.path)) return { accepted: false, status: 404, reason: `no OCPP endpoint at ${input.endpoint}` };
   if (!isStationId(input.identity)) return { accepted: false, status: 400, reason: `station identity must be ${STATION_ID_RULE}` };
   const { admission } = input;
@@ -33,7 +33,7 @@ export function decideAccess(input: {
   if (admission.verdict !== 'known' || input.profile === 0) return session(null);
   if (!admission.passwordHash) return { accepted: false, status: 401, reason: 'station has no password yet: run `chargegate station pair`' };
   if (!input.password) return { accepted: false, status: 401, reason: 'no HTTP Basic password' };
-  if (!verifySecret(input.password.toString('utf8'), admission.passwordHash)) return { accepted: false, status: 401, reason: 'wrong password' };
+  if (!(await verifySecret(input.password.toString('utf8'), admission.passwordHash))) return { accepted: false, status: 401, reason: 'wrong password' };
   return session(admission.passwordHash);
 }
 

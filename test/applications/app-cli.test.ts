@@ -37,8 +37,8 @@ describe('chargegate app', { timeout: 120_000 }, () => {
     expect(row.secret_hash).toMatch(/^scrypt\$/);
     expect(row.secret_hash).not.toContain(clientSecret);
     expect(JSON.parse(row.group_ids)).toEqual(['ops', 'viewer']);
-    expect(withDb((db) => new Applications({ db }).authenticate(clientId, clientSecret))).toMatchObject({ clientId, name: 'Partner A' });
-    expect(withDb((db) => new Applications({ db }).authenticate(clientId, `${clientSecret}x`))).toBeUndefined();
+    await expect(withDb((db) => new Applications({ db }).authenticate(clientId, clientSecret))).resolves.toMatchObject({ clientId, name: 'Partner A' });
+    await expect(withDb((db) => new Applications({ db }).authenticate(clientId, `${clientSecret}x`))).resolves.toBeUndefined();
 
     const human = await cli('app', 'create', '--name', 'Partner B', '--group', 'viewer');
     expect(human.code).toBe(0);
