@@ -183,6 +183,8 @@ export const configSchema = z
         maxMessageBytes: z.number().int().min(1024).max(16 * 1024 * 1024).default(65_536),
         // Malformed frames in a row before the station is disconnected (1002).
         maxBadMessages: z.number().int().positive().max(10_000).default(20),
+        // Unknown stations remembered as pending (the least recently seen dropped first; each for 7 days at most).
+        maxPendingStations: z.number().int().positive().max(100_000).default(100),
         tls: z.strictObject({ cert: z.string().min(1), key: z.string().min(1) }).optional(),
       })
       .prefault({}),

@@ -35,6 +35,10 @@ export class SiteDirectory {
     }
   }
 
+  configuredStationIds(): string[] {
+    return [...this.stationSite.keys()];
+  }
+
   /** The site of a station listed in the config, or undefined. */
   configuredSiteOf(stationId: string): string | undefined {
     return this.stationSite.get(stationId);

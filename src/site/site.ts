@@ -13,7 +13,7 @@ import {
   type StopReason,
   type StopTransactionPayload,
 } from './events.js';
-import { allStations, ensureStation, findStation, type StationRow, type StationState } from './stations.js';
+import { allStations, ensureStation, findStation, prunePendingStations, type StationRow, type StationState } from './stations.js';
 
 /** A connector anywhere on the site: an OCPP station's connector or a Modbus meter's charge point. */
 export interface ConnectorRef extends ChargePointRef {
@@ -187,7 +187,7 @@ export class Site {
     return this.commit(() => {
       const admission = this.admission(stationId);
       const now = this.now();
-      ensureStation(this.db, stationId, 'pending', now);
+      this.remember(stationId, now);
       statement(this.db, 'UPDATE stations SET boot_info = ?, last_seen = ? WHERE id = ?').run(JSON.stringify(bootInfo), now.toISOString(), stationId);
       if (admission.verdict === 'rejected') return 'Rejected';
       if (admission.verdict === 'known') return 'Accepted';
@@ -209,9 +209,14 @@ export class Site {
     this.lastSeen.delete(stationId);
     // One commit (one fsync) for a station's first contact, not one per statement.
     this.commit(() => {
-      ensureStation(this.db, stationId, 'pending', now);
+      this.remember(stationId, now);
       statement(this.db, 'UPDATE stations SET online = ?, last_seen = ? WHERE id = ?').run(online ? 1 : 0, now.toISOString(), stationId);
     });
+  }
+
+  /** A station's row on its first contact: an unknown one is pending, within the bound on pending stations. */
+  private remember(stationId: string, now: Date): void {
+    if (ensureStation(this.db, stationId, 'pending', now)) prunePendingStations(this.db, this.config().ocpp.maxPendingStations, now, this.directory.configuredStationIds());
   }
 
   /** Marks activity in memory; flushLastSeen() writes it in one batch so heartbeats cost no fsync each. */

@@ -21,7 +21,22 @@ export function allStations(db: Database): StationRow[] {
   return statement(db, 'SELECT * FROM stations ORDER BY id').all() as StationRow[];
 }
 
-/** Creates the row on first contact; later calls leave the state alone. */
-export function ensureStation(db: Database, stationId: string, state: StationState, now: Date): void {
-  statement(db, 'INSERT INTO stations (id, state, first_seen, last_seen) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING').run(stationId, state, now.toISOString(), now.toISOString());
+/** Creates the row on first contact; later calls leave the state alone. True when it created it. */
+export function ensureStation(db: Database, stationId: string, state: StationState, now: Date): boolean {
+  return statement(db, 'INSERT INTO stations (id, state, first_seen, last_seen) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING').run(stationId, state, now.toISOString(), now.toISOString()).changes === 1;
+}
+
+/** How long an unknown station that went quiet stays listed for `station pair`. */
+const PENDING_KEPT_MS = 7 * 86_400_000;
+
+/**
+ * Contract section 7: unknown stations are remembered as pending only up to `max` (the least recently seen go
+ * first) and for 7 days, so identities made up by whoever reaches the port cannot grow the table for ever.
+ */
+export function prunePendingStations(db: Database, max: number, now: Date, configured: readonly string[]): void {
+  // Stations listed in the config have rows in state 'pending' too (until paired); they are known, not counted.
+  const unknown = "state = 'pending' AND id NOT IN (SELECT value FROM json_each(:configured))";
+  const params = { configured: JSON.stringify(configured), max, before: new Date(now.getTime() - PENDING_KEPT_MS).toISOString() };
+  statement(db, `DELETE FROM stations WHERE ${unknown} AND COALESCE(last_seen, first_seen) < :before`).run(params);
+  statement(db, `DELETE FROM stations WHERE ${unknown} AND id NOT IN (SELECT id FROM stations WHERE ${unknown} ORDER BY COALESCE(last_seen, first_seen) DESC, rowid DESC LIMIT :max)`).run(params);
 }

@@ -88,3 +88,23 @@ describe('station admission, pairing and connections', () => {
     expect(t.logged('station connected').every((l) => l.stationId === 'CP001' && l.siteId === 's1')).toBe(true);
   });
 });
+
+/** Contract section 7: identities made up by whoever reaches the port cannot grow the stations table. */
+describe('pending stations', () => {
+  let t: TestDaemon;
+  afterEach(() => t.stop());
+
+  it('are kept up to ocpp.maxPendingStations, the least recently seen dropped first, and for 7 days; configured stations are not counted', async () => {
+    t = await startTestDaemon({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, maxPendingStations: 3 } });
+    t.db.prepare("INSERT INTO stations (id, state, first_seen, last_seen) VALUES ('OLD-1', 'pending', ?, ?)").run('2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z');
+    const configured = await t.connect('CP001');
+    await configured.boot();
+    for (const id of ['U-1', 'U-2', 'U-3', 'U-4', 'U-5']) {
+      const stranger = await t.connect(id);
+      expect(await stranger.boot()).toMatchObject({ status: 'Pending' });
+    }
+    const pending = t.db.prepare("SELECT id FROM stations WHERE state = 'pending' AND id <> 'CP001' ORDER BY id").pluck().all();
+    expect(pending).toEqual(['U-3', 'U-4', 'U-5']);
+    expect(t.db.prepare("SELECT id FROM stations WHERE id = 'CP001'").pluck().get()).toBe('CP001');
+  });
+});
