@@ -43,7 +43,9 @@ const CLOSE_WAIT_MS = 1000;
  * flight: serial meters answer only one master request at a time, and many TCP gateways mix up overlapping
  * requests. Between requests the bus stays quiet for interRequestDelayMs (unitChangeDelayMs when the next request
  * addresses another unit). After a timeout or transport error the client is closed and recreated: at once after a
- * single failure, then with exponential backoff from reconnectMinMs to reconnectMaxMs while failures repeat.
+ * single failure, then with exponential backoff from reconnectMinMs to reconnectMaxMs while failures repeat. Behind
+ * a serial device server (rtuovertcp) a timeout is one silent unit on the serial side, not a broken socket: the
+ * connection stays (a device server often takes one connection at a time, and a new one may lose its first bytes).
  */
 export class ModbusBus {
   private client: ModbusRTU | undefined;
@@ -118,7 +120,7 @@ export class ModbusBus {
       if (error.kind === 'timeout') this.counters.timeouts += 1;
       else this.answered(started, error.kind);
       if (error.kind === 'exception') this.failures = 0;
-      else await this.dropClient(error);
+      else if (!(error.kind === 'timeout' && this.settings.connection.type === 'rtuovertcp')) await this.dropClient(error);
       throw error;
     } finally {
       this.lastUnitId = unitId;
@@ -169,7 +171,9 @@ export class ModbusBus {
       case 'tcp':
         return client.connectTCP(c.host, { port: c.port });
       case 'rtuovertcp':
-        return client.connectTcpRTUBuffered(c.host, { port: c.port });
+        // Raw RTU frames (address, PDU, CRC) over TCP, as a transparent serial device server forwards them.
+        // modbus-serial's TelnetPort sends exactly that; its "TcpRTUBuffered" port adds an MBAP header instead.
+        return client.connectTelnet(c.host, { port: c.port });
       case 'rtu':
         return client.connectRTUBuffered(c.device, { baudRate: c.baudRate, parity: c.parity, dataBits: c.dataBits, stopBits: c.stopBits });
     }

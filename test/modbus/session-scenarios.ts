@@ -5,7 +5,7 @@ import type { MeterHealth } from '../../src/modbus/index.js';
 import { openDatabase, type Database } from '../../src/store/index.js';
 import { startTestDaemon, type EventRow, type TestDaemon } from '../support/daemon.js';
 import { spawnDaemon } from '../support/cli.js';
-import { openPtyPair, type ScriptableMeter } from '../support/meter-simulator.js';
+import { openDeviceServer, openPtyPair, type ScriptableMeter } from '../support/meter-simulator.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { tempSite, type TempSite } from '../support/temp-site.js';
 import { deliveriesOf, eventually, FAST_DETECTION, meterConfig, meterEvents, meterHealth, statusTrail, waitForEvent, waitForStatus, type ConnectionConfig } from './harness.js';
@@ -28,6 +28,20 @@ export async function onPtyPair(dir: string, startMeter: (device: string) => Pro
     async close() {
       await meter.close();
       await pty.close();
+    },
+  };
+}
+
+/** A simulator on the far side of a socat serial device server in transparent mode: raw RTU over TCP. */
+export async function behindDeviceServer(dir: string, startMeter: (device: string) => Promise<ScriptableMeter>): ReturnType<SimulatorFactory['start']> {
+  const server = await openDeviceServer(dir);
+  const meter = await startMeter(server.meterSide);
+  return {
+    meter,
+    connection: { type: 'rtuovertcp', host: server.host, port: server.port },
+    async close() {
+      await meter.close();
+      await server.close();
     },
   };
 }

@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { connect } from 'node:net';
 import { freePort } from './free-port.js';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -204,6 +205,41 @@ export async function openPtyPair(dir: string): Promise<PtyPair> {
       await exited;
     },
   };
+}
+
+/**
+ * A serial device server in transparent mode (the Moxa/USR/Waveshare setup): socat listens on a loopback TCP port
+ * and forwards the bytes as they are onto the controller side of a pty pair, whose other side a meter answers on.
+ * chargegate connects with `type: rtuovertcp`: raw RTU frames over TCP.
+ */
+export async function openDeviceServer(dir: string): Promise<{ meterSide: string; host: string; port: number; close(): Promise<void> }> {
+  const pty = await openPtyPair(dir);
+  const port = await freePort();
+  const socat = spawn('socat', [`TCP-LISTEN:${port},bind=127.0.0.1,reuseaddr,fork`, `FILE:${pty.controllerSide},raw,echo=0`], { stdio: 'ignore' });
+  const exited = new Promise<void>((resolve) => socat.once('exit', () => resolve()));
+  const deadline = Date.now() + 10_000;
+  while (!(await canConnect(port))) {
+    if (socat.exitCode !== null || Date.now() > deadline) throw new Error(`socat did not listen on 127.0.0.1:${port}`);
+    await delay(20);
+  }
+  return {
+    meterSide: pty.meterSide,
+    host: '127.0.0.1',
+    port,
+    async close() {
+      if (socat.exitCode === null) socat.kill();
+      await exited;
+      await pty.close();
+    },
+  };
+}
+
+function canConnect(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => (socket.destroy(), resolve(true)));
+    socket.once('error', () => resolve(false));
+  });
 }
 
 /**
