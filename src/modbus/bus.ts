@@ -62,11 +62,15 @@ export class ModbusBus {
   private lastLatencyMs: number | undefined;
   private lastError: string | undefined;
 
+  private readonly logger: Logger;
+
   constructor(
     readonly settings: BusSettings,
-    private readonly logger: Logger,
+    logger: Logger,
     private readonly observer?: BusObserver,
-  ) {}
+  ) {
+    this.logger = logger.child({ bus: settings.key });
+  }
 
   /** Reads registers from one unit; waits its turn behind the requests already queued on this bus. */
   read(unitId: number, request: RegisterRead, timeoutMs: number): Promise<number[]> {
@@ -141,7 +145,7 @@ export class ModbusBus {
     await this.waitUntil(this.reconnectAt);
     const client = await createClient();
     // Port errors surface here; the request in flight then fails by its timeout and the client is recreated.
-    client.on('error', (err) => this.logger.debug({ bus: this.settings.key, err }, 'modbus port error'));
+    client.on('error', (err) => this.logger.debug({ err }, 'modbus port error'));
     const opening = this.open(client);
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -149,7 +153,7 @@ export class ModbusBus {
     } catch (err) {
       void opening.then(() => this.closeClient(client), () => undefined);
       client.destroy(() => undefined);
-      const error = new BusError('transport', `cannot open ${this.settings.key}: ${messageOf(err)}`);
+      const error = new BusError('transport', `cannot open ${this.target()}: ${openFailure(err)}`);
       this.counters.errors += 1;
       this.lastError = error.message;
       this.failures += 1;
@@ -159,7 +163,7 @@ export class ModbusBus {
       clearTimeout(timer);
     }
     this.connects += 1;
-    if (this.connects > 1) this.logger.info({ bus: this.settings.key, reconnects: this.connects - 1 }, 'modbus bus reconnected');
+    if (this.connects > 1) this.logger.info({ reconnects: this.connects - 1 }, 'modbus bus reconnected');
     this.observer?.connected(this.settings.key);
     this.client = client;
     return client;
@@ -179,12 +183,18 @@ export class ModbusBus {
     }
   }
 
+  /** What the installer wired: the serial device, or the host and port. */
+  private target(): string {
+    const c = this.settings.connection;
+    return c.type === 'rtu' ? c.device : `${c.host}:${c.port}`;
+  }
+
   private async dropClient(cause: BusError): Promise<void> {
     const client = this.client;
     this.client = undefined;
     this.failures += 1;
     this.reconnectAt = Date.now() + this.backoffMs();
-    this.logger.debug({ bus: this.settings.key, cause: cause.message, reconnectInMs: this.reconnectAt - Date.now() }, 'closing modbus client to recreate it');
+    this.logger.debug({ cause: cause.message, reconnectInMs: this.reconnectAt - Date.now() }, 'closing modbus client to recreate it');
     if (client) await this.closeClient(client);
   }
 
@@ -221,6 +231,13 @@ function classify(err: unknown, what: string, timeoutMs: number): BusError {
   if (typeof e.modbusCode === 'number') return new BusError('exception', `${what}: ${e.message}`);
   if (e.errno === 'ETIMEDOUT') return new BusError('timeout', `${what}: no answer within ${timeoutMs} ms`);
   return new BusError('transport', `${what}: ${messageOf(err)}`);
+}
+
+/** serialport says "Error: No such file or directory, cannot open /dev/x": the reason alone, the path is ours to say. */
+function openFailure(err: unknown): string {
+  return messageOf(err)
+    .replace(/^(Error: )+/, '')
+    .replace(/, cannot open \S+$/, '');
 }
 
 function messageOf(err: unknown): string {

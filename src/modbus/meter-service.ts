@@ -120,7 +120,7 @@ export class MeterService {
     this.closeOrphanSessions(new Set(wanted.map((w) => w.meter.id)));
 
     for (const [key, settings] of busSettings) {
-      if (!this.buses.has(key)) this.buses.set(key, { bus: new ModbusBus(settings, this.logger.child({ bus: key }), this.metrics), signature: busSignature(settings) });
+      if (!this.buses.has(key)) this.buses.set(key, { bus: new ModbusBus(settings, this.logger, this.metrics), signature: busSignature(settings) });
     }
     for (const { meter, siteId } of wanted) {
       if (this.pollers.has(meter.id)) continue;

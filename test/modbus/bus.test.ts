@@ -37,6 +37,33 @@ describe('Modbus bus', () => {
     return bus;
   }
 
+  it('says a missing serial device in one clean line: the path once, no nested "Error:"', async () => {
+    const bus = openBus(settingsFor(['{ type: rtu, device: /dev/ttyUSB-chargegate-missing, unitId: 1 }']));
+    const failure = await bus.read(1, SDM630_CURRENTS, 500).then(
+      () => undefined,
+      (err: unknown) => err as BusError,
+    );
+    expect(failure?.message).toBe('cannot open /dev/ttyUSB-chargegate-missing: No such file or directory');
+  });
+
+  it('logs a reconnect with its bus key once', async () => {
+    const sim = await tcpMeters();
+    const port = sim.port;
+    const lines: string[] = [];
+    const bus = new ModbusBus(settingsFor([`{ type: tcp, host: 127.0.0.1, port: ${port}, unitId: 1, reconnectMinMs: 50, reconnectMaxMs: 100 }`]), createLogger('info', { write: (line: string) => void lines.push(line) }));
+    cleanups.push(() => bus.close());
+    await bus.read(1, SDM630_CURRENTS, 500);
+    await sim.close();
+    cleanups.shift();
+    await expect(bus.read(1, SDM630_CURRENTS, 300)).rejects.toBeInstanceOf(BusError);
+    const back = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630 }, port });
+    cleanups.push(() => back.close());
+    await eventually(() => bus.read(1, SDM630_CURRENTS, 300).catch(() => undefined), 10_000, 'a reading from the meter that came back');
+    const line = lines.find((l) => l.includes('modbus bus reconnected'))!;
+    expect(line.match(/"bus":/g)).toEqual(['"bus":']);
+    expect(line).toContain(`"bus":"tcp://127.0.0.1:${port}"`);
+  });
+
   it('keeps one request in flight per socket, in order, with a quiet gap and a longer one when the unit changes', async () => {
     const sim = await tcpMeters(15);
     await sim.set(1, { currentA: [1, 2, 3] });
