@@ -55,6 +55,7 @@ export class MeterPoller {
   private stopped = false;
   private readonly abort = new AbortController();
   private running: Promise<void> = Promise.resolve();
+  private offlineDeadline: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: MeterPollerOptions) {
     const { meter, siteId } = options;
@@ -72,12 +73,35 @@ export class MeterPoller {
 
   start(): void {
     this.running = this.run();
+    this.armOfflineDeadline();
   }
 
   /** Stops polling; the caller closes the bus so a queued request fails at once. */
   halt(): void {
     this.stopped = true;
     this.abort.abort();
+    clearTimeout(this.offlineDeadline);
+  }
+
+  /**
+   * Offline comes by time, not by failed polls (contract section 7): on a shared line in back-off a meter may not
+   * be polled for many seconds. The timer fires when offlineAfterS of silence would have passed and re-arms
+   * itself from the latest good reading, so a steady meter costs one timer per offlineAfterS, not one per poll.
+   */
+  private armOfflineDeadline(): void {
+    clearTimeout(this.offlineDeadline);
+    const dueInMs = this.meter.detection.offlineAfterS * 1000 - this.silentMs();
+    this.offlineDeadline = setTimeout(() => {
+      if (this.stopped) return;
+      if (this.silentMs() >= this.meter.detection.offlineAfterS * 1000) this.goOffline(this.lastError ?? `no good reading for ${this.meter.detection.offlineAfterS} s`);
+      if (this.online) this.armOfflineDeadline();
+    }, Math.max(0, dueInMs));
+    this.offlineDeadline.unref();
+  }
+
+  /** Since the last good reading, or since this poller started: downtime of the daemon itself does not count. */
+  private silentMs(): number {
+    return this.now().getTime() - Math.max(this.lastGoodAt?.getTime() ?? 0, this.startedAt.getTime());
   }
 
   /** Resolves once the poll loop has ended (after halt()). */
@@ -168,18 +192,21 @@ export class MeterPoller {
     const level = this.counts.consecutiveFailures === 1 || message !== this.lastError ? 'warn' : 'debug';
     this.logger[level]({ error: message, consecutiveFailures: this.counts.consecutiveFailures, ...(reading && { reading }) }, logMessage);
     this.lastError = message;
-    // Downtime of the daemon itself does not count: a restarted poller gives the meter offlineAfterS from its start.
-    const silentS = (this.now().getTime() - Math.max(this.lastGoodAt?.getTime() ?? 0, this.startedAt.getTime())) / 1000;
-    if (this.online && silentS >= this.meter.detection.offlineAfterS) {
+    if (this.silentMs() >= this.meter.detection.offlineAfterS * 1000) this.goOffline(message);
+  }
+
+  private goOffline(reason: string): void {
+    if (this.online) {
       this.online = false;
-      this.logger.error({ error: message, lastGoodReadingAt: this.lastGoodAt?.toISOString() ?? null, session: this.state.transactionId ?? null }, 'meter offline; an open session stays open');
+      this.logger.error({ error: reason, lastGoodReadingAt: this.lastGoodAt?.toISOString() ?? null, session: this.state.transactionId ?? null }, 'meter offline; an open session stays open');
     }
-    if (!this.online) this.reportStatus(METER_OFFLINE_STATUS.status, METER_OFFLINE_STATUS.errorCode, { reason: message });
+    this.reportStatus(METER_OFFLINE_STATUS.status, METER_OFFLINE_STATUS.errorCode, { reason });
     this.options.metrics?.state(this.meter.id, this.online, inSession(this.state.phase));
   }
 
   private accepted(reading: MeterReading): void {
-    if (!this.online) this.logger.info({ offlineSince: this.lastGoodAt?.toISOString() ?? null }, 'meter answering again');
+    const wasOffline = !this.online;
+    if (wasOffline) this.logger.info({ offlineSince: this.lastGoodAt?.toISOString() ?? null }, 'meter answering again');
     this.online = true;
     this.counts.readings += 1;
     this.counts.consecutiveFailures = 0;
@@ -187,6 +214,8 @@ export class MeterPoller {
     this.baseline = { energyKWh: reading.energyKWh, at: reading.at };
     this.lastGoodAt = reading.at;
     this.lastReading = reading;
+    // The deadline stopped re-arming while the meter was offline.
+    if (wasOffline) this.armOfflineDeadline();
     const input = { at: reading.at, energyWh: kWhToWh(reading.energyKWh), currentA: reading.currentA, ...(reading.powerW !== undefined && { powerW: reading.powerW }) };
     const previous = this.state;
     const { state, action } = detect(previous, input, this.meter.detection, this.meter.pollIntervalMs);
