@@ -35,6 +35,61 @@ function exited(child: ChildProcess): Promise<void> {
   return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
+describe('crash while stations commit (kill -9 at random points)', () => {
+  it('delivers every event a station was told "done" for, across three kills mid-run', async () => {
+    partner = await startReceiver({ status: 200 });
+    const config = webhookConfig([{ id: 'partner-a', url: partner.url(), events: ['Authorize'] }], { queueCapacity: 100_000 });
+    const stationIds = ['CP001', 'CP002', 'CP003', 'CP004'];
+    const stations = stationIds.map((id) => ({ id, chargePoints: [{ id: `${id}-A`, connectors: [1] }] }));
+    temp = tempSite({ log: { level: 'info' }, ...config, sites: [{ id: 's1', stations, meters: [], webhooks: (config.sites as Array<{ webhooks: unknown }>)[0]!.webhooks }] });
+
+    // Each Authorize commits one event whose idTag is unique: the tags answered are the events acknowledged.
+    const acknowledged = new Set<string>();
+    let next = 0;
+    // A seeded sequence of kill points, so a failure can be replayed.
+    let seed = 20261124;
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    for (let run = 0; acknowledged.size < EVENTS; run += 1) {
+      const daemon = await start(temp.configPath);
+      const connected = await Promise.all(stationIds.map((id) => connectStation(`ws://127.0.0.1:${daemon.ocppPort}/ocpp`, id, undefined, { callTimeoutMs: 5_000 })));
+      let killed = false;
+      const load = Promise.all(
+        connected.map(async (station) => {
+          await station.boot();
+          while (!killed && acknowledged.size < EVENTS) {
+            const tag = `T${next++}`;
+            try {
+              await station.authorize(tag);
+              acknowledged.add(tag);
+            } catch {
+              return; // the daemon died under this call: not acknowledged
+            }
+          }
+        }),
+      ).catch(() => undefined);
+      if (run < 3) {
+        await new Promise((resolve) => setTimeout(resolve, 200 + random() * 800));
+        killed = true;
+        daemon.child.kill('SIGKILL');
+        await exited(daemon.child);
+      }
+      await load;
+      await Promise.all(connected.map((station) => station.close().catch(() => undefined)));
+      if (run >= 3) {
+        const tags = () => new Set(partner!.requests.map((r) => (r.json().payload as { idTag: string }).idTag));
+        await partner.waitFor(() => {
+          const delivered = tags();
+          return [...acknowledged].every((tag) => delivered.has(tag));
+        }, 90_000);
+        expect([...acknowledged].filter((tag) => !tags().has(tag))).toEqual([]);
+        daemon.child.kill('SIGTERM');
+        await exited(daemon.child);
+      }
+    }
+    expect(acknowledged.size).toBeGreaterThanOrEqual(EVENTS);
+  }, 240_000);
+});
+
 describe('crash during delivery (kill -9)', () => {
   it('delivers every one of 2000 committed events at least once after a restart, every attempt signed and well-formed', async () => {
     // The receiver answers slowly, and holds its answers until all events are committed, so the kill lands mid-delivery.
