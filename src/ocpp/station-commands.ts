@@ -1,20 +1,4 @@
-import type {
-  ChangeAvailabilityRequest,
-  ChangeAvailabilityResponse,
-  ChangeConfigurationRequest,
-  ChangeConfigurationResponse,
-  GetConfigurationRequest,
-  GetConfigurationResponse,
-  RemoteStartStopResponse,
-  RemoteStartTransactionRequest,
-  RemoteStopTransactionRequest,
-  ResetRequest,
-  ResetResponse,
-  TriggerMessageRequest,
-  TriggerMessageResponse,
-  UnlockConnectorRequest,
-  UnlockConnectorResponse,
-} from './messages.js';
+import type { Ocpp16Actions } from './v16/messages.js';
 import { StationCallError, StationOfflineError, StationTimeoutError } from './errors.js';
 import { isRpcError, isRpcTimeout, RPC_OPEN, type RpcConnection } from './rpc.js';
 
@@ -22,15 +6,19 @@ import { isRpcError, isRpcTimeout, RPC_OPEN, type RpcConnection } from './rpc.js
  * One typed function per OCPP 1.6 command the rest of chargegate sends to a station. Every one rejects with
  * StationOfflineError (not connected), StationTimeoutError (no answer in time) or StationCallError (CALLERROR).
  */
+/** The commands chargegate sends, each typed by the generated action map. */
+type Command = 'RemoteStartTransaction' | 'RemoteStopTransaction' | 'ChangeConfiguration' | 'GetConfiguration' | 'Reset' | 'UnlockConnector' | 'TriggerMessage' | 'ChangeAvailability';
+type Send<A extends Command> = (stationId: string, req: Ocpp16Actions[A][0]) => Promise<Ocpp16Actions[A][1]>;
+
 export interface StationCommands {
-  remoteStartTransaction(stationId: string, req: RemoteStartTransactionRequest): Promise<RemoteStartStopResponse>;
-  remoteStopTransaction(stationId: string, req: RemoteStopTransactionRequest): Promise<RemoteStartStopResponse>;
-  changeConfiguration(stationId: string, req: ChangeConfigurationRequest): Promise<ChangeConfigurationResponse>;
-  getConfiguration(stationId: string, req?: GetConfigurationRequest): Promise<GetConfigurationResponse>;
-  reset(stationId: string, req: ResetRequest): Promise<ResetResponse>;
-  unlockConnector(stationId: string, req: UnlockConnectorRequest): Promise<UnlockConnectorResponse>;
-  triggerMessage(stationId: string, req: TriggerMessageRequest): Promise<TriggerMessageResponse>;
-  changeAvailability(stationId: string, req: ChangeAvailabilityRequest): Promise<ChangeAvailabilityResponse>;
+  remoteStartTransaction: Send<'RemoteStartTransaction'>;
+  remoteStopTransaction: Send<'RemoteStopTransaction'>;
+  changeConfiguration: Send<'ChangeConfiguration'>;
+  getConfiguration: (stationId: string, req?: Ocpp16Actions['GetConfiguration'][0]) => Promise<Ocpp16Actions['GetConfiguration'][1]>;
+  reset: Send<'Reset'>;
+  unlockConnector: Send<'UnlockConnector'>;
+  triggerMessage: Send<'TriggerMessage'>;
+  changeAvailability: Send<'ChangeAvailability'>;
   isOnline(stationId: string): boolean;
 }
 
@@ -40,11 +28,12 @@ export interface ConnectionLookup {
 }
 
 export function createStationCommands(connections: ConnectionLookup): StationCommands {
-  const send = async <Res>(stationId: string, action: string, req: object): Promise<Res> => {
+  const send = async <A extends Command>(stationId: string, action: A, req: Ocpp16Actions[A][0]): Promise<Ocpp16Actions[A][1]> => {
     const connection = connections.connectionOf(stationId);
     if (!connection || connection.state !== RPC_OPEN) throw new StationOfflineError(stationId);
     try {
-      return (await connection.call(action, req)) as Res;
+      // Strict mode validated the answer against the schema the action map was generated from.
+      return (await connection.call(action, req)) as Ocpp16Actions[A][1];
     } catch (err) {
       if (isRpcTimeout(err)) throw new StationTimeoutError(stationId, action);
       if (isRpcError(err)) throw new StationCallError(stationId, action, err.rpcErrorCode, err.message);
