@@ -1,6 +1,10 @@
+import type { AuthorizeResponse } from './v16/messages.js';
 export { startCentralSystem, type CentralSystem, type CentralSystemOptions } from './central-system.js';
 export { createStationCommands, type StationCommands } from './station-commands.js';
 export { StationCallError, StationOfflineError, StationTimeoutError } from './errors.js';
 export { connectUpstreamAsStation } from './upstream-client.js';
 export { createRpcClient, createRpcServer, isRpcError, OCPP16, type RpcClient, type RpcConnection, type RpcServer, type RpcServerClient } from './rpc.js';
-export type * from './messages.js';
+export type * from './v16/messages.js';
+export type { Ocpp201Actions } from './v201/messages.js';
+/** What a station learns about an idTag (Authorize, StartTransaction, StopTransaction answers). */
+export type IdTagInfo = AuthorizeResponse['idTagInfo'];

@@ -1,24 +1,9 @@
 import type { Config } from '../config/index.js';
 import type { AuthorizationDecision, Authorizer } from '../authorization/index.js';
 import type { Logger } from '../log/index.js';
-import type { Site, StopReason } from '../site/index.js';
+import type { Site } from '../site/index.js';
 import type { StationClient } from './connections.js';
-import type {
-  AuthorizeRequest,
-  AuthorizeResponse,
-  BootNotificationRequest,
-  BootNotificationResponse,
-  DataTransferRequest,
-  DataTransferResponse,
-  HeartbeatResponse,
-  IdTagInfo,
-  MeterValuesRequest,
-  StartTransactionRequest,
-  StartTransactionResponse,
-  StatusNotificationRequest,
-  StopTransactionRequest,
-  StopTransactionResponse,
-} from './messages.js';
+import type { Ocpp16Actions } from './v16/messages.js';
 import { rpcError } from './rpc.js';
 import { isAdmitted } from './station-access.js';
 
@@ -31,7 +16,22 @@ export interface StationHandlerDeps {
   countCall: (action: string, outcome: string) => void;
 }
 
-type Handler<Req> = (params: Req, stationId: string) => unknown;
+/** The actions a station sends that chargegate answers, each typed by the map generated from ocpp-rpc's schemas. */
+type StationAction =
+  | 'BootNotification'
+  | 'Heartbeat'
+  | 'StatusNotification'
+  | 'Authorize'
+  | 'StartTransaction'
+  | 'StopTransaction'
+  | 'MeterValues'
+  | 'DataTransfer'
+  | 'DiagnosticsStatusNotification'
+  | 'FirmwareStatusNotification';
+type Request<A extends StationAction> = Ocpp16Actions[A][0];
+type Response<A extends StationAction> = Ocpp16Actions[A][1];
+type Handler<A extends StationAction> = (params: Request<A>, stationId: string) => Response<A> | Promise<Response<A>>;
+type IdTagInfo = Response<'Authorize'>['idTagInfo'];
 
 /**
  * The station-initiated OCPP 1.6 actions. Each translates into a domain call whose state change and events
@@ -44,7 +44,7 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
 
   const admitted = (): boolean => isAdmitted(site.admission(stationId).verdict, config().ocpp.acceptUnknownStations);
 
-  const on = <Req>(action: string, handler: Handler<Req>, options: { beforeAcceptance?: boolean } = {}): void => {
+  const on = <A extends StationAction>(action: A, handler: Handler<A>, options: { beforeAcceptance?: boolean } = {}): void => {
     client.handle(action, async ({ params }) => {
       site.touch(stationId);
       if (!options.beforeAcceptance && !admitted()) {
@@ -55,7 +55,8 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
       try {
         // The station hears of a change only once its own writes are durable (the domain commits a turn's changes
         // together, and a handler may write, await the authorizer, and write again).
-        const result = await site.durable(() => handler(params as Req, stationId));
+        // Strict mode validated params against this action's schema, the one its type was generated from.
+        const result = await site.durable(() => handler(params as Request<A>, stationId));
         deps.countCall(action, 'ok');
         return result;
       } catch (err) {
@@ -71,9 +72,9 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
     });
   };
 
-  on<BootNotificationRequest>(
+  on(
     'BootNotification',
-    (params): BootNotificationResponse => {
+    (params) => {
       const status = site.boot(stationId, params);
       log.info({ status, vendor: params.chargePointVendor, model: params.chargePointModel, firmware: params.firmwareVersion }, 'boot notification');
       return { status, currentTime: new Date().toISOString(), interval: config().ocpp.heartbeatIntervalS };
@@ -81,7 +82,7 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
     { beforeAcceptance: true },
   );
 
-  on('Heartbeat', (): HeartbeatResponse => ({ currentTime: new Date().toISOString() }));
+  on('Heartbeat', () => ({ currentTime: new Date().toISOString() }));
 
   /** Logs and reports a connector the config does not list; its calls are answered but change nothing. */
   const unconfigured = (action: string, connectorId: number): boolean => {
@@ -90,7 +91,7 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
     return fix !== undefined;
   };
 
-  on<StatusNotificationRequest>('StatusNotification', (params) => {
+  on('StatusNotification', (params) => {
     const { connectorId, status, errorCode, info, vendorId, vendorErrorCode, timestamp } = params;
     if (unconfigured('StatusNotification', connectorId)) return {};
     const details = { ...(info !== undefined && { info }), ...(vendorId !== undefined && { vendorId }), ...(vendorErrorCode !== undefined && { vendorErrorCode }), ...(timestamp !== undefined && { timestamp }) };
@@ -99,13 +100,13 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
     return {};
   });
 
-  on<AuthorizeRequest>('Authorize', async (params): Promise<AuthorizeResponse> => {
+  on('Authorize', async (params) => {
     const decision = await authorizer.authorize({ idTag: params.idTag, stationId });
     site.recordAuthorization(stationId, params.idTag, decision.status, decision.connectorId);
     return { idTagInfo: idTagInfoOf(decision) };
   });
 
-  on<StartTransactionRequest>('StartTransaction', async (params): Promise<StartTransactionResponse> => {
+  on('StartTransaction', async (params) => {
     if (params.connectorId < 1) throw rpcError('PropertyConstraintViolation', 'connectorId must be 1 or more for a transaction');
     // No transaction id exists for it: 0 is never one, and Invalid tells the station not to charge.
     if (unconfigured('StartTransaction', params.connectorId)) return { transactionId: 0, idTagInfo: { status: 'Invalid' } };
@@ -131,13 +132,13 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
     return { transactionId: transaction.id, idTagInfo: idTagInfoOf(decision) };
   });
 
-  on<StopTransactionRequest>('StopTransaction', async (params): Promise<StopTransactionResponse> => {
+  on('StopTransaction', async (params) => {
     const stopped = site.stopTransaction({
       stationId,
       transactionId: params.transactionId,
       meterStopWh: params.meterStop,
       stoppedAt: new Date(params.timestamp),
-      ...(params.reason !== undefined && { reason: params.reason as StopReason }),
+      ...(params.reason !== undefined && { reason: params.reason }),
       ...(params.idTag !== undefined && { idTag: params.idTag }),
     });
     const owner = stopped ? undefined : site.transaction(params.transactionId)?.station_id;
@@ -151,7 +152,7 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
     return { idTagInfo: idTagInfoOf(decision) };
   });
 
-  on<MeterValuesRequest>('MeterValues', (params) => {
+  on('MeterValues', (params) => {
     const { transactionId } = params;
     if (transactionId !== undefined && !site.transactionOf(stationId, transactionId) && site.transaction(transactionId)) {
       log.warn({ transactionId }, "MeterValues for another station's transaction: ignored");
@@ -161,14 +162,14 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
     return {};
   });
 
-  on<DataTransferRequest>('DataTransfer', (params): DataTransferResponse => {
+  on('DataTransfer', (params) => {
     log.info({ vendorId: params.vendorId, messageId: params.messageId }, 'data transfer from an unknown vendor');
     return { status: 'UnknownVendorId' };
   });
 
   // Core-profile notifications a station sends on its own after firmware or diagnostics jobs: acknowledged, logged.
-  for (const action of ['DiagnosticsStatusNotification', 'FirmwareStatusNotification']) {
-    on<{ status: string }>(action, (params) => {
+  for (const action of ['DiagnosticsStatusNotification', 'FirmwareStatusNotification'] as const) {
+    on(action, (params) => {
       log.info({ action, status: params.status }, 'station notification');
       return {};
     });

@@ -1,5 +1,5 @@
 import type { UpstreamClient, UpstreamConnect, UpstreamDecision } from '../authorization/index.js';
-import type { AuthorizeResponse } from './messages.js';
+import type { AuthorizeResponse } from './v16/messages.js';
 import { createRpcClient, RPC_CLOSING } from './rpc.js';
 
 /**
