@@ -1,7 +1,7 @@
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import type { AuthorizationStatus } from '../site/index.js';
-import type { Database } from '../store/index.js';
+import type { Writer } from '../store/index.js';
 import { findIdTag } from './id-tags.js';
 import { loadPlugin, pluginVersion, type AuthorizationPlugin } from './plugin.js';
 import { createUpstreamLink, lastUpstreamDecision, rememberUpstreamDecision, type UpstreamConnect, type UpstreamLink } from './upstream.js';
@@ -35,7 +35,8 @@ export interface AuthorizationSite {
 }
 
 export interface AuthorizerOptions {
-  db: Database;
+  /** Reads the local list and writes the upstream decision cache (the daemon's group commit). */
+  writer: Writer;
   config: () => Config;
   site: AuthorizationSite;
   logger: Logger;
@@ -60,7 +61,8 @@ export interface Authorizer {
  * answer for the tag), default Invalid; then ConcurrentTx when the tag already charges elsewhere.
  */
 export async function createAuthorizer(options: AuthorizerOptions): Promise<Authorizer> {
-  const { db, site, logger } = options;
+  const { writer, site, logger } = options;
+  const { db } = writer;
   const now = options.now ?? (() => new Date());
   let plugin: AuthorizationPlugin | undefined;
   let pluginKey = '';
@@ -97,7 +99,7 @@ export async function createAuthorizer(options: AuthorizerOptions): Promise<Auth
     if (upstream) {
       const answer = await upstream.link.authorize(request.stationId, request.idTag);
       if (answer) {
-        rememberUpstreamDecision(db, request.idTag, answer, now());
+        rememberUpstreamDecision(writer, request.idTag, answer, now());
         return { ...answer, source: 'upstream' };
       }
       const cached = lastUpstreamDecision(db, request.idTag);

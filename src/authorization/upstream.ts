@@ -1,5 +1,5 @@
 import type { Logger } from '../log/index.js';
-import { statement, type Database } from '../store/index.js';
+import { statement, type Database, type Writer } from '../store/index.js';
 import type { AuthorizationStatus } from '../site/index.js';
 
 /** The CPO's answer to a forwarded Authorize, as OCPP 1.6 idTagInfo. */
@@ -83,12 +83,12 @@ export function createUpstreamLink(options: UpstreamOptions): UpstreamLink {
 }
 
 /** The last answer the CPO gave for a tag: the fallback when it cannot be asked. */
-export function rememberUpstreamDecision(db: Database, idTag: string, decision: UpstreamDecision, now: Date): void {
-  statement(
-    db,
+export function rememberUpstreamDecision(writer: Writer, idTag: string, decision: UpstreamDecision, now: Date): void {
+  writer.write(() => statement(
+    writer.db,
     `INSERT INTO upstream_decisions (id_tag, status, expires_at, decided_at) VALUES (?, ?, ?, ?)
      ON CONFLICT (id_tag) DO UPDATE SET status = excluded.status, expires_at = excluded.expires_at, decided_at = excluded.decided_at`,
-  ).run(idTag, decision.status, decision.expiryDate ?? null, now.toISOString());
+  ).run(idTag, decision.status, decision.expiryDate ?? null, now.toISOString()));
 }
 
 export function lastUpstreamDecision(db: Database, idTag: string): UpstreamDecision | undefined {

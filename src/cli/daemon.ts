@@ -98,18 +98,18 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     // ---- end webhooks ----
 
     // ---- outbox retention: delivered events leave the database after webhookDelivery.retainDeliveredDays ----
-    const stopRetention = scheduleOutboxRetention({ db, retainDays: () => config.webhookDelivery.retainDeliveredDays, logger: logger.child({ component: 'outbox' }) });
+    const stopRetention = scheduleOutboxRetention({ writer: group, retainDays: () => config.webhookDelivery.retainDeliveredDays, logger: logger.child({ component: 'outbox' }) });
     parts.push({ name: 'outbox-retention', stop: stopRetention });
     // ---- end outbox retention ----
 
-    const site = new Site({ db, config: () => config, onEventsCommitted: () => webhooks.notify(), groupCommit: group });
+    const site = new Site({ db, config: () => config, onEventsCommitted: () => webhooks.notify(), writer: group });
     site.markAllOffline();
     const lastSeenFlush = setInterval(() => site.flushLastSeen(), 15_000);
     parts.push({ name: 'last-seen', stop: () => (clearInterval(lastSeenFlush), site.flushLastSeen()) });
 
     // ---- OCPP 1.6-J central system and the Authorize decision chain (src/ocpp, src/authorization) ----
     // `centralSystem.commands` (StationCommands) is what HTTP routes use to send RemoteStart/RemoteStop etc.
-    const authorizer = await createAuthorizer({ db, config: () => config, site, logger: logger.child({ component: 'authorization' }), connectUpstream: connectUpstreamAsStation }).catch((err: unknown) => {
+    const authorizer = await createAuthorizer({ writer: group, config: () => config, site, logger: logger.child({ component: 'authorization' }), connectUpstream: connectUpstreamAsStation }).catch((err: unknown) => {
       throw err instanceof PluginLoadError ? new ConfigError(options.configPath, [err.message]) : err;
     });
     parts.push({ name: 'authorization', stop: () => authorizer.close(), reload: (next) => authorizer.reload(next) });
@@ -119,7 +119,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     // ---- end OCPP ----
 
     // ---- Modbus meters: buses, polling, session detection through the Site (src/modbus) ----
-    const meters = await MeterService.start({ config, site, db, logger, metrics });
+    const meters = await MeterService.start({ config, site, writer: group, logger, metrics });
     parts.push({ name: 'meters', stop: () => meters.stop(), reload: (next) => meters.reload(next) });
     healthSources.push(meters.healthSource());
     // ---- end Modbus meters ----

@@ -260,8 +260,7 @@ export class MeterPoller {
     const key = statusKey(status, errorCode);
     if (this.reportedStatus === key) return;
     try {
-      this.options.site.recordStatus(this.ref, status, errorCode, info);
-      this.options.site.commitNow();
+      this.options.site.inOneCommit(() => this.options.site.recordStatus(this.ref, status, errorCode, info));
       this.reportedStatus = key;
     } catch (err) {
       this.logger.error({ err, status, errorCode }, 'could not record the connector status; retrying with the next poll');

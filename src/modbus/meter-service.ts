@@ -3,7 +3,7 @@ import { modbusBusKey, type Config, type MeterConfig } from '../config/index.js'
 import { worstLevel, type HealthSource } from '../http/index.js';
 import type { Logger } from '../log/index.js';
 import type { Site } from '../site/index.js';
-import type { Database } from '../store/index.js';
+import type { Writer } from '../store/index.js';
 import { ModbusBus, type BusStats } from './bus.js';
 import { busSettingsOf, type BusSettings } from './bus-settings.js';
 import type { MeterHealth } from './meter-health.js';
@@ -15,7 +15,8 @@ import { kWhToWh } from './reading.js';
 export interface MeterServiceOptions {
   config: Config;
   site: Site;
-  db: Database;
+  /** The daemon's writer: meter state commits with the domain's changes. */
+  writer: Writer;
   logger: Logger;
   /** The daemon's registry; meter and bus series are added to it. */
   metrics?: Registry;
@@ -125,7 +126,7 @@ export class MeterService {
     for (const { meter, siteId } of wanted) {
       if (this.pollers.has(meter.id)) continue;
       const bus = this.buses.get(modbusBusKey(meter.connection))!.bus;
-      const poller = new MeterPoller({ meter, siteId, site: this.options.site, db: this.options.db, bus, logger: this.logger, ...(this.metrics && { metrics: this.metrics }), now: this.now });
+      const poller = new MeterPoller({ meter, siteId, site: this.options.site, db: this.options.writer.db, bus, logger: this.logger, ...(this.metrics && { metrics: this.metrics }), now: this.now });
       this.pollers.set(meter.id, { poller, signature: meterSignature(meter, siteId) });
       poller.start();
       this.logger.info({ meter: meter.id, model: meter.model, bus: bus.settings.key, unitId: meter.connection.unitId }, 'polling meter');
@@ -138,7 +139,9 @@ export class MeterService {
     for (const poller of pollers) poller.halt();
     await Promise.all(busKeys.map((key) => this.buses.get(key)!.bus.close()));
     await Promise.all(pollers.map((p) => p.finished()));
-    for (const poller of pollers) saveDetector(this.options.db, poller.meter.id, poller.snapshot(), this.now());
+    this.options.writer.writeNow(() => {
+      for (const poller of pollers) saveDetector(this.options.writer.db, poller.meter.id, poller.snapshot(), this.now());
+    });
     for (const id of meterIds) {
       this.pollers.delete(id);
       this.flushed.delete(id);
@@ -151,17 +154,17 @@ export class MeterService {
    * good energy, and the meter's state is forgotten.
    */
   private closeOrphanSessions(configured: ReadonlySet<string>): void {
-    const { site, db } = this.options;
+    const { site, writer } = this.options;
     for (const open of site.openTransactions()) {
       if (open.source !== 'modbus' || configured.has(open.station_id)) continue;
-      const baseline = loadDetector(db, open.station_id)?.baseline;
+      const baseline = loadDetector(writer.db, open.station_id)?.baseline;
       const meterStopWh = baseline ? Math.max(open.meter_start_wh, kWhToWh(baseline.energyKWh)) : open.meter_start_wh;
       site.stopTransaction({ stationId: open.station_id, transactionId: open.id, meterStopWh, stoppedAt: baseline?.at ?? this.now(), reason: 'Other' });
       this.logger.warn({ meter: open.station_id, transactionId: open.id, meterStopWh }, 'meter left the config during a session; session closed with reason Other');
     }
-    for (const meterId of storedMeterIds(db)) {
+    for (const meterId of storedMeterIds(writer.db)) {
       if (configured.has(meterId)) continue;
-      deleteMeter(db, meterId);
+      deleteMeter(writer, meterId);
       this.metrics?.forget(meterId);
     }
   }
@@ -184,7 +187,7 @@ export class MeterService {
     }
     if (due.length === 0) return;
     try {
-      saveMeters(this.options.db, due, this.now());
+      saveMeters(this.options.writer, due, this.now());
       for (const { meterId, json } of due) this.flushed.set(meterId, { json, age: 0 });
     } catch (err) {
       this.logger.error({ err }, 'could not write meter health');

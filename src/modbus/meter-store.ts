@@ -1,4 +1,4 @@
-import { inTransaction, statement, type Database } from '../store/index.js';
+import { statement, type Database, type Writer } from '../store/index.js';
 import type { DetectorState } from './detector.js';
 import type { MeterHealth } from './meter-health.js';
 import type { EnergyBaseline } from './reading.js';
@@ -58,13 +58,14 @@ export function saveDetector(db: Database, meterId: string, stored: StoredDetect
 }
 
 /** The periodic flush: the given meters' detector and health in one transaction (one fsync, not one per meter). */
-export function saveMeters(db: Database, meters: ReadonlyArray<{ meterId: string; detector: StoredDetector; health: MeterHealth }>, now: Date): void {
+export function saveMeters(writer: Writer, meters: ReadonlyArray<{ meterId: string; detector: StoredDetector; health: MeterHealth }>, now: Date): void {
   if (meters.length === 0) return;
+  const { db } = writer;
   const health = statement(
     db,
     'INSERT INTO meter_health (meter_id, report, updated_at) VALUES (?, ?, ?) ON CONFLICT (meter_id) DO UPDATE SET report = excluded.report, updated_at = excluded.updated_at',
   );
-  inTransaction(db, () => {
+  writer.writeNow(() => {
     for (const m of meters) {
       saveDetector(db, m.meterId, m.detector, now);
       health.run(m.meterId, JSON.stringify(m.health), now.toISOString());
@@ -78,10 +79,10 @@ export function storedMeterIds(db: Database): string[] {
 }
 
 /** Forgets a meter that left the config. */
-export function deleteMeter(db: Database, meterId: string): void {
-  inTransaction(db, () => {
-    db.prepare('DELETE FROM meter_detectors WHERE meter_id = ?').run(meterId);
-    db.prepare('DELETE FROM meter_health WHERE meter_id = ?').run(meterId);
+export function deleteMeter(writer: Writer, meterId: string): void {
+  writer.writeNow(() => {
+    writer.db.prepare('DELETE FROM meter_detectors WHERE meter_id = ?').run(meterId);
+    writer.db.prepare('DELETE FROM meter_health WHERE meter_id = ?').run(meterId);
   });
 }
 

@@ -1,5 +1,5 @@
 import type { Logger } from '../log/index.js';
-import { inTransaction, statement, type Database } from '../store/index.js';
+import { statement, type Writer } from '../store/index.js';
 
 export interface PruneResult {
   deliveries: number;
@@ -11,8 +11,9 @@ export interface PruneResult {
  * that with no delivery left. Pending deliveries and dead letters are never touched. Works in small batches so the
  * write lock is never held long against stations waiting for their answers.
  */
-export function pruneDelivered(db: Database, olderThan: Date, batchSize = 2000): PruneResult {
+export function pruneDelivered(writer: Writer, olderThan: Date, batchSize = 2000): PruneResult {
   const cutoff = olderThan.toISOString();
+  const { db } = writer;
   const deleteDeliveries = statement(db, "DELETE FROM deliveries WHERE id IN (SELECT id FROM deliveries WHERE state = 'delivered' AND updated_at < ? LIMIT ?)");
   const deleteEvents = statement(
     db,
@@ -21,7 +22,7 @@ export function pruneDelivered(db: Database, olderThan: Date, batchSize = 2000):
   const drain = (stmt: typeof deleteDeliveries): number => {
     let total = 0;
     for (;;) {
-      const { changes } = inTransaction(db, () => stmt.run(cutoff, batchSize));
+      const { changes } = writer.writeNow(() => stmt.run(cutoff, batchSize));
       total += changes;
       if (changes < batchSize) return total;
     }
@@ -30,11 +31,11 @@ export function pruneDelivered(db: Database, olderThan: Date, batchSize = 2000):
 }
 
 /** Prunes a minute after start, then hourly, keeping `retainDays()` days of delivered events; returns a stop function. */
-export function scheduleOutboxRetention(options: { db: Database; retainDays: () => number; logger: Logger }): () => void {
-  const { db, logger } = options;
+export function scheduleOutboxRetention(options: { writer: Writer; retainDays: () => number; logger: Logger }): () => void {
+  const { writer, logger } = options;
   const prune = (): void => {
     try {
-      const pruned = pruneDelivered(db, new Date(Date.now() - options.retainDays() * 86_400_000));
+      const pruned = pruneDelivered(writer, new Date(Date.now() - options.retainDays() * 86_400_000));
       if (pruned.deliveries + pruned.events > 0) logger.info({ prunedDeliveries: pruned.deliveries, prunedEvents: pruned.events }, 'pruned delivered outbox rows');
     } catch (err) {
       logger.error({ err }, 'pruning delivered outbox rows failed; tried again in an hour');

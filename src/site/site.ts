@@ -1,7 +1,7 @@
 import type { Config, EventType } from '../config/index.js';
 import { generateSecret, hashSecret } from '../credentials/index.js';
 import { appendEvent, subscribedWebhooks, type OutboxEvent } from '../outbox/index.js';
-import { bumpChangeCounter, inTransaction, statement, type Database, type GroupCommit } from '../store/index.js';
+import { bumpChangeCounter, DirectWriter, statement, type Database, type Writer } from '../store/index.js';
 import { isStationId, STATION_ID_RULE } from './station-id.js';
 import { SiteDirectory, type ChargePointRef } from './directory.js';
 import {
@@ -97,10 +97,10 @@ export interface SiteOptions {
   /** Called after a commit that appended events, outside the transaction: delivery wakes up without polling. */
   onEventsCommitted?: () => void;
   /**
-   * The daemon's group commit on db: the changes of one event-loop turn commit together at its end; callers answer
-   * for a change only after committed(). Without it each change commits before its method returns.
+   * What writes to db: the daemon's group commit (the changes of one event-loop turn commit together at its end;
+   * callers answer for a change only through durable()). Without it each change commits before its method returns.
    */
-  groupCommit?: GroupCommit;
+  writer?: Writer;
 }
 
 const STATIONS_TOPIC = 'stations';
@@ -118,14 +118,14 @@ export class Site {
   private readonly lastSeen = new Map<string, string>();
   private readonly onEventsCommitted: () => void;
   private appended = 0;
-  private readonly group: GroupCommit | undefined;
+  private readonly writer: Writer;
 
   constructor(options: SiteOptions) {
     this.db = options.db;
     this.config = options.config;
     this.now = options.now ?? (() => new Date());
     this.onEventsCommitted = options.onEventsCommitted ?? (() => {});
-    this.group = options.groupCommit;
+    this.writer = options.writer ?? new DirectWriter(options.db);
   }
 
   /**
@@ -133,12 +133,7 @@ export class Site {
    * commit of one of them failed (the change is undone, the caller answers with an error).
    */
   durable<T>(fn: () => T | Promise<T>): Promise<T> {
-    return this.group ? this.group.durable(fn) : Promise.resolve().then(fn);
-  }
-
-  /** Commits the changes made so far now, throwing if that fails: for callers that must know before going on. */
-  commitNow(): void {
-    this.group?.commitNow();
+    return this.writer.durable(fn);
   }
 
   /**
@@ -146,23 +141,21 @@ export class Site {
    * detector's state) and commits it before returning: all of it is durable, or none of it (it throws).
    */
   inOneCommit<T>(fn: () => T): T {
-    const result = this.commit(fn);
-    this.commitNow();
-    return result;
+    return this.writer.writeNow(fn);
   }
 
   /** One SQLite transaction (or savepoint of the turn's group) for a state change and its events. */
   private commit<T>(fn: () => T): T {
     const before = this.appended;
-    const result = this.group ? this.group.write(fn) : inTransaction(this.db, fn);
+    const result = this.writer.write(fn);
     if (this.appended !== before) this.announceEvents();
     return result;
   }
 
   /** Tells delivery about new events once they have committed (the listener coalesces a burst into one wake). */
   private announceEvents(): void {
-    if (!this.group) return this.onEventsCommitted();
-    this.group.committed().then(() => this.onEventsCommitted(), () => undefined);
+    if (!this.db.inTransaction) return this.onEventsCommitted();
+    this.writer.committed().then(() => this.onEventsCommitted(), () => undefined);
   }
 
   get directory(): SiteDirectory {
@@ -246,7 +239,7 @@ export class Site {
     const configuredSite = this.directory.configuredSiteOf(stationId);
     if (configuredSite && configuredSite !== siteId) throw new DomainError(`station "${stationId}" belongs to site "${configuredSite}" in the config`);
     const password = generateSecret(18);
-    inTransaction(this.db, () => {
+    this.writer.writeNow(() => {
       ensureStation(this.db, stationId, 'paired', this.now());
       statement(this.db, "UPDATE stations SET state = 'paired', site_id = ?, password_hash = ? WHERE id = ?").run(siteId, hashSecret(password), stationId);
       bumpChangeCounter(this.db, STATIONS_TOPIC);
@@ -256,7 +249,7 @@ export class Site {
 
   /** Blocks (or removes) a station: the daemon closes its open connection and answers its next BootNotification Rejected. */
   setStationState(stationId: string, state: 'blocked' | 'removed'): void {
-    inTransaction(this.db, () => {
+    this.writer.writeNow(() => {
       ensureStation(this.db, stationId, state, this.now());
       statement(this.db, 'UPDATE stations SET state = ?, password_hash = NULL WHERE id = ?').run(state, stationId);
       bumpChangeCounter(this.db, STATIONS_TOPIC);

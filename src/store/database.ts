@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { openGroupOf } from './group-commit.js';
 import { migrate } from './migrations.js';
 
 export type Database = BetterSqlite3.Database;
@@ -31,14 +30,8 @@ export function openDatabase(dataDir: string, options: { readonly?: boolean; bus
 
 /**
  * Runs fn in one IMMEDIATE transaction: the write lock is taken up front, so concurrent writers queue instead of
- * deadlocking. If a group commit is open on the connection, fn joins it and the group commits at once: either way
- * fn's writes are durable when this returns (unless called from inside a group write, which fn then belongs to).
+ * deadlocking. For a process with no Writer of its own (a migration, a tool); the daemon's parts write through theirs.
  */
 export function inTransaction<T>(db: Database, fn: () => T): T {
-  const group = openGroupOf(db);
-  if (!group) return db.transaction(fn).immediate();
-  const result = group.write(fn);
-  // Called from inside a group write, fn is part of that write: it commits when the group does.
-  if (!group.writing) group.commitNow();
-  return result;
+  return db.transaction(fn).immediate();
 }

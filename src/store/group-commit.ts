@@ -1,14 +1,12 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Database } from './database.js';
+import type { Writer } from './writer.js';
 
 interface OpenGroup {
   committed: Promise<void>;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
-
-/** The group transaction open on a connection, if any: inTransaction() commits it before returning. */
-const openGroups = new WeakMap<Database, GroupCommit>();
 
 /**
  * Group commit: the writes of one turn of the event loop share one transaction and one fsync, committed when the
@@ -17,14 +15,14 @@ const openGroups = new WeakMap<Database, GroupCommit>();
  * only itself). Whoever answers for a write (an OCPP reply) waits for it through durable(), so nobody hears of a
  * change before it is durable.
  */
-export class GroupCommit {
+export class GroupCommit implements Writer {
   private open: OpenGroup | undefined;
   private depth = 0;
   /** The commits that the writes made inside durable() belong to, followed across awaits. */
   private readonly tracked = new AsyncLocalStorage<Set<Promise<void>>>();
   private failure: { at: Date; error: string } | undefined;
 
-  constructor(private readonly db: Database) {}
+  constructor(readonly db: Database) {}
 
   /** Runs fn inside this turn's transaction, opening it (BEGIN IMMEDIATE) if needed. */
   write<T>(fn: () => T): T {
@@ -42,6 +40,13 @@ export class GroupCommit {
     } finally {
       this.depth -= 1;
     }
+  }
+
+  /** Runs fn in this turn's transaction and commits the group before returning (inside a write, fn joins that write). */
+  writeNow<T>(fn: () => T): T {
+    const result = this.write(fn);
+    if (!this.writing) this.commitNow();
+    return result;
   }
 
   /**
@@ -77,7 +82,6 @@ export class GroupCommit {
     if (!open) return;
     if (this.writing) throw new Error('cannot commit a group from inside one of its writes');
     this.open = undefined;
-    openGroups.delete(this.db);
     try {
       this.db.exec('COMMIT');
     } catch (err) {
@@ -90,10 +94,7 @@ export class GroupCommit {
   }
 
   private fail(open: OpenGroup, err: unknown): void {
-    if (this.open === open) {
-      this.open = undefined;
-      openGroups.delete(this.db);
-    }
+    if (this.open === open) this.open = undefined;
     this.failure = { at: new Date(), error: err instanceof Error ? err.message : String(err) };
     open.reject(err);
   }
@@ -105,7 +106,6 @@ export class GroupCommit {
     // Waiters get the failure; an unwaited group must not crash the process with an unhandled rejection.
     committed.catch(() => undefined);
     this.open = { committed, ...settle };
-    openGroups.set(this.db, this);
     setImmediate(() => {
       try {
         this.commitNow();
@@ -114,9 +114,4 @@ export class GroupCommit {
       }
     });
   }
-}
-
-/** The group transaction open on db, for inTransaction() to join and commit. */
-export function openGroupOf(db: Database): GroupCommit | undefined {
-  return openGroups.get(db);
 }

@@ -3,4 +3,5 @@ export { MIGRATIONS, migrate, type Migration } from './migrations.js';
 export { statement } from './statement-cache.js';
 export { bumpChangeCounter, readChangeCounter, watchChangeCounter } from './change-counters.js';
 export { GroupCommit } from './group-commit.js';
+export { DirectWriter, type Writer } from './writer.js';
 export { DataDirInUseError, lockDataDir, type DataDirLock } from './data-dir-lock.js';

@@ -7,7 +7,7 @@ import { parseConfig, type Config } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { connectUpstreamAsStation } from '../../src/ocpp/index.js';
 import { Site } from '../../src/site/index.js';
-import { openDatabase, type Database } from '../../src/store/index.js';
+import { DirectWriter, openDatabase, type Database } from '../../src/store/index.js';
 import { baseConfig, tempSite, type TempSite } from '../support/temp-site.js';
 import { FakeCpo } from './fake-cpo.js';
 
@@ -34,7 +34,7 @@ describe('the Authorize decision chain', () => {
   };
   const start = async (overrides: Record<string, unknown> = {}): Promise<Authorizer> => {
     configure(overrides);
-    authorizer = await createAuthorizer({ db, config: () => config, site, logger, connectUpstream: connectUpstreamAsStation });
+    authorizer = await createAuthorizer({ writer: new DirectWriter(db), config: () => config, site, logger, connectUpstream: connectUpstreamAsStation });
     return authorizer;
   };
   const plugin = (body: string): string => {
@@ -132,7 +132,7 @@ describe('the Authorize decision chain', () => {
     expect(await chain.authorize({ idTag: 'VIP', stationId: 'CP001' })).toMatchObject({ status: 'Expired', source: 'plugin' });
 
     await expect(start({ authorization: { plugin: path.join(temp.dir, 'missing.mjs') } })).rejects.toBeInstanceOf(PluginLoadError);
-    await expect(createAuthorizer({ db, config: () => config, site, logger, connectUpstream: connectUpstreamAsStation })).rejects.toThrow(/^authorization\.plugin: cannot load/);
+    await expect(createAuthorizer({ writer: new DirectWriter(db), config: () => config, site, logger, connectUpstream: connectUpstreamAsStation })).rejects.toThrow(/^authorization\.plugin: cannot load/);
   });
 
   it('upstream CPO: forwards with the station identity, caches the answer, falls back to it on timeout or when the CPO is gone', async () => {

@@ -4,7 +4,7 @@ import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { connectUpstreamAsStation, startCentralSystem, StationCallError, StationOfflineError, StationTimeoutError, type CentralSystem } from '../../src/ocpp/index.js';
 import { Site } from '../../src/site/index.js';
-import { openDatabase, type Database } from '../../src/store/index.js';
+import { DirectWriter, openDatabase, type Database } from '../../src/store/index.js';
 import { connectStation, type SimulatedStation } from '../support/station.js';
 import { tempSite, type TempSite } from '../support/temp-site.js';
 import { eventually } from '../support/daemon.js';
@@ -23,7 +23,7 @@ describe('StationCommands', () => {
     db = openDatabase(config.dataDir);
     const site = new Site({ db, config: () => config });
     const logger = createLogger('silent');
-    authorizer = await createAuthorizer({ db, config: () => config, site, logger, connectUpstream: connectUpstreamAsStation });
+    authorizer = await createAuthorizer({ writer: new DirectWriter(db), config: () => config, site, logger, connectUpstream: connectUpstreamAsStation });
     central = await startCentralSystem({ config: () => config, db, site, authorizer, logger });
     station = await connectStation(`ws://127.0.0.1:${central.port}/ocpp`, 'CP001');
     await station.boot();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { appendEvent, DeliveryStore, pruneDelivered } from '../../src/outbox/index.js';
 import { databasePerTest } from '../support/temp-database.js';
+import { DirectWriter } from '../../src/store/index.js';
 
 describe('outbox retention', () => {
   const t = databasePerTest();
@@ -25,11 +26,11 @@ describe('outbox retention', () => {
     store.markDelivered(deliveryIds(fresh.seq)[0]!, 204, recent);
     append(old, []);
 
-    expect(pruneDelivered(t.db, cutoff, 1)).toEqual({ deliveries: 2, events: 2 });
+    expect(pruneDelivered(new DirectWriter(t.db), cutoff, 1)).toEqual({ deliveries: 2, events: 2 });
     const events = t.db.prepare('SELECT seq FROM events ORDER BY seq').pluck().all();
     expect(events).toEqual([halfDelivered.seq, pending.seq, dead.seq, fresh.seq]);
     expect(count("SELECT COUNT(*) FROM deliveries WHERE state = 'pending'")).toBe(2);
     expect(count("SELECT COUNT(*) FROM deliveries WHERE state = 'dead'")).toBe(1);
-    expect(pruneDelivered(t.db, cutoff)).toEqual({ deliveries: 0, events: 0 });
+    expect(pruneDelivered(new DirectWriter(t.db), cutoff)).toEqual({ deliveries: 0, events: 0 });
   });
 });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { GroupCommit, inTransaction, openDatabase, type Database } from '../../src/store/index.js';
+import { DirectWriter, GroupCommit, openDatabase, type Database } from '../../src/store/index.js';
 import { tempSite, type TempSite } from '../support/temp-site.js';
 
 describe('group commit: one transaction per event-loop turn', () => {
@@ -47,19 +47,19 @@ describe('group commit: one transaction per event-loop turn', () => {
     expect(seen()).toEqual(['a', 'b']);
   });
 
-  it('inTransaction on the same connection joins the open group and commits it before returning', () => {
+  it('writeNow joins the open group and commits it before returning', () => {
     const group = new GroupCommit(db);
     group.write(() => note('grouped'));
-    inTransaction(db, () => note('direct'));
+    group.writeNow(() => note('direct'));
     expect(db.inTransaction).toBe(false);
     expect(seen()).toEqual(['grouped', 'direct']);
   });
 
-  it('inTransaction called from inside a group write becomes part of that write', async () => {
+  it('writeNow called from inside a group write becomes part of that write', async () => {
     const group = new GroupCommit(db);
     group.write(() => {
       note('outer');
-      inTransaction(db, () => note('inner'));
+      group.writeNow(() => note('inner'));
     });
     expect(db.inTransaction).toBe(true);
     expect(seen()).toEqual([]);
@@ -80,5 +80,20 @@ describe('group commit: one transaction per event-loop turn', () => {
     group.write(() => note('after'));
     await group.committed();
     expect(seen()).toEqual(['after']);
+  });
+
+  it('a DirectWriter commits each write before it returns; nested, a write is a savepoint of the outer one', () => {
+    const writer = new DirectWriter(db);
+    writer.write(() => note('one'));
+    expect(db.inTransaction).toBe(false);
+    expect(seen()).toEqual(['one']);
+    expect(() =>
+      writer.writeNow(() => {
+        note('two');
+        expect(() => writer.write(() => (note('three'), note('one')))).toThrow(/UNIQUE/);
+        throw new Error('outer fails too');
+      }),
+    ).toThrow(/outer fails too/);
+    expect(seen()).toEqual(['one']);
   });
 });
