@@ -9,7 +9,7 @@ import { MeterService } from '../modbus/index.js';
 import { connectServiceManager, installProcessSignals, reloadConfig } from '../service/index.js';
 import { createAuthorizer, PluginLoadError } from '../authorization/index.js';
 import { connectUpstreamAsStation, startCentralSystem } from '../ocpp/index.js';
-import { Site } from '../site/index.js';
+import { LAST_SEEN_WRITE_MS, Site } from '../site/index.js';
 import { packageVersion, statusPageRoutes } from '../status-page/index.js';
 import { GroupCommit, lockDataDir, openDatabase } from '../store/index.js';
 import { WebhookDelivery } from '../webhooks/index.js';
@@ -104,7 +104,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
     const site = new Site({ db, config: () => config, onEventsCommitted: () => webhooks.notify(), writer: group });
     site.markAllOffline();
-    const lastSeenFlush = setInterval(() => site.flushLastSeen(), 15_000);
+    const lastSeenFlush = setInterval(() => site.flushLastSeen(), LAST_SEEN_WRITE_MS);
     parts.push({ name: 'last-seen', stop: () => (clearInterval(lastSeenFlush), site.flushLastSeen()) });
 
     // ---- OCPP 1.6-J central system and the Authorize decision chain (src/ocpp, src/authorization) ----
@@ -144,6 +144,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     await http.listen({ host: config.http.host, port: config.http.port });
     parts.push({ name: 'http', stop: () => http.close() });
     const httpPort = (http.server.address() as { port: number }).port;
+    // `meter status` and other CLI commands find the running daemon here, also when the config says port 0.
+    lock.announce({ httpPort, ocppPort: centralSystem.port });
 
     logger.info({ config: options.configPath, httpPort, ocppPort: centralSystem.port, readyMs: Math.round(performance.now() - startedAt), node: process.versions.node }, 'chargegate ready');
 

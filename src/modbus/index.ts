@@ -1,4 +1,4 @@
-export { METER_FLUSH_MS, METER_HEALTH_STALE_AFTER_MS, MeterService, type MeterServiceOptions, type MetersReport } from './meter-service.js';
+export { METER_FLUSH_MS, MeterService, type MeterServiceOptions, type MetersReport } from './meter-service.js';
 export { findMeter, readMeterOnce, type MeterReadResult } from './read-once.js';
 export { loadHealth } from './meter-store.js';
 export type { MeterHealth } from './meter-health.js';

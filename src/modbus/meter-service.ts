@@ -34,10 +34,11 @@ export type MetersReport = {
 
 /** How often the daemon flushes meter health and detector state by default. */
 export const METER_FLUSH_MS = 2000;
-/** A meter whose health and detector did not change is still rewritten every this many flushes, as a heartbeat. */
-export const METER_HEARTBEAT_FLUSHES = 3;
-/** Health older than this (the heartbeat plus two flushes of slack) means the daemon is not polling. */
-export const METER_HEALTH_STALE_AFTER_MS = METER_FLUSH_MS * (METER_HEARTBEAT_FLUSHES + 2);
+/**
+ * While only a meter's energy changes (a session charging), its stored baseline is refreshed at most this often:
+ * flash wears with every small synced write, and only a meter leaving the config mid-session reads it back.
+ */
+export const METER_ENERGY_WRITE_MS = 300_000;
 
 /**
  * Every configured meter's poller and the buses they share. reload(config) adds, removes and restarts only the
@@ -50,8 +51,8 @@ export class MeterService {
   private readonly metrics: MeterMetrics | undefined;
   private readonly now: () => Date;
   private readonly flushTimer: NodeJS.Timeout;
-  /** Per meter: the detector+health JSON the flush last wrote, and how many flushes ago. */
-  private readonly flushed = new Map<string, { json: string; age: number }>();
+  /** Per meter: what the flush last wrote (its meaningful state, the energy baseline) and when. */
+  private readonly flushed = new Map<string, { key: string; energyKWh: number | undefined; at: number }>();
   private queue: Promise<void> = Promise.resolve();
   private stopped = false;
 
@@ -169,26 +170,29 @@ export class MeterService {
     }
   }
 
+  /**
+   * Writes a meter's state when it changed meaningfully (detector phase, health level, online, error), or when its
+   * energy moved and the last write is METER_ENERGY_WRITE_MS old. Counters, timestamps and live readings stay in
+   * memory (GET /status.json, `meter status`): an idle site writes nothing.
+   */
   private flush(): void {
     if (this.pollers.size === 0) return;
-    // Only meters whose state changed, or that are due a heartbeat: no write (and fsync) every flush for idle meters.
-    const due: Array<{ meterId: string; detector: StoredDetector; health: MeterHealth; json: string }> = [];
+    const now = this.now().getTime();
+    const due: Array<{ meterId: string; detector: StoredDetector; health: MeterHealth; key: string }> = [];
     for (const { poller } of this.pollers.values()) {
       const meterId = poller.meter.id;
       const detector = poller.snapshot();
       const health = poller.health();
-      const json = JSON.stringify({ detector, health });
+      const key = JSON.stringify([detector.state, health.status, health.online, health.lastError ?? null]);
       const last = this.flushed.get(meterId);
-      if (last && last.json === json && last.age + 1 < METER_HEARTBEAT_FLUSHES) {
-        last.age += 1;
-        continue;
-      }
-      due.push({ meterId, detector, health, json });
+      const energyMoved = last !== undefined && detector.baseline?.energyKWh !== last.energyKWh && now - last.at >= METER_ENERGY_WRITE_MS;
+      if (last?.key === key && !energyMoved) continue;
+      due.push({ meterId, detector, health, key });
     }
     if (due.length === 0) return;
     try {
       saveMeters(this.options.writer, due, this.now());
-      for (const { meterId, json } of due) this.flushed.set(meterId, { json, age: 0 });
+      for (const { meterId, detector, key } of due) this.flushed.set(meterId, { key, energyKWh: detector.baseline?.energyKWh, at: now });
     } catch (err) {
       this.logger.error({ err }, 'could not write meter health');
     }

@@ -1,4 +1,4 @@
-export { Site, DomainError, STATIONS_TOPIC } from './site.js';
+export { Site, DomainError, LAST_SEEN_WRITE_MS, STATIONS_TOPIC } from './site.js';
 export type {
   BootVerdict,
   ChargePointView,

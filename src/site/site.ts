@@ -105,6 +105,9 @@ export interface SiteOptions {
 
 const STATIONS_TOPIC = 'stations';
 
+/** How often the daemon writes the last-seen times of connected stations (the running daemon shows them live). */
+export const LAST_SEEN_WRITE_MS = 3_600_000;
+
 /**
  * The domain: stations, connectors, transactions and the events they cause. Every state change and its events
  * commit in one SQLite transaction, before the caller (an OCPP handler, the Modbus detector) answers anyone.
@@ -212,7 +215,10 @@ export class Site {
     if (ensureStation(this.db, stationId, 'pending', now)) prunePendingStations(this.db, this.config().ocpp.maxPendingStations, now, this.directory.configuredStationIds());
   }
 
-  /** Marks activity in memory; flushLastSeen() writes it in one batch so heartbeats cost no fsync each. */
+  /**
+   * Marks activity in memory; flushLastSeen() writes it in one batch, rarely (LAST_SEEN_WRITE_MS): heartbeats cost
+   * no write. Connecting and disconnecting write it at once.
+   */
   touch(stationId: string): void {
     this.lastSeen.set(stationId, this.now().toISOString());
   }
@@ -269,7 +275,7 @@ export class Site {
         siteId: configuredSite ?? row?.site_id ?? null,
         state,
         online: row?.online === 1,
-        lastSeen: row?.last_seen ?? null,
+        lastSeen: this.lastSeen.get(id) ?? row?.last_seen ?? null,
         hasPassword: Boolean(row?.password_hash),
         bootInfo: row?.boot_info ? (JSON.parse(row.boot_info) as object) : null,
       };

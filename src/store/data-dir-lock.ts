@@ -12,7 +12,17 @@ export class DataDirInUseError extends Error {
 }
 
 export interface DataDirLock {
+  /** Adds what other processes may want to know of the holder (the ports it listens on) to the holder file. */
+  announce(details: Record<string, unknown>): void;
   release(): void;
+}
+
+/** The process holding a data directory, as it describes itself in the holder file. */
+export interface DataDirHolder {
+  pid: number;
+  since: string;
+  httpPort?: number;
+  ocppPort?: number;
 }
 
 /**
@@ -32,8 +42,12 @@ export function lockDataDir(dataDir: string): DataDirLock {
     throw new DataDirInUseError(`${path.resolve(dataDir)} is in use by another chargegate (${holderOf(dataDir)}): stop that one first, or give this one another dataDir`);
   }
   const holder = path.join(dataDir, HOLDER_FILE);
-  writeFileSync(holder, `${JSON.stringify({ pid: process.pid, since: new Date().toISOString() })}\n`);
+  const self = { pid: process.pid, since: new Date().toISOString() };
+  writeFileSync(holder, `${JSON.stringify(self)}\n`);
   return {
+    announce(details) {
+      writeFileSync(holder, `${JSON.stringify({ ...self, ...details })}\n`);
+    },
     release() {
       if (!lock.open) return;
       rmSync(holder, { force: true });
@@ -42,11 +56,24 @@ export function lockDataDir(dataDir: string): DataDirLock {
   };
 }
 
-function holderOf(dataDir: string): string {
+/** Who holds dataDir, from its holder file; undefined when no process that is still alive wrote one. */
+export function dataDirHolder(dataDir: string): DataDirHolder | undefined {
+  let holder: DataDirHolder;
   try {
-    const { pid, since } = JSON.parse(readFileSync(path.join(dataDir, HOLDER_FILE), 'utf8')) as { pid: number; since: string };
-    return `pid ${pid}, running since ${since}`;
+    holder = JSON.parse(readFileSync(path.join(dataDir, HOLDER_FILE), 'utf8')) as DataDirHolder;
   } catch {
-    return 'its pid is not known yet';
+    return undefined;
   }
+  // kill -9 and power loss leave the file behind: a holder that no longer runs holds nothing.
+  try {
+    process.kill(holder.pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return undefined;
+  }
+  return holder;
+}
+
+function holderOf(dataDir: string): string {
+  const holder = dataDirHolder(dataDir);
+  return holder ? `pid ${holder.pid}, running since ${holder.since}` : 'its pid is not known yet';
 }

@@ -4,4 +4,4 @@ export { statement } from './statement-cache.js';
 export { bumpChangeCounter, readChangeCounter, watchChangeCounter } from './change-counters.js';
 export { GroupCommit } from './group-commit.js';
 export { DirectWriter, type Writer } from './writer.js';
-export { DataDirInUseError, lockDataDir, type DataDirLock } from './data-dir-lock.js';
+export { DataDirInUseError, dataDirHolder, lockDataDir, type DataDirHolder, type DataDirLock } from './data-dir-lock.js';

@@ -1,10 +1,27 @@
 import type { Command } from 'commander';
 import { createLogger } from '../../log/index.js';
-import { BusError, findMeter, loadHealth, METER_HEALTH_STALE_AFTER_MS, readMeterOnce, type MeterReadResult } from '../../modbus/index.js';
+import type { Config } from '../../config/index.js';
+import { dataDirHolder } from '../../store/index.js';
+import { BusError, findMeter, loadHealth, readMeterOnce, type MeterHealth, type MeterReadResult } from '../../modbus/index.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, loadCommandConfig, output, table, withContext, type GlobalOptions } from '../context.js';
 
-/** The daemon rewrites each meter's health at least every few flushes; a report older than that means it is not polling. */
-const STALE_AFTER_MS = METER_HEALTH_STALE_AFTER_MS;
+/**
+ * The running daemon's live meter health, from its status.json on the HTTP listener; undefined when it does not
+ * answer. The daemon keeps counters and readings in memory (writing them would wear the flash for nothing).
+ */
+async function liveMeterHealth(config: Config): Promise<Record<string, MeterHealth> | undefined> {
+  const daemon = dataDirHolder(config.dataDir);
+  if (!daemon?.httpPort) return undefined;
+  const host = ['0.0.0.0', '::', ''].includes(config.http.host) ? '127.0.0.1' : config.http.host;
+  try {
+    const response = await fetch(`http://${host.includes(':') ? `[${host}]` : host}:${daemon.httpPort}/status.json`, { signal: AbortSignal.timeout(2000) });
+    if (!response.ok) return undefined;
+    const snapshot = (await response.json()) as { parts?: { meters?: { meters?: Record<string, MeterHealth> } } };
+    return snapshot.parts?.meters?.meters;
+  } catch {
+    return undefined;
+  }
+}
 
 /** `chargegate meter status|read`: what an installer checks when wiring or troubleshooting Modbus meters. */
 export function registerMeter(program: Command): void {
@@ -12,16 +29,18 @@ export function registerMeter(program: Command): void {
 
   meter
     .command('status')
-    .description('per meter: last good reading, errors, bus latency, session, as the running daemon last wrote them')
+    .description('per meter: last good reading, errors, bus latency, session, as the running daemon sees them (else as it last wrote them, stale)')
     .action((_options: unknown, cmd: Command) =>
-      withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
+      withContext(cmd.optsWithGlobals<GlobalOptions>(), async (ctx) => {
+        const live = await liveMeterHealth(ctx.config);
         const stored = new Map(loadHealth(ctx.db).map((h) => [h.meterId, h]));
-        const now = Date.now();
         const meters = ctx.config.sites.flatMap((site) =>
           site.meters.map((m) => {
-            const h = stored.get(m.id);
             const known = { meterId: m.id, siteId: site.id, chargePointId: m.chargePointId, connectorId: m.connectorId, model: m.model };
-            return h ? { ...known, updatedAt: h.updatedAt.toISOString(), stale: now - h.updatedAt.getTime() > STALE_AFTER_MS, ...h.health } : { ...known, updatedAt: null, stale: true };
+            const now = live?.[m.id];
+            if (now) return { ...known, updatedAt: 'live', stale: false, ...now };
+            const h = stored.get(m.id);
+            return h ? { ...known, updatedAt: h.updatedAt.toISOString(), stale: true, ...h.health } : { ...known, updatedAt: null, stale: true };
           }),
         );
         output(ctx.json, { meters }, () =>
@@ -41,7 +60,7 @@ export function registerMeter(program: Command): void {
                 m.lastGoodReadingAt ?? '-',
                 `${m.errors} failed, ${m.rejected} rejected`,
                 m.busLatencyMs?.average !== undefined ? String(m.busLatencyMs.average) : '-',
-                `${m.updatedAt}${m.stale ? ' (stale)' : ''}`,
+                m.stale ? `${m.updatedAt} (stale: the daemon does not answer)` : 'live',
               ];
             }),
           ),

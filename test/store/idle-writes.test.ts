@@ -1,0 +1,57 @@
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { METER_MODELS } from '../../src/modbus/index.js';
+import { DATABASE_FILE } from '../../src/store/index.js';
+import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { MeterSimulator } from '../support/meter-simulator.js';
+import { eventually, meterConfig, meterHealth } from '../modbus/harness.js';
+
+const STATIONS = ['CP001', 'CP002', 'CP003', 'CP004', 'CP005'];
+
+describe('an idle site writes nothing (contract 7, endurance on flash)', () => {
+  const cleanups: Array<() => Promise<unknown> | void> = [];
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  });
+
+  it('five heartbeating stations and two polled meters whose readings do not change make no commit for 20 s', async () => {
+    const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630, 2: METER_MODELS.sdm630 } });
+    cleanups.push(() => sim.close());
+    for (const unit of [1, 2]) await sim.set(unit, { energyKWh: 100 * unit, currentA: [0, 0, 0], powerW: 0 });
+    const tcp = { type: 'tcp', host: '127.0.0.1', port: sim.port } as const;
+    const stations = STATIONS.map((id) => ({ id, chargePoints: [{ id: `${id}-A`, connectors: [1] }] }));
+    const t: TestDaemon = await startTestDaemon({ sites: [{ id: 's1', stations, meters: [meterConfig(1, tcp), meterConfig(2, tcp)] }] });
+    cleanups.push(() => t.stop());
+
+    const connected = await Promise.all(STATIONS.map((id) => t.connect(id)));
+    for (const station of connected) {
+      await station.boot();
+      await station.statusNotification({ connectorId: 1, status: 'Available' });
+    }
+    const port = t.daemon.httpPort;
+    await eventually(async () => (await meterHealth(port, 'm1'))?.readings! > 3 && (await meterHealth(port, 'm2'))?.readings! > 3, 10_000, 'both meters polled');
+    // Let the first flush of the meters' state land before counting.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+
+    const files = [DATABASE_FILE, `${DATABASE_FILE}-wal`].map((f) => path.join(t.temp.dataDir, f));
+    const sizes = (): number[] => files.map((f) => statSync(f).size);
+    // data_version changes when another connection commits: the daemon's commits, counted from outside.
+    const version = (): number => t.db.pragma('data_version', { simple: true }) as number;
+    const before = { version: version(), sizes: sizes(), readings: (await meterHealth(port, 'm1'))!.readings };
+
+    const heartbeats = setInterval(() => connected.forEach((s) => void s.heartbeat().catch(() => undefined)), 500);
+    cleanups.push(() => clearInterval(heartbeats));
+    await new Promise((resolve) => setTimeout(resolve, 20_000));
+    clearInterval(heartbeats);
+
+    // The site was busy all along: the meters were read dozens of times, the stations heard every heartbeat.
+    expect((await meterHealth(port, 'm1'))!.readings).toBeGreaterThan(before.readings + 30);
+    expect(version()).toBe(before.version);
+    expect(sizes()).toEqual(before.sizes);
+    // What the daemon shows stays live though it is not written: the stations' last-seen times move.
+    const listed = (await (await fetch(`http://127.0.0.1:${port}/status.json`)).json()) as { stations: Array<{ stationId: string; lastSeen: string }> };
+    const cp1 = listed.stations.find((s) => s.stationId === 'CP001')!;
+    expect(Date.now() - Date.parse(cp1.lastSeen)).toBeLessThan(2000);
+  });
+});
