@@ -9,11 +9,11 @@ import { MeterService } from '../modbus/index.js';
 import { connectServiceManager, installProcessSignals, reloadConfig } from '../service/index.js';
 import { createAuthorizer, PluginLoadError } from '../authorization/index.js';
 import { connectUpstreamAsStation, startCentralSystem } from '../ocpp/index.js';
-import { LAST_SEEN_WRITE_MS, Site } from '../site/index.js';
+import { LAST_SEEN_WRITE_MS, pruneStoppedTransactions, Site } from '../site/index.js';
 import { packageVersion, statusPageRoutes } from '../status-page/index.js';
-import { GroupCommit, lockDataDir, openDatabase } from '../store/index.js';
+import { GroupCommit, lockDataDir, openDatabase, schedulePruning, useIncrementalVacuum } from '../store/index.js';
 import { WebhookDelivery } from '../webhooks/index.js';
-import { scheduleOutboxRetention } from '../outbox/index.js';
+import { pruneDelivered } from '../outbox/index.js';
 
 /** A running part of the daemon: stopped in reverse start order, told about config reloads. */
 export interface DaemonPart {
@@ -79,6 +79,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     // Another process holding the write lock (a CLI command, a backup) costs a station call an InternalError it
     // retries, not every station a stalled event loop: the busy wait blocks the thread.
     const db = openDatabase(config.dataDir, { busyTimeoutMs: WRITE_LOCK_WAIT_MS });
+    if (useIncrementalVacuum(db)) logger.info({ dataDir: config.dataDir }, 'database converted to incremental vacuum (once): pruned rows now give their space back');
     // One writer, one fsync per event-loop turn: the Site's changes and the delivery thread's records share it.
     // Stopped last, the database part commits whatever the other parts wrote on their way out.
     const group = new GroupCommit(db);
@@ -97,10 +98,15 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     healthSources.push(webhooks.healthSource());
     // ---- end webhooks ----
 
-    // ---- outbox retention: delivered events leave the database after webhookDelivery.retainDeliveredDays ----
-    const stopRetention = scheduleOutboxRetention({ writer: group, retainDays: () => config.webhookDelivery.retainDeliveredDays, logger: logger.child({ component: 'outbox' }) });
-    parts.push({ name: 'outbox-retention', stop: stopRetention });
-    // ---- end outbox retention ----
+    // ---- retention: delivered events after webhookDelivery.retainDeliveredDays, stopped transactions after store.retainStoppedTransactionsDays ----
+    const daysAgo = (days: number): Date => new Date(Date.now() - days * 86_400_000);
+    const stopPruning = schedulePruning({
+      writer: group,
+      prune: () => ({ ...pruneDelivered(group, daysAgo(config.webhookDelivery.retainDeliveredDays)), stoppedTransactions: pruneStoppedTransactions(group, daysAgo(config.store.retainStoppedTransactionsDays)) }),
+      logger: logger.child({ component: 'store' }),
+    });
+    parts.push({ name: 'retention', stop: stopPruning });
+    // ---- end retention ----
 
     const site = new Site({ db, config: () => config, onEventsCommitted: () => webhooks.notify(), writer: group });
     site.markAllOffline();

@@ -211,6 +211,12 @@ export const configSchema = z
         retainDeliveredDays: z.number().positive().max(36_500, atMost(36_500)).default(30),
       })
       .prefault({}),
+    store: z
+      .strictObject({
+        // Stopped transactions are kept this long (history, reconciliation), then pruned; open ones are always kept.
+        retainStoppedTransactionsDays: z.number().positive().max(36_500, atMost(36_500)).default(400),
+      })
+      .prefault({}),
     keystore: z
       .strictObject({
         passphraseEnv: z.string().min(1).default('CHARGEGATE_KEYSTORE_PASSPHRASE'),

@@ -2,4 +2,4 @@ export { appendEvent, type AppendedEvent, type AppendOptions, type OutboxEvent }
 export { subscribedWebhooks } from './subscriptions.js';
 export { DeliveryStore, DELIVERIES_TOPIC, queueId, type DeadLetter, type PendingDelivery, type QueueKey, type ReplayResult } from './delivery-store.js';
 export { QUEUE_FULL, RETRIES_EXHAUSTED, type DeadReason } from './dead-reasons.js';
-export { pruneDelivered, scheduleOutboxRetention, type PruneResult } from './retention.js';
+export { pruneDelivered, type PruneResult } from './retention.js';

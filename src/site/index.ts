@@ -11,6 +11,7 @@ export type {
   StopTransactionInput,
   TransactionRow,
 } from './site.js';
+export { pruneStoppedTransactions } from './retention.js';
 export { SiteDirectory, type ChargePointRef } from './directory.js';
 export { isStationId, STATION_ID_RULE } from './station-id.js';
 export {

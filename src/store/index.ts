@@ -1,7 +1,8 @@
-export { DATABASE_FILE, inTransaction, openDatabase, type Database } from './database.js';
+export { DATABASE_FILE, inTransaction, openDatabase, useIncrementalVacuum, type Database } from './database.js';
 export { MIGRATIONS, migrate, type Migration } from './migrations.js';
 export { statement } from './statement-cache.js';
 export { bumpChangeCounter, readChangeCounter, watchChangeCounter } from './change-counters.js';
 export { GroupCommit } from './group-commit.js';
 export { DirectWriter, type Writer } from './writer.js';
 export { DataDirInUseError, dataDirHolder, lockDataDir, type DataDirHolder, type DataDirLock } from './data-dir-lock.js';
+export { deleteInBatches, reclaimFreePages, schedulePruning, type Pruned } from './retention.js';

@@ -202,6 +202,13 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX transactions_by_start ON transactions (station_id, connector_id, started_at);
     `,
   },
+  {
+    version: 8,
+    name: 'stopped transactions found by their stop time, for store.retainStoppedTransactionsDays',
+    sql: `
+      CREATE INDEX transactions_stopped ON transactions (stopped_at) WHERE stopped_at IS NOT NULL;
+    `,
+  },
 ];
 
 export function migrate(db: BetterSqlite3.Database, migrations: Migration[] = MIGRATIONS): void {

@@ -1,0 +1,97 @@
+import { mkdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { describe, expect, it, vi } from 'vitest';
+import { createLogger } from '../../src/log/index.js';
+import { pruneStoppedTransactions } from '../../src/site/index.js';
+import { DATABASE_FILE, DirectWriter, migrate, openDatabase, schedulePruning, useIncrementalVacuum } from '../../src/store/index.js';
+import { databasePerTest } from '../support/temp-database.js';
+import { tempSite } from '../support/temp-site.js';
+
+describe('every table bounded (contract 7, endurance on flash)', () => {
+  const t = databasePerTest();
+  const insert = (startedAt: string, stoppedAt: string | null, idTag = 'TAG') =>
+    t.db
+      .prepare("INSERT INTO transactions (site_id, station_id, charge_point_id, connector_id, id_tag, meter_start_wh, started_at, source, stopped_at, meter_stop_wh) VALUES ('s1', 'CP001', 'CP001-A', 1, ?, 0, ?, 'ocpp', ?, ?)")
+      .run(idTag, startedAt, stoppedAt, stoppedAt === null ? null : 1000).lastInsertRowid as number;
+  const ids = () => t.db.prepare('SELECT id FROM transactions ORDER BY id').pluck().all();
+
+  it('prunes transactions stopped before the cutoff and keeps open ones, however old, and recent ones', () => {
+    const old = insert('2024-01-01T10:00:00.000Z', '2024-01-01T11:00:00.000Z');
+    const openForever = insert('2024-01-01T10:00:00.000Z', null);
+    const recent = insert('2026-11-01T10:00:00.000Z', '2026-11-01T11:00:00.000Z');
+    const oldToo = insert('2024-02-01T10:00:00.000Z', '2024-02-01T11:00:00.000Z');
+
+    expect(pruneStoppedTransactions(new DirectWriter(t.db), new Date('2025-10-22T00:00:00.000Z'), 1)).toBe(2);
+    expect(ids()).toEqual([openForever, recent]);
+    expect([old, oldToo]).not.toContain(insert('2026-11-02T10:00:00.000Z', null));
+  });
+
+  it('a prune alone leaves the freed pages in the file (they wait for reclaimFreePages)', () => {
+    const padding = 'x'.repeat(20);
+    const fill = t.db.transaction(() => {
+      for (let i = 0; i < 20_000; i += 1) insert('2024-01-01T10:00:00.000Z', '2024-01-01T11:00:00.000Z', padding);
+    });
+    fill();
+    const file = path.join(t.temp.dataDir, DATABASE_FILE);
+    t.db.pragma('wal_checkpoint(TRUNCATE)');
+    const full = statSync(file).size;
+
+    expect(pruneStoppedTransactions(new DirectWriter(t.db), new Date('2025-01-01T00:00:00.000Z'))).toBe(20_000);
+    t.db.pragma('wal_checkpoint(TRUNCATE)');
+    expect(statSync(file).size).toBe(full);
+    expect(t.db.pragma('freelist_count', { simple: true })).toBeGreaterThan(100);
+
+  });
+
+  it('the scheduled pass prunes a minute after start, then hourly, and the file shrinks after a large prune', () => {
+    vi.useFakeTimers();
+    try {
+      const fill = t.db.transaction(() => {
+        for (let i = 0; i < 5000; i += 1) insert('2024-01-01T10:00:00.000Z', '2024-01-01T11:00:00.000Z', 'y'.repeat(20));
+      });
+      fill();
+      const writer = new DirectWriter(t.db);
+      let passes = 0;
+      const stop = schedulePruning({ writer, prune: () => ((passes += 1), { stoppedTransactions: pruneStoppedTransactions(writer, new Date('2025-01-01T00:00:00.000Z')) }), logger: createLogger('silent') });
+      const file = path.join(t.temp.dataDir, DATABASE_FILE);
+      t.db.pragma('wal_checkpoint(TRUNCATE)');
+      const full = statSync(file).size;
+
+      vi.advanceTimersByTime(59_000);
+      expect(passes).toBe(0);
+      vi.advanceTimersByTime(1_000);
+      expect(passes).toBe(1);
+      t.db.pragma('wal_checkpoint(TRUNCATE)');
+      expect(t.db.pragma('freelist_count', { simple: true })).toBe(0);
+      expect(statSync(file).size).toBeLessThan(full / 2);
+      vi.advanceTimersByTime(3_600_000);
+      expect(passes).toBe(2);
+      stop();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('a database made before incremental vacuum is converted once; a new one starts in that mode', () => {
+    expect(t.db.pragma('auto_vacuum', { simple: true })).toBe(2);
+    expect(useIncrementalVacuum(t.db)).toBe(false);
+
+    const temp = tempSite();
+    try {
+      mkdirSync(temp.dataDir, { recursive: true });
+      const legacy = new BetterSqlite3(path.join(temp.dataDir, DATABASE_FILE));
+      legacy.pragma('journal_mode = WAL');
+      migrate(legacy);
+      legacy.close();
+      const db = openDatabase(temp.dataDir);
+      expect(db.pragma('auto_vacuum', { simple: true })).toBe(0);
+      expect(useIncrementalVacuum(db)).toBe(true);
+      expect(db.pragma('auto_vacuum', { simple: true })).toBe(2);
+      expect(useIncrementalVacuum(db)).toBe(false);
+      db.close();
+    } finally {
+      temp.cleanup();
+    }
+  });
+});
