@@ -3,6 +3,8 @@ import type { Database } from './database.js';
 import type { Writer } from './writer.js';
 
 interface OpenGroup {
+  /** Committed with an fsync (synchronous=FULL), or left to the next one (NORMAL: survives a crash, not power loss). */
+  synced: boolean;
   committed: Promise<void>;
   resolve: () => void;
   reject: (err: unknown) => void;
@@ -21,12 +23,30 @@ export class GroupCommit implements Writer {
   /** The commits that the writes made inside durable() belong to, followed across awaits. */
   private readonly tracked = new AsyncLocalStorage<Set<Promise<void>>>();
   private failure: { at: Date; error: string } | undefined;
+  /** The connection's synchronous level: FULL (openDatabase sets it) until an unsynced group lowers it. */
+  private synced = true;
 
   constructor(readonly db: Database) {}
 
-  /** Runs fn inside this turn's transaction, opening it (BEGIN IMMEDIATE) if needed. */
+  /** Runs fn inside this turn's transaction, opening it (BEGIN IMMEDIATE) if needed; its commit is fsynced. */
   write<T>(fn: () => T): T {
-    if (!this.open) this.begin();
+    return this.inGroup(true, fn);
+  }
+
+  /**
+   * Like write, for bookkeeping whose loss on power loss costs a repeated delivery, never a lost event (delivery
+   * attempts, delivered marks, executor statistics). Alone in a turn it commits without an fsync: the next synced
+   * commit makes it durable too (the WAL is written in order). In a synced group it is synced with it.
+   */
+  writeUnsynced<T>(fn: () => T): T {
+    return this.inGroup(false, fn);
+  }
+
+  private inGroup<T>(synced: boolean, fn: () => T): T {
+    // SQLite fixes a transaction's safety level at BEGIN: an unsynced group commits as it is (cheap, no fsync)
+    // before a write that must be durable starts a synced one. (A write nested in another joins it, as it must.)
+    if (synced && this.open && !this.open.synced && !this.writing) this.commitQuietly();
+    if (!this.open) this.begin(synced);
     const open = this.open!;
     this.tracked.getStore()?.add(open.committed);
     this.depth += 1;
@@ -99,19 +119,25 @@ export class GroupCommit implements Writer {
     open.reject(err);
   }
 
-  private begin(): void {
+  private begin(synced: boolean): void {
+    if (this.synced !== synced) {
+      this.db.pragma(`synchronous = ${synced ? 'FULL' : 'NORMAL'}`);
+      this.synced = synced;
+    }
     this.db.exec('BEGIN IMMEDIATE');
     let settle!: Pick<OpenGroup, 'resolve' | 'reject'>;
     const committed = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
     // Waiters get the failure; an unwaited group must not crash the process with an unhandled rejection.
     committed.catch(() => undefined);
-    this.open = { committed, ...settle };
-    setImmediate(() => {
-      try {
-        this.commitNow();
-      } catch {
-        // Reported to the waiters through committed().
-      }
-    });
+    this.open = { synced, committed, ...settle };
+    setImmediate(() => this.commitQuietly());
+  }
+
+  private commitQuietly(): void {
+    try {
+      this.commitNow();
+    } catch {
+      // Reported to the waiters through committed().
+    }
   }
 }

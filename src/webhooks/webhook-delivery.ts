@@ -176,7 +176,7 @@ export class WebhookDelivery {
     }
   }
 
-  /** Applies a batch of the thread's writes in the current group commit and tells the thread once it is durable. */
+  /** Applies a batch of the thread's writes in the current group commit (unsynced: bookkeeping) and tells the thread once it committed. */
   private record(batch: number, writes: DeliveryWrite[], thread: Worker): void {
     const reply = (message: ToDeliveryThread) => thread.postMessage(message);
     const refuse = (err: unknown) => {
@@ -186,7 +186,7 @@ export class WebhookDelivery {
     const { group } = this.options;
     let results: boolean[];
     try {
-      results = group.write(() => applyDeliveryWrites(this.deliveries, this.stats, writes));
+      results = group.writeUnsynced(() => applyDeliveryWrites(this.deliveries, this.stats, writes));
     } catch (err) {
       refuse(err);
       return;

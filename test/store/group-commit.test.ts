@@ -96,4 +96,22 @@ describe('group commit: one transaction per event-loop turn', () => {
     ).toThrow(/outer fails too/);
     expect(seen()).toEqual(['one']);
   });
+
+  it('bookkeeping commits without an fsync; a durable write after it commits it first and starts a synced group', async () => {
+    const group = new GroupCommit(db);
+    const level = () => db.pragma('synchronous', { simple: true });
+    group.writeUnsynced(() => {
+      note('attempt');
+      expect(level()).toBe(1); // NORMAL
+    });
+    group.write(() => {
+      note('station change');
+      expect(level()).toBe(2); // FULL
+    });
+    // The unsynced group committed before the synced one began: another connection already sees it.
+    expect(seen()).toEqual(['attempt']);
+    group.writeUnsynced(() => note('delivered mark'));
+    await group.committed();
+    expect(seen()).toEqual(['attempt', 'station change', 'delivered mark']);
+  });
 });
