@@ -36,6 +36,8 @@ export interface ProcessStats {
   peakRssMB: number;
   /** User + system CPU time consumed so far. */
   cpuS: number;
+  /** Bytes the process caused to be written to storage so far (/proc/PID/io write_bytes: page cache flushes included). */
+  writtenBytes: number;
 }
 
 const ticksPerSecond = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
@@ -48,7 +50,8 @@ export function processStats(pid: number): ProcessStats {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const ticks = Number(fields[11]) + Number(fields[12]);
-  return { rssMB: kB('VmRSS') / 1024, peakRssMB: kB('VmHWM') / 1024, cpuS: ticks / ticksPerSecond };
+  const writtenBytes = Number(/^write_bytes:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))?.[1] ?? NaN);
+  return { rssMB: kB('VmRSS') / 1024, peakRssMB: kB('VmHWM') / 1024, cpuS: ticks / ticksPerSecond, writtenBytes };
 }
 
 /** The CPU a process spent while fn ran, as a percentage of one core. */

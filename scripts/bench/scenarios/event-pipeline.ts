@@ -35,12 +35,13 @@ export const eventPipeline: Scenario = {
     const naive = await ctx.side('baseline (naive chain)', async () => {
       const chain = await ctx.startWorker<NaiveChainApi>('naive-chain');
       await chain.call('open', { dataDir: ctx.tempSite().dataDir, url });
-      const { delivered } = await chain.call('run', { startAtMs: nowMs() + 200, warmupMs: s.warmupS * 1000, measureMs: s.measureS * 1000 });
-      const peakRssMB = processStats(chain.pid).peakRssMB;
+      const writtenBefore = processStats(chain.pid).writtenBytes;
+      const { delivered, total } = await chain.call('run', { startAtMs: nowMs() + 200, warmupMs: s.warmupS * 1000, measureMs: s.measureS * 1000 });
+      const { peakRssMB, writtenBytes } = processStats(chain.pid);
       const signing = await chain.call('signRate', { durationMs: s.signRateS * 1000 });
       await chain.call('close', undefined);
       await chain.stop();
-      return { eventsPerS: delivered / s.measureS, peakRssMB, signing };
+      return { eventsPerS: delivered / s.measureS, peakRssMB, signing, kBPerEvent: (writtenBytes - writtenBefore) / 1024 / total };
     });
     await receiver.call('reset', undefined);
 
@@ -53,6 +54,7 @@ export const eventPipeline: Scenario = {
         config,
         async (daemon) => {
           const fleet = await Fleet.connect(ctx, { url: daemon.ocppUrl, identities, generators: 1, concurrency: 25 });
+          const writtenBefore = processStats(daemon.pid).writtenBytes;
           const startAtMs = nowMs() + 300;
           const [load] = await fleet.all((g) => g.call('pipeline', { startAtMs, warmupMs: s.warmupS * 1000, measureMs: s.measureS * 1000 }));
           await fleet.stop();
@@ -61,7 +63,10 @@ export const eventPipeline: Scenario = {
           const peakRssMB = processStats(daemon.pid).peakRssMB;
           // The rate stands even if the backlog then fails to drain: that is recorded as an error of its own.
           await ctx.side('chargegate, delivering the backlog after the load', () => drained(ctx, daemon, receiver));
-          return { eventsPerS: inWindow / s.measureS, peakRssMB, transactionsPerS: load!.transactions / s.measureS, note: failureNote([load!]) };
+          // Everything the load wrote, bookkeeping of the drain included, over every event delivered.
+          const delivered = (await receiver.call('count', undefined)).distinct;
+          const kBPerEvent = (processStats(daemon.pid).writtenBytes - writtenBefore) / 1024 / delivered;
+          return { eventsPerS: inWindow / s.measureS, peakRssMB, kBPerEvent, transactionsPerS: load!.transactions / s.measureS, note: failureNote([load!]) };
         },
         site,
       ),
@@ -77,6 +82,14 @@ export const eventPipeline: Scenario = {
         { on: 'ratio', op: '>=', value: 1.0 },
       ],
       ...(chargegate && { note: `${s.stations} stations, ${Math.round(chargegate.transactionsPerS)} transactions/s (3 events each)${chargegate.note ? `; ${chargegate.note}` : ''}` }),
+    });
+    ctx.figure({
+      name: 'written to disk per delivered event',
+      unit: 'KB',
+      chargegate: chargegate?.kBPerEvent ?? null,
+      baseline: naive?.kBPerEvent ?? null,
+      target: [{ on: 'chargegate', op: '<=', value: 10 }],
+      note: '/proc/PID/io write_bytes over the load and the drain after it, divided by the events delivered (the stored event is ~0.4 KB)',
     });
     ctx.figure({ name: 'RSS, peak', unit: 'MB', chargegate: chargegate?.peakRssMB ?? null, baseline: naive?.peakRssMB ?? null });
     ctx.figure({

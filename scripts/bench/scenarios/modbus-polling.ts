@@ -1,5 +1,7 @@
 import { benchSite } from '../chargegate.js';
-import { nowMs, percentile, sleep, watchProcess } from '../measure.js';
+import { Fleet } from '../fleet.js';
+import { stationIds } from '../identities.js';
+import { nowMs, percentile, processStats, sleep, watchProcess } from '../measure.js';
 import { firstStartCommits } from '../outbox-view.js';
 import { waitFor, type Scenario } from '../scenario.js';
 import type { MetersApi } from '../workers/meters.js';
@@ -16,7 +18,7 @@ export const modbusPolling: Scenario = {
   async run(ctx) {
     const s = ctx.settings.modbus;
     const detection = { startCurrentA: 1, startDelayS: s.startDelayS, stopCurrentA: 0.5, stopDelayS: 60 };
-    ctx.describe({ ...s, model: 'sdm630', detection, settleS: settleMs(s.pollIntervalMs) / 1000 });
+    ctx.describe({ ...s, model: 'sdm630', detection, settleS: settleMs(s.pollIntervalMs) / 1000, idleStations: IDLE_STATIONS, heartbeatMs: HEARTBEAT_MS });
     const simulators = await ctx.startWorker<MetersApi>('meters');
 
     const bare = await ctx.side('baseline (bare modbus-serial poller)', async () => {
@@ -42,10 +44,14 @@ export const modbusPolling: Scenario = {
         pollIntervalMs: s.pollIntervalMs,
         detection,
       }));
-      return ctx.withChargegate({ sites: [benchSite({ meters })] }, async (daemon) => {
+      return ctx.withChargegate({ sites: [benchSite({ meters, stations: IDLE_STATIONS })] }, async (daemon) => {
+        const fleet = await Fleet.connect(ctx, { url: daemon.ocppUrl, identities: stationIds(IDLE_STATIONS), generators: 1, concurrency: IDLE_STATIONS });
         await sleep(settleMs(s.pollIntervalMs));
         const before = await simulators.call('requests', undefined);
-        const { cpuPercent } = await watchProcess(daemon.pid, () => sleep(s.measureS * 1000));
+        const writtenBefore = processStats(daemon.pid).writtenBytes;
+        const { cpuPercent, result: heartbeats } = await watchProcess(daemon.pid, async () => (await fleet.all((g) => g.call('heartbeats', { intervalMs: HEARTBEAT_MS, durationMs: s.measureS * 1000 })))[0]!);
+        const idleMBPerDay = ((processStats(daemon.pid).writtenBytes - writtenBefore) / s.measureS) * (86_400 / 1e6);
+        await fleet.stop();
         const after = await simulators.call('requests', undefined);
         const requestsPerS = after.reduce((n, r, i) => n + r - (before[i] ?? 0), 0) / s.measureS;
 
@@ -62,13 +68,20 @@ export const modbusPolling: Scenario = {
           100,
         );
         const latenciesS = meters.map((m, i) => (detectedAt.get(m.id)! - setAt[i]!) / 1000);
-        return { cpuPercent, requestsPerS, p50S: percentile(latenciesS, 50), maxS: Math.max(...latenciesS) };
+        return { cpuPercent, requestsPerS, idleMBPerDay, heartbeats, p50S: percentile(latenciesS, 50), maxS: Math.max(...latenciesS) };
       });
     });
 
     const bound = s.startDelayS + s.pollIntervalMs / 1000;
     ctx.figure({ name: `CPU, ${s.meters} meters polled every ${s.pollIntervalMs} ms`, unit: '% of a core', chargegate: chargegate?.cpuPercent ?? null, baseline: bare?.cpuPercent ?? null, target: [{ on: 'chargegate', op: '<=', value: 10 }] });
     ctx.figure({ name: 'Modbus requests answered', unit: 'requests/s', chargegate: chargegate?.requestsPerS ?? null, note: 'counted by the simulators: shows the meters really were polled at the configured interval' });
+    ctx.figure({
+      name: 'written to disk at idle',
+      unit: 'MB/day',
+      chargegate: chargegate?.idleMBPerDay ?? null,
+      target: [{ on: 'chargegate', op: '<=', value: 1 }],
+      note: `/proc/PID/io write_bytes of the daemon over the idle window, per day: ${s.meters} meters with unchanging readings and ${IDLE_STATIONS} stations sending a Heartbeat every ${HEARTBEAT_MS / 1000} s (${chargegate?.heartbeats.sent ?? 0} answered${chargegate?.heartbeats.firstError ? `; ${chargegate.heartbeats.firstError}` : ''})`,
+    });
     ctx.figure({ name: 'start detection, p50', unit: 's', chargegate: chargegate?.p50S ?? null });
     ctx.figure({
       name: 'start detection, slowest meter',
@@ -79,6 +92,10 @@ export const modbusPolling: Scenario = {
     });
   },
 };
+
+/** Stations connected during the idle window, each sending a Heartbeat every HEARTBEAT_MS (a real one: 300 s). */
+const IDLE_STATIONS = 5;
+const HEARTBEAT_MS = 1000;
 
 /** Time for every meter to have been polled a couple of times (connections up, first readings in). */
 function settleMs(pollIntervalMs: number): number {

@@ -26,7 +26,8 @@ export const naiveChainApi = {
     chain = { config, db: openDatabase(config.dataDir), keystore: await openKeystore(config) };
   },
 
-  async run(payload: { startAtMs: number; warmupMs: number; measureMs: number }): Promise<{ delivered: number }> {
+  /** delivered: within the measured window; total: every event of the run (for bytes written per event). */
+  async run(payload: { startAtMs: number; warmupMs: number; measureMs: number }): Promise<{ delivered: number; total: number }> {
     const { config, db, keystore } = opened();
     const site = config.sites[0]!;
     const webhook = site.webhooks[0]!;
@@ -36,8 +37,9 @@ export const naiveChainApi = {
     const from = payload.startAtMs + payload.warmupMs;
     const to = from + payload.measureMs;
     let delivered = 0;
+    let total = 0;
     await sleepUntil(payload.startAtMs);
-    for (let n = 1; nowMs() < to; n++) {
+    for (let n = 1; nowMs() < to; n++, total++) {
       const event = { stationId: 'NAIVE', chargePointId: 'NAIVE-A', connectorId: 1, idTag: 'TAG-NAIVE', meterStart: n, transactionId: n };
       const { eventId } = inTransaction(db, () => appendEvent(db, { eventType: queue.eventType, siteId: site.id, payload: event }, [webhook.id], new Date()));
       const delivery = store.head(queue, 1)[0]!;
@@ -49,7 +51,7 @@ export const naiveChainApi = {
       if (doneAt >= from && doneAt <= to) delivered += 1;
     }
     await sender.close();
-    return { delivered };
+    return { delivered, total };
   },
 
   /**

@@ -97,6 +97,27 @@ export const stationsApi = {
     return { connected: stations.length, seconds: (nowMs() - startedAt) / 1000, ...failures.report() };
   },
 
+  /** Scenario 7's idle site: every station sends a Heartbeat every intervalMs for durationMs, and nothing else. */
+  async heartbeats(payload: { intervalMs: number; durationMs: number }): Promise<{ sent: number; errors: number; firstError: string | null }> {
+    const failures = new Failures();
+    const startedAt = nowMs();
+    let sent = 0;
+    await Promise.all(
+      stations.map(async (station) => {
+        for (let n = 0; n * payload.intervalMs < payload.durationMs; n++) {
+          await sleepUntil(startedAt + n * payload.intervalMs);
+          try {
+            await station.heartbeat();
+            sent += 1;
+          } catch (err) {
+            failures.record(err, station.identity);
+          }
+        }
+      }),
+    );
+    return { sent, ...failures.report() };
+  },
+
   /** Scenario 1: every station starts and stops transactions back to back. */
   async pipeline(payload: Window): Promise<{ transactions: number; errors: number; firstError: string | null }> {
     const failures = new Failures();
