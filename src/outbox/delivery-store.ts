@@ -88,6 +88,7 @@ export class DeliveryStore {
       ),
       reported: db.prepare('UPDATE deliveries SET unreported = 0 WHERE id = ?'),
       deadCount: db.prepare("SELECT COUNT(*) FROM deliveries WHERE state = 'dead'").pluck(),
+      deadByQueue: db.prepare("SELECT site_id AS siteId, webhook_id AS webhookId, event_type AS eventType, COUNT(*) AS count FROM deliveries WHERE state = 'dead' GROUP BY site_id, webhook_id, event_type"),
     };
   }
 
@@ -129,6 +130,11 @@ export class DeliveryStore {
 
   deadLetterCount(): number {
     return this.statements.deadCount.get() as number;
+  }
+
+  /** Dead letters not replayed, per queue (only queues that have some). */
+  deadLetterCounts(): Array<QueueKey & { count: number }> {
+    return this.statements.deadByQueue.all() as Array<QueueKey & { count: number }>;
   }
 
   /** Queue-full dead letters not logged yet, oldest first. */

@@ -209,6 +209,13 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX transactions_stopped ON transactions (stopped_at) WHERE stopped_at IS NOT NULL;
     `,
   },
+  {
+    version: 9,
+    name: 'failed attempts in a row per executor, for its health level',
+    sql: `
+      ALTER TABLE webhook_executors ADD COLUMN consecutive_failures INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 export function migrate(db: BetterSqlite3.Database, migrations: Migration[] = MIGRATIONS): void {

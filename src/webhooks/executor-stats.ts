@@ -8,6 +8,8 @@ export interface ExecutorStats {
   lastRequestMs: number | null;
   lastStatus: number | null;
   lastError: string | null;
+  /** Failed attempts since the last delivered one; an attempt cut short by a shutdown counts as neither. */
+  consecutiveFailures: number;
 }
 
 export interface RequestRecord {
@@ -15,6 +17,7 @@ export interface RequestRecord {
   durationMs: number;
   status: number | undefined;
   error: string | undefined;
+  outcome: 'delivered' | 'failed' | 'interrupted';
 }
 
 /** Rows of webhook_executors (migration 3), written in the daemon's group commit (delivery-writes.ts): no fsync of their own. */
@@ -28,13 +31,15 @@ export class ExecutorStatsStore {
          ON CONFLICT (site_id, webhook_id, event_type) DO UPDATE SET last_dequeue_at = excluded.last_dequeue_at`,
       ),
       request: db.prepare(
-        `INSERT INTO webhook_executors (site_id, webhook_id, event_type, last_request_at, last_request_ms, last_status, last_error) VALUES (?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO webhook_executors (site_id, webhook_id, event_type, last_request_at, last_request_ms, last_status, last_error, consecutive_failures)
+         VALUES (:siteId, :webhookId, :eventType, :at, :durationMs, :status, :error, CASE :outcome WHEN 'failed' THEN 1 ELSE 0 END)
          ON CONFLICT (site_id, webhook_id, event_type) DO UPDATE SET last_request_at = excluded.last_request_at, last_request_ms = excluded.last_request_ms,
-           last_status = excluded.last_status, last_error = excluded.last_error`,
+           last_status = excluded.last_status, last_error = excluded.last_error,
+           consecutive_failures = CASE :outcome WHEN 'delivered' THEN 0 WHEN 'failed' THEN webhook_executors.consecutive_failures + 1 ELSE webhook_executors.consecutive_failures END`,
       ),
       all: db.prepare(
         `SELECT site_id AS siteId, webhook_id AS webhookId, event_type AS eventType, last_dequeue_at AS lastDequeueAt, last_request_at AS lastRequestAt,
-                last_request_ms AS lastRequestMs, last_status AS lastStatus, last_error AS lastError FROM webhook_executors`,
+                last_request_ms AS lastRequestMs, last_status AS lastStatus, last_error AS lastError, consecutive_failures AS consecutiveFailures FROM webhook_executors`,
       ),
     };
   }
@@ -44,7 +49,8 @@ export class ExecutorStatsStore {
   }
 
   recordRequest(queue: QueueKey, request: RequestRecord): void {
-    this.statements.request.run(queue.siteId, queue.webhookId, queue.eventType, request.at, request.durationMs, request.status ?? null, request.error ?? null);
+    const { siteId, webhookId, eventType } = queue;
+    this.statements.request.run({ siteId, webhookId, eventType, at: request.at, durationMs: request.durationMs, status: request.status ?? null, error: request.error ?? null, outcome: request.outcome });
   }
 
   all(): Array<QueueKey & ExecutorStats> {

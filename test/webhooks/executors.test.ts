@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TestDaemon } from '../support/daemon.js';
 import { runCliJson } from '../support/cli.js';
+import { freePort } from '../support/free-port.js';
 import { deliveries, eventually, expectSignedWebhook, jwksSigningKey, reconfigure, webhookTestResources } from './harness.js';
 
 const t = webhookTestResources();
@@ -152,4 +153,44 @@ describe('executors: enable/disable and health', () => {
     const unknown = await runCliJson(['webhook', 'test', 'nobody', '--config', daemon.temp.configPath]);
     expect(unknown).toMatchObject({ code: 2, data: { error: 'no webhook "nobody" in the config' } });
   }, 120_000);
+
+  it('a total partner outage is told everywhere: warning after 3 failures in a row, critical with dead letters (/health 503, webhook status, the dead-letter gauge)', async () => {
+    const closed = `http://127.0.0.1:${await freePort()}/webhook/events`;
+    const daemon = await t.daemon([{ id: 'partner-a', url: closed, events: ['Authorize', 'StartTransaction'] }], { retryIntervalS: 0.1, maxRetries: 200 });
+    const station = await daemon.connect();
+    await station.boot();
+    await station.authorize('T1');
+    const warned = await eventually(async () => {
+      const h = await health(daemon);
+      const e = executor(h.webhooks, 'partner-a', 'Authorize') as Executor & { consecutiveFailures: number; reasons: string[] };
+      return e.consecutiveFailures >= 3 && e.consecutiveFailures < 100 ? { h, e } : undefined;
+    }, 10_000, '3 failures in a row');
+    expect(warned.e.status).toBe('warning');
+    expect(warned.e.reasons).toContainEqual(expect.stringMatching(/^failed attempts in a row \d+ > 2$/));
+
+    // Dead letters from here on: maxRetries lowered by a reload (SIGHUP) makes the next failure the last.
+    await reconfigure(daemon, [{ id: 'partner-a', url: closed, events: ['Authorize', 'StartTransaction'] }], { retryIntervalS: 0.1, maxRetries: 1 });
+    await station.authorize('T2');
+    const body = await eventually(async () => {
+      const r = await fetch(`http://127.0.0.1:${daemon.daemon.httpPort}/health`);
+      const b = (await r.json()) as { status: string; webhooks: WebhooksHealth & { deadLetters: number } };
+      return b.webhooks.deadLetters === 2 ? (expect(r.status).toBe(503), b) : undefined;
+    }, 10_000, '/health 503 with both dead letters');
+    expect(body.status).toBe('critical');
+    const critical = executor(body.webhooks, 'partner-a', 'Authorize') as Executor & { deadLetters: number; reasons: string[] };
+    expect(critical).toMatchObject({ status: 'critical', deadLetters: 2 });
+    expect(critical.reasons).toContain('2 dead letters not replayed');
+
+    const status = await runCliJson<{ status: string; deadLetters: number; executors: Array<Executor & { deadLetters: number }> }>(['webhook', 'status', '--config', daemon.temp.configPath]);
+    expect(status.data).toMatchObject({ status: 'critical', deadLetters: 2 });
+    const metrics = await (await fetch(`http://127.0.0.1:${daemon.daemon.httpPort}/metrics`)).text();
+    expect(metrics).toMatch(/^chargegate_webhook_dead_letters\{site="s1",webhook="partner-a",event_type="Authorize"\} 2$/m);
+
+    // The partner is back and the dead letters replayed: delivered, and the level is ok again.
+    const partner = await t.receiver();
+    await reconfigure(daemon, [{ id: 'partner-a', url: partner.url(), events: ['Authorize', 'StartTransaction'] }], { retryIntervalS: 0.1, maxRetries: 1 });
+    expect((await runCliJson(['deadletter', 'replay', '--all', '--config', daemon.temp.configPath])).code).toBe(0);
+    await partner.waitForCount(2);
+    await eventually(async () => (await fetch(`http://127.0.0.1:${daemon.daemon.httpPort}/health`)).status === 200, 10_000, '/health 200 after the replay');
+  });
 });
