@@ -15,8 +15,9 @@ export class CliError extends Error {
   constructor(
     message: string,
     readonly exitCode: number = EXIT_FAILURE,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
     this.name = 'CliError';
   }
 }

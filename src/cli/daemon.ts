@@ -10,7 +10,8 @@ import { connectServiceManager, installProcessSignals, reloadConfig } from '../s
 import { createAuthorizer, PluginLoadError } from '../authorization/index.js';
 import { connectUpstreamAsStation, startCentralSystem } from '../ocpp/index.js';
 import { LAST_SEEN_WRITE_MS, pruneStoppedTransactions, Site } from '../site/index.js';
-import { packageVersion, statusPageRoutes } from '../status-page/index.js';
+import { statusPageRoutes } from '../status-page/index.js';
+import { packageVersion } from './package-version.js';
 import { GroupCommit, lockDataDir, openDatabase, schedulePruning, useIncrementalVacuum } from '../store/index.js';
 import { WebhookDelivery } from '../webhooks/index.js';
 import { pruneDelivered } from '../outbox/index.js';

@@ -1,9 +1,11 @@
 import { Command, CommanderError } from 'commander';
 import { registerCommands } from './commands/index.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE } from './context.js';
+import { packageVersion } from './package-version.js';
 
 const program = new Command('chargegate')
   .description('Edge controller for EV-charging sites')
+  .version(packageVersion(), '-V, --version', 'print the version')
   .option('--config <file>', 'config file (default: $CHARGEGATE_CONFIG or /etc/chargegate/chargegate.yaml)')
   .option('--json', 'print one JSON document')
   .showHelpAfterError()

@@ -38,6 +38,7 @@ export type KeystoreDocument = z.output<typeof keystoreDocumentSchema>;
 /** The keystore file cannot be used (corrupt, wrong passphrase, unreadable): the message says what to do. */
 export class KeystoreError extends Error {
   override name = 'KeystoreError';
+  readonly code = 'CHARGEGATE_KEYSTORE';
 }
 
 /** Identity of the file on disk: a rename by another process changes the inode, an edit changes mtime or size. */

@@ -184,6 +184,8 @@ function readTls(file: string, key: string): Buffer {
   try {
     return readFileSync(file);
   } catch (err) {
-    throw new Error(`${key}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw Object.assign(new Error(`${key}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}: check the path and that the chargegate user may read it`, { cause: err }), {
+      code: 'CHARGEGATE_TLS_FILE',
+    });
   }
 }

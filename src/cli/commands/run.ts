@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { ConfigError } from '../../config/index.js';
-import { DataDirInUseError } from '../../store/index.js';
-import { CliError, EXIT_USAGE, loadCommandConfig, type GlobalOptions } from '../context.js';
+import { CliError, EXIT_FAILURE, EXIT_USAGE, loadCommandConfig, type GlobalOptions } from '../context.js';
+import { describeStartupFailure } from '../startup-failure.js';
 
 export function registerRun(program: Command): void {
   program
@@ -16,8 +16,11 @@ export function registerRun(program: Command): void {
         await startDaemon({ configPath, config });
       } catch (err) {
         if (err instanceof ConfigError) throw new CliError(err.message, EXIT_USAGE);
-        if (err instanceof DataDirInUseError) throw new CliError(err.message);
-        throw err;
+        const line = describeStartupFailure(err, config);
+        if (line !== undefined) throw new CliError(line, EXIT_FAILURE, { cause: err });
+        // Not a problem an installer can fix: the stack helps whoever reads the report, but only when asked for.
+        if (config.log.level === 'debug') throw err;
+        throw new CliError(`${err instanceof Error ? err.message : String(err)} (log.level: debug shows where)`, EXIT_FAILURE, { cause: err });
       }
     });
 }

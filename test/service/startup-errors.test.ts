@@ -1,0 +1,64 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { DATABASE_FILE } from '../../src/store/index.js';
+import { runCli } from '../support/cli.js';
+import { tempSite, type TempSite } from '../support/temp-site.js';
+
+/** contract section 7: every failure at start is one line naming the path or port and what to do, exit 1. */
+describe('chargegate run: failures at start are one clear line', () => {
+  const sites: TempSite[] = [];
+  const servers: Server[] = [];
+  afterEach(() => {
+    for (const s of sites.splice(0)) s.cleanup();
+    for (const s of servers.splice(0)) s.close();
+  });
+  const site = (overrides: Record<string, unknown> = {}): TempSite => {
+    const t = tempSite(overrides);
+    sites.push(t);
+    return t;
+  };
+  const run = (t: TempSite, env: NodeJS.ProcessEnv = {}) => runCli(['run', '--config', t.configPath], { env });
+  const expectOneLine = (result: { code: number; stderr: string }, pattern: RegExp) => {
+    expect(result.code).toBe(1);
+    const lines = result.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(pattern);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  };
+
+  it('a port in use names the port and asks whether chargegate already runs', async () => {
+    const busy = createServer();
+    servers.push(busy);
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as { port: number }).port;
+    expectOneLine(await run(site({ http: { host: '127.0.0.1', port } })), new RegExp(`^chargegate: cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use\\. Is chargegate already running\\? .*http\\.port$`));
+  });
+
+  it('a data dir that is a file names the path', async () => {
+    const t = site();
+    writeFileSync(t.dataDir, 'not a directory');
+    expectOneLine(await run(t), new RegExp(`^chargegate: data dir ${t.dataDir.replaceAll('/', '\\/')}: .*dataDir must be a directory the chargegate user can write$`));
+  });
+
+  it('a damaged database names the file and what to do', async () => {
+    const t = site();
+    mkdirSync(t.dataDir, { recursive: true });
+    writeFileSync(path.join(t.dataDir, DATABASE_FILE), 'x'.repeat(8192));
+    expectOneLine(await run(t), /^chargegate: database .*chargegate\.db is damaged \(file is not a database\): restore it from a backup, or move it aside/);
+  });
+
+  it('a wrong keystore passphrase says so', async () => {
+    const t = site();
+    // keys list creates the keystore, encrypted with the first passphrase.
+    const created = await runCli(['keys', 'list', '--config', t.configPath], { env: { CHARGEGATE_KEYSTORE_PASSPHRASE: 'right one' } });
+    expect(created.code).toBe(0);
+    expectOneLine(await run(t, { CHARGEGATE_KEYSTORE_PASSPHRASE: 'wrong one' }), /^chargegate: .*wrong keystore passphrase/);
+  });
+
+  it('--version prints the version', async () => {
+    const result = await runCli(['--version']);
+    expect(result).toMatchObject({ code: 0, stdout: expect.stringMatching(/^\d+\.\d+\.\d+\n$/) });
+  });
+});
