@@ -24,9 +24,16 @@ function install(destdir: string): Promise<{ stdout: string; stderr: string }> {
 }
 
 /** The unit's ExecStart as argv, the way systemd runs it. */
+/** The words of the unit's directive lines (ExecStart=, ExecReload=...), in order. */
+function execLines(unit: string, directive: string): string[][] {
+  return unit
+    .split('\n')
+    .filter((l) => l.startsWith(`${directive}=`))
+    .map((l) => l.slice(directive.length + 1).split(/\s+/));
+}
+
 function execStart(unit: string): string[] {
-  const line = unit.split('\n').find((l) => l.startsWith('ExecStart='));
-  return line!.slice('ExecStart='.length).split(/\s+/);
+  return execLines(unit, 'ExecStart')[0]!;
 }
 
 async function systemdAnalyzeAvailable(): Promise<boolean> {
@@ -86,10 +93,10 @@ describe('scripts/install.sh into a staging root', () => {
       expect(process.env.CI, 'systemd-analyze is missing (apt-get install systemd)').not.toBe('true');
       return;
     }
-    // verify checks that ExecStart's binary exists: on the box it is the runtime under the prefix, here the staged one.
+    // verify checks that the Exec lines' binary exists: on the box it is the runtime under the prefix, here the staged one.
     const staged = path.join(destdir, 'verify/chargegate.service');
     mkdirSync(path.dirname(staged), { recursive: true });
-    writeFileSync(staged, readFileSync(unitPath, 'utf8').replace(`ExecStart=${PREFIX}/`, `ExecStart=${destdir}${PREFIX}/`));
+    writeFileSync(staged, readFileSync(unitPath, 'utf8').replace(new RegExp(`^(Exec\\w+=)${PREFIX}/`, 'gm'), `$1${destdir}${PREFIX}/`));
     const { stdout, stderr } = await run('systemd-analyze', ['verify', staged]);
     expect(stderr).toBe('');
     expect(stdout).toBe('');
@@ -131,6 +138,29 @@ describe('scripts/install.sh into a staging root', () => {
     const exited = new Promise<number | null>((resolve) => daemon!.once('exit', resolve));
     daemon.kill('SIGTERM');
     expect(await exited).toBe(0);
+  }, PROCESS_TEST_TIMEOUT_MS);
+
+  it('reload checks the config first: a config the daemon would refuse fails `systemctl reload` (exit 2, the key named); exit 2 is not restarted', async () => {
+    const unit = readFileSync(unitPath, 'utf8');
+    expect(unit).toMatch(/^RestartPreventExitStatus=2$/m);
+    const [check, signal] = execLines(unit, 'ExecReload');
+    expect(signal).toEqual(['/bin/kill', '-HUP', '$MAINPID']);
+    const configPath = path.join(destdir, 'reload-config.yaml');
+    const [node, ...args] = check!;
+    const argv = args.map((a) => (a === '/etc/chargegate/chargegate.yaml' ? configPath : a.startsWith(PREFIX) ? path.join(destdir, a) : a));
+    const checkConfig = (config: Record<string, unknown>) => {
+      writeFileSync(configPath, stringify(config));
+      return new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(path.join(destdir, node!), argv, { cwd: destdir, stdio: ['ignore', 'ignore', 'pipe'] });
+        let stderr = '';
+        child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.once('exit', (code) => resolve({ code, stderr }));
+      });
+    };
+    expect((await checkConfig(baseConfig(path.join(destdir, 'var/lib/chargegate')))).code).toBe(0);
+    const refused = await checkConfig({ ...baseConfig(path.join(destdir, 'var/lib/chargegate')), webhookDelivery: { retryIntervalS: 999_999 } });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('webhookDelivery.retryIntervalS');
   }, PROCESS_TEST_TIMEOUT_MS);
 
   it('uninstalls the program, the CLI and the unit, and keeps the config, the passphrase and the data', async () => {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const MAIN = path.join(ROOT, 'src/cli/main.ts');
+export const MAIN = path.join(ROOT, 'src/cli/main.ts');
 
 export interface CliResult {
   code: number;
