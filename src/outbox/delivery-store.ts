@@ -182,5 +182,28 @@ export class DeliveryStore {
       return result;
     });
   }
+
+  /** Forgets dead letters for good (their events go with the next retention pass); returns how many. */
+  discard(filter: { eventId?: string }): number {
+    return inTransaction(this.db, () => {
+      const remove = statement(this.db, "DELETE FROM deliveries WHERE id = ? AND state = 'dead'");
+      return this.deadRows(filter).reduce((n, row) => n + remove.run(row.id).changes, 0);
+    });
+  }
+
+  /** A stored event as the outbox holds it, for `deadletter show`. */
+  event(eventId: string): StoredEvent | undefined {
+    return statement(this.db, 'SELECT event_id AS eventId, event_type AS eventType, site_id AS siteId, payload AS payloadJson, created_at AS createdAt FROM events WHERE event_id = ?').get(eventId) as
+      | StoredEvent
+      | undefined;
+  }
+}
+
+export interface StoredEvent {
+  eventId: string;
+  eventType: EventType;
+  siteId: string;
+  payloadJson: string;
+  createdAt: string;
 }
 

@@ -3,6 +3,6 @@ export { executorLevel, executorStatuses, type ExecutorStatus } from './executor
 export { ExecutorStatsStore } from './executor-stats.js';
 export { WebhookSender, type AttemptOutcome } from './webhook-sender.js';
 export { signRequest } from './request-signature.js';
-export type { DeliverableEvent } from './envelope.js';
+export { envelopeBody, type DeliverableEvent } from './envelope.js';
 export { formatZonedTimestamp } from './zoned-timestamp.js';
 export { sendTestEvent } from './test-event.js';

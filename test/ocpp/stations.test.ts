@@ -23,6 +23,21 @@ describe('station pair', () => {
   }, PROCESS_TEST_TIMEOUT_MS);
 });
 
+describe('station pair without --site', () => {
+  it('takes the site that lists the station, else the config\'s only site; with several sites it asks (exit 2)', async () => {
+    const one = tempSite();
+    onTestFinished(() => one.cleanup());
+    expect(await runCliJson(['station', 'pair', 'CP-NEW', '--config', one.configPath])).toMatchObject({ code: 0, data: { stationId: 'CP-NEW', siteId: 's1' } });
+
+    const two = tempSite({ sites: [{ id: 's1', stations: [] }, { id: 's2', stations: [{ id: 'CP201' }] }] });
+    onTestFinished(() => two.cleanup());
+    expect(await runCliJson(['station', 'pair', 'CP201', '--config', two.configPath])).toMatchObject({ code: 0, data: { stationId: 'CP201', siteId: 's2' } });
+    const asked = await runCli(['station', 'pair', 'CP-NEW', '--config', two.configPath]);
+    expect(asked.code).toBe(2);
+    expect(asked.stderr.trim()).toBe('chargegate: --site is needed: the config has 2 sites (s1, s2)');
+  }, PROCESS_TEST_TIMEOUT_MS);
+});
+
 describe('station admission, pairing and connections', () => {
   let t: TestDaemon;
   afterEach(() => t.stop());

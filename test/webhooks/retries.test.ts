@@ -108,6 +108,11 @@ describe('retries and dead letters (contract section 5)', () => {
       expect.objectContaining({ eventId, eventType: 'Authorize', siteId: 's1', webhookId: 'partner-a', reason: 'retries_exhausted', attempts: 3, lastStatus: 500, lastError: 'HTTP 500: down for maintenance' }),
     ]);
 
+    const shown = await runCliJson<{ envelope: Record<string, unknown>; deliveries: DeadLetterJson[] }>(['deadletter', 'show', eventId, '--config', daemon.temp.configPath]);
+    expect(shown.code).toBe(0);
+    expect(shown.data.envelope).toEqual({ eventId, eventType: 'Authorize', siteId: 's1', timestamp: expect.any(String), payload: expect.objectContaining({ idTag: 'TAG-1' }) });
+    expect(shown.data.deliveries).toEqual([expect.objectContaining({ webhookId: 'partner-a', attempts: 3, lastStatus: 500 })]);
+
     partner.answer({ status: 200 });
     const replay = await runCliJson<{ replayed: number; queueFull: number }>(['deadletter', 'replay', eventId, '--config', daemon.temp.configPath]);
     expect(replay).toMatchObject({ code: 0, data: { replayed: 1, queueFull: 0 } });
@@ -117,6 +122,16 @@ describe('retries and dead letters (contract section 5)', () => {
 
     const again = await runCliJson(['deadletter', 'replay', eventId, '--config', daemon.temp.configPath]);
     expect(again).toMatchObject({ code: 1, data: { error: `no dead letter for event ${eventId}` } });
+
+    // A second event dies too; discard forgets it for good (nothing more is sent, health no longer counts it).
+    partner.answer({ status: 500 });
+    await station.authorize('TAG-2');
+    const second = await eventually(() => deliveries(daemon).find((d) => d.state === 'dead'), 10_000, 'second dead letter');
+    expect(second).toBeDefined();
+    const discarded = await runCliJson(['deadletter', 'discard', '--all', '--config', daemon.temp.configPath]);
+    expect(discarded).toMatchObject({ code: 0, data: { discarded: 1 } });
+    expect(deliveries(daemon).filter((d) => d.state === 'dead')).toEqual([]);
+    expect((await runCliJson(['deadletter', 'discard', eventId, '--config', daemon.temp.configPath])).code).toBe(1);
   }, 120_000);
 
   it('dead-letters an event that finds its queue full, logs Webhook_QueueFull, and keeps other event types flowing', async () => {

@@ -1,10 +1,11 @@
 import type { Command } from 'commander';
 import { DeliveryStore } from '../../outbox/index.js';
+import { envelopeBody } from '../../webhooks/index.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, output, table, withContext, type GlobalOptions } from '../context.js';
 
-/** `chargegate deadletter list|replay`: events that exhausted their retries or found their queue full. */
+/** `chargegate deadletter list|show|replay|discard`: events that exhausted their retries or found their queue full. */
 export function registerDeadletter(program: Command): void {
-  const deadletter = program.command('deadletter').description('webhook dead letters: list, replay (same eventId, back in the queue)');
+  const deadletter = program.command('deadletter').description('webhook dead letters: list, show, replay (same eventId, back in the queue), discard');
 
   deadletter
     .command('list')
@@ -18,6 +19,43 @@ export function registerDeadletter(program: Command): void {
             deadLetters.map((d) => [d.eventId, d.eventType, d.siteId, d.webhookId, d.reason, String(d.attempts), d.lastStatus === null ? '-' : String(d.lastStatus), d.deadSince, d.lastError?.slice(0, 60) ?? '-']),
           ),
         );
+      }),
+    );
+
+  deadletter
+    .command('show')
+    .description('one dead event: the envelope its webhooks get (timestamp = when it was stored) and each dead delivery')
+    .argument('<eventId>')
+    .action((eventId: string, _options: unknown, cmd: Command) =>
+      withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
+        const store = new DeliveryStore(ctx.db);
+        const deliveries = store.deadLetters({ eventId });
+        const event = store.event(eventId);
+        if (deliveries.length === 0 || !event) throw new CliError(`no dead letter for event ${eventId}`, EXIT_FAILURE);
+        const envelope = JSON.parse(envelopeBody(event, new Date(event.createdAt), ctx.config.timezone)) as object;
+        output(ctx.json, { envelope, deliveries }, () =>
+          [
+            JSON.stringify(envelope, null, 2),
+            table(
+              ['WEBHOOK', 'REASON', 'ATTEMPTS', 'LAST STATUS', 'DEAD SINCE', 'LAST ERROR'],
+              deliveries.map((d) => [d.webhookId, d.reason, String(d.attempts), d.lastStatus === null ? '-' : String(d.lastStatus), d.deadSince, d.lastError ?? '-']),
+            ),
+          ].join('\n'),
+        );
+      }),
+    );
+
+  deadletter
+    .command('discard')
+    .description('forget dead letters for good: their partners never get them (list or show them first)')
+    .argument('[eventId]', 'the event to discard (all its dead deliveries)')
+    .option('--all', 'discard every dead letter')
+    .action((eventId: string | undefined, options: { all?: boolean }, cmd: Command) =>
+      withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
+        if ((eventId === undefined) === (options.all !== true)) throw new CliError('name one EVENT_ID or use --all', EXIT_USAGE);
+        const discarded = new DeliveryStore(ctx.db).discard(eventId !== undefined ? { eventId } : {});
+        if (eventId !== undefined && discarded === 0) throw new CliError(`no dead letter for event ${eventId}`, EXIT_FAILURE);
+        output(ctx.json, { discarded }, () => `discarded ${discarded} dead deliver${discarded === 1 ? 'y' : 'ies'}`);
       }),
     );
 

@@ -28,17 +28,19 @@ export function registerStation(program: Command): void {
     .command('pair')
     .description('approve a pending or new station for a site; prints its new OCPP basic-auth password once')
     .argument('<stationId>', 'the OCPP identity (last segment of the station URL)')
-    .requiredOption('--site <siteId>', 'the site the station belongs to')
-    .action((stationId: string, options: { site: string }, cmd: Command) =>
+    .option('--site <siteId>', 'the site the station belongs to (not needed when the config has one site, or lists the station)')
+    .action((stationId: string, options: { site?: string }, cmd: Command) =>
       withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
-        const { password } = domain(() => siteOf(ctx).pair(stationId, options.site));
+        const site = siteOf(ctx);
+        const siteId = options.site ?? site.directory.configuredSiteOf(stationId) ?? onlySite(ctx);
+        const { password } = domain(() => site.pair(stationId, siteId));
         const { ocpp } = ctx.config;
         // A wildcard listen address is not one a station can dial: show where the gateway's own address goes.
         const host = ['0.0.0.0', '::', '[::]'].includes(ocpp.host) ? '<gateway-address>' : ocpp.host;
         const url = `${ocpp.securityProfile === 2 ? 'wss' : 'ws'}://${host}:${ocpp.port}${ocpp.path}/${stationId}`;
-        output(ctx.json, { stationId, siteId: options.site, password }, () =>
+        output(ctx.json, { stationId, siteId, password }, () =>
           [
-            `Paired ${stationId} with site ${options.site}.`,
+            `Paired ${stationId} with site ${siteId}.`,
             `OCPP basic-auth password (shown only now): ${password}`,
             `Station settings: URL ${url}, user ${stationId}${ocpp.securityProfile === 0 ? ' (security profile 0: the password is not asked for)' : ''}.`,
             'A connected station is disconnected now and admitted when it reconnects.',
@@ -64,6 +66,13 @@ export function registerStation(program: Command): void {
         }),
       );
   }
+}
+
+/** The config's one site; with several, which one cannot be guessed. */
+function onlySite(ctx: CommandContext): string {
+  const ids = ctx.config.sites.map((s) => s.id);
+  if (ids.length === 1) return ids[0]!;
+  throw new CliError(`--site is needed: the config has ${ids.length} sites (${ids.join(', ')})`, EXIT_USAGE);
 }
 
 function siteOf(ctx: CommandContext): Site {
