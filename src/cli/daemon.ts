@@ -1,8 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { ConfigError, type Config } from '../config/index.js';
+import { ConfigError, readConfiguredFile, type Config } from '../config/index.js';
 import { AccessTokenVerifier, Applications } from '../applications/index.js';
-import { authorizationServerMetadataRoutes, BearerAuth, chargePointsApiRoutes, createHttpServer, jwksRoutes, openApiRoutes, tokenEndpointRoutes, type HealthSource } from '../http/index.js';
+import { authorizationServerMetadataRoutes, BearerAuth, chargePointsApiRoutes, createHttpServer, jwksRoutes, openApiRoutes, statusGuard, tokenEndpointRoutes, type HealthSource } from '../http/index.js';
 import { openKeystore } from '../keystore/index.js';
 import { createLogger, type Logger } from '../log/index.js';
 import { MeterService } from '../modbus/index.js';
@@ -143,11 +143,14 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     // ---- end API ----
 
     // ---- status page at GET / and GET /status.json (src/status-page) ----
-    routes.push(statusPageRoutes({ site, config: () => config, health: () => healthSources, startedAt: new Date(), version: packageVersion() }));
+    const guard = statusGuard(() => config, bearer);
+    routes.push(statusPageRoutes({ site, config: () => config, health: () => healthSources, startedAt: new Date(), version: packageVersion() }, guard));
     // ---- end status page ----
 
     await webhooks.ready();
-    const http = await createHttpServer({ logger, routes, health: () => healthSources, metrics });
+    const { tls } = config.http;
+    const https = tls && { cert: readConfiguredFile(tls.cert, 'http.tls.cert'), key: readConfiguredFile(tls.key, 'http.tls.key') };
+    const http = await createHttpServer({ logger, routes, health: () => healthSources, metrics, statusGuard: guard, ...(https && { https }) });
     await http.listen({ host: config.http.host, port: config.http.port });
     parts.push({ name: 'http', stop: () => http.close() });
     const httpPort = (http.server.address() as { port: number }).port;

@@ -47,6 +47,7 @@ function resolvePaths(config: Config): Config {
     ...config,
     dataDir: path.resolve(config.dataDir),
     authorization: { ...config.authorization, plugin: config.authorization.plugin && path.resolve(config.authorization.plugin) },
+    http: { ...config.http, tls: config.http.tls && { cert: path.resolve(config.http.tls.cert), key: path.resolve(config.http.tls.key) } },
     ocpp: { ...config.ocpp, tls: config.ocpp.tls && { cert: path.resolve(config.ocpp.tls.cert), key: path.resolve(config.ocpp.tls.key) } },
   };
 }

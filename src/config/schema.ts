@@ -145,7 +145,7 @@ const site = z.strictObject({
 
 const scope = z.string().regex(/^(company|site|station|chargePoint):[A-Za-z0-9._:-]+$/, 'company:<id>, site:<id>, station:<id> or chargePoint:<id>');
 
-export const PERMISSIONS = ['charge-points:read', 'charge-points:control'] as const;
+export const PERMISSIONS = ['charge-points:read', 'charge-points:control', 'status:read'] as const;
 
 const group = z.strictObject({ id, scope, permissions: z.array(z.enum(PERMISSIONS)).min(1) });
 
@@ -165,9 +165,17 @@ export const configSchema = z
       }, 'an IANA time zone such as Europe/Brussels'),
     log: z.strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info') }).prefault({}),
     http: z
-      .strictObject({ host: z.string().default('127.0.0.1'), port: port.default(8080), issuer: z.url().optional() })
+      .strictObject({
+        host: z.string().default('127.0.0.1'),
+        port: port.default(8080),
+        issuer: z.url().optional(),
+        // HTTPS: client secrets and tokens must not cross a LAN in clear text.
+        tls: z.strictObject({ cert: z.string().min(1), key: z.string().min(1) }).optional(),
+        // The status page, status.json and /metrics without a status:read token on a non-loopback listener.
+        publicStatus: z.boolean().default(false),
+      })
       .prefault({})
-      .transform((h) => ({ ...h, issuer: (h.issuer ?? `http://${h.host}:${h.port}`).replace(/\/$/, '') })),
+      .transform((h) => ({ ...h, issuer: (h.issuer ?? `${h.tls ? 'https' : 'http'}://${h.host}:${h.port}`).replace(/\/$/, '') })),
     ocpp: z
       .strictObject({
         host: z.string().default('127.0.0.1'),

@@ -3,6 +3,7 @@ export { worstLevel, type HealthLevel, type HealthSource } from './health.js';
 export { jwksRoutes } from './jwks.js';
 export { tokenEndpointRoutes, type TokenEndpointOptions } from './token-endpoint.js';
 export { BearerAuth, type Caller } from './bearer-auth.js';
+export { statusGuard, type StatusGuard } from './status-access.js';
 export { chargePointsApiRoutes, type ChargePointsApiOptions } from './charge-points-api.js';
 export { openApiRoutes } from './openapi.js';
 export { authorizationServerMetadataRoutes } from './authorization-server-metadata.js';

@@ -14,6 +14,7 @@ const error = (description: string) => json(ref('Error'), description);
 const PERMISSION_DESCRIPTIONS: Record<Permission, string> = {
   'charge-points:read': 'List charge points',
   'charge-points:control': 'Start and stop transactions',
+  'status:read': 'Read the status page, status.json and /metrics on a non-loopback listener',
 };
 
 /** Responses every Bearer-protected operation can give (RFC 6750), and any operation's internal failure. */

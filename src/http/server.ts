@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import type { Logger } from '../log/index.js';
 import { worstLevel, type HealthSource } from './health.js';
 import { API_ERRORS, ApiError, jsonErrorHandler } from './http-errors.js';
+import type { StatusGuard } from './status-access.js';
 
 /** Largest request body any route reads (the API's JSON, the token endpoint's form). */
 export const BODY_LIMIT_BYTES = 64 * 1024;
@@ -13,6 +14,10 @@ export interface HttpServerOptions {
   routes: FastifyPluginAsync[];
   health: () => HealthSource[];
   metrics: Registry;
+  /** Who may read /metrics (status.ts: a status:read token on a non-loopback listener). */
+  statusGuard: StatusGuard;
+  /** PEM certificate and key: the listener speaks HTTPS (http.tls). */
+  https?: { cert: Buffer; key: Buffer };
 }
 
 /** The one HTTP listener: every part adds its routes; errors always leave as JSON (http-errors.ts). */
@@ -25,6 +30,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
     bodyLimit: BODY_LIMIT_BYTES,
     // A URL Fastify cannot decode never reaches a route or setErrorHandler.
     frameworkErrors: errors,
+    ...(options.https && { https: { ...options.https, minVersion: 'TLSv1.2' as const } }),
   });
   app.setErrorHandler(errors);
   app.setNotFoundHandler((request) => {
@@ -36,7 +42,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
     const status = worstLevel(Object.values(parts).map((p) => p.status));
     return reply.status(status === 'critical' ? 503 : 200).send({ status, ...parts });
   });
-  app.get('/metrics', async (_request, reply) => {
+  app.get('/metrics', { onRequest: options.statusGuard }, async (_request, reply) => {
     void reply.header('content-type', options.metrics.contentType);
     return options.metrics.metrics();
   });

@@ -1,10 +1,9 @@
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Authorizer } from '../authorization/index.js';
-import type { Config } from '../config/index.js';
+import { readConfiguredFile, type Config } from '../config/index.js';
 import type { HealthSource } from '../http/index.js';
 import type { Logger } from '../log/index.js';
 import { FailureLimiter } from '../credentials/index.js';
@@ -177,15 +176,5 @@ function createListener(config: Config): http.Server {
   const { securityProfile, tls } = config.ocpp;
   if (securityProfile !== 2) return http.createServer();
   if (!tls) throw new Error('ocpp.tls: required when securityProfile is 2');
-  return https.createServer({ cert: readTls(tls.cert, 'ocpp.tls.cert'), key: readTls(tls.key, 'ocpp.tls.key'), minVersion: 'TLSv1.2' });
-}
-
-function readTls(file: string, key: string): Buffer {
-  try {
-    return readFileSync(file);
-  } catch (err) {
-    throw Object.assign(new Error(`${key}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}: check the path and that the chargegate user may read it`, { cause: err }), {
-      code: 'CHARGEGATE_TLS_FILE',
-    });
-  }
+  return https.createServer({ cert: readConfiguredFile(tls.cert, 'ocpp.tls.cert'), key: readConfiguredFile(tls.key, 'ocpp.tls.key'), minVersion: 'TLSv1.2' });
 }

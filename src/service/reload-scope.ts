@@ -5,7 +5,7 @@ type Section = 'http' | 'ocpp' | 'keystore';
 
 /** Values bound at start (open listeners, the token issuer, the key passphrase): a reload cannot move them. */
 const RESTART_ONLY: { [S in Section]: ReadonlyArray<keyof Config[S] & string> } = {
-  http: ['host', 'port', 'issuer'],
+  http: ['host', 'port', 'issuer', 'tls'],
   ocpp: ['host', 'port', 'path', 'tls'],
   keystore: ['passphraseEnv'],
 };

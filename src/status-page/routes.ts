@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { StatusGuard } from '../http/index.js';
 import { STATUS_CSS, STATUS_HTML, STATUS_SCRIPT } from './page-assets.js';
 import { statusSnapshot, type StatusSnapshotSources } from './status-snapshot.js';
 
@@ -14,15 +15,18 @@ function asset(reply: FastifyReply, contentType: string, body: string): FastifyR
     .send(body);
 }
 
-/** GET / (the read-only status page), its script and style, and GET /status.json (the data it polls). */
-export function statusPageRoutes(sources: StatusSnapshotSources): FastifyPluginAsync {
+/**
+ * GET / (the read-only status page), its script and style, and GET /status.json (the data it polls). The page and
+ * its data pass `guard` (a status:read token on a non-loopback listener); the script and style hold no data.
+ */
+export function statusPageRoutes(sources: StatusSnapshotSources, guard: StatusGuard): FastifyPluginAsync {
   return async (app) => {
-    app.get('/', (_request, reply) => asset(reply, 'text/html; charset=utf-8', STATUS_HTML));
+    app.get('/', { onRequest: guard }, (_request, reply) => asset(reply, 'text/html; charset=utf-8', STATUS_HTML));
     app.get('/status.js', (_request, reply) => asset(reply, 'text/javascript; charset=utf-8', STATUS_SCRIPT));
     app.get('/status.css', (_request, reply) => asset(reply, 'text/css; charset=utf-8', STATUS_CSS));
     // Browsers ask for it on every page: an empty answer instead of a 404 in the console.
     app.get('/favicon.ico', (_request, reply) => reply.status(204).send());
-    app.get('/status.json', async (_request, reply) => {
+    app.get('/status.json', { onRequest: guard }, async (_request, reply) => {
       void reply.header('cache-control', 'no-store');
       return statusSnapshot(sources);
     });

@@ -24,7 +24,7 @@ describe('HTTP listener errors', () => {
         throw new Error('database file /secret/path is locked');
       });
     };
-    app = await createHttpServer({ logger: createLogger('info', sink), routes: [routes], health: () => [], metrics: new Registry() });
+    app = await createHttpServer({ logger: createLogger('info', sink), routes: [routes], health: () => [], metrics: new Registry(), statusGuard: async () => undefined });
     await app.listen({ host: '127.0.0.1', port: 0 });
     baseUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   });
