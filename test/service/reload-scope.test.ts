@@ -21,7 +21,7 @@ sites: [{ id: s1, webhooks: [{ id: partner-a, url: "http://127.0.0.1:7000/webhoo
     const plan = planReload(running, next);
     expect(plan.restartRequired).toEqual(['dataDir', 'http.host', 'http.port', 'http.issuer']);
     expect(plan.config.dataDir).toBe('/var/lib/chargegate');
-    expect(plan.config.http).toEqual({ host: '127.0.0.1', port: 8080, issuer: 'http://127.0.0.1:8080' });
+    expect(plan.config.http).toMatchObject({ host: '127.0.0.1', port: 8080, issuer: 'http://127.0.0.1:8080' });
     expect(plan.config.log.level).toBe('debug');
     expect(plan.config.ocpp.heartbeatIntervalS).toBe(60);
     expect(plan.config.sites[0]!.webhooks.map((w) => w.id)).toEqual(['partner-a']);
