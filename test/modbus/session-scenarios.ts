@@ -112,8 +112,9 @@ async function sessionWithPause(p: Profile): Promise<void> {
 /** The meter stops answering mid-session: Faulted/PowerMeterFailure, the session stays open, and ends normally later. */
 async function meterDropsOff(p: Profile): Promise<void> {
   await startSession(p, 300);
+  const faultedBefore = statusTrail(p.db, p.meterId).filter((s) => s.startsWith('Faulted/')).length;
   await p.meter.setOnline(p.unitId, false);
-  await waitForStatus(p.db, p.meterId, 'Faulted');
+  await waitForStatus(p.db, p.meterId, 'Faulted', faultedBefore + 1);
   expect((await meterHealth(p.httpPort, p.meterId))?.online).toBe(false);
   await p.meter.set(p.unitId, { energyKWh: 300.5 });
   await p.meter.setOnline(p.unitId, true);
@@ -131,7 +132,7 @@ async function garbageRegisters(p: Profile): Promise<void> {
   const rejectedSoFar = async () => (await meterHealth(p.httpPort, p.meterId))?.rejected ?? 0;
   const waitRejected = async (more: number) => {
     const target = (await rejectedSoFar()) + more;
-    await eventually(async () => (await rejectedSoFar()) >= target, 10_000, `${more} more rejected readings of ${p.meterId}`);
+    await eventually(async () => (await rejectedSoFar()) >= target, 30_000, `${more} more rejected readings of ${p.meterId}`);
   };
   await idleAt(p, 400);
   await p.meter.setRegisters(p.unitId, 4, SDM630_ENERGY, NAN_WORDS);
@@ -150,12 +151,19 @@ async function garbageRegisters(p: Profile): Promise<void> {
   expectOneSession(p, 400, 400.625, ['Available/NoError', 'Charging/NoError', 'Available/NoError']);
 }
 
-/** Unit i+1 runs PROFILES[i]. The pause gets 2 s of slack on a loaded machine; the drop-off goes offline after 2 s. */
-const PROFILES: Array<{ run: (p: Profile) => Promise<void>; config?: Record<string, unknown> }> = [
-  { run: normalSession },
-  { run: sessionWithPause, config: { detection: { ...FAST_DETECTION, stopDelayS: 4 } } },
-  { run: meterDropsOff, config: { detection: { ...FAST_DETECTION, offlineAfterS: 2 } } },
-  { run: garbageRegisters },
+/**
+ * Unit i+1 runs PROFILES[i] from startKWh, already on the register before the daemon's first poll: a jump from 0
+ * would be rejected as implausible for a few readings, which on a loaded machine can outlast the drop-off's
+ * offlineAfterS and put a Faulted status in the trail before the scenario begins. The drop-off's 5 s outlasts a
+ * polling round of four meters on a loaded machine; the pause gets 2 s of slack.
+ */
+const PROFILES: Array<{ run: (p: Profile) => Promise<void>; startKWh: number; config?: Record<string, unknown> }> = [
+  { run: normalSession, startKWh: 100 },
+  { run: sessionWithPause, startKWh: 200, config: { detection: { ...FAST_DETECTION, stopDelayS: 4 } } },
+  { run: meterDropsOff, startKWh: 300, config: { detection: { ...FAST_DETECTION, offlineAfterS: 5 } } },
+  // Rejected readings are not good ones: a long run of them would rightly take the meter offline. 60 s keeps the
+  // garbage scenario about rejection even when a loaded machine slows the polls.
+  { run: garbageRegisters, startKWh: 400, config: { detection: { ...FAST_DETECTION, offlineAfterS: 60 } } },
 ];
 
 /**
@@ -176,6 +184,7 @@ export function sessionScenarios(factory: SimulatorFactory): void {
       const units = PROFILES.map((_, i) => i + 1);
       const sim = await factory.start(scratch.dir, units);
       cleanups.push(() => sim.close());
+      for (const [i, profile] of PROFILES.entries()) await sim.meter.set(i + 1, { energyKWh: profile.startKWh, ...IDLE });
       const receiver: Receiver = await startReceiver();
       cleanups.push(() => receiver.close());
       const meters = PROFILES.map((profile, i) => meterConfig(i + 1, sim.connection, profile.config));
