@@ -17,7 +17,7 @@ const WORKER_SOURCES = path.join(ROOT, 'scripts/bench/workers');
 
 /**
  * Builds what the bench runs. The daemon's dist/ comes from `npm run build`; the workers are compiled by the same
- * tsc into bench/build. A type error elsewhere in the tree still emits the workers, so the run goes on and says so.
+ * tsc into dist/bench. A type error elsewhere in the tree still emits the workers, so the run goes on and says so.
  */
 export function buildForBench(): BenchBuild {
   const notes: string[] = [];
@@ -34,7 +34,7 @@ export function buildForBench(): BenchBuild {
   } catch (err) {
     notes.push(`the bench workers compiled with type errors: ${firstLines(err)}`);
   }
-  const workerDir = path.join(ROOT, 'bench/build/scripts/bench/workers');
+  const workerDir = path.join(ROOT, 'dist/bench/scripts/bench/workers');
   const missing = readdirSync(WORKER_SOURCES)
     .filter((f) => f.endsWith('.ts'))
     .filter((f) => !existsSync(path.join(workerDir, f.replace(/\.ts$/, '.js'))));

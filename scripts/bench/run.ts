@@ -9,7 +9,7 @@ const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
     only: { type: 'string' },
-    out: { type: 'string', default: path.join(ROOT, 'bench/results.json') },
+    out: { type: 'string', default: path.join(ROOT, 'dist/bench/results.json') },
     profile: { type: 'string' },
   },
 });
