@@ -196,7 +196,7 @@ async function main(): Promise<number> {
     putIdTag(db, { idTag: ID_TAG, status: 'Accepted', expiresAt: null, siteId: null });
     db.close();
     daemon = await startDaemon({ configPath, config: loadConfig(configPath), logger: createLogger('error'), handleSignals: false });
-    cleanups.push(() => daemon!.stop());
+    cleanups.push(() => daemon.stop());
     say('daemon', `chargegate ready: status page http://127.0.0.1:${daemon.httpPort}/  OCPP ws://127.0.0.1:${daemon.ocppPort}/ocpp/CP001`);
 
     const station = await connectStation(`ws://127.0.0.1:${daemon.ocppPort}/ocpp`, 'CP001', undefined, { initialMeterWh: 7_250 });

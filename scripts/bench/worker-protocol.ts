@@ -3,8 +3,8 @@
  * the IPC channel of child_process.fork: one request, one reply, matched by id.
  */
 
-// Handlers take one structured-clone payload and return one; `any` lets each worker keep its own signatures.
-export type WorkerApi = Record<string, (payload: any) => unknown>;
+// Handlers take one structured-clone payload and return one; `never` accepts every worker's own signatures.
+export type WorkerApi = Record<string, (payload: never) => unknown>;
 
 export interface WorkerRequest {
   id: number;
@@ -25,7 +25,8 @@ export function serveWorker(api: WorkerApi): void {
     Promise.resolve()
       .then(() => {
         if (!handler) throw new Error(`unknown command ${message.command}`);
-        return handler(message.payload);
+        // The payload crossed a process boundary: its type is the contract between runner and worker.
+        return handler(message.payload as never);
       })
       .then(
         (result) => send({ id: message.id, result: result ?? null } satisfies WorkerReply),

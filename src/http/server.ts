@@ -23,8 +23,10 @@ export interface HttpServerOptions {
 /** The one HTTP listener: every part adds its routes; errors always leave as JSON (http-errors.ts). */
 export async function createHttpServer(options: HttpServerOptions): Promise<FastifyInstance> {
   const errors = jsonErrorHandler(API_ERRORS);
+  // Typed as Fastify's logger so the instance is a plain FastifyInstance, not one generic over pino's.
+  const loggerInstance: FastifyBaseLogger = options.logger.child({ component: 'http' });
   const app: FastifyInstance = Fastify({
-    loggerInstance: options.logger.child({ component: 'http' }) as FastifyBaseLogger,
+    loggerInstance,
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: false,
     bodyLimit: BODY_LIMIT_BYTES,

@@ -3,7 +3,6 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import type { pki } from 'node-forge';
 
 const generateRsaKeyPair = promisify(generateKeyPair);
 
@@ -30,7 +29,7 @@ export async function createGatewayCertificate(options: { names: string[]; valid
     import('node-forge'),
     generateRsaKeyPair('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } }),
   ]);
-  const key = forge.pki.privateKeyFromPem(keyPem) as pki.rsa.PrivateKey;
+  const key = forge.pki.privateKeyFromPem(keyPem);
   const cert = forge.pki.createCertificate();
   cert.publicKey = forge.pki.setRsaPublicKey(key.n, key.e);
   // Random, and positive in DER thanks to the leading 01 byte.

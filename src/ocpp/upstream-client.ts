@@ -1,4 +1,4 @@
-import type { UpstreamClient, UpstreamConnect, UpstreamDecision } from '../authorization/index.js';
+import type { UpstreamClient, UpstreamConnect } from '../authorization/index.js';
 import type { AuthorizeResponse } from './v16/messages.js';
 import { createRpcClient, RPC_CLOSING } from './rpc.js';
 
@@ -12,7 +12,7 @@ export const connectUpstreamAsStation: UpstreamConnect = async (url: string, sta
   return {
     async authorize(idTag) {
       const response = (await client.call('Authorize', { idTag })) as AuthorizeResponse;
-      return response.idTagInfo as UpstreamDecision;
+      return response.idTagInfo;
     },
     isClosed: () => client.state >= RPC_CLOSING,
     async close() {

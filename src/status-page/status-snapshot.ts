@@ -93,7 +93,7 @@ export function statusSnapshot(sources: StatusSnapshotSources): StatusSnapshot {
     health: worstLevel(Object.values(reports).map((r) => r.status as HealthLevel)),
     stations: sources.site.stations().map((s) => {
       const boot = (s.bootInfo ?? {}) as Record<string, unknown>;
-      const text = (key: string) => (typeof boot[key] === 'string' ? (boot[key] as string) : null);
+      const text = (key: string) => (typeof boot[key] === 'string' ? (boot[key]) : null);
       return { stationId: s.id, siteId: s.siteId, state: s.state, online: s.online, lastSeen: s.lastSeen, vendor: text('chargePointVendor'), model: text('chargePointModel'), firmwareVersion: text('firmwareVersion') };
     }),
     chargePoints: sources.site.chargePoints(),

@@ -23,7 +23,7 @@ describe('bearer tokens on the API', () => {
   async function forge(options: { claims?: Record<string, unknown>; header?: Record<string, unknown>; key?: Parameters<SignJWT['sign']>[0] } = {}): Promise<string> {
     const signing = keystore.accessTokenSigningKey();
     const claims = { ...decodeJwt(valid), ...options.claims };
-    return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', typ: 'at+jwt', kid: signing.kid, ...options.header } as never).sign(options.key ?? signing.privateKey);
+    return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', typ: 'at+jwt', kid: signing.kid, ...options.header }).sign(options.key ?? signing.privateKey);
   }
 
   async function expect401(token: string | undefined, reason: RegExp, headers: Record<string, string> = {}) {

@@ -61,6 +61,6 @@ describe('HTTP listener errors', () => {
       expect(JSON.stringify(body), what).not.toMatch(/fst_/i);
     }
     expect(refusals().slice(before).map((l) => [l.status, l.error])).toEqual(cases.map(([, , status, error]) => [status, error]));
-    expect((await post('/echo', '{"ok":true}', 'application/json').then((r) => r.json())) as unknown).toEqual({ received: { ok: true } });
+    expect(await post('/echo', '{"ok":true}', 'application/json').then((r): Promise<unknown> => r.json())).toEqual({ received: { ok: true } });
   });
 });

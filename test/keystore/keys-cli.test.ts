@@ -33,7 +33,7 @@ describe('chargegate keys', { timeout: 120_000 }, () => {
     expect(rotated.code).toBe(0);
     // The default lead: published now, signing in ten minutes; until then another rotation is refused.
     expect(Date.parse(rotated.data.activatesAt) - Date.now()).toBeGreaterThan(590_000);
-    await expect((await openKeystore(loadConfig(temp!.configPath))).rotate()).rejects.toThrow('a rotation is already in progress');
+    await expect((await openKeystore(loadConfig(temp.configPath))).rotate()).rejects.toThrow('a rotation is already in progress');
   });
 
   it('encrypts the keystore with the passphrase from the configured environment variable and refuses to open it without', async () => {

@@ -30,11 +30,11 @@ describe('durability', () => {
     // Sessions keep coming; the daemon dies mid-stream, in the same tick as the 15th stop acknowledgement.
     const traffic = (async () => {
       for (let i = 0; i < 40; i += 1) {
-        const transactionId = await station!.startTransaction({ connectorId: 1 + (i % 2), idTag: `TAG-${i}`, meterStart: i * 1000 });
+        const transactionId = await station.startTransaction({ connectorId: 1 + (i % 2), idTag: `TAG-${i}`, meterStart: i * 1000 });
         ackedStarts.push(transactionId);
-        await station!.stopTransaction({ transactionId, meterStop: i * 1000 + 500, reason: 'EVDisconnected' });
+        await station.stopTransaction({ transactionId, meterStop: i * 1000 + 500, reason: 'EVDisconnected' });
         ackedStops.push(transactionId);
-        if (ackedStops.length === 15) child!.kill('SIGKILL');
+        if (ackedStops.length === 15) child.kill('SIGKILL');
       }
     })().catch(() => undefined);
     await killed;

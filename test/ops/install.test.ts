@@ -153,7 +153,7 @@ describe('scripts/install.sh into a staging root', () => {
       return new Promise<{ code: number | null; stderr: string }>((resolve) => {
         const child = spawn(path.join(destdir, node!), argv, { cwd: destdir, stdio: ['ignore', 'ignore', 'pipe'] });
         let stderr = '';
-        child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
         child.once('exit', (code) => resolve({ code, stderr }));
       });
     };

@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { eventually } from '../support/daemon.js';
@@ -44,7 +45,7 @@ describe('log lines: journald priorities under systemd, human-readable on a term
     // script(1) gives the daemon a pseudo-terminal as stdout; the daemon is stopped by timeout once ready.
     const command = `timeout -s TERM 8 ${process.execPath} --import tsx ${MAIN} run --config ${t.configPath}`;
     const result = spawnSync('script', ['-qec', command, '/dev/null'], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });
-    const output = result.stdout.replace(/\u001b\[[0-9;]*m/g, '');
+    const output = stripVTControlCharacters(result.stdout);
     expect(output).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: chargegate ready/m);
     expect(output).not.toMatch(/\{"level":/);
   });

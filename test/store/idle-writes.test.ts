@@ -30,7 +30,7 @@ describe('an idle site writes nothing (contract 7, endurance on flash)', () => {
       await station.statusNotification({ connectorId: 1, status: 'Available' });
     }
     const port = t.daemon.httpPort;
-    await eventually(async () => (await meterHealth(port, 'm1'))?.readings! > 3 && (await meterHealth(port, 'm2'))?.readings! > 3, 10_000, 'both meters polled');
+    await eventually(async () => ((await meterHealth(port, 'm1'))?.readings ?? 0) > 3 && ((await meterHealth(port, 'm2'))?.readings ?? 0) > 3, 10_000, 'both meters polled');
     // Let the first flush of the meters' state land before counting.
     await new Promise((resolve) => setTimeout(resolve, 3000));
 

@@ -21,7 +21,7 @@ function holdWriteLock(databaseFile: string, holdMs: number): Promise<{ held: ()
     }),
   );
   return new Promise((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', () => resolve({ held: () => held, gone }));
+    createInterface({ input: child.stdout }).once('line', () => resolve({ held: () => held, gone }));
     child.once('error', reject);
   });
 }

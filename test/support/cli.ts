@@ -52,7 +52,7 @@ export function spawnDaemon(configPath: string, options: { env?: NodeJS.ProcessE
             reject(new Error(`daemon not ready within ${options.readyTimeoutMs} ms:\n${logs.join('\n')}`));
           }, options.readyTimeoutMs);
     let buffered = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       buffered += chunk.toString();
       const lines = buffered.split('\n');
       buffered = lines.pop() ?? '';
@@ -64,7 +64,7 @@ export function spawnDaemon(configPath: string, options: { env?: NodeJS.ProcessE
         }
       }
     });
-    child.stderr!.on('data', (chunk: Buffer) => logs.push(chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => logs.push(chunk.toString()));
     child.once('exit', (code) => reject(new Error(`daemon exited with ${code} before ready:\n${logs.join('\n')}`)));
   });
 }

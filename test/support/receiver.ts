@@ -126,7 +126,8 @@ export async function startReceiver(answer: Responder | Answer = { status: 200 }
         pump();
         return;
       }
-      default: {
+      case undefined:
+      case 'reply': {
         const send = () => {
           if (res.destroyed) return;
           const body = answer.body ?? '';

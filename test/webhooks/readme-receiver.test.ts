@@ -30,8 +30,8 @@ describe('README receiver example', () => {
     const output: string[] = [];
     const child = spawn(process.execPath, [file], { env: { ...process.env, ISSUER: `http://127.0.0.1:${daemon.daemon.httpPort}`, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
     t.onCleanup(() => void child.kill('SIGKILL'));
-    child.stdout!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
-    child.stderr!.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+    child.stdout.on('data', (chunk: Buffer) => output.push(chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => output.push(chunk.toString()));
 
     const station = await daemon.connect();
     await station.boot();

@@ -50,7 +50,7 @@ describe('retries and dead letters (contract section 5)', () => {
     // While T2 waits for its retry, T3..T5 show no attempt: none was made.
     await eventually(() => deliveries(daemon).map((r) => r.attempts).join() === '2,1,0,0,0', 800, 'T3..T5 given back their attempts while T2 waits');
     await partner.waitForCount(7);
-    expect(partner.requests.map((r) => (r.json() as { payload: { idTag: string } }).payload.idTag)).toEqual(['T1', 'T1', 'T2', 'T2', 'T3', 'T4', 'T5']);
+    expect(partner.requests.map((r) => r.json<{ payload: { idTag: string } }>().payload.idTag)).toEqual(['T1', 'T1', 'T2', 'T2', 'T3', 'T4', 'T5']);
     const rows = await eventually(() => (deliveries(daemon).every((d) => d.state === 'delivered') ? deliveries(daemon) : undefined), 5000, 'all delivered');
     expect(rows.map((r) => r.attempts)).toEqual([2, 2, 1, 1, 1]);
   });

@@ -3,7 +3,7 @@ import { failureNote, Fleet } from '../fleet.js';
 import { stationIds, stationTag } from '../identities.js';
 import { nowMs, processStats } from '../measure.js';
 import { outboxCounts, total } from '../outbox-view.js';
-import { freePort, type WorkerHandle } from '../processes.js';
+import type { WorkerHandle } from '../processes.js';
 import { waitFor, type Scenario, type ScenarioContext } from '../scenario.js';
 import type { NaiveChainApi } from '../workers/naive-chain.js';
 import type { ReceiverApi } from '../workers/receiver.js';

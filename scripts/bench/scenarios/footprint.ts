@@ -89,7 +89,7 @@ async function idleProcess(ctx: ScenarioContext, args: string[], idleS: number):
   const spawnedAt = nowMs();
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], cwd: fileURLToPath(new URL('../../../', import.meta.url)) });
   ctx.processes.adopt(child);
-  await once(child.stdout!, 'data');
+  await once(child.stdout, 'data');
   const startupMs = nowMs() - spawnedAt;
   await sleep(idleS * 1000);
   const idleRssMB = processStats(child.pid!).rssMB;
