@@ -60,7 +60,9 @@ export async function startDemoReceiver(options: DemoReceiverOptions): Promise<D
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { values } = parseArgs({ options: { issuer: { type: 'string', default: 'http://127.0.0.1:8080' }, port: { type: 'string', default: '7000' }, host: { type: 'string', default: '127.0.0.1' } } });
+  const { values } = parseArgs({
+    options: { issuer: { type: 'string', default: 'http://127.0.0.1:8080' }, port: { type: 'string', default: '7000' }, host: { type: 'string', default: '127.0.0.1' } },
+  });
   const demo = await startDemoReceiver({ issuer: values.issuer, host: values.host, port: Number(values.port) });
   console.log(`demo receiver on ${demo.receiver.url()}, verifying against ${values.issuer}/.well-known/jwks.json (Ctrl-C to stop)`);
   process.once('SIGINT', () => void demo.receiver.close().then(() => process.exit(0)));

@@ -48,9 +48,11 @@ class PartnerInbox {
   }
 
   async waitFor(what: string, match: (e: Envelope) => boolean): Promise<Envelope> {
-    await this.partner.receiver.waitFor((requests) => requests.some((r) => match(r.json<Envelope>())), STEP_TIMEOUT_MS).catch(() => {
-      throw new Error(`no ${what} webhook within ${STEP_TIMEOUT_MS / 1000} s`);
-    });
+    await this.partner.receiver
+      .waitFor((requests) => requests.some((r) => match(r.json<Envelope>())), STEP_TIMEOUT_MS)
+      .catch(() => {
+        throw new Error(`no ${what} webhook within ${STEP_TIMEOUT_MS / 1000} s`);
+      });
     return this.envelopes.find(match)!;
   }
 }

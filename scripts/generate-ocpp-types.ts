@@ -28,7 +28,11 @@ const VERSIONS = [
 function shape(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(shape);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([key]) => key !== 'description' && key !== 'javaType').map(([key, v]) => [key, shape(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => key !== 'description' && key !== 'javaType')
+      .map(([key, v]) => [key, shape(v)]),
+  );
 }
 
 /**

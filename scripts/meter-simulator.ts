@@ -67,8 +67,12 @@ async function main(): Promise<number> {
 
   const map = METER_MODELS[options.model];
   const units = { [options.unit]: map };
-  const meter = options.rtu ? await MeterSimulator.rtu({ device: options.rtu, baudRate: options.baud, units }) : await MeterSimulator.tcp({ host: options.host, port: options.port, units });
-  const connection = options.rtu ? `{ type: rtu, device: <the other end of ${options.rtu}>, baudRate: ${options.baud}, unitId: ${options.unit} }` : `{ type: tcp, host: ${options.host}, port: ${meter.port}, unitId: ${options.unit} }`;
+  const meter = options.rtu
+    ? await MeterSimulator.rtu({ device: options.rtu, baudRate: options.baud, units })
+    : await MeterSimulator.tcp({ host: options.host, port: options.port, units });
+  const connection = options.rtu
+    ? `{ type: rtu, device: <the other end of ${options.rtu}>, baudRate: ${options.baud}, unitId: ${options.unit} }`
+    : `{ type: tcp, host: ${options.host}, port: ${meter.port}, unitId: ${options.unit} }`;
   console.log(`simulated ${map.name} answering on ${options.rtu ?? `tcp://${options.host}:${meter.port}`} unit ${options.unit}; config entry:`);
   console.log(`  meters:\n    - { id: meter-sim, chargePointId: MB-SIM, connectorId: 1, model: ${options.model}, connection: ${connection} }`);
 

@@ -49,19 +49,25 @@ async function main(): Promise<number> {
   } catch (err) {
     const status = (err as { code?: unknown }).code;
     console.error(`connection refused: ${(err as Error).message}`);
-    if (status === 401) console.error('the central system wants this station\'s password: `chargegate station pair <id> --site <site>` prints it; pass it with --password');
+    if (status === 401) console.error("the central system wants this station's password: `chargegate station pair <id> --site <site>` prints it; pass it with --password");
     return 1;
   }
   try {
     const boot = await station.boot({ chargePointVendor: 'chargegate', chargePointModel: 'station-simulator' });
     step(`BootNotification: ${boot.status} (heartbeat every ${boot.interval} s)`);
     if (boot.status !== 'Accepted') {
-      console.error(boot.status === 'Pending' ? 'the station is unknown here and waits for pairing: `chargegate station list --pending`, then `chargegate station pair`' : 'the central system rejects this station (blocked or removed)');
+      console.error(
+        boot.status === 'Pending'
+          ? 'the station is unknown here and waits for pairing: `chargegate station list --pending`, then `chargegate station pair`'
+          : 'the central system rejects this station (blocked or removed)',
+      );
       return 1;
     }
     await station.statusNotification({ connectorId, status: 'Available' });
     const authorization = await station.authorize(idTag);
-    step(`Authorize ${idTag}: ${authorization.status}${authorization.status === 'Accepted' ? '' : ` (a real station would not charge; \`chargegate idtag add ${idTag}\` accepts it)`}`);
+    step(
+      `Authorize ${idTag}: ${authorization.status}${authorization.status === 'Accepted' ? '' : ` (a real station would not charge; \`chargegate idtag add ${idTag}\` accepts it)`}`,
+    );
 
     await station.statusNotification({ connectorId, status: 'Preparing' });
     const meterStart = 12_345;

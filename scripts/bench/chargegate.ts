@@ -69,7 +69,9 @@ function chargegateHandle(child: ChildProcess, logs: string[], site: TempSite, o
 /** The `sites` entry of a bench config: `stations` stations named CS0001..., one charge point with connector 1 each. */
 export function benchSite(options: { stations?: number; webhookUrl?: string; events?: string[]; meters?: object[] }): Record<string, unknown> {
   const stations = stationIds(options.stations ?? 0).map((id) => ({ id, chargePoints: [{ id: `${id}-A`, connectors: [1] }] }));
-  const webhooks = options.webhookUrl ? [{ id: 'bench', url: options.webhookUrl, events: options.events ?? ['Authorize', 'StartTransaction', 'StopTransaction', 'ChargePointStatus'] }] : [];
+  const webhooks = options.webhookUrl
+    ? [{ id: 'bench', url: options.webhookUrl, events: options.events ?? ['Authorize', 'StartTransaction', 'StopTransaction', 'ChargePointStatus'] }]
+    : [];
   return { id: 'bench', stations, meters: options.meters ?? [], webhooks };
 }
 

@@ -64,7 +64,8 @@ export function makeFigure(scenarioId: number, input: FigureInput): Figure {
   const baseline = input.baseline ?? null;
   const ratio = input.chargegate !== null && baseline !== null && baseline !== 0 ? input.chargegate / baseline : null;
   const target = input.target ?? [];
-  const met = target.length === 0 ? null : target.every((c) => meets(c, c.on === 'ratio' ? ratio : input.chargegate)) ? true : unmeasurable(target, input.chargegate, ratio) ? null : false;
+  const met =
+    target.length === 0 ? null : target.every((c) => meets(c, c.on === 'ratio' ? ratio : input.chargegate)) ? true : unmeasurable(target, input.chargegate, ratio) ? null : false;
   return {
     scenario: scenarioId,
     name: input.name,

@@ -11,7 +11,15 @@ export function renderResults(results: BenchResults): string {
         notes.push(`[${notes.length + 1}] ${f.note}`);
         name += ` [${notes.length}]`;
       }
-      return [String(s.id), name, withUnit(f.chargegate, f.unit), withUnit(f.baseline, f.unit), f.ratio === null ? '-' : `${f.ratio}x`, f.targetText ?? '-', f.met === null ? '-' : f.met ? 'yes' : 'NO'];
+      return [
+        String(s.id),
+        name,
+        withUnit(f.chargegate, f.unit),
+        withUnit(f.baseline, f.unit),
+        f.ratio === null ? '-' : `${f.ratio}x`,
+        f.targetText ?? '-',
+        f.met === null ? '-' : f.met ? 'yes' : 'NO',
+      ];
     }),
   );
   const problems = results.scenarios.filter((s) => s.status !== 'ok').map((s) => `scenario ${s.id} (${s.title}) ${s.status}: ${s.errors.join('; ')}`);

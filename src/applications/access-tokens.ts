@@ -27,7 +27,13 @@ const ACCESS_TOKEN_TYPE = 'at+jwt';
  * Signs an access token for an application. The audience is the API, which lives at the issuer's base URL
  * (contract section 6: {auth_url} = {base_url}).
  */
-export async function issueAccessToken(options: { keystore: Keystore; issuer: string; application: Application; scope: string; now?: Date }): Promise<{ token: string; claims: AccessTokenClaims }> {
+export async function issueAccessToken(options: {
+  keystore: Keystore;
+  issuer: string;
+  application: Application;
+  scope: string;
+  now?: Date;
+}): Promise<{ token: string; claims: AccessTokenClaims }> {
   const iat = Math.floor((options.now ?? new Date()).getTime() / 1000);
   const claims: AccessTokenClaims = {
     iss: options.issuer,
@@ -66,7 +72,8 @@ export class AccessTokenVerifier {
         requiredClaims: ['iss', 'aud', 'sub', 'client_id', 'scope', 'iat', 'exp', 'jti'],
         currentDate: this.options.now?.(),
       });
-      if (typeof payload.client_id !== 'string' || typeof payload.scope !== 'string' || payload.client_id !== payload.sub) throw new InvalidAccessTokenError('token claims are malformed');
+      if (typeof payload.client_id !== 'string' || typeof payload.scope !== 'string' || payload.client_id !== payload.sub)
+        throw new InvalidAccessTokenError('token claims are malformed');
       return { ...payload, groups: Array.isArray(payload.groups) ? payload.groups.filter((g): g is string => typeof g === 'string') : [] } as AccessTokenClaims;
     } catch (err) {
       throw err instanceof InvalidAccessTokenError ? err : new InvalidAccessTokenError(describeJoseError(err));

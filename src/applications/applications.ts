@@ -47,7 +47,8 @@ export class Applications {
   create(config: Config, input: { name: string; description?: string; groupIds: string[] }): { clientId: string; clientSecret: string } {
     const known = new Set(config.groups.map((g) => g.id));
     const unknown = input.groupIds.filter((g) => !known.has(g));
-    if (unknown.length > 0) throw new ApplicationError(`unknown group${unknown.length > 1 ? 's' : ''} ${unknown.map((g) => `"${g}"`).join(', ')}; config groups: ${[...known].join(', ') || '(none)'}`);
+    if (unknown.length > 0)
+      throw new ApplicationError(`unknown group${unknown.length > 1 ? 's' : ''} ${unknown.map((g) => `"${g}"`).join(', ')}; config groups: ${[...known].join(', ') || '(none)'}`);
     if (input.groupIds.length === 0) throw new ApplicationError('an application needs at least one group');
     if (!input.name.trim()) throw new ApplicationError('an application needs a name');
     const clientId = `app-${generateSecret(12)}`;
@@ -89,5 +90,12 @@ export class Applications {
 }
 
 function toApplication(row: ApplicationRow): Application {
-  return { clientId: row.client_id, name: row.name, description: row.description, groupIds: JSON.parse(row.group_ids) as string[], createdAt: row.created_at, revokedAt: row.revoked_at };
+  return {
+    clientId: row.client_id,
+    name: row.name,
+    description: row.description,
+    groupIds: JSON.parse(row.group_ids) as string[],
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+  };
 }

@@ -89,7 +89,8 @@ export async function createAuthorizer(options: AuthorizerOptions): Promise<Auth
     if (plugin) {
       const outcome = await plugin.decide({ idTag: request.idTag, stationId: request.stationId, connectorId: request.connectorId, siteId });
       if (outcome.kind === 'answered') return { status: outcome.status, source: 'plugin' };
-      if (outcome.kind === 'failed') logger.error({ stationId: request.stationId, siteId, plugin: plugin.path, reason: outcome.reason }, 'authorization plugin failed; passing to the local list');
+      if (outcome.kind === 'failed')
+        logger.error({ stationId: request.stationId, siteId, plugin: plugin.path, reason: outcome.reason }, 'authorization plugin failed; passing to the local list');
     }
     const local = findIdTag(db, request.idTag, siteId);
     if (local) {

@@ -31,7 +31,13 @@ const fromRow = (r: IdTagRow): IdTag => ({ idTag: r.id_tag, status: r.status, ex
 export function putIdTag(db: Database, tag: Omit<IdTag, 'updatedAt'>, now: Date = new Date()): IdTag {
   inTransaction(db, () => {
     db.prepare('DELETE FROM id_tags WHERE id_tag = ? COLLATE NOCASE').run(tag.idTag);
-    db.prepare('INSERT INTO id_tags (id_tag, status, expires_at, site_id, updated_at) VALUES (?, ?, ?, ?, ?)').run(tag.idTag, tag.status, tag.expiresAt, tag.siteId, now.toISOString());
+    db.prepare('INSERT INTO id_tags (id_tag, status, expires_at, site_id, updated_at) VALUES (?, ?, ?, ?, ?)').run(
+      tag.idTag,
+      tag.status,
+      tag.expiresAt,
+      tag.siteId,
+      now.toISOString(),
+    );
   });
   return { ...tag, updatedAt: now.toISOString() };
 }

@@ -69,9 +69,12 @@ export function createUpstreamLink(options: UpstreamOptions): UpstreamLink {
       } finally {
         clearTimeout(timer);
         attempt.catch(() => undefined);
-        void connection.then((client) => {
-          if (client.isClosed() && connections.get(stationId) === connection) connections.delete(stationId);
-        }, () => undefined);
+        void connection.then(
+          (client) => {
+            if (client.isClosed() && connections.get(stationId) === connection) connections.delete(stationId);
+          },
+          () => undefined,
+        );
       }
     },
     async close() {
@@ -84,14 +87,17 @@ export function createUpstreamLink(options: UpstreamOptions): UpstreamLink {
 
 /** The last answer the CPO gave for a tag: the fallback when it cannot be asked. */
 export function rememberUpstreamDecision(writer: Writer, idTag: string, decision: UpstreamDecision, now: Date): void {
-  writer.write(() => statement(
-    writer.db,
-    `INSERT INTO upstream_decisions (id_tag, status, expires_at, decided_at) VALUES (?, ?, ?, ?)
+  writer.write(() =>
+    statement(
+      writer.db,
+      `INSERT INTO upstream_decisions (id_tag, status, expires_at, decided_at) VALUES (?, ?, ?, ?)
      ON CONFLICT (id_tag) DO UPDATE SET status = excluded.status, expires_at = excluded.expires_at, decided_at = excluded.decided_at`,
-  ).run(idTag, decision.status, decision.expiryDate ?? null, now.toISOString()));
+    ).run(idTag, decision.status, decision.expiryDate ?? null, now.toISOString()),
+  );
 }
 
 export function lastUpstreamDecision(db: Database, idTag: string): UpstreamDecision | undefined {
-  const row = statement(db, 'SELECT status, expires_at FROM upstream_decisions WHERE id_tag = ?').get(idTag) as { status: AuthorizationStatus; expires_at: string | null } | undefined;
+  const row = statement(db, 'SELECT status, expires_at FROM upstream_decisions WHERE id_tag = ?').get(idTag) as
+    { status: AuthorizationStatus; expires_at: string | null } | undefined;
   return row && { status: row.status, ...(row.expires_at !== null && { expiryDate: row.expires_at }) };
 }

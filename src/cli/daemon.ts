@@ -2,7 +2,17 @@ import type { FastifyPluginAsync } from 'fastify';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { ConfigError, readConfiguredFile, type Config } from '../config/index.js';
 import { AccessTokenVerifier, Applications } from '../applications/index.js';
-import { authorizationServerMetadataRoutes, BearerAuth, chargePointsApiRoutes, createHttpServer, jwksRoutes, openApiRoutes, statusGuard, tokenEndpointRoutes, type HealthSource } from '../http/index.js';
+import {
+  authorizationServerMetadataRoutes,
+  BearerAuth,
+  chargePointsApiRoutes,
+  createHttpServer,
+  jwksRoutes,
+  openApiRoutes,
+  statusGuard,
+  tokenEndpointRoutes,
+  type HealthSource,
+} from '../http/index.js';
 import { openKeystore } from '../keystore/index.js';
 import { createLogger, type Logger } from '../log/index.js';
 import { MeterService } from '../modbus/index.js';
@@ -86,14 +96,25 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const group = new GroupCommit(db);
     parts.push({ name: 'database', stop: () => void (group.commitNow(), db.close()) });
     // A failed commit makes the daemon critical at once (contract section 7) until a commit succeeds again.
-    healthSources.push({ name: 'storage', report: () => (group.lastFailure ? { status: 'critical', lastFailureAt: group.lastFailure.at.toISOString(), error: group.lastFailure.error } : { status: 'ok' }) });
+    healthSources.push({
+      name: 'storage',
+      report: () => (group.lastFailure ? { status: 'critical', lastFailureAt: group.lastFailure.at.toISOString(), error: group.lastFailure.error } : { status: 'ok' }),
+    });
 
     // keystore: webhook `sign` key, access-token keys, JWKS; re-read per use so `keys rotate` needs no restart.
     const keystore = await openKeystore(config, { logger: logger.child({ component: 'keystore' }) });
     routes.push(jwksRoutes(keystore));
 
     // ---- webhook delivery from the durable outbox (src/webhooks); the Site wakes it after each commit ----
-    const webhooks = new WebhookDelivery({ dataDir: config.dataDir, db, group, config: () => config, logger: logger.child({ component: 'webhooks' }), signingKey: () => keystore.webhookSigningKey().privateKey, metrics });
+    const webhooks = new WebhookDelivery({
+      dataDir: config.dataDir,
+      db,
+      group,
+      config: () => config,
+      logger: logger.child({ component: 'webhooks' }),
+      signingKey: () => keystore.webhookSigningKey().privateKey,
+      metrics,
+    });
     webhooks.start();
     parts.push({ name: 'webhooks', stop: () => webhooks.stop(), reload: () => webhooks.reload() });
     healthSources.push(webhooks.healthSource());
@@ -103,7 +124,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const daysAgo = (days: number): Date => new Date(Date.now() - days * 86_400_000);
     const stopPruning = schedulePruning({
       writer: group,
-      prune: () => ({ ...pruneDelivered(group, daysAgo(config.webhookDelivery.retainDeliveredDays)), stoppedTransactions: pruneStoppedTransactions(group, daysAgo(config.store.retainStoppedTransactionsDays)) }),
+      prune: () => ({
+        ...pruneDelivered(group, daysAgo(config.webhookDelivery.retainDeliveredDays)),
+        stoppedTransactions: pruneStoppedTransactions(group, daysAgo(config.store.retainStoppedTransactionsDays)),
+      }),
       logger: logger.child({ component: 'store' }),
     });
     parts.push({ name: 'retention', stop: stopPruning });
@@ -116,7 +140,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
 
     // ---- OCPP 1.6-J central system and the Authorize decision chain (src/ocpp, src/authorization) ----
     // `centralSystem.commands` (StationCommands) is what HTTP routes use to send RemoteStart/RemoteStop etc.
-    const authorizer = await createAuthorizer({ writer: group, config: () => config, site, logger: logger.child({ component: 'authorization' }), connectUpstream: connectUpstreamAsStation }).catch((err: unknown) => {
+    const authorizer = await createAuthorizer({
+      writer: group,
+      config: () => config,
+      site,
+      logger: logger.child({ component: 'authorization' }),
+      connectUpstream: connectUpstreamAsStation,
+    }).catch((err: unknown) => {
       throw err instanceof PluginLoadError ? new ConfigError(options.configPath, [err.message]) : err;
     });
     parts.push({ name: 'authorization', stop: () => authorizer.close(), reload: (next) => authorizer.reload(next) });
@@ -157,7 +187,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     // `meter status` and other CLI commands find the running daemon here, also when the config says port 0.
     lock.announce({ httpPort, ocppPort: centralSystem.port });
 
-    logger.info({ config: options.configPath, httpPort, ocppPort: centralSystem.port, readyMs: Math.round(performance.now() - startedAt), node: process.versions.node }, 'chargegate ready');
+    logger.info(
+      { config: options.configPath, httpPort, ocppPort: centralSystem.port, readyMs: Math.round(performance.now() - startedAt), node: process.versions.node },
+      'chargegate ready',
+    );
 
     // ---- service lifecycle: systemd readiness + watchdog, reload, graceful stop (src/service) ----
     const ownsProcess = options.handleSignals !== false;

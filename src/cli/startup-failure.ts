@@ -19,7 +19,8 @@ export function describeStartupFailure(err: unknown, config: Config): string | u
     if (code === 'EADDRNOTAVAIL') return `cannot listen on ${where}: this machine has no such address: change ${key.replace('port', 'host')}`;
   }
   const database = path.join(config.dataDir, DATABASE_FILE);
-  if (code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB') return `database ${database} is damaged (${e.message}): restore it from a backup, or move it aside to start with an empty one`;
+  if (code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB')
+    return `database ${database} is damaged (${e.message}): restore it from a backup, or move it aside to start with an empty one`;
   if (code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || ['EACCES', 'EPERM', 'ENOTDIR', 'EEXIST', 'EROFS'].includes(code)) {
     return `data dir ${path.resolve(config.dataDir)}: ${e.message}: dataDir must be a directory the chargegate user can write`;
   }

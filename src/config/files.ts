@@ -12,7 +12,10 @@ export function readConfiguredFile(file: string, keyPath: string): Buffer {
   try {
     return readFileSync(file);
   } catch (err) {
-    throw new UnreadableFileError(`${keyPath}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}: check the path and that the chargegate user may read it`, { cause: err });
+    throw new UnreadableFileError(
+      `${keyPath}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}: check the path and that the chargegate user may read it`,
+      { cause: err },
+    );
   }
 }
 

@@ -1,4 +1,16 @@
 export { configSchema, EVENT_TYPES, modbusBusKey, PERMISSIONS } from './schema.js';
-export type { Config, EventType, GroupConfig, MeterConfig, ModbusConnectionConfig, Permission, RegisterSpec, SiteConfig, StationConfig, WebhookAuthConfig, WebhookConfig } from './schema.js';
+export type {
+  Config,
+  EventType,
+  GroupConfig,
+  MeterConfig,
+  ModbusConnectionConfig,
+  Permission,
+  RegisterSpec,
+  SiteConfig,
+  StationConfig,
+  WebhookAuthConfig,
+  WebhookConfig,
+} from './schema.js';
 export { readConfiguredFile, unreadableFiles, UnreadableFileError } from './files.js';
 export { ConfigError, DEFAULT_CONFIG_PATH, formatKeyPath, loadConfig, parseConfig, resolveConfigPath } from './load.js';

@@ -35,7 +35,10 @@ export function loadConfig(file: string): Config {
 export function parseConfig(text: string, file = '<config>'): Config {
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
-    throw new ConfigError(file, doc.errors.map((e) => `line ${e.linePos?.[0]?.line ?? '?'}: ${e.message.split('\n')[0]}`));
+    throw new ConfigError(
+      file,
+      doc.errors.map((e) => `line ${e.linePos?.[0]?.line ?? '?'}: ${e.message.split('\n')[0]}`),
+    );
   }
   const result = configSchema.safeParse(doc.toJS() ?? {});
   if (!result.success) throw new ConfigError(file, result.error.issues.map(describeIssue));

@@ -4,12 +4,22 @@ import { z } from 'zod';
 export const EVENT_TYPES = ['Authorize', 'StartTransaction', 'StopTransaction', 'ChargePointStatus'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-const id = z.string().min(1).regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only');
+const id = z
+  .string()
+  .min(1)
+  .regex(/^[A-Za-z0-9._:-]+$/, 'letters, digits and . _ : - only');
 const port = z.number().int().min(0).max(65535);
 /** The longest delay a Node.js timer holds (2^31-1 ms); a longer one fires at once, in a loop. */
 const MAX_TIMER_MS = 2_147_483_647;
-const millis = z.number().int().positive().max(MAX_TIMER_MS, { error: `at most ${MAX_TIMER_MS} (about 24 days)` });
-const seconds = z.number().positive().max(MAX_TIMER_MS / 1000, { error: `at most ${Math.floor(MAX_TIMER_MS / 1000)} (about 24 days)` });
+const millis = z
+  .number()
+  .int()
+  .positive()
+  .max(MAX_TIMER_MS, { error: `at most ${MAX_TIMER_MS} (about 24 days)` });
+const seconds = z
+  .number()
+  .positive()
+  .max(MAX_TIMER_MS / 1000, { error: `at most ${Math.floor(MAX_TIMER_MS / 1000)} (about 24 days)` });
 const atMost = (max: number) => ({ error: `at most ${max}` });
 
 /**
@@ -103,8 +113,10 @@ const meter = z
     const d = m.detection;
     if (d.stopCurrentA > d.startCurrentA) ctx.addIssue({ code: 'custom', path: ['detection', 'stopCurrentA'], message: `must not exceed startCurrentA (${d.startCurrentA})` });
     if (d.startPowerW === undefined && d.stopPowerW !== undefined) ctx.addIssue({ code: 'custom', path: ['detection', 'startPowerW'], message: 'required when stopPowerW is set' });
-    if (d.startPowerW !== undefined && (d.stopPowerW ?? 0) > d.startPowerW) ctx.addIssue({ code: 'custom', path: ['detection', 'stopPowerW'], message: `must not exceed startPowerW (${d.startPowerW})` });
-    if (m.connection.reconnectMinMs > m.connection.reconnectMaxMs) ctx.addIssue({ code: 'custom', path: ['connection', 'reconnectMinMs'], message: `must not exceed reconnectMaxMs (${m.connection.reconnectMaxMs})` });
+    if (d.startPowerW !== undefined && (d.stopPowerW ?? 0) > d.startPowerW)
+      ctx.addIssue({ code: 'custom', path: ['detection', 'stopPowerW'], message: `must not exceed startPowerW (${d.startPowerW})` });
+    if (m.connection.reconnectMinMs > m.connection.reconnectMaxMs)
+      ctx.addIssue({ code: 'custom', path: ['connection', 'reconnectMinMs'], message: `must not exceed reconnectMaxMs (${m.connection.reconnectMaxMs})` });
   });
 
 const webhookAuth = z.discriminatedUnion('type', [
@@ -127,7 +139,10 @@ const webhook = z.strictObject({
   id,
   url: z.url({ protocol: /^https?$/, error: 'an http:// or https:// URL' }),
   enabled: z.boolean().default(true),
-  events: z.array(z.enum(EVENT_TYPES)).min(1).default([...EVENT_TYPES]),
+  events: z
+    .array(z.enum(EVENT_TYPES))
+    .min(1)
+    .default([...EVENT_TYPES]),
   auth: webhookAuth.default({ type: 'none' }),
   signature: z.enum(['documented', 'rfc9421']).default('documented'),
 });
@@ -188,7 +203,12 @@ export const configSchema = z
         // How soon the daemon notices `station pair|block|remove` run from the CLI.
         changePollMs: millis.default(1000),
         // Contract section 7: a larger frame closes the socket (1009) before it is parsed, authenticated or not.
-        maxMessageBytes: z.number().int().min(1024).max(16 * 1024 * 1024).default(65_536),
+        maxMessageBytes: z
+          .number()
+          .int()
+          .min(1024)
+          .max(16 * 1024 * 1024)
+          .default(65_536),
         // Malformed frames in a row before the station is disconnected (1002).
         maxBadMessages: z.number().int().positive().max(10_000).default(20),
         // Unknown stations remembered as pending (the least recently seen dropped first; each for 7 days at most).
@@ -206,7 +226,10 @@ export const configSchema = z
         pluginTimeoutMs: millis.default(2000),
       })
       .prefault({}),
-    upstream: z.strictObject({ url: z.url({ protocol: /^wss?$/ }), timeoutMs: millis.default(5000) }).nullable().default(null),
+    upstream: z
+      .strictObject({ url: z.url({ protocol: /^wss?$/ }), timeoutMs: millis.default(5000) })
+      .nullable()
+      .default(null),
     groups: z.array(group).default([]),
     webhookDelivery: z
       .strictObject({
@@ -230,7 +253,11 @@ export const configSchema = z
         passphraseEnv: z.string().min(1).default('CHARGEGATE_KEYSTORE_PASSPHRASE'),
         retiredKeyGraceS: z.number().int().min(0).default(86_400),
         // systemd credential (file under $CREDENTIALS_DIRECTORY) used when passphraseEnv is unset.
-        passphraseCredential: z.string().min(1).regex(/^[^/]+$/, 'a file name, no directory').default('keystore-passphrase'),
+        passphraseCredential: z
+          .string()
+          .min(1)
+          .regex(/^[^/]+$/, 'a file name, no directory')
+          .default('keystore-passphrase'),
         // `keys rotate` publishes the next key this long before it signs: verifiers that cache the JWKS see it first.
         nextKeyLeadS: z.number().min(0).default(600),
       })
@@ -249,31 +276,35 @@ export const configSchema = z
         stationIds.set(st.id, s.id);
         const connectors = new Set<number>();
         st.chargePoints.forEach((cp, cpi) => {
-          if (chargePointIds.has(cp.id)) ctx.addIssue({ code: 'custom', path: ['sites', si, 'stations', sti, 'chargePoints', cpi, 'id'], message: `duplicate charge point id "${cp.id}"` });
+          if (chargePointIds.has(cp.id))
+            ctx.addIssue({ code: 'custom', path: ['sites', si, 'stations', sti, 'chargePoints', cpi, 'id'], message: `duplicate charge point id "${cp.id}"` });
           chargePointIds.add(cp.id);
           for (const n of cp.connectors) {
-            if (connectors.has(n)) ctx.addIssue({ code: 'custom', path: ['sites', si, 'stations', sti, 'chargePoints', cpi, 'connectors'], message: `connector ${n} belongs to two charge points` });
+            if (connectors.has(n))
+              ctx.addIssue({ code: 'custom', path: ['sites', si, 'stations', sti, 'chargePoints', cpi, 'connectors'], message: `connector ${n} belongs to two charge points` });
             connectors.add(n);
           }
         });
       });
       s.meters.forEach((m, mi) => {
-        if (chargePointIds.has(m.chargePointId)) ctx.addIssue({ code: 'custom', path: ['sites', si, 'meters', mi, 'chargePointId'], message: `charge point "${m.chargePointId}" is already used` });
+        if (chargePointIds.has(m.chargePointId))
+          ctx.addIssue({ code: 'custom', path: ['sites', si, 'meters', mi, 'chargePointId'], message: `charge point "${m.chargePointId}" is already used` });
         chargePointIds.add(m.chargePointId);
       });
     });
     meterConflicts(c.sites, stationIds, ctx);
     if (c.ocpp.securityProfile === 2 && !c.ocpp.tls) ctx.addIssue({ code: 'custom', path: ['ocpp', 'tls'], message: 'required when securityProfile is 2 ({ cert, key })' });
     if (c.ocpp.securityProfile === 0 && !isLoopbackHost(c.ocpp.host)) {
-      ctx.addIssue({ code: 'custom', path: ['ocpp', 'securityProfile'], message: `0 (no station authentication) is only allowed when ocpp.host is loopback, not "${c.ocpp.host}"; use 1 or 2` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ocpp', 'securityProfile'],
+        message: `0 (no station authentication) is only allowed when ocpp.host is loopback, not "${c.ocpp.host}"; use 1 or 2`,
+      });
     }
     c.groups.forEach((g, gi) => {
       const [level, target] = g.scope.split(/:(.*)/s) as [string, string];
       const known =
-        (level === 'company' && target === c.company.id) ||
-        (level === 'site' && c.sites.some((s) => s.id === target)) ||
-        level === 'station' ||
-        level === 'chargePoint';
+        (level === 'company' && target === c.company.id) || (level === 'site' && c.sites.some((s) => s.id === target)) || level === 'station' || level === 'chargePoint';
       if (!known) ctx.addIssue({ code: 'custom', path: ['groups', gi, 'scope'], message: `no ${level} "${target}" in this config` });
     });
   });
@@ -307,7 +338,8 @@ function meterConflicts(sites: ReadonlyArray<{ meters: ReadonlyArray<z.output<ty
       if (c.type === 'rtu') {
         const settings = `${c.baudRate} ${c.dataBits}${c.parity[0]?.toUpperCase()}${c.stopBits}`;
         const other = serial.get(c.device);
-        if (other !== undefined && other !== settings) ctx.addIssue({ code: 'custom', path: [...at, 'connection'], message: `${c.device} is already used at ${other}; meters on one bus need the same serial settings` });
+        if (other !== undefined && other !== settings)
+          ctx.addIssue({ code: 'custom', path: [...at, 'connection'], message: `${c.device} is already used at ${other}; meters on one bus need the same serial settings` });
         serial.set(c.device, other ?? settings);
       } else {
         const endpoint = `${c.host}:${c.port}`;

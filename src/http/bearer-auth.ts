@@ -37,7 +37,9 @@ export class BearerAuth {
     const grants = grantsOf(this.options.config(), application.groupIds);
     // The token's scope bounds what it may do; the groups as configured now say where.
     if (!claims.scope.split(' ').includes(permission) || !grants.some((g) => g.permission === permission)) {
-      throw new ApiError(403, 'insufficient_scope', `the application lacks the ${permission} permission`, { 'www-authenticate': challenge('insufficient_scope', `requires ${permission}`, permission) });
+      throw new ApiError(403, 'insufficient_scope', `the application lacks the ${permission} permission`, {
+        'www-authenticate': challenge('insufficient_scope', `requires ${permission}`, permission),
+      });
     }
     return { clientId: application.clientId, claims, grants };
   }

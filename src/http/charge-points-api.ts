@@ -32,12 +32,19 @@ export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyP
     const chargePoint = site.chargePoint(chargePointId);
     if (!chargePoint) throw new ApiError(404, 'not_found', `no charge point "${chargePointId}"`);
     if (!reachable(caller, permission, chargePoint)) throw new ApiError(403, 'forbidden', `charge point "${chargePointId}" is outside the application's groups`);
-    if (site.directory.meter(chargePoint.stationId)) throw new ApiError(422, 'not_remotely_controllable', `charge point "${chargePointId}" is a Modbus-metered charger without OCPP; it cannot be started or stopped remotely`);
+    if (site.directory.meter(chargePoint.stationId))
+      throw new ApiError(422, 'not_remotely_controllable', `charge point "${chargePointId}" is a Modbus-metered charger without OCPP; it cannot be started or stopped remotely`);
     return chargePoint;
   };
 
   const answers =
-    options.metrics && new Counter({ name: 'chargegate_api_requests_total', help: 'Charge-points API answers by route and HTTP status', labelNames: ['method', 'route', 'status'], registers: [options.metrics] });
+    options.metrics &&
+    new Counter({
+      name: 'chargegate_api_requests_total',
+      help: 'Charge-points API answers by route and HTTP status',
+      labelNames: ['method', 'route', 'status'],
+      registers: [options.metrics],
+    });
 
   return async (app) => {
     app.addHook('onResponse', async (request, reply) => {
@@ -54,7 +61,11 @@ export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyP
       const chargePoint = chargePointFor(caller, request.params, 'charge-points:control');
       const { connectorId, idTag } = parseRequest(startRequestSchema, request.body, 'body');
       if (!chargePoint.connectors.some((c) => c.connectorId === connectorId)) {
-        throw new ApiError(400, 'invalid_request', `body: connectorId: charge point "${chargePoint.chargePointId}" has connectors ${chargePoint.connectors.map((c) => c.connectorId).join(', ')}`);
+        throw new ApiError(
+          400,
+          'invalid_request',
+          `body: connectorId: charge point "${chargePoint.chargePointId}" has connectors ${chargePoint.connectors.map((c) => c.connectorId).join(', ')}`,
+        );
       }
       const { status } = await send(() => commands.remoteStartTransaction(chargePoint.stationId, { connectorId, idTag }));
       request.log.info({ clientId: caller.clientId, stationId: chargePoint.stationId, connectorId, status }, 'remote start');
@@ -66,7 +77,8 @@ export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyP
       const chargePoint = chargePointFor(caller, request.params, 'charge-points:control');
       const { transactionId } = parseRequest(stopRequestSchema, request.body, 'body');
       const transaction = site.transaction(transactionId);
-      if (!transaction || transaction.charge_point_id !== chargePoint.chargePointId) throw new ApiError(404, 'not_found', `no transaction ${transactionId} on charge point "${chargePoint.chargePointId}"`);
+      if (!transaction || transaction.charge_point_id !== chargePoint.chargePointId)
+        throw new ApiError(404, 'not_found', `no transaction ${transactionId} on charge point "${chargePoint.chargePointId}"`);
       if (transaction.stopped_at !== null) throw new ApiError(409, 'transaction_stopped', `transaction ${transactionId} already stopped at ${transaction.stopped_at}`);
       const { status } = await send(() => commands.remoteStopTransaction(transaction.station_id, { transactionId }));
       request.log.info({ clientId: caller.clientId, stationId: transaction.station_id, transactionId, status }, 'remote stop');

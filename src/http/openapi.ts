@@ -19,7 +19,10 @@ const PERMISSION_DESCRIPTIONS: Record<Permission, string> = {
 
 /** Responses every Bearer-protected operation can give (RFC 6750), and any operation's internal failure. */
 const BEARER_ERRORS = {
-  '401': { ...error('Missing, malformed, expired, wrongly signed or revoked access token'), headers: { 'WWW-Authenticate': { schema: { type: 'string' }, description: 'Bearer challenge (RFC 6750)' } } },
+  '401': {
+    ...error('Missing, malformed, expired, wrongly signed or revoked access token'),
+    headers: { 'WWW-Authenticate': { schema: { type: 'string' }, description: 'Bearer challenge (RFC 6750)' } },
+  },
   '403': error('The application lacks the permission, or the charge point is outside its groups'),
   default: error('`server_error`: an internal failure; the gateway log has the details'),
 };
@@ -80,7 +83,7 @@ function openApiDocument(config: Config): Record<string, unknown> {
             client_id: { type: 'string', description: 'Required unless sent via HTTP Basic' },
             client_secret: { type: 'string', description: 'Required unless sent via HTTP Basic' },
           },
-          description: 'A `scope` parameter is refused: scopes derive from the application\'s groups.',
+          description: "A `scope` parameter is refused: scopes derive from the application's groups.",
         },
         TokenResponse: {
           type: 'object',
@@ -106,7 +109,14 @@ function openApiDocument(config: Config): Record<string, unknown> {
               items: {
                 type: 'object',
                 required: ['kty', 'kid', 'alg', 'use'],
-                properties: { kty: { type: 'string' }, kid: { type: 'string' }, alg: { type: 'string' }, use: { type: 'string', enum: ['sig'] }, n: { type: 'string' }, e: { type: 'string' } },
+                properties: {
+                  kty: { type: 'string' },
+                  kid: { type: 'string' },
+                  alg: { type: 'string' },
+                  use: { type: 'string', enum: ['sig'] },
+                  n: { type: 'string' },
+                  e: { type: 'string' },
+                },
               },
             },
           },
@@ -127,7 +137,10 @@ function openApiDocument(config: Config): Record<string, unknown> {
           requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: ref('TokenRequest') } } },
           responses: {
             '200': json(ref('TokenResponse'), 'Access token; Cache-Control: no-store'),
-            '400': json(ref('OAuthError'), `invalid_request (also for a body over ${BODY_LIMIT_BYTES} bytes), unsupported_grant_type, or invalid_scope (a scope parameter was sent)`),
+            '400': json(
+              ref('OAuthError'),
+              `invalid_request (also for a body over ${BODY_LIMIT_BYTES} bytes), unsupported_grant_type, or invalid_scope (a scope parameter was sent)`,
+            ),
             '401': json(ref('OAuthError'), 'invalid_client (WWW-Authenticate: Basic when Basic was used)'),
             default: json(ref('OAuthError'), '`server_error`: an internal failure; the gateway log has the details'),
           },
@@ -165,13 +178,21 @@ function openApiDocument(config: Config): Record<string, unknown> {
           summary: 'Overall status (ok, warning, critical) and per-part reports such as the webhook executors',
           security: [],
           responses: {
-            '200': json({ type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok', 'warning'] } }, additionalProperties: true }, 'Health: ok or warning'),
+            '200': json(
+              { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok', 'warning'] } }, additionalProperties: true },
+              'Health: ok or warning',
+            ),
             '503': json({ type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['critical'] } }, additionalProperties: true }, 'Health: critical'),
           },
         },
       },
       '/metrics': {
-        get: { operationId: 'getMetrics', summary: 'Prometheus metrics', security: [], responses: { '200': { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } } },
+        get: {
+          operationId: 'getMetrics',
+          summary: 'Prometheus metrics',
+          security: [],
+          responses: { '200': { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } },
+        },
       },
       '/openapi.json': {
         get: { operationId: 'getOpenApi', summary: 'This document', security: [], responses: { '200': json({ type: 'object' }, 'OpenAPI 3 document') } },

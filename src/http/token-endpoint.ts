@@ -44,7 +44,13 @@ const BASIC_CHALLENGE = { 'www-authenticate': 'Basic realm="chargegate", charset
 export function tokenEndpointRoutes(options: TokenEndpointOptions): FastifyPluginAsync {
   const failures = new FailureLimiter();
   const requests =
-    options.metrics && new Counter({ name: 'chargegate_token_requests_total', help: 'POST /oauth2/token by outcome: issued, or the RFC 6749 error code', labelNames: ['outcome'], registers: [options.metrics] });
+    options.metrics &&
+    new Counter({
+      name: 'chargegate_token_requests_total',
+      help: 'POST /oauth2/token by outcome: issued, or the RFC 6749 error code',
+      labelNames: ['outcome'],
+      registers: [options.metrics],
+    });
   return async (app) => {
     // Scoped to this plugin: the raw form text, so repeated parameters can be refused (RFC 6749 section 3.2).
     app.removeAllContentTypeParsers();
@@ -60,7 +66,10 @@ export function tokenEndpointRoutes(options: TokenEndpointOptions): FastifyPlugi
         const credentials = readTokenRequest(request);
         // Contract section 7: an address with 10 failures in the last minute is answered at once, without hashing.
         const limit = failures.check(address);
-        if (!limit.allowed) throw new OAuthError(429, 'slow_down', `too many failed client authentications from ${address}; retry in ${limit.retryAfterS} s`, { 'retry-after': String(limit.retryAfterS) });
+        if (!limit.allowed)
+          throw new OAuthError(429, 'slow_down', `too many failed client authentications from ${address}; retry in ${limit.retryAfterS} s`, {
+            'retry-after': String(limit.retryAfterS),
+          });
         let application: Awaited<ReturnType<Applications['authenticate']>>;
         try {
           application = await options.applications.authenticate(credentials.clientId, credentials.clientSecret);

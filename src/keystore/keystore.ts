@@ -177,7 +177,8 @@ export class Keystore {
       const generated = await generateKeys(this.options.passphrase);
       const now = this.now();
       const doc: KeystoreDocument = { format: 'chargegate-keystore/1', keys: generated.map((key) => scheduledKey(key, now, now)) };
-      if (createKeystoreDocument(this.file, doc)) this.options.logger?.info({ file: this.file, keys: doc.keys.map((k) => k.id), encrypted: Boolean(this.options.passphrase) }, 'keystore created');
+      if (createKeystoreDocument(this.file, doc))
+        this.options.logger?.info({ file: this.file, keys: doc.keys.map((k) => k.id), encrypted: Boolean(this.options.passphrase) }, 'keystore created');
     }
     this.tightenMode();
     this.refresh();
@@ -191,7 +192,9 @@ export class Keystore {
     const passphrase = this.options.passphrase;
     withKeystoreLock(this.file, () => {
       const doc = readKeystoreDocument(this.file);
-      const keys = doc.keys.map((k) => (isEncryptedPem(k.privateKey) ? k : { ...k, privateKey: exportPrivateKey(importPrivateKey(k.privateKey, undefined, `key ${k.id}`), passphrase) }));
+      const keys = doc.keys.map((k) =>
+        isEncryptedPem(k.privateKey) ? k : { ...k, privateKey: exportPrivateKey(importPrivateKey(k.privateKey, undefined, `key ${k.id}`), passphrase) },
+      );
       writeKeystoreDocument(this.file, { ...doc, keys });
     });
     this.refresh();
@@ -219,7 +222,8 @@ export class Keystore {
     try {
       this.loaded = readKeystoreDocument(this.file).keys.map((stored) => {
         const known = previous.get(stored.id);
-        const privateKey = known && known.stored.privateKey === stored.privateKey ? known.privateKey : importPrivateKey(stored.privateKey, this.options.passphrase, `key ${stored.id}`);
+        const privateKey =
+          known && known.stored.privateKey === stored.privateKey ? known.privateKey : importPrivateKey(stored.privateKey, this.options.passphrase, `key ${stored.id}`);
         return { stored, privateKey, jwk: known?.jwk ?? publicJwk(privateKey, stored.id, stored.alg) };
       });
     } catch (err) {

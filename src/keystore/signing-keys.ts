@@ -45,9 +45,7 @@ export function scheduledKey(key: GeneratedKey, createdAt: Date, activatesAt: Da
 }
 
 export function exportPrivateKey(key: KeyObject, passphrase: string | undefined): string {
-  return passphrase
-    ? (key.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase }) as string)
-    : (key.export({ type: 'pkcs8', format: 'pem' }) as string);
+  return passphrase ? (key.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase }) as string) : (key.export({ type: 'pkcs8', format: 'pem' }) as string);
 }
 
 export function isEncryptedPem(pem: string): boolean {
@@ -72,5 +70,7 @@ export function publicJwk(privateKey: KeyObject, kid: string, alg: string): Publ
 /** RFC 7638 JWK thumbprint (SHA-256, base64url) of an RSA key: a stable name derived from the key itself. */
 function thumbprint(privateKey: KeyObject): string {
   const { e, n } = createPublicKey(privateKey).export({ format: 'jwk' });
-  return createHash('sha256').update(JSON.stringify({ e, kty: 'RSA', n })).digest('base64url');
+  return createHash('sha256')
+    .update(JSON.stringify({ e, kty: 'RSA', n }))
+    .digest('base64url');
 }

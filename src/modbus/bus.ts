@@ -103,7 +103,10 @@ export class ModbusBus {
   }
 
   private async execute(unitId: number, request: RegisterRead, timeoutMs: number): Promise<number[]> {
-    const gap = this.lastUnitId !== undefined && this.lastUnitId !== unitId ? Math.max(this.settings.interRequestDelayMs, this.settings.unitChangeDelayMs) : this.settings.interRequestDelayMs;
+    const gap =
+      this.lastUnitId !== undefined && this.lastUnitId !== unitId
+        ? Math.max(this.settings.interRequestDelayMs, this.settings.unitChangeDelayMs)
+        : this.settings.interRequestDelayMs;
     await this.waitUntil(this.lastEndAt + gap);
     const client = await this.connectedClient(timeoutMs);
     client.setID(unitId);
@@ -112,7 +115,8 @@ export class ModbusBus {
     const started = performance.now();
     this.counters.requests += 1;
     try {
-      const result = request.functionCode === 3 ? await client.readHoldingRegisters(request.address, request.count) : await client.readInputRegisters(request.address, request.count);
+      const result =
+        request.functionCode === 3 ? await client.readHoldingRegisters(request.address, request.count) : await client.readInputRegisters(request.address, request.count);
       if (result.data.length !== request.count) throw new BusError('transport', `${what}: got ${result.data.length} registers`);
       this.answered(started, 'ok');
       this.failures = 0;
@@ -151,7 +155,10 @@ export class ModbusBus {
     try {
       await Promise.race([opening, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no connection within ${timeoutMs} ms`)), timeoutMs)))]);
     } catch (err) {
-      void opening.then(() => this.closeClient(client), () => undefined);
+      void opening.then(
+        () => this.closeClient(client),
+        () => undefined,
+      );
       client.destroy(() => undefined);
       const error = new BusError('transport', `cannot open ${this.target()}: ${openFailure(err)}`);
       this.counters.errors += 1;

@@ -91,11 +91,14 @@ export class MeterPoller {
   private armOfflineDeadline(): void {
     clearTimeout(this.offlineDeadline);
     const dueInMs = this.meter.detection.offlineAfterS * 1000 - this.silentMs();
-    this.offlineDeadline = setTimeout(() => {
-      if (this.stopped) return;
-      if (this.silentMs() >= this.meter.detection.offlineAfterS * 1000) this.goOffline(this.lastError ?? `no good reading for ${this.meter.detection.offlineAfterS} s`);
-      if (this.online) this.armOfflineDeadline();
-    }, Math.max(0, dueInMs));
+    this.offlineDeadline = setTimeout(
+      () => {
+        if (this.stopped) return;
+        if (this.silentMs() >= this.meter.detection.offlineAfterS * 1000) this.goOffline(this.lastError ?? `no good reading for ${this.meter.detection.offlineAfterS} s`);
+        if (this.online) this.armOfflineDeadline();
+      },
+      Math.max(0, dueInMs),
+    );
     this.offlineDeadline.unref();
   }
 
@@ -198,7 +201,10 @@ export class MeterPoller {
   private goOffline(reason: string): void {
     if (this.online) {
       this.online = false;
-      this.logger.error({ error: reason, lastGoodReadingAt: this.lastGoodAt?.toISOString() ?? null, session: this.state.transactionId ?? null }, 'meter offline; an open session stays open');
+      this.logger.error(
+        { error: reason, lastGoodReadingAt: this.lastGoodAt?.toISOString() ?? null, session: this.state.transactionId ?? null },
+        'meter offline; an open session stays open',
+      );
     }
     this.reportStatus(METER_OFFLINE_STATUS.status, METER_OFFLINE_STATUS.errorCode, { reason });
     this.options.metrics?.state(this.meter.id, this.online, inSession(this.state.phase));
@@ -230,11 +236,25 @@ export class MeterPoller {
         let written = false;
         if (action?.type === 'start') {
           const idTag = this.meter.idTag ?? `MODBUS-${this.meter.id}`;
-          const transaction = this.options.site.startTransaction({ at: this.ref, idTag, meterStartWh: action.meterStartWh, startedAt: action.startedAt, source: 'modbus', connectorStatus });
+          const transaction = this.options.site.startTransaction({
+            at: this.ref,
+            idTag,
+            meterStartWh: action.meterStartWh,
+            startedAt: action.startedAt,
+            source: 'modbus',
+            connectorStatus,
+          });
           next = { ...state, transactionId: transaction.id };
           written = true;
         } else if (action?.type === 'stop') {
-          written = this.options.site.stopTransaction({ stationId: this.ref.stationId, transactionId: action.transactionId, meterStopWh: action.meterStopWh, stoppedAt: action.stoppedAt, connectorStatus }) !== undefined;
+          written =
+            this.options.site.stopTransaction({
+              stationId: this.ref.stationId,
+              transactionId: action.transactionId,
+              meterStopWh: action.meterStopWh,
+              stoppedAt: action.stoppedAt,
+              connectorStatus,
+            }) !== undefined;
         }
         // snapshot() reads this.state; the catch below puts the previous one back if the transaction fails.
         this.state = next;
@@ -242,8 +262,10 @@ export class MeterPoller {
         return written;
       });
       if (statusWritten) this.reportedStatus = statusKey(connectorStatus.status, connectorStatus.errorCode);
-      if (action?.type === 'start') this.logger.info({ transactionId: this.state.transactionId, meterStartWh: action.meterStartWh, startedAt: action.startedAt.toISOString() }, 'modbus session started');
-      if (action?.type === 'stop') this.logger.info({ transactionId: action.transactionId, meterStopWh: action.meterStopWh, stoppedAt: action.stoppedAt.toISOString() }, 'modbus session stopped');
+      if (action?.type === 'start')
+        this.logger.info({ transactionId: this.state.transactionId, meterStartWh: action.meterStartWh, startedAt: action.startedAt.toISOString() }, 'modbus session started');
+      if (action?.type === 'stop')
+        this.logger.info({ transactionId: action.transactionId, meterStopWh: action.meterStopWh, stoppedAt: action.stoppedAt.toISOString() }, 'modbus session stopped');
     } catch (err) {
       // The detector keeps its previous state, so the next good reading tries the same change again.
       this.state = previous;

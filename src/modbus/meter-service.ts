@@ -114,9 +114,17 @@ export class MeterService {
     const busSettings = busSettingsOf(wanted.map((w) => w.meter.connection));
     const busSignature = (s: BusSettings) => JSON.stringify(s);
     const meterSignature = (meter: MeterConfig, siteId: string) => JSON.stringify({ meter, siteId, bus: busSettings.get(modbusBusKey(meter.connection)) });
-    const staleBuses = [...this.buses].filter(([key, b]) => { const s = busSettings.get(key); return !s || busSignature(s) !== b.signature; }).map(([key]) => key);
+    const staleBuses = [...this.buses]
+      .filter(([key, b]) => {
+        const s = busSettings.get(key);
+        return !s || busSignature(s) !== b.signature;
+      })
+      .map(([key]) => key);
     const stalePollers = [...this.pollers]
-      .filter(([id, p]) => { const w = wanted.find((x) => x.meter.id === id); return !w || meterSignature(w.meter, w.siteId) !== p.signature; })
+      .filter(([id, p]) => {
+        const w = wanted.find((x) => x.meter.id === id);
+        return !w || meterSignature(w.meter, w.siteId) !== p.signature;
+      })
       .map(([id]) => id);
     await this.retire(stalePollers, staleBuses);
     this.closeOrphanSessions(new Set(wanted.map((w) => w.meter.id)));
@@ -127,7 +135,16 @@ export class MeterService {
     for (const { meter, siteId } of wanted) {
       if (this.pollers.has(meter.id)) continue;
       const bus = this.buses.get(modbusBusKey(meter.connection))!.bus;
-      const poller = new MeterPoller({ meter, siteId, site: this.options.site, db: this.options.writer.db, bus, logger: this.logger, ...(this.metrics && { metrics: this.metrics }), now: this.now });
+      const poller = new MeterPoller({
+        meter,
+        siteId,
+        site: this.options.site,
+        db: this.options.writer.db,
+        bus,
+        logger: this.logger,
+        ...(this.metrics && { metrics: this.metrics }),
+        now: this.now,
+      });
       this.pollers.set(meter.id, { poller, signature: meterSignature(meter, siteId) });
       poller.start();
       this.logger.info({ meter: meter.id, model: meter.model, bus: bus.settings.key, unitId: meter.connection.unitId }, 'polling meter');

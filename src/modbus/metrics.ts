@@ -18,7 +18,12 @@ export class MeterMetrics implements BusObserver {
 
   constructor(registry: Registry) {
     const registers = [registry];
-    this.readings = new Counter({ name: 'chargegate_meter_readings_total', help: 'Meter polls by result: ok, error (no answer), rejected (bad reading)', labelNames: ['meter', 'result'], registers });
+    this.readings = new Counter({
+      name: 'chargegate_meter_readings_total',
+      help: 'Meter polls by result: ok, error (no answer), rejected (bad reading)',
+      labelNames: ['meter', 'result'],
+      registers,
+    });
     this.up = new Gauge({ name: 'chargegate_meter_up', help: '1 while the meter answers with good readings, 0 once it is offline', labelNames: ['meter'], registers });
     this.lastGood = new Gauge({ name: 'chargegate_meter_last_good_reading_timestamp_seconds', help: 'Unix time of the last good reading', labelNames: ['meter'], registers });
     this.energy = new Gauge({ name: 'chargegate_meter_energy_import_kwh', help: 'Total import energy of the last good reading', labelNames: ['meter'], registers });
@@ -32,7 +37,12 @@ export class MeterMetrics implements BusObserver {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
     });
-    this.connects = new Counter({ name: 'chargegate_modbus_connects_total', help: 'Modbus client connections opened per bus (more than one: reconnects)', labelNames: ['bus'], registers });
+    this.connects = new Counter({
+      name: 'chargegate_modbus_connects_total',
+      help: 'Modbus client connections opened per bus (more than one: reconnects)',
+      labelNames: ['bus'],
+      registers,
+    });
   }
 
   request(bus: string, seconds: number, outcome: string): void {

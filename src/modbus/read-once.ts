@@ -37,7 +37,15 @@ export async function readMeterOnce(meter: MeterConfig, logger: Logger): Promise
     const reader = new MeterReader(bus, meter);
     const reading = await reader.read();
     const problem = readingProblem(reading);
-    return { meterId: meter.id, model: meter.model, modelName: reader.map.name, reading, ...(problem && { problem: problem.message }), requests: reader.reads.length, bus: bus.stats() };
+    return {
+      meterId: meter.id,
+      model: meter.model,
+      modelName: reader.map.name,
+      reading,
+      ...(problem && { problem: problem.message }),
+      requests: reader.reads.length,
+      bus: bus.stats(),
+    };
   } finally {
     await bus.close();
   }

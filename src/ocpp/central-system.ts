@@ -47,9 +47,23 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   const rpc = createRpcServer<StationSession>({ callTimeoutMs: ocpp.callTimeoutMs, maxMessageBytes: ocpp.maxMessageBytes, maxBadMessages: ocpp.maxBadMessages });
   let closing = false;
 
-  const calls = options.metrics && new Counter({ name: 'chargegate_ocpp_calls_total', help: 'Calls from stations by action and outcome (ok or the OCPP error code)', labelNames: ['action', 'outcome'], registers: [options.metrics] });
+  const calls =
+    options.metrics &&
+    new Counter({
+      name: 'chargegate_ocpp_calls_total',
+      help: 'Calls from stations by action and outcome (ok or the OCPP error code)',
+      labelNames: ['action', 'outcome'],
+      registers: [options.metrics],
+    });
   if (options.metrics) {
-    new Gauge({ name: 'chargegate_ocpp_connected_stations', help: 'Stations with an open OCPP connection', registers: [options.metrics], collect() { this.set(connections.size); } });
+    new Gauge({
+      name: 'chargegate_ocpp_connected_stations',
+      help: 'Stations with an open OCPP connection',
+      registers: [options.metrics],
+      collect() {
+        this.set(connections.size);
+      },
+    });
   }
 
   /** Runs in socket event handlers: a database error is logged, never thrown into ocpp-rpc's emitter. */
@@ -76,7 +90,14 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
       reject(429, `too many failed attempts from this address; retry in ${limit.retryAfterS} s`);
       return;
     }
-    const decision = await decideAccess({ identity: handshake.identity, endpoint: handshake.endpoint, path: current.path, profile: current.securityProfile, password: handshake.password, admission: site.admission(handshake.identity) });
+    const decision = await decideAccess({
+      identity: handshake.identity,
+      endpoint: handshake.endpoint,
+      path: current.path,
+      profile: current.securityProfile,
+      password: handshake.password,
+      admission: site.admission(handshake.identity),
+    });
     if (limit.ticket.done(decision.accepted)) log.warn(fields, 'station connection refused: too many failed attempts from this address; refusing it for a minute without checking');
     if (!decision.accepted) {
       log.warn({ ...fields, status: decision.status, reason: decision.reason }, 'station connection refused');

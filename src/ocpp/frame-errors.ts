@@ -26,7 +26,7 @@ function clip(text: string, max: number): string {
 /** The validator's first complaint, which is what a station's developer needs, in a bounded form. */
 function boundedDetails(details: unknown): object {
   const json = JSON.stringify(details ?? {});
-  if (json.length <= MAX_DETAILS && !(details as { data?: unknown } | undefined)?.data) return (details ?? {});
+  if (json.length <= MAX_DETAILS && !(details as { data?: unknown } | undefined)?.data) return details ?? {};
   const first = (details as { errors?: Array<{ instancePath?: string; message?: string }> } | undefined)?.errors?.[0];
   return first ? { error: clip(`${first.instancePath || '/'} ${first.message ?? ''}`.trim(), MAX_DETAILS - 20) } : {};
 }

@@ -7,7 +7,8 @@ import { isRpcError, isRpcTimeout, RPC_OPEN, type RpcConnection } from './rpc.js
  * StationOfflineError (not connected), StationTimeoutError (no answer in time) or StationCallError (CALLERROR).
  */
 /** The commands chargegate sends, each typed by the generated action map. */
-type Command = 'RemoteStartTransaction' | 'RemoteStopTransaction' | 'ChangeConfiguration' | 'GetConfiguration' | 'Reset' | 'UnlockConnector' | 'TriggerMessage' | 'ChangeAvailability';
+type Command =
+  'RemoteStartTransaction' | 'RemoteStopTransaction' | 'ChangeConfiguration' | 'GetConfiguration' | 'Reset' | 'UnlockConnector' | 'TriggerMessage' | 'ChangeAvailability';
 type Send<A extends Command> = (stationId: string, req: Ocpp16Actions[A][0]) => Promise<Ocpp16Actions[A][1]>;
 
 export interface StationCommands {

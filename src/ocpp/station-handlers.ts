@@ -94,7 +94,12 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
   on('StatusNotification', (params) => {
     const { connectorId, status, errorCode, info, vendorId, vendorErrorCode, timestamp } = params;
     if (unconfigured('StatusNotification', connectorId)) return {};
-    const details = { ...(info !== undefined && { info }), ...(vendorId !== undefined && { vendorId }), ...(vendorErrorCode !== undefined && { vendorErrorCode }), ...(timestamp !== undefined && { timestamp }) };
+    const details = {
+      ...(info !== undefined && { info }),
+      ...(vendorId !== undefined && { vendorId }),
+      ...(vendorErrorCode !== undefined && { vendorErrorCode }),
+      ...(timestamp !== undefined && { timestamp }),
+    };
     site.recordStationStatus(stationId, connectorId, status, errorCode, Object.keys(details).length > 0 ? details : undefined);
     log.debug({ connectorId, status, errorCode }, 'status notification');
     return {};

@@ -31,12 +31,20 @@ export interface AppendOptions {
 export function appendEvent(db: Database, event: OutboxEvent, webhookIds: readonly string[], now: Date, options: AppendOptions = {}): AppendedEvent {
   const eventId = randomUUID();
   const at = now.toISOString();
-  const { lastInsertRowid } = statement(db, 'INSERT INTO events (event_id, event_type, site_id, payload, created_at) VALUES (?, ?, ?, ?, ?)')
-    .run(eventId, event.eventType, event.siteId, JSON.stringify(event.payload), at);
+  const { lastInsertRowid } = statement(db, 'INSERT INTO events (event_id, event_type, site_id, payload, created_at) VALUES (?, ?, ?, ?, ?)').run(
+    eventId,
+    event.eventType,
+    event.siteId,
+    JSON.stringify(event.payload),
+    at,
+  );
   const seq = Number(lastInsertRowid);
   const queueFull: string[] = [];
   const insert = statement(db, 'INSERT INTO deliveries (event_seq, webhook_id, site_id, event_type, updated_at) VALUES (?, ?, ?, ?, ?)');
-  const insertDead = statement(db, `INSERT INTO deliveries (event_seq, webhook_id, site_id, event_type, updated_at, state, dead_reason, unreported) VALUES (?, ?, ?, ?, ?, 'dead', '${QUEUE_FULL}', 1)`);
+  const insertDead = statement(
+    db,
+    `INSERT INTO deliveries (event_seq, webhook_id, site_id, event_type, updated_at, state, dead_reason, unreported) VALUES (?, ?, ?, ?, ?, 'dead', '${QUEUE_FULL}', 1)`,
+  );
   for (const webhookId of webhookIds) {
     const full = options.queueCapacity !== undefined && queueSize(db, { siteId: event.siteId, webhookId, eventType: event.eventType }) >= options.queueCapacity;
     (full ? insertDead : insert).run(seq, webhookId, event.siteId, event.eventType, at);

@@ -88,7 +88,9 @@ export class DeliveryStore {
       ),
       reported: db.prepare('UPDATE deliveries SET unreported = 0 WHERE id = ?'),
       deadCount: db.prepare("SELECT COUNT(*) FROM deliveries WHERE state = 'dead'").pluck(),
-      deadByQueue: db.prepare("SELECT site_id AS siteId, webhook_id AS webhookId, event_type AS eventType, COUNT(*) AS count FROM deliveries WHERE state = 'dead' GROUP BY site_id, webhook_id, event_type"),
+      deadByQueue: db.prepare(
+        "SELECT site_id AS siteId, webhook_id AS webhookId, event_type AS eventType, COUNT(*) AS count FROM deliveries WHERE state = 'dead' GROUP BY site_id, webhook_id, event_type",
+      ),
     };
   }
 
@@ -121,7 +123,6 @@ export class DeliveryStore {
   markDead(id: number, reason: DeadReason, status: number | undefined, error: string, at: Date): void {
     this.statements.dead.run(reason, status ?? null, error, at.toISOString(), id);
   }
-
 
   /** Every queue that holds pending deliveries, configured or not. */
   queueSizes(): Array<QueueKey & { size: number }> {
@@ -193,9 +194,10 @@ export class DeliveryStore {
 
   /** A stored event as the outbox holds it, for `deadletter show`. */
   event(eventId: string): StoredEvent | undefined {
-    return statement(this.db, 'SELECT event_id AS eventId, event_type AS eventType, site_id AS siteId, payload AS payloadJson, created_at AS createdAt FROM events WHERE event_id = ?').get(eventId) as
-      | StoredEvent
-      | undefined;
+    return statement(
+      this.db,
+      'SELECT event_id AS eventId, event_type AS eventType, site_id AS siteId, payload AS payloadJson, created_at AS createdAt FROM events WHERE event_id = ?',
+    ).get(eventId) as StoredEvent | undefined;
   }
 }
 
@@ -206,4 +208,3 @@ export interface StoredEvent {
   payloadJson: string;
   createdAt: string;
 }
-

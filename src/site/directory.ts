@@ -22,7 +22,11 @@ export class SiteDirectory {
     for (const site of config.sites) {
       for (const station of site.stations) {
         this.stationSite.set(station.id, site.id);
-        if (station.chargePoints.length > 0) this.stationChargePoints.set(station.id, station.chargePoints.map((cp) => cp.id));
+        if (station.chargePoints.length > 0)
+          this.stationChargePoints.set(
+            station.id,
+            station.chargePoints.map((cp) => cp.id),
+          );
         for (const cp of station.chargePoints) {
           for (const c of cp.connectors) this.connectorChargePoint.set(`${station.id}\u0000${c}`, cp.id);
           this.addChargePointStation(cp.id, station.id);

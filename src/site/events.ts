@@ -3,7 +3,19 @@
 export const AUTHORIZATION_STATUSES = ['Accepted', 'Blocked', 'Expired', 'Invalid', 'ConcurrentTx'] as const;
 export type AuthorizationStatus = (typeof AUTHORIZATION_STATUSES)[number];
 
-export const STOP_REASONS = ['Local', 'EVDisconnected', 'EmergencyStop', 'Remote', 'HardReset', 'SoftReset', 'Reboot', 'PowerLoss', 'UnlockCommand', 'DeAuthorized', 'Other'] as const;
+export const STOP_REASONS = [
+  'Local',
+  'EVDisconnected',
+  'EmergencyStop',
+  'Remote',
+  'HardReset',
+  'SoftReset',
+  'Reboot',
+  'PowerLoss',
+  'UnlockCommand',
+  'DeAuthorized',
+  'Other',
+] as const;
 export type StopReason = (typeof STOP_REASONS)[number];
 
 export interface AuthorizePayload {

@@ -21,10 +21,7 @@ export interface ConnectorRef extends ChargePointRef {
 }
 
 /** How the site treats a station that asks to connect or boot. */
-export type StationAdmission =
-  | { verdict: 'known'; siteId: string; passwordHash: string | null }
-  | { verdict: 'unknown' }
-  | { verdict: 'rejected'; state: StationState };
+export type StationAdmission = { verdict: 'known'; siteId: string; passwordHash: string | null } | { verdict: 'unknown' } | { verdict: 'rejected'; state: StationState };
 
 export type BootVerdict = 'Accepted' | 'Pending' | 'Rejected';
 
@@ -158,7 +155,10 @@ export class Site {
   /** Tells delivery about new events once they have committed (the listener coalesces a burst into one wake). */
   private announceEvents(): void {
     if (!this.db.inTransaction) return this.onEventsCommitted();
-    this.writer.committed().then(() => this.onEventsCommitted(), () => undefined);
+    this.writer.committed().then(
+      () => this.onEventsCommitted(),
+      () => undefined,
+    );
   }
 
   get directory(): SiteDirectory {
@@ -263,13 +263,22 @@ export class Site {
   }
 
   /** Stations from the config and the database, for `station list`. */
-  stations(): Array<{ id: string; siteId: string | null; state: StationState | 'configured'; online: boolean; lastSeen: string | null; hasPassword: boolean; bootInfo: object | null }> {
+  stations(): Array<{
+    id: string;
+    siteId: string | null;
+    state: StationState | 'configured';
+    online: boolean;
+    lastSeen: string | null;
+    hasPassword: boolean;
+    bootInfo: object | null;
+  }> {
     const rows = new Map<string, StationRow>(allStations(this.db).map((r) => [r.id, r]));
     const ids = new Set<string>([...this.config().sites.flatMap((s) => s.stations.map((st) => st.id)), ...rows.keys()]);
     return [...ids].sort().map((id) => {
       const row = rows.get(id);
       const configuredSite = this.directory.configuredSiteOf(id);
-      const state: StationState | 'configured' = row?.state === 'blocked' || row?.state === 'removed' || row?.state === 'paired' ? row.state : configuredSite ? 'configured' : 'pending';
+      const state: StationState | 'configured' =
+        row?.state === 'blocked' || row?.state === 'removed' || row?.state === 'paired' ? row.state : configuredSite ? 'configured' : 'pending';
       return {
         id,
         siteId: configuredSite ?? row?.site_id ?? null,
@@ -309,7 +318,11 @@ export class Site {
     this.commit(() => {
       // Connector 0 is one row per station (the primary key), shared by its charge points: compare it once,
       // before the first of them overwrites it, or every repeat would look like a change.
-      const previous = connectorId === 0 ? (statement(this.db, 'SELECT status, error_code FROM connectors WHERE station_id = ? AND connector_id = 0').get(stationId) as { status: string; error_code: string } | undefined) : undefined;
+      const previous =
+        connectorId === 0
+          ? (statement(this.db, 'SELECT status, error_code FROM connectors WHERE station_id = ? AND connector_id = 0').get(stationId) as
+              { status: string; error_code: string } | undefined)
+          : undefined;
       const quiet = previous?.status === status && previous.error_code === errorCode;
       for (const ref of refs) this.writeStatus(ref, status, errorCode, info, quiet);
     });
@@ -321,9 +334,11 @@ export class Site {
   }
 
   private writeStatus(at: ConnectorRef, status: string, errorCode: string, info?: object, quiet = false): void {
-    const previous = statement(this.db, 'SELECT status, error_code, info FROM connectors WHERE station_id = ? AND connector_id = ? AND charge_point_id = ?').get(at.stationId, at.connectorId, at.chargePointId) as
-      | { status: string; error_code: string; info: string | null }
-      | undefined;
+    const previous = statement(this.db, 'SELECT status, error_code, info FROM connectors WHERE station_id = ? AND connector_id = ? AND charge_point_id = ?').get(
+      at.stationId,
+      at.connectorId,
+      at.chargePointId,
+    ) as { status: string; error_code: string; info: string | null } | undefined;
     const infoJson = info ? JSON.stringify(info) : null;
     const unchanged = previous?.status === status && previous.error_code === errorCode;
     // Stations repeat their status often (at boot, on TriggerMessage, some every few minutes): a repeat writes
@@ -356,7 +371,10 @@ export class Site {
   private chargePointViews(only?: ReadonlySet<string>): ChargePointView[] {
     const inStations = only ? 'station_id IN (SELECT value FROM json_each(?))' : '1';
     const stationParams = only ? [JSON.stringify([...only])] : [];
-    const connectorRows = statement(this.db, `SELECT station_id, connector_id, charge_point_id, status, error_code FROM connectors WHERE ${inStations} ORDER BY station_id, connector_id`).all(...stationParams) as Array<{
+    const connectorRows = statement(
+      this.db,
+      `SELECT station_id, connector_id, charge_point_id, status, error_code FROM connectors WHERE ${inStations} ORDER BY station_id, connector_id`,
+    ).all(...stationParams) as Array<{
       station_id: string;
       connector_id: number;
       charge_point_id: string;
@@ -366,10 +384,13 @@ export class Site {
     const key = (stationId: string, connectorId: number) => `${stationId}\u0000${connectorId}`;
     const rowOf = new Map(connectorRows.map((r) => [key(r.station_id, r.connector_id), r]));
     const open = new Map<string, number>(
-      (statement(this.db, `SELECT id, station_id, connector_id FROM transactions WHERE stopped_at IS NULL AND ${inStations}`).all(...stationParams) as Array<{ id: number; station_id: string; connector_id: number }>).map((t) => [
-        key(t.station_id, t.connector_id),
-        t.id,
-      ]),
+      (
+        statement(this.db, `SELECT id, station_id, connector_id FROM transactions WHERE stopped_at IS NULL AND ${inStations}`).all(...stationParams) as Array<{
+          id: number;
+          station_id: string;
+          connector_id: number;
+        }>
+      ).map((t) => [key(t.station_id, t.connector_id), t.id]),
     );
     const stationRows = only ? [...only].flatMap((id) => findStation(this.db, id) ?? []) : allStations(this.db);
     const online = new Set(stationRows.filter((s) => s.online === 1).map((s) => s.id));
@@ -418,7 +439,8 @@ export class Site {
 
   private writeAuthorization(stationId: string, idTag: string, status: AuthorizationStatus, connectorId?: number, at?: ConnectorRef): void {
     const chargePoints = this.directory.chargePointsOf(stationId);
-    const chargePointId = at?.chargePointId ?? (connectorId !== undefined ? this.directory.chargePointOf(stationId, connectorId) : chargePoints.length === 1 ? chargePoints[0] : undefined);
+    const chargePointId =
+      at?.chargePointId ?? (connectorId !== undefined ? this.directory.chargePointOf(stationId, connectorId) : chargePoints.length === 1 ? chargePoints[0] : undefined);
     const payload: AuthorizePayload = {
       stationId,
       idTag,
@@ -478,7 +500,13 @@ export class Site {
   }
 
   private close(open: TransactionRow, input: Omit<StopTransactionInput, 'stationId' | 'transactionId'>): TransactionRow {
-    statement(this.db, 'UPDATE transactions SET meter_stop_wh = ?, stopped_at = ?, stop_reason = ?, stop_id_tag = ? WHERE id = ?').run(input.meterStopWh, input.stoppedAt.toISOString(), input.reason ?? null, input.idTag ?? null, open.id);
+    statement(this.db, 'UPDATE transactions SET meter_stop_wh = ?, stopped_at = ?, stop_reason = ?, stop_id_tag = ? WHERE id = ?').run(
+      input.meterStopWh,
+      input.stoppedAt.toISOString(),
+      input.reason ?? null,
+      input.idTag ?? null,
+      open.id,
+    );
     const payload: StopTransactionPayload = {
       stationId: open.station_id,
       chargePointId: open.charge_point_id,
@@ -506,13 +534,10 @@ export class Site {
 
   /** The transaction a StartTransaction with exactly these fields already opened (open or since stopped), if any. */
   answeredStart(stationId: string, connectorId: number, idTag: string, meterStartWh: number, startedAt: Date): TransactionRow | undefined {
-    return statement(this.db, 'SELECT * FROM transactions WHERE station_id = ? AND connector_id = ? AND started_at = ? AND id_tag = ? AND meter_start_wh = ? ORDER BY id DESC LIMIT 1').get(
-      stationId,
-      connectorId,
-      startedAt.toISOString(),
-      idTag,
-      meterStartWh,
-    ) as TransactionRow | undefined;
+    return statement(
+      this.db,
+      'SELECT * FROM transactions WHERE station_id = ? AND connector_id = ? AND started_at = ? AND id_tag = ? AND meter_start_wh = ? ORDER BY id DESC LIMIT 1',
+    ).get(stationId, connectorId, startedAt.toISOString(), idTag, meterStartWh) as TransactionRow | undefined;
   }
 
   openTransactionsOfTag(idTag: string): TransactionRow[] {
@@ -520,7 +545,10 @@ export class Site {
   }
 
   openTransactionOn(stationId: string, connectorId: number): TransactionRow | undefined {
-    return statement(this.db, 'SELECT * FROM transactions WHERE station_id = ? AND connector_id = ? AND stopped_at IS NULL ORDER BY id DESC LIMIT 1').get(stationId, connectorId) as TransactionRow | undefined;
+    return statement(this.db, 'SELECT * FROM transactions WHERE station_id = ? AND connector_id = ? AND stopped_at IS NULL ORDER BY id DESC LIMIT 1').get(
+      stationId,
+      connectorId,
+    ) as TransactionRow | undefined;
   }
 
   openTransactions(): TransactionRow[] {

@@ -23,7 +23,14 @@ export function allStations(db: Database): StationRow[] {
 
 /** Creates the row on first contact; later calls leave the state alone. True when it created it. */
 export function ensureStation(db: Database, stationId: string, state: StationState, now: Date): boolean {
-  return statement(db, 'INSERT INTO stations (id, state, first_seen, last_seen) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING').run(stationId, state, now.toISOString(), now.toISOString()).changes === 1;
+  return (
+    statement(db, 'INSERT INTO stations (id, state, first_seen, last_seen) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING').run(
+      stationId,
+      state,
+      now.toISOString(),
+      now.toISOString(),
+    ).changes === 1
+  );
 }
 
 /** How long an unknown station that went quiet stays listed for `station pair`. */
@@ -38,5 +45,8 @@ export function prunePendingStations(db: Database, max: number, now: Date, confi
   const unknown = "state = 'pending' AND id NOT IN (SELECT value FROM json_each(:configured))";
   const params = { configured: JSON.stringify(configured), max, before: new Date(now.getTime() - PENDING_KEPT_MS).toISOString() };
   statement(db, `DELETE FROM stations WHERE ${unknown} AND COALESCE(last_seen, first_seen) < :before`).run(params);
-  statement(db, `DELETE FROM stations WHERE ${unknown} AND id NOT IN (SELECT id FROM stations WHERE ${unknown} ORDER BY COALESCE(last_seen, first_seen) DESC, rowid DESC LIMIT :max)`).run(params);
+  statement(
+    db,
+    `DELETE FROM stations WHERE ${unknown} AND id NOT IN (SELECT id FROM stations WHERE ${unknown} ORDER BY COALESCE(last_seen, first_seen) DESC, rowid DESC LIMIT :max)`,
+  ).run(params);
 }

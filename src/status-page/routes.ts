@@ -4,7 +4,8 @@ import { STATUS_CSS, STATUS_HTML, STATUS_SCRIPT } from './page-assets.js';
 import { statusSnapshot, type StatusSnapshotSources } from './status-snapshot.js';
 
 /** Only our own script and style, no framing: the page is unauthenticated and may sit on the site LAN. */
-const CONTENT_SECURITY_POLICY = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+const CONTENT_SECURITY_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 function asset(reply: FastifyReply, contentType: string, body: string): FastifyReply {
   return reply

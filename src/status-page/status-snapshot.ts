@@ -93,8 +93,17 @@ export function statusSnapshot(sources: StatusSnapshotSources): StatusSnapshot {
     health: worstLevel(Object.values(reports).map((r) => r.status as HealthLevel)),
     stations: sources.site.stations().map((s) => {
       const boot = (s.bootInfo ?? {}) as Record<string, unknown>;
-      const text = (key: string) => (typeof boot[key] === 'string' ? (boot[key]) : null);
-      return { stationId: s.id, siteId: s.siteId, state: s.state, online: s.online, lastSeen: s.lastSeen, vendor: text('chargePointVendor'), model: text('chargePointModel'), firmwareVersion: text('firmwareVersion') };
+      const text = (key: string) => (typeof boot[key] === 'string' ? boot[key] : null);
+      return {
+        stationId: s.id,
+        siteId: s.siteId,
+        state: s.state,
+        online: s.online,
+        lastSeen: s.lastSeen,
+        vendor: text('chargePointVendor'),
+        model: text('chargePointModel'),
+        firmwareVersion: text('firmwareVersion'),
+      };
     }),
     chargePoints: sources.site.chargePoints(),
     openTransactions: sources.site.openTransactions().map((t) => ({
@@ -145,5 +154,9 @@ function meterLive(health: MeterHealth | undefined): MeterLive | null {
 function hideSecrets(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(hideSecrets);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).filter(([key]) => !HIDDEN_KEY.test(key)).map(([key, v]) => [key, hideSecrets(v)]));
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => !HIDDEN_KEY.test(key))
+      .map(([key, v]) => [key, hideSecrets(v)]),
+  );
 }

@@ -55,7 +55,9 @@ export class DeliveryMetrics implements DeliveryObserver {
     gauge('chargegate_webhook_queue_size', 'Pending events in the (webhook, event type) queue', (s) => s.queueSize);
     gauge('chargegate_webhook_last_dequeue_timestamp_seconds', 'When the executor last took an event from its queue', (s) => seconds(s.lastDequeueAt));
     gauge('chargegate_webhook_last_request_timestamp_seconds', 'When the executor last sent a request', (s) => seconds(s.lastRequestAt));
-    gauge('chargegate_webhook_last_request_duration_seconds', 'Duration of the executor\'s last request', (s) => (s.lastRequestDurationMs === null ? null : s.lastRequestDurationMs / 1000));
+    gauge('chargegate_webhook_last_request_duration_seconds', "Duration of the executor's last request", (s) =>
+      s.lastRequestDurationMs === null ? null : s.lastRequestDurationMs / 1000,
+    );
     gauge('chargegate_webhook_dead_letters', 'Dead letters of the (webhook, event type) queue not replayed', (s) => s.deadLetters);
     gauge('chargegate_webhook_health_level', 'Executor health: 0 ok, 1 warning, 2 critical (interface document section 8)', (s) => LEVEL_VALUE[s.status]);
     this.attempts = new Counter({ name: 'chargegate_webhook_attempts_total', help: 'Webhook HTTP attempts by outcome', labelNames: [...LABELS, 'outcome'], registers: [registry] });
@@ -66,7 +68,12 @@ export class DeliveryMetrics implements DeliveryObserver {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     });
-    this.deadLetters = new Counter({ name: 'chargegate_webhook_dead_letters_total', help: 'Deliveries moved to the dead-letter list', labelNames: [...LABELS, 'reason'], registers: [registry] });
+    this.deadLetters = new Counter({
+      name: 'chargegate_webhook_dead_letters_total',
+      help: 'Deliveries moved to the dead-letter list',
+      labelNames: [...LABELS, 'reason'],
+      registers: [registry],
+    });
   }
 
   attempt(queue: QueueKey, outcome: AttemptSummary): void {

@@ -50,7 +50,16 @@ export class ExecutorStatsStore {
 
   recordRequest(queue: QueueKey, request: RequestRecord): void {
     const { siteId, webhookId, eventType } = queue;
-    this.statements.request.run({ siteId, webhookId, eventType, at: request.at, durationMs: request.durationMs, status: request.status ?? null, error: request.error ?? null, outcome: request.outcome });
+    this.statements.request.run({
+      siteId,
+      webhookId,
+      eventType,
+      at: request.at,
+      durationMs: request.durationMs,
+      status: request.status ?? null,
+      error: request.error ?? null,
+      outcome: request.outcome,
+    });
   }
 
   all(): Array<QueueKey & ExecutorStats> {

@@ -38,7 +38,10 @@ export interface ExecutorStatus {
  * Warning above 5 queued / 500 ms / from 3 failed attempts in a row; critical above 100 queued / 5000 ms / from 100
  * failures in a row, or while a dead letter waits for a replay. The worst wins.
  */
-export function executorLevel(state: { queueSize: number; lastRequestMs: number | null; consecutiveFailures: number; deadLetters: number }): { status: HealthLevel; reasons: string[] } {
+export function executorLevel(state: { queueSize: number; lastRequestMs: number | null; consecutiveFailures: number; deadLetters: number }): {
+  status: HealthLevel;
+  reasons: string[];
+} {
   const { queueSize, lastRequestMs, consecutiveFailures, deadLetters } = state;
   const levels: HealthLevel[] = [];
   const reasons: string[] = [];
@@ -71,7 +74,8 @@ export function executorStatuses(config: Config, deliveries: DeliveryStore, stat
   const executors = new Map<string, { siteId: string; webhookId: string; eventType: EventType; active: boolean }>();
   for (const site of config.sites) {
     for (const webhook of site.webhooks) {
-      for (const eventType of webhook.events) executors.set(queueId({ siteId: site.id, webhookId: webhook.id, eventType }), { siteId: site.id, webhookId: webhook.id, eventType, active: webhook.enabled });
+      for (const eventType of webhook.events)
+        executors.set(queueId({ siteId: site.id, webhookId: webhook.id, eventType }), { siteId: site.id, webhookId: webhook.id, eventType, active: webhook.enabled });
     }
   }
   for (const q of [...queues, ...deadQueues]) {

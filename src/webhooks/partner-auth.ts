@@ -99,7 +99,8 @@ export class PartnerAuth {
       throw new PartnerTokenError(`token endpoint answered ${answer.status}${reason}`);
     }
     if (typeof body.access_token !== 'string' || body.access_token === '') throw new PartnerTokenError('token endpoint answer has no access_token');
-    if (typeof body.token_type !== 'string' || body.token_type.toLowerCase() !== 'bearer') throw new PartnerTokenError(`token endpoint gave token_type ${JSON.stringify(body.token_type)}, expected Bearer`);
+    if (typeof body.token_type !== 'string' || body.token_type.toLowerCase() !== 'bearer')
+      throw new PartnerTokenError(`token endpoint gave token_type ${JSON.stringify(body.token_type)}, expected Bearer`);
     const lifetimeS = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : undefined;
     // Refresh a little early (a tenth of the lifetime, at most a minute) so a token never expires in flight.
     const refreshAt = lifetimeS === undefined ? Infinity : requestedAt + lifetimeS * 1000 - Math.min(60_000, lifetimeS * 100);

@@ -141,7 +141,17 @@ export class QueueWorker {
     const outcome = await this.deps.sender.send(webhook, delivery, { timeZone: config.timezone, timeoutMs: requestTimeoutMs, signal: this.abort.signal });
     const done = this.deps.now();
     this.deps.observer.attempt(this.deps.queue, outcome);
-    this.deps.writes.queue({ op: 'requested', queue: this.deps.queue, record: { at: outcome.startedAt, durationMs: outcome.durationMs, status: outcome.status, error: outcome.error, outcome: outcome.delivered ? 'delivered' : outcome.interrupted ? 'interrupted' : 'failed' } });
+    this.deps.writes.queue({
+      op: 'requested',
+      queue: this.deps.queue,
+      record: {
+        at: outcome.startedAt,
+        durationMs: outcome.durationMs,
+        status: outcome.status,
+        error: outcome.error,
+        outcome: outcome.delivered ? 'delivered' : outcome.interrupted ? 'interrupted' : 'failed',
+      },
+    });
     const context = { eventId: delivery.eventId, ...this.deps.queue, attempt: delivery.attempts, requestId: outcome.requestId, durationMs: Math.round(outcome.durationMs) };
 
     if (outcome.delivered) {

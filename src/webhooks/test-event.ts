@@ -17,7 +17,12 @@ function webhookTestEvent(siteId: string): DeliverableEvent {
   return { eventId: randomUUID(), eventType: 'ChargePointStatus', siteId, payloadJson: JSON.stringify(payload) };
 }
 
-export async function sendTestEvent(config: Config, siteId: string, webhook: WebhookConfig, signingKey: () => KeyObject): Promise<{ event: DeliverableEvent; outcome: AttemptOutcome }> {
+export async function sendTestEvent(
+  config: Config,
+  siteId: string,
+  webhook: WebhookConfig,
+  signingKey: () => KeyObject,
+): Promise<{ event: DeliverableEvent; outcome: AttemptOutcome }> {
   const sender = new WebhookSender({ signingKey });
   try {
     const event = webhookTestEvent(siteId);

@@ -98,7 +98,12 @@ export class WebhookSender {
     const authorization = await this.auth.authorization(webhook.auth, signal);
     const sentAt = this.now();
     const body = envelopeBody(event, new Date(sentAt), timeZone);
-    const signatureHeaders = await signRequest(webhook.signature, { method: 'POST', url, requestId, contentType: CONTENT_TYPE, body }, this.signingKey(), Math.floor(sentAt / 1000));
+    const signatureHeaders = await signRequest(
+      webhook.signature,
+      { method: 'POST', url, requestId, contentType: CONTENT_TYPE, body },
+      this.signingKey(),
+      Math.floor(sentAt / 1000),
+    );
     const headers: Array<[string, string]> = [
       ['Content-Type', CONTENT_TYPE],
       ['Content-Length', String(Buffer.byteLength(body))],

@@ -30,7 +30,16 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function wallClock(instant: Date, timeZone: string): WallClock {
   let formatter = formatters.get(timeZone);
   if (!formatter) {
-    formatter = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+    formatter = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    });
     formatters.set(timeZone, formatter);
   }
   const parts: Partial<Record<Intl.DateTimeFormatPartTypes, number>> = {};

@@ -30,7 +30,16 @@ describe('the Authorize decision chain', () => {
   );
 
   const configure = (overrides: Record<string, unknown>): void => {
-    config = parseConfig(JSON.stringify({ ...baseConfig(temp.dataDir), sites: [{ id: 's1', stations: [{ id: 'CP001' }] }, { id: 's2', stations: [{ id: 'CP201' }] }], ...overrides }));
+    config = parseConfig(
+      JSON.stringify({
+        ...baseConfig(temp.dataDir),
+        sites: [
+          { id: 's1', stations: [{ id: 'CP001' }] },
+          { id: 's2', stations: [{ id: 'CP201' }] },
+        ],
+        ...overrides,
+      }),
+    );
   };
   const start = async (overrides: Record<string, unknown> = {}): Promise<Authorizer> => {
     configure(overrides);
@@ -95,7 +104,14 @@ describe('the Authorize decision chain', () => {
     const chain = await start({ authorization: { plugin: file } });
     const startOn = (stationId: string) =>
       chain.authorizeStart({ idTag: 'TWICE', stationId, connectorId: 1 }, (decision) =>
-        site.startTransaction({ at: site.locateConnector(stationId, 1), idTag: 'TWICE', meterStartWh: 0, startedAt: new Date(), source: 'ocpp', authorizationStatus: decision.status }),
+        site.startTransaction({
+          at: site.locateConnector(stationId, 1),
+          idTag: 'TWICE',
+          meterStartWh: 0,
+          startedAt: new Date(),
+          source: 'ocpp',
+          authorizationStatus: decision.status,
+        }),
       );
     const results = await Promise.all([startOn('CP001'), startOn('CP201')]);
     expect(results.map((r) => r.decision.status).sort()).toEqual(['Accepted', 'ConcurrentTx']);
@@ -132,7 +148,9 @@ describe('the Authorize decision chain', () => {
     expect(await chain.authorize({ idTag: 'VIP', stationId: 'CP001' })).toMatchObject({ status: 'Expired', source: 'plugin' });
 
     await expect(start({ authorization: { plugin: path.join(temp.dir, 'missing.mjs') } })).rejects.toBeInstanceOf(PluginLoadError);
-    await expect(createAuthorizer({ writer: new DirectWriter(db), config: () => config, site, logger, connectUpstream: connectUpstreamAsStation })).rejects.toThrow(/^authorization\.plugin: cannot load/);
+    await expect(createAuthorizer({ writer: new DirectWriter(db), config: () => config, site, logger, connectUpstream: connectUpstreamAsStation })).rejects.toThrow(
+      /^authorization\.plugin: cannot load/,
+    );
   });
 
   it('upstream CPO: forwards with the station identity, caches the answer, falls back to it on timeout or when the CPO is gone', async () => {

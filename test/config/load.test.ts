@@ -39,7 +39,7 @@ describe('config', () => {
     expect(problems).toEqual(expect.arrayContaining(['(top level): unknown key "bogus"', 'sites[1].stations[0].id: duplicate station id "X"']));
   });
 
-  it('refuses values out of the contract\'s bounds and durations no timer can hold, naming each key path', () => {
+  it("refuses values out of the contract's bounds and durations no timer can hold, naming each key path", () => {
     const text = [
       'sites: [{ id: a }]',
       'webhookDelivery: { requestTimeoutMs: 99999999999, retryIntervalS: 2500000, maxRetries: 100001, queueCapacity: 1000001, retainDeliveredDays: 0 }',

@@ -5,7 +5,20 @@ import { freePort } from '../support/free-port.js';
 
 /** Two sites and a group per scope level, so reach and inheritance can be seen from the API. */
 export const API_SITES = [
-  { id: 's1', stations: [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1] }, { id: 'CP001-B', connectors: [2] }] }], meters: [], webhooks: [] },
+  {
+    id: 's1',
+    stations: [
+      {
+        id: 'CP001',
+        chargePoints: [
+          { id: 'CP001-A', connectors: [1] },
+          { id: 'CP001-B', connectors: [2] },
+        ],
+      },
+    ],
+    meters: [],
+    webhooks: [],
+  },
   { id: 's2', stations: [{ id: 'CP002', chargePoints: [{ id: 'CP002-A', connectors: [1] }] }], meters: [], webhooks: [] },
 ];
 
@@ -24,7 +37,11 @@ export interface ApiDaemon extends TestDaemon {
   /** A token from POST /oauth2/token with form-body credentials. */
   token(app: { clientId: string; clientSecret: string }): Promise<string>;
   /** A JSON API call with an optional bearer token. */
-  call(method: string, path: string, options?: { token?: string; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; headers: Headers; body: Record<string, unknown> & unknown[] }>;
+  call(
+    method: string,
+    path: string,
+    options?: { token?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<{ status: number; headers: Headers; body: Record<string, unknown> & unknown[] }>;
 }
 
 export async function startApiDaemon(config: Record<string, unknown> = {}): Promise<ApiDaemon> {
@@ -36,7 +53,11 @@ export async function startApiDaemon(config: Record<string, unknown> = {}): Prom
   const call: ApiDaemon['call'] = async (method, path, options = {}) => {
     const response = await fetch(`${baseUrl}${path}`, {
       method,
-      headers: { ...(options.token && { authorization: `Bearer ${options.token}` }), ...(options.body !== undefined && { 'content-type': 'application/json' }), ...options.headers },
+      headers: {
+        ...(options.token && { authorization: `Bearer ${options.token}` }),
+        ...(options.body !== undefined && { 'content-type': 'application/json' }),
+        ...options.headers,
+      },
       ...(options.body !== undefined && { body: JSON.stringify(options.body) }),
     });
     return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, unknown> & unknown[] };

@@ -104,7 +104,9 @@ describe('bearer tokens on the API', () => {
     const response = await api.call('POST', '/charge-points/CP001-A/start', { token: viewer, body: { connectorId: 1, idTag: 'TAG' } });
     expect(response.status).toBe(403);
     expect(response.body).toMatchObject({ error: 'insufficient_scope' });
-    expect(response.headers.get('www-authenticate')).toBe('Bearer realm="chargegate", error="insufficient_scope", error_description="requires charge-points:control", scope="charge-points:control"');
+    expect(response.headers.get('www-authenticate')).toBe(
+      'Bearer realm="chargegate", error="insufficient_scope", error_description="requires charge-points:control", scope="charge-points:control"',
+    );
   });
 
   it('403 for a charge point outside the groups, 404 for one that does not exist', async () => {

@@ -26,7 +26,19 @@ describe('charge-points API with real stations', () => {
       sites: [
         { ...s1, webhooks: [{ id: 'partner', url: receiver.url(), events: ['StartTransaction', 'StopTransaction'] }] },
         // A Modbus-metered charger with nothing listening: the API must know it, and that it has no OCPP.
-        { ...s2, meters: [{ id: 'meter-1', chargePointId: 'MB-1', connectorId: 1, model: 'sdm630', connection: { type: 'tcp', host: '127.0.0.1', port: await freePort(), unitId: 1 }, pollIntervalMs: 1000 }] },
+        {
+          ...s2,
+          meters: [
+            {
+              id: 'meter-1',
+              chargePointId: 'MB-1',
+              connectorId: 1,
+              model: 'sdm630',
+              connection: { type: 'tcp', host: '127.0.0.1', port: await freePort(), unitId: 1 },
+              pollIntervalMs: 1000,
+            },
+          ],
+        },
       ],
       webhookDelivery: { retryIntervalS: 0.2 },
     });
@@ -46,14 +58,25 @@ describe('charge-points API with real stations', () => {
 
   it('remote start makes the station start a transaction, and its StartTransaction reaches the outbox and the partner; remote stop likewise', async () => {
     const listed = await api.call('GET', '/charge-points', { token });
-    expect(listed.body).toContainEqual({ chargePointId: 'CP001-A', stationId: 'CP001', siteId: 's1', online: true, connectors: [{ connectorId: 1, status: 'Available', errorCode: 'NoError' }] });
+    expect(listed.body).toContainEqual({
+      chargePointId: 'CP001-A',
+      stationId: 'CP001',
+      siteId: 's1',
+      online: true,
+      connectors: [{ connectorId: 1, status: 'Available', errorCode: 'NoError' }],
+    });
 
     const started = await start('CP001-A', { connectorId: 1, idTag: 'API-TAG' });
     expect(started.status).toBe(202);
     expect(started.body).toEqual({ status: 'Accepted', chargePointId: 'CP001-A', stationId: 'CP001' });
     const transaction = await cp001.nextRemoteStart();
     expect(transaction).toMatchObject({ connectorId: 1, idTag: 'API-TAG' });
-    expect(api.events('StartTransaction')).toEqual([expect.objectContaining({ siteId: 's1', payload: expect.objectContaining({ chargePointId: 'CP001-A', connectorId: 1, idTag: 'API-TAG', transactionId: transaction.transactionId }) })]);
+    expect(api.events('StartTransaction')).toEqual([
+      expect.objectContaining({
+        siteId: 's1',
+        payload: expect.objectContaining({ chargePointId: 'CP001-A', connectorId: 1, idTag: 'API-TAG', transactionId: transaction.transactionId }),
+      }),
+    ]);
     await receiver.waitFor(() => webhooks('StartTransaction').length === 1);
     expect(webhooks('StartTransaction')[0]!.payload).toMatchObject({ stationId: 'CP001', chargePointId: 'CP001-A', transactionId: transaction.transactionId });
     // The partner can verify what it received with the published `sign` key.
@@ -114,7 +137,11 @@ describe('charge-points API with real stations', () => {
     expect(bad.body).toMatchObject({ error: 'invalid_request' });
     expect((bad.body.problems as Array<{ path: string }>).map((p) => p.path).sort()).toEqual(['(top level)', 'connectorId', 'idTag']);
 
-    const notJson = await fetch(`${api.baseUrl}/charge-points/CP001-A/start`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: '{"connectorId":' });
+    const notJson = await fetch(`${api.baseUrl}/charge-points/CP001-A/start`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: '{"connectorId":',
+    });
     expect(notJson.status).toBe(400);
     expect(await notJson.json()).toMatchObject({ error: 'invalid_request' });
 

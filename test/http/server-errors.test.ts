@@ -60,7 +60,11 @@ describe('HTTP listener errors', () => {
       expect(body, what).toEqual({ error, message: expect.any(String) });
       expect(JSON.stringify(body), what).not.toMatch(/fst_/i);
     }
-    expect(refusals().slice(before).map((l) => [l.status, l.error])).toEqual(cases.map(([, , status, error]) => [status, error]));
+    expect(
+      refusals()
+        .slice(before)
+        .map((l) => [l.status, l.error]),
+    ).toEqual(cases.map(([, , status, error]) => [status, error]));
     expect(await post('/echo', '{"ok":true}', 'application/json').then((r): Promise<unknown> => r.json())).toEqual({ received: { ok: true } });
   });
 });

@@ -39,7 +39,11 @@ describe('HTTP over TLS; status behind status:read on a LAN listener (contract s
     const get = (route: string, token?: string) => fetch(`${base}${route}`, { dispatcher, headers: token ? { authorization: `Bearer ${token}` } : {} });
     const tokenFor = async (groupId: string): Promise<string> => {
       const app = new Applications({ db: t!.db }).create(loadConfig(t!.temp.configPath), { name: groupId, groupIds: [groupId] });
-      const response = await fetch(`${base}/oauth2/token`, { dispatcher, method: 'POST', body: new URLSearchParams({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: app.clientSecret }) });
+      const response = await fetch(`${base}/oauth2/token`, {
+        dispatcher,
+        method: 'POST',
+        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: app.clientSecret }),
+      });
       expect(response.status).toBe(200);
       return ((await response.json()) as { access_token: string }).access_token;
     };

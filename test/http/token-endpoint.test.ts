@@ -9,7 +9,11 @@ describe('POST /oauth2/token', () => {
   let app: { clientId: string; clientSecret: string };
 
   const post = (body: string | URLSearchParams, headers: Record<string, string> = {}) =>
-    fetch(`${api.baseUrl}/oauth2/token`, { method: 'POST', headers: typeof body === 'string' ? { 'content-type': 'application/x-www-form-urlencoded', ...headers } : headers, body });
+    fetch(`${api.baseUrl}/oauth2/token`, {
+      method: 'POST',
+      headers: typeof body === 'string' ? { 'content-type': 'application/x-www-form-urlencoded', ...headers } : headers,
+      body,
+    });
   const form = (fields: Record<string, string>) => new URLSearchParams(fields);
   const basic = (user: string, password: string) => `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
@@ -26,7 +30,12 @@ describe('POST /oauth2/token', () => {
   afterEach(() => api.token(app));
 
   async function expectVerifiedToken(accessToken: string, clientId: string) {
-    const { payload, protectedHeader } = await jwtVerify(accessToken, createRemoteJWKSet(new URL(api.jwksUrl)), { issuer: api.baseUrl, audience: api.baseUrl, typ: 'at+jwt', algorithms: ['RS256'] });
+    const { payload, protectedHeader } = await jwtVerify(accessToken, createRemoteJWKSet(new URL(api.jwksUrl)), {
+      issuer: api.baseUrl,
+      audience: api.baseUrl,
+      typ: 'at+jwt',
+      algorithms: ['RS256'],
+    });
     expect(protectedHeader.kid).toMatch(/^token-/);
     expect(payload).toMatchObject({ sub: clientId, client_id: clientId, scope: 'charge-points:control charge-points:read', groups: ['ops'] });
     expect(payload.exp! - payload.iat!).toBe(900);
@@ -69,7 +78,9 @@ describe('POST /oauth2/token', () => {
     const agree = await post(form({ grant_type: 'client_credentials', client_id: app.clientId }), { authorization: basic(app.clientId, app.clientSecret) });
     expect(agree.status).toBe(200);
     const other = api.createApp('viewer-s1');
-    const differ = await post(form({ grant_type: 'client_credentials', client_id: other.clientId, client_secret: other.clientSecret }), { authorization: basic(app.clientId, app.clientSecret) });
+    const differ = await post(form({ grant_type: 'client_credentials', client_id: other.clientId, client_secret: other.clientSecret }), {
+      authorization: basic(app.clientId, app.clientSecret),
+    });
     expect(differ.status).toBe(400);
     expect(await differ.json()).toMatchObject({ error: 'invalid_request' });
     expect(differ.headers.get('cache-control')).toBe('no-store');
@@ -138,7 +149,8 @@ describe('POST /oauth2/token', () => {
     // From another loopback address, so the other tests' client on 127.0.0.1 is not refused afterwards.
     const elsewhere = new Agent({ localAddress: '127.0.0.3' });
     const wrong = form({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: 'guess' }).toString();
-    const attempt = () => request(`${api.baseUrl}/oauth2/token`, { method: 'POST', dispatcher: elsewhere, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: wrong });
+    const attempt = () =>
+      request(`${api.baseUrl}/oauth2/token`, { method: 'POST', dispatcher: elsewhere, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: wrong });
     for (let i = 0; i < 10; i += 1) {
       const response = await attempt();
       await response.body.dump();

@@ -50,7 +50,16 @@ describe('chargegate keys', { timeout: 120_000 }, () => {
 
   it('tls-cert makes a certificate the OCPP listener serves under security profile 2 and a station trusts', async () => {
     temp = tempSite();
-    const made = await runCliJson<{ cert: string; key: string; names: string[]; fingerprintSha256: string; certificate: string }>(['keys', 'tls-cert', '--name', '127.0.0.1', '--days', '30', '--config', temp.configPath]);
+    const made = await runCliJson<{ cert: string; key: string; names: string[]; fingerprintSha256: string; certificate: string }>([
+      'keys',
+      'tls-cert',
+      '--name',
+      '127.0.0.1',
+      '--days',
+      '30',
+      '--config',
+      temp.configPath,
+    ]);
     expect(made.code).toBe(0);
     expect(made.data.cert).toBe(path.join(temp.dataDir, 'tls', 'ocpp-cert.pem'));
     expect(statSync(made.data.key).mode & 0o777).toBe(0o600);

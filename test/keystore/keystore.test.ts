@@ -79,7 +79,13 @@ describe('keystore', () => {
     const after = daemon.jwks().keys;
     expect(after.find((k) => k.kid === 'sign')!.n).toBe(nextWebhook.n);
     expect(after.find((k) => k.kid === oldId)!.n).toBe(oldSign.n);
-    expect(pssVerify(after.find((k) => k.kid === 'sign')!, data, pssSign(daemon, data))).toBe(true);
+    expect(
+      pssVerify(
+        after.find((k) => k.kid === 'sign')!,
+        data,
+        pssSign(daemon, data),
+      ),
+    ).toBe(true);
     // A webhook signed before the switch and arriving after still verifies with some published PS256 key.
     expect(after.filter((k) => k.alg === 'PS256').some((k) => pssVerify(k, data, signedBefore))).toBe(true);
     expect(daemon.accessTokenSigningKey().kid).toBe(rotation.keys[1]!.id);
@@ -91,7 +97,12 @@ describe('keystore', () => {
     clock = new Date('2026-01-01T00:15:00Z');
     expect(kids()).not.toContain(oldId);
     expect(kids()).toContain(oldTokenKid);
-    expect(daemon.list().find((k) => k.id === oldId)).toMatchObject({ state: 'expired', jwksKid: null, retiresAt: '2026-01-01T00:10:00.000Z', expiresAt: '2026-01-01T00:15:00.000Z' });
+    expect(daemon.list().find((k) => k.id === oldId)).toMatchObject({
+      state: 'expired',
+      jwksKid: null,
+      retiresAt: '2026-01-01T00:10:00.000Z',
+      expiresAt: '2026-01-01T00:15:00.000Z',
+    });
     clock = new Date('2026-01-01T00:26:00Z');
     expect(kids()).not.toContain(oldTokenKid);
 

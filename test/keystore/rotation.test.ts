@@ -26,7 +26,14 @@ describe('key rotation end to end', { timeout: 120_000 }, () => {
     receiver = await startReceiver();
     api = await startApiDaemon({
       keystore: { nextKeyLeadS: LEAD_S, retiredKeyGraceS: GRACE_S },
-      sites: [{ id: 's1', stations: [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1] }] }], meters: [], webhooks: [{ id: 'partner', url: receiver.url(), events: ['ChargePointStatus'] }] }],
+      sites: [
+        {
+          id: 's1',
+          stations: [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1] }] }],
+          meters: [],
+          webhooks: [{ id: 'partner', url: receiver.url(), events: ['ChargePointStatus'] }],
+        },
+      ],
       groups: [{ id: 'ops', scope: 'company:acme', permissions: ['charge-points:read'] }],
     });
     station = await api.connect('CP001');

@@ -50,7 +50,10 @@ describe('Modbus bus', () => {
     const sim = await tcpMeters();
     const port = sim.port;
     const lines: string[] = [];
-    const bus = new ModbusBus(settingsFor([`{ type: tcp, host: 127.0.0.1, port: ${port}, unitId: 1, reconnectMinMs: 50, reconnectMaxMs: 100 }`]), createLogger('info', { write: (line: string) => void lines.push(line) }));
+    const bus = new ModbusBus(
+      settingsFor([`{ type: tcp, host: 127.0.0.1, port: ${port}, unitId: 1, reconnectMinMs: 50, reconnectMaxMs: 100 }`]),
+      createLogger('info', { write: (line: string) => void lines.push(line) }),
+    );
     cleanups.push(() => bus.close());
     await bus.read(1, SDM630_CURRENTS, 500);
     await sim.close();

@@ -13,7 +13,8 @@ export const FAST_DETECTION = { startCurrentA: 1, startDelayS: 1, stopCurrentA: 
 /** Pacing for tests: small delays, quick reconnects. */
 export const FAST_BUS = { timeoutMs: 1000, interRequestDelayMs: 5, unitChangeDelayMs: 10, reconnectMinMs: 100, reconnectMaxMs: 400 };
 
-export type ConnectionConfig = { type: 'tcp'; host: string; port: number } | { type: 'rtuovertcp'; host: string; port: number } | { type: 'rtu'; device: string; baudRate?: number };
+export type ConnectionConfig =
+  { type: 'tcp'; host: string; port: number } | { type: 'rtuovertcp'; host: string; port: number } | { type: 'rtu'; device: string; baudRate?: number };
 
 /** A meter `m<unit>` on charge point `MB-<unit>` connector 1, polled every 200 ms. */
 export function meterConfig(unitId: number, connection: ConnectionConfig, extra: Record<string, unknown> = {}): Record<string, unknown> {
@@ -59,6 +60,10 @@ export async function meterHealth(httpPort: number, meterId: string): Promise<Me
 
 /** Delivery rows of the outbox for a meter's events: one per event and subscribed webhook. */
 export function deliveriesOf(db: Database, meterId: string): Array<{ eventType: string; webhookId: string }> {
-  const rows = db.prepare('SELECT d.event_type, d.webhook_id, e.payload FROM deliveries d JOIN events e ON e.seq = d.event_seq ORDER BY d.id').all() as Array<{ event_type: string; webhook_id: string; payload: string }>;
+  const rows = db.prepare('SELECT d.event_type, d.webhook_id, e.payload FROM deliveries d JOIN events e ON e.seq = d.event_seq ORDER BY d.id').all() as Array<{
+    event_type: string;
+    webhook_id: string;
+    payload: string;
+  }>;
   return rows.filter((r) => (JSON.parse(r.payload) as { stationId?: string }).stationId === meterId).map((r) => ({ eventType: r.event_type, webhookId: r.webhook_id }));
 }

@@ -63,35 +63,43 @@ describe('chargegate meter read / status', () => {
     expect(energy.get(0x48)).toBe(data.energyKWh);
   }
 
-  it.skipIf(!interop)("reads the same values as mbpoll from Debian's pymodbus over Modbus TCP", async () => {
-    const meter = await PymodbusMeter.start({ tcp: '127.0.0.1:0' });
-    cleanups.push(() => meter.close());
-    await meter.set(1, VALUES);
-    const site = siteWith({ type: 'tcp', host: '127.0.0.1', port: meter.port });
-    await expectSameAsMbpoll(site.configPath, ['-m', 'tcp', '-p', String(meter.port), '127.0.0.1']);
-  }, 60_000);
+  it.skipIf(!interop)(
+    "reads the same values as mbpoll from Debian's pymodbus over Modbus TCP",
+    async () => {
+      const meter = await PymodbusMeter.start({ tcp: '127.0.0.1:0' });
+      cleanups.push(() => meter.close());
+      await meter.set(1, VALUES);
+      const site = siteWith({ type: 'tcp', host: '127.0.0.1', port: meter.port });
+      await expectSameAsMbpoll(site.configPath, ['-m', 'tcp', '-p', String(meter.port), '127.0.0.1']);
+    },
+    60_000,
+  );
 
-  it.skipIf(!interop)("reads the same values as mbpoll from Debian's pymodbus over Modbus RTU, and not while another process holds the device", async () => {
-    // The pseudo-terminals live in the site's temp dir, so the config can only be written once they exist.
-    const site = tempSite();
-    cleanups.push(() => site.cleanup());
-    const pty = await openPtyPair(site.dir);
-    cleanups.push(() => pty.close());
-    const meter = await PymodbusMeter.start({ rtu: pty.meterSide, baudRate: 19200 });
-    cleanups.push(() => meter.close());
-    await meter.set(1, VALUES);
-    site.write(withMeter({ type: 'rtu', device: pty.controllerSide, baudRate: 19200 }));
-    await expectSameAsMbpoll(site.configPath, ['-m', 'rtu', '-b', '19200', '-P', 'none', pty.controllerSide]);
+  it.skipIf(!interop)(
+    "reads the same values as mbpoll from Debian's pymodbus over Modbus RTU, and not while another process holds the device",
+    async () => {
+      // The pseudo-terminals live in the site's temp dir, so the config can only be written once they exist.
+      const site = tempSite();
+      cleanups.push(() => site.cleanup());
+      const pty = await openPtyPair(site.dir);
+      cleanups.push(() => pty.close());
+      const meter = await PymodbusMeter.start({ rtu: pty.meterSide, baudRate: 19200 });
+      cleanups.push(() => meter.close());
+      await meter.set(1, VALUES);
+      site.write(withMeter({ type: 'rtu', device: pty.controllerSide, baudRate: 19200 }));
+      await expectSameAsMbpoll(site.configPath, ['-m', 'rtu', '-b', '19200', '-P', 'none', pty.controllerSide]);
 
-    // While another process (here: this one, as the daemon would) holds the serial device, a reading by hand is refused.
-    const config = loadConfig(site.configPath);
-    const holder = new ModbusBus([...busSettingsOf(config.sites[0]!.meters.map((m) => m.connection)).values()][0]!, createLogger('silent'));
-    cleanups.push(() => holder.close());
-    await holder.read(1, { functionCode: 4, address: 0x48, count: 2 }, 2000);
-    const locked = await runCli(['meter', 'read', 'm1', '--config', site.configPath]);
-    expect(locked.code).toBe(1);
-    expect(locked.stderr).toContain('Cannot lock port (a running daemon holds this serial device; stop it to read the meter by hand)');
-  }, 60_000);
+      // While another process (here: this one, as the daemon would) holds the serial device, a reading by hand is refused.
+      const config = loadConfig(site.configPath);
+      const holder = new ModbusBus([...busSettingsOf(config.sites[0]!.meters.map((m) => m.connection)).values()][0]!, createLogger('silent'));
+      cleanups.push(() => holder.close());
+      await holder.read(1, { functionCode: 4, address: 0x48, count: 2 }, 2000);
+      const locked = await runCli(['meter', 'read', 'm1', '--config', site.configPath]);
+      expect(locked.code).toBe(1);
+      expect(locked.stderr).toContain('Cannot lock port (a running daemon holds this serial device; stop it to read the meter by hand)');
+    },
+    60_000,
+  );
 
   it("prints a Carlo Gavazzi EM340's values for the installer, read in one request", async () => {
     const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.em340 } });

@@ -23,7 +23,20 @@ describe('meter config', () => {
   it('gives serial meters the RTU pacing and TCP meters none by default', () => {
     const config = parseConfig(`sites:\n  - id: s1\n    meters:\n${meter('a', '{ type: rtu, device: /dev/ttyUSB0 }')}${meter('b', '{ type: tcp, host: 10.0.0.5 }')}`);
     const [a, b] = config.sites[0]!.meters;
-    expect(a!.connection).toEqual({ type: 'rtu', device: '/dev/ttyUSB0', baudRate: 9600, parity: 'none', dataBits: 8, stopBits: 1, unitId: 1, timeoutMs: 1000, interRequestDelayMs: 100, unitChangeDelayMs: 200, reconnectMinMs: 1000, reconnectMaxMs: 10_000 });
+    expect(a!.connection).toEqual({
+      type: 'rtu',
+      device: '/dev/ttyUSB0',
+      baudRate: 9600,
+      parity: 'none',
+      dataBits: 8,
+      stopBits: 1,
+      unitId: 1,
+      timeoutMs: 1000,
+      interRequestDelayMs: 100,
+      unitChangeDelayMs: 200,
+      reconnectMinMs: 1000,
+      reconnectMaxMs: 10_000,
+    });
     expect(b!.connection).toMatchObject({ port: 502, interRequestDelayMs: 0, unitChangeDelayMs: 0 });
     expect(a!.detection).toEqual({ startCurrentA: 1, startDelayS: 10, stopCurrentA: 0.5, stopDelayS: 60, offlineAfterS: 30 });
   });
@@ -36,9 +49,9 @@ describe('meter config', () => {
   });
 
   it('refuses different serial settings on one serial bus, and two framings on one gateway port', () => {
-    expect(problems(meter('a', '{ type: rtu, device: /dev/ttyUSB0, unitId: 1 }') + meter('b', '{ type: rtu, device: /dev/ttyUSB0, unitId: 2, baudRate: 19200, parity: even }'))).toEqual([
-      'sites[0].meters[1].connection: /dev/ttyUSB0 is already used at 9600 8N1; meters on one bus need the same serial settings',
-    ]);
+    expect(
+      problems(meter('a', '{ type: rtu, device: /dev/ttyUSB0, unitId: 1 }') + meter('b', '{ type: rtu, device: /dev/ttyUSB0, unitId: 2, baudRate: 19200, parity: even }')),
+    ).toEqual(['sites[0].meters[1].connection: /dev/ttyUSB0 is already used at 9600 8N1; meters on one bus need the same serial settings']);
     expect(problems(meter('a', '{ type: tcp, host: gw, port: 4001 }') + meter('b', '{ type: rtuovertcp, host: gw, port: 4001, unitId: 2 }'))).toEqual([
       'sites[0].meters[1].connection.type: gw:4001 is already used as tcp',
     ]);
@@ -46,13 +59,20 @@ describe('meter config', () => {
 
   it('refuses a meter id that is a station id, thresholds the wrong way round, and a backoff that shrinks', () => {
     expect(problems(meter('CP001', '{ type: tcp, host: h }'), '    stations: [{ id: CP001 }]\n')).toEqual(['sites[0].meters[0].id: "CP001" is already a station id']);
-    expect(problems(meter('a', '{ type: tcp, host: h }', ', detection: { startCurrentA: 1, stopCurrentA: 2 }'))).toEqual(['sites[0].meters[0].detection.stopCurrentA: must not exceed startCurrentA (1)']);
-    expect(problems(meter('a', '{ type: tcp, host: h, reconnectMinMs: 5000, reconnectMaxMs: 1000 }'))).toEqual(['sites[0].meters[0].connection.reconnectMinMs: must not exceed reconnectMaxMs (1000)']);
+    expect(problems(meter('a', '{ type: tcp, host: h }', ', detection: { startCurrentA: 1, stopCurrentA: 2 }'))).toEqual([
+      'sites[0].meters[0].detection.stopCurrentA: must not exceed startCurrentA (1)',
+    ]);
+    expect(problems(meter('a', '{ type: tcp, host: h, reconnectMinMs: 5000, reconnectMaxMs: 1000 }'))).toEqual([
+      'sites[0].meters[0].connection.reconnectMinMs: must not exceed reconnectMaxMs (1000)',
+    ]);
   });
 
   it('check-config exits 2 naming the key path', async () => {
     site = tempSite();
-    writeFileSync(site.configPath, `dataDir: ${site.dataDir}\nsites:\n  - id: s1\n    meters:\n${meter('a', '{ type: rtu, device: /dev/ttyUSB0 }')}${meter('b', '{ type: rtu, device: /dev/ttyUSB0 }')}`);
+    writeFileSync(
+      site.configPath,
+      `dataDir: ${site.dataDir}\nsites:\n  - id: s1\n    meters:\n${meter('a', '{ type: rtu, device: /dev/ttyUSB0 }')}${meter('b', '{ type: rtu, device: /dev/ttyUSB0 }')}`,
+    );
     const result = await runCli(['check-config', '--config', site.configPath]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(`${site.configPath}: sites[0].meters[1].connection.unitId: unit 1 on rtu:/dev/ttyUSB0 is already used by another meter`);

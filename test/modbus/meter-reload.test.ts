@@ -32,12 +32,25 @@ describe('meters in the running daemon', () => {
     t.temp.write({ log: { level: 'info' }, ...sites([meterConfig(2, tcp, { idTag: 'FLEET-42' }), meterConfig(3, tcp)]) });
     expect(await t.daemon.reload()).toBe(true);
     const stop = await waitForEvent(db, 'm1', 'StopTransaction');
-    expect(stop.payload).toEqual({ stationId: 'm1', chargePointId: 'MB-1', connectorId: 1, idTag: 'MODBUS-m1', meterStart: 10, meterStop: 10.5, transactionId: started.payload.transactionId, reason: 'Other' });
+    expect(stop.payload).toEqual({
+      stationId: 'm1',
+      chargePointId: 'MB-1',
+      connectorId: 1,
+      idTag: 'MODBUS-m1',
+      meterStart: 10,
+      meterStop: 10.5,
+      transactionId: started.payload.transactionId,
+      reason: 'Other',
+    });
     await waitForStatus(db, 'm2', 'Available');
-    const report = await eventually(async () => {
-      const body = (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as { status: string; meters: MetersReport };
-      return Object.keys(body.meters.meters).sort().join() === 'm2,m3' ? body.meters : undefined;
-    }, 10_000, 'health listing m2 and m3');
+    const report = await eventually(
+      async () => {
+        const body = (await (await fetch(`http://127.0.0.1:${port}/health`)).json()) as { status: string; meters: MetersReport };
+        return Object.keys(body.meters.meters).sort().join() === 'm2,m3' ? body.meters : undefined;
+      },
+      10_000,
+      'health listing m2 and m3',
+    );
     // m3's poller was left alone: its count of readings did not start over.
     expect(report.meters.m3!.readings).toBeGreaterThanOrEqual(m3Readings);
     expect(report.buses[`tcp://127.0.0.1:${sim.port}`]).toMatchObject({ connected: true, reconnects: 0 });
@@ -51,7 +64,16 @@ describe('meters in the running daemon', () => {
     const status = await runCliJson<{ meters: Array<Record<string, unknown>> }>(['meter', 'status', '--config', t.temp.configPath]);
     expect(status.code).toBe(0);
     expect(status.data.meters).toEqual([
-      expect.objectContaining({ meterId: 'm2', siteId: 's1', chargePointId: 'MB-2', stale: false, status: 'ok', online: true, session: { phase: 'charging', transactionId: m2Start.payload.transactionId }, busLatencyMs: expect.objectContaining({ average: expect.any(Number) }) }),
+      expect.objectContaining({
+        meterId: 'm2',
+        siteId: 's1',
+        chargePointId: 'MB-2',
+        stale: false,
+        status: 'ok',
+        online: true,
+        session: { phase: 'charging', transactionId: m2Start.payload.transactionId },
+        busLatencyMs: expect.objectContaining({ average: expect.any(Number) }),
+      }),
       expect.objectContaining({ meterId: 'm3', status: 'ok', lastReading: { energyKWh: 30, currentA: [0, 0, 0], powerW: 0 }, errors: 0, rejected: 0 }),
     ]);
 
@@ -66,10 +88,14 @@ describe('meters in the running daemon', () => {
     // m2 changes mid-session: its poller restarts from the stored state, the session goes on and ends once.
     t.temp.write({ log: { level: 'info' }, ...sites([meterConfig(2, tcp, { idTag: 'FLEET-43', pollIntervalMs: 150 }), meterConfig(3, tcp)]) });
     expect(await t.daemon.reload()).toBe(true);
-    await eventually(async () => {
-      const m2 = await meterHealth(port, 'm2');
-      return m2 !== undefined && m2.readings >= 3 && m2.readings < 20;
-    }, 10_000, 'the restarted m2 poller reading');
+    await eventually(
+      async () => {
+        const m2 = await meterHealth(port, 'm2');
+        return m2 !== undefined && m2.readings >= 3 && m2.readings < 20;
+      },
+      10_000,
+      'the restarted m2 poller reading',
+    );
     expect((await meterHealth(port, 'm2'))?.session).toEqual({ phase: 'charging', transactionId: m2Start.payload.transactionId });
     await sim.set(2, { energyKWh: 20.25, currentA: [0, 0, 0] });
     const m2Stop = await waitForEvent(db, 'm2', 'StopTransaction');

@@ -34,10 +34,14 @@ describe('two meters on one line that goes away', () => {
     await sim.close();
     sim = undefined;
     const faultedAt: Record<string, number> = {};
-    await eventually(() => {
-      for (const id of ['m1', 'm2']) if (faultedAt[id] === undefined && statusTrail(t!.db, id).includes('Faulted/PowerMeterFailure')) faultedAt[id] = Date.now();
-      return Object.keys(faultedAt).length === 2;
-    }, 15_000, 'both meters Faulted');
+    await eventually(
+      () => {
+        for (const id of ['m1', 'm2']) if (faultedAt[id] === undefined && statusTrail(t!.db, id).includes('Faulted/PowerMeterFailure')) faultedAt[id] = Date.now();
+        return Object.keys(faultedAt).length === 2;
+      },
+      15_000,
+      'both meters Faulted',
+    );
     for (const id of ['m1', 'm2']) {
       const late = (faultedAt[id]! - (await lastGood(id))) / 1000;
       expect({ id, withinBound: late <= detection.offlineAfterS + 1 }).toEqual({ id, withinBound: true });

@@ -23,7 +23,10 @@ describe('a Modbus session start whose detector state cannot be written', () => 
 
     // A real SQLite failure on the detector row, in the same commit as the session: every start attempt fails.
     // Only the write that records a session in the detector fails: the detector still gets to 'starting'.
-    for (const [name, op] of [['detector_refused', 'UPDATE'], ['detector_refused_insert', 'INSERT']]) {
+    for (const [name, op] of [
+      ['detector_refused', 'UPDATE'],
+      ['detector_refused_insert', 'INSERT'],
+    ]) {
       t.db.exec(`CREATE TRIGGER ${name} BEFORE ${op} ON meter_detectors WHEN NEW.transaction_id IS NOT NULL BEGIN SELECT RAISE(ABORT, 'injected: detector state refused'); END`);
     }
     await sim.set(1, CHARGING);

@@ -188,7 +188,14 @@ export function sessionScenarios(factory: SimulatorFactory): void {
       const meters = PROFILES.map((profile, i) => meterConfig(i + 1, sim.connection, profile.config));
       const daemon: TestDaemon = await startTestDaemon({ sites: [{ id: 's1', meters, webhooks: [{ id: 'partner', url: receiver.url('/webhook/events') }] }] });
       cleanups.push(() => daemon.stop());
-      onTestFailed(() => console.log(daemon.logs.filter((l) => Number(l.level) >= 40).map((l) => JSON.stringify(l)).join('\n')));
+      onTestFailed(() =>
+        console.log(
+          daemon.logs
+            .filter((l) => Number(l.level) >= 40)
+            .map((l) => JSON.stringify(l))
+            .join('\n'),
+        ),
+      );
 
       await Promise.all(PROFILES.map((profile, i) => profile.run({ meter: sim.meter, unitId: i + 1, meterId: `m${i + 1}`, db: daemon.db, httpPort: daemon.daemon.httpPort })));
 
@@ -206,7 +213,10 @@ export function sessionScenarios(factory: SimulatorFactory): void {
       cleanups.push(() => site.cleanup());
       const sim = await factory.start(site.dir, [1]);
       cleanups.push(() => sim.close());
-      site.write({ log: { level: 'info' }, sites: [{ id: 's1', meters: [meterConfig(1, sim.connection)], webhooks: [{ id: 'partner', url: 'http://127.0.0.1:9/webhook/events' }] }] });
+      site.write({
+        log: { level: 'info' },
+        sites: [{ id: 's1', meters: [meterConfig(1, sim.connection)], webhooks: [{ id: 'partner', url: 'http://127.0.0.1:9/webhook/events' }] }],
+      });
       const run = async () => {
         const { child, logs } = await spawnDaemon(site.configPath);
         cleanups.push(() => void child.kill('SIGKILL'));

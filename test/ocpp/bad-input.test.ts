@@ -45,12 +45,24 @@ describe('bad input from stations', () => {
   });
 
   it('answers malformed frames, unknown actions and schema violations with OCPP 1.6 CALLERRORs; the connection and other stations keep working', async () => {
-    t = await startTestDaemon(siteWith([], [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1] }] }, { id: 'CP002', chargePoints: [{ id: 'CP002-A', connectors: [1] }] }]));
+    t = await startTestDaemon(
+      siteWith(
+        [],
+        [
+          { id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1] }] },
+          { id: 'CP002', chargePoints: [{ id: 'CP002-A', connectors: [1] }] },
+        ],
+      ),
+    );
     const healthy = await t.connect('CP002');
     await healthy.boot();
     raw = await RawStation.open(`${t.url}/CP001`);
 
-    expect(await raw.exchange('[2,"b1","BootNotification",{"chargePointVendor":"Raw","chargePointModel":"R"}]')).toEqual([3, 'b1', expect.objectContaining({ status: 'Accepted' })]);
+    expect(await raw.exchange('[2,"b1","BootNotification",{"chargePointVendor":"Raw","chargePointModel":"R"}]')).toEqual([
+      3,
+      'b1',
+      expect.objectContaining({ status: 'Accepted' }),
+    ]);
     expect(await raw.exchange('{this is not json')).toEqual([4, '-1', 'FormationViolation', expect.any(String), {}]);
     expect(await raw.exchange('{"an":"object"}')).toEqual([4, '-1', 'FormationViolation', expect.any(String), {}]);
     expect(await raw.exchange('[9,"m1","Heartbeat",{}]')).toEqual([4, '-1', 'FormationViolation', expect.any(String), {}]);
@@ -106,7 +118,16 @@ describe('frame bounds', () => {
   const closed = (ws: WebSocket): Promise<number> => new Promise((resolve) => ws.once('close', (code) => resolve(code)));
 
   it('closes a socket with 1009 on a frame over ocpp.maxMessageBytes, before parsing it; other stations keep working', async () => {
-    t = await startTestDaemon({ ...siteWith([], [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1] }] }, { id: 'CP002', chargePoints: [{ id: 'CP002-A', connectors: [1] }] }]), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, maxMessageBytes: 4096 } });
+    t = await startTestDaemon({
+      ...siteWith(
+        [],
+        [
+          { id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1] }] },
+          { id: 'CP002', chargePoints: [{ id: 'CP002-A', connectors: [1] }] },
+        ],
+      ),
+      ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, maxMessageBytes: 4096 },
+    });
     const healthy = await t.connect('CP002');
     await healthy.boot();
     const ws = await open(`${t.url}/CP001`);

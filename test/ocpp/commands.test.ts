@@ -38,7 +38,9 @@ describe('StationCommands', () => {
   });
 
   const events = (type: string) =>
-    (db.prepare('SELECT payload FROM events WHERE event_type = ? ORDER BY seq').all(type) as Array<{ payload: string }>).map((r) => JSON.parse(r.payload) as Record<string, unknown>);
+    (db.prepare('SELECT payload FROM events WHERE event_type = ? ORDER BY seq').all(type) as Array<{ payload: string }>).map(
+      (r) => JSON.parse(r.payload) as Record<string, unknown>,
+    );
 
   it('remote start makes the station really start a transaction; remote stop makes it stop with reason Remote', async () => {
     putIdTag(db, { idTag: 'APP-1', status: 'Accepted', expiresAt: null, siteId: null });
@@ -59,7 +61,10 @@ describe('StationCommands', () => {
   it('sends every configuration and maintenance command with its typed answer', async () => {
     const { commands } = central;
     expect(await commands.changeConfiguration('CP001', { key: 'HeartbeatInterval', value: '120' })).toEqual({ status: 'Accepted' });
-    expect(await commands.getConfiguration('CP001', { key: ['HeartbeatInterval', 'Nope'] })).toEqual({ configurationKey: [{ key: 'HeartbeatInterval', readonly: false, value: '120' }], unknownKey: ['Nope'] });
+    expect(await commands.getConfiguration('CP001', { key: ['HeartbeatInterval', 'Nope'] })).toEqual({
+      configurationKey: [{ key: 'HeartbeatInterval', readonly: false, value: '120' }],
+      unknownKey: ['Nope'],
+    });
     expect(await commands.reset('CP001', { type: 'Soft' })).toEqual({ status: 'Accepted' });
     expect(await commands.unlockConnector('CP001', { connectorId: 1 })).toEqual({ status: 'Unlocked' });
     expect(await commands.changeAvailability('CP001', { connectorId: 0, type: 'Inoperative' })).toEqual({ status: 'Accepted' });

@@ -38,7 +38,9 @@ describe('a wrong-password flood from one address', () => {
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(FLOOD - 10);
     // The right password from the throttled address is refused too until the minute passes: no hashing for it.
     expect(await upgradeStatus(`${daemon.url}/CP001`, password)).toBe(429);
-    expect(daemon.logged('station connection refused: too many failed attempts from this address; refusing it for a minute without checking')).toEqual([expect.objectContaining({ remoteAddress: ATTACKER })]);
+    expect(daemon.logged('station connection refused: too many failed attempts from this address; refusing it for a minute without checking')).toEqual([
+      expect.objectContaining({ remoteAddress: ATTACKER }),
+    ]);
 
     // The good station on 127.0.0.1 is not affected.
     const station = await daemon.connect('CP001', password);
@@ -61,7 +63,12 @@ describe('a wrong-password flood from one address', () => {
     expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(10);
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(FLOOD - 10);
     expect(await attempt(app.clientSecret)).toBe(429);
-    const limited = await request(`${api.baseUrl}/oauth2/token`, { method: 'POST', dispatcher: attacker, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=client_credentials&client_id=x&client_secret=y' });
+    const limited = await request(`${api.baseUrl}/oauth2/token`, {
+      method: 'POST',
+      dispatcher: attacker,
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'grant_type=client_credentials&client_id=x&client_secret=y',
+    });
     expect(limited.headers['retry-after']).toMatch(/^\d+$/);
     expect(await limited.body.json()).toMatchObject({ error: 'slow_down' });
 

@@ -7,7 +7,20 @@ import { CP001, siteWith, startTestDaemon, type TestDaemon } from '../support/da
 const CP002 = { id: 'CP002', chargePoints: [{ id: 'CP002-A', connectors: [1] }] };
 const FRAMES = 10_000;
 
-const ACTIONS = ['BootNotification', 'Heartbeat', 'StatusNotification', 'Authorize', 'StartTransaction', 'StopTransaction', 'MeterValues', 'DataTransfer', 'FirmwareStatusNotification', 'DiagnosticsStatusNotification', 'SelfDestruct', ''];
+const ACTIONS = [
+  'BootNotification',
+  'Heartbeat',
+  'StatusNotification',
+  'Authorize',
+  'StartTransaction',
+  'StopTransaction',
+  'MeterValues',
+  'DataTransfer',
+  'FirmwareStatusNotification',
+  'DiagnosticsStatusNotification',
+  'SelfDestruct',
+  '',
+];
 
 /** Params that are often almost right: the fields stations send, with wrong types, ranges and extras mixed in. */
 const params = fc.oneof(
@@ -17,14 +30,20 @@ const params = fc.oneof(
       idTag: fc.oneof(fc.constantFrom('TAG-1', 'TAG-2'), fc.string({ maxLength: 30 })),
       meterStart: fc.oneof(fc.integer({ min: -1000, max: 10_000_000 }), fc.double()),
       meterStop: fc.integer({ min: -1000, max: 10_000_000 }),
-      timestamp: fc.oneof(fc.date({ noInvalidDate: true, min: new Date(0), max: new Date(4e12) }).map((d) => d.toISOString()), fc.string({ maxLength: 10 })),
+      timestamp: fc.oneof(
+        fc.date({ noInvalidDate: true, min: new Date(0), max: new Date(4e12) }).map((d) => d.toISOString()),
+        fc.string({ maxLength: 10 }),
+      ),
       transactionId: fc.integer({ min: -1, max: 60 }),
       status: fc.constantFrom('Available', 'Preparing', 'Charging', 'Faulted', 'Bogus'),
       errorCode: fc.constantFrom('NoError', 'PowerMeterFailure', 'Bogus'),
       chargePointVendor: fc.string({ maxLength: 25 }),
       chargePointModel: fc.string({ maxLength: 25 }),
       vendorId: fc.string({ maxLength: 10 }),
-      meterValue: fc.array(fc.record({ timestamp: fc.constant('2026-11-24T12:00:00Z'), sampledValue: fc.array(fc.record({ value: fc.string({ maxLength: 6 }) }), { maxLength: 2 }) }), { maxLength: 2 }),
+      meterValue: fc.array(
+        fc.record({ timestamp: fc.constant('2026-11-24T12:00:00Z'), sampledValue: fc.array(fc.record({ value: fc.string({ maxLength: 6 }) }), { maxLength: 2 }) }),
+        { maxLength: 2 },
+      ),
       junk: fc.jsonValue({ maxDepth: 2 }),
     },
     { requiredKeys: [] },

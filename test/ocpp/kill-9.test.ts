@@ -16,41 +16,52 @@ describe('durability', () => {
     temp?.cleanup();
   });
 
-  it('kill -9 right after the acknowledgements: every acknowledged Start/StopTransaction has its event and delivery rows', async () => {
-    temp = tempSite({ log: { level: 'info' }, ...siteWith([{ id: 'partner', url: 'http://127.0.0.1:9/events' }]) });
-    const started = await spawnDaemon(temp.configPath);
-    child = started.child;
-    const ready = started.logs.map((l) => (l.startsWith('{') ? (JSON.parse(l) as { msg?: string; ocppPort?: number }) : {})).find((l) => l.msg === 'chargegate ready');
-    station = await connectStation(`ws://127.0.0.1:${ready!.ocppPort}/ocpp`, 'CP001', undefined, { callTimeoutMs: 5000 });
-    await station.boot();
+  it(
+    'kill -9 right after the acknowledgements: every acknowledged Start/StopTransaction has its event and delivery rows',
+    async () => {
+      temp = tempSite({ log: { level: 'info' }, ...siteWith([{ id: 'partner', url: 'http://127.0.0.1:9/events' }]) });
+      const started = await spawnDaemon(temp.configPath);
+      child = started.child;
+      const ready = started.logs.map((l) => (l.startsWith('{') ? (JSON.parse(l) as { msg?: string; ocppPort?: number }) : {})).find((l) => l.msg === 'chargegate ready');
+      station = await connectStation(`ws://127.0.0.1:${ready!.ocppPort}/ocpp`, 'CP001', undefined, { callTimeoutMs: 5000 });
+      await station.boot();
 
-    const ackedStarts: number[] = [];
-    const ackedStops: number[] = [];
-    const killed = new Promise<void>((resolve) => child!.once('exit', () => resolve()));
-    // Sessions keep coming; the daemon dies mid-stream, in the same tick as the 15th stop acknowledgement.
-    const traffic = (async () => {
-      for (let i = 0; i < 40; i += 1) {
-        const transactionId = await station.startTransaction({ connectorId: 1 + (i % 2), idTag: `TAG-${i}`, meterStart: i * 1000 });
-        ackedStarts.push(transactionId);
-        await station.stopTransaction({ transactionId, meterStop: i * 1000 + 500, reason: 'EVDisconnected' });
-        ackedStops.push(transactionId);
-        if (ackedStops.length === 15) child.kill('SIGKILL');
+      const ackedStarts: number[] = [];
+      const ackedStops: number[] = [];
+      const killed = new Promise<void>((resolve) => child!.once('exit', () => resolve()));
+      // Sessions keep coming; the daemon dies mid-stream, in the same tick as the 15th stop acknowledgement.
+      const traffic = (async () => {
+        for (let i = 0; i < 40; i += 1) {
+          const transactionId = await station.startTransaction({ connectorId: 1 + (i % 2), idTag: `TAG-${i}`, meterStart: i * 1000 });
+          ackedStarts.push(transactionId);
+          await station.stopTransaction({ transactionId, meterStop: i * 1000 + 500, reason: 'EVDisconnected' });
+          ackedStops.push(transactionId);
+          if (ackedStops.length === 15) child.kill('SIGKILL');
+        }
+      })().catch(() => undefined);
+      await killed;
+      await traffic;
+      expect(ackedStops.length).toBeGreaterThanOrEqual(15);
+
+      const db = openDatabase(temp.dataDir);
+      try {
+        const ids = (type: string) =>
+          (db.prepare('SELECT payload FROM events WHERE event_type = ? ORDER BY seq').all(type) as Array<{ payload: string }>).map(
+            (r) => (JSON.parse(r.payload) as { transactionId: number }).transactionId,
+          );
+        expect(ids('StartTransaction')).toEqual(expect.arrayContaining(ackedStarts));
+        expect(ids('StopTransaction')).toEqual(expect.arrayContaining(ackedStops));
+        const undelivered = db
+          .prepare(
+            "SELECT COUNT(*) AS n FROM events e WHERE e.event_type IN ('StartTransaction', 'StopTransaction') AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_seq = e.seq AND d.webhook_id = 'partner')",
+          )
+          .get() as { n: number };
+        expect(undelivered.n).toBe(0);
+        expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+      } finally {
+        db.close();
       }
-    })().catch(() => undefined);
-    await killed;
-    await traffic;
-    expect(ackedStops.length).toBeGreaterThanOrEqual(15);
-
-    const db = openDatabase(temp.dataDir);
-    try {
-      const ids = (type: string) => (db.prepare('SELECT payload FROM events WHERE event_type = ? ORDER BY seq').all(type) as Array<{ payload: string }>).map((r) => (JSON.parse(r.payload) as { transactionId: number }).transactionId);
-      expect(ids('StartTransaction')).toEqual(expect.arrayContaining(ackedStarts));
-      expect(ids('StopTransaction')).toEqual(expect.arrayContaining(ackedStops));
-      const undelivered = db.prepare("SELECT COUNT(*) AS n FROM events e WHERE e.event_type IN ('StartTransaction', 'StopTransaction') AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.event_seq = e.seq AND d.webhook_id = 'partner')").get() as { n: number };
-      expect(undelivered.n).toBe(0);
-      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-    } finally {
-      db.close();
-    }
-  }, PROCESS_TEST_TIMEOUT_MS);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });

@@ -15,7 +15,7 @@ describe('transactions belong to the station that started them', () => {
     return t;
   }
 
-  it('a StopTransaction naming another station\'s transaction is answered, changes nothing, emits nothing and is logged', async () => {
+  it("a StopTransaction naming another station's transaction is answered, changes nothing, emits nothing and is logged", async () => {
     await twoStations();
     const owner = await t.connect('CP001');
     const intruder = await t.connect('CP002');
@@ -27,7 +27,9 @@ describe('transactions belong to the station that started them', () => {
     expect(await intruder.meterValues({ connectorId: 1, transactionId: tx, wh: 5 })).toEqual({});
     expect(t.db.prepare('SELECT stopped_at, meter_stop_wh FROM transactions WHERE id = ?').get(tx)).toEqual({ stopped_at: null, meter_stop_wh: null });
     expect(t.events('StopTransaction')).toEqual([]);
-    expect(t.logged("StopTransaction for another station's transaction: answered, nothing changed")).toEqual([expect.objectContaining({ stationId: 'CP002', transactionId: tx, owner: 'CP001' })]);
+    expect(t.logged("StopTransaction for another station's transaction: answered, nothing changed")).toEqual([
+      expect.objectContaining({ stationId: 'CP002', transactionId: tx, owner: 'CP001' }),
+    ]);
     expect(t.logged("MeterValues for another station's transaction: ignored")).toHaveLength(1);
 
     // The owner still stops it, with its own meter reading.
@@ -43,7 +45,9 @@ describe('transactions belong to the station that started them', () => {
     const next = await station.startTransaction({ connectorId: 1, idTag: 'TAG-1', meterStart: 4_000 });
 
     expect(next).not.toBe(zombie);
-    expect(t.db.prepare('SELECT id, meter_stop_wh, stop_reason FROM transactions WHERE stopped_at IS NOT NULL').all()).toEqual([{ id: zombie, meter_stop_wh: 4_000, stop_reason: 'Other' }]);
+    expect(t.db.prepare('SELECT id, meter_stop_wh, stop_reason FROM transactions WHERE stopped_at IS NOT NULL').all()).toEqual([
+      { id: zombie, meter_stop_wh: 4_000, stop_reason: 'Other' },
+    ]);
     expect(t.events().map((e) => [e.eventType, e.payload.transactionId])).toEqual([
       ['StartTransaction', zombie],
       ['Authorize', undefined],
@@ -51,7 +55,16 @@ describe('transactions belong to the station that started them', () => {
       ['StartTransaction', next],
       ['Authorize', undefined],
     ]);
-    expect(t.events('StopTransaction')[0]!.payload).toEqual({ stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, idTag: 'TAG-1', meterStart: 1, meterStop: 4, transactionId: zombie, reason: 'Other' });
+    expect(t.events('StopTransaction')[0]!.payload).toEqual({
+      stationId: 'CP001',
+      chargePointId: 'CP001-A',
+      connectorId: 1,
+      idTag: 'TAG-1',
+      meterStart: 1,
+      meterStop: 4,
+      transactionId: zombie,
+      reason: 'Other',
+    });
   });
 
   it('a repeated StartTransaction gets the same transactionId, also after that transaction stopped, and emits nothing new', async () => {

@@ -67,15 +67,19 @@ describe('station security profiles', () => {
     expect(await station.authorize('T')).toEqual({ status: 'Invalid' });
   });
 
-  it('profile 0 is refused off loopback, naming ocpp.securityProfile (check-config exits 2)', async () => {
-    const text = 'ocpp: { host: 0.0.0.0, securityProfile: 0 }\nsites: [{ id: a }]\n';
-    expect(() => parseConfig(text, 'c.yaml')).toThrow(/c\.yaml: ocpp\.securityProfile: 0 \(no station authentication\) is only allowed when ocpp\.host is loopback/);
-    expect(() => parseConfig('ocpp: { host: 127.0.0.1, securityProfile: 0 }\nsites: [{ id: a }]\n')).not.toThrow();
+  it(
+    'profile 0 is refused off loopback, naming ocpp.securityProfile (check-config exits 2)',
+    async () => {
+      const text = 'ocpp: { host: 0.0.0.0, securityProfile: 0 }\nsites: [{ id: a }]\n';
+      expect(() => parseConfig(text, 'c.yaml')).toThrow(/c\.yaml: ocpp\.securityProfile: 0 \(no station authentication\) is only allowed when ocpp\.host is loopback/);
+      expect(() => parseConfig('ocpp: { host: 127.0.0.1, securityProfile: 0 }\nsites: [{ id: a }]\n')).not.toThrow();
 
-    const file = path.join(scratch(), 'profile0.yaml');
-    writeFileSync(file, text);
-    const checked = await runCli(['check-config', '--config', file]);
-    expect(checked.code).toBe(2);
-    expect(checked.stderr).toContain('ocpp.securityProfile');
-  }, PROCESS_TEST_TIMEOUT_MS);
+      const file = path.join(scratch(), 'profile0.yaml');
+      writeFileSync(file, text);
+      const checked = await runCli(['check-config', '--config', file]);
+      expect(checked.code).toBe(2);
+      expect(checked.stderr).toContain('ocpp.securityProfile');
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });

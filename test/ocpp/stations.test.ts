@@ -8,64 +8,89 @@ function closed(station: { rpc: { once(event: 'close', listener: (e: { code: num
 }
 
 describe('station pair', () => {
-  it('accepts only ids the OCPP listener admits: anything else is exit 2 and changes nothing', async () => {
-    const temp = tempSite();
-    onTestFinished(() => temp.cleanup());
-    for (const bad of ['CP 001', 'CP\n001', '\u001b[31mRED', 'X'.repeat(49), '', 'CP/001']) {
-      const result = await runCli(['station', 'pair', bad, '--site', 's1', '--config', temp.configPath]);
-      expect({ bad, code: result.code }).toEqual({ bad, code: 2 });
-      expect(result.stderr).toContain('is not a station id the OCPP listener admits: 1-48 letters, digits or . _ : -');
-      expect(result.stderr.trim().split('\n')).toHaveLength(1);
-    }
-    const listed = await runCliJson<{ stations: Array<{ id: string }> }>(['station', 'list', '--config', temp.configPath]);
-    expect(listed.data.stations.map((s) => s.id)).toEqual(['CP001']);
-    expect((await runCli(['station', 'pair', 'CP-0042.a:b_c', '--site', 's1', '--config', temp.configPath])).code).toBe(0);
-  }, PROCESS_TEST_TIMEOUT_MS);
+  it(
+    'accepts only ids the OCPP listener admits: anything else is exit 2 and changes nothing',
+    async () => {
+      const temp = tempSite();
+      onTestFinished(() => temp.cleanup());
+      for (const bad of ['CP 001', 'CP\n001', '\u001b[31mRED', 'X'.repeat(49), '', 'CP/001']) {
+        const result = await runCli(['station', 'pair', bad, '--site', 's1', '--config', temp.configPath]);
+        expect({ bad, code: result.code }).toEqual({ bad, code: 2 });
+        expect(result.stderr).toContain('is not a station id the OCPP listener admits: 1-48 letters, digits or . _ : -');
+        expect(result.stderr.trim().split('\n')).toHaveLength(1);
+      }
+      const listed = await runCliJson<{ stations: Array<{ id: string }> }>(['station', 'list', '--config', temp.configPath]);
+      expect(listed.data.stations.map((s) => s.id)).toEqual(['CP001']);
+      expect((await runCli(['station', 'pair', 'CP-0042.a:b_c', '--site', 's1', '--config', temp.configPath])).code).toBe(0);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });
 
 describe('station pair without --site', () => {
-  it('takes the site that lists the station, else the config\'s only site; with several sites it asks (exit 2)', async () => {
-    const one = tempSite();
-    onTestFinished(() => one.cleanup());
-    expect(await runCliJson(['station', 'pair', 'CP-NEW', '--config', one.configPath])).toMatchObject({ code: 0, data: { stationId: 'CP-NEW', siteId: 's1' } });
+  it(
+    "takes the site that lists the station, else the config's only site; with several sites it asks (exit 2)",
+    async () => {
+      const one = tempSite();
+      onTestFinished(() => one.cleanup());
+      expect(await runCliJson(['station', 'pair', 'CP-NEW', '--config', one.configPath])).toMatchObject({ code: 0, data: { stationId: 'CP-NEW', siteId: 's1' } });
 
-    const two = tempSite({ sites: [{ id: 's1', stations: [] }, { id: 's2', stations: [{ id: 'CP201' }] }] });
-    onTestFinished(() => two.cleanup());
-    expect(await runCliJson(['station', 'pair', 'CP201', '--config', two.configPath])).toMatchObject({ code: 0, data: { stationId: 'CP201', siteId: 's2' } });
-    const asked = await runCli(['station', 'pair', 'CP-NEW', '--config', two.configPath]);
-    expect(asked.code).toBe(2);
-    expect(asked.stderr.trim()).toBe('chargegate: --site is needed: the config has 2 sites (s1, s2)');
-  }, PROCESS_TEST_TIMEOUT_MS);
+      const two = tempSite({
+        sites: [
+          { id: 's1', stations: [] },
+          { id: 's2', stations: [{ id: 'CP201' }] },
+        ],
+      });
+      onTestFinished(() => two.cleanup());
+      expect(await runCliJson(['station', 'pair', 'CP201', '--config', two.configPath])).toMatchObject({ code: 0, data: { stationId: 'CP201', siteId: 's2' } });
+      const asked = await runCli(['station', 'pair', 'CP-NEW', '--config', two.configPath]);
+      expect(asked.code).toBe(2);
+      expect(asked.stderr.trim()).toBe('chargegate: --site is needed: the config has 2 sites (s1, s2)');
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });
 
 describe('station admission, pairing and connections', () => {
   let t: TestDaemon;
   afterEach(() => t.stop());
 
-  it('answers an unknown station Pending, records it, refuses its other calls with SecurityError, and admits it once paired', async () => {
-    t = await startTestDaemon({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, changePollMs: 100 } });
-    const stranger = await t.connect('CP-NEW');
-    expect(await stranger.boot({ chargePointVendor: 'Acme', chargePointModel: 'X1' })).toMatchObject({ status: 'Pending', interval: 300 });
-    await expect(stranger.authorize('TAG')).rejects.toMatchObject({ rpcErrorCode: 'SecurityError' });
-    await expect(stranger.statusNotification({ connectorId: 1, status: 'Available' })).rejects.toMatchObject({ rpcErrorCode: 'SecurityError' });
-    expect(t.events()).toEqual([]);
-    expect(t.logs.some((l) => l.stationId === 'CP-NEW' && l.msg === 'call from a station that is not accepted; refused with SecurityError')).toBe(true);
+  it(
+    'answers an unknown station Pending, records it, refuses its other calls with SecurityError, and admits it once paired',
+    async () => {
+      t = await startTestDaemon({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, changePollMs: 100 } });
+      const stranger = await t.connect('CP-NEW');
+      expect(await stranger.boot({ chargePointVendor: 'Acme', chargePointModel: 'X1' })).toMatchObject({ status: 'Pending', interval: 300 });
+      await expect(stranger.authorize('TAG')).rejects.toMatchObject({ rpcErrorCode: 'SecurityError' });
+      await expect(stranger.statusNotification({ connectorId: 1, status: 'Available' })).rejects.toMatchObject({ rpcErrorCode: 'SecurityError' });
+      expect(t.events()).toEqual([]);
+      expect(t.logs.some((l) => l.stationId === 'CP-NEW' && l.msg === 'call from a station that is not accepted; refused with SecurityError')).toBe(true);
 
-    const pending = await runCliJson<{ stations: Array<{ id: string; state: string; online: boolean; bootInfo: object }> }>(['station', 'list', '--pending', '--config', t.temp.configPath]);
-    expect(pending.code).toBe(0);
-    expect(pending.data.stations).toEqual([expect.objectContaining({ id: 'CP-NEW', state: 'pending', online: true, bootInfo: expect.objectContaining({ chargePointVendor: 'Acme' }) })]);
+      const pending = await runCliJson<{ stations: Array<{ id: string; state: string; online: boolean; bootInfo: object }> }>([
+        'station',
+        'list',
+        '--pending',
+        '--config',
+        t.temp.configPath,
+      ]);
+      expect(pending.code).toBe(0);
+      expect(pending.data.stations).toEqual([
+        expect.objectContaining({ id: 'CP-NEW', state: 'pending', online: true, bootInfo: expect.objectContaining({ chargePointVendor: 'Acme' }) }),
+      ]);
 
-    // Pairing from the CLI: the daemon notices, closes the pending connection; the station reconnects and is Accepted.
-    const wasClosed = closed(stranger);
-    const paired = await runCliJson<{ password: string }>(['station', 'pair', 'CP-NEW', '--site', 's1', '--config', t.temp.configPath]);
-    expect(paired.code).toBe(0);
-    expect(paired.data.password).toMatch(/^[A-Za-z0-9_-]{20,}$/);
-    expect((await wasClosed).code).toBe(1008);
-    const again = await t.connect('CP-NEW');
-    expect(await again.boot()).toMatchObject({ status: 'Accepted' });
-    await again.statusNotification({ connectorId: 1, status: 'Available' });
-    expect(t.events('ChargePointStatus')[0]?.payload).toEqual({ stationId: 'CP-NEW', chargePointId: 'CP-NEW', connectorId: 1, status: 'Available', errorCode: 'NoError' });
-  }, PROCESS_TEST_TIMEOUT_MS);
+      // Pairing from the CLI: the daemon notices, closes the pending connection; the station reconnects and is Accepted.
+      const wasClosed = closed(stranger);
+      const paired = await runCliJson<{ password: string }>(['station', 'pair', 'CP-NEW', '--site', 's1', '--config', t.temp.configPath]);
+      expect(paired.code).toBe(0);
+      expect(paired.data.password).toMatch(/^[A-Za-z0-9_-]{20,}$/);
+      expect((await wasClosed).code).toBe(1008);
+      const again = await t.connect('CP-NEW');
+      expect(await again.boot()).toMatchObject({ status: 'Accepted' });
+      await again.statusNotification({ connectorId: 1, status: 'Available' });
+      expect(t.events('ChargePointStatus')[0]?.payload).toEqual({ stationId: 'CP-NEW', chargePointId: 'CP-NEW', connectorId: 1, status: 'Available', errorCode: 'NoError' });
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
   it('accepts unknown stations when acceptUnknownStations is set', async () => {
     t = await startTestDaemon({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, acceptUnknownStations: true } });
@@ -74,18 +99,22 @@ describe('station admission, pairing and connections', () => {
     expect(await station.authorize('NOPE')).toEqual({ status: 'Invalid' });
   });
 
-  it('blocking a station closes its socket and Rejects its next BootNotification', async () => {
-    t = await startTestDaemon({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, changePollMs: 100 } });
-    const station = await t.connect();
-    await station.boot();
-    const wasClosed = closed(station);
-    const blocked = await runCliJson(['station', 'block', 'CP001', '--config', t.temp.configPath]);
-    expect(blocked).toMatchObject({ code: 0, data: { stationId: 'CP001', state: 'blocked' } });
-    await wasClosed;
-    const back = await t.connect();
-    expect(await back.boot()).toMatchObject({ status: 'Rejected' });
-    await expect(back.heartbeat()).rejects.toMatchObject({ rpcErrorCode: 'SecurityError' });
-  }, PROCESS_TEST_TIMEOUT_MS);
+  it(
+    'blocking a station closes its socket and Rejects its next BootNotification',
+    async () => {
+      t = await startTestDaemon({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, changePollMs: 100 } });
+      const station = await t.connect();
+      await station.boot();
+      const wasClosed = closed(station);
+      const blocked = await runCliJson(['station', 'block', 'CP001', '--config', t.temp.configPath]);
+      expect(blocked).toMatchObject({ code: 0, data: { stationId: 'CP001', state: 'blocked' } });
+      await wasClosed;
+      const back = await t.connect();
+      expect(await back.boot()).toMatchObject({ status: 'Rejected' });
+      await expect(back.heartbeat()).rejects.toMatchObject({ rpcErrorCode: 'SecurityError' });
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
   it('a second connection with the same identity replaces the first; the station stays online until the current one closes', async () => {
     t = await startTestDaemon(siteWith());

@@ -36,7 +36,10 @@ describe('OCPP transactions into the outbox (interface 2.3-2.6)', () => {
       ['StartTransaction', { stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, idTag: 'TAG-OK', meterStart: 12.345, transactionId: tx, reservationId: '42' }],
       ['Authorize', { stationId: 'CP001', idTag: 'TAG-OK', status: 'Accepted', chargePointId: 'CP001-A', connectorId: 1 }],
       ['ChargePointStatus', { stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, status: 'Charging', errorCode: 'NoError' }],
-      ['StopTransaction', { stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, idTag: 'TAG-OK', meterStart: 12.345, meterStop: 19.5, transactionId: tx, reason: 'EVDisconnected' }],
+      [
+        'StopTransaction',
+        { stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, idTag: 'TAG-OK', meterStart: 12.345, meterStop: 19.5, transactionId: tx, reason: 'EVDisconnected' },
+      ],
     ]);
     expect(t.events().every((e) => e.siteId === 's1')).toBe(true);
 
@@ -95,7 +98,20 @@ describe('OCPP transactions into the outbox (interface 2.3-2.6)', () => {
   });
 
   it('reports a connector-0 status once per charge point of the station and refuses StartTransaction on connector 0', async () => {
-    t = await startTestDaemon(siteWith([], [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1] }, { id: 'CP001-B', connectors: [2] }] }]));
+    t = await startTestDaemon(
+      siteWith(
+        [],
+        [
+          {
+            id: 'CP001',
+            chargePoints: [
+              { id: 'CP001-A', connectors: [1] },
+              { id: 'CP001-B', connectors: [2] },
+            ],
+          },
+        ],
+      ),
+    );
     const station = await t.connect();
     await station.boot();
     await station.statusNotification({ connectorId: 0, status: 'Unavailable', errorCode: 'PowerMeterFailure', info: 'meter bus down' });

@@ -102,7 +102,7 @@ describe('scripts/install.sh into a staging root', () => {
     expect(stdout).toBe('');
   });
 
-  it('runs again as an upgrade: the installer\'s config and the keystore passphrase are kept', async () => {
+  it("runs again as an upgrade: the installer's config and the keystore passphrase are kept", async () => {
     const configPath = path.join(destdir, 'etc/chargegate/chargegate.yaml');
     const passphrase = readFileSync(path.join(destdir, 'etc/chargegate/credentials/keystore-passphrase'), 'utf8');
     const edited = `${readFileSync(configPath, 'utf8')}# edited by the installer\n`;
@@ -115,53 +115,69 @@ describe('scripts/install.sh into a staging root', () => {
     expect(readFileSync(path.join(destdir, 'etc/chargegate/credentials/keystore-passphrase'), 'utf8')).toBe(passphrase);
   }, 240_000);
 
-  it('starts the installed program the way the unit does: READY=1, serving, an encrypted keystore, exit 0 on SIGTERM', async () => {
-    const dataDir = path.join(destdir, 'var/lib/chargegate');
-    const configPath = path.join(destdir, 'test-config.yaml');
-    writeFileSync(configPath, stringify({ ...baseConfig(dataDir), log: { level: 'info' } }));
-    notify = await openNotifySocket();
-    const [node, ...args] = execStart(readFileSync(unitPath, 'utf8'));
-    const argv = args.map((a) => (a === '/etc/chargegate/chargegate.yaml' ? configPath : a.startsWith(PREFIX) ? path.join(destdir, a) : a));
-    // What the unit's LoadCredential= and Type=notify give the service; systemd's PATH, where only the
-    // distribution's node (if any) would be found.
-    const env = { PATH: '/usr/local/bin:/usr/bin:/bin', NOTIFY_SOCKET: notify.path, WATCHDOG_USEC: '2000000', CREDENTIALS_DIRECTORY: path.join(destdir, 'etc/chargegate/credentials') };
-    daemon = spawn(path.join(destdir, node!), argv, { cwd: destdir, env, stdio: ['ignore', 'pipe', 'inherit'] });
-    let logs = '';
-    daemon.stdout!.on('data', (chunk: Buffer) => (logs += chunk.toString()));
+  it(
+    'starts the installed program the way the unit does: READY=1, serving, an encrypted keystore, exit 0 on SIGTERM',
+    async () => {
+      const dataDir = path.join(destdir, 'var/lib/chargegate');
+      const configPath = path.join(destdir, 'test-config.yaml');
+      writeFileSync(configPath, stringify({ ...baseConfig(dataDir), log: { level: 'info' } }));
+      notify = await openNotifySocket();
+      const [node, ...args] = execStart(readFileSync(unitPath, 'utf8'));
+      const argv = args.map((a) => (a === '/etc/chargegate/chargegate.yaml' ? configPath : a.startsWith(PREFIX) ? path.join(destdir, a) : a));
+      // What the unit's LoadCredential= and Type=notify give the service; systemd's PATH, where only the
+      // distribution's node (if any) would be found.
+      const env = {
+        PATH: '/usr/local/bin:/usr/bin:/bin',
+        NOTIFY_SOCKET: notify.path,
+        WATCHDOG_USEC: '2000000',
+        CREDENTIALS_DIRECTORY: path.join(destdir, 'etc/chargegate/credentials'),
+      };
+      daemon = spawn(path.join(destdir, node!), argv, { cwd: destdir, env, stdio: ['ignore', 'pipe', 'inherit'] });
+      let logs = '';
+      daemon.stdout!.on('data', (chunk: Buffer) => (logs += chunk.toString()));
 
-    await notify.waitFor('READY=1');
-    await notify.waitFor('WATCHDOG=1');
-    const ready = logs.split('\n').map((l) => (l.startsWith('{') ? (JSON.parse(l) as { msg?: string; httpPort?: number }) : {})).find((l) => l.msg === 'chargegate ready');
-    expect((await fetch(`http://127.0.0.1:${ready!.httpPort}/health`)).status).toBe(200);
-    expect(readFileSync(path.join(dataDir, 'keystore.json'), 'utf8')).toContain('ENCRYPTED PRIVATE KEY');
+      await notify.waitFor('READY=1');
+      await notify.waitFor('WATCHDOG=1');
+      const ready = logs
+        .split('\n')
+        .map((l) => (l.startsWith('{') ? (JSON.parse(l) as { msg?: string; httpPort?: number }) : {}))
+        .find((l) => l.msg === 'chargegate ready');
+      expect((await fetch(`http://127.0.0.1:${ready!.httpPort}/health`)).status).toBe(200);
+      expect(readFileSync(path.join(dataDir, 'keystore.json'), 'utf8')).toContain('ENCRYPTED PRIVATE KEY');
 
-    const exited = new Promise<number | null>((resolve) => daemon!.once('exit', resolve));
-    daemon.kill('SIGTERM');
-    expect(await exited).toBe(0);
-  }, PROCESS_TEST_TIMEOUT_MS);
+      const exited = new Promise<number | null>((resolve) => daemon!.once('exit', resolve));
+      daemon.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
-  it('reload checks the config first: a config the daemon would refuse fails `systemctl reload` (exit 2, the key named); exit 2 is not restarted', async () => {
-    const unit = readFileSync(unitPath, 'utf8');
-    expect(unit).toMatch(/^RestartPreventExitStatus=2$/m);
-    const [check, signal] = execLines(unit, 'ExecReload');
-    expect(signal).toEqual(['/bin/kill', '-HUP', '$MAINPID']);
-    const configPath = path.join(destdir, 'reload-config.yaml');
-    const [node, ...args] = check!;
-    const argv = args.map((a) => (a === '/etc/chargegate/chargegate.yaml' ? configPath : a.startsWith(PREFIX) ? path.join(destdir, a) : a));
-    const checkConfig = (config: Record<string, unknown>) => {
-      writeFileSync(configPath, stringify(config));
-      return new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        const child = spawn(path.join(destdir, node!), argv, { cwd: destdir, stdio: ['ignore', 'ignore', 'pipe'] });
-        let stderr = '';
-        child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-        child.once('exit', (code) => resolve({ code, stderr }));
-      });
-    };
-    expect((await checkConfig(baseConfig(path.join(destdir, 'var/lib/chargegate')))).code).toBe(0);
-    const refused = await checkConfig({ ...baseConfig(path.join(destdir, 'var/lib/chargegate')), webhookDelivery: { retryIntervalS: 999_999 } });
-    expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain('webhookDelivery.retryIntervalS');
-  }, PROCESS_TEST_TIMEOUT_MS);
+  it(
+    'reload checks the config first: a config the daemon would refuse fails `systemctl reload` (exit 2, the key named); exit 2 is not restarted',
+    async () => {
+      const unit = readFileSync(unitPath, 'utf8');
+      expect(unit).toMatch(/^RestartPreventExitStatus=2$/m);
+      const [check, signal] = execLines(unit, 'ExecReload');
+      expect(signal).toEqual(['/bin/kill', '-HUP', '$MAINPID']);
+      const configPath = path.join(destdir, 'reload-config.yaml');
+      const [node, ...args] = check!;
+      const argv = args.map((a) => (a === '/etc/chargegate/chargegate.yaml' ? configPath : a.startsWith(PREFIX) ? path.join(destdir, a) : a));
+      const checkConfig = (config: Record<string, unknown>) => {
+        writeFileSync(configPath, stringify(config));
+        return new Promise<{ code: number | null; stderr: string }>((resolve) => {
+          const child = spawn(path.join(destdir, node!), argv, { cwd: destdir, stdio: ['ignore', 'ignore', 'pipe'] });
+          let stderr = '';
+          child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+          child.once('exit', (code) => resolve({ code, stderr }));
+        });
+      };
+      expect((await checkConfig(baseConfig(path.join(destdir, 'var/lib/chargegate')))).code).toBe(0);
+      const refused = await checkConfig({ ...baseConfig(path.join(destdir, 'var/lib/chargegate')), webhookDelivery: { retryIntervalS: 999_999 } });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain('webhookDelivery.retryIntervalS');
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
   it('uninstalls the program, the CLI and the unit, and keeps the config, the passphrase and the data', async () => {
     const { stdout } = await run('bash', [path.join(ROOT, 'scripts/install.sh'), '--destdir', destdir, '--uninstall']);

@@ -42,7 +42,10 @@ sites:
     expect(first.eventId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(second.eventId).not.toBe(first.eventId);
     expect(second.seq).toBeGreaterThan(first.seq);
-    expect(t.db.prepare('SELECT payload, created_at FROM events WHERE seq = ?').get(first.seq)).toEqual({ payload: JSON.stringify(event.payload), created_at: '2026-01-01T00:00:00.000Z' });
+    expect(t.db.prepare('SELECT payload, created_at FROM events WHERE seq = ?').get(first.seq)).toEqual({
+      payload: JSON.stringify(event.payload),
+      created_at: '2026-01-01T00:00:00.000Z',
+    });
     expect(t.db.prepare('SELECT webhook_id, state, attempts FROM deliveries ORDER BY id').all()).toEqual([
       { webhook_id: 'w1', state: 'pending', attempts: 0 },
       { webhook_id: 'w2', state: 'pending', attempts: 0 },

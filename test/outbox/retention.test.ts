@@ -10,7 +10,7 @@ describe('outbox retention', () => {
   const cutoff = new Date('2026-10-22T00:00:00.000Z');
 
   const append = (at: Date, webhooks: string[]) => appendEvent(t.db, { eventType: 'StartTransaction', siteId: 's1', payload: { at: at.toISOString() } }, webhooks, at);
-  const deliveryIds = (seq: number) => (t.db.prepare('SELECT id FROM deliveries WHERE event_seq = ? ORDER BY id').pluck().all(seq) as number[]);
+  const deliveryIds = (seq: number) => t.db.prepare('SELECT id FROM deliveries WHERE event_seq = ? ORDER BY id').pluck().all(seq) as number[];
   const count = (sql: string) => t.db.prepare(sql).pluck().get() as number;
 
   it('prunes old delivered rows and their events; keeps pending, dead letters, recent deliveries and events still owed to a partner', () => {

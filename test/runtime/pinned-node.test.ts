@@ -42,11 +42,15 @@ describe('the Node.js chargegate runs on', () => {
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
   });
 
-  it('runs the CLI on the pinned runtime', async () => {
-    const { code, stdout } = await runCli(['check-config', '--config', 'config/default.yaml']);
-    expect(code).toBe(0);
-    expect(stdout).toContain('ok');
-  }, PROCESS_TEST_TIMEOUT_MS);
+  it(
+    'runs the CLI on the pinned runtime',
+    async () => {
+      const { code, stdout } = await runCli(['check-config', '--config', 'config/default.yaml']);
+      expect(code).toBe(0);
+      expect(stdout).toContain('ok');
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
   it('starts and stops the built daemon 20 times in a row with no abort', async () => {
     const temp = tempSite({ log: { level: 'info' } });

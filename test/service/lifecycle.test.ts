@@ -19,7 +19,10 @@ function exited(child: ChildProcess): Promise<{ code: number | null; signal: Nod
 }
 
 function logged(logs: string[], message: string): Array<Record<string, unknown>> {
-  return logs.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === message);
+  return logs
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.msg === message);
 }
 
 function httpPortOf(logs: string[]): number {
@@ -64,112 +67,130 @@ describe('daemon lifecycle: systemd notifications, SIGHUP reload, SIGTERM stop',
     site = undefined;
   }, PROCESS_TEST_TIMEOUT_MS);
 
-  it('tells systemd READY and pings the watchdog; SIGTERM sends STOPPING, exits 0 and leaves a clean database', async () => {
-    notify = await openNotifySocket();
-    site = tempSite(INFO);
-    const started = await spawnDaemon(site.configPath, { env: { NOTIFY_SOCKET: notify.path, WATCHDOG_USEC: '500000' } });
-    daemon = started.child;
+  it(
+    'tells systemd READY and pings the watchdog; SIGTERM sends STOPPING, exits 0 and leaves a clean database',
+    async () => {
+      notify = await openNotifySocket();
+      site = tempSite(INFO);
+      const started = await spawnDaemon(site.configPath, { env: { NOTIFY_SOCKET: notify.path, WATCHDOG_USEC: '500000' } });
+      daemon = started.child;
 
-    expect(await notify.waitFor('READY=1')).toContain(`MAINPID=${daemon.pid}`);
-    const firstPing = await notify.waitFor('WATCHDOG=1');
-    await notify.waitFor('WATCHDOG=1', { from: notify.messages.indexOf(firstPing) + 1 });
+      expect(await notify.waitFor('READY=1')).toContain(`MAINPID=${daemon.pid}`);
+      const firstPing = await notify.waitFor('WATCHDOG=1');
+      await notify.waitFor('WATCHDOG=1', { from: notify.messages.indexOf(firstPing) + 1 });
 
-    daemon.kill('SIGTERM');
-    expect(await exited(daemon)).toEqual({ code: 0, signal: null });
-    await notify.waitFor('STOPPING=1');
-    expect(logged(started.logs, 'chargegate stopped')).toHaveLength(1);
+      daemon.kill('SIGTERM');
+      expect(await exited(daemon)).toEqual({ code: 0, signal: null });
+      await notify.waitFor('STOPPING=1');
+      expect(logged(started.logs, 'chargegate stopped')).toHaveLength(1);
 
-    expect(existsSync(path.join(site.dataDir, 'chargegate.db-wal'))).toBe(false);
-    const db = openDb(site);
-    try {
-      expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
-    } finally {
-      db.close();
-    }
-  }, PROCESS_TEST_TIMEOUT_MS);
+      expect(existsSync(path.join(site.dataDir, 'chargegate.db-wal'))).toBe(false);
+      const db = openDb(site);
+      try {
+        expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+      } finally {
+        db.close();
+      }
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
-  it('SIGHUP with a broken config refuses it with the key path and keeps serving on the old one', async () => {
-    notify = await openNotifySocket();
-    site = tempSite(INFO);
-    const started = await spawnDaemon(site.configPath, { env: { NOTIFY_SOCKET: notify.path } });
-    daemon = started.child;
-    await notify.waitFor('READY=1');
-    const port = httpPortOf(started.logs);
+  it(
+    'SIGHUP with a broken config refuses it with the key path and keeps serving on the old one',
+    async () => {
+      notify = await openNotifySocket();
+      site = tempSite(INFO);
+      const started = await spawnDaemon(site.configPath, { env: { NOTIFY_SOCKET: notify.path } });
+      daemon = started.child;
+      await notify.waitFor('READY=1');
+      const port = httpPortOf(started.logs);
 
-    site.write({ ...INFO, webhookDelivery: { retryIntervalS: -1 } });
-    const from = notify.messages.length;
-    daemon.kill('SIGHUP');
-    await notify.waitFor('RELOADING=1', { from });
-    await notify.waitFor('READY=1', { from });
+      site.write({ ...INFO, webhookDelivery: { retryIntervalS: -1 } });
+      const from = notify.messages.length;
+      daemon.kill('SIGHUP');
+      await notify.waitFor('RELOADING=1', { from });
+      await notify.waitFor('READY=1', { from });
 
-    const [refused] = logged(started.logs, 'config reload refused; the running config stays');
-    expect(refused?.err).toContain('webhookDelivery.retryIntervalS');
-    const health = await fetch(`http://127.0.0.1:${port}/health`);
-    expect(health.status).toBe(200);
-    expect(daemon.exitCode).toBeNull();
-  }, PROCESS_TEST_TIMEOUT_MS);
+      const [refused] = logged(started.logs, 'config reload refused; the running config stays');
+      expect(refused?.err).toContain('webhookDelivery.retryIntervalS');
+      const health = await fetch(`http://127.0.0.1:${port}/health`);
+      expect(health.status).toBe(200);
+      expect(daemon.exitCode).toBeNull();
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
-  it('SIGHUP adds a webhook without dropping the station, and names the changed keys that wait for a restart', async () => {
-    receiver = await startReceiver();
-    site = tempSite(INFO);
-    const started = await spawnDaemon(site.configPath);
-    daemon = started.child;
-    station = await connectStation(ocppUrlOf(started.logs), 'CP001');
-    await station.boot();
-    await station.statusNotification({ connectorId: 1, status: 'Available' });
+  it(
+    'SIGHUP adds a webhook without dropping the station, and names the changed keys that wait for a restart',
+    async () => {
+      receiver = await startReceiver();
+      site = tempSite(INFO);
+      const started = await spawnDaemon(site.configPath);
+      daemon = started.child;
+      station = await connectStation(ocppUrlOf(started.logs), 'CP001');
+      await station.boot();
+      await station.statusNotification({ connectorId: 1, status: 'Available' });
 
-    site.write({ ...INFO, http: { host: '127.0.0.1', port: 1 }, ...withWebhook(receiver) });
-    daemon.kill('SIGHUP');
-    await expect.poll(() => logged(started.logs, 'config reloaded').length, { timeout: 20_000 }).toBe(1);
-    const [restart] = logged(started.logs, 'these config changes take effect only after a restart');
-    expect(restart?.keys).toEqual(['http.port', 'http.issuer']);
-    expect((await fetch(`http://127.0.0.1:${httpPortOf(started.logs)}/health`)).status).toBe(200);
+      site.write({ ...INFO, http: { host: '127.0.0.1', port: 1 }, ...withWebhook(receiver) });
+      daemon.kill('SIGHUP');
+      await expect.poll(() => logged(started.logs, 'config reloaded').length, { timeout: 20_000 }).toBe(1);
+      const [restart] = logged(started.logs, 'these config changes take effect only after a restart');
+      expect(restart?.keys).toEqual(['http.port', 'http.issuer']);
+      expect((await fetch(`http://127.0.0.1:${httpPortOf(started.logs)}/health`)).status).toBe(200);
 
-    // The same WebSocket as before the reload (the simulator never reconnects).
-    await station.statusNotification({ connectorId: 1, status: 'Charging' });
-    await receiver.waitForCount(1);
-    const envelope = receiver.requests[0]!.json<{ eventType: string; payload: Record<string, unknown> }>();
-    expect(envelope.eventType).toBe('ChargePointStatus');
-    expect(envelope.payload).toMatchObject({ stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, status: 'Charging' });
-    expect(logged(started.logs, 'chargegate ready')).toHaveLength(1);
-  }, PROCESS_TEST_TIMEOUT_MS);
+      // The same WebSocket as before the reload (the simulator never reconnects).
+      await station.statusNotification({ connectorId: 1, status: 'Charging' });
+      await receiver.waitForCount(1);
+      const envelope = receiver.requests[0]!.json<{ eventType: string; payload: Record<string, unknown> }>();
+      expect(envelope.eventType).toBe('ChargePointStatus');
+      expect(envelope.payload).toMatchObject({ stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, status: 'Charging' });
+      expect(logged(started.logs, 'chargegate ready')).toHaveLength(1);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
-  it('SIGTERM answers the OCPP call in progress and lets the webhook request in flight finish, then exits 0', async () => {
-    receiver = await startReceiver({ status: 200, delayMs: 1500 });
-    site = tempSite();
-    const marker = path.join(site.dir, 'plugin-called');
-    const plugin = path.join(site.dir, 'slow-plugin.mjs');
-    // An Authorize decision that takes a second: the call is still in progress when SIGTERM arrives.
-    writeFileSync(
-      plugin,
-      `import { writeFileSync } from 'node:fs';
+  it(
+    'SIGTERM answers the OCPP call in progress and lets the webhook request in flight finish, then exits 0',
+    async () => {
+      receiver = await startReceiver({ status: 200, delayMs: 1500 });
+      site = tempSite();
+      const marker = path.join(site.dir, 'plugin-called');
+      const plugin = path.join(site.dir, 'slow-plugin.mjs');
+      // An Authorize decision that takes a second: the call is still in progress when SIGTERM arrives.
+      writeFileSync(
+        plugin,
+        `import { writeFileSync } from 'node:fs';
 export async function authorize() {
   writeFileSync(${JSON.stringify(marker)}, 'called');
   await new Promise((resolve) => setTimeout(resolve, 1000));
   return 'Accepted';
 }
 `,
-    );
-    site.write({ ...INFO, authorization: { plugin }, ...withWebhook(receiver) });
-    const started = await spawnDaemon(site.configPath);
-    daemon = started.child;
-    station = await connectStation(ocppUrlOf(started.logs), 'CP001');
-    await station.boot();
+      );
+      site.write({ ...INFO, authorization: { plugin }, ...withWebhook(receiver) });
+      const started = await spawnDaemon(site.configPath);
+      daemon = started.child;
+      station = await connectStation(ocppUrlOf(started.logs), 'CP001');
+      await station.boot();
 
-    await station.statusNotification({ connectorId: 2, status: 'Available' });
-    await receiver.waitForCount(1);
-    const authorized = station.authorize('TAG-1');
-    await expect.poll(() => existsSync(marker), { timeout: 10_000 }).toBe(true);
-    daemon.kill('SIGTERM');
+      await station.statusNotification({ connectorId: 2, status: 'Available' });
+      await receiver.waitForCount(1);
+      const authorized = station.authorize('TAG-1');
+      await expect.poll(() => existsSync(marker), { timeout: 10_000 }).toBe(true);
+      daemon.kill('SIGTERM');
 
-    expect(await authorized).toMatchObject({ status: 'Accepted' });
-    expect(await exited(daemon)).toEqual({ code: 0, signal: null });
-    const db = openDb(site);
-    try {
-      const states = db.prepare("SELECT d.state, e.event_type AS eventType FROM deliveries d JOIN events e ON e.seq = d.event_seq WHERE e.event_type = 'ChargePointStatus'").all();
-      expect(states).toEqual([{ state: 'delivered', eventType: 'ChargePointStatus' }]);
-    } finally {
-      db.close();
-    }
-  }, PROCESS_TEST_TIMEOUT_MS);
+      expect(await authorized).toMatchObject({ status: 'Accepted' });
+      expect(await exited(daemon)).toEqual({ code: 0, signal: null });
+      const db = openDb(site);
+      try {
+        const states = db
+          .prepare("SELECT d.state, e.event_type AS eventType FROM deliveries d JOIN events e ON e.seq = d.event_seq WHERE e.event_type = 'ChargePointStatus'")
+          .all();
+        expect(states).toEqual([{ state: 'delivered', eventType: 'ChargePointStatus' }]);
+      } finally {
+        db.close();
+      }
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });

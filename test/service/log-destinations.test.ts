@@ -20,7 +20,11 @@ describe('log lines: journald priorities under systemd, human-readable on a term
     const file = path.join(t.dir, 'journal.log');
     const fd = openSync(file, 'w');
     const { dev, ino } = fstatSync(fd);
-    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'run', '--config', t.configPath], { cwd: ROOT, env: { ...process.env, JOURNAL_STREAM: `${dev}:${ino}` }, stdio: ['ignore', fd, 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', MAIN, 'run', '--config', t.configPath], {
+      cwd: ROOT,
+      env: { ...process.env, JOURNAL_STREAM: `${dev}:${ino}` },
+      stdio: ['ignore', fd, 'inherit'],
+    });
     closeSync(fd);
     try {
       const lines = () => readFileSync(file, 'utf8').split('\n').filter(Boolean);

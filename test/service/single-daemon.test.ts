@@ -18,28 +18,40 @@ describe('a second chargegate run on the same data directory', () => {
     temp.cleanup();
   });
 
-  it('exits 1 with one line naming the directory and the running process; the first keeps serving', async () => {
-    temp = tempSite({ log: { level: 'info' } });
-    const first = await spawnDaemon(temp.configPath);
-    children.push(first.child);
+  it(
+    'exits 1 with one line naming the directory and the running process; the first keeps serving',
+    async () => {
+      temp = tempSite({ log: { level: 'info' } });
+      const first = await spawnDaemon(temp.configPath);
+      children.push(first.child);
 
-    const second = await runCli(['run', '--config', temp.configPath]);
-    expect(second.code).toBe(1);
-    expect(second.stderr.trim().split('\n')).toEqual([
-      expect.stringMatching(new RegExp(`^chargegate: ${path.resolve(temp.dataDir).replace(/[/.]/g, '\\$&')} is in use by another chargegate \\(pid ${first.child.pid}, running since .+\\): stop that one first`)),
-    ]);
-    expect((await fetch(`http://127.0.0.1:${httpPortOf(first.logs)}/health`)).status).toBe(200);
-  }, PROCESS_TEST_TIMEOUT_MS);
+      const second = await runCli(['run', '--config', temp.configPath]);
+      expect(second.code).toBe(1);
+      expect(second.stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^chargegate: ${path.resolve(temp.dataDir).replace(/[/.]/g, '\\$&')} is in use by another chargegate \\(pid ${first.child.pid}, running since .+\\): stop that one first`,
+          ),
+        ),
+      ]);
+      expect((await fetch(`http://127.0.0.1:${httpPortOf(first.logs)}/health`)).status).toBe(200);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
-  it('starts once the holder is gone, also after kill -9 (the OS releases the lock)', async () => {
-    temp = tempSite({ log: { level: 'info' } });
-    const first = await spawnDaemon(temp.configPath);
-    const killed = new Promise((resolve) => first.child.once('exit', resolve));
-    first.child.kill('SIGKILL');
-    await killed;
+  it(
+    'starts once the holder is gone, also after kill -9 (the OS releases the lock)',
+    async () => {
+      temp = tempSite({ log: { level: 'info' } });
+      const first = await spawnDaemon(temp.configPath);
+      const killed = new Promise((resolve) => first.child.once('exit', resolve));
+      first.child.kill('SIGKILL');
+      await killed;
 
-    const next = await spawnDaemon(temp.configPath, { readyTimeoutMs: 60_000 });
-    children.push(next.child);
-    expect((await fetch(`http://127.0.0.1:${httpPortOf(next.logs)}/health`)).status).toBe(200);
-  }, PROCESS_TEST_TIMEOUT_MS);
+      const next = await spawnDaemon(temp.configPath, { readyTimeoutMs: 60_000 });
+      children.push(next.child);
+      expect((await fetch(`http://127.0.0.1:${httpPortOf(next.logs)}/health`)).status).toBe(200);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });

@@ -33,7 +33,10 @@ describe('chargegate run: failures at start are one clear line', () => {
     servers.push(busy);
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
     const port = (busy.address() as { port: number }).port;
-    expectOneLine(await run(site({ http: { host: '127.0.0.1', port } })), new RegExp(`^chargegate: cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use\\. Is chargegate already running\\? .*http\\.port$`));
+    expectOneLine(
+      await run(site({ http: { host: '127.0.0.1', port } })),
+      new RegExp(`^chargegate: cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use\\. Is chargegate already running\\? .*http\\.port$`),
+    );
   });
 
   it('a data dir that is a file names the path', async () => {

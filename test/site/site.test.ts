@@ -21,7 +21,19 @@ describe('Site (the domain)', () => {
       JSON.stringify({
         ...baseConfig(temp.dataDir),
         sites: [
-          { id: 's1', stations: [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1] }, { id: 'CP001-B', connectors: [2] }] }], webhooks: [{ id: 'w', url: 'http://127.0.0.1:9/w' }] },
+          {
+            id: 's1',
+            stations: [
+              {
+                id: 'CP001',
+                chargePoints: [
+                  { id: 'CP001-A', connectors: [1] },
+                  { id: 'CP001-B', connectors: [2] },
+                ],
+              },
+            ],
+            webhooks: [{ id: 'w', url: 'http://127.0.0.1:9/w' }],
+          },
           { id: 's2' },
         ],
       }),
@@ -85,7 +97,13 @@ describe('Site (the domain)', () => {
     site.recordStationStatus('CP001', 1, 'Charging', 'NoError');
     const tx = site.startTransaction({ at: site.locateConnector('CP001', 1), idTag: 'T', meterStartWh: 0, startedAt: new Date(), source: 'ocpp' });
     expect(site.chargePoints()).toEqual([
-      { chargePointId: 'CP001-A', stationId: 'CP001', siteId: 's1', online: true, connectors: [{ connectorId: 1, status: 'Charging', errorCode: 'NoError', transactionId: tx.id }] },
+      {
+        chargePointId: 'CP001-A',
+        stationId: 'CP001',
+        siteId: 's1',
+        online: true,
+        connectors: [{ connectorId: 1, status: 'Charging', errorCode: 'NoError', transactionId: tx.id }],
+      },
       { chargePointId: 'CP001-B', stationId: 'CP001', siteId: 's1', online: true, connectors: [{ connectorId: 2, status: 'Unavailable', errorCode: 'NoError' }] },
     ]);
   });

@@ -37,7 +37,17 @@ describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
         {
           id: 's1',
           stations: [CP001],
-          meters: [{ id: 'meter-1', chargePointId: 'MB-1', connectorId: 1, model: 'sdm630', connection: { type: 'tcp', host: '127.0.0.1', port: meter.port, unitId: 3 }, pollIntervalMs: 200, idTag: 'MODBUS-TAG-SECRET' }],
+          meters: [
+            {
+              id: 'meter-1',
+              chargePointId: 'MB-1',
+              connectorId: 1,
+              model: 'sdm630',
+              connection: { type: 'tcp', host: '127.0.0.1', port: meter.port, unitId: 3 },
+              pollIntervalMs: 200,
+              idTag: 'MODBUS-TAG-SECRET',
+            },
+          ],
           webhooks: [{ id: 'partner-a', url: 'http://user:pw@127.0.0.1:9/webhook/events', auth: { type: 'token', token: 'static-token-secret' } }],
         },
       ],
@@ -111,7 +121,9 @@ describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
     expect(response.headers.get('content-security-policy')).toContain("script-src 'self'");
     const snapshot = (await (await fetch(`http://127.0.0.1:${httpPort}/status.json`)).json()) as StatusSnapshot;
     expect(snapshot.sites).toEqual(['s1']);
-    expect(snapshot.meters).toMatchObject([{ meterId: 'meter-1', siteId: 's1', chargePointId: 'MB-1', connectorId: 1, model: 'sdm630', address: `tcp://127.0.0.1:${meter.port}#3`, live: { online: true } }]);
+    expect(snapshot.meters).toMatchObject([
+      { meterId: 'meter-1', siteId: 's1', chargePointId: 'MB-1', connectorId: 1, model: 'sdm630', address: `tcp://127.0.0.1:${meter.port}#3`, live: { online: true } },
+    ]);
     expect(Object.keys(snapshot.parts)).toContain('ocpp');
   });
 

@@ -55,10 +55,14 @@ describe.runIf(canMount() || process.env.CI === 'true')('a full disk', () => {
     // Nothing half-applied: the transaction is open, no event of either call exists.
     expect(t.db.prepare('SELECT id, stopped_at FROM transactions ORDER BY id').all()).toEqual([{ id: tx, stopped_at: null }]);
     expect(t.events().map((e) => e.eventType)).toEqual(['StartTransaction', 'Authorize']);
-    const critical = await eventually(async () => {
-      const h = await health();
-      return h.code === 503 ? h : undefined;
-    }, 5_000, '/health critical');
+    const critical = await eventually(
+      async () => {
+        const h = await health();
+        return h.code === 503 ? h : undefined;
+      },
+      5_000,
+      '/health critical',
+    );
     expect(critical.body).toMatchObject({ status: 'critical', storage: { status: 'critical' } });
 
     // Space returns: the same station's retry works, with no restart.

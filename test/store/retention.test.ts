@@ -12,7 +12,9 @@ describe('every table bounded (contract 7, endurance on flash)', () => {
   const t = databasePerTest();
   const insert = (startedAt: string, stoppedAt: string | null, idTag = 'TAG') =>
     t.db
-      .prepare("INSERT INTO transactions (site_id, station_id, charge_point_id, connector_id, id_tag, meter_start_wh, started_at, source, stopped_at, meter_stop_wh) VALUES ('s1', 'CP001', 'CP001-A', 1, ?, 0, ?, 'ocpp', ?, ?)")
+      .prepare(
+        "INSERT INTO transactions (site_id, station_id, charge_point_id, connector_id, id_tag, meter_start_wh, started_at, source, stopped_at, meter_stop_wh) VALUES ('s1', 'CP001', 'CP001-A', 1, ?, 0, ?, 'ocpp', ?, ?)",
+      )
       .run(idTag, startedAt, stoppedAt, stoppedAt === null ? null : 1000).lastInsertRowid as number;
   const ids = () => t.db.prepare('SELECT id FROM transactions ORDER BY id').pluck().all();
 
@@ -41,7 +43,6 @@ describe('every table bounded (contract 7, endurance on flash)', () => {
     t.db.pragma('wal_checkpoint(TRUNCATE)');
     expect(statSync(file).size).toBe(full);
     expect(t.db.pragma('freelist_count', { simple: true })).toBeGreaterThan(100);
-
   });
 
   it('the scheduled pass prunes a minute after start, then hourly, and the file shrinks after a large prune', () => {
@@ -53,7 +54,11 @@ describe('every table bounded (contract 7, endurance on flash)', () => {
       fill();
       const writer = new DirectWriter(t.db);
       let passes = 0;
-      const stop = schedulePruning({ writer, prune: () => ((passes += 1), { stoppedTransactions: pruneStoppedTransactions(writer, new Date('2025-01-01T00:00:00.000Z')) }), logger: createLogger('silent') });
+      const stop = schedulePruning({
+        writer,
+        prune: () => ((passes += 1), { stoppedTransactions: pruneStoppedTransactions(writer, new Date('2025-01-01T00:00:00.000Z')) }),
+        logger: createLogger('silent'),
+      });
       const file = path.join(t.temp.dataDir, DATABASE_FILE);
       t.db.pragma('wal_checkpoint(TRUNCATE)');
       const full = statSync(file).size;

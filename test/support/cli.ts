@@ -14,10 +14,15 @@ export interface CliResult {
 /** Runs the chargegate CLI from source (no build needed) and collects its output. */
 export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', MAIN, ...args], { cwd: options.cwd ?? ROOT, env: { ...process.env, ...options.env }, timeout: 60_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
-      resolve({ code, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', MAIN, ...args],
+      { cwd: options.cwd ?? ROOT, env: { ...process.env, ...options.env }, timeout: 60_000 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
+        resolve({ code, stdout, stderr });
+      },
+    );
   });
 }
 
@@ -39,9 +44,16 @@ export async function runCliJson<T = unknown>(args: string[], options: { env?: N
  * `readyTimeoutMs` kills a daemon that never gets ready, so it cannot outlive the caller.
  * `nodeArgs` go to node itself (e.g. --cpu-prof, which NODE_OPTIONS refuses).
  */
-export function spawnDaemon(configPath: string, options: { env?: NodeJS.ProcessEnv; built?: boolean; readyTimeoutMs?: number; nodeArgs?: string[] } = {}): Promise<{ child: ChildProcess; logs: string[] }> {
+export function spawnDaemon(
+  configPath: string,
+  options: { env?: NodeJS.ProcessEnv; built?: boolean; readyTimeoutMs?: number; nodeArgs?: string[] } = {},
+): Promise<{ child: ChildProcess; logs: string[] }> {
   const entry = options.built ? [path.join(ROOT, 'dist/cli/main.js')] : ['--import', 'tsx', MAIN];
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry, 'run', '--config', configPath], { cwd: ROOT, env: { ...process.env, ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry, 'run', '--config', configPath], {
+    cwd: ROOT,
+    env: { ...process.env, ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const logs: string[] = [];
   return new Promise((resolve, reject) => {
     const timer =

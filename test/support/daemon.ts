@@ -66,7 +66,9 @@ export async function startTestDaemon(config: Record<string, unknown> = {}): Pro
     },
     events(type) {
       const rows = db.prepare('SELECT event_type, site_id, payload FROM events ORDER BY seq').all() as Array<{ event_type: string; site_id: string; payload: string }>;
-      return rows.map((r) => ({ eventType: r.event_type, siteId: r.site_id, payload: JSON.parse(r.payload) as Record<string, unknown> })).filter((e) => type === undefined || e.eventType === type);
+      return rows
+        .map((r) => ({ eventType: r.event_type, siteId: r.site_id, payload: JSON.parse(r.payload) as Record<string, unknown> }))
+        .filter((e) => type === undefined || e.eventType === type);
     },
     logged: (msg) => logs.filter((l) => l.msg === msg),
     async stop() {

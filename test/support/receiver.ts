@@ -79,7 +79,7 @@ export async function startReceiver(answer: Responder | Answer = { status: 200 }
         body,
         receivedAt: Date.now(),
         text: () => body.toString('utf8'),
-        json: <T,>() => JSON.parse(body.toString('utf8')) as T,
+        json: <T>() => JSON.parse(body.toString('utf8')) as T,
       };
       res.on('close', () => {
         if (!res.writableFinished) {

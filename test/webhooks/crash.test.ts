@@ -48,7 +48,7 @@ describe('crash while stations commit (kill -9 at random points)', () => {
     let next = 0;
     // A seeded sequence of kill points, so a failure can be replayed.
     let seed = 20261124;
-    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
     for (let run = 0; acknowledged.size < EVENTS; run += 1) {
       const daemon = await start(temp.configPath);
       const connected = await Promise.all(stationIds.map((id) => connectStation(`ws://127.0.0.1:${daemon.ocppPort}/ocpp`, id, undefined, { callTimeoutMs: 5_000 })));
@@ -138,7 +138,11 @@ describe('crash during delivery (kill -9)', () => {
       for (const request of partner.requests) await expectSignedWebhook(request, publicKey);
 
       // Attempts were counted before sending, so the outbox never shows fewer attempts than requests arrived.
-      const rows = db.prepare('SELECT e.event_id AS eventId, d.attempts, d.state FROM deliveries d JOIN events e ON e.seq = d.event_seq').all() as Array<{ eventId: string; attempts: number; state: string }>;
+      const rows = db.prepare('SELECT e.event_id AS eventId, d.attempts, d.state FROM deliveries d JOIN events e ON e.seq = d.event_seq').all() as Array<{
+        eventId: string;
+        attempts: number;
+        state: string;
+      }>;
       const arrivals = new Map<string, number>();
       for (const request of partner.requests) arrivals.set(request.json().eventId as string, (arrivals.get(request.json().eventId as string) ?? 0) + 1);
       for (const row of rows) expect(arrivals.get(row.eventId) ?? 0, row.eventId).toBeLessThanOrEqual(row.attempts);

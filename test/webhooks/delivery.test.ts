@@ -19,14 +19,27 @@ describe('webhook requests', () => {
     const committed = daemon.events();
     await partner.waitForCount(committed.length);
     expect(committed.map((e) => e.eventType)).toEqual(expect.arrayContaining(['ChargePointStatus', 'Authorize', 'StartTransaction', 'StopTransaction']));
-    const byId = new Map(daemon.db.prepare('SELECT event_id, event_type, payload FROM events').all().map((r) => [(r as { event_id: string }).event_id, r as { event_type: string; payload: string }]));
+    const byId = new Map(
+      daemon.db
+        .prepare('SELECT event_id, event_type, payload FROM events')
+        .all()
+        .map((r) => [(r as { event_id: string }).event_id, r as { event_type: string; payload: string }]),
+    );
     const requestIds = new Set<string>();
     for (const request of partner.requests) {
       const sentAround = request.receivedAt;
       const envelope = await expectSignedWebhook(request, publicKey);
       expect(request.path).toBe('/webhook/events');
       // Field names are case-insensitive and order-free (RFC 9110 5.1, 5.3): exactly these, nothing else.
-      expect(request.rawHeaders.map(([name]) => name.toLowerCase()).sort()).toEqual(['connection', 'content-length', 'content-type', 'host', 'signature', 'signature-input', 'x-request-id']);
+      expect(request.rawHeaders.map(([name]) => name.toLowerCase()).sort()).toEqual([
+        'connection',
+        'content-length',
+        'content-type',
+        'host',
+        'signature',
+        'signature-input',
+        'x-request-id',
+      ]);
       expect(request.headers['signature-input']).toMatch(/^sig1=created=\d+;keyId="webhook";alg="rsa-pss-sha256";headers="@method @path x-request-id"$/);
       const created = Number(/created=(\d+)/.exec(String(request.headers['signature-input']))![1]);
       expect(Math.abs(created - sentAround / 1000)).toBeLessThan(5);
@@ -42,7 +55,16 @@ describe('webhook requests', () => {
     }
     expect(requestIds.size).toBe(partner.requests.length);
     const stop = partner.requests.map((r) => r.json()).find((e) => e.eventType === 'StopTransaction')!;
-    expect(stop.payload).toEqual({ stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, idTag: 'TAG-1', meterStart: 1.5, meterStop: 4.25, transactionId, reason: 'EVDisconnected' });
+    expect(stop.payload).toEqual({
+      stationId: 'CP001',
+      chargePointId: 'CP001-A',
+      connectorId: 1,
+      idTag: 'TAG-1',
+      meterStart: 1.5,
+      meterStop: 4.25,
+      transactionId,
+      reason: 'EVDisconnected',
+    });
     await eventually(() => deliveries(daemon).every((d) => d.state === 'delivered' && d.attempts === 1 && d.last_status === 200), 5000, 'all delivered');
   });
 });

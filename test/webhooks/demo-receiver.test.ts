@@ -27,8 +27,17 @@ describe('demo receiver (scripts/demo-receiver.ts)', () => {
     const forger = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
     const body = JSON.stringify({ eventId: 'forged', eventType: 'StopTransaction', siteId: 's1', timestamp: '2026-11-21T10:15:30.123+01:00', payload: {} });
     const url = new URL(demo.receiver.url());
-    const signature = await signRequest('documented', { method: 'POST', url, requestId: '0b6f0c52-2d6c-4c55-9d54-0a4f3c3f1e2a', contentType: 'application/json', body }, forger, Math.floor(Date.now() / 1000));
-    const response = await fetch(url, { method: 'POST', body, headers: [['Content-Type', 'application/json'], ['x-request-id', '0b6f0c52-2d6c-4c55-9d54-0a4f3c3f1e2a'], ...signature] });
+    const signature = await signRequest(
+      'documented',
+      { method: 'POST', url, requestId: '0b6f0c52-2d6c-4c55-9d54-0a4f3c3f1e2a', contentType: 'application/json', body },
+      forger,
+      Math.floor(Date.now() / 1000),
+    );
+    const response = await fetch(url, {
+      method: 'POST',
+      body,
+      headers: [['Content-Type', 'application/json'], ['x-request-id', '0b6f0c52-2d6c-4c55-9d54-0a4f3c3f1e2a'], ...signature],
+    });
     expect(response.status).toBe(401);
     expect(demo.rejected).toBe(1);
     expect(lines.at(-1)).toMatch(/^REJECTED \(signature does not verify\)/);

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { executorLevel } from '../../src/webhooks/index.js';
 
-const level = (queueSize: number, lastRequestMs: number | null, consecutiveFailures = 0, deadLetters = 0) => executorLevel({ queueSize, lastRequestMs, consecutiveFailures, deadLetters });
+const level = (queueSize: number, lastRequestMs: number | null, consecutiveFailures = 0, deadLetters = 0) =>
+  executorLevel({ queueSize, lastRequestMs, consecutiveFailures, deadLetters });
 
 describe('executor health level (interface document section 8, contract section 7)', () => {
   it('warns above 5 queued and 500 ms, is critical above 100 queued and 5000 ms, and takes the worse of both', () => {

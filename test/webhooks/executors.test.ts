@@ -112,10 +112,14 @@ describe('executors: enable/disable and health', () => {
 
     await station.statusNotification({ connectorId: 1, status: 'Preparing' });
     await slow.waitForCount(1);
-    const slowExecutor = await eventually(async () => {
-      const e = executor((await health(daemon)).webhooks, 'slow', 'ChargePointStatus');
-      return e.lastRequestDurationMs !== null ? e : undefined;
-    }, 5000, 'slow request recorded');
+    const slowExecutor = await eventually(
+      async () => {
+        const e = executor((await health(daemon)).webhooks, 'slow', 'ChargePointStatus');
+        return e.lastRequestDurationMs !== null ? e : undefined;
+      },
+      5000,
+      'slow request recorded',
+    );
     expect(slowExecutor.lastRequestDurationMs).toBeGreaterThan(500);
     expect(slowExecutor).toMatchObject({ queueSize: 0, status: 'warning' });
 
@@ -160,28 +164,41 @@ describe('executors: enable/disable and health', () => {
     const station = await daemon.connect();
     await station.boot();
     await station.authorize('T1');
-    const warned = await eventually(async () => {
-      const h = await health(daemon);
-      const e = executor(h.webhooks, 'partner-a', 'Authorize') as Executor & { consecutiveFailures: number; reasons: string[] };
-      return e.consecutiveFailures >= 3 && e.consecutiveFailures < 100 ? { h, e } : undefined;
-    }, 10_000, '3 failures in a row');
+    const warned = await eventually(
+      async () => {
+        const h = await health(daemon);
+        const e = executor(h.webhooks, 'partner-a', 'Authorize') as Executor & { consecutiveFailures: number; reasons: string[] };
+        return e.consecutiveFailures >= 3 && e.consecutiveFailures < 100 ? { h, e } : undefined;
+      },
+      10_000,
+      '3 failures in a row',
+    );
     expect(warned.e.status).toBe('warning');
     expect(warned.e.reasons).toContainEqual(expect.stringMatching(/^failed attempts in a row \d+ > 2$/));
 
     // Dead letters from here on: maxRetries lowered by a reload (SIGHUP) makes the next failure the last.
     await reconfigure(daemon, [{ id: 'partner-a', url: closed, events: ['Authorize', 'StartTransaction'] }], { retryIntervalS: 0.1, maxRetries: 1 });
     await station.authorize('T2');
-    const body = await eventually(async () => {
-      const r = await fetch(`http://127.0.0.1:${daemon.daemon.httpPort}/health`);
-      const b = (await r.json()) as { status: string; webhooks: WebhooksHealth & { deadLetters: number } };
-      return b.webhooks.deadLetters === 2 ? (expect(r.status).toBe(503), b) : undefined;
-    }, 10_000, '/health 503 with both dead letters');
+    const body = await eventually(
+      async () => {
+        const r = await fetch(`http://127.0.0.1:${daemon.daemon.httpPort}/health`);
+        const b = (await r.json()) as { status: string; webhooks: WebhooksHealth & { deadLetters: number } };
+        return b.webhooks.deadLetters === 2 ? (expect(r.status).toBe(503), b) : undefined;
+      },
+      10_000,
+      '/health 503 with both dead letters',
+    );
     expect(body.status).toBe('critical');
     const critical = executor(body.webhooks, 'partner-a', 'Authorize') as Executor & { deadLetters: number; reasons: string[] };
     expect(critical).toMatchObject({ status: 'critical', deadLetters: 2 });
     expect(critical.reasons).toContain('2 dead letters not replayed');
 
-    const status = await runCliJson<{ status: string; deadLetters: number; executors: Array<Executor & { deadLetters: number }> }>(['webhook', 'status', '--config', daemon.temp.configPath]);
+    const status = await runCliJson<{ status: string; deadLetters: number; executors: Array<Executor & { deadLetters: number }> }>([
+      'webhook',
+      'status',
+      '--config',
+      daemon.temp.configPath,
+    ]);
     expect(status.data).toMatchObject({ status: 'critical', deadLetters: 2 });
     const metrics = await (await fetch(`http://127.0.0.1:${daemon.daemon.httpPort}/metrics`)).text();
     expect(metrics).toMatch(/^chargegate_webhook_dead_letters\{site="s1",webhook="partner-a",event_type="Authorize"\} 2$/m);

@@ -58,7 +58,8 @@ describe('faulty receivers do not stall anyone else', () => {
   it('treats hangs, resets, redirects, refused ports and unknown hosts as failed attempts and retries them', async () => {
     await r.hang!.waitFor((q) => q.length >= 2 && q[0]!.abortedAt !== undefined, 15_000);
     // One queue per event type, each retrying only its head.
-    for (const type of ['Authorize', 'ChargePointStatus']) expect(new Set(r.hang!.requests.filter((q) => q.json().eventType === type).map((q) => q.json().eventId)).size).toBeLessThanOrEqual(1);
+    for (const type of ['Authorize', 'ChargePointStatus'])
+      expect(new Set(r.hang!.requests.filter((q) => q.json().eventType === type).map((q) => q.json().eventId)).size).toBeLessThanOrEqual(1);
     await r.reset!.waitForCount(3);
     await r.redirect!.waitForCount(3);
     expect(r.target!.requests).toHaveLength(0);
@@ -72,12 +73,22 @@ describe('faulty receivers do not stall anyone else', () => {
     for (const id of ['refused', 'unresolvable', 'hang', 'reset', 'redirect']) {
       expect(deliveries(daemon, id).every((d) => d.state === 'pending')).toBe(true);
       // FIFO: only the head of each (webhook, event type) queue has been tried.
-      for (const type of ['Authorize', 'ChargePointStatus']) expect(deliveries(daemon, id).filter((d) => d.event_type === type).slice(1).every((d) => d.attempts === 0)).toBe(true);
+      for (const type of ['Authorize', 'ChargePointStatus'])
+        expect(
+          deliveries(daemon, id)
+            .filter((d) => d.event_type === type)
+            .slice(1)
+            .every((d) => d.attempts === 0),
+        ).toBe(true);
     }
   });
 
   it('counts a 2xx whose body stalls as delivered: the status is the answer', async () => {
-    await eventually(() => deliveries(daemon, 'stall').length === 5 && deliveries(daemon, 'stall').every((d) => d.state === 'delivered' && d.last_status === 202), 20_000, 'stalled bodies delivered');
+    await eventually(
+      () => deliveries(daemon, 'stall').length === 5 && deliveries(daemon, 'stall').every((d) => d.state === 'delivered' && d.last_status === 202),
+      20_000,
+      'stalled bodies delivered',
+    );
   });
 
   it('counts a 2xx with a huge body as delivered without reading the body', async () => {

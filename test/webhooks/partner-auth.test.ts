@@ -20,7 +20,12 @@ async function tokenEndpoint(clientId: string, clientSecret: string): Promise<{ 
       requests.push({ authorization: req.headers.authorization, form });
       const basic = /^Basic (.+)$/.exec(req.headers.authorization ?? '');
       const [id, secret] = basic ? Buffer.from(basic[1]!, 'base64').toString().split(':').map(decodeURIComponent) : [form.get('client_id'), form.get('client_secret')];
-      const ok = req.method === 'POST' && req.headers['content-type'] === 'application/x-www-form-urlencoded' && form.get('grant_type') === 'client_credentials' && id === clientId && secret === clientSecret;
+      const ok =
+        req.method === 'POST' &&
+        req.headers['content-type'] === 'application/x-www-form-urlencoded' &&
+        form.get('grant_type') === 'client_credentials' &&
+        id === clientId &&
+        secret === clientSecret;
       res.writeHead(ok ? 200 : 401, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
       res.end(JSON.stringify(ok ? { access_token: `token-${requests.length}`, token_type: 'Bearer', expires_in: 900 } : { error: 'invalid_client' }));
     });
@@ -55,7 +60,14 @@ describe('authentication toward the partner endpoint (interface document 5.3)', 
     let rejectToken: string | undefined;
     partner.answer((request) => (request.headers.authorization === `Bearer ${rejectToken}` ? { status: 401, body: 'expired' } : { status: 204 }));
     const daemon = await t.daemon(
-      [{ id: 'oauth', url: partner.url(), events: ['Authorize'], auth: { type: 'oauth2', tokenUrl: tokens.url, clientId: 'chargegate', clientSecret: 's3cret/+=', audience: 'partner-api' } }],
+      [
+        {
+          id: 'oauth',
+          url: partner.url(),
+          events: ['Authorize'],
+          auth: { type: 'oauth2', tokenUrl: tokens.url, clientId: 'chargegate', clientSecret: 's3cret/+=', audience: 'partner-api' },
+        },
+      ],
       { retryIntervalS: 60 },
     );
     const publicKey = await jwksSigningKey(daemon);
@@ -91,7 +103,14 @@ describe('authentication toward the partner endpoint (interface document 5.3)', 
     const partner = await t.receiver();
     const tokens = await tokenEndpoint('chargegate', 'right');
     const daemon = await t.daemon(
-      [{ id: 'oauth', url: partner.url(), events: ['Authorize'], auth: { type: 'oauth2', tokenUrl: tokens.url, clientId: 'chargegate', clientSecret: 'wrong', scope: 'events:write', tokenEndpointAuthMethod: 'client_secret_post' } }],
+      [
+        {
+          id: 'oauth',
+          url: partner.url(),
+          events: ['Authorize'],
+          auth: { type: 'oauth2', tokenUrl: tokens.url, clientId: 'chargegate', clientSecret: 'wrong', scope: 'events:write', tokenEndpointAuthMethod: 'client_secret_post' },
+        },
+      ],
       { retryIntervalS: 0.2 },
     );
     const station = await daemon.connect();
@@ -116,7 +135,17 @@ describe('authentication toward the partner endpoint (interface document 5.3)', 
     await partner.waitForCount(2);
     for (const request of partner.requests) {
       await expectSignedWebhook(request, publicKey, 'rfc9421');
-      expect(request.rawHeaders.map(([name]) => name.toLowerCase()).sort()).toEqual(['authorization', 'connection', 'content-digest', 'content-length', 'content-type', 'host', 'signature', 'signature-input', 'x-request-id']);
+      expect(request.rawHeaders.map(([name]) => name.toLowerCase()).sort()).toEqual([
+        'authorization',
+        'connection',
+        'content-digest',
+        'content-length',
+        'content-type',
+        'host',
+        'signature',
+        'signature-input',
+        'x-request-id',
+      ]);
     }
   });
 });

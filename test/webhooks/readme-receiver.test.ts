@@ -28,7 +28,10 @@ describe('README receiver example', () => {
     const port = await freePort();
     const daemon = await t.daemon([{ id: 'partner', url: `http://127.0.0.1:${port}/webhook/events`, events: ['Authorize'] }]);
     const output: string[] = [];
-    const child = spawn(process.execPath, [file], { env: { ...process.env, ISSUER: `http://127.0.0.1:${daemon.daemon.httpPort}`, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [file], {
+      env: { ...process.env, ISSUER: `http://127.0.0.1:${daemon.daemon.httpPort}`, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     t.onCleanup(() => void child.kill('SIGKILL'));
     child.stdout.on('data', (chunk: Buffer) => output.push(chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => output.push(chunk.toString()));
@@ -37,7 +40,7 @@ describe('README receiver example', () => {
     await station.boot();
     await station.authorize('README-1');
     const eventId = daemon.db.prepare('SELECT event_id FROM events').pluck().get() as string;
-    await eventually(() => daemon.db.prepare("SELECT state FROM deliveries").pluck().get() === 'delivered', 20_000, 'delivered to the README receiver');
+    await eventually(() => daemon.db.prepare('SELECT state FROM deliveries').pluck().get() === 'delivered', 20_000, 'delivered to the README receiver');
     expect(output.join('')).toContain(`Authorize ${eventId} {"stationId":"CP001","idTag":"README-1","status":"Invalid"`);
 
     const forger = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;

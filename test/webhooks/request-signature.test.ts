@@ -14,7 +14,12 @@ function header(headers: Array<[string, string]>, name: string): string {
 }
 
 describe('documented signature profile (contract section 5)', async () => {
-  const headers = await signRequest('documented', { method: 'POST', url: new URL('http://partner.example/webhook/events'), requestId, contentType: 'application/json', body }, privateKey, 1763720130);
+  const headers = await signRequest(
+    'documented',
+    { method: 'POST', url: new URL('http://partner.example/webhook/events'), requestId, contentType: 'application/json', body },
+    privateKey,
+    1763720130,
+  );
 
   it('sends Signature-Input in the interface document form', () => {
     expect(headers.map(([n]) => n)).toEqual(['Signature-Input', 'Signature']);
@@ -37,8 +42,18 @@ describe('documented signature profile (contract section 5)', async () => {
   });
 
   it('signs the path without the query string and verifies with the contract-text verifier', async () => {
-    const signed = await signRequest('documented', { method: 'POST', url: new URL('http://partner.example/in/hook?tenant=7'), requestId, contentType: 'application/json', body }, privateKey, 1763720130);
-    const request = { method: 'POST', url: '/in/hook?tenant=7', headers: { 'x-request-id': requestId, 'signature-input': header(signed, 'Signature-Input'), signature: header(signed, 'Signature') }, body: Buffer.from(body) };
+    const signed = await signRequest(
+      'documented',
+      { method: 'POST', url: new URL('http://partner.example/in/hook?tenant=7'), requestId, contentType: 'application/json', body },
+      privateKey,
+      1763720130,
+    );
+    const request = {
+      method: 'POST',
+      url: '/in/hook?tenant=7',
+      headers: { 'x-request-id': requestId, 'signature-input': header(signed, 'Signature-Input'), signature: header(signed, 'Signature') },
+      body: Buffer.from(body),
+    };
     expect(verifyDocumentedSignature(request, publicKey)).toBe(true);
     expect(verifyDocumentedSignature({ ...request, headers: { ...request.headers, 'x-request-id': 'other' } }, publicKey)).toBe(false);
     expect(verifyDocumentedSignature({ ...request, url: '/in/other' }, publicKey)).toBe(false);
@@ -47,7 +62,12 @@ describe('documented signature profile (contract section 5)', async () => {
 
 describe('rfc9421 signature profile', async () => {
   const created = Math.floor(Date.now() / 1000);
-  const headers = await signRequest('rfc9421', { method: 'POST', url: new URL('http://partner.example/webhook/events'), requestId, contentType: 'application/json', body }, privateKey, created);
+  const headers = await signRequest(
+    'rfc9421',
+    { method: 'POST', url: new URL('http://partner.example/webhook/events'), requestId, contentType: 'application/json', body },
+    privateKey,
+    created,
+  );
   const request = {
     method: 'POST',
     url: '/webhook/events',
@@ -64,7 +84,9 @@ describe('rfc9421 signature profile', async () => {
 
   it('sends standard structured fields with keyid "sign" and rsa-pss-sha512', () => {
     expect(headers.map(([n]) => n)).toEqual(['Content-Digest', 'Signature-Input', 'Signature']);
-    expect(header(headers, 'Signature-Input')).toBe(`sig1=("@method" "@path" "x-request-id" "content-type" "content-length" "content-digest");created=${created};keyid="sign";alg="rsa-pss-sha512"`);
+    expect(header(headers, 'Signature-Input')).toBe(
+      `sig1=("@method" "@path" "x-request-id" "content-type" "content-length" "content-digest");created=${created};keyid="sign";alg="rsa-pss-sha512"`,
+    );
     expect(header(headers, 'Content-Digest')).toMatch(/^sha-256=:[A-Za-z0-9+/]{43}=:$/);
   });
 

@@ -48,7 +48,14 @@ describe('retries and dead letters (contract section 5)', () => {
     for (const tag of ['T2', 'T3', 'T4', 'T5']) await station.authorize(tag);
     await partner.waitForCount(3);
     // While T2 waits for its retry, T3..T5 show no attempt: none was made.
-    await eventually(() => deliveries(daemon).map((r) => r.attempts).join() === '2,1,0,0,0', 800, 'T3..T5 given back their attempts while T2 waits');
+    await eventually(
+      () =>
+        deliveries(daemon)
+          .map((r) => r.attempts)
+          .join() === '2,1,0,0,0',
+      800,
+      'T3..T5 given back their attempts while T2 waits',
+    );
     await partner.waitForCount(7);
     expect(partner.requests.map((r) => r.json<{ payload: { idTag: string } }>().payload.idTag)).toEqual(['T1', 'T1', 'T2', 'T2', 'T3', 'T4', 'T5']);
     const rows = await eventually(() => (deliveries(daemon).every((d) => d.state === 'delivered') ? deliveries(daemon) : undefined), 5000, 'all delivered');
@@ -105,7 +112,16 @@ describe('retries and dead letters (contract section 5)', () => {
     const list = await runCliJson<{ deadLetters: DeadLetterJson[] }>(['deadletter', 'list', '--config', daemon.temp.configPath]);
     expect(list.code).toBe(0);
     expect(list.data.deadLetters).toEqual([
-      expect.objectContaining({ eventId, eventType: 'Authorize', siteId: 's1', webhookId: 'partner-a', reason: 'retries_exhausted', attempts: 3, lastStatus: 500, lastError: 'HTTP 500: down for maintenance' }),
+      expect.objectContaining({
+        eventId,
+        eventType: 'Authorize',
+        siteId: 's1',
+        webhookId: 'partner-a',
+        reason: 'retries_exhausted',
+        attempts: 3,
+        lastStatus: 500,
+        lastError: 'HTTP 500: down for maintenance',
+      }),
     ]);
 
     const shown = await runCliJson<{ envelope: Record<string, unknown>; deliveries: DeadLetterJson[] }>(['deadletter', 'show', eventId, '--config', daemon.temp.configPath]);
@@ -141,8 +157,12 @@ describe('retries and dead letters (contract section 5)', () => {
     await station.boot();
     for (const tag of ['T1', 'T2', 'T3', 'T4', 'T5']) await station.authorize(tag);
     await station.statusNotification({ connectorId: 1, status: 'Preparing' });
-    const full = await eventually(() => (daemon.logs.filter((l) => l.exceptionType === 'Webhook_QueueFull').length === 2 ? daemon.logs.filter((l) => l.exceptionType === 'Webhook_QueueFull') : undefined), 10_000, 'two Webhook_QueueFull');
-    const authorizeIds = (daemon.db.prepare("SELECT event_id FROM events WHERE event_type = 'Authorize' ORDER BY seq").pluck().all() as string[]);
+    const full = await eventually(
+      () => (daemon.logs.filter((l) => l.exceptionType === 'Webhook_QueueFull').length === 2 ? daemon.logs.filter((l) => l.exceptionType === 'Webhook_QueueFull') : undefined),
+      10_000,
+      'two Webhook_QueueFull',
+    );
+    const authorizeIds = daemon.db.prepare("SELECT event_id FROM events WHERE event_type = 'Authorize' ORDER BY seq").pluck().all() as string[];
     expect(full.map((l) => l.eventId)).toEqual(authorizeIds.slice(3));
     expect(full[0]).toMatchObject({ webhookId: 'partner-a', eventType: 'Authorize', queueCapacity: 3 });
     await partner.waitFor((requests) => requests.some((r) => r.json().eventType === 'ChargePointStatus'));

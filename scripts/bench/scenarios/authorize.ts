@@ -21,7 +21,12 @@ export const localAuthorize: Scenario = {
   title: 'Local Authorize round trip',
   async run(ctx) {
     const s = ctx.settings.authorize;
-    ctx.describe({ ...s, totalCallsPerS: s.stations * s.callsPerStationPerS, idTags: 'one Accepted tag per station on the local list', webhooks: 'none (delivery is scenarios 1, 2 and 5)' });
+    ctx.describe({
+      ...s,
+      totalCallsPerS: s.stations * s.callsPerStationPerS,
+      idTags: 'one Accepted tag per station on the local list',
+      webhooks: 'none (delivery is scenarios 1, 2 and 5)',
+    });
     const identities = stationIds(s.stations);
 
     const bare = await ctx.side('baseline (bare ocpp-rpc)', () => withBareOcppServer(ctx, (url) => drive(ctx, url, identities)));
@@ -33,7 +38,14 @@ export const localAuthorize: Scenario = {
 
     const note = sidesNote(chargegate?.note, bare?.note);
     ctx.figure({ name: `Authorize p50, ${s.stations} stations`, unit: 'ms', chargegate: chargegate?.p50Ms ?? null, baseline: bare?.p50Ms ?? null });
-    ctx.figure({ name: `Authorize p99, ${s.stations} stations`, unit: 'ms', chargegate: chargegate?.p99Ms ?? null, baseline: bare?.p99Ms ?? null, target: [{ on: 'ratio', op: '<=', value: 2 }], ...(note && { note }) });
+    ctx.figure({
+      name: `Authorize p99, ${s.stations} stations`,
+      unit: 'ms',
+      chargegate: chargegate?.p99Ms ?? null,
+      baseline: bare?.p99Ms ?? null,
+      target: [{ on: 'ratio', op: '<=', value: 2 }],
+      ...(note && { note }),
+    });
   },
 };
 
@@ -42,7 +54,9 @@ async function drive(ctx: ScenarioContext, url: string, identities: string[]): P
   const fleet = await Fleet.connect(ctx, { url, identities, generators: s.generators, concurrency: 25 });
   try {
     const startAtMs = nowMs() + 500;
-    const results = await fleet.all((g) => g.call('authorize', { startAtMs, warmupMs: s.warmupS * 1000, measureMs: s.measureS * 1000, callsPerStationPerS: s.callsPerStationPerS }));
+    const results = await fleet.all((g) =>
+      g.call('authorize', { startAtMs, warmupMs: s.warmupS * 1000, measureMs: s.measureS * 1000, callsPerStationPerS: s.callsPerStationPerS }),
+    );
     const latencies = results.flatMap((r) => Array.from(r.latenciesMs));
     return { p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), calls: latencies.length, note: failureNote(results) };
   } finally {

@@ -27,7 +27,10 @@ export const backlogDrain: Scenario = {
       const identities = stationIds(s.stations);
       const site = ctx.tempSite();
       seedIdTags(site, identities.map(stationTag));
-      const config = { sites: [benchSite({ stations: s.stations, webhookUrl: `http://127.0.0.1:${port}/webhook/events` })], webhookDelivery: { retryIntervalS: s.retryIntervalS, maxRetries: 100_000, queueCapacity: 1000 } };
+      const config = {
+        sites: [benchSite({ stations: s.stations, webhookUrl: `http://127.0.0.1:${port}/webhook/events` })],
+        webhookDelivery: { retryIntervalS: s.retryIntervalS, maxRetries: 100_000, queueCapacity: 1000 },
+      };
       return ctx.withChargegate(
         config,
         async (daemon) => {
@@ -91,5 +94,9 @@ async function queueBacklog(ctx: ScenarioContext, daemon: ChargegateProcess, ide
   if (wrong.length > 0 || queued.deliveriesByState.pending !== s.eventsPerType * EVENT_TYPES.length) {
     throw new Error(`expected ${s.eventsPerType} pending events of each type, found ${JSON.stringify(queued)}; ${failureNote([transactions!, authorizations!, statuses!]) ?? ''}`);
   }
-  await waitFor(() => outboxCounts(dataDir).attemptedPending >= EVENT_TYPES.length, (s.retryIntervalS * 3 + 10) * 1000, () => JSON.stringify(outboxCounts(dataDir)));
+  await waitFor(
+    () => outboxCounts(dataDir).attemptedPending >= EVENT_TYPES.length,
+    (s.retryIntervalS * 3 + 10) * 1000,
+    () => JSON.stringify(outboxCounts(dataDir)),
+  );
 }

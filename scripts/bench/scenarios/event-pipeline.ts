@@ -27,7 +27,12 @@ export const eventPipeline: Scenario = {
   title: 'Event pipeline: events committed, signed and delivered',
   async run(ctx) {
     const s = ctx.settings.pipeline;
-    ctx.describe({ ...s, load: 'each station: StartTransaction then StopTransaction, closed loop', webhook: 'one, all four event types, signature documented', queueCapacity: BACKLOG_ROOM });
+    ctx.describe({
+      ...s,
+      load: 'each station: StartTransaction then StopTransaction, closed loop',
+      webhook: 'one, all four event types, signature documented',
+      queueCapacity: BACKLOG_ROOM,
+    });
     const receiver = await ctx.startWorker<ReceiverApi>('receiver');
     const { port } = await receiver.call('up', {});
     const url = `http://127.0.0.1:${port}/webhook/events`;
@@ -81,7 +86,9 @@ export const eventPipeline: Scenario = {
         { on: 'chargegate', op: '>=', value: 1000 },
         { on: 'ratio', op: '>=', value: 1.0 },
       ],
-      ...(chargegate && { note: `${s.stations} stations, ${Math.round(chargegate.transactionsPerS)} transactions/s (3 events each)${chargegate.note ? `; ${chargegate.note}` : ''}` }),
+      ...(chargegate && {
+        note: `${s.stations} stations, ${Math.round(chargegate.transactionsPerS)} transactions/s (3 events each)${chargegate.note ? `; ${chargegate.note}` : ''}`,
+      }),
     });
     ctx.figure({
       name: 'written to disk per delivered event',

@@ -47,7 +47,9 @@ export const footprint: Scenario = {
       chargegate: chargegate?.warmStartMs ?? null,
       baseline: node?.startupMs ?? null,
       target: [{ on: 'chargegate', op: '<=', value: 1500 }],
-      ...(chargegate?.selfReportedMs != null && { note: `spawn to the "chargegate ready" log line; the daemon's own readyMs (after Node's boot and module loading) was ${Math.round(chargegate.selfReportedMs)} ms` }),
+      ...(chargegate?.selfReportedMs != null && {
+        note: `spawn to the "chargegate ready" log line; the daemon's own readyMs (after Node's boot and module loading) was ${Math.round(chargegate.selfReportedMs)} ms`,
+      }),
     });
     ctx.figure({
       name: 'first start to ready, new data dir',
@@ -69,9 +71,9 @@ export const footprint: Scenario = {
 
 /** The runtime dependencies an idle daemon loads; modbus-serial, serialport and node-forge load only when used. */
 const LAZY_DEPENDENCIES = new Set(['modbus-serial', 'serialport', 'node-forge']);
-const STARTUP_DEPENDENCIES = Object.keys((JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { dependencies: Record<string, string> }).dependencies).filter(
-  (name) => !LAZY_DEPENDENCIES.has(name),
-);
+const STARTUP_DEPENDENCIES = Object.keys(
+  (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { dependencies: Record<string, string> }).dependencies,
+).filter((name) => !LAZY_DEPENDENCIES.has(name));
 
 /** Spawn to "imports done" and idle RSS of a Node.js process that imports the startup dependencies and does nothing else. */
 async function dependenciesAlone(ctx: ScenarioContext, idleS: number): Promise<{ startupMs: number; idleRssMB: number }> {

@@ -24,7 +24,10 @@ export const steadyLatency: Scenario = {
       const site = ctx.tempSite();
       seedIdTags(site, identities.map(stationTag));
       const webhookUrl = `http://127.0.0.1:${port}/webhook/events`;
-      const config = { sites: [benchSite({ stations: s.stations, webhookUrl, events: ['StartTransaction', 'StopTransaction'] })], webhookDelivery: { queueCapacity: BACKLOG_ROOM } };
+      const config = {
+        sites: [benchSite({ stations: s.stations, webhookUrl, events: ['StartTransaction', 'StopTransaction'] })],
+        webhookDelivery: { queueCapacity: BACKLOG_ROOM },
+      };
       return ctx.withChargegate(
         config,
         async (daemon) => {
@@ -51,6 +54,12 @@ export const steadyLatency: Scenario = {
 
     const note = `${latencies?.values.length ?? 0} StartTransaction events timed${latencies?.note ? `; ${latencies.note}` : ''}`;
     ctx.figure({ name: `StartTransaction to webhook p50 at ${s.eventsPerS} events/s`, unit: 'ms', chargegate: latencies ? percentile(latencies.values, 50) : null });
-    ctx.figure({ name: `StartTransaction to webhook p99 at ${s.eventsPerS} events/s`, unit: 'ms', chargegate: latencies ? percentile(latencies.values, 99) : null, target: [{ on: 'chargegate', op: '<=', value: 20 }], note });
+    ctx.figure({
+      name: `StartTransaction to webhook p99 at ${s.eventsPerS} events/s`,
+      unit: 'ms',
+      chargegate: latencies ? percentile(latencies.values, 99) : null,
+      target: [{ on: 'chargegate', op: '<=', value: 20 }],
+      note,
+    });
   },
 };

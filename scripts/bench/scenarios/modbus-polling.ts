@@ -49,7 +49,10 @@ export const modbusPolling: Scenario = {
         await sleep(settleMs(s.pollIntervalMs));
         const before = await simulators.call('requests', undefined);
         const writtenBefore = processStats(daemon.pid).writtenBytes;
-        const { cpuPercent, result: heartbeats } = await watchProcess(daemon.pid, async () => (await fleet.all((g) => g.call('heartbeats', { intervalMs: HEARTBEAT_MS, durationMs: s.measureS * 1000 })))[0]!);
+        const { cpuPercent, result: heartbeats } = await watchProcess(
+          daemon.pid,
+          async () => (await fleet.all((g) => g.call('heartbeats', { intervalMs: HEARTBEAT_MS, durationMs: s.measureS * 1000 })))[0]!,
+        );
         const idleMBPerDay = ((processStats(daemon.pid).writtenBytes - writtenBefore) / s.measureS) * (86_400 / 1e6);
         await fleet.stop();
         const after = await simulators.call('requests', undefined);
@@ -73,8 +76,19 @@ export const modbusPolling: Scenario = {
     });
 
     const bound = s.startDelayS + s.pollIntervalMs / 1000;
-    ctx.figure({ name: `CPU, ${s.meters} meters polled every ${s.pollIntervalMs} ms`, unit: '% of a core', chargegate: chargegate?.cpuPercent ?? null, baseline: bare?.cpuPercent ?? null, target: [{ on: 'chargegate', op: '<=', value: 10 }] });
-    ctx.figure({ name: 'Modbus requests answered', unit: 'requests/s', chargegate: chargegate?.requestsPerS ?? null, note: 'counted by the simulators: shows the meters really were polled at the configured interval' });
+    ctx.figure({
+      name: `CPU, ${s.meters} meters polled every ${s.pollIntervalMs} ms`,
+      unit: '% of a core',
+      chargegate: chargegate?.cpuPercent ?? null,
+      baseline: bare?.cpuPercent ?? null,
+      target: [{ on: 'chargegate', op: '<=', value: 10 }],
+    });
+    ctx.figure({
+      name: 'Modbus requests answered',
+      unit: 'requests/s',
+      chargegate: chargegate?.requestsPerS ?? null,
+      note: 'counted by the simulators: shows the meters really were polled at the configured interval',
+    });
     ctx.figure({
       name: 'written to disk at idle',
       unit: 'MB/day',

@@ -25,18 +25,40 @@ export const ocppCapacity: Scenario = {
     const s = ctx.settings.capacity;
     ctx.describe({ ...s, mix: 'Heartbeat, StatusNotification (unchanged status), MeterValues in turn, closed loop per station' });
     const limit = openFilesLimit();
-    if (limit !== null && limit < s.stations + 1024) throw new Error(`the open-files limit (ulimit -n ${limit}) is too low for ${s.stations} stations; raise it to at least ${s.stations + 1024}`);
+    if (limit !== null && limit < s.stations + 1024)
+      throw new Error(`the open-files limit (ulimit -n ${limit}) is too low for ${s.stations} stations; raise it to at least ${s.stations + 1024}`);
     const identities = stationIds(s.stations);
 
     const bare = await ctx.side('baseline (bare ocpp-rpc)', () => withBareOcppServer(ctx, (url, pid) => drive(ctx, url, identities, pid)));
-    const chargegate = await ctx.side('chargegate', () => ctx.withChargegate({ sites: [benchSite({ stations: s.stations })] }, (daemon) => drive(ctx, daemon.ocppUrl, identities, daemon.pid)));
+    const chargegate = await ctx.side('chargegate', () =>
+      ctx.withChargegate({ sites: [benchSite({ stations: s.stations })] }, (daemon) => drive(ctx, daemon.ocppUrl, identities, daemon.pid)),
+    );
 
     const note = sidesNote(chargegate?.note, bare?.note);
-    ctx.figure({ name: `calls/s answered, ${s.stations} stations`, unit: 'calls/s', chargegate: chargegate?.callsPerS ?? null, baseline: bare?.callsPerS ?? null, target: [{ on: 'ratio', op: '>=', value: 0.5 }], ...(note && { note }) });
+    ctx.figure({
+      name: `calls/s answered, ${s.stations} stations`,
+      unit: 'calls/s',
+      chargegate: chargegate?.callsPerS ?? null,
+      baseline: bare?.callsPerS ?? null,
+      target: [{ on: 'ratio', op: '>=', value: 0.5 }],
+      ...(note && { note }),
+    });
     ctx.figure({ name: 'call latency p50', unit: 'ms', chargegate: chargegate?.p50Ms ?? null, baseline: bare?.p50Ms ?? null });
     ctx.figure({ name: 'call latency p99', unit: 'ms', chargegate: chargegate?.p99Ms ?? null, baseline: bare?.p99Ms ?? null });
-    ctx.figure({ name: 'server RSS, peak', unit: 'MB', chargegate: chargegate?.peakRssMB ?? null, baseline: bare?.peakRssMB ?? null, target: [{ on: 'chargegate', op: '<=', value: 300 }] });
-    ctx.figure({ name: `connect + boot ${s.stations} stations`, unit: 's', chargegate: chargegate?.connectS ?? null, baseline: bare?.connectS ?? null, note: `${s.connectConcurrency} upgrades at a time per generator, ${s.generators} generators` });
+    ctx.figure({
+      name: 'server RSS, peak',
+      unit: 'MB',
+      chargegate: chargegate?.peakRssMB ?? null,
+      baseline: bare?.peakRssMB ?? null,
+      target: [{ on: 'chargegate', op: '<=', value: 300 }],
+    });
+    ctx.figure({
+      name: `connect + boot ${s.stations} stations`,
+      unit: 's',
+      chargegate: chargegate?.connectS ?? null,
+      baseline: bare?.connectS ?? null,
+      note: `${s.connectConcurrency} upgrades at a time per generator, ${s.generators} generators`,
+    });
   },
 };
 

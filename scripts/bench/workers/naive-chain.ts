@@ -43,7 +43,11 @@ export const naiveChainApi = {
       const event = { stationId: 'NAIVE', chargePointId: 'NAIVE-A', connectorId: 1, idTag: 'TAG-NAIVE', meterStart: n, transactionId: n };
       const { eventId } = inTransaction(db, () => appendEvent(db, { eventType: queue.eventType, siteId: site.id, payload: event }, [webhook.id], new Date()));
       const delivery = store.head(queue, 1)[0]!;
-      const outcome = await sender.send(webhook, { eventId, eventType: queue.eventType, siteId: site.id, payloadJson: delivery.payloadJson }, { timeZone: config.timezone, timeoutMs: config.webhookDelivery.requestTimeoutMs });
+      const outcome = await sender.send(
+        webhook,
+        { eventId, eventType: queue.eventType, siteId: site.id, payloadJson: delivery.payloadJson },
+        { timeZone: config.timezone, timeoutMs: config.webhookDelivery.requestTimeoutMs },
+      );
       // The receiver is on loopback and always answers: a failure means the chain is broken, not slow.
       if (!outcome.delivered || outcome.status === undefined) throw new Error(`delivery failed: ${outcome.error ?? outcome.status}`);
       store.markDelivered(delivery.id, outcome.status, new Date());

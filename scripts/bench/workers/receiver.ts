@@ -27,7 +27,13 @@ export const receiverApi = {
       (request) => {
         const atMs = nowMs();
         const envelope = request.json<{ eventId: string; eventType: string; payload?: { stationId?: string; meterStart?: number } }>();
-        arrivals.push({ atMs, eventId: envelope.eventId, eventType: envelope.eventType, stationId: envelope.payload?.stationId ?? null, meterStart: envelope.payload?.meterStart ?? null });
+        arrivals.push({
+          atMs,
+          eventId: envelope.eventId,
+          eventType: envelope.eventType,
+          stationId: envelope.payload?.stationId ?? null,
+          meterStart: envelope.payload?.meterStart ?? null,
+        });
         return { status: 204 };
       },
       { port },

@@ -51,7 +51,11 @@ function cycleMeterWh(k: number): number {
 }
 
 /** Closed loop: the next call goes as soon as the answer to the last one is back. */
-async function closedLoop(w: Window, callsOf: (station: SimulatedStation, n: number) => Promise<unknown>, failures: Failures): Promise<{ completed: number; latenciesMs: Float64Array }> {
+async function closedLoop(
+  w: Window,
+  callsOf: (station: SimulatedStation, n: number) => Promise<unknown>,
+  failures: Failures,
+): Promise<{ completed: number; latenciesMs: Float64Array }> {
   const { from, to } = windowBounds(w);
   const latencies: number[] = [];
   let completed = 0;
@@ -136,7 +140,11 @@ export const stationsApi = {
    * Scenario 2: a steady total rate of Start and Stop calls (half each), open loop on a fixed timetable. Returns
    * when each StartTransaction was due, keyed `station:kWh` like the receiver's arrivals.
    */
-  async steady(payload: { startAtMs: number; durationMs: number; eventsPerS: number }): Promise<{ starts: Array<{ key: string; sentAtMs: number }>; errors: number; firstError: string | null }> {
+  async steady(payload: {
+    startAtMs: number;
+    durationMs: number;
+    eventsPerS: number;
+  }): Promise<{ starts: Array<{ key: string; sentAtMs: number }>; errors: number; firstError: string | null }> {
     const failures = new Failures();
     const starts: Array<{ key: string; sentAtMs: number }> = [];
     // Each station sends one Start and one Stop per period; the stations' phases are spread evenly over it.

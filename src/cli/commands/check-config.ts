@@ -12,6 +12,10 @@ export function registerCheckConfig(program: Command): void {
       // What the daemon would fail on at start: better told now, by the check systemctl reload runs first.
       const unreadable = unreadableFiles(config);
       if (unreadable.length > 0) throw new CliError(new ConfigError(configPath, unreadable).message, EXIT_USAGE);
-      output(globals.json === true, { ok: true, file: configPath, sites: config.sites.map((s) => s.id) }, () => `${configPath}: ok (${config.sites.length} site${config.sites.length === 1 ? '' : 's'})`);
+      output(
+        globals.json === true,
+        { ok: true, file: configPath, sites: config.sites.map((s) => s.id) },
+        () => `${configPath}: ok (${config.sites.length} site${config.sites.length === 1 ? '' : 's'})`,
+      );
     });
 }

@@ -16,7 +16,17 @@ export function registerDeadletter(program: Command): void {
         output(ctx.json, { deadLetters }, () =>
           table(
             ['EVENT ID', 'EVENT TYPE', 'SITE', 'WEBHOOK', 'REASON', 'ATTEMPTS', 'LAST STATUS', 'DEAD SINCE', 'LAST ERROR'],
-            deadLetters.map((d) => [d.eventId, d.eventType, d.siteId, d.webhookId, d.reason, String(d.attempts), d.lastStatus === null ? '-' : String(d.lastStatus), d.deadSince, d.lastError?.slice(0, 60) ?? '-']),
+            deadLetters.map((d) => [
+              d.eventId,
+              d.eventType,
+              d.siteId,
+              d.webhookId,
+              d.reason,
+              String(d.attempts),
+              d.lastStatus === null ? '-' : String(d.lastStatus),
+              d.deadSince,
+              d.lastError?.slice(0, 60) ?? '-',
+            ]),
           ),
         );
       }),
@@ -73,7 +83,9 @@ export function registerDeadletter(program: Command): void {
         output(ctx.json, result, () =>
           [
             `replayed ${result.replayed} deliver${result.replayed === 1 ? 'y' : 'ies'}`,
-            ...(result.queueFull > 0 ? [`${result.queueFull} left on the dead-letter list: their queue is full (capacity ${ctx.config.webhookDelivery.queueCapacity}); replay again once it drains`] : []),
+            ...(result.queueFull > 0
+              ? [`${result.queueFull} left on the dead-letter list: their queue is full (capacity ${ctx.config.webhookDelivery.queueCapacity}); replay again once it drains`]
+              : []),
           ].join('\n'),
         );
         if (result.queueFull > 0) process.exitCode = EXIT_FAILURE;

@@ -34,7 +34,12 @@ export function registerIdTag(program: Command): void {
     .action((_options: unknown, cmd: Command) =>
       withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
         const idTags = listIdTags(ctx.db);
-        output(ctx.json, { idTags }, () => table(['TAG', 'STATUS', 'EXPIRES', 'SITE'], idTags.map((t) => [t.idTag, t.status, t.expiresAt ?? '-', t.siteId ?? '(all)'])));
+        output(ctx.json, { idTags }, () =>
+          table(
+            ['TAG', 'STATUS', 'EXPIRES', 'SITE'],
+            idTags.map((t) => [t.idTag, t.status, t.expiresAt ?? '-', t.siteId ?? '(all)']),
+          ),
+        );
       }),
     );
 

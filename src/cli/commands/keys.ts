@@ -24,7 +24,12 @@ export function registerKeys(program: Command): void {
       const globals = cmd.optsWithGlobals<GlobalOptions>();
       const { result, list } = await withKeystore(globals, async (keystore) => ({ result: await keystore.rotate(), list: keystore.list() }));
       output(globals.json === true, result, () =>
-        [`New keys are published in the JWKS now and start signing at ${result.activatesAt}.`, 'The keys they replace stay published under their own kid until UNPUBLISHED.', '', keyTable(list)].join('\n'),
+        [
+          `New keys are published in the JWKS now and start signing at ${result.activatesAt}.`,
+          'The keys they replace stay published under their own kid until UNPUBLISHED.',
+          '',
+          keyTable(list),
+        ].join('\n'),
       );
     });
 
@@ -44,21 +49,25 @@ export function registerKeys(program: Command): void {
       try {
         paths = saveGatewayCertificate(options.out ?? path.join(config.dataDir, 'tls'), certificate, options.force === true);
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new CliError(`${(err as NodeJS.ErrnoException).path ?? 'certificate'} exists; pass --force to replace it`, EXIT_FAILURE);
+        if ((err as NodeJS.ErrnoException).code === 'EEXIST')
+          throw new CliError(`${(err as NodeJS.ErrnoException).path ?? 'certificate'} exists; pass --force to replace it`, EXIT_FAILURE);
         throw err;
       }
-      output(globals.json === true, { ...paths, names, fingerprintSha256: certificate.fingerprintSha256, notAfter: certificate.notAfter, certificate: certificate.certificate }, () =>
-        [
-          `certificate: ${paths.cert}`,
-          `private key: ${paths.key}`,
-          `names:       ${names.join(', ')}`,
-          `valid until: ${certificate.notAfter}`,
-          `SHA-256:     ${certificate.fingerprintSha256}`,
-          '',
-          'In the config:',
-          `  ocpp: { securityProfile: 2, tls: { cert: ${paths.cert}, key: ${paths.key} } }`,
-          'Install the certificate file on every station as its trusted CA for the central system.',
-        ].join('\n'),
+      output(
+        globals.json === true,
+        { ...paths, names, fingerprintSha256: certificate.fingerprintSha256, notAfter: certificate.notAfter, certificate: certificate.certificate },
+        () =>
+          [
+            `certificate: ${paths.cert}`,
+            `private key: ${paths.key}`,
+            `names:       ${names.join(', ')}`,
+            `valid until: ${certificate.notAfter}`,
+            `SHA-256:     ${certificate.fingerprintSha256}`,
+            '',
+            'In the config:',
+            `  ocpp: { securityProfile: 2, tls: { cert: ${paths.cert}, key: ${paths.key} } }`,
+            'Install the certificate file on every station as its trusted CA for the central system.',
+          ].join('\n'),
       );
     });
 }

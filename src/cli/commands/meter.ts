@@ -70,7 +70,7 @@ export function registerMeter(program: Command): void {
 
   meter
     .command('read')
-    .description('read a meter once through the daemon\'s own Modbus code and print energy, currents and power')
+    .description("read a meter once through the daemon's own Modbus code and print energy, currents and power")
     .argument('<meterId>', 'a meter id from the config')
     .action(async (meterId: string, _options: unknown, cmd: Command) => {
       const globals = cmd.optsWithGlobals<GlobalOptions>();

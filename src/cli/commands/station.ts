@@ -51,7 +51,7 @@ export function registerStation(program: Command): void {
 
   for (const [name, state, description] of [
     ['block', 'blocked', 'refuse a station: BootNotification answers Rejected, its open connection is closed'],
-    ['remove', 'removed', 'forget a station\'s pairing: BootNotification answers Rejected until paired again'],
+    ['remove', 'removed', "forget a station's pairing: BootNotification answers Rejected until paired again"],
   ] as const) {
     station
       .command(name)

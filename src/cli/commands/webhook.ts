@@ -72,7 +72,9 @@ export function registerWebhook(program: Command): void {
         output(ctx.json, result, () =>
           [
             `POST ${target.url} (${target.signature} signature, auth ${target.auth.type}) eventId ${event.eventId}, x-request-id ${outcome.requestId}`,
-            outcome.status === undefined ? `no answer: ${outcome.error}` : `answer: HTTP ${outcome.status} in ${result.durationMs} ms${outcome.delivered ? ' (delivered)' : ' (would be retried)'}`,
+            outcome.status === undefined
+              ? `no answer: ${outcome.error}`
+              : `answer: HTTP ${outcome.status} in ${result.durationMs} ms${outcome.delivered ? ' (delivered)' : ' (would be retried)'}`,
             ...(outcome.responseBody ? [outcome.responseBody] : []),
           ].join('\n'),
         );
