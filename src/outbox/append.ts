@@ -9,6 +9,8 @@ export interface OutboxEvent {
   eventType: EventType;
   siteId: string;
   payload: object;
+  /** When it happened, if not when it is committed: a station's own time for a start or stop (contract section 8). */
+  occurredAt?: Date;
 }
 
 export interface AppendedEvent {
@@ -31,12 +33,13 @@ export interface AppendOptions {
 export function appendEvent(db: Database, event: OutboxEvent, webhookIds: readonly string[], now: Date, options: AppendOptions = {}): AppendedEvent {
   const eventId = randomUUID();
   const at = now.toISOString();
-  const { lastInsertRowid } = statement(db, 'INSERT INTO events (event_id, event_type, site_id, payload, created_at) VALUES (?, ?, ?, ?, ?)').run(
+  const { lastInsertRowid } = statement(db, 'INSERT INTO events (event_id, event_type, site_id, payload, created_at, occurred_at) VALUES (?, ?, ?, ?, ?, ?)').run(
     eventId,
     event.eventType,
     event.siteId,
     JSON.stringify(event.payload),
     at,
+    (event.occurredAt ?? now).toISOString(),
   );
   const seq = Number(lastInsertRowid);
   const queueFull: string[] = [];

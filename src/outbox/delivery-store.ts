@@ -15,6 +15,8 @@ export interface PendingDelivery extends QueueKey {
   id: number;
   eventId: string;
   payloadJson: string;
+  /** ISO time the event happened (events from before migration 10: when it was committed). */
+  occurredAt: string;
   attempts: number;
   /** Epoch ms before which the next attempt must not start. */
   nextAttemptAt: number;
@@ -71,6 +73,7 @@ export class DeliveryStore {
     this.statements = {
       head: db.prepare(
         `SELECT d.id, d.site_id AS siteId, d.webhook_id AS webhookId, d.event_type AS eventType, e.event_id AS eventId, e.payload AS payloadJson,
+                COALESCE(e.occurred_at, e.created_at) AS occurredAt,
                 d.attempts, d.next_attempt_at AS nextAttemptAt, d.last_status AS lastStatus, d.last_error AS lastError
            FROM deliveries d JOIN events e ON e.seq = d.event_seq
           WHERE d.state = 'pending' AND d.site_id = ? AND d.webhook_id = ? AND d.event_type = ?
@@ -196,7 +199,7 @@ export class DeliveryStore {
   event(eventId: string): StoredEvent | undefined {
     return statement(
       this.db,
-      'SELECT event_id AS eventId, event_type AS eventType, site_id AS siteId, payload AS payloadJson, created_at AS createdAt FROM events WHERE event_id = ?',
+      'SELECT event_id AS eventId, event_type AS eventType, site_id AS siteId, payload AS payloadJson, created_at AS createdAt, COALESCE(occurred_at, created_at) AS occurredAt FROM events WHERE event_id = ?',
     ).get(eventId) as StoredEvent | undefined;
   }
 }
@@ -207,4 +210,5 @@ export interface StoredEvent {
   siteId: string;
   payloadJson: string;
   createdAt: string;
+  occurredAt: string;
 }

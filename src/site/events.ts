@@ -34,6 +34,8 @@ export interface StartTransactionPayload {
   meterStart: number;
   transactionId: number;
   reservationId?: string;
+  /** Contract section 8: the station's own time, in the configured zone. */
+  startedAt: string;
 }
 
 export interface StopTransactionPayload {
@@ -45,6 +47,8 @@ export interface StopTransactionPayload {
   meterStop: number;
   transactionId: number;
   reason?: Exclude<StopReason, 'Local'>;
+  startedAt: string;
+  stoppedAt: string;
 }
 
 export interface ChargePointStatusPayload {

@@ -14,6 +14,7 @@ export type {
 export { pruneStoppedTransactions } from './retention.js';
 export { SiteDirectory, type ChargePointRef } from './directory.js';
 export { isStationId, STATION_ID_RULE } from './station-id.js';
+export { formatZonedTimestamp } from './zoned-timestamp.js';
 export {
   AUTHORIZATION_STATUSES,
   STOP_REASONS,

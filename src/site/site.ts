@@ -3,6 +3,7 @@ import { generateSecret, hashSecret } from '../credentials/index.js';
 import { appendEvent, subscribedWebhooks, type OutboxEvent } from '../outbox/index.js';
 import { bumpChangeCounter, DirectWriter, statement, type Database, type Writer } from '../store/index.js';
 import { isStationId, STATION_ID_RULE } from './station-id.js';
+import { formatZonedTimestamp } from './zoned-timestamp.js';
 import { SiteDirectory, type ChargePointRef } from './directory.js';
 import {
   whToKWh,
@@ -477,9 +478,10 @@ export class Site {
         meterStart: whToKWh(input.meterStartWh),
         transactionId: row.id,
         ...(input.reservationId !== undefined && { reservationId: String(input.reservationId) }),
+        startedAt: this.zoned(input.startedAt),
       };
       const now = this.now();
-      this.emit({ eventType: 'StartTransaction', siteId: at.siteId, payload }, now);
+      this.emit({ eventType: 'StartTransaction', siteId: at.siteId, payload, occurredAt: input.startedAt }, now);
       if (input.authorizationStatus) this.writeAuthorization(at.stationId, input.idTag, input.authorizationStatus, at.connectorId, at);
       if (input.connectorStatus) this.writeStatus(at, input.connectorStatus.status, input.connectorStatus.errorCode);
       return row;
@@ -516,8 +518,10 @@ export class Site {
       meterStop: whToKWh(input.meterStopWh),
       transactionId: open.id,
       ...(input.reason !== undefined && input.reason !== 'Local' && { reason: input.reason }),
+      startedAt: this.zoned(new Date(open.started_at)),
+      stoppedAt: this.zoned(input.stoppedAt),
     };
-    this.emit({ eventType: 'StopTransaction', siteId: open.site_id, payload }, this.now());
+    this.emit({ eventType: 'StopTransaction', siteId: open.site_id, payload, occurredAt: input.stoppedAt }, this.now());
     const at = { siteId: open.site_id, stationId: open.station_id, chargePointId: open.charge_point_id, connectorId: open.connector_id };
     if (input.connectorStatus) this.writeStatus(at, input.connectorStatus.status, input.connectorStatus.errorCode);
     return this.transaction(open.id)!;
@@ -556,6 +560,11 @@ export class Site {
   }
 
   // ---- events ---------------------------------------------------------------------------------------------
+
+  /** A time as partners read it: the configured zone, the envelope's format. */
+  private zoned(at: Date): string {
+    return formatZonedTimestamp(at, this.config().timezone);
+  }
 
   private emit(event: OutboxEvent & { eventType: EventType }, now: Date): void {
     const config = this.config();

@@ -216,6 +216,13 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE webhook_executors ADD COLUMN consecutive_failures INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 10,
+    name: "when an event happened (a station's own time for start and stop), beside when it was committed",
+    sql: `
+      ALTER TABLE events ADD COLUMN occurred_at TEXT;
+    `,
+  },
 ];
 
 export function migrate(db: BetterSqlite3.Database, migrations: Migration[] = MIGRATIONS): void {

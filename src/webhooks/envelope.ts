@@ -1,12 +1,14 @@
 import type { EventType } from '../config/index.js';
-import { formatZonedTimestamp } from './zoned-timestamp.js';
+import { formatZonedTimestamp } from '../site/index.js';
 
-/** Interface document 2.2: the body of every webhook request, fields in this order. */
+/** Interface document 2.2: the body of every webhook request, fields in this order; contract section 8 adds occurredAt and test. */
 interface WebhookEnvelope {
   eventId: string;
   eventType: EventType;
   siteId: string;
   timestamp: string;
+  occurredAt: string;
+  test?: true;
   payload: object;
 }
 
@@ -16,6 +18,10 @@ export interface DeliverableEvent {
   eventType: EventType;
   siteId: string;
   payloadJson: string;
+  /** ISO time it happened. */
+  occurredAt: string;
+  /** `chargegate webhook test`: not a real event. */
+  test?: true;
 }
 
 /** The request body for one attempt; `timestamp` is the send time in the configured zone (contract section 5). */
@@ -25,6 +31,8 @@ export function envelopeBody(event: DeliverableEvent, sentAt: Date, timeZone: st
     eventType: event.eventType,
     siteId: event.siteId,
     timestamp: formatZonedTimestamp(sentAt, timeZone),
+    occurredAt: formatZonedTimestamp(new Date(event.occurredAt), timeZone),
+    ...(event.test && { test: true }),
     payload: JSON.parse(event.payloadJson) as object,
   };
   return JSON.stringify(envelope);

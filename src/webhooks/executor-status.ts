@@ -2,7 +2,7 @@ import { EVENT_TYPES, type Config, type EventType } from '../config/index.js';
 import { worstLevel, type HealthLevel } from '../http/index.js';
 import { queueId, type DeliveryStore } from '../outbox/index.js';
 import type { ExecutorStatsStore } from './executor-stats.js';
-import { formatZonedTimestamp } from './zoned-timestamp.js';
+import { formatZonedTimestamp } from '../site/index.js';
 
 /** Interface document section 8, and contract section 7 for failures in a row. */
 const HEALTH_THRESHOLDS = {

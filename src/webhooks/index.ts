@@ -4,5 +4,4 @@ export { ExecutorStatsStore } from './executor-stats.js';
 export { WebhookSender, type AttemptOutcome } from './webhook-sender.js';
 export { signRequest } from './request-signature.js';
 export { envelopeBody, type DeliverableEvent } from './envelope.js';
-export { formatZonedTimestamp } from './zoned-timestamp.js';
 export { sendTestEvent } from './test-event.js';

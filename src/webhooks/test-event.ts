@@ -1,20 +1,38 @@
 import { randomUUID, type KeyObject } from 'node:crypto';
-import type { Config, WebhookConfig } from '../config/index.js';
+import type { Config, EventType, WebhookConfig } from '../config/index.js';
+import { formatZonedTimestamp } from '../site/index.js';
 import type { DeliverableEvent } from './envelope.js';
 import { WebhookSender, type AttemptOutcome } from './webhook-sender.js';
 
 /** The station and charge point id of `webhook test` events, so a receiver can tell them from real ones. */
 const TEST_STATION_ID = 'chargegate-webhook-test';
 
+/** A payload of each event type's shape, about the test station; a test session is 0.5 kWh and ends now. */
+function testPayload(eventType: EventType, at: Date, timeZone: string): object {
+  const connector = { stationId: TEST_STATION_ID, chargePointId: TEST_STATION_ID, connectorId: 1 };
+  const time = formatZonedTimestamp(at, timeZone);
+  switch (eventType) {
+    case 'ChargePointStatus':
+      return { ...connector, status: 'Available', errorCode: 'NoError' };
+    case 'Authorize':
+      return { stationId: TEST_STATION_ID, idTag: TEST_STATION_ID, status: 'Accepted', chargePointId: TEST_STATION_ID, connectorId: 1 };
+    case 'StartTransaction':
+      return { ...connector, idTag: TEST_STATION_ID, meterStart: 0, transactionId: 0, startedAt: time };
+    case 'StopTransaction':
+      return { ...connector, idTag: TEST_STATION_ID, meterStart: 0, meterStop: 0.5, transactionId: 0, startedAt: time, stoppedAt: time };
+  }
+}
+
 /**
- * `chargegate webhook test`: a ChargePointStatus-shaped event (stationId and chargePointId
- * "chargegate-webhook-test", connector 1, Available, NoError) with a fresh eventId, sent once through the same
- * signing, authentication and HTTP code as real deliveries. It is not written to the outbox: never retried,
+ * `chargegate webhook test`: an envelope with `"test": true` and a fresh eventId, of an event type the webhook
+ * subscribes to (ChargePointStatus when it does), about station "chargegate-webhook-test", sent once through the
+ * same signing, authentication and HTTP code as real deliveries. It is not written to the outbox: never retried,
  * never dead-lettered.
  */
-function webhookTestEvent(siteId: string): DeliverableEvent {
-  const payload = { stationId: TEST_STATION_ID, chargePointId: TEST_STATION_ID, connectorId: 1, status: 'Available', errorCode: 'NoError' };
-  return { eventId: randomUUID(), eventType: 'ChargePointStatus', siteId, payloadJson: JSON.stringify(payload) };
+function webhookTestEvent(siteId: string, webhook: WebhookConfig, timeZone: string): DeliverableEvent {
+  const eventType = webhook.events.includes('ChargePointStatus') ? 'ChargePointStatus' : webhook.events[0]!;
+  const at = new Date();
+  return { eventId: randomUUID(), eventType, siteId, payloadJson: JSON.stringify(testPayload(eventType, at, timeZone)), occurredAt: at.toISOString(), test: true };
 }
 
 export async function sendTestEvent(
@@ -25,7 +43,7 @@ export async function sendTestEvent(
 ): Promise<{ event: DeliverableEvent; outcome: AttemptOutcome }> {
   const sender = new WebhookSender({ signingKey });
   try {
-    const event = webhookTestEvent(siteId);
+    const event = webhookTestEvent(siteId, webhook, config.timezone);
     const outcome = await sender.send(webhook, event, { timeZone: config.timezone, timeoutMs: config.webhookDelivery.requestTimeoutMs });
     return { event, outcome };
   } finally {

@@ -84,8 +84,12 @@ function expectOneSession(p: Profile, meterStart: number, meterStop: number, sta
   expect(stops).toHaveLength(1);
   const transactionId = starts[0]!.payload.transactionId;
   const at = { stationId: p.meterId, chargePointId: `MB-${p.unitId}`, connectorId: 1, idTag: `MODBUS-${p.meterId}` };
-  expect(starts[0]!.payload).toEqual({ ...at, meterStart, transactionId: expect.any(Number) });
-  expect(stops[0]!.payload).toEqual({ ...at, meterStart, meterStop, transactionId });
+  // startedAt/stoppedAt: the first reading above startCurrentA and the first quiet one, as the transaction row has them.
+  const row = p.db.prepare('SELECT started_at, stopped_at FROM transactions WHERE id = ?').get(transactionId) as { started_at: string; stopped_at: string };
+  const startedAt = expect.toSatisfy((t: string) => Date.parse(t) === Date.parse(row.started_at));
+  const stoppedAt = expect.toSatisfy((t: string) => Date.parse(t) === Date.parse(row.stopped_at));
+  expect(starts[0]!.payload).toEqual({ ...at, meterStart, transactionId: expect.any(Number), startedAt });
+  expect(stops[0]!.payload).toEqual({ ...at, meterStart, meterStop, transactionId, startedAt, stoppedAt });
   expect(statusTrail(p.db, p.meterId)).toEqual(statuses);
 }
 

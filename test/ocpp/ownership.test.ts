@@ -41,8 +41,8 @@ describe('transactions belong to the station that started them', () => {
     await twoStations();
     const station = await t.connect('CP001');
     await station.boot();
-    const zombie = await station.startTransaction({ connectorId: 1, idTag: 'TAG-1', meterStart: 1_000 });
-    const next = await station.startTransaction({ connectorId: 1, idTag: 'TAG-1', meterStart: 4_000 });
+    const zombie = await station.startTransaction({ connectorId: 1, idTag: 'TAG-1', meterStart: 1_000, timestamp: new Date('2026-11-21T09:00:00.000Z') });
+    const next = await station.startTransaction({ connectorId: 1, idTag: 'TAG-1', meterStart: 4_000, timestamp: new Date('2026-11-21T11:00:00.000Z') });
 
     expect(next).not.toBe(zombie);
     expect(t.db.prepare('SELECT id, meter_stop_wh, stop_reason FROM transactions WHERE stopped_at IS NOT NULL').all()).toEqual([
@@ -64,6 +64,9 @@ describe('transactions belong to the station that started them', () => {
       meterStop: 4,
       transactionId: zombie,
       reason: 'Other',
+      // Closed when the station started the next one.
+      startedAt: '2026-11-21T10:00:00.000+01:00',
+      stoppedAt: '2026-11-21T12:00:00.000+01:00',
     });
   });
 

@@ -29,8 +29,17 @@ describe('scripts/station-simulator.ts', () => {
       const events = t.events();
       expect(new Set(events.map((e) => e.eventType))).toEqual(new Set(['Authorize', 'ChargePointStatus', 'StartTransaction', 'StopTransaction']));
       const start = events.find((e) => e.eventType === 'StartTransaction')!.payload;
-      expect(start).toEqual({ stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, idTag: 'SIM-1', meterStart: 12.345, transactionId: expect.any(Number) });
-      expect(events.find((e) => e.eventType === 'StopTransaction')!.payload).toEqual({ ...start, meterStop: 19.845, reason: 'EVDisconnected' });
+      const zonedTime = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+0[12]:00$/);
+      expect(start).toEqual({
+        stationId: 'CP001',
+        chargePointId: 'CP001-A',
+        connectorId: 1,
+        idTag: 'SIM-1',
+        meterStart: 12.345,
+        transactionId: expect.any(Number),
+        startedAt: zonedTime,
+      });
+      expect(events.find((e) => e.eventType === 'StopTransaction')!.payload).toEqual({ ...start, meterStop: 19.845, reason: 'EVDisconnected', stoppedAt: zonedTime });
       expect(t.db.prepare("SELECT COUNT(*) AS n FROM deliveries WHERE webhook_id = 'partner-a'").get()).toEqual({ n: events.length });
     },
     PROCESS_TEST_TIMEOUT_MS,

@@ -22,24 +22,55 @@ describe('OCPP transactions into the outbox (interface 2.3-2.6)', () => {
     expect(await station.authorize('TAG-OK')).toEqual({ status: 'Accepted' });
     await station.statusNotification({ connectorId: 1, status: 'Preparing' });
     await station.statusNotification({ connectorId: 1, status: 'Preparing' }); // unchanged: no second event
-    const started = await station.startTransactionWithInfo({ connectorId: 1, idTag: 'TAG-OK', meterStart: 12_345, reservationId: 42 });
+    // The station's own times travel as startedAt/stoppedAt in the configured zone (Europe/Brussels) and as occurredAt.
+    const startedAt = new Date('2026-11-21T09:15:30.123Z');
+    const stoppedAt = new Date('2026-11-21T10:45:00.000Z');
+    const started = await station.startTransactionWithInfo({ connectorId: 1, idTag: 'TAG-OK', meterStart: 12_345, reservationId: 42, timestamp: startedAt });
     expect(started.idTagInfo).toEqual({ status: 'Accepted' });
     await station.statusNotification({ connectorId: 1, status: 'Charging' });
     await station.meterValues({ connectorId: 1, transactionId: started.transactionId, wh: 15_000 });
-    expect(await station.stopTransaction({ transactionId: started.transactionId, meterStop: 19_500, reason: 'EVDisconnected' })).toEqual({});
+    expect(await station.stopTransaction({ transactionId: started.transactionId, meterStop: 19_500, reason: 'EVDisconnected', timestamp: stoppedAt })).toEqual({});
 
     const tx = started.transactionId;
     expect(Number.isInteger(tx) && tx > 0).toBe(true);
     expect(t.events().map((e) => [e.eventType, e.payload])).toEqual([
       ['Authorize', { stationId: 'CP001', idTag: 'TAG-OK', status: 'Accepted', chargePointId: 'CP001-A' }],
       ['ChargePointStatus', { stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, status: 'Preparing', errorCode: 'NoError' }],
-      ['StartTransaction', { stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, idTag: 'TAG-OK', meterStart: 12.345, transactionId: tx, reservationId: '42' }],
+      [
+        'StartTransaction',
+        {
+          stationId: 'CP001',
+          chargePointId: 'CP001-A',
+          connectorId: 1,
+          idTag: 'TAG-OK',
+          meterStart: 12.345,
+          transactionId: tx,
+          reservationId: '42',
+          startedAt: '2026-11-21T10:15:30.123+01:00',
+        },
+      ],
       ['Authorize', { stationId: 'CP001', idTag: 'TAG-OK', status: 'Accepted', chargePointId: 'CP001-A', connectorId: 1 }],
       ['ChargePointStatus', { stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, status: 'Charging', errorCode: 'NoError' }],
       [
         'StopTransaction',
-        { stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, idTag: 'TAG-OK', meterStart: 12.345, meterStop: 19.5, transactionId: tx, reason: 'EVDisconnected' },
+        {
+          stationId: 'CP001',
+          chargePointId: 'CP001-A',
+          connectorId: 1,
+          idTag: 'TAG-OK',
+          meterStart: 12.345,
+          meterStop: 19.5,
+          transactionId: tx,
+          reason: 'EVDisconnected',
+          startedAt: '2026-11-21T10:15:30.123+01:00',
+          stoppedAt: '2026-11-21T11:45:00.000+01:00',
+        },
       ],
+    ]);
+    const occurred = t.db.prepare("SELECT event_type, occurred_at FROM events WHERE event_type IN ('StartTransaction', 'StopTransaction') ORDER BY seq").all();
+    expect(occurred).toEqual([
+      { event_type: 'StartTransaction', occurred_at: startedAt.toISOString() },
+      { event_type: 'StopTransaction', occurred_at: stoppedAt.toISOString() },
     ]);
     expect(t.events().every((e) => e.siteId === 's1')).toBe(true);
 
@@ -65,19 +96,21 @@ describe('OCPP transactions into the outbox (interface 2.3-2.6)', () => {
     const station = await t.connect();
     await station.boot();
 
-    const a = await station.startTransaction({ connectorId: 1, idTag: 'TAG-A', meterStart: 0 });
-    const b = await station.startTransaction({ connectorId: 2, idTag: 'TAG-B', meterStart: 1000 });
+    const [t0, t1] = [new Date('2026-11-21T09:00:00.000Z'), new Date('2026-11-21T09:30:00.000Z')];
+    const times = { startedAt: '2026-11-21T10:00:00.000+01:00', stoppedAt: '2026-11-21T10:30:00.000+01:00' };
+    const a = await station.startTransaction({ connectorId: 1, idTag: 'TAG-A', meterStart: 0, timestamp: t0 });
+    const b = await station.startTransaction({ connectorId: 2, idTag: 'TAG-B', meterStart: 1000, timestamp: t0 });
     expect(b).toBeGreaterThan(a);
-    await station.stopTransaction({ transactionId: a, meterStop: 2500, reason: 'Local' });
+    await station.stopTransaction({ transactionId: a, meterStop: 2500, reason: 'Local', timestamp: t1 });
     // A different tag stopped it: that tag is the payload's idTag, and the answer carries its idTagInfo.
-    expect(await station.stopTransaction({ transactionId: b, meterStop: 1000, idTag: 'TAG-A' })).toEqual({ idTagInfo: { status: 'Accepted' } });
+    expect(await station.stopTransaction({ transactionId: b, meterStop: 1000, idTag: 'TAG-A', timestamp: t1 })).toEqual({ idTagInfo: { status: 'Accepted' } });
     expect(await station.stopTransaction({ transactionId: 99_999, meterStop: 1 })).toEqual({});
     expect(await station.stopTransaction({ transactionId: a, meterStop: 2500, reason: 'Local' })).toEqual({}); // repeated: no second event
 
     const stops = t.events('StopTransaction').map((e) => e.payload);
     expect(stops).toEqual([
-      { stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, idTag: 'TAG-A', meterStart: 0, meterStop: 2.5, transactionId: a },
-      { stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 2, idTag: 'TAG-A', meterStart: 1, meterStop: 1, transactionId: b },
+      { stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, idTag: 'TAG-A', meterStart: 0, meterStop: 2.5, transactionId: a, ...times },
+      { stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 2, idTag: 'TAG-A', meterStart: 1, meterStop: 1, transactionId: b, ...times },
     ]);
     expect(t.logged('StopTransaction for an unknown or already stopped transaction: answered, no event')).toHaveLength(2);
   });

@@ -84,12 +84,27 @@ describe('Site (the domain)', () => {
   });
 
   it("stops a transaction once, by its own station; an unknown, stopped or another station's id changes nothing and emits nothing", () => {
-    const tx = site.startTransaction({ at: site.locateConnector('CP001', 1), idTag: 'T', meterStartWh: 1000, startedAt: new Date(), source: 'ocpp' });
+    const tx = site.startTransaction({ at: site.locateConnector('CP001', 1), idTag: 'T', meterStartWh: 1000, startedAt: new Date('2026-07-21T09:00:00.000Z'), source: 'ocpp' });
     expect(site.stopTransaction({ stationId: 'CP002', transactionId: tx.id, meterStopWh: 7000, stoppedAt: new Date(), reason: 'Remote' })).toBeUndefined();
-    expect(site.stopTransaction({ stationId: 'CP001', transactionId: tx.id, meterStopWh: 4000, stoppedAt: new Date(), reason: 'Local' })).toMatchObject({ meter_stop_wh: 4000 });
+    const stoppedAt = new Date('2026-07-21T10:30:00.000Z');
+    expect(site.stopTransaction({ stationId: 'CP001', transactionId: tx.id, meterStopWh: 4000, stoppedAt, reason: 'Local' })).toMatchObject({ meter_stop_wh: 4000 });
     expect(site.stopTransaction({ stationId: 'CP001', transactionId: tx.id, meterStopWh: 9000, stoppedAt: new Date(), reason: 'Remote' })).toBeUndefined();
     expect(site.stopTransaction({ stationId: 'CP001', transactionId: 12345, meterStopWh: 1, stoppedAt: new Date() })).toBeUndefined();
-    expect(events('StopTransaction')).toEqual([{ stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, idTag: 'T', meterStart: 1, meterStop: 4, transactionId: tx.id }]);
+    // Times in the site's zone (Europe/Brussels, summer time); the event happened when the station stopped.
+    expect(events('StopTransaction')).toEqual([
+      {
+        stationId: 'CP001',
+        chargePointId: 'CP001-A',
+        connectorId: 1,
+        idTag: 'T',
+        meterStart: 1,
+        meterStop: 4,
+        transactionId: tx.id,
+        startedAt: '2026-07-21T11:00:00.000+02:00',
+        stoppedAt: '2026-07-21T12:30:00.000+02:00',
+      },
+    ]);
+    expect(db.prepare("SELECT occurred_at FROM events WHERE event_type = 'StopTransaction'").pluck().get()).toBe(stoppedAt.toISOString());
   });
 
   it('shows charge points with online state and the open transaction per connector', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatZonedTimestamp } from '../../src/webhooks/index.js';
+import { formatZonedTimestamp } from '../../src/site/index.js';
 import { deliveries, eventually, expectSignedWebhook, jwksSigningKey, webhookTestResources } from './harness.js';
 
 const t = webhookTestResources();
@@ -13,8 +13,11 @@ describe('webhook requests', () => {
     await station.boot();
     await station.statusNotification({ connectorId: 1, status: 'Preparing' });
     await station.authorize('TAG-1');
-    const transactionId = await station.startTransaction({ connectorId: 1, idTag: 'TAG-1', meterStart: 1500 });
-    await station.stopTransaction({ transactionId, meterStop: 4250, reason: 'EVDisconnected' });
+    // A session the station reports late (it was offline): occurredAt and the payload carry its own times.
+    const startedAt = new Date(Date.now() - 30 * 60_000);
+    const stoppedAt = new Date(Date.now() - 60_000);
+    const transactionId = await station.startTransaction({ connectorId: 1, idTag: 'TAG-1', meterStart: 1500, timestamp: startedAt });
+    await station.stopTransaction({ transactionId, meterStop: 4250, reason: 'EVDisconnected', timestamp: stoppedAt });
 
     const committed = daemon.events();
     await partner.waitForCount(committed.length);
@@ -54,7 +57,16 @@ describe('webhook requests', () => {
       requestIds.add(request.headers['x-request-id'] as string);
     }
     expect(requestIds.size).toBe(partner.requests.length);
-    const stop = partner.requests.map((r) => r.json()).find((e) => e.eventType === 'StopTransaction')!;
+    const envelopes = partner.requests.map((r) => r.json());
+    const start = envelopes.find((e) => e.eventType === 'StartTransaction')!;
+    const stop = envelopes.find((e) => e.eventType === 'StopTransaction')!;
+    expect(start.occurredAt).toBe(formatZonedTimestamp(startedAt, 'Europe/Brussels'));
+    expect(stop.occurredAt).toBe(formatZonedTimestamp(stoppedAt, 'Europe/Brussels'));
+    expect((start.payload as { startedAt: string }).startedAt).toBe(formatZonedTimestamp(startedAt, 'Europe/Brussels'));
+    // Other events happened when the central system received them: just before they were sent.
+    for (const other of envelopes.filter((e) => e.eventType === 'Authorize' || e.eventType === 'ChargePointStatus')) {
+      expect(Date.parse(other.timestamp as string) - Date.parse(other.occurredAt as string)).toBeLessThan(5000);
+    }
     expect(stop.payload).toEqual({
       stationId: 'CP001',
       chargePointId: 'CP001-A',
@@ -64,6 +76,8 @@ describe('webhook requests', () => {
       meterStop: 4.25,
       transactionId,
       reason: 'EVDisconnected',
+      startedAt: formatZonedTimestamp(startedAt, 'Europe/Brussels'),
+      stoppedAt: formatZonedTimestamp(stoppedAt, 'Europe/Brussels'),
     });
     await eventually(() => deliveries(daemon).every((d) => d.state === 'delivered' && d.attempts === 1 && d.last_status === 200), 5000, 'all delivered');
   });

@@ -137,18 +137,28 @@ describe('executors: enable/disable and health', () => {
     expect(cli.data.executors.find((e) => e.webhookId === 'slow')).toMatchObject({ queueSize: 0, status: 'warning', lastRequestDurationMs: slowExecutor.lastRequestDurationMs });
   }, 120_000);
 
-  it('webhook test sends a signed ChargePointStatus test event through the delivery code and prints the answer', async () => {
+  it('webhook test sends a signed test envelope of a subscribed event type through the delivery code and prints the answer', async () => {
     const partner = await t.receiver({ status: 202, body: 'thanks' });
-    const daemon = await t.daemon([{ id: 'partner-a', url: partner.url(), enabled: false, auth: { type: 'token', token: 'tk' } }]);
+    const daemon = await t.daemon([
+      { id: 'partner-a', url: partner.url(), enabled: false, auth: { type: 'token', token: 'tk' } },
+      { id: 'billing', url: partner.url(), events: ['StopTransaction'] },
+    ]);
     const result = await runCliJson<Record<string, unknown>>(['webhook', 'test', 'partner-a', '--config', daemon.temp.configPath]);
     expect(result.code).toBe(0);
     expect(result.data).toMatchObject({ siteId: 's1', webhookId: 'partner-a', eventType: 'ChargePointStatus', delivered: true, status: 202, responseBody: 'thanks' });
     expect(partner.requests).toHaveLength(1);
     const envelope = await expectSignedWebhook(partner.requests[0]!, await jwksSigningKey(daemon));
-    expect(envelope).toMatchObject({ eventId: result.data.eventId, eventType: 'ChargePointStatus', siteId: 's1' });
+    expect(envelope).toMatchObject({ eventId: result.data.eventId, eventType: 'ChargePointStatus', siteId: 's1', test: true });
     expect(envelope.payload).toEqual({ stationId: 'chargegate-webhook-test', chargePointId: 'chargegate-webhook-test', connectorId: 1, status: 'Available', errorCode: 'NoError' });
     expect(partner.requests[0]!.headers.authorization).toBe('Token tk');
     expect(daemon.db.prepare('SELECT COUNT(*) FROM events').pluck().get()).toBe(0);
+
+    // A webhook that only takes StopTransaction gets a StopTransaction-shaped test, as its receiver would parse it.
+    const billing = await runCliJson<Record<string, unknown>>(['webhook', 'test', 'billing', '--config', daemon.temp.configPath]);
+    expect(billing.data).toMatchObject({ eventType: 'StopTransaction', delivered: true });
+    const stop = await expectSignedWebhook(partner.requests[1]!, await jwksSigningKey(daemon));
+    expect(stop).toMatchObject({ eventType: 'StopTransaction', test: true });
+    expect(Object.keys(stop.payload as object)).toEqual(['stationId', 'chargePointId', 'connectorId', 'idTag', 'meterStart', 'meterStop', 'transactionId', 'startedAt', 'stoppedAt']);
 
     partner.answer({ status: 500, body: 'nope' });
     const failed = await runCliJson<Record<string, unknown>>(['webhook', 'test', 'partner-a', '--config', daemon.temp.configPath]);

@@ -127,9 +127,13 @@ export async function expectSignedWebhook(request: ReceivedRequest, publicKey: K
   expect(Number(request.headers['content-length'])).toBe(request.body.length);
   expect(request.headers['x-request-id']).toMatch(UUID);
   const envelope = request.json();
-  expect(Object.keys(envelope)).toEqual(['eventId', 'eventType', 'siteId', 'timestamp', 'payload']);
+  // The interface document's fields in its order; contract section 8 adds occurredAt (and test on a `webhook test`).
+  const expectedKeys = ['eventId', 'eventType', 'siteId', 'timestamp', 'occurredAt', ...(envelope.test === true ? ['test'] : []), 'payload'];
+  expect(Object.keys(envelope)).toEqual(expectedKeys);
   expect(envelope.eventId).toMatch(UUID);
   expect(envelope.timestamp).toMatch(TIMESTAMP);
+  expect(envelope.occurredAt).toMatch(TIMESTAMP);
+  expect(Date.parse(envelope.occurredAt as string)).toBeLessThanOrEqual(Date.parse(envelope.timestamp as string));
   expect(request.text()).toBe(JSON.stringify(envelope));
   const verified = profile === 'documented' ? verifyDocumentedSignature(request, publicKey) : await verifyRfc9421Signature(request, publicKey);
   expect(verified, `signature of request ${request.index} (${profile})`).toBe(true);

@@ -126,7 +126,14 @@ describe('retries and dead letters (contract section 5)', () => {
 
     const shown = await runCliJson<{ envelope: Record<string, unknown>; deliveries: DeadLetterJson[] }>(['deadletter', 'show', eventId, '--config', daemon.temp.configPath]);
     expect(shown.code).toBe(0);
-    expect(shown.data.envelope).toEqual({ eventId, eventType: 'Authorize', siteId: 's1', timestamp: expect.any(String), payload: expect.objectContaining({ idTag: 'TAG-1' }) });
+    expect(shown.data.envelope).toEqual({
+      eventId,
+      eventType: 'Authorize',
+      siteId: 's1',
+      timestamp: expect.any(String),
+      occurredAt: expect.any(String),
+      payload: expect.objectContaining({ idTag: 'TAG-1' }),
+    });
     expect(shown.data.deliveries).toEqual([expect.objectContaining({ webhookId: 'partner-a', attempts: 3, lastStatus: 500 })]);
 
     partner.answer({ status: 200 });

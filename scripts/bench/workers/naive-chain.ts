@@ -45,7 +45,7 @@ export const naiveChainApi = {
       const delivery = store.head(queue, 1)[0]!;
       const outcome = await sender.send(
         webhook,
-        { eventId, eventType: queue.eventType, siteId: site.id, payloadJson: delivery.payloadJson },
+        { eventId, eventType: queue.eventType, siteId: site.id, payloadJson: delivery.payloadJson, occurredAt: delivery.occurredAt },
         { timeZone: config.timezone, timeoutMs: config.webhookDelivery.requestTimeoutMs },
       );
       // The receiver is on loopback and always answers: a failure means the chain is broken, not slow.

@@ -45,8 +45,9 @@ export function registerWebhook(program: Command): void {
   webhook
     .command('test')
     .description(
-      'send one signed test request through the delivery code and print the answer: a ChargePointStatus event with stationId and ' +
-        'chargePointId "chargegate-webhook-test" (not stored, never retried); exit 0 on a 2xx, 1 otherwise',
+      'send one signed test request through the delivery code and print the answer: an envelope with "test": true, of an event type ' +
+        'the webhook subscribes to (ChargePointStatus if it does), about station "chargegate-webhook-test" (not stored, never retried); ' +
+        'exit 0 on a 2xx, 1 otherwise',
     )
     .argument('<webhookId>')
     .option('--site <siteId>', 'the site of the webhook, when several sites use the same webhook id')
