@@ -135,6 +135,8 @@ const webhookAuth = z.discriminatedUnion('type', [
   }),
 ]);
 
+const retryWaitS = z.number().positive().max(86_400, atMost(86_400));
+
 const webhook = z.strictObject({
   id,
   url: z.url({ protocol: /^https?$/, error: 'an http:// or https:// URL' }),
@@ -234,7 +236,9 @@ export const configSchema = z
     webhookDelivery: z
       .strictObject({
         // Contract section 7's bounds.
-        retryIntervalS: z.number().positive().max(86_400, atMost(86_400)).default(10),
+        retryIntervalS: retryWaitS.default(10),
+        // Contract section 8: the waits after the 1st, 2nd, ... failed attempt, the last repeating; replaces retryIntervalS.
+        retryIntervalsS: z.array(retryWaitS).min(1).max(100).optional(),
         maxRetries: z.number().int().nonnegative().max(100_000, atMost(100_000)).default(360),
         queueCapacity: z.number().int().positive().max(1_000_000, atMost(1_000_000)).default(1000),
         requestTimeoutMs: z.number().int().positive().max(300_000, atMost(300_000)).default(10_000),

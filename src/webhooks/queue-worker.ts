@@ -5,6 +5,7 @@ import type { DeliveryObserver } from './delivery-metrics.js';
 import type { DeliveryWrite } from './delivery-writes.js';
 import type { WebhookSender } from './webhook-sender.js';
 import type { WriteBatch } from './write-batch.js';
+import { retryWaitMs } from './retry-schedule.js';
 
 export interface QueueWorkerDeps {
   queue: QueueKey;
@@ -113,7 +114,7 @@ export class QueueWorker {
       await this.sleep(this.deps.idlePollMs);
       return false;
     }
-    const { retryIntervalS, maxRetries, requestTimeoutMs } = config.webhookDelivery;
+    const { maxRetries, requestTimeoutMs } = config.webhookDelivery;
     const maxAttempts = maxRetries + 1;
     const now = this.deps.now();
     if (!this.claimed.has(delivery.id)) {
@@ -124,13 +125,13 @@ export class QueueWorker {
       }
       if (delivery.nextAttemptAt > now) {
         // A due time more than one interval ahead was written under a clock that has since gone back: trust the
-        // interval, not the stored time (contract section 7), so no wait is longer than retryIntervalS.
-        delivery.nextAttemptAt = Math.min(delivery.nextAttemptAt, now + retryIntervalS * 1000);
+        // interval, not the stored time (contract section 7), so no wait is longer than the scheduled one.
+        delivery.nextAttemptAt = Math.min(delivery.nextAttemptAt, now + retryWaitMs(config.webhookDelivery, delivery.attempts));
         await this.sleep(delivery.nextAttemptAt - now);
         return false;
       }
       // The row left the queue between reading and claiming it (changed by another process).
-      if (!(await this.claim(buffer, now, now + retryIntervalS * 1000, maxAttempts))) return true;
+      if (!(await this.claim(buffer, now, now + retryWaitMs(config.webhookDelivery, delivery.attempts + 1), maxAttempts))) return true;
     }
     this.claimed.delete(delivery.id);
     if (this.lastDequeued !== delivery.id) {
@@ -168,9 +169,10 @@ export class QueueWorker {
       this.deadLetter(delivery, outcome.status, error);
       return true;
     }
-    delivery.nextAttemptAt = outcome.interrupted ? done : done + retryIntervalS * 1000;
+    const waitMs = retryWaitMs(config.webhookDelivery, delivery.attempts);
+    delivery.nextAttemptAt = outcome.interrupted ? done : done + waitMs;
     this.deps.writes.queue({ op: 'failed', id: delivery.id, status: outcome.status, error, nextAttemptAt: delivery.nextAttemptAt, at: done });
-    if (!outcome.interrupted) this.deps.logger.warn({ ...context, status: outcome.status ?? null, error, retryInS: retryIntervalS }, 'webhook attempt failed; will retry');
+    if (!outcome.interrupted) this.deps.logger.warn({ ...context, status: outcome.status ?? null, error, retryInS: waitMs / 1000 }, 'webhook attempt failed; will retry');
     return false;
   }
 

@@ -158,7 +158,17 @@ describe('executors: enable/disable and health', () => {
     expect(billing.data).toMatchObject({ eventType: 'StopTransaction', delivered: true });
     const stop = await expectSignedWebhook(partner.requests[1]!, await jwksSigningKey(daemon));
     expect(stop).toMatchObject({ eventType: 'StopTransaction', test: true });
-    expect(Object.keys(stop.payload as object)).toEqual(['stationId', 'chargePointId', 'connectorId', 'idTag', 'meterStart', 'meterStop', 'transactionId', 'startedAt', 'stoppedAt']);
+    expect(Object.keys(stop.payload as object)).toEqual([
+      'stationId',
+      'chargePointId',
+      'connectorId',
+      'idTag',
+      'meterStart',
+      'meterStop',
+      'transactionId',
+      'startedAt',
+      'stoppedAt',
+    ]);
 
     partner.answer({ status: 500, body: 'nope' });
     const failed = await runCliJson<Record<string, unknown>>(['webhook', 'test', 'partner-a', '--config', daemon.temp.configPath]);

@@ -35,6 +35,25 @@ describe('retries and dead letters (contract section 5)', () => {
     expect(daemon.logged('webhook attempt failed; will retry')).toHaveLength(2);
   });
 
+  it('follows retryIntervalsS: each failed attempt waits its own entry, the last one repeating', async () => {
+    const partner = await t.receiver();
+    partner.answer((request) => (request.index < 4 ? { status: 503, body: 'busy' } : { status: 200 }));
+    const daemon = await t.daemon([{ id: 'partner-a', url: partner.url(), events: ['Authorize'] }], { retryIntervalsS: [0.1, 1.2, 0.5] });
+    const station = await daemon.connect();
+    await station.boot();
+    await station.authorize('TAG-1');
+    await partner.waitForCount(5);
+    const gaps = partner.requests.slice(1).map((r, i) => r.receivedAt - partner.requests[i]!.receivedAt);
+    // Lower bounds only: a loaded machine may be late, never early.
+    expect(gaps[0]).toBeGreaterThanOrEqual(90);
+    expect(gaps[1]).toBeGreaterThanOrEqual(1190);
+    expect(gaps[2]).toBeGreaterThanOrEqual(490);
+    expect(gaps[3]).toBeGreaterThanOrEqual(490);
+    // Shorter than the 1.2 s entry: the third wait is really the last entry, not the longest one.
+    expect(Math.min(gaps[2]!, gaps[3]!)).toBeLessThan(gaps[1]!);
+    expect(daemon.logged('webhook attempt failed; will retry').map((l) => l.retryInS)).toEqual([0.1, 1.2, 0.5, 0.5]);
+  });
+
   it('counts attempts for a batch of queued events in one commit and gives them back when the event ahead fails', async () => {
     const partner = await t.receiver();
     // The first attempts of T1 and of T2 fail; everything else is accepted.

@@ -1,0 +1,13 @@
+import type { Config } from '../config/index.js';
+
+type DeliverySettings = Config['webhookDelivery'];
+
+/**
+ * How long a delivery waits after its n-th failed attempt (n from 1): the n-th entry of
+ * webhookDelivery.retryIntervalsS, its last entry repeating (contract section 8); [retryIntervalS] when the list is
+ * absent, the interface document's fixed schedule.
+ */
+export function retryWaitMs(settings: DeliverySettings, failedAttempts: number): number {
+  const schedule = settings.retryIntervalsS ?? [settings.retryIntervalS];
+  return schedule[Math.min(Math.max(failedAttempts, 1), schedule.length) - 1]! * 1000;
+}
