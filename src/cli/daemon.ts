@@ -112,7 +112,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       group,
       config: () => config,
       logger: logger.child({ component: 'webhooks' }),
-      signingKey: () => keystore.webhookSigningKey().privateKey,
+      signingKey: () => keystore.webhookSigningKey(),
       metrics,
     });
     webhooks.start();

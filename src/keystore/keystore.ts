@@ -116,7 +116,11 @@ export class Keystore {
     return { kid: key.stored.id, id: key.stored.id, alg: 'RS256', privateKey: key.privateKey };
   }
 
-  /** Public keys only: every key that is next, signing, or retired within its grace period; of one purpose if given. */
+  /**
+   * Public keys only: every key that is next, signing, or retired within its grace period, each under its own
+   * stable kid (contract section 8); the signing webhook key also under `sign` (interface document 4.2), first.
+   * Of one purpose if given.
+   */
   jwks(purpose?: KeyPurpose): { keys: PublicJwk[] } {
     this.refresh();
     const now = this.now();
@@ -126,7 +130,13 @@ export class Keystore {
       .map((key) => ({ key, state: this.stateOf(key.stored, now) }))
       .filter(({ state }) => state !== 'expired')
       .sort((a, b) => KEY_PURPOSES.indexOf(a.key.stored.purpose) - KEY_PURPOSES.indexOf(b.key.stored.purpose) || order[a.state] - order[b.state]);
-    return { keys: published.map(({ key, state }) => ({ ...key.jwk, kid: this.kidOf(key.stored, state) })) };
+    return {
+      keys: published.flatMap(({ key, state }) => {
+        const own = { ...key.jwk, kid: key.stored.id };
+        const kid = this.kidOf(key.stored, state);
+        return kid === own.kid ? [own] : [{ ...key.jwk, kid }, own];
+      }),
+    };
   }
 
   list(): KeyInfo[] {

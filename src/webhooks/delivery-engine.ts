@@ -1,4 +1,3 @@
-import type { KeyObject } from 'node:crypto';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import { DELIVERIES_TOPIC, DeliveryStore, QUEUE_FULL, queueId, type QueueKey } from '../outbox/index.js';
@@ -7,6 +6,7 @@ import type { DeliveryObserver } from './delivery-metrics.js';
 import { QueueWorker } from './queue-worker.js';
 import { WebhookSender } from './webhook-sender.js';
 import type { WriteBatch } from './write-batch.js';
+import type { WebhookSigningKey } from './request-signature.js';
 
 export interface DeliveryEngineOptions {
   /** Where the outbox lives; delivery reads it through its own read-only connection. */
@@ -17,7 +17,7 @@ export interface DeliveryEngineOptions {
   config: () => Config;
   logger: Logger;
   /** The keystore's current `sign` key, asked for per attempt. */
-  signingKey: () => KeyObject;
+  signingKey: () => WebhookSigningKey;
   /** Told every attempt and dead letter (the Prometheus counters live with the daemon's registry). */
   observer: DeliveryObserver;
   /** Safety-net poll for rows no notify() announced (another process, a missed wake). */

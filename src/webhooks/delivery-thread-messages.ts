@@ -1,15 +1,15 @@
-import type { KeyObject } from 'node:crypto';
 import type { Config } from '../config/index.js';
 import type { DeadReason, QueueKey } from '../outbox/index.js';
 import type { AttemptSummary } from './delivery-metrics.js';
 import type { DeliveryWrite } from './delivery-writes.js';
+import type { WebhookSigningKey } from './request-signature.js';
 
 /** What the delivery thread starts with (worker_threads workerData). */
 export interface DeliveryThreadData {
   dataDir: string;
   config: Config;
   logLevel: string;
-  signingKey: KeyObject;
+  signingKey: WebhookSigningKey;
   pollIntervalMs?: number;
 }
 
@@ -17,7 +17,7 @@ export interface DeliveryThreadData {
 export type ToDeliveryThread =
   | { kind: 'wake' }
   | { kind: 'config'; config: Config; logLevel: string }
-  | { kind: 'signingKey'; key: KeyObject }
+  | { kind: 'signingKey'; key: WebhookSigningKey }
   | { kind: 'written'; batch: number; results: boolean[] }
   | { kind: 'notWritten'; batch: number; error: string }
   | { kind: 'stop'; graceMs: number };

@@ -11,6 +11,12 @@ interface SignableRequest {
   body: string;
 }
 
+/** The key that signs webhooks now: its private half and its own stable id (its kid in the JWKS besides "sign"). */
+export interface WebhookSigningKey {
+  id: string;
+  privateKey: KeyObject;
+}
+
 /** Headers the profile adds, in the order they are sent. */
 type SignatureHeaders = Array<[name: string, value: string]>;
 
@@ -23,9 +29,11 @@ const signAsync = promisify(sign);
 /**
  * Signs one HTTP attempt. `createdS` is the signing time in Unix seconds: every attempt is signed afresh.
  * documented: RSASSA-PSS SHA-256, MGF1-SHA-256, salt 32, keyid "webhook", the interface document's header form.
- * rfc9421: rsa-pss-sha512 (salt 64) over the body's RFC 9530 Content-Digest too, keyid "sign".
+ * rfc9421: rsa-pss-sha512 (salt 64) over the body's RFC 9530 Content-Digest too, keyid = the key's own id, which
+ * the JWKS lists it under besides "sign": a kid-caching verifier needs nothing special across a rotation.
  */
-export async function signRequest(profile: WebhookConfig['signature'], request: SignableRequest, privateKey: KeyObject, createdS: number): Promise<SignatureHeaders> {
+export async function signRequest(profile: WebhookConfig['signature'], request: SignableRequest, key: WebhookSigningKey, createdS: number): Promise<SignatureHeaders> {
+  const { privateKey } = key;
   const path = requestPath(request.url);
   if (profile === 'documented') {
     const params: SignatureParams = { components: DOCUMENTED_COMPONENTS, created: createdS, keyid: 'webhook', alg: 'rsa-pss-sha256' };
@@ -37,7 +45,7 @@ export async function signRequest(profile: WebhookConfig['signature'], request: 
     ];
   }
   const contentDigest = `sha-256=:${createHash('sha256').update(request.body).digest('base64')}:`;
-  const params: SignatureParams = { components: RFC9421_COMPONENTS, created: createdS, keyid: 'sign', alg: 'rsa-pss-sha512' };
+  const params: SignatureParams = { components: RFC9421_COMPONENTS, created: createdS, keyid: key.id, alg: 'rsa-pss-sha512' };
   const base = signatureBase(params, [request.method, path, request.requestId, request.contentType, String(Buffer.byteLength(request.body)), contentDigest]);
   const signature = await signAsync('sha512', Buffer.from(base), { key: privateKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 64 });
   return [

@@ -1,8 +1,9 @@
-import { randomUUID, type KeyObject } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Config, EventType, WebhookConfig } from '../config/index.js';
 import { formatZonedTimestamp } from '../site/index.js';
 import type { DeliverableEvent } from './envelope.js';
 import { WebhookSender, type AttemptOutcome } from './webhook-sender.js';
+import type { WebhookSigningKey } from './request-signature.js';
 
 /** The station and charge point id of `webhook test` events, so a receiver can tell them from real ones. */
 const TEST_STATION_ID = 'chargegate-webhook-test';
@@ -39,7 +40,7 @@ export async function sendTestEvent(
   config: Config,
   siteId: string,
   webhook: WebhookConfig,
-  signingKey: () => KeyObject,
+  signingKey: () => WebhookSigningKey,
 ): Promise<{ event: DeliverableEvent; outcome: AttemptOutcome }> {
   const sender = new WebhookSender({ signingKey });
   try {

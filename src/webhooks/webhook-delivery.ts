@@ -1,4 +1,3 @@
-import type { KeyObject } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/index.js';
@@ -11,6 +10,7 @@ import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from '.
 import { applyDeliveryWrites, type DeliveryWrite } from './delivery-writes.js';
 import { ExecutorStatsStore } from './executor-stats.js';
 import { executorStatuses, type ExecutorStatus } from './executor-status.js';
+import type { WebhookSigningKey } from './request-signature.js';
 
 export interface WebhookDeliveryOptions {
   /** Where the outbox lives; the delivery thread opens its own connection to it. */
@@ -23,7 +23,7 @@ export interface WebhookDeliveryOptions {
   config: () => Config;
   logger: Logger;
   /** The keystore's current `sign` key; a change (rotation) is passed to the thread within KEY_CHECK_MS. */
-  signingKey: () => KeyObject;
+  signingKey: () => WebhookSigningKey;
   metrics: Registry;
   /** Safety-net poll for rows no notify() announced (another process, a missed wake). */
   pollIntervalMs?: number;
@@ -49,7 +49,7 @@ export class WebhookDelivery {
   private readonly stats: ExecutorStatsStore;
   private readonly metrics: DeliveryMetrics;
   private thread: Worker | undefined;
-  private sentKey: KeyObject | undefined;
+  private sentKey: WebhookSigningKey | undefined;
   private started = false;
   private wakeScheduled = false;
   private timers: NodeJS.Timeout[] = [];
@@ -197,7 +197,8 @@ export class WebhookDelivery {
   private passSigningKey(): void {
     try {
       const key = this.options.signingKey();
-      if (key === this.sentKey) return;
+      // The keystore hands out a fresh object each time; the key inside changes only on a rotation.
+      if (key.privateKey === this.sentKey?.privateKey) return;
       this.sentKey = key;
       this.send({ kind: 'signingKey', key });
     } catch (err) {

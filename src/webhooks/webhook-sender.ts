@@ -1,10 +1,11 @@
-import { randomUUID, type KeyObject } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { Agent, type Dispatcher } from 'undici';
 import type { WebhookConfig } from '../config/index.js';
 import { envelopeBody, type DeliverableEvent } from './envelope.js';
 import { postBounded, type HttpAnswer } from './http-exchange.js';
 import { PartnerAuth } from './partner-auth.js';
 import { signRequest } from './request-signature.js';
+import type { WebhookSigningKey } from './request-signature.js';
 
 /** What one attempt came to: `delivered` only for a 2xx within the timeout (contract section 5). */
 export interface AttemptOutcome {
@@ -31,7 +32,7 @@ interface SendOptions {
 
 interface WebhookSenderOptions {
   /** The keystore's current webhook signing key, asked for per attempt so a rotation applies at once. */
-  signingKey: () => KeyObject;
+  signingKey: () => WebhookSigningKey;
   now?: () => number;
 }
 
@@ -46,7 +47,7 @@ const MAX_RESPONSE_BYTES = 4096;
 export class WebhookSender {
   private readonly dispatcher: Dispatcher;
   private readonly auth: PartnerAuth;
-  private readonly signingKey: () => KeyObject;
+  private readonly signingKey: () => WebhookSigningKey;
   private readonly now: () => number;
 
   constructor(options: WebhookSenderOptions) {

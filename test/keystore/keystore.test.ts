@@ -31,21 +31,24 @@ describe('keystore', () => {
     const keystore = await Keystore.open({ dataDir, retiredKeyGraceS: 86_400, now });
     expect(statSync(file()).mode & 0o777).toBe(0o600);
     const { keys } = keystore.jwks();
+    // The webhook key twice: under `sign` (interface document 4.2) and under its own stable kid (contract section 8).
     expect(keys.map((k) => [k.kid === 'sign' ? 'sign' : k.kid.split('-')[0], k.alg, k.use])).toEqual([
       ['sign', 'PS256', 'sig'],
+      ['webhook', 'PS256', 'sig'],
       ['token', 'RS256', 'sig'],
     ]);
+    expect(keys[1]).toEqual({ ...keys[0], kid: keystore.webhookSigningKey().id });
     for (const k of keys) expect(Object.keys(k).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
     expect(createPublicKey({ key: keys[0]!, format: 'jwk' }).asymmetricKeyDetails?.modulusLength).toBe(3072);
     const data = Buffer.from('signature base');
     expect(pssVerify(keys[0]!, data, pssSign(keystore, data))).toBe(true);
-    expect(keystore.accessTokenSigningKey().kid).toBe(keys[1]!.kid);
+    expect(keystore.accessTokenSigningKey().kid).toBe(keys[2]!.kid);
     expect((await Keystore.open({ dataDir, retiredKeyGraceS: 86_400, now })).jwks()).toEqual(keystore.jwks());
   });
 
   it('two opens at once on a new data dir (a daemon and a CLI command on a fresh gateway) both use the keys written first', async () => {
     const [a, b] = await Promise.all([Keystore.open({ dataDir, retiredKeyGraceS: 60, now }), Keystore.open({ dataDir, retiredKeyGraceS: 60, now })]);
-    expect(a.jwks().keys).toHaveLength(2);
+    expect(a.jwks().keys).toHaveLength(3);
     expect(b.jwks()).toEqual(a.jwks());
     expect(JSON.parse(readFileSync(file(), 'utf8')).keys.map((k: { id: string }) => k.id)).toEqual(a.list().map((k) => k.id));
   });

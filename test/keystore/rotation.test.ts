@@ -6,7 +6,7 @@ import { eventually } from '../support/daemon.js';
 import { runCliJson } from '../support/cli.js';
 import { startReceiver, type Receiver, type ReceivedRequest } from '../support/receiver.js';
 import type { SimulatedStation } from '../support/station.js';
-import { JwksWebhookVerifier } from '../support/webhook-verifier.js';
+import { JwksWebhookVerifier, kidCachingRfc9421Verifier } from '../support/webhook-verifier.js';
 
 const LEAD_S = 8;
 const GRACE_S = 4;
@@ -18,12 +18,15 @@ const GRACE_S = 4;
 describe('key rotation end to end', { timeout: 120_000 }, () => {
   let api: ApiDaemon;
   let receiver: Receiver;
+  /** Gets the same events signed with the rfc9421 profile, whose keyid is the key's own stable kid. */
+  let kidReceiver: Receiver;
   let station: SimulatedStation;
   let app: { clientId: string; clientSecret: string };
   let statusFlip = 0;
 
   beforeAll(async () => {
     receiver = await startReceiver();
+    kidReceiver = await startReceiver();
     api = await startApiDaemon({
       keystore: { nextKeyLeadS: LEAD_S, retiredKeyGraceS: GRACE_S },
       sites: [
@@ -31,7 +34,10 @@ describe('key rotation end to end', { timeout: 120_000 }, () => {
           id: 's1',
           stations: [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1] }] }],
           meters: [],
-          webhooks: [{ id: 'partner', url: receiver.url(), events: ['ChargePointStatus'] }],
+          webhooks: [
+            { id: 'partner', url: receiver.url(), events: ['ChargePointStatus'] },
+            { id: 'partner-9421', url: kidReceiver.url(), events: ['ChargePointStatus'], signature: 'rfc9421' },
+          ],
         },
       ],
       groups: [{ id: 'ops', scope: 'company:acme', permissions: ['charge-points:read'] }],
@@ -43,16 +49,19 @@ describe('key rotation end to end', { timeout: 120_000 }, () => {
   afterAll(async () => {
     await api.stop();
     await receiver.close();
+    await kidReceiver.close();
   });
 
-  /** A real webhook: the station changes status and the daemon delivers the signed ChargePointStatus. */
+  /** A real webhook: the station changes status and the daemon delivers the signed ChargePointStatus (both profiles). */
   async function webhook(): Promise<ReceivedRequest> {
     const before = receiver.requests.length;
     statusFlip += 1;
     await station.statusNotification({ connectorId: 1, status: statusFlip % 2 === 1 ? 'Preparing' : 'Available' });
     await receiver.waitForCount(before + 1);
+    await kidReceiver.waitForCount(before + 1);
     return receiver.requests[before]!;
   }
+  const rfc9421Twin = (request: ReceivedRequest) => kidReceiver.requests[request.index]!;
 
   const jwks = async () => ((await (await fetch(api.jwksUrl)).json()) as { keys: PublicJwk[] }).keys;
   const signKey = async () => (await jwks()).find((k) => k.kid === 'sign')!;
@@ -64,9 +73,15 @@ describe('key rotation end to end', { timeout: 120_000 }, () => {
     const tokenKeys = createRemoteJWKSet(new URL(api.jwksUrl), { cooldownDuration: 0 });
     const verifyToken = (token: string) => jwtVerify(token, tokenKeys, { issuer: api.baseUrl, audience: api.baseUrl, typ: 'at+jwt' });
 
+    // And one that verifies rfc9421 by keyid through jose's kid cache. jose fetches again on an unknown kid at most
+    // every cooldownDuration (30 s by default, well inside the default 600 s lead); this test's lead is 8 s.
+    const kidPartner = kidCachingRfc9421Verifier(api.jwksUrl, { cooldownDuration: 1000 });
+
     const oldSign = await signKey();
+    const oldWebhookId = (await jwks()).find((k) => k.n === oldSign.n && k.kid !== 'sign')!.kid;
     const webhookBefore = await webhook();
     expect(await partner.verify(webhookBefore)).toBe('sign');
+    expect(await kidPartner(rfc9421Twin(webhookBefore))).toBe(oldWebhookId);
     const tokenBefore = await api.token(app);
     await verifyToken(tokenBefore);
 
@@ -82,20 +97,32 @@ describe('key rotation end to end', { timeout: 120_000 }, () => {
     expect(during.find((k) => k.kid === 'sign')!.n).toBe(oldSign.n);
     const webhookDuring = await webhook();
     expect(await partner.verify(webhookDuring)).toBe('sign');
+    expect(await kidPartner(rfc9421Twin(webhookDuring))).toBe(oldWebhookId);
     const tokenDuring = await api.token(app);
     expect(decodeProtectedHeader(tokenDuring).kid).toBe(decodeProtectedHeader(tokenBefore).kid);
     expect(Date.now()).toBeLessThan(Date.parse(rotation.data.activatesAt));
 
     // The switch: `sign` is the new key; the daemon noticed the CLI's rotation without a restart.
     await eventually(async () => (await signKey()).n === during.find((k) => k.kid === nextWebhook!.id)!.n, (LEAD_S + 5) * 1000, 'the new key to become `sign`');
-    const webhookAfter = await webhook();
+    // The delivery thread picks the new key up within a second or so; until then the old key (still published) signs.
+    // The kid-caching partner meets a kid it has not seen, fetches the JWKS once more, and verifies.
+    const webhookAfter = await eventually(
+      async () => {
+        const w = await webhook();
+        const kid = await kidPartner(rfc9421Twin(w));
+        expect([oldWebhookId, nextWebhook!.id]).toContain(kid);
+        return kid === nextWebhook!.id ? w : undefined;
+      },
+      10_000,
+      'a webhook signed by the new key',
+    );
     expect(await partner.verify(webhookAfter)).toBe('sign');
+    expect(await kidPartner(rfc9421Twin(webhookDuring))).toBe(oldWebhookId);
     const tokenAfter = await api.token(app);
     expect(decodeProtectedHeader(tokenAfter).kid).toBe(nextToken!.id);
 
     // In flight: signed by the old key, arriving after the partner re-fetched. The old key is still published.
-    const oldWebhookId = (await jwks()).find((k) => k.n === oldSign.n)!.kid;
-    expect(oldWebhookId).not.toBe('sign');
+    expect((await jwks()).filter((k) => k.n === oldSign.n).map((k) => k.kid)).toEqual([oldWebhookId]);
     expect(await new JwksWebhookVerifier(api.jwksUrl).verify(webhookDuring)).toBe(oldWebhookId);
     expect(await new JwksWebhookVerifier(api.jwksUrl).verify(webhookBefore)).toBe(oldWebhookId);
     for (const token of [tokenBefore, tokenDuring, tokenAfter]) {

@@ -1,4 +1,5 @@
-import { constants, createHash, createPublicKey, verify, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { constants, createHash, createPublicKey, KeyObject, verify, type JsonWebKey } from 'node:crypto';
+import { createRemoteJWKSet } from 'jose';
 import type { IncomingHttpHeaders } from 'node:http';
 import { createVerifier, httpbis } from 'http-message-signatures';
 
@@ -62,6 +63,39 @@ export async function verifyRfc9421Signature(request: SignedRequest, publicKey: 
   } catch {
     return false;
   }
+}
+
+/**
+ * A partner's rfc9421 verifier with no chargegate-specific code: http-message-signatures looks the Signature-Input
+ * keyid up in jose's createRemoteJWKSet, which caches keys by kid and fetches the JWKS again on an unknown one.
+ * Returns the keyid that verified, or undefined.
+ */
+export function kidCachingRfc9421Verifier(jwksUrl: string, options: { cooldownDuration?: number } = {}): (request: SignedRequest) => Promise<string | undefined> {
+  const jwks = createRemoteJWKSet(new URL(jwksUrl), options);
+  return async (request) => {
+    let keyid: string | undefined;
+    const headers = Object.fromEntries(Object.entries(request.headers).filter((e): e is [string, string | string[]] => e[1] !== undefined));
+    try {
+      const verified = await httpbis.verifyMessage(
+        {
+          keyLookup: async (params) => {
+            keyid = params.keyid;
+            // The JWK says PS256 (the documented profile's algorithm); the same RSA key verifies rsa-pss-sha512.
+            const key = KeyObject.from(await jwks({ alg: 'PS256', kid: params.keyid }));
+            return { id: params.keyid, algs: ['rsa-pss-sha512'], verify: createVerifier(key, 'rsa-pss-sha512') };
+          },
+          requiredFields: ['@method', '@path', 'x-request-id', 'content-type', 'content-length', 'content-digest'],
+          requiredParams: ['created', 'keyid', 'alg'],
+          tolerance: 60,
+        },
+        { method: request.method, url: new URL(request.url, 'http://receiver'), headers },
+      );
+      const digest = `sha-256=:${createHash('sha256').update(request.body).digest('base64')}:`;
+      return verified === true && header(request, 'content-digest') === digest ? keyid : undefined;
+    } catch {
+      return undefined;
+    }
+  };
 }
 
 /** Either profile, recognised by its Signature-Input form. */

@@ -30,7 +30,7 @@ describe('demo receiver (scripts/demo-receiver.ts)', () => {
     const signature = await signRequest(
       'documented',
       { method: 'POST', url, requestId: '0b6f0c52-2d6c-4c55-9d54-0a4f3c3f1e2a', contentType: 'application/json', body },
-      forger,
+      { id: 'forger', privateKey: forger },
       Math.floor(Date.now() / 1000),
     );
     const response = await fetch(url, {

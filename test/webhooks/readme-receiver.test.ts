@@ -47,7 +47,12 @@ describe('README receiver example', () => {
     const url = new URL(`http://127.0.0.1:${port}/webhook/events`);
     const requestId = '6a1c3c9e-53b4-4d0e-a6f4-7f3c2f9d1b20';
     const body = '{"eventId":"forged"}';
-    const headers = await signRequest('documented', { method: 'POST', url, requestId, contentType: 'application/json', body }, forger, Math.floor(Date.now() / 1000));
+    const headers = await signRequest(
+      'documented',
+      { method: 'POST', url, requestId, contentType: 'application/json', body },
+      { id: 'forger', privateKey: forger },
+      Math.floor(Date.now() / 1000),
+    );
     const response = await fetch(url, { method: 'POST', body, headers: [['Content-Type', 'application/json'], ['x-request-id', requestId], ...headers] });
     expect(response.status).toBe(401);
   });

@@ -4,6 +4,7 @@ import { signRequest } from '../../src/webhooks/index.js';
 import { verifyDocumentedSignature, verifyRfc9421Signature } from '../support/webhook-verifier.js';
 
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 3072 });
+const key = { id: 'webhook-2026-11-21T10-00-00Z', privateKey };
 const requestId = '1f0e6a1c-8d0b-4f53-9d8e-2f6f0b7a9c11';
 const body = '{"eventId":"e","eventType":"Authorize","siteId":"s1","timestamp":"2026-11-21T10:15:30.123+01:00","payload":{}}';
 
@@ -17,7 +18,7 @@ describe('documented signature profile (contract section 5)', async () => {
   const headers = await signRequest(
     'documented',
     { method: 'POST', url: new URL('http://partner.example/webhook/events'), requestId, contentType: 'application/json', body },
-    privateKey,
+    key,
     1763720130,
   );
 
@@ -45,7 +46,7 @@ describe('documented signature profile (contract section 5)', async () => {
     const signed = await signRequest(
       'documented',
       { method: 'POST', url: new URL('http://partner.example/in/hook?tenant=7'), requestId, contentType: 'application/json', body },
-      privateKey,
+      key,
       1763720130,
     );
     const request = {
@@ -65,7 +66,7 @@ describe('rfc9421 signature profile', async () => {
   const headers = await signRequest(
     'rfc9421',
     { method: 'POST', url: new URL('http://partner.example/webhook/events'), requestId, contentType: 'application/json', body },
-    privateKey,
+    key,
     created,
   );
   const request = {
@@ -82,10 +83,10 @@ describe('rfc9421 signature profile', async () => {
     body: Buffer.from(body),
   };
 
-  it('sends standard structured fields with keyid "sign" and rsa-pss-sha512', () => {
+  it("sends standard structured fields with keyid = the key's own id and rsa-pss-sha512", () => {
     expect(headers.map(([n]) => n)).toEqual(['Content-Digest', 'Signature-Input', 'Signature']);
     expect(header(headers, 'Signature-Input')).toBe(
-      `sig1=("@method" "@path" "x-request-id" "content-type" "content-length" "content-digest");created=${created};keyid="sign";alg="rsa-pss-sha512"`,
+      `sig1=("@method" "@path" "x-request-id" "content-type" "content-length" "content-digest");created=${created};keyid="${key.id}";alg="rsa-pss-sha512"`,
     );
     expect(header(headers, 'Content-Digest')).toMatch(/^sha-256=:[A-Za-z0-9+/]{43}=:$/);
   });

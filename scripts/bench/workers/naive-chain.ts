@@ -32,7 +32,7 @@ export const naiveChainApi = {
     const site = config.sites[0]!;
     const webhook = site.webhooks[0]!;
     const store = new DeliveryStore(db);
-    const sender = new WebhookSender({ signingKey: () => keystore.webhookSigningKey().privateKey });
+    const sender = new WebhookSender({ signingKey: () => keystore.webhookSigningKey() });
     const queue = { siteId: site.id, webhookId: webhook.id, eventType: 'StartTransaction' as const };
     const from = payload.startAtMs + payload.warmupMs;
     const to = from + payload.measureMs;
@@ -63,7 +63,7 @@ export const naiveChainApi = {
    * key through the same signing function, several at once so that every core can take part.
    */
   async signRate(payload: { durationMs: number }): Promise<{ signsPerS: number; keyBits: number | null }> {
-    const key = opened().keystore.webhookSigningKey().privateKey;
+    const key = opened().keystore.webhookSigningKey();
     const request = { method: 'POST', url: new URL('http://127.0.0.1/webhook/events'), requestId: randomUUID(), contentType: 'application/json', body: '{}' };
     const startedAt = nowMs();
     const end = startedAt + payload.durationMs;
@@ -76,7 +76,7 @@ export const naiveChainApi = {
         }
       }),
     );
-    return { signsPerS: (signs * 1000) / (nowMs() - startedAt), keyBits: key.asymmetricKeyDetails?.modulusLength ?? null };
+    return { signsPerS: (signs * 1000) / (nowMs() - startedAt), keyBits: key.privateKey.asymmetricKeyDetails?.modulusLength ?? null };
   },
 
   close(): void {

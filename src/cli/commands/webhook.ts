@@ -55,7 +55,7 @@ export function registerWebhook(program: Command): void {
       withContext(cmd.optsWithGlobals<GlobalOptions>(), async (ctx) => {
         const { siteId, webhook: target } = findWebhook(ctx.config, webhookId, options.site);
         const keystore = await openKeystore(ctx.config);
-        const { event, outcome } = await sendTestEvent(ctx.config, siteId, target, () => keystore.webhookSigningKey().privateKey);
+        const { event, outcome } = await sendTestEvent(ctx.config, siteId, target, () => keystore.webhookSigningKey());
         const result = {
           siteId,
           webhookId,
