@@ -149,7 +149,7 @@ function openApiDocument(config: Config): Record<string, unknown> {
       '/.well-known/jwks.json': {
         get: {
           operationId: 'getJwks',
-          summary: 'Public signing keys: kid "sign" verifies webhooks, the others access tokens or keys being rotated',
+          summary: 'Public signing keys, each under its own stable kid; the current webhook key also as kid "sign" (the documented profile)',
           security: [],
           responses: { '200': json(ref('Jwks'), 'JWKS') },
         },
