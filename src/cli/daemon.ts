@@ -6,6 +6,7 @@ import {
   authorizationServerMetadataRoutes,
   BearerAuth,
   chargePointsApiRoutes,
+  historyApiRoutes,
   createHttpServer,
   jwksRoutes,
   openApiRoutes,
@@ -168,6 +169,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       tokenEndpointRoutes({ applications, keystore, config: () => config, metrics }),
       authorizationServerMetadataRoutes(() => config),
       chargePointsApiRoutes({ site, auth: bearer, commands: centralSystem.commands, config: () => config, metrics }),
+      historyApiRoutes({ db, auth: bearer, config: () => config }),
       openApiRoutes(() => config),
     );
     // ---- end API ----

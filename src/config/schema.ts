@@ -162,7 +162,7 @@ const site = z.strictObject({
 
 const scope = z.string().regex(/^(company|site|station|chargePoint):[A-Za-z0-9._:-]+$/, 'company:<id>, site:<id>, station:<id> or chargePoint:<id>');
 
-export const PERMISSIONS = ['charge-points:read', 'charge-points:control', 'status:read'] as const;
+export const PERMISSIONS = ['charge-points:read', 'charge-points:control', 'events:read', 'status:read'] as const;
 
 const group = z.strictObject({ id, scope, permissions: z.array(z.enum(PERMISSIONS)).min(1) });
 

@@ -52,6 +52,61 @@ export const commandAcceptedSchema = z
   })
   .register(apiSchemas, { id: 'CommandAccepted' });
 
+const zonedTime = (description: string) => z.string().describe(`${description}, in the site's time zone with milliseconds and offset (as webhook timestamps)`);
+
+export const transactionSchema = z
+  .strictObject({
+    transactionId: z.number().int(),
+    stationId: z.string(),
+    chargePointId: z.string(),
+    connectorId: z.number().int(),
+    idTag: z.string().describe('The tag the transaction started with'),
+    startedAt: zonedTime("The station's start time"),
+    stoppedAt: zonedTime("The station's stop time").nullable().describe('Null while the transaction is open'),
+    meterStart: z.number().describe('kWh'),
+    meterStop: z.number().nullable().describe('kWh; null while open'),
+    reason: z.string().nullable().describe('OCPP stop reason as the station gave it (null when none)'),
+  })
+  .register(apiSchemas, { id: 'Transaction' });
+
+export const transactionListSchema = z.array(transactionSchema).register(apiSchemas, { id: 'TransactionList' });
+
+export const TRANSACTIONS_MAX_LIMIT = 10_000;
+
+export const transactionsQuerySchema = z.strictObject({
+  from: z.iso.datetime({ offset: true }).optional().describe('Started at or after this instant'),
+  to: z.iso.datetime({ offset: true }).optional().describe('Started before this instant'),
+  status: z.enum(['open', 'stopped']).optional(),
+  after: z.coerce.number().int().min(0).optional().describe('Only transactions with a larger transactionId: the next page'),
+  limit: z.coerce.number().int().min(1).max(TRANSACTIONS_MAX_LIMIT).default(1000),
+});
+
+export const EVENTS_MAX_LIMIT = 1000;
+
+export const eventsQuerySchema = z.strictObject({
+  after: z.string().regex(/^\d*$/, 'a cursor from an earlier answer').optional().describe('The cursor of the last event you have; empty or absent starts at the oldest event kept'),
+  limit: z.coerce.number().int().min(1).max(EVENTS_MAX_LIMIT).default(100),
+});
+
+export const eventPageSchema = z
+  .strictObject({
+    events: z.array(
+      z
+        .looseObject({
+          cursor: z.string().describe('Pass as `after` to continue behind this event'),
+          eventId: z.string(),
+          eventType: z.string(),
+          siteId: z.string(),
+          timestamp: z.string().describe('When this answer was made'),
+          occurredAt: z.string(),
+          payload: z.looseObject({}),
+        })
+        .describe('The envelope a webhook carries (interface document 2.2, contract section 8), without a signature, plus its cursor'),
+    ),
+    cursor: z.string().describe('Pass as `after` for the next page; the same as `after` when nothing new has been committed'),
+  })
+  .register(apiSchemas, { id: 'EventPage' });
+
 export const errorSchema = z
   .looseObject({
     error: z.enum(API_ERROR_CODES).describe('Machine-readable error code'),

@@ -27,13 +27,23 @@ export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyP
   const reachable = (caller: Caller, permission: Permission, at: ChargePointView): boolean => reaches(caller.grants, permission, options.config().company.id, at);
 
   /** The charge point named in the path, if it exists and the caller's groups reach it. */
-  const chargePointFor = (caller: Caller, params: unknown, permission: Permission): ChargePointView => {
+  const reachableChargePoint = (caller: Caller, params: unknown, permission: Permission): ChargePointView => {
     const { chargePointId } = parseRequest(chargePointParamsSchema, params, 'path');
     const chargePoint = site.chargePoint(chargePointId);
     if (!chargePoint) throw new ApiError(404, 'not_found', `no charge point "${chargePointId}"`);
     if (!reachable(caller, permission, chargePoint)) throw new ApiError(403, 'forbidden', `charge point "${chargePointId}" is outside the application's groups`);
+    return chargePoint;
+  };
+
+  /** The charge point a command goes to: reachable, and an OCPP station's. */
+  const chargePointFor = (caller: Caller, params: unknown, permission: Permission): ChargePointView => {
+    const chargePoint = reachableChargePoint(caller, params, permission);
     if (site.directory.meter(chargePoint.stationId))
-      throw new ApiError(422, 'not_remotely_controllable', `charge point "${chargePointId}" is a Modbus-metered charger without OCPP; it cannot be started or stopped remotely`);
+      throw new ApiError(
+        422,
+        'not_remotely_controllable',
+        `charge point "${chargePoint.chargePointId}" is a Modbus-metered charger without OCPP; it cannot be started or stopped remotely`,
+      );
     return chargePoint;
   };
 
@@ -54,6 +64,11 @@ export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyP
     app.get('/charge-points', async (request) => {
       const caller = await auth.authenticate(request, 'charge-points:read');
       return site.chargePoints().filter((cp) => reachable(caller, 'charge-points:read', cp));
+    });
+
+    app.get('/charge-points/:chargePointId', async (request) => {
+      const caller = await auth.authenticate(request, 'charge-points:read');
+      return reachableChargePoint(caller, request.params, 'charge-points:read');
     });
 
     app.post('/charge-points/:chargePointId/start', async (request, reply) => {

@@ -5,5 +5,6 @@ export { tokenEndpointRoutes, type TokenEndpointOptions } from './token-endpoint
 export { BearerAuth, type Caller } from './bearer-auth.js';
 export { statusGuard, type StatusGuard } from './status-access.js';
 export { chargePointsApiRoutes, type ChargePointsApiOptions } from './charge-points-api.js';
+export { historyApiRoutes, type HistoryApiOptions } from './history-api.js';
 export { openApiRoutes } from './openapi.js';
 export { authorizationServerMetadataRoutes } from './authorization-server-metadata.js';

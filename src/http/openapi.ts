@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { z } from 'zod';
 import type { Config, Permission } from '../config/index.js';
 import { ACCESS_TOKEN_LIFETIME_S } from '../keystore/index.js';
-import { apiSchemas } from './api-schemas.js';
+import { apiSchemas, EVENTS_MAX_LIMIT, TRANSACTIONS_MAX_LIMIT } from './api-schemas.js';
 import { BODY_LIMIT_BYTES } from './server.js';
 import { OAUTH_ERROR_CODES } from './token-endpoint.js';
 
@@ -14,6 +14,7 @@ const error = (description: string) => json(ref('Error'), description);
 const PERMISSION_DESCRIPTIONS: Record<Permission, string> = {
   'charge-points:read': 'List charge points',
   'charge-points:control': 'Start and stop transactions',
+  'events:read': 'Read the site events (GET /events): catch up after an outage without a replay',
   'status:read': 'Read the status page, status.json and /metrics on a non-loopback listener',
 };
 
@@ -69,7 +70,7 @@ function openApiDocument(config: Config): Record<string, unknown> {
     info: {
       title: 'chargegate',
       version: '1',
-      description: 'Edge controller API: OAuth 2.0 client credentials token, JWKS, charge points and remote start/stop, health and metrics.',
+      description: 'Edge controller API: OAuth 2.0 client credentials token, JWKS, charge points and remote start/stop, session history, event catch-up, health and metrics.',
     },
     servers: [{ url: issuer }],
     components: {
@@ -168,6 +169,43 @@ function openApiDocument(config: Config): Record<string, unknown> {
           summary: "The charge points the application's groups reach",
           security: [{ bearer: [] }, { oauth2: ['charge-points:read'] }],
           responses: { '200': json(ref('ChargePointList'), 'Charge points'), ...BEARER_ERRORS },
+        },
+      },
+      '/charge-points/{chargePointId}': {
+        get: {
+          operationId: 'getChargePoint',
+          summary: 'One charge point, as the list shows it',
+          security: [{ bearer: [] }, { oauth2: ['charge-points:read'] }],
+          parameters: [{ name: 'chargePointId', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: { '200': json(ref('ChargePoint'), 'The charge point'), ...BEARER_ERRORS, '404': error('No such charge point') },
+        },
+      },
+      '/transactions': {
+        get: {
+          operationId: 'listTransactions',
+          summary: "Session history of the charge points the application's groups reach, oldest first (kept store.retainStoppedTransactionsDays)",
+          security: [{ bearer: [] }, { oauth2: ['charge-points:read'] }],
+          parameters: [
+            { name: 'from', in: 'query', schema: { type: 'string', format: 'date-time' }, description: 'Started at or after this instant' },
+            { name: 'to', in: 'query', schema: { type: 'string', format: 'date-time' }, description: 'Started before this instant' },
+            { name: 'status', in: 'query', schema: { type: 'string', enum: ['open', 'stopped'] } },
+            { name: 'after', in: 'query', schema: { type: 'integer', minimum: 0 }, description: 'Only larger transactionIds: pass the last one you got for the next page' },
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: TRANSACTIONS_MAX_LIMIT, default: 1000 } },
+          ],
+          responses: { '200': json(ref('TransactionList'), 'Transactions'), '400': error('A query parameter is invalid'), ...BEARER_ERRORS },
+        },
+      },
+      '/events': {
+        get: {
+          operationId: 'listEvents',
+          summary:
+            "The site events in commit order from a cursor, as webhooks carry them: catch up after an outage without a replay (events are kept webhookDelivery.retainDeliveredDays after delivery). Only events of charge points the application's groups reach.",
+          security: [{ bearer: [] }, { oauth2: ['events:read'] }],
+          parameters: [
+            { name: 'after', in: 'query', schema: { type: 'string', pattern: '^[0-9]*$' }, description: 'A cursor from an earlier answer; empty or absent: the oldest event kept' },
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: EVENTS_MAX_LIMIT, default: 100 } },
+          ],
+          responses: { '200': json(ref('EventPage'), 'Events and the cursor to continue from'), '400': error('A query parameter is invalid'), ...BEARER_ERRORS },
         },
       },
       '/charge-points/{chargePointId}/start': commandOperation('startTransaction', 'RemoteStartTransaction on a connector', 'StartRequest'),

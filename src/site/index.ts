@@ -12,6 +12,7 @@ export type {
   TransactionRow,
 } from './site.js';
 export { pruneStoppedTransactions } from './retention.js';
+export { transactionHistory, type TransactionFilter } from './transaction-history.js';
 export { SiteDirectory, type ChargePointRef } from './directory.js';
 export { isStationId, STATION_ID_RULE } from './station-id.js';
 export { formatZonedTimestamp } from './zoned-timestamp.js';

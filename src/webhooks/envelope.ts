@@ -2,14 +2,14 @@ import type { EventType } from '../config/index.js';
 import { formatZonedTimestamp } from '../site/index.js';
 
 /** Interface document 2.2: the body of every webhook request, fields in this order; contract section 8 adds occurredAt and test. */
-interface WebhookEnvelope {
+export interface WebhookEnvelope {
   eventId: string;
   eventType: EventType;
   siteId: string;
   timestamp: string;
   occurredAt: string;
   test?: true;
-  payload: object;
+  payload: Record<string, unknown>;
 }
 
 /** An outbox event ready to send: the payload is the JSON text the domain committed. */
@@ -26,14 +26,18 @@ export interface DeliverableEvent {
 
 /** The request body for one attempt; `timestamp` is the send time in the configured zone (contract section 5). */
 export function envelopeBody(event: DeliverableEvent, sentAt: Date, timeZone: string): string {
-  const envelope: WebhookEnvelope = {
+  return JSON.stringify(envelopeOf(event, sentAt, timeZone));
+}
+
+/** The envelope as an object: what a webhook carries, and GET /events serves. */
+export function envelopeOf(event: DeliverableEvent, sentAt: Date, timeZone: string): WebhookEnvelope {
+  return {
     eventId: event.eventId,
     eventType: event.eventType,
     siteId: event.siteId,
     timestamp: formatZonedTimestamp(sentAt, timeZone),
     occurredAt: formatZonedTimestamp(new Date(event.occurredAt), timeZone),
     ...(event.test && { test: true }),
-    payload: JSON.parse(event.payloadJson) as object,
+    payload: JSON.parse(event.payloadJson) as Record<string, unknown>,
   };
-  return JSON.stringify(envelope);
 }

@@ -3,5 +3,5 @@ export { executorLevel, executorStatuses, type ExecutorStatus } from './executor
 export { ExecutorStatsStore } from './executor-stats.js';
 export { WebhookSender, type AttemptOutcome } from './webhook-sender.js';
 export { signRequest } from './request-signature.js';
-export { envelopeBody, type DeliverableEvent } from './envelope.js';
+export { envelopeBody, envelopeOf, type DeliverableEvent, type WebhookEnvelope } from './envelope.js';
 export { sendTestEvent } from './test-event.js';

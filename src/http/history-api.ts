@@ -1,0 +1,84 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { reaches } from '../applications/index.js';
+import type { Config, Permission } from '../config/index.js';
+import { eventsAfter } from '../outbox/index.js';
+import { formatZonedTimestamp, transactionHistory, whToKWh, type TransactionRow } from '../site/index.js';
+import type { Database } from '../store/index.js';
+import { envelopeOf } from '../webhooks/index.js';
+import { eventsQuerySchema, parseRequest, transactionsQuerySchema, type eventPageSchema, type transactionSchema } from './api-schemas.js';
+import type { BearerAuth, Caller } from './bearer-auth.js';
+import type { z } from 'zod';
+
+export interface HistoryApiOptions {
+  db: Database;
+  auth: BearerAuth;
+  config: () => Config;
+  now?: () => Date;
+}
+
+/** Rows looked at per GET /events answer at most: an application that reaches little still gets a bounded answer. */
+const EVENTS_SCAN_FACTOR = 10;
+
+/**
+ * Catch-up and history (contract section 8): GET /events replays the committed events in order from a cursor, so a
+ * partner back from an outage longer than the retry schedule needs nobody on site; GET /transactions is the
+ * session history to reconcile billing against. Both show only what the application's groups reach.
+ */
+export function historyApiRoutes(options: HistoryApiOptions): FastifyPluginAsync {
+  const { db, auth, config } = options;
+  const now = options.now ?? (() => new Date());
+  const reachable = (caller: Caller, permission: Permission, at: { siteId: string; stationId: string; chargePointId: string }) =>
+    reaches(caller.grants, permission, config().company.id, at);
+
+  return async (app) => {
+    app.get('/events', async (request): Promise<z.output<typeof eventPageSchema>> => {
+      const caller = await auth.authenticate(request, 'events:read');
+      const query = parseRequest(eventsQuerySchema, request.query, 'query');
+      const { timezone } = config();
+      let cursor = Number(query.after || 0);
+      const events: z.output<typeof eventPageSchema>['events'] = [];
+      const sentAt = now();
+      // The cursor moves past events the caller does not reach too, so paging always makes progress.
+      for (const event of eventsAfter(db, cursor, query.limit * EVENTS_SCAN_FACTOR)) {
+        const payload = JSON.parse(event.payloadJson) as { stationId?: string; chargePointId?: string };
+        cursor = event.seq;
+        if (reachable(caller, 'events:read', { siteId: event.siteId, stationId: payload.stationId ?? '', chargePointId: payload.chargePointId ?? '' })) {
+          events.push({ cursor: String(event.seq), ...envelopeOf(event, sentAt, timezone) });
+          if (events.length === query.limit) break;
+        }
+      }
+      return { events, cursor: String(cursor) };
+    });
+
+    app.get('/transactions', async (request): Promise<Array<z.output<typeof transactionSchema>>> => {
+      const caller = await auth.authenticate(request, 'charge-points:read');
+      const query = parseRequest(transactionsQuerySchema, request.query, 'query');
+      const { timezone } = config();
+      const rows = transactionHistory(db, {
+        ...(query.from !== undefined && { from: new Date(query.from) }),
+        ...(query.to !== undefined && { to: new Date(query.to) }),
+        ...(query.status !== undefined && { status: query.status }),
+        ...(query.after !== undefined && { afterId: query.after }),
+        limit: query.limit,
+      });
+      return rows
+        .filter((t) => reachable(caller, 'charge-points:read', { siteId: t.site_id, stationId: t.station_id, chargePointId: t.charge_point_id }))
+        .map((t) => transactionView(t, timezone));
+    });
+  };
+}
+
+function transactionView(t: TransactionRow, timeZone: string): z.output<typeof transactionSchema> {
+  return {
+    transactionId: t.id,
+    stationId: t.station_id,
+    chargePointId: t.charge_point_id,
+    connectorId: t.connector_id,
+    idTag: t.id_tag,
+    startedAt: formatZonedTimestamp(new Date(t.started_at), timeZone),
+    stoppedAt: t.stopped_at === null ? null : formatZonedTimestamp(new Date(t.stopped_at), timeZone),
+    meterStart: whToKWh(t.meter_start_wh),
+    meterStop: t.meter_stop_wh === null ? null : whToKWh(t.meter_stop_wh),
+    reason: t.stop_reason,
+  };
+}

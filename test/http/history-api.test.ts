@@ -1,0 +1,173 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { putIdTag } from '../../src/authorization/index.js';
+import { formatZonedTimestamp } from '../../src/site/index.js';
+import type { SimulatedStation } from '../support/station.js';
+import { eventually } from '../support/daemon.js';
+import { freePort } from '../support/free-port.js';
+import { API_GROUPS, API_SITES, startApiDaemon, type ApiDaemon } from './api-harness.js';
+
+interface EventPage {
+  events: Array<{ cursor: string; eventId: string; eventType: string; siteId: string; timestamp: string; occurredAt: string; payload: Record<string, unknown> }>;
+  cursor: string;
+}
+interface TransactionJson {
+  transactionId: number;
+  stationId: string;
+  chargePointId: string;
+  startedAt: string;
+  stoppedAt: string | null;
+  meterStart: number;
+  meterStop: number | null;
+  reason: string | null;
+}
+
+const DAY_MS = 86_400_000;
+/** November 2026 in Brussels: 1 Nov 00:00 +01:00 to 1 Dec 00:00 +01:00. */
+const MONTH = { from: '2026-11-01T00:00:00+01:00', to: '2026-12-01T00:00:00+01:00' };
+
+/**
+ * Catch-up and history (contract section 8) against real stations: a partner away for three days pages through
+ * GET /events and gets every event the webhooks could not bring; a month of sessions reconciles through
+ * GET /transactions. Each sees only what its application's groups reach.
+ */
+describe('history API: GET /events, GET /transactions, GET /charge-points/{id}', () => {
+  let api: ApiDaemon;
+  let cp001: SimulatedStation;
+  let cp002: SimulatedStation;
+  const sessions: Array<{ id: number; startedAt: Date; stoppedAt: Date; whStart: number; whStop: number }> = [];
+  // Applications are written by this process's own connection: made before the daemon gets busy, since a write
+  // here would wait on the daemon's open group commit in the same event loop.
+  const apps: Record<string, { clientId: string; clientSecret: string }> = {};
+
+  beforeAll(async () => {
+    // The partner's endpoint is down the whole time: every event dead-letters after one retry.
+    const down = { id: 'partner', url: `http://127.0.0.1:${await freePort()}/webhook/events` };
+    api = await startApiDaemon({
+      sites: API_SITES.map((site) => ({ ...site, webhooks: [down] })),
+      groups: [
+        ...API_GROUPS,
+        { id: 'events-all', scope: 'company:acme', permissions: ['events:read', 'charge-points:read'] },
+        { id: 'events-s2', scope: 'site:s2', permissions: ['events:read'] },
+      ],
+      webhookDelivery: { retryIntervalS: 0.05, maxRetries: 1 },
+    });
+    putIdTag(api.db, { idTag: 'TAG-1', status: 'Accepted', expiresAt: null, siteId: null });
+    for (const group of ['events-all', 'events-s2', 'ops', 'viewer-s1']) apps[group] = api.createApp(group);
+    cp001 = await api.connect('CP001');
+    await cp001.boot();
+    cp002 = await api.connect('CP002');
+    await cp002.boot();
+    // One session a day from 29 October to 30 November (the station's own times), energy rising 1 kWh each.
+    let wh = 100_000;
+    for (let day = 0; day < 33; day += 1) {
+      const startedAt = new Date(Date.parse('2026-10-29T08:00:00Z') + day * DAY_MS);
+      const stoppedAt = new Date(startedAt.getTime() + 2 * 3_600_000);
+      const id = await cp001.startTransaction({ connectorId: 1, idTag: 'TAG-1', meterStart: wh, timestamp: startedAt });
+      await cp001.stopTransaction({ transactionId: id, meterStop: wh + 1000, reason: 'EVDisconnected', timestamp: stoppedAt });
+      sessions.push({ id, startedAt, stoppedAt, whStart: wh, whStop: wh + 1000 });
+      wh += 1000;
+    }
+    // An open one on the other site.
+    await cp002.startTransaction({ connectorId: 1, idTag: 'TAG-1', meterStart: 5000, timestamp: new Date('2026-11-15T10:00:00Z') });
+  }, 120_000);
+  afterAll(() => api.stop());
+
+  const get = <T>(path: string, token: string) => api.call('GET', path, { token }) as Promise<{ status: number; body: T }>;
+
+  it('a partner back from an outage pages through GET /events and gets every committed event, in order, as its webhook would have', async () => {
+    const token = await api.token(apps['events-all']!);
+    const committed = api.db.prepare('SELECT seq, event_id, event_type, site_id, payload FROM events ORDER BY seq').all() as Array<{
+      seq: number;
+      event_id: string;
+      event_type: string;
+      site_id: string;
+      payload: string;
+    }>;
+    expect(committed.length).toBeGreaterThan(100);
+    const seen: EventPage['events'] = [];
+    let after = '';
+    for (;;) {
+      const page = await get<EventPage>(`/events?after=${after}&limit=25`, token);
+      expect(page.status).toBe(200);
+      expect(page.body.events.length).toBeLessThanOrEqual(25);
+      seen.push(...page.body.events);
+      if (page.body.cursor === after) break;
+      after = page.body.cursor;
+    }
+    expect(seen.map((e) => e.eventId)).toEqual(committed.map((c) => c.event_id));
+    expect(seen.map((e) => e.cursor)).toEqual(committed.map((c) => String(c.seq)));
+    for (const [i, event] of seen.entries()) {
+      expect(Object.keys(event)).toEqual(['cursor', 'eventId', 'eventType', 'siteId', 'timestamp', 'occurredAt', 'payload']);
+      expect(event).toMatchObject({ eventType: committed[i]!.event_type, siteId: committed[i]!.site_id, payload: JSON.parse(committed[i]!.payload) as object });
+    }
+    // The station's own time, as in the webhook.
+    const firstStart = seen.find((e) => e.eventType === 'StartTransaction')!;
+    expect(firstStart.occurredAt).toBe(formatZonedTimestamp(sessions[0]!.startedAt, 'Europe/Brussels'));
+    // Nothing new: the same cursor back and no events.
+    expect((await get<EventPage>(`/events?after=${after}`, token)).body).toEqual({ events: [], cursor: after });
+    // Every webhook delivery dead-lettered during the outage: the catch-up needed no replay.
+    const undelivered = () => api.db.prepare('SELECT state, COUNT(*) AS n FROM deliveries GROUP BY state').all();
+    await eventually(() => JSON.stringify(undelivered()) === JSON.stringify([{ state: 'dead', n: committed.length }]), 30_000, 'every delivery dead');
+  });
+
+  it("GET /events shows only what the application's groups reach, and needs events:read", async () => {
+    const s2 = await get<EventPage>('/events?limit=1000', await api.token(apps['events-s2']!));
+    expect(s2.status).toBe(200);
+    expect(s2.body.events.length).toBeGreaterThan(0);
+    expect(new Set(s2.body.events.map((e) => e.siteId))).toEqual(new Set(['s2']));
+    const readOnly = await get<Record<string, unknown>>('/events', await api.token(apps.ops!));
+    expect(readOnly.status).toBe(403);
+    const bad = await get<Record<string, unknown>>('/events?after=abc&limit=0', await api.token(apps['events-all']!));
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ error: 'invalid_request' });
+  });
+
+  it('a month of sessions reconciles through GET /transactions: times, energy, paging, status', async () => {
+    const token = await api.token(apps['events-all']!);
+    const november = sessions.filter((s) => s.startedAt >= new Date(MONTH.from) && s.startedAt < new Date(MONTH.to));
+    expect(november).toHaveLength(30);
+    const pages: TransactionJson[] = [];
+    let after = 0;
+    for (;;) {
+      const page = await get<TransactionJson[]>(
+        `/transactions?from=${encodeURIComponent(MONTH.from)}&to=${encodeURIComponent(MONTH.to)}&status=stopped&limit=7&after=${after}`,
+        token,
+      );
+      expect(page.status).toBe(200);
+      if (page.body.length === 0) break;
+      pages.push(...page.body);
+      after = page.body.at(-1)!.transactionId;
+    }
+    expect(pages.map((t) => t.transactionId)).toEqual(november.map((s) => s.id));
+    expect(pages[0]).toEqual({
+      transactionId: november[0]!.id,
+      stationId: 'CP001',
+      chargePointId: 'CP001-A',
+      connectorId: 1,
+      idTag: 'TAG-1',
+      startedAt: '2026-11-01T09:00:00.000+01:00',
+      stoppedAt: '2026-11-01T11:00:00.000+01:00',
+      meterStart: november[0]!.whStart / 1000,
+      meterStop: november[0]!.whStop / 1000,
+      reason: 'EVDisconnected',
+    });
+    const energy = pages.reduce((kWh, t) => kWh + (t.meterStop! - t.meterStart), 0);
+    expect(energy).toBeCloseTo(30);
+    const open = await get<TransactionJson[]>('/transactions?status=open', token);
+    expect(open.body.map((t) => [t.stationId, t.stoppedAt, t.meterStop])).toEqual([['CP002', null, null]]);
+    // Reach: a site-s1 viewer sees no CP002 session.
+    const viewer = await get<TransactionJson[]>('/transactions?status=open', await api.token(apps['viewer-s1']!));
+    expect(viewer.body).toEqual([]);
+    expect((await get<Record<string, unknown>>('/transactions?from=yesterday', token)).status).toBe(400);
+  });
+
+  it('GET /charge-points/{id} answers one charge point as the list shows it; 404 unknown, 403 out of reach', async () => {
+    const token = await api.token(apps['viewer-s1']!);
+    const list = await get<Array<{ chargePointId: string }>>('/charge-points', token);
+    const one = await get<Record<string, unknown>>('/charge-points/CP001-A', token);
+    expect(one.status).toBe(200);
+    expect(one.body).toEqual(list.body.find((cp) => cp.chargePointId === 'CP001-A'));
+    expect((await get('/charge-points/NOPE', token)).status).toBe(404);
+    expect((await get('/charge-points/CP002-A', token)).status).toBe(403);
+  });
+});
