@@ -248,6 +248,6 @@ function canConnect(port: number): Promise<boolean> {
  */
 export function externalTool(command: string, args: string[] = ['-V']): boolean {
   const found = spawnSync(command, args, { stdio: 'ignore' }).error === undefined;
-  if (!found && process.env.CI === 'true') throw new Error(`${command} is not installed; .ci/run installs socat, python3-pymodbus and mbpoll`);
+  if (!found && process.env.CI === 'true') throw new Error(`${command} is not installed; .ci/run installs the tools the tests use`);
   return found;
 }
