@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putIdTag } from '../../src/authorization/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { Site, type ChargePointView } from '../../src/site/index.js';
+import { runCliJson } from '../support/cli.js';
 import { eventually } from '../support/daemon.js';
 import { freePort } from '../support/free-port.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
@@ -161,9 +162,10 @@ describe('charge-points API with real stations', () => {
   });
 
   it('finds a charge point directly as the list shows it: configured, Modbus-metered (no remote commands) and of a station paired from the CLI', async () => {
-    // As `chargegate station pair CP009 --site s2` does from its own process: a station the config does not list.
+    // `chargegate station pair` in its own process: a station the config does not list. (A write on this process's
+    // own connection would wait on the in-process daemon's open group commit, which the same event loop must finish.)
+    expect((await runCliJson(['station', 'pair', 'CP009', '--site', 's2', '--config', api.temp.configPath])).code).toBe(0);
     const site = new Site({ db: api.db, config: () => loadConfig(api.temp.configPath) });
-    site.pair('CP009', 's2');
     const cp009 = await api.connect('CP009');
     await cp009.boot();
     await cp009.statusNotification({ connectorId: 1, status: 'Available' });

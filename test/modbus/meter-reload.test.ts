@@ -41,6 +41,9 @@ describe('meters in the running daemon', () => {
       meterStop: 10.5,
       transactionId: started.payload.transactionId,
       reason: 'Other',
+      startedAt: started.payload.startedAt,
+      // The last good reading before the meter left the config.
+      stoppedAt: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}[+-]\d{2}:\d{2}$/),
     });
     await waitForStatus(db, 'm2', 'Available');
     const report = await eventually(

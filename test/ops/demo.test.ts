@@ -29,15 +29,27 @@ describe('npm run demo', () => {
       .map((m) => ({ eventType: m[1]!, payload: JSON.parse(m[2]!) as Record<string, unknown> }));
     const from = (eventType: string, chargePointId: string) => verified.filter((e) => e.eventType === eventType && e.payload.chargePointId === chargePointId).map((e) => e.payload);
     // Both sources, the whole cycle: authorize (OCPP), start, stop; the meter's kWh come from its register.
+    const time = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}[+-]\d{2}:\d{2}$/);
     expect(from('Authorize', 'CP001-A')[0]).toMatchObject({ stationId: 'CP001', idTag: 'DEMO-TAG-1', status: 'Accepted' });
     expect(from('StartTransaction', 'CP001-A')).toEqual([
-      { stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, idTag: 'DEMO-TAG-1', meterStart: 7.25, transactionId: 1 },
+      { stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, idTag: 'DEMO-TAG-1', meterStart: 7.25, transactionId: 1, startedAt: time },
     ]);
     expect(from('StopTransaction', 'CP001-A')).toEqual([
-      { stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, idTag: 'DEMO-TAG-1', meterStart: 7.25, meterStop: 11.75, transactionId: 1, reason: 'EVDisconnected' },
+      {
+        stationId: 'CP001',
+        chargePointId: 'CP001-A',
+        connectorId: 1,
+        idTag: 'DEMO-TAG-1',
+        meterStart: 7.25,
+        meterStop: 11.75,
+        transactionId: 1,
+        reason: 'EVDisconnected',
+        startedAt: time,
+        stoppedAt: time,
+      },
     ]);
     expect(from('StartTransaction', 'MB-1')).toEqual([
-      { stationId: 'meter-1', chargePointId: 'MB-1', connectorId: 1, idTag: 'MODBUS-meter-1', meterStart: 1250, transactionId: 2 },
+      { stationId: 'meter-1', chargePointId: 'MB-1', connectorId: 1, idTag: 'MODBUS-meter-1', meterStart: 1250, transactionId: 2, startedAt: time },
     ]);
     const [modbusStop] = from('StopTransaction', 'MB-1');
     expect(modbusStop).toMatchObject({ stationId: 'meter-1', transactionId: 2, meterStart: 1250 });
