@@ -3,11 +3,11 @@ import { PERMISSIONS, type Config } from '../config/index.js';
 
 /**
  * RFC 8414 authorization server metadata, so OAuth libraries (openid-client's discovery, for one) configure
- * themselves from the issuer URL alone.
+ * themselves from the issuer URL alone; also at the OpenID Connect discovery path.
  */
 export function authorizationServerMetadataRoutes(config: () => Config): FastifyPluginAsync {
   return async (app) => {
-    app.get('/.well-known/oauth-authorization-server', async () => {
+    const metadata = () => {
       const { issuer } = config().http;
       return {
         issuer,
@@ -18,6 +18,9 @@ export function authorizationServerMetadataRoutes(config: () => Config): Fastify
         response_types_supported: [],
         scopes_supported: PERMISSIONS,
       };
-    });
+    };
+    app.get('/.well-known/oauth-authorization-server', async () => metadata());
+    // Contract section 8: the same document where OpenID Connect discovery looks for it.
+    app.get('/.well-known/openid-configuration', async () => metadata());
   };
 }

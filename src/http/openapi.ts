@@ -83,8 +83,9 @@ function openApiDocument(config: Config): Record<string, unknown> {
             grant_type: { type: 'string', enum: ['client_credentials'] },
             client_id: { type: 'string', description: 'Required unless sent via HTTP Basic' },
             client_secret: { type: 'string', description: 'Required unless sent via HTTP Basic' },
+            scope: { type: 'string', description: "Space-separated subset of the application's permissions: the token gets only these" },
           },
-          description: "A `scope` parameter is refused: scopes derive from the application's groups.",
+          description: "Without `scope` the token gets every permission of the application's groups.",
         },
         TokenResponse: {
           type: 'object',
@@ -140,7 +141,7 @@ function openApiDocument(config: Config): Record<string, unknown> {
             '200': json(ref('TokenResponse'), 'Access token; Cache-Control: no-store'),
             '400': json(
               ref('OAuthError'),
-              `invalid_request (also for a body over ${BODY_LIMIT_BYTES} bytes), unsupported_grant_type, or invalid_scope (a scope parameter was sent)`,
+              `invalid_request (also for a body over ${BODY_LIMIT_BYTES} bytes), unsupported_grant_type, or invalid_scope (a scope beyond the application's permissions)`,
             ),
             '401': json(ref('OAuthError'), 'invalid_client (WWW-Authenticate: Basic when Basic was used)'),
             default: json(ref('OAuthError'), '`server_error`: an internal failure; the gateway log has the details'),

@@ -38,8 +38,8 @@ const BASIC_CHALLENGE = { 'www-authenticate': 'Basic realm="chargegate", charset
 
 /**
  * POST /oauth2/token: the client credentials grant (RFC 6749 section 4.4) for the applications in the database.
- * Credentials come in the form body or HTTP Basic, never both with different values; a `scope` parameter is
- * refused because scopes derive from the application's groups.
+ * Credentials come in the form body or HTTP Basic, never both with different values; a `scope` parameter may
+ * narrow the token to some of the permissions the application's groups give.
  */
 export function tokenEndpointRoutes(options: TokenEndpointOptions): FastifyPluginAsync {
   const failures = new FailureLimiter();
@@ -78,7 +78,7 @@ export function tokenEndpointRoutes(options: TokenEndpointOptions): FastifyPlugi
         }
         if (!application) throw new OAuthError(401, 'invalid_client', 'client authentication failed', credentials.viaBasic ? BASIC_CHALLENGE : {});
         const config = options.config();
-        const scope = scopeOf(grantsOf(config, application.groupIds));
+        const scope = narrowedScope(scopeOf(grantsOf(config, application.groupIds)), credentials.scope);
         const { token } = await issueAccessToken({ keystore: options.keystore, issuer: config.http.issuer, application, scope });
         request.log.info({ clientId: application.clientId, address }, 'access token issued');
         requests?.inc({ outcome: 'issued' });
@@ -94,7 +94,7 @@ export function tokenEndpointRoutes(options: TokenEndpointOptions): FastifyPlugi
 }
 
 /** Validates the request in RFC 6749 order and returns the client credentials it carries. */
-function readTokenRequest(request: FastifyRequest): { clientId: string; clientSecret: string; viaBasic: boolean } {
+function readTokenRequest(request: FastifyRequest): { clientId: string; clientSecret: string; viaBasic: boolean; scope: string | null } {
   const contentType = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (contentType !== FORM || typeof request.body !== 'string') throw new OAuthError(400, 'invalid_request', `the body must be ${FORM}`);
   const form = new URLSearchParams(request.body);
@@ -104,7 +104,7 @@ function readTokenRequest(request: FastifyRequest): { clientId: string; clientSe
   const grantType = form.get('grant_type');
   if (!grantType) throw new OAuthError(400, 'invalid_request', 'grant_type is required');
   if (grantType !== 'client_credentials') throw new OAuthError(400, 'unsupported_grant_type', `grant_type "${grantType}" is not supported; use client_credentials`);
-  if (form.has('scope')) throw new OAuthError(400, 'invalid_scope', "scope must not be sent: scopes derive from the application's groups");
+  const scope = form.get('scope');
 
   const basic = readBasic(request.headers.authorization);
   const bodyId = form.get('client_id');
@@ -113,10 +113,30 @@ function readTokenRequest(request: FastifyRequest): { clientId: string; clientSe
     if ((bodyId !== null && bodyId !== basic.clientId) || (bodySecret !== null && bodySecret !== basic.clientSecret)) {
       throw new OAuthError(400, 'invalid_request', 'client credentials in both HTTP Basic and the form body, with different values');
     }
-    return { ...basic, viaBasic: true };
+    return { ...basic, viaBasic: true, scope };
   }
   if (!bodyId || !bodySecret) throw new OAuthError(401, 'invalid_client', 'no client authentication: send client_id and client_secret in the form body or HTTP Basic');
-  return { clientId: bodyId, clientSecret: bodySecret, viaBasic: false };
+  return { clientId: bodyId, clientSecret: bodySecret, viaBasic: false, scope };
+}
+
+/**
+ * Contract section 8: a `scope` naming a subset of the application's permissions narrows the token to it (a
+ * partner's billing job need not hold charge-points:control); anything else is invalid_scope. Without one the
+ * token gets every permission of the application's groups.
+ */
+function narrowedScope(granted: string, requested: string | null): string {
+  if (requested === null) return granted;
+  const asked = [...new Set(requested.split(' ').filter(Boolean))];
+  const allowed = new Set(granted.split(' ').filter(Boolean));
+  const beyond = asked.filter((permission) => !allowed.has(permission));
+  if (asked.length === 0 || beyond.length > 0) {
+    throw new OAuthError(
+      400,
+      'invalid_scope',
+      `scope ${beyond.length > 0 ? `"${beyond.join(' ')}" is` : 'is empty,'} not within the application's permissions: ${granted || '(none)'}`,
+    );
+  }
+  return asked.sort().join(' ');
 }
 
 /**

@@ -108,12 +108,26 @@ describe('POST /oauth2/token', () => {
     await expect(client.clientCredentialsGrant(config)).rejects.toMatchObject({ status: 401, cause: [expect.objectContaining({ scheme: 'basic' })] });
   });
 
-  it('refuses a scope parameter with 400, even from openid-client', async () => {
-    const response = await post(form({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: app.clientSecret, scope: 'charge-points:read' }));
-    expect(response.status).toBe(400);
-    expect(await response.json()).toMatchObject({ error: 'invalid_scope' });
-    const config = await discover(client.ClientSecretPost(app.clientSecret));
-    await expect(client.clientCredentialsGrant(config, { scope: 'charge-points:read' })).rejects.toMatchObject({ status: 400 });
+  it('narrows a token to the scope asked for (openid-client through OpenID discovery); a scope beyond the groups is invalid_scope', async () => {
+    // OpenID Connect discovery reads /.well-known/openid-configuration: the same metadata as RFC 8414's.
+    const metadata = async (path: string) => (await fetch(`${api.baseUrl}${path}`)).json();
+    expect(await metadata('/.well-known/openid-configuration')).toEqual(await metadata('/.well-known/oauth-authorization-server'));
+    const config = await client.discovery(new URL(api.baseUrl), app.clientId, undefined, client.ClientSecretPost(app.clientSecret), {
+      algorithm: 'oidc',
+      execute: [client.allowInsecureRequests],
+    });
+    const narrow = await client.clientCredentialsGrant(config, { scope: 'charge-points:read' });
+    expect(narrow.scope).toBe('charge-points:read');
+    expect((await api.call('GET', '/charge-points', { token: narrow.access_token })).status).toBe(200);
+    const start = await api.call('POST', '/charge-points/CP001-A/start', { token: narrow.access_token, body: { connectorId: 1, idTag: 'T' } });
+    expect(start.status).toBe(403);
+    expect(start.body).toMatchObject({ error: 'insufficient_scope' });
+
+    for (const scope of ['events:read', 'charge-points:read events:read', '', 'nonsense']) {
+      const response = await post(form({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: app.clientSecret, scope }));
+      expect(response.status, `scope "${scope}"`).toBe(400);
+      expect(await response.json()).toMatchObject({ error: 'invalid_scope' });
+    }
   });
 
   it('refuses other grant types with unsupported_grant_type and malformed requests with invalid_request', async () => {
