@@ -20,6 +20,8 @@ interface ApplicationRow {
   group_ids: string;
   created_at: string;
   revoked_at: string | null;
+  previous_secret_hash: string | null;
+  previous_secret_expires_at: string | null;
 }
 
 /** A request about applications the installer must correct (unknown group, unknown client id). */
@@ -71,10 +73,31 @@ export class Applications {
     return { application: toApplication(row), alreadyRevoked: changes === 0 };
   }
 
-  /** The active application whose secret matches, else undefined. Constant time in the secret. */
+  /**
+   * A new secret for the application, returned here and never again. The old one keeps working for `graceS`
+   * seconds (0: not at all), so the partner can switch without a gap; a second rotation ends an earlier grace.
+   */
+  rotateSecret(clientId: string, graceS: number): { clientId: string; clientSecret: string; previousValidUntil: string | null } {
+    const row = this.row(clientId);
+    if (!row) throw new ApplicationError(`no application "${clientId}"`);
+    if (row.revoked_at !== null) throw new ApplicationError(`application "${clientId}" is revoked`);
+    const clientSecret = generateSecret(32);
+    const previousValidUntil = graceS > 0 ? new Date(this.now().getTime() + graceS * 1000).toISOString() : null;
+    statement(this.db, 'UPDATE applications SET secret_hash = ?, previous_secret_hash = ?, previous_secret_expires_at = ? WHERE client_id = ?').run(
+      hashSecret(clientSecret),
+      previousValidUntil === null ? null : row.secret_hash,
+      previousValidUntil,
+      clientId,
+    );
+    return { clientId, clientSecret, previousValidUntil };
+  }
+
+  /** The active application whose secret (or previous secret, within its grace) matches, else undefined. Constant time in the secret. */
   async authenticate(clientId: string, clientSecret: string): Promise<Application | undefined> {
     const row = this.row(clientId);
-    const matches = await verifySecret(clientSecret, row?.secret_hash ?? DECOY_HASH);
+    const current = await verifySecret(clientSecret, row?.secret_hash ?? DECOY_HASH);
+    const previousValid = row?.previous_secret_hash != null && row.previous_secret_expires_at !== null && new Date(row.previous_secret_expires_at) > this.now();
+    const matches = current || (previousValid && (await verifySecret(clientSecret, row.previous_secret_hash!)));
     return row && matches && row.revoked_at === null ? toApplication(row) : undefined;
   }
 

@@ -223,6 +223,14 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE events ADD COLUMN occurred_at TEXT;
     `,
   },
+  {
+    version: 11,
+    name: 'an application secret being rotated out stays valid until its grace ends',
+    sql: `
+      ALTER TABLE applications ADD COLUMN previous_secret_hash TEXT;
+      ALTER TABLE applications ADD COLUMN previous_secret_expires_at TEXT;
+    `,
+  },
 ];
 
 export function migrate(db: BetterSqlite3.Database, migrations: Migration[] = MIGRATIONS): void {

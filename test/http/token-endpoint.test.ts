@@ -2,6 +2,7 @@ import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import * as client from 'openid-client';
 import { Agent, request } from 'undici';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { runCliJson } from '../support/cli.js';
 import { startApiDaemon, type ApiDaemon } from './api-harness.js';
 
 describe('POST /oauth2/token', () => {
@@ -128,6 +129,32 @@ describe('POST /oauth2/token', () => {
       expect(response.status, `scope "${scope}"`).toBe(400);
       expect(await response.json()).toMatchObject({ error: 'invalid_scope' });
     }
+  });
+
+  it('app rotate-secret: the new secret works at once, the old one until its grace ends, then invalid_client', async () => {
+    const partner = api.createApp('viewer-s1');
+    const rotate = (...args: string[]) =>
+      runCliJson<{ clientId: string; clientSecret: string; previousValidUntil: string | null }>(['app', 'rotate-secret', ...args, '--config', api.temp.configPath]);
+    const rotated = await rotate(partner.clientId, '--grace', '3');
+    expect(rotated.code).toBe(0);
+    expect(Object.keys(rotated.data)).toEqual(['clientId', 'clientSecret', 'previousValidUntil']);
+    expect(rotated.data.clientSecret).not.toBe(partner.clientSecret);
+    const withNew = { clientId: partner.clientId, clientSecret: rotated.data.clientSecret };
+    await api.token(withNew);
+    await api.token(partner);
+    const graceEnds = Date.parse(rotated.data.previousValidUntil!);
+    await new Promise((resolve) => setTimeout(resolve, graceEnds - Date.now() + 200));
+    const late = await post(form({ grant_type: 'client_credentials', client_id: partner.clientId, client_secret: partner.clientSecret }));
+    expect(late.status).toBe(401);
+    expect(await late.json()).toMatchObject({ error: 'invalid_client' });
+    await api.token(withNew);
+
+    // --grace 0: the previous secret stops at once; mistakes are usage errors.
+    const immediate = await rotate(partner.clientId, '--grace', '0');
+    expect(immediate.data.previousValidUntil).toBeNull();
+    expect((await post(form({ grant_type: 'client_credentials', client_id: partner.clientId, client_secret: withNew.clientSecret }))).status).toBe(401);
+    expect((await rotate('app-nobody')).code).toBe(2);
+    expect((await rotate(partner.clientId, '--grace', 'soon')).code).toBe(2);
   });
 
   it('refuses other grant types with unsupported_grant_type and malformed requests with invalid_request', async () => {

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { ApplicationError, Applications } from '../../applications/index.js';
 import { CliError, EXIT_USAGE, output, repeatable, table, withContext, type GlobalOptions } from '../context.js';
 
-/** `app create|list|revoke`: the OAuth 2.0 clients of the API (contract section 3). */
+/** `app create|list|rotate-secret|revoke`: the OAuth 2.0 clients of the API (contract sections 3 and 8). */
 export function registerApp(program: Command): void {
   const app = program.command('app').description('API applications (OAuth 2.0 clients)');
 
@@ -37,6 +37,26 @@ export function registerApp(program: Command): void {
     });
 
   app
+    .command('rotate-secret')
+    .description('give an application a new clientSecret, printed once; the old one keeps working for --grace seconds')
+    .argument('<clientId>')
+    .option('--grace <seconds>', 'how long the old secret stays valid (0: it stops at once)', nonNegativeInteger, 86_400)
+    .action(async (clientId: string, options: { grace: number }, cmd: Command) => {
+      await withContext(cmd.optsWithGlobals<GlobalOptions>(), ({ db, json }) => {
+        const rotated = usage(() => new Applications({ db }).rotateSecret(clientId, options.grace));
+        output(json, rotated, () =>
+          [
+            `clientId:     ${rotated.clientId}`,
+            `clientSecret: ${rotated.clientSecret}`,
+            '',
+            rotated.previousValidUntil === null ? 'The old secret no longer works.' : `The old secret works until ${rotated.previousValidUntil}.`,
+            'Store the new secret now: it is shown only once (only its hash is kept).',
+          ].join('\n'),
+        );
+      });
+    });
+
+  app
     .command('revoke')
     .description('revoke an application: its secret and every token it holds stop working at once')
     .argument('<clientId>')
@@ -46,6 +66,11 @@ export function registerApp(program: Command): void {
         output(json, { ...application, alreadyRevoked }, () => (alreadyRevoked ? `${clientId} was already revoked at ${application.revokedAt}` : `${clientId} revoked`));
       });
     });
+}
+
+function nonNegativeInteger(value: string): number {
+  if (!/^\d+$/.test(value)) throw new CliError(`--grace: "${value}" is not a whole number of seconds`, EXIT_USAGE);
+  return Number(value);
 }
 
 /** An application request the installer must correct is a usage error (exit 2). */
