@@ -8,6 +8,8 @@ const program = new Command('chargegate')
   .version(packageVersion(), '-V, --version', 'print the version')
   .option('--config <file>', 'config file (default: $CHARGEGATE_CONFIG or /etc/chargegate/chargegate.yaml)')
   .option('--json', 'print one JSON document')
+  // Every subcommand's --help lists --config and --json too: an installer reads only the help of the command at hand.
+  .configureHelp({ showGlobalOptions: true })
   .showHelpAfterError()
   .exitOverride();
 
