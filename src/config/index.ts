@@ -1,4 +1,5 @@
 export { configSchema, EVENT_TYPES, modbusBusKey, PERMISSIONS } from './schema.js';
+export { isLoopbackHost, isWildcardHost } from './hosts.js';
 export type {
   Config,
   EventType,

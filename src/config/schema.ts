@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isLoopbackHost } from './hosts.js';
 
 /** Event types of interface document section 2.2. */
 export const EVENT_TYPES = ['Authorize', 'StartTransaction', 'StopTransaction', 'ChargePointStatus'] as const;
@@ -298,6 +299,7 @@ export const configSchema = z
     });
     meterConflicts(c.sites, stationIds, ctx);
     if (c.ocpp.securityProfile === 2 && !c.ocpp.tls) ctx.addIssue({ code: 'custom', path: ['ocpp', 'tls'], message: 'required when securityProfile is 2 ({ cert, key })' });
+    // Profile 0 lets anyone who reaches the port act as a station: only acceptable when nobody else can reach it.
     if (c.ocpp.securityProfile === 0 && !isLoopbackHost(c.ocpp.host)) {
       ctx.addIssue({
         code: 'custom',
@@ -312,11 +314,6 @@ export const configSchema = z
       if (!known) ctx.addIssue({ code: 'custom', path: ['groups', gi, 'scope'], message: `no ${level} "${target}" in this config` });
     });
   });
-
-/** Profile 0 lets anyone who reaches the port act as a station: only acceptable when nobody else can reach it. */
-function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
 
 /**
  * A meter id is its station id in transactions and events, so it is unique across sites and stations. Meters

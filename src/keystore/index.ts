@@ -2,5 +2,5 @@ export { Keystore, ACCESS_TOKEN_LIFETIME_S, type KeyInfo, type KeyState, type Ke
 export { KeystoreError, KEYSTORE_FILE, type KeyPurpose } from './keystore-file.js';
 export { keystorePassphrase, type PassphraseSource } from './passphrase.js';
 export type { PublicJwk } from './signing-keys.js';
-export { openKeystore } from './open-from-config.js';
+export { keystoreEncrypted, openKeystore } from './open-from-config.js';
 export { createGatewayCertificate, saveGatewayCertificate, type GatewayCertificate } from './gateway-certificate.js';

@@ -1,6 +1,8 @@
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
+import { existsSync } from 'node:fs';
 import { Keystore } from './keystore.js';
+import { keystorePath, readKeystoreDocument } from './keystore-file.js';
 import { keystorePassphrase } from './passphrase.js';
 
 /** The keystore of a config's dataDir, with the passphrase and rotation timings the config names. */
@@ -13,4 +15,14 @@ export function openKeystore(config: Config, options: { logger?: Logger; env?: N
     logger: options.logger,
     now: options.now,
   });
+}
+
+/**
+ * Whether the config's keystore keeps its private keys encrypted: as the file has them, or, before the first start
+ * creates it, as it would be created with the passphrase this environment gives.
+ */
+export function keystoreEncrypted(config: Config, env: NodeJS.ProcessEnv = process.env): boolean {
+  const file = keystorePath(config.dataDir);
+  if (!existsSync(file)) return keystorePassphrase(config.keystore, env) !== undefined;
+  return readKeystoreDocument(file).keys.every((key) => key.privateKey.startsWith('-----BEGIN ENCRYPTED PRIVATE KEY-----'));
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, parseConfig } from '../../src/config/index.js';
-import { ROOT, runCli } from '../support/cli.js';
+import { ROOT, runCli, runCliJson } from '../support/cli.js';
+import { tempSite } from '../support/temp-site.js';
 
 describe('config', () => {
   it('accepts the embedded default config', () => {
@@ -73,5 +74,30 @@ describe('config', () => {
     expect(bad.stderr).toContain('missing-station-id.yaml: sites[0].stations[0].id: required');
     const good = await runCli(['check-config', '--config', `${ROOT}/config/default.yaml`]);
     expect(good.code).toBe(0);
+  });
+
+  it('check-config --json lists every problem; exit 2', async () => {
+    const bad = await runCliJson<{ ok: boolean; file: string; problems: string[] }>(['check-config', '--config', `${ROOT}/test/config/fixtures/missing-station-id.yaml`]);
+    expect(bad.code).toBe(2);
+    expect(bad.data).toEqual({ ok: false, file: `${ROOT}/test/config/fixtures/missing-station-id.yaml`, problems: ['sites[0].stations[0].id: required'] });
+  });
+
+  it('check-config warns, exit 0, about an issuer on a wildcard address and an unencrypted keystore on a LAN listener', async () => {
+    const site = tempSite({ http: { host: '0.0.0.0', port: 8080 } });
+    try {
+      const plain = await runCliJson<{ ok: boolean; warnings: string[] }>(['check-config', '--config', site.configPath], { env: { CHARGEGATE_KEYSTORE_PASSPHRASE: '' } });
+      expect(plain.code).toBe(0);
+      expect(plain.data.warnings).toEqual([
+        expect.stringMatching(/^http\.issuer: http:\/\/0\.0\.0\.0:8080 names every interface/),
+        expect.stringMatching(/^keystore: the signing keys are stored unencrypted while http\.host is 0\.0\.0\.0; give a passphrase in \$CHARGEGATE_KEYSTORE_PASSPHRASE/),
+      ]);
+      const human = await runCli(['check-config', '--config', site.configPath], { env: { CHARGEGATE_KEYSTORE_PASSPHRASE: 'correct horse' } });
+      expect(human.code).toBe(0);
+      expect(human.stdout.trim().split('\n')).toEqual([`${site.configPath}: ok (1 site)`, expect.stringMatching(/^warning: http\.issuer: /)]);
+      site.write({ http: { host: '0.0.0.0', port: 8080, issuer: 'http://gateway.local:8080' } });
+      expect((await runCliJson<{ warnings: string[] }>(['check-config', '--config', site.configPath], { env: { CHARGEGATE_KEYSTORE_PASSPHRASE: 's' } })).data.warnings).toEqual([]);
+    } finally {
+      site.cleanup();
+    }
   });
 });

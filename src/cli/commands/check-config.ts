@@ -1,21 +1,56 @@
 import type { Command } from 'commander';
-import { ConfigError, unreadableFiles } from '../../config/index.js';
-import { CliError, EXIT_USAGE, loadCommandConfig, output, type GlobalOptions } from '../context.js';
+import { ConfigError, isLoopbackHost, isWildcardHost, loadConfig, resolveConfigPath, unreadableFiles, type Config } from '../../config/index.js';
+import { keystoreEncrypted } from '../../keystore/index.js';
+import { CliError, EXIT_USAGE, output, type GlobalOptions } from '../context.js';
 
 export function registerCheckConfig(program: Command): void {
   program
     .command('check-config')
-    .description('validate the config file: exit 0 when usable, 2 with the key path of every problem')
+    .description('validate the config file: exit 0 when usable (with warnings about risky settings), 2 with the key path of every problem')
     .action((_options, cmd: Command) => {
       const globals = cmd.optsWithGlobals<GlobalOptions>();
-      const { configPath, config } = loadCommandConfig(globals);
-      // What the daemon would fail on at start: better told now, by the check systemctl reload runs first.
-      const unreadable = unreadableFiles(config);
-      if (unreadable.length > 0) throw new CliError(new ConfigError(configPath, unreadable).message, EXIT_USAGE);
-      output(
-        globals.json === true,
-        { ok: true, file: configPath, sites: config.sites.map((s) => s.id) },
-        () => `${configPath}: ok (${config.sites.length} site${config.sites.length === 1 ? '' : 's'})`,
+      const json = globals.json === true;
+      const configPath = resolveConfigPath(globals.config);
+      let config: Config;
+      try {
+        config = loadConfig(configPath);
+        // What the daemon would fail on at start: better told now, by the check systemctl reload runs first.
+        const unreadable = unreadableFiles(config);
+        if (unreadable.length > 0) throw new ConfigError(configPath, unreadable);
+      } catch (err) {
+        if (!(err instanceof ConfigError)) throw err;
+        if (!json) throw new CliError(err.message, EXIT_USAGE);
+        // With --json the problems are the document (one per entry), not a single {error} line.
+        output(true, { ok: false, file: configPath, problems: err.problems }, () => '');
+        process.stderr.write(`chargegate: ${err.message}\n`);
+        process.exitCode = EXIT_USAGE;
+        return;
+      }
+      const warnings = configWarnings(config);
+      output(json, { ok: true, file: configPath, sites: config.sites.map((s) => s.id), warnings }, () =>
+        [`${configPath}: ok (${config.sites.length} site${config.sites.length === 1 ? '' : 's'})`, ...warnings.map((w) => `warning: ${w}`)].join('\n'),
       );
     });
+}
+
+/** Settings that work but put partners or keys at risk: told, not refused (exit 0). */
+function configWarnings(config: Config): string[] {
+  const warnings: string[] = [];
+  const issuerHost = new URL(config.http.issuer).hostname;
+  if (isWildcardHost(issuerHost)) {
+    warnings.push(
+      `http.issuer: ${config.http.issuer} names every interface, not this gateway: tokens carry it as "iss" and partners fetch the JWKS from it; set http.issuer to the gateway's name or LAN address`,
+    );
+  }
+  const exposed = [
+    ['http.host', config.http.host],
+    ['ocpp.host', config.ocpp.host],
+  ].filter(([, host]) => !isLoopbackHost(host!));
+  if (exposed.length > 0 && !keystoreEncrypted(config)) {
+    warnings.push(
+      `keystore: the signing keys are stored unencrypted while ${exposed.map(([key, host]) => `${key} is ${host}`).join(' and ')}; ` +
+        `give a passphrase in $${config.keystore.passphraseEnv} or the systemd credential ${config.keystore.passphraseCredential} (README "Install as a service")`,
+    );
+  }
+  return warnings;
 }
