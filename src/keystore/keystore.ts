@@ -1,4 +1,4 @@
-import { mkdirSync, chmodSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, chmodSync, statSync } from 'node:fs';
 import type { KeyObject } from 'node:crypto';
 import type { Logger } from '../log/index.js';
 import {
@@ -127,13 +127,13 @@ export class Keystore {
     const order: Record<KeyState, number> = { signing: 0, next: 1, retired: 2, expired: 3 };
     const published = this.loaded
       .filter((key) => purpose === undefined || key.stored.purpose === purpose)
-      .map((key) => ({ key, state: this.stateOf(key.stored, now) }))
+      .map((key) => ({ key, state: stateOf(this.stored(), key.stored, now) }))
       .filter(({ state }) => state !== 'expired')
       .sort((a, b) => KEY_PURPOSES.indexOf(a.key.stored.purpose) - KEY_PURPOSES.indexOf(b.key.stored.purpose) || order[a.state] - order[b.state]);
     return {
       keys: published.flatMap(({ key, state }) => {
         const own = { ...key.jwk, kid: key.stored.id };
-        const kid = this.kidOf(key.stored, state);
+        const kid = kidOf(key.stored, state);
         return kid === own.kid ? [own] : [{ ...key.jwk, kid }, own];
       }),
     };
@@ -142,7 +142,7 @@ export class Keystore {
   list(): KeyInfo[] {
     this.refresh();
     const now = this.now();
-    return this.loaded.map(({ stored }) => this.info(stored, now));
+    return this.loaded.map(({ stored }) => keyInfo(this.stored(), stored, now));
   }
 
   /**
@@ -174,7 +174,7 @@ export class Keystore {
     this.refresh();
     this.options.logger?.info({ keys: result.ids, activatesAt: result.activatesAt }, 'keystore rotation started');
     const now = this.now();
-    return { activatesAt: result.activatesAt, keys: this.loaded.filter((k) => result.ids.includes(k.stored.id)).map((k) => this.info(k.stored, now)) };
+    return { activatesAt: result.activatesAt, keys: this.loaded.filter((k) => result.ids.includes(k.stored.id)).map((k) => keyInfo(this.stored(), k.stored, now)) };
   }
 
   private retentionS(purpose: KeyPurpose): number {
@@ -264,32 +264,46 @@ export class Keystore {
     return key;
   }
 
-  /** Exactly one key per purpose is `signing`, whatever the timestamps say, so `sign` is always published. */
-  private stateOf(stored: StoredKey, now: Date): KeyState {
-    const all = this.loaded.map((k) => k.stored);
-    if (signingKeyOf(all, stored.purpose, now) === stored) return 'signing';
-    if (new Date(stored.activatesAt) > now) return 'next';
-    return stored.expiresAt !== null && new Date(stored.expiresAt) <= now ? 'expired' : 'retired';
+  private stored(): StoredKey[] {
+    return this.loaded.map((k) => k.stored);
   }
+}
 
-  private kidOf(stored: StoredKey, state: KeyState): string {
-    return stored.purpose === 'webhook' && state === 'signing' ? WEBHOOK_SIGNING_KID : stored.id;
-  }
+/**
+ * The keys of a data dir as `keys list` shows them, from the keystore file alone: no passphrase needed, since
+ * nothing private is decrypted or shown. Undefined when there is no keystore yet.
+ */
+export function listKeys(dataDir: string, now: Date = new Date()): KeyInfo[] | undefined {
+  const file = keystorePath(dataDir);
+  if (!existsSync(file)) return undefined;
+  const { keys } = readKeystoreDocument(file);
+  return keys.map((stored) => keyInfo(keys, stored, now));
+}
 
-  private info(stored: StoredKey, now: Date): KeyInfo {
-    const state = this.stateOf(stored, now);
-    return {
-      id: stored.id,
-      purpose: stored.purpose,
-      alg: stored.alg,
-      state,
-      jwksKid: state === 'expired' ? null : this.kidOf(stored, state),
-      createdAt: stored.createdAt,
-      activatesAt: stored.activatesAt,
-      retiresAt: stored.retiresAt,
-      expiresAt: stored.expiresAt,
-    };
-  }
+/** Exactly one key per purpose is `signing`, whatever the timestamps say, so `sign` is always published. */
+function stateOf(all: StoredKey[], stored: StoredKey, now: Date): KeyState {
+  if (signingKeyOf(all, stored.purpose, now) === stored) return 'signing';
+  if (new Date(stored.activatesAt) > now) return 'next';
+  return stored.expiresAt !== null && new Date(stored.expiresAt) <= now ? 'expired' : 'retired';
+}
+
+function kidOf(stored: StoredKey, state: KeyState): string {
+  return stored.purpose === 'webhook' && state === 'signing' ? WEBHOOK_SIGNING_KID : stored.id;
+}
+
+function keyInfo(all: StoredKey[], stored: StoredKey, now: Date): KeyInfo {
+  const state = stateOf(all, stored, now);
+  return {
+    id: stored.id,
+    purpose: stored.purpose,
+    alg: stored.alg,
+    state,
+    jwksKid: state === 'expired' ? null : kidOf(stored, state),
+    createdAt: stored.createdAt,
+    activatesAt: stored.activatesAt,
+    retiresAt: stored.retiresAt,
+    expiresAt: stored.expiresAt,
+  };
 }
 
 function refuseWhileRotating(doc: KeystoreDocument, now: Date): void {

@@ -36,16 +36,23 @@ describe('chargegate keys', { timeout: 120_000 }, () => {
     await expect((await openKeystore(loadConfig(temp.configPath))).rotate()).rejects.toThrow('a rotation is already in progress');
   });
 
-  it('encrypts the keystore with the passphrase from the configured environment variable and refuses to open it without', async () => {
+  it('encrypts the keystore with the passphrase from the configured environment variable and refuses to sign without; list needs none', async () => {
     temp = tempSite({ keystore: { passphraseEnv: 'TEST_KEYSTORE_PASSPHRASE' } });
     const env = { TEST_KEYSTORE_PASSPHRASE: 'a long passphrase' };
     expect((await runCli(['keys', 'list', '--config', temp.configPath], { env })).code).toBe(0);
     const file = readFileSync(path.join(temp.dataDir, 'keystore.json'), 'utf8');
     expect(file).toContain('ENCRYPTED PRIVATE KEY');
     expect(statSync(path.join(temp.dataDir, 'keystore.json')).mode & 0o777).toBe(0o600);
-    const without = await runCli(['keys', 'list', '--config', temp.configPath]);
+    const without = await runCli(['keys', 'rotate', '--config', temp.configPath]);
     expect(without.code).toBe(1);
     expect(without.stderr).toContain('encrypted: provide the keystore passphrase');
+    // Listing shows no private material: it reads the file without the passphrase.
+    const listed = await runCliJson<KeyInfo[]>(['keys', 'list', '--config', temp.configPath]);
+    expect(listed.code).toBe(0);
+    expect(listed.data.map((k) => [k.purpose, k.state])).toEqual([
+      ['webhook', 'signing'],
+      ['token', 'signing'],
+    ]);
   });
 
   it('tls-cert makes a certificate the OCPP listener serves under security profile 2 and a station trusts', async () => {

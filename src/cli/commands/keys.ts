@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
-import { createGatewayCertificate, KeystoreError, openKeystore, saveGatewayCertificate, type KeyInfo, type Keystore } from '../../keystore/index.js';
+import { createGatewayCertificate, KeystoreError, listKeys, openKeystore, saveGatewayCertificate, type KeyInfo, type Keystore } from '../../keystore/index.js';
 import { CliError, EXIT_FAILURE, loadCommandConfig, output, repeatable, table, type GlobalOptions } from '../context.js';
 
 /** `keys list|rotate`: the keystore's signing keys (contract section 5, key rotation); `keys tls-cert` for OCPP profile 2. */
@@ -10,10 +10,19 @@ export function registerKeys(program: Command): void {
 
   keys
     .command('list')
-    .description('keys with their kid, algorithm, state and dates; never private material')
+    .description('keys with their kid, algorithm, state and dates; never private material, so no passphrase is needed')
     .action(async (_options, cmd: Command) => {
       const globals = cmd.optsWithGlobals<GlobalOptions>();
-      const list = await withKeystore(globals, (keystore) => keystore.list());
+      const { config } = loadCommandConfig(globals);
+      let stored: KeyInfo[] | undefined;
+      try {
+        stored = listKeys(config.dataDir);
+      } catch (err) {
+        if (err instanceof KeystoreError) throw new CliError(err.message, EXIT_FAILURE, { cause: err });
+        throw err;
+      }
+      // No keystore yet: it is made now, as the daemon would at its first start (encrypted when a passphrase is given).
+      const list = stored ?? (await withKeystore(globals, (keystore) => keystore.list()));
       output(globals.json === true, list, () => keyTable(list));
     });
 
