@@ -263,8 +263,8 @@ export class Site {
     });
   }
 
-  /** Stations from the config and the database, for `station list`. */
-  stations(): Array<{
+  /** Stations from the config and the database, for `station list` and the status page; removed ones only if asked. */
+  stations(options: { includeRemoved?: boolean } = {}): Array<{
     id: string;
     siteId: string | null;
     state: StationState | 'configured';
@@ -275,21 +275,24 @@ export class Site {
   }> {
     const rows = new Map<string, StationRow>(allStations(this.db).map((r) => [r.id, r]));
     const ids = new Set<string>([...this.config().sites.flatMap((s) => s.stations.map((st) => st.id)), ...rows.keys()]);
-    return [...ids].sort().map((id) => {
-      const row = rows.get(id);
-      const configuredSite = this.directory.configuredSiteOf(id);
-      const state: StationState | 'configured' =
-        row?.state === 'blocked' || row?.state === 'removed' || row?.state === 'paired' ? row.state : configuredSite ? 'configured' : 'pending';
-      return {
-        id,
-        siteId: configuredSite ?? row?.site_id ?? null,
-        state,
-        online: row?.online === 1,
-        lastSeen: this.lastSeen.get(id) ?? row?.last_seen ?? null,
-        hasPassword: Boolean(row?.password_hash),
-        bootInfo: row?.boot_info ? (JSON.parse(row.boot_info) as object) : null,
-      };
-    });
+    return [...ids]
+      .sort()
+      .map((id) => {
+        const row = rows.get(id);
+        const configuredSite = this.directory.configuredSiteOf(id);
+        const state: StationState | 'configured' =
+          row?.state === 'blocked' || row?.state === 'removed' || row?.state === 'paired' ? row.state : configuredSite ? 'configured' : 'pending';
+        return {
+          id,
+          siteId: configuredSite ?? row?.site_id ?? null,
+          state,
+          online: row?.online === 1,
+          lastSeen: this.lastSeen.get(id) ?? row?.last_seen ?? null,
+          hasPassword: Boolean(row?.password_hash),
+          bootInfo: row?.boot_info ? (JSON.parse(row.boot_info) as object) : null,
+        };
+      })
+      .filter((s) => options.includeRemoved === true || s.state !== 'removed');
   }
 
   // ---- connectors -----------------------------------------------------------------------------------------

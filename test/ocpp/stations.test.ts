@@ -112,6 +112,15 @@ describe('station admission, pairing and connections', () => {
       const back = await t.connect();
       expect(await back.boot()).toMatchObject({ status: 'Rejected' });
       await expect(back.heartbeat()).rejects.toMatchObject({ rpcErrorCode: 'SecurityError' });
+
+      // A removed station leaves the lists (station list, the status page); --all still shows it.
+      expect((await runCliJson(['station', 'remove', 'CP001', '--config', t.temp.configPath])).code).toBe(0);
+      const ids = async (...args: string[]) =>
+        (await runCliJson<{ stations: Array<{ id: string; state: string }> }>(['station', 'list', ...args, '--config', t.temp.configPath])).data.stations;
+      expect((await ids()).map((s) => s.id)).not.toContain('CP001');
+      expect(await ids('--all')).toContainEqual(expect.objectContaining({ id: 'CP001', state: 'removed' }));
+      const status = (await (await fetch(`http://127.0.0.1:${t.daemon.httpPort}/status.json`)).json()) as { stations: Array<{ id: string }> };
+      expect(status.stations.map((s) => s.id)).not.toContain('CP001');
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

@@ -10,10 +10,11 @@ export function registerStation(program: Command): void {
     .command('list')
     .description('stations in the config or seen by the daemon, with pairing state and online state')
     .option('--pending', 'only unknown stations that connected and wait for `station pair`')
-    .action((options: { pending?: boolean }, cmd: Command) =>
+    .option('--all', 'also removed stations')
+    .action((options: { pending?: boolean; all?: boolean }, cmd: Command) =>
       withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
         const stations = siteOf(ctx)
-          .stations()
+          .stations({ includeRemoved: options.all === true })
           .filter((s) => !options.pending || s.state === 'pending');
         output(ctx.json, { stations }, () =>
           table(
@@ -60,7 +61,7 @@ export function registerStation(program: Command): void {
       .action((stationId: string, _options: unknown, cmd: Command) =>
         withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
           const site = siteOf(ctx);
-          if (!site.stations().some((s) => s.id === stationId)) throw new CliError(`no station "${stationId}" in the config or the database`, EXIT_USAGE);
+          if (!site.stations({ includeRemoved: true }).some((s) => s.id === stationId)) throw new CliError(`no station "${stationId}" in the config or the database`, EXIT_USAGE);
           site.setStationState(stationId, state);
           output(ctx.json, { stationId, state }, () => `${stationId} is ${state}.`);
         }),
