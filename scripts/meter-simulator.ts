@@ -3,13 +3,13 @@
  * device) with a built-in model's register map, cycling between idle and a charging session. It prints the
  * `meters:` entry to put in the config, and each phase change.
  *
- *   npx tsx scripts/meter-simulator.ts [--host 127.0.0.1] [--port 5020] [--rtu /dev/pts/N [--baud 9600]]
- *                                      [--model sdm630] [--unit 1] [--idle-s 15] [--charge-s 30] [--amps 16]
- *                                      [--energy-kwh 1000]
+ *   npm run simulate:meter -- [--host 127.0.0.1] [--port 5020] [--rtu /dev/pts/N [--baud 9600] [--peer DEVICE]]
+ *                             [--model sdm630] [--unit 1] [--idle-s 15] [--charge-s 30] [--amps 16]
+ *                             [--energy-kwh 1000]
  *
  * A pseudo-terminal pair for RTU without hardware:
  *   socat -d -d pty,raw,echo=0,link=/tmp/meter-tty pty,raw,echo=0,link=/tmp/chargegate-tty
- *   npx tsx scripts/meter-simulator.ts --rtu /tmp/meter-tty      (chargegate uses device: /tmp/chargegate-tty)
+ *   npm run simulate:meter -- --rtu /tmp/meter-tty --peer /tmp/chargegate-tty
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
@@ -17,7 +17,7 @@ import { METER_MODELS, type MeterModel } from '../src/modbus/index.js';
 import { MeterSimulator } from '../test/support/meter-simulator.js';
 
 const USAGE =
-  'usage: meter-simulator [--host H] [--port N] [--rtu DEVICE [--baud N]] [--model sdm630|sdm120|abb-b23|em340] [--unit N] [--idle-s S] [--charge-s S] [--amps A] [--energy-kwh KWH]';
+  'usage: meter-simulator [--host H] [--port N] [--rtu DEVICE [--baud N] [--peer DEVICE]] [--model sdm630|sdm120|abb-b23|em340] [--unit N] [--idle-s S] [--charge-s S] [--amps A] [--energy-kwh KWH]';
 const VOLTS = 230;
 
 function positive(name: string, text: string | undefined): number {
@@ -34,6 +34,8 @@ async function main(): Promise<number> {
         host: { type: 'string', default: '127.0.0.1' },
         port: { type: 'string', default: '5020' },
         rtu: { type: 'string' },
+        // The device chargegate opens: the other end of a socat pair, or the gateway's serial port.
+        peer: { type: 'string' },
         baud: { type: 'string', default: '9600' },
         model: { type: 'string', default: 'sdm630' },
         unit: { type: 'string', default: '1' },
@@ -71,10 +73,12 @@ async function main(): Promise<number> {
     ? await MeterSimulator.rtu({ device: options.rtu, baudRate: options.baud, units })
     : await MeterSimulator.tcp({ host: options.host, port: options.port, units });
   const connection = options.rtu
-    ? `{ type: rtu, device: <the other end of ${options.rtu}>, baudRate: ${options.baud}, unitId: ${options.unit} }`
+    ? `{ type: rtu, device: ${options.peer ?? '/dev/ttyUSB0'}, baudRate: ${options.baud}, unitId: ${options.unit} }`
     : `{ type: tcp, host: ${options.host}, port: ${meter.port}, unitId: ${options.unit} }`;
-  console.log(`simulated ${map.name} answering on ${options.rtu ?? `tcp://${options.host}:${meter.port}`} unit ${options.unit}; config entry:`);
-  console.log(`  meters:\n    - { id: meter-sim, chargePointId: MB-SIM, connectorId: 1, model: ${options.model}, connection: ${connection} }`);
+  // Indented for a site entry of the config: paste it under `- id: <your site>`, beside `stations:`.
+  console.log(`simulated ${map.name} answering on ${options.rtu ?? `tcp://${options.host}:${meter.port}`} unit ${options.unit}; config entry (paste under a site):`);
+  console.log(`    meters:\n      - { id: meter-sim, chargePointId: MB-SIM, connectorId: 1, model: ${options.model}, connection: ${connection} }`);
+  if (options.rtu && !options.peer) console.log('    # device: the serial port chargegate reads; --peer names it (the other end of a socat pair)');
 
   let stopping = false;
   const stop = () => (stopping = true);
