@@ -1,16 +1,17 @@
 /**
  * A simulated OCPP 1.6-J station for trying chargegate by hand: connects, boots, authorizes a tag, starts and
  * stops one charging session, then exits. Against `npm start` (config/default.yaml) the outbox then holds the
- * four event types (Authorize, ChargePointStatus, StartTransaction, StopTransaction).
+ * four event types (Authorize, ChargePointStatus, StartTransaction, StopTransaction). With --stay it then stays
+ * online, heartbeating, and carries out the API's remote starts and stops like a real station, until Ctrl-C.
  *
- *   npx tsx scripts/station-simulator.ts [--url ws://127.0.0.1:9000/ocpp] [--id CP001] [--password P]
- *                                        [--id-tag DEMO-TAG-1] [--connector 1] [--ca server-cert.pem]
+ *   npm run simulate:station -- [--url ws://127.0.0.1:9000/ocpp] [--id CP001] [--password P]
+ *                               [--id-tag DEMO-TAG-1] [--connector 1] [--ca server-cert.pem] [--stay]
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { connectStation } from '../test/support/station.js';
+import { connectStation, type SimulatedStation } from '../test/support/station.js';
 
-const USAGE = 'usage: station-simulator [--url ws://127.0.0.1:9000/ocpp] [--id CP001] [--password P] [--id-tag TAG] [--connector N] [--ca FILE]';
+const USAGE = 'usage: station-simulator [--url ws://127.0.0.1:9000/ocpp] [--id CP001] [--password P] [--id-tag TAG] [--connector N] [--ca FILE] [--stay]';
 
 async function main(): Promise<number> {
   let values;
@@ -23,6 +24,7 @@ async function main(): Promise<number> {
         'id-tag': { type: 'string', default: 'DEMO-TAG-1' },
         connector: { type: 'string', default: '1' },
         ca: { type: 'string' },
+        stay: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }));
@@ -80,6 +82,7 @@ async function main(): Promise<number> {
     const stopped = await station.stopTransaction({ transactionId: started.transactionId, reason: 'EVDisconnected' });
     step(`StopTransaction: meter ${meterStart + 7_500} Wh, reason EVDisconnected${stopped.idTagInfo ? `, tag ${stopped.idTagInfo.status}` : ''}`);
     await station.statusNotification({ connectorId, status: 'Available' });
+    if (values.stay) await stayOnline(station, boot.interval, step);
     step('done');
     return 0;
   } catch (err) {
@@ -88,6 +91,38 @@ async function main(): Promise<number> {
   } finally {
     await station.close();
   }
+}
+
+/**
+ * Online until SIGINT or SIGTERM: heartbeats at the central system's interval; RemoteStartTransaction and
+ * RemoteStopTransaction are accepted and carried out by the simulated station itself, and told here.
+ */
+async function stayOnline(station: SimulatedStation, intervalS: number, step: (text: string) => void): Promise<void> {
+  step('staying online for remote start and stop (Ctrl-C to leave)');
+  let leaving = false;
+  const left = new Promise<void>((resolve) => {
+    const leave = () => {
+      leaving = true;
+      resolve();
+    };
+    process.once('SIGINT', leave);
+    process.once('SIGTERM', leave);
+  });
+  const heartbeats = setInterval(() => void station.heartbeat().catch((err: unknown) => step(`Heartbeat failed: ${(err as Error).message}`)), intervalS * 1000);
+  // The mailboxes time out to let the loops see `leaving`; a timeout is not an error here.
+  const watch = async (next: () => Promise<{ transactionId: number; connectorId: number; idTag: string }>, what: string) => {
+    while (!leaving) {
+      const done = await next().catch(() => undefined);
+      if (done) step(`${what}: transactionId ${done.transactionId} on connector ${done.connectorId}, tag ${done.idTag}`);
+    }
+  };
+  const watchers = [
+    watch(() => station.nextRemoteStart(1000), 'RemoteStartTransaction -> StartTransaction'),
+    watch(() => station.nextRemoteStop(1000), 'RemoteStopTransaction -> StopTransaction'),
+  ];
+  await left;
+  clearInterval(heartbeats);
+  await Promise.all(watchers);
 }
 
 process.exitCode = await main();

@@ -1,8 +1,12 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROOT } from '../support/cli.js';
-import { PROCESS_TEST_TIMEOUT_MS, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { putIdTag } from '../../src/authorization/index.js';
+import { eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { startApiDaemon } from '../http/api-harness.js';
 
 function simulate(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
@@ -53,6 +57,40 @@ describe('scripts/station-simulator.ts', () => {
       expect(pending.code).toBe(1);
       expect(pending.stdout).toContain('BootNotification: Pending');
       expect(pending.stderr).toContain('chargegate station pair');
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    '--stay keeps the station online and carries out the API remote start and stop, until SIGTERM',
+    async () => {
+      const api = await startApiDaemon();
+      t = api;
+      putIdTag(api.db, { idTag: 'API-TAG', status: 'Accepted', expiresAt: null, siteId: null });
+      const token = await api.token(api.createApp('ops'));
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/station-simulator.ts'), '--url', api.url, '--id', 'CP001', '--stay'], {
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      const lines: string[] = [];
+      createInterface({ input: child.stdout }).on('line', (line) => lines.push(line));
+      const said = (text: string) => eventually(() => lines.find((l) => l.includes(text)), 30_000, `"${text}" from the simulator`);
+      try {
+        await said('staying online for remote start and stop');
+        expect((await api.call('POST', '/charge-points/CP001-A/start', { token, body: { connectorId: 1, idTag: 'API-TAG' } })).status).toBe(202);
+        const started = await said('RemoteStartTransaction -> StartTransaction');
+        const transactionId = Number(/transactionId (\d+)/.exec(started)![1]);
+        expect(started).toContain('on connector 1, tag API-TAG');
+        expect((await api.call('POST', '/charge-points/CP001-A/stop', { token, body: { transactionId } })).status).toBe(202);
+        await said(`RemoteStopTransaction -> StopTransaction: transactionId ${transactionId}`);
+        expect(api.db.prepare('SELECT stop_reason FROM transactions WHERE id = ?').pluck().get(transactionId)).toBe('Remote');
+        child.kill('SIGTERM');
+        const [code] = (await once(child, 'exit')) as [number];
+        expect(code).toBe(0);
+        expect(lines.at(-1)).toBe('[CP001] done');
+      } finally {
+        child.kill('SIGKILL');
+      }
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
