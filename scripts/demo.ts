@@ -5,7 +5,8 @@
  * source (authorize/start/meter/stop over OCPP; current up/energy/current down on the meter), shows the verified
  * webhooks, then stops everything and exits 0, or 1 when a step or a webhook did not come through.
  *
- *   npm run demo [-- --keep-running]     --keep-running: stay up (status page, OCPP, API) until Ctrl-C
+ *   npm run demo [-- --keep-running]     --keep-running: stay up (status page, OCPP, API) until Ctrl-C, and print
+ *                                        the config path and an API client to try the CLI and the API with
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,12 +14,14 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
+import { Applications } from '../src/applications/index.js';
 import { putIdTag } from '../src/authorization/index.js';
 import { startDaemon, type Daemon } from '../src/cli/daemon.js';
 import { EVENT_TYPES, loadConfig } from '../src/config/index.js';
 import { createLogger } from '../src/log/index.js';
 import { METER_MODELS } from '../src/modbus/index.js';
 import { openDatabase } from '../src/store/index.js';
+import { freePort } from '../test/support/free-port.js';
 import { MeterSimulator } from '../test/support/meter-simulator.js';
 import { connectStation, type SimulatedStation } from '../test/support/station.js';
 import { startDemoReceiver, type DemoReceiver } from './demo-receiver.js';
@@ -57,13 +60,17 @@ class PartnerInbox {
   }
 }
 
-function writeDemoConfig(dir: string, meterPort: number, webhookUrl: string): string {
+/** The API client --keep-running prints: every permission over the demo company. */
+const DEMO_GROUP = 'demo-partner';
+
+function writeDemoConfig(dir: string, meterPort: number, webhookUrl: string, httpPort: number): string {
   const configPath = path.join(dir, 'chargegate.yaml');
   const config = {
     dataDir: path.join(dir, 'var'),
     timezone: 'Europe/Brussels',
     log: { level: 'warn' },
-    http: { host: '127.0.0.1', port: 0 },
+    // A port chosen now, so the issuer (tokens, JWKS URL) names the port the API really listens on.
+    http: { host: '127.0.0.1', port: httpPort },
     // Profile 0 (no station password) is allowed because every listener is on loopback.
     ocpp: { host: '127.0.0.1', port: 0, path: '/ocpp', securityProfile: 0 },
     company: { id: 'demo' },
@@ -87,6 +94,7 @@ function writeDemoConfig(dir: string, meterPort: number, webhookUrl: string): st
         webhooks: [{ id: 'demo-partner', url: webhookUrl, events: [...EVENT_TYPES], signature: 'documented' }],
       },
     ],
+    groups: [{ id: DEMO_GROUP, scope: 'company:demo', permissions: ['charge-points:read', 'charge-points:control', 'events:read'] }],
     webhookDelivery: { retryIntervalS: 1 },
   };
   writeFileSync(configPath, stringify(config));
@@ -193,9 +201,10 @@ async function main(): Promise<number> {
     const inbox = new PartnerInbox(partner);
     say('partner', `webhook receiver on ${partner.receiver.url()}, verifying against the daemon's JWKS`);
 
-    const configPath = writeDemoConfig(dir, meter.port, partner.receiver.url());
+    const configPath = writeDemoConfig(dir, meter.port, partner.receiver.url(), await freePort());
     const db = openDatabase(path.join(dir, 'var'));
     putIdTag(db, { idTag: ID_TAG, status: 'Accepted', expiresAt: null, siteId: null });
+    const client = new Applications({ db }).create(loadConfig(configPath), { name: 'demo partner', groupIds: [DEMO_GROUP] });
     db.close();
     daemon = await startDaemon({ configPath, config: loadConfig(configPath), logger: createLogger('error'), handleSignals: false });
     cleanups.push(() => daemon.stop());
@@ -211,7 +220,17 @@ async function main(): Promise<number> {
 
     const ok = summary(inbox);
     if (keepRunning) {
-      console.log(`\nstill running: status page http://127.0.0.1:${daemon.httpPort}/, OCPP ws://127.0.0.1:${daemon.ocppPort}/ocpp. Ctrl-C to stop.`);
+      const base = `http://127.0.0.1:${daemon.httpPort}`;
+      console.log(
+        [
+          `\nstill running: status page ${base}/, OCPP ws://127.0.0.1:${daemon.ocppPort}/ocpp. Ctrl-C to stop.`,
+          `config: ${configPath}`,
+          `  try: node dist/cli/main.js --config ${configPath} station list`,
+          `API client: clientId ${client.clientId} clientSecret ${client.clientSecret}`,
+          `  try: curl -s -u ${client.clientId}:${client.clientSecret} -d grant_type=client_credentials ${base}/oauth2/token`,
+          `       curl -s -H "Authorization: Bearer <access_token>" ${base}/charge-points`,
+        ].join('\n'),
+      );
       await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()).once('SIGTERM', () => resolve()));
     }
     await cleanup();

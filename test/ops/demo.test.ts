@@ -1,6 +1,10 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../support/cli.js';
+import { ROOT, runCliJson } from '../support/cli.js';
+import { eventually } from '../support/daemon.js';
 
 interface Run {
   code: number | null;
@@ -59,4 +63,31 @@ describe('npm run demo', () => {
     expect(run.stdout).toContain('demo complete: every session reached the partner, every signature verified');
     expect(run.stdout).not.toContain('REJECTED');
   }, 150_000);
+
+  it('--keep-running stays up after the sessions and prints a config and an API client that work from the CLI and over HTTP', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/demo.ts'), '--keep-running'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const lines: string[] = [];
+    createInterface({ input: child.stdout }).on('line', (line) => lines.push(line));
+    try {
+      const line = (prefix: string) => eventually(() => lines.find((l) => l.startsWith(prefix)), 90_000, `a line starting "${prefix}"`);
+      const configPath = (await line('config: ')).slice('config: '.length);
+      const [, clientId, clientSecret] = /^API client: clientId (\S+) clientSecret (\S+)$/.exec(await line('API client: '))!;
+      const base = /(http:\/\/127\.0\.0\.1:\d+)\/oauth2\/token$/.exec(await line('  try: curl -s -u'))![1]!;
+
+      const stations = await runCliJson<{ stations: Array<{ id: string }> }>(['station', 'list', '--config', configPath]);
+      expect(stations.data.stations.map((s) => s.id)).toContain('CP001');
+      const token = (await (
+        await fetch(`${base}/oauth2/token`, { method: 'POST', body: new URLSearchParams({ grant_type: 'client_credentials', client_id: clientId!, client_secret: clientSecret! }) })
+      ).json()) as { access_token: string };
+      const chargePoints = await fetch(`${base}/charge-points`, { headers: { authorization: `Bearer ${token.access_token}` } });
+      expect(chargePoints.status).toBe(200);
+      expect(((await chargePoints.json()) as Array<{ chargePointId: string }>).map((cp) => cp.chargePointId)).toEqual(['CP001-A', 'MB-1']);
+
+      child.kill('SIGTERM');
+      const [code] = (await once(child, 'exit')) as [number];
+      expect(code).toBe(0);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  }, 120_000);
 });
