@@ -96,8 +96,9 @@ export const STATUS_SCRIPT = `'use strict';
     return el('table', '', [el('thead', '', [head]), el('tbody', '', body)]);
   }
 
+  // A wide table scrolls inside its own box: on a phone the page itself never scrolls sideways.
   function fill(sectionId, content) {
-    document.querySelector('#' + sectionId + ' .content').replaceChildren(content);
+    document.querySelector('#' + sectionId + ' .content').replaceChildren(content.tagName === 'TABLE' ? el('div', 'scroll', [content]) : content);
   }
 
   function scalar(value) {
@@ -152,11 +153,16 @@ export const STATUS_SCRIPT = `'use strict';
 
     fill('stations', table(['Station', 'Site', 'State', 'Connection', 'Last seen', 'Vendor / model', 'Firmware'], s.stations.map(function (st) {
       return {
-        cells: [st.stationId, st.siteId || '', chip(st.state, st.state === 'pending' ? 'pending' : 'state'), chip(st.online ? 'online' : 'offline'), time(st.lastSeen),
+        cells: [st.stationId, st.siteId || '', st.state === 'pending' ? pendingState(st.stationId, s.sites) : chip(st.state, 'state'), chip(st.online ? 'online' : 'offline'), time(st.lastSeen),
           [st.vendor, st.model].filter(Boolean).join(' / '), st.firmwareVersion || ''],
         data: { station: st.stationId, online: String(st.online) },
       };
     }), 'no station has connected or been configured'));
+
+    function pendingState(stationId, sites) {
+      var command = 'chargegate station pair ' + stationId + (sites.length > 1 ? ' --site <site>' : '');
+      return el('span', '', [chip('waiting for pairing', 'pending'), ' ', el('code', '', [command])]);
+    }
 
     var connectorRows = [];
     s.chargePoints.forEach(function (cp) {
@@ -178,10 +184,12 @@ export const STATUS_SCRIPT = `'use strict';
       var connector = cp && cp.connectors.find(function (c) { return c.connectorId === m.connectorId; });
       var live = m.live;
       var round = function (n, digits) { return n === null ? '' : String(Math.round(n * Math.pow(10, digits)) / Math.pow(10, digits)); };
+      // An offline meter's figures are its last good reading: shown, but marked as old.
+      var reading = function (text) { return live && !live.online && text !== '' ? el('span', 'stale', [text + ' (stale)']) : text; };
       return {
         cells: [m.meterId, m.chargePointId + '/' + m.connectorId, m.model, m.address,
           live ? chip(live.online ? live.status : 'offline', live.online ? live.status : 'critical') : chip('not polled', 'state'),
-          live ? round(live.energyKWh, 3) : '', live ? live.currentA.map(function (a) { return round(a, 1); }).join(' / ') : '', live ? round(live.powerW, 0) : '',
+          reading(live ? round(live.energyKWh, 3) : ''), reading(live ? live.currentA.map(function (a) { return round(a, 1); }).join(' / ') : ''), reading(live ? round(live.powerW, 0) : ''),
           live ? live.session + (live.transactionId === null ? '' : ' (transaction ' + live.transactionId + ')') : '', live ? time(live.lastGoodReadingAt) : '',
           connector ? chip(connector.status) : ''],
         data: { meter: m.meterId, session: live ? live.session : '' },

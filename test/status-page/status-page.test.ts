@@ -45,6 +45,7 @@ describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
               model: 'sdm630',
               connection: { type: 'tcp', host: '127.0.0.1', port: meter.port, unitId: 3 },
               pollIntervalMs: 200,
+              detection: { offlineAfterS: 2 },
               idTag: 'MODBUS-TAG-SECRET',
             },
           ],
@@ -125,6 +126,27 @@ describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
       { meterId: 'meter-1', siteId: 's1', chargePointId: 'MB-1', connectorId: 1, model: 'sdm630', address: `tcp://127.0.0.1:${meter.port}#3`, live: { online: true } },
     ]);
     expect(Object.keys(snapshot.parts)).toContain('ocpp');
+  });
+
+  it('fits a 390 px phone without sideways scrolling; a pending station shows the command that pairs it; an offline meter shows its last values as stale', async () => {
+    page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    await page.goto(`http://127.0.0.1:${httpPort}/`);
+    station = await test.connect('CP-NEW');
+    expect(await station.boot()).toMatchObject({ status: 'Pending' });
+    const pending = page.locator('#stations tr[data-station="CP-NEW"]');
+    await expect.poll(() => pending.count(), { timeout: 15_000 }).toBe(1);
+    expect(await pending.innerText()).toContain('waiting for pairing chargegate station pair CP-NEW');
+
+    const meterRow = page.locator('#meters tr[data-meter="meter-1"]');
+    await meter.setOnline(3, false);
+    try {
+      await expect.poll(() => meterRow.innerText(), { timeout: 15_000 }).toMatch(/offline[\s\S]*\(stale\)/);
+      expect(await meterRow.locator('.stale').count()).toBe(3);
+    } finally {
+      await meter.setOnline(3, true);
+    }
+    // Wide tables scroll inside their own box; the page itself is no wider than the phone.
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
   });
 
   it('says so when the daemon cannot be reached, and keeps the last data on screen', async () => {
