@@ -12,8 +12,8 @@ import {
   openApiRoutes,
   statusGuard,
   tokenEndpointRoutes,
-  type HealthSource,
 } from '../http/index.js';
+import type { HealthSource } from '../health/index.js';
 import { openKeystore } from '../keystore/index.js';
 import { createLogger, type Logger } from '../log/index.js';
 import { MeterService } from '../modbus/index.js';

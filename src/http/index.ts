@@ -1,5 +1,4 @@
 export { createHttpServer, type HttpServerOptions } from './server.js';
-export { worstLevel, type HealthLevel, type HealthSource } from './health.js';
 export { jwksRoutes } from './jwks.js';
 export { tokenEndpointRoutes, type TokenEndpointOptions } from './token-endpoint.js';
 export { BearerAuth, type Caller } from './bearer-auth.js';

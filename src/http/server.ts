@@ -1,7 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../log/index.js';
-import { worstLevel, type HealthSource } from './health.js';
+import { worstLevel, type HealthSource } from '../health/index.js';
 import { API_ERRORS, ApiError, jsonErrorHandler } from './http-errors.js';
 import type { StatusGuard } from './status-access.js';
 

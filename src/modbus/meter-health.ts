@@ -1,4 +1,4 @@
-import type { HealthLevel } from '../http/index.js';
+import type { HealthLevel } from '../health/index.js';
 import type { DetectorPhase } from './detector.js';
 
 /** One meter as GET /health shows it under `meters`, and as `chargegate meter status` prints it. */

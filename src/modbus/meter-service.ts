@@ -1,6 +1,6 @@
 import type { Registry } from 'prom-client';
 import { modbusBusKey, type Config, type MeterConfig } from '../config/index.js';
-import { worstLevel, type HealthSource } from '../http/index.js';
+import { worstLevel, type HealthSource } from '../health/index.js';
 import type { Logger } from '../log/index.js';
 import type { Site } from '../site/index.js';
 import type { Writer } from '../store/index.js';

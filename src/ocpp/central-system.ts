@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Authorizer } from '../authorization/index.js';
 import { readConfiguredFile, type Config } from '../config/index.js';
-import type { HealthSource } from '../http/index.js';
+import type { HealthSource } from '../health/index.js';
 import type { Logger } from '../log/index.js';
 import { FailureLimiter } from '../credentials/index.js';
 import { STATIONS_TOPIC, type Site } from '../site/index.js';

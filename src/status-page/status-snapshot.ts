@@ -1,5 +1,5 @@
 import { modbusBusKey, type Config } from '../config/index.js';
-import { worstLevel, type HealthLevel, type HealthSource } from '../http/index.js';
+import { worstLevel, type HealthLevel, type HealthSource } from '../health/index.js';
 import type { MeterHealth } from '../modbus/index.js';
 import { whToKWh, type ChargePointView, type Site } from '../site/index.js';
 

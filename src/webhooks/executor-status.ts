@@ -1,5 +1,5 @@
 import { EVENT_TYPES, type Config, type EventType } from '../config/index.js';
-import { worstLevel, type HealthLevel } from '../http/index.js';
+import { worstLevel, type HealthLevel } from '../health/index.js';
 import { queueId, type DeliveryStore } from '../outbox/index.js';
 import type { ExecutorStatsStore } from './executor-stats.js';
 import { formatZonedTimestamp } from '../site/index.js';

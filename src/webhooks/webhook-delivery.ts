@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/index.js';
-import { worstLevel, type HealthSource } from '../http/index.js';
+import { worstLevel, type HealthSource } from '../health/index.js';
 import { lineWriter, type Logger } from '../log/index.js';
 import { DeliveryStore } from '../outbox/index.js';
 import type { Database, GroupCommit } from '../store/index.js';

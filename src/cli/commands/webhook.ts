@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Config, WebhookConfig } from '../../config/index.js';
-import { worstLevel } from '../../http/index.js';
+import { worstLevel } from '../../health/index.js';
 import { openKeystore } from '../../keystore/index.js';
 import { DeliveryStore } from '../../outbox/index.js';
 import { ExecutorStatsStore, executorStatuses, sendTestEvent } from '../../webhooks/index.js';

@@ -1,0 +1,1 @@
+export { worstLevel, type HealthLevel, type HealthSource } from './levels.js';
