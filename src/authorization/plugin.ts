@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { AUTHORIZATION_STATUSES, type AuthorizationStatus } from '../site/index.js';
+import { messageOf } from '../log/index.js';
 
 /** What the plugin's `authorize` receives (contract section 4). */
 export interface PluginRequest {
@@ -44,7 +45,7 @@ export async function loadPlugin(path: string, timeoutMs: number): Promise<Autho
     if (typeof fn !== 'function') throw new Error('it exports no authorize function');
     authorize = fn as typeof authorize;
   } catch (err) {
-    throw new PluginLoadError(`authorization.plugin: cannot load ${path}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new PluginLoadError(`authorization.plugin: cannot load ${path}: ${messageOf(err)}`);
   }
   return {
     path,
@@ -60,7 +61,7 @@ export async function loadPlugin(path: string, timeoutMs: number): Promise<Autho
           if (typeof status === 'string' && (AUTHORIZATION_STATUSES as readonly string[]).includes(status)) return { kind: 'answered', status: status as AuthorizationStatus };
           return { kind: 'failed', reason: `returned ${JSON.stringify(status)}, not one of ${AUTHORIZATION_STATUSES.join(', ')} or undefined` };
         } catch (err) {
-          return { kind: 'failed', reason: `threw: ${err instanceof Error ? err.message : String(err)}` };
+          return { kind: 'failed', reason: `threw: ${messageOf(err)}` };
         }
       })();
       try {

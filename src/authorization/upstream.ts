@@ -1,4 +1,4 @@
-import type { Logger } from '../log/index.js';
+import { messageOf, type Logger } from '../log/index.js';
 import { statement, type Database, type Writer } from '../store/index.js';
 import type { AuthorizationStatus } from '../site/index.js';
 
@@ -64,7 +64,7 @@ export function createUpstreamLink(options: UpstreamOptions): UpstreamLink {
         }
         return result;
       } catch (err) {
-        options.logger.warn({ stationId, err: err instanceof Error ? err.message : String(err) }, 'upstream CPO unreachable for Authorize');
+        options.logger.warn({ stationId, err: messageOf(err) }, 'upstream CPO unreachable for Authorize');
         return undefined;
       } finally {
         clearTimeout(timer);

@@ -1,1 +1,2 @@
 export { createLogger, lineWriter, type Logger } from './logger.js';
+export { messageOf } from './message-of.js';

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type modbusSerial from 'modbus-serial';
-import type { Logger } from '../log/index.js';
+import { messageOf, type Logger } from '../log/index.js';
 import type { BusSettings } from './bus-settings.js';
 import { BusError, type BusErrorKind } from './errors.js';
 import type { RegisterRead } from './read-plan.js';
@@ -245,10 +245,6 @@ function openFailure(err: unknown): string {
   return messageOf(err)
     .replace(/^(Error: )+/, '')
     .replace(/, cannot open \S+$/, '');
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : typeof (err as { message?: unknown })?.message === 'string' ? (err as { message: string }).message : String(err);
 }
 
 function round(ms: number): number {

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { MeterConfig } from '../config/index.js';
-import type { Logger } from '../log/index.js';
+import { messageOf, type Logger } from '../log/index.js';
 import type { ConnectorRef, Site } from '../site/index.js';
 import type { Database } from '../store/index.js';
 import type { ModbusBus } from './bus.js';
@@ -164,7 +164,7 @@ export class MeterPoller {
     } catch (err) {
       if (this.stopped && err instanceof BusError && err.kind === 'closed') return;
       this.counts.errors += 1;
-      this.failed(err instanceof Error ? err.message : String(err), 'meter read failed');
+      this.failed(messageOf(err), 'meter read failed');
       this.options.metrics?.polled(this.meter.id, 'error');
       return;
     }

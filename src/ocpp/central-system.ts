@@ -5,7 +5,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Authorizer } from '../authorization/index.js';
 import { readConfiguredFile, type Config } from '../config/index.js';
 import type { HealthSource } from '../health/index.js';
-import type { Logger } from '../log/index.js';
+import { messageOf, type Logger } from '../log/index.js';
 import { FailureLimiter } from '../credentials/index.js';
 import { STATIONS_TOPIC, type Site } from '../site/index.js';
 import { watchChangeCounter, type Database } from '../store/index.js';
@@ -142,7 +142,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
     if (closing) return socket.destroy();
     rpc.handleUpgrade(request, socket, head).catch((err: unknown) => {
       // ocpp-rpc decodes the identity outside its own error handling: a malformed %-escape lands here.
-      log.warn({ url: request.url, error: err instanceof Error ? err.message : String(err) }, 'station connection refused: unreadable URL');
+      log.warn({ url: request.url, error: messageOf(err) }, 'station connection refused: unreadable URL');
       socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
     });
   });

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Database } from './database.js';
 import type { Writer } from './writer.js';
+import { messageOf } from '../log/index.js';
 
 interface OpenGroup {
   /** Committed with an fsync (synchronous=FULL), or left to the next one (NORMAL: survives a crash, not power loss). */
@@ -115,7 +116,7 @@ export class GroupCommit implements Writer {
 
   private fail(open: OpenGroup, err: unknown): void {
     if (this.open === open) this.open = undefined;
-    this.failure = { at: new Date(), error: err instanceof Error ? err.message : String(err) };
+    this.failure = { at: new Date(), error: messageOf(err) };
     open.reject(err);
   }
 

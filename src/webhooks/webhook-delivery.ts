@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/index.js';
 import { worstLevel, type HealthSource } from '../health/index.js';
-import { lineWriter, type Logger } from '../log/index.js';
+import { lineWriter, messageOf, type Logger } from '../log/index.js';
 import { DeliveryStore } from '../outbox/index.js';
 import type { Database, GroupCommit } from '../store/index.js';
 import { DeliveryMetrics } from './delivery-metrics.js';
@@ -181,7 +181,7 @@ export class WebhookDelivery {
     const reply = (message: ToDeliveryThread) => thread.postMessage(message);
     const refuse = (err: unknown) => {
       this.options.logger.error({ err, writes: writes.length }, 'could not record webhook delivery outcomes');
-      reply({ kind: 'notWritten', batch, error: err instanceof Error ? err.message : String(err) });
+      reply({ kind: 'notWritten', batch, error: messageOf(err) });
     };
     const { group } = this.options;
     let results: boolean[];

@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { ConfigError } from '../../config/index.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, loadCommandConfig, type GlobalOptions } from '../context.js';
 import { describeStartupFailure } from '../startup-failure.js';
+import { messageOf } from '../../log/index.js';
 
 export function registerRun(program: Command): void {
   program
@@ -20,7 +21,7 @@ export function registerRun(program: Command): void {
         if (line !== undefined) throw new CliError(line, EXIT_FAILURE, { cause: err });
         // Not a problem an installer can fix: the stack helps whoever reads the report, but only when asked for.
         if (config.log.level === 'debug') throw err;
-        throw new CliError(`${err instanceof Error ? err.message : String(err)} (log.level: debug shows where)`, EXIT_FAILURE, { cause: err });
+        throw new CliError(`${messageOf(err)} (log.level: debug shows where)`, EXIT_FAILURE, { cause: err });
       }
     });
 }
