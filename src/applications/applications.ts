@@ -24,9 +24,14 @@ interface ApplicationRow {
   previous_secret_expires_at: string | null;
 }
 
-/** A request about applications the installer must correct (unknown group, unknown client id). */
+/** A request about applications the installer must correct (unknown group, no name). */
 export class ApplicationError extends Error {
   override name = 'ApplicationError';
+}
+
+/** The client id names no application: not found (exit 1), unlike a malformed request. */
+export class UnknownApplicationError extends ApplicationError {
+  override name = 'UnknownApplicationError';
 }
 
 /** Compared against when the client id is unknown, so a wrong id costs as long as a wrong secret (matches nothing). */
@@ -69,7 +74,7 @@ export class Applications {
   revoke(clientId: string): { application: Application; alreadyRevoked: boolean } {
     const { changes } = this.db.prepare('UPDATE applications SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL').run(this.now().toISOString(), clientId);
     const row = this.row(clientId);
-    if (!row) throw new ApplicationError(`no application "${clientId}"`);
+    if (!row) throw new UnknownApplicationError(`no application "${clientId}"`);
     return { application: toApplication(row), alreadyRevoked: changes === 0 };
   }
 
@@ -79,7 +84,7 @@ export class Applications {
    */
   rotateSecret(clientId: string, graceS: number): { clientId: string; clientSecret: string; previousValidUntil: string | null } {
     const row = this.row(clientId);
-    if (!row) throw new ApplicationError(`no application "${clientId}"`);
+    if (!row) throw new UnknownApplicationError(`no application "${clientId}"`);
     if (row.revoked_at !== null) throw new ApplicationError(`application "${clientId}" is revoked`);
     const clientSecret = generateSecret(32);
     const previousValidUntil = graceS > 0 ? new Date(this.now().getTime() + graceS * 1000).toISOString() : null;

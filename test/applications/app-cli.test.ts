@@ -62,8 +62,9 @@ describe('chargegate app', { timeout: 120_000 }, () => {
     expect(revoked.code).toBe(0);
     expect(revoked.data).toMatchObject({ clientId: target.clientId, revokedAt: expect.any(String), alreadyRevoked: false });
     expect(withDb((db) => new Applications({ db }).revoke(target.clientId)).alreadyRevoked).toBe(true);
+    // Not found is exit 1, as for every command (2 is for usage and config mistakes).
     const unknown = await cli('app', 'revoke', 'app-nope');
-    expect(unknown.code).toBe(2);
+    expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('no application "app-nope"');
   });
 });

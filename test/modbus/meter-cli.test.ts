@@ -119,7 +119,7 @@ describe('chargegate meter read / status', () => {
     expect(sim.requests.map((r) => [r.functionCode, r.address, r.count])).toEqual([[3, 0x0c, 42]]);
   }, 60_000);
 
-  it('exits 1 with the reason on a bad reading or a silent meter, and 2 for an unknown meter', async () => {
+  it('exits 1 with the reason on a bad reading or a silent meter, and for an unknown meter (not found)', async () => {
     const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630, 2: METER_MODELS.sdm630 } });
     cleanups.push(() => sim.close());
     await sim.setRegisters(1, 4, 0x48, [0x7fc0, 0x0000]);
@@ -137,7 +137,7 @@ describe('chargegate meter read / status', () => {
     expect(silent.stderr).toContain(`chargegate: meter m2: tcp://127.0.0.1:${sim.port} unit 2 function 4 registers 6+6: no answer within ${FAST_BUS.timeoutMs} ms`);
 
     const unknown = await runCli(['meter', 'read', 'nope', '--config', site.configPath]);
-    expect(unknown.code).toBe(2);
+    expect(unknown.code).toBe(1);
     expect(unknown.stderr).toContain('no meter "nope" in the config (meters: m1, m2)');
 
     const status = await runCli(['meter', 'status', '--config', site.configPath]);

@@ -108,6 +108,11 @@ describe('station admission, pairing and connections', () => {
       const wasClosed = closed(station);
       const blocked = await runCliJson(['station', 'block', 'CP001', '--config', t.temp.configPath]);
       expect(blocked).toMatchObject({ code: 0, data: { stationId: 'CP001', state: 'blocked' } });
+      // Not found is exit 1, as for every command.
+      expect(await runCliJson(['station', 'block', 'CP-NOBODY', '--config', t.temp.configPath])).toMatchObject({
+        code: 1,
+        data: { error: 'no station "CP-NOBODY" in the config or the database' },
+      });
       await wasClosed;
       const back = await t.connect();
       expect(await back.boot()).toMatchObject({ status: 'Rejected' });

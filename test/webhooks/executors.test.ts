@@ -175,7 +175,7 @@ describe('executors: enable/disable and health', () => {
     expect(failed.code).toBe(1);
     expect(failed.data).toMatchObject({ delivered: false, status: 500, responseBody: 'nope' });
     const unknown = await runCliJson(['webhook', 'test', 'nobody', '--config', daemon.temp.configPath]);
-    expect(unknown).toMatchObject({ code: 2, data: { error: 'no webhook "nobody" in the config' } });
+    expect(unknown).toMatchObject({ code: 1, data: { error: 'no webhook "nobody" in the config' } });
   }, 120_000);
 
   it('a total partner outage is told everywhere: warning after 3 failures in a row, critical with dead letters (/health 503, webhook status, the dead-letter gauge)', async () => {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { ApplicationError, Applications } from '../../applications/index.js';
-import { CliError, EXIT_USAGE, output, repeatable, table, withContext, type GlobalOptions } from '../context.js';
+import { ApplicationError, Applications, UnknownApplicationError } from '../../applications/index.js';
+import { CliError, EXIT_FAILURE, EXIT_USAGE, output, repeatable, table, withContext, type GlobalOptions } from '../context.js';
 
 /** `app create|list|rotate-secret|revoke`: the OAuth 2.0 clients of the API (contract sections 3 and 8). */
 export function registerApp(program: Command): void {
@@ -73,11 +73,12 @@ function nonNegativeInteger(value: string): number {
   return Number(value);
 }
 
-/** An application request the installer must correct is a usage error (exit 2). */
+/** An unknown client id is not found (exit 1); another request the installer must correct is a usage error (exit 2). */
 function usage<T>(fn: () => T): T {
   try {
     return fn();
   } catch (err) {
+    if (err instanceof UnknownApplicationError) throw new CliError(err.message, EXIT_FAILURE);
     if (err instanceof ApplicationError) throw new CliError(err.message, EXIT_USAGE);
     throw err;
   }

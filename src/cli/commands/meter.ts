@@ -3,7 +3,7 @@ import { createLogger } from '../../log/index.js';
 import type { Config } from '../../config/index.js';
 import { dataDirHolder } from '../../store/index.js';
 import { BusError, findMeter, loadHealth, readMeterOnce, type MeterHealth, type MeterReadResult } from '../../modbus/index.js';
-import { CliError, EXIT_FAILURE, EXIT_USAGE, loadCommandConfig, output, table, withContext, type GlobalOptions } from '../context.js';
+import { CliError, EXIT_FAILURE, loadCommandConfig, output, table, withContext, type GlobalOptions } from '../context.js';
 
 /**
  * The running daemon's live meter health, from its status.json on the HTTP listener; undefined when it does not
@@ -78,7 +78,7 @@ export function registerMeter(program: Command): void {
       const found = findMeter(config, meterId);
       if (!found) {
         const ids = config.sites.flatMap((s) => s.meters.map((m) => m.id));
-        throw new CliError(`no meter "${meterId}" in the config${ids.length > 0 ? ` (meters: ${ids.join(', ')})` : ''}`, EXIT_USAGE);
+        throw new CliError(`no meter "${meterId}" in the config${ids.length > 0 ? ` (meters: ${ids.join(', ')})` : ''}`, EXIT_FAILURE);
       }
       let result: MeterReadResult;
       try {

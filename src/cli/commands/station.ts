@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { DomainError, Site } from '../../site/index.js';
-import { CliError, EXIT_USAGE, output, table, withContext, type CommandContext, type GlobalOptions } from '../context.js';
+import { CliError, EXIT_FAILURE, EXIT_USAGE, output, table, withContext, type CommandContext, type GlobalOptions } from '../context.js';
 
 /** `chargegate station list|pair|block|remove`: the installer's side of admitting stations (contract sections 3-4). */
 export function registerStation(program: Command): void {
@@ -61,7 +61,7 @@ export function registerStation(program: Command): void {
       .action((stationId: string, _options: unknown, cmd: Command) =>
         withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
           const site = siteOf(ctx);
-          if (!site.stations({ includeRemoved: true }).some((s) => s.id === stationId)) throw new CliError(`no station "${stationId}" in the config or the database`, EXIT_USAGE);
+          if (!site.stations({ includeRemoved: true }).some((s) => s.id === stationId)) throw new CliError(`no station "${stationId}" in the config or the database`, EXIT_FAILURE);
           site.setStationState(stationId, state);
           output(ctx.json, { stationId, state }, () => `${stationId} is ${state}.`);
         }),

@@ -88,7 +88,7 @@ function findWebhook(config: Config, webhookId: string, siteId: string | undefin
   const matches = config.sites
     .filter((s) => siteId === undefined || s.id === siteId)
     .flatMap((s) => s.webhooks.filter((w) => w.id === webhookId).map((webhook) => ({ siteId: s.id, webhook })));
-  if (matches.length === 0) throw new CliError(`no webhook "${webhookId}"${siteId !== undefined ? ` in site "${siteId}"` : ''} in the config`, EXIT_USAGE);
+  if (matches.length === 0) throw new CliError(`no webhook "${webhookId}"${siteId !== undefined ? ` in site "${siteId}"` : ''} in the config`, EXIT_FAILURE);
   if (matches.length > 1) throw new CliError(`webhook "${webhookId}" exists in sites ${matches.map((m) => m.siteId).join(', ')}: name one with --site`, EXIT_USAGE);
   return matches[0]!;
 }
