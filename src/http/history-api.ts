@@ -54,16 +54,26 @@ export function historyApiRoutes(options: HistoryApiOptions): FastifyPluginAsync
       const caller = await auth.authenticate(request, 'charge-points:read');
       const query = parseRequest(transactionsQuerySchema, request.query, 'query');
       const { timezone } = config();
-      const rows = transactionHistory(db, {
+      const filter = {
         ...(query.from !== undefined && { from: new Date(query.from) }),
         ...(query.to !== undefined && { to: new Date(query.to) }),
         ...(query.status !== undefined && { status: query.status }),
-        ...(query.after !== undefined && { afterId: query.after }),
         limit: query.limit,
-      });
-      return rows
-        .filter((t) => reachable(caller, 'charge-points:read', { siteId: t.site_id, stationId: t.station_id, chargePointId: t.charge_point_id }))
-        .map((t) => transactionView(t, timezone));
+      };
+      // Reach is not a column: read on past what the caller may not see until the page is full, so a short page
+      // always means the end (a client pages until one comes back short or empty).
+      const page: Array<z.output<typeof transactionSchema>> = [];
+      let afterId = query.after ?? 0;
+      for (;;) {
+        const rows = transactionHistory(db, { ...filter, afterId });
+        for (const t of rows) {
+          if (!reachable(caller, 'charge-points:read', { siteId: t.site_id, stationId: t.station_id, chargePointId: t.charge_point_id })) continue;
+          page.push(transactionView(t, timezone));
+          if (page.length === query.limit) return page;
+        }
+        if (rows.length < query.limit) return page;
+        afterId = rows.at(-1)!.id;
+      }
     });
   };
 }

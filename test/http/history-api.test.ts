@@ -52,7 +52,7 @@ describe('history API: GET /events, GET /transactions, GET /charge-points/{id}',
       webhookDelivery: { retryIntervalS: 0.05, maxRetries: 1 },
     });
     putIdTag(api.db, { idTag: 'TAG-1', status: 'Accepted', expiresAt: null, siteId: null });
-    for (const group of ['events-all', 'events-s2', 'ops', 'viewer-s1']) apps[group] = api.createApp(group);
+    for (const group of ['events-all', 'events-s2', 'ops', 'viewer-s1', 'station-cp002']) apps[group] = api.createApp(group);
     cp001 = await api.connect('CP001');
     await cp001.boot();
     cp002 = await api.connect('CP002');
@@ -158,6 +158,9 @@ describe('history API: GET /events, GET /transactions, GET /charge-points/{id}',
     // Reach: a site-s1 viewer sees no CP002 session.
     const viewer = await get<TransactionJson[]>('/transactions?status=open', await api.token(apps['viewer-s1']!));
     expect(viewer.body).toEqual([]);
+    // A page is filled from what the application reaches: 33 CP001 sessions before it do not hide CP002's.
+    const cp002 = await get<TransactionJson[]>('/transactions?limit=5', await api.token(apps['station-cp002']!));
+    expect(cp002.body.map((t) => t.stationId)).toEqual(['CP002']);
     expect((await get<Record<string, unknown>>('/transactions?from=yesterday', token)).status).toBe(400);
   });
 
