@@ -40,12 +40,12 @@ export function historyApiRoutes(options: HistoryApiOptions): FastifyPluginAsync
       const sentAt = now();
       // The cursor moves past events the caller does not reach too, so paging always makes progress.
       for (const event of eventsAfter(db, cursor, query.limit * EVENTS_SCAN_FACTOR)) {
-        const payload = JSON.parse(event.payloadJson) as { stationId?: string; chargePointId?: string };
         cursor = event.seq;
-        if (reachable(caller, 'events:read', { siteId: event.siteId, stationId: payload.stationId ?? '', chargePointId: payload.chargePointId ?? '' })) {
-          events.push({ cursor: String(event.seq), ...envelopeOf(event, sentAt, timezone) });
-          if (events.length === query.limit) break;
-        }
+        const envelope = envelopeOf(event, sentAt, timezone);
+        const { stationId, chargePointId } = envelope.payload as { stationId?: string; chargePointId?: string };
+        if (!reachable(caller, 'events:read', { siteId: event.siteId, stationId: stationId ?? '', chargePointId: chargePointId ?? '' })) continue;
+        events.push({ cursor: String(event.seq), ...envelope });
+        if (events.length === query.limit) break;
       }
       return { events, cursor: String(cursor) };
     });

@@ -39,7 +39,8 @@ export function appendEvent(db: Database, event: OutboxEvent, webhookIds: readon
     event.siteId,
     JSON.stringify(event.payload),
     at,
-    (event.occurredAt ?? now).toISOString(),
+    // Only when it differs from created_at (readers take COALESCE): most events would store the same time twice.
+    event.occurredAt?.toISOString() ?? null,
   );
   const seq = Number(lastInsertRowid);
   const queueFull: string[] = [];

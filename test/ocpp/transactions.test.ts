@@ -72,6 +72,8 @@ describe('OCPP transactions into the outbox (interface 2.3-2.6)', () => {
       { event_type: 'StartTransaction', occurred_at: startedAt.toISOString() },
       { event_type: 'StopTransaction', occurred_at: stoppedAt.toISOString() },
     ]);
+    // The others happened when they were committed: that time is not stored twice.
+    expect(t.db.prepare("SELECT COUNT(*) FROM events WHERE occurred_at IS NOT NULL AND event_type NOT IN ('StartTransaction', 'StopTransaction')").pluck().get()).toBe(0);
     expect(t.events().every((e) => e.siteId === 's1')).toBe(true);
 
     const deliveries = t.db.prepare('SELECT e.event_type AS type, d.webhook_id AS webhook, d.state FROM deliveries d JOIN events e ON e.seq = d.event_seq ORDER BY d.id').all();
