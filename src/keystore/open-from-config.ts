@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { Keystore } from './keystore.js';
 import { keystorePath, readKeystoreDocument } from './keystore-file.js';
 import { keystorePassphrase } from './passphrase.js';
+import { isEncryptedPem } from './signing-keys.js';
 
 /** The keystore of a config's dataDir, with the passphrase and rotation timings the config names. */
 export function openKeystore(config: Config, options: { logger?: Logger; env?: NodeJS.ProcessEnv; now?: () => Date } = {}): Promise<Keystore> {
@@ -24,5 +25,5 @@ export function openKeystore(config: Config, options: { logger?: Logger; env?: N
 export function keystoreEncrypted(config: Config, env: NodeJS.ProcessEnv = process.env): boolean {
   const file = keystorePath(config.dataDir);
   if (!existsSync(file)) return keystorePassphrase(config.keystore, env) !== undefined;
-  return readKeystoreDocument(file).keys.every((key) => key.privateKey.startsWith('-----BEGIN ENCRYPTED PRIVATE KEY-----'));
+  return readKeystoreDocument(file).keys.every((key) => isEncryptedPem(key.privateKey));
 }

@@ -1,3 +1,5 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, parseConfig } from '../../src/config/index.js';
 import { ROOT, runCli, runCliJson } from '../support/cli.js';
@@ -94,6 +96,13 @@ describe('config', () => {
       const human = await runCli(['check-config', '--config', site.configPath], { env: { CHARGEGATE_KEYSTORE_PASSPHRASE: 'correct horse' } });
       expect(human.code).toBe(0);
       expect(human.stdout.trim().split('\n')).toEqual([`${site.configPath}: ok (1 site)`, expect.stringMatching(/^warning: http\.issuer: /)]);
+      // A keystore that cannot be read is told as a warning naming the file, not a crash.
+      mkdirSync(site.dataDir, { recursive: true });
+      writeFileSync(path.join(site.dataDir, 'keystore.json'), 'not json');
+      const damaged = await runCliJson<{ warnings: string[] }>(['check-config', '--config', site.configPath]);
+      expect(damaged.code).toBe(0);
+      expect(damaged.data.warnings).toContainEqual(expect.stringMatching(/^keystore: .*keystore\.json: not a chargegate keystore/));
+      rmSync(path.join(site.dataDir, 'keystore.json'));
       site.write({ http: { host: '0.0.0.0', port: 8080, issuer: 'http://gateway.local:8080' } });
       expect((await runCliJson<{ warnings: string[] }>(['check-config', '--config', site.configPath], { env: { CHARGEGATE_KEYSTORE_PASSPHRASE: 's' } })).data.warnings).toEqual([]);
     } finally {

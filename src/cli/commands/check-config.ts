@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ConfigError, isLoopbackHost, isWildcardHost, loadConfig, resolveConfigPath, unreadableFiles, type Config } from '../../config/index.js';
-import { keystoreEncrypted } from '../../keystore/index.js';
+import { KeystoreError, keystoreEncrypted } from '../../keystore/index.js';
 import { CliError, EXIT_USAGE, output, type GlobalOptions } from '../context.js';
 
 export function registerCheckConfig(program: Command): void {
@@ -46,7 +46,15 @@ function configWarnings(config: Config): string[] {
     ['http.host', config.http.host],
     ['ocpp.host', config.ocpp.host],
   ].filter(([, host]) => !isLoopbackHost(host!));
-  if (exposed.length > 0 && !keystoreEncrypted(config)) {
+  let encrypted: boolean;
+  try {
+    encrypted = keystoreEncrypted(config);
+  } catch (err) {
+    // The daemon would refuse to start on it; the config itself is fine.
+    if (!(err instanceof KeystoreError)) throw err;
+    return [...warnings, `keystore: ${err.message}`];
+  }
+  if (exposed.length > 0 && !encrypted) {
     warnings.push(
       `keystore: the signing keys are stored unencrypted while ${exposed.map(([key, host]) => `${key} is ${host}`).join(' and ')}; ` +
         `give a passphrase in $${config.keystore.passphraseEnv} or the systemd credential ${config.keystore.passphraseCredential} (README "Install as a service")`,
