@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from 'commander';
 import { ConfigError, loadConfig, resolveConfigPath, type Config } from '../config/index.js';
 import { openDatabase, type Database } from '../store/index.js';
 
@@ -56,6 +57,14 @@ export function output(json: boolean, data: unknown, human: () => string): void 
 }
 
 /** Commander option parser for a flag that may be given several times (`--group a --group b`). */
+/** An option parser for whole numbers of at least `min`; commander reports a bad value as a usage error (exit 2). */
+export function wholeNumber(min: number): (value: string) => number {
+  return (value) => {
+    if (!/^\d+$/.test(value) || Number(value) < min) throw new InvalidArgumentError(`expected a whole number of at least ${min}`);
+    return Number(value);
+  };
+}
+
 export function repeatable(value: string, previous: string[]): string[] {
   return [...previous, value];
 }

@@ -18,10 +18,12 @@ registerCommands(program);
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
+  const json = process.argv.includes('--json');
   if (err instanceof CommanderError) {
+    // Commander has told the human on stderr; with --json the caller still gets one document.
+    if (json && err.exitCode !== 0) process.stdout.write(`${JSON.stringify({ error: err.message.replace(/^error: /, '') }, null, 2)}\n`);
     process.exitCode = err.exitCode === 0 ? 0 : EXIT_USAGE;
   } else if (err instanceof CliError) {
-    const json = process.argv.includes('--json');
     if (json) process.stdout.write(`${JSON.stringify({ error: err.message }, null, 2)}\n`);
     process.stderr.write(`chargegate: ${err.message}\n`);
     process.exitCode = err.exitCode;

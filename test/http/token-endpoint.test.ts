@@ -154,7 +154,11 @@ describe('POST /oauth2/token', () => {
     expect(immediate.data.previousValidUntil).toBeNull();
     expect((await post(form({ grant_type: 'client_credentials', client_id: partner.clientId, client_secret: withNew.clientSecret }))).status).toBe(401);
     expect((await rotate('app-nobody')).code).toBe(1);
-    expect((await rotate(partner.clientId, '--grace', 'soon')).code).toBe(2);
+    // A bad option value is commander's usage error; with --json it is still one JSON document.
+    expect(await rotate(partner.clientId, '--grace', 'soon')).toMatchObject({
+      code: 2,
+      data: { error: "option '--grace <seconds>' argument 'soon' is invalid. expected a whole number of at least 0" },
+    });
   });
 
   it('refuses other grant types with unsupported_grant_type and malformed requests with invalid_request', async () => {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { ApplicationError, Applications, UnknownApplicationError } from '../../applications/index.js';
-import { CliError, EXIT_FAILURE, EXIT_USAGE, output, repeatable, table, withContext, type GlobalOptions } from '../context.js';
+import { CliError, EXIT_FAILURE, EXIT_USAGE, output, repeatable, table, wholeNumber, withContext, type GlobalOptions } from '../context.js';
 
 /** `app create|list|rotate-secret|revoke`: the OAuth 2.0 clients of the API (contract sections 3 and 8). */
 export function registerApp(program: Command): void {
@@ -40,7 +40,7 @@ export function registerApp(program: Command): void {
     .command('rotate-secret')
     .description('give an application a new clientSecret, printed once; the old one keeps working for --grace seconds')
     .argument('<clientId>')
-    .option('--grace <seconds>', 'how long the old secret stays valid (0: it stops at once)', nonNegativeInteger, 86_400)
+    .option('--grace <seconds>', 'how long the old secret stays valid (0: it stops at once)', wholeNumber(0), 86_400)
     .action(async (clientId: string, options: { grace: number }, cmd: Command) => {
       await withContext(cmd.optsWithGlobals<GlobalOptions>(), ({ db, json }) => {
         const rotated = usage(() => new Applications({ db }).rotateSecret(clientId, options.grace));
@@ -66,11 +66,6 @@ export function registerApp(program: Command): void {
         output(json, { ...application, alreadyRevoked }, () => (alreadyRevoked ? `${clientId} was already revoked at ${application.revokedAt}` : `${clientId} revoked`));
       });
     });
-}
-
-function nonNegativeInteger(value: string): number {
-  if (!/^\d+$/.test(value)) throw new CliError(`--grace: "${value}" is not a whole number of seconds`, EXIT_USAGE);
-  return Number(value);
 }
 
 /** An unknown client id is not found (exit 1); another request the installer must correct is a usage error (exit 2). */

@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import { createGatewayCertificate, KeystoreError, listKeys, openKeystore, saveGatewayCertificate, type KeyInfo, type Keystore } from '../../keystore/index.js';
-import { CliError, EXIT_FAILURE, loadCommandConfig, output, repeatable, table, type GlobalOptions } from '../context.js';
+import { CliError, EXIT_FAILURE, loadCommandConfig, output, repeatable, table, wholeNumber, type GlobalOptions } from '../context.js';
 
 /** `keys list|rotate`: the keystore's signing keys (contract section 5, key rotation); `keys tls-cert` for OCPP profile 2. */
 export function registerKeys(program: Command): void {
@@ -46,7 +46,7 @@ export function registerKeys(program: Command): void {
     .command('tls-cert')
     .description('make a self-signed certificate for the OCPP listener (security profile 2) and print what ocpp.tls and the stations need')
     .option('--name <host-or-ip>', 'a host name or IP address stations dial (repeat; default: ocpp.host unless a wildcard, and this host name)', repeatable, [])
-    .option('--days <n>', 'validity in days', positiveInteger, 825)
+    .option('--days <n>', 'validity in days', wholeNumber(1), 825)
     .option('--out <dir>', 'directory for ocpp-cert.pem and ocpp-key.pem (default: <dataDir>/tls)')
     .option('--force', 'replace existing files (renewal); stations must then trust the new certificate')
     .action(async (options: { name: string[]; days: number; out?: string; force?: boolean }, cmd: Command) => {
@@ -79,12 +79,6 @@ export function registerKeys(program: Command): void {
           ].join('\n'),
       );
     });
-}
-
-function positiveInteger(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('expected a positive integer');
-  return n;
 }
 
 /** The addresses stations most likely dial: the listener's own address (unless it listens everywhere) and this host's name. */
