@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Config, EventType, WebhookConfig } from '../config/index.js';
-import { formatZonedTimestamp } from '../site/index.js';
+import { formatZonedTimestamp, type AuthorizePayload, type ChargePointStatusPayload, type StartTransactionPayload, type StopTransactionPayload } from '../site/index.js';
 import type { DeliverableEvent } from './envelope.js';
 import { WebhookSender, type AttemptOutcome } from './webhook-sender.js';
 import type { WebhookSigningKey } from './request-signature.js';
@@ -8,19 +8,19 @@ import type { WebhookSigningKey } from './request-signature.js';
 /** The station and charge point id of `webhook test` events, so a receiver can tell them from real ones. */
 const TEST_STATION_ID = 'chargegate-webhook-test';
 
-/** A payload of each event type's shape, about the test station; a test session is 0.5 kWh and ends now. */
+/** A payload of each event type's own type (so it cannot drift from the real ones), about the test station; a test session is 0.5 kWh and ends now. */
 function testPayload(eventType: EventType, at: Date, timeZone: string): object {
   const connector = { stationId: TEST_STATION_ID, chargePointId: TEST_STATION_ID, connectorId: 1 };
   const time = formatZonedTimestamp(at, timeZone);
   switch (eventType) {
     case 'ChargePointStatus':
-      return { ...connector, status: 'Available', errorCode: 'NoError' };
+      return { ...connector, status: 'Available', errorCode: 'NoError' } satisfies ChargePointStatusPayload;
     case 'Authorize':
-      return { stationId: TEST_STATION_ID, idTag: TEST_STATION_ID, status: 'Accepted', chargePointId: TEST_STATION_ID, connectorId: 1 };
+      return { stationId: TEST_STATION_ID, idTag: TEST_STATION_ID, status: 'Accepted', chargePointId: TEST_STATION_ID, connectorId: 1 } satisfies AuthorizePayload;
     case 'StartTransaction':
-      return { ...connector, idTag: TEST_STATION_ID, meterStart: 0, transactionId: 0, startedAt: time };
+      return { ...connector, idTag: TEST_STATION_ID, meterStart: 0, transactionId: 0, startedAt: time } satisfies StartTransactionPayload;
     case 'StopTransaction':
-      return { ...connector, idTag: TEST_STATION_ID, meterStart: 0, meterStop: 0.5, transactionId: 0, startedAt: time, stoppedAt: time };
+      return { ...connector, idTag: TEST_STATION_ID, meterStart: 0, meterStop: 0.5, transactionId: 0, startedAt: time, stoppedAt: time } satisfies StopTransactionPayload;
   }
 }
 
