@@ -62,8 +62,7 @@ export function registerDeadletter(program: Command): void {
     .option('--all', 'discard every dead letter')
     .action((eventId: string | undefined, options: { all?: boolean }, cmd: Command) =>
       withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
-        if ((eventId === undefined) === (options.all !== true)) throw new CliError('name one EVENT_ID or use --all', EXIT_USAGE);
-        const discarded = new DeliveryStore(ctx.db).discard(eventId !== undefined ? { eventId } : {});
+        const discarded = new DeliveryStore(ctx.db).discard(selection(eventId, options));
         if (eventId !== undefined && discarded === 0) throw new CliError(`no dead letter for event ${eventId}`, EXIT_FAILURE);
         output(ctx.json, { discarded }, () => `discarded ${discarded} dead deliver${discarded === 1 ? 'y' : 'ies'}`);
       }),
@@ -76,10 +75,10 @@ export function registerDeadletter(program: Command): void {
     .option('--all', 'replay every dead letter')
     .action((eventId: string | undefined, options: { all?: boolean }, cmd: Command) =>
       withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
-        if ((eventId === undefined) === (options.all !== true)) throw new CliError('name one EVENT_ID or use --all', EXIT_USAGE);
+        const filter = selection(eventId, options);
         const store = new DeliveryStore(ctx.db);
         if (eventId !== undefined && store.deadLetters({ eventId }).length === 0) throw new CliError(`no dead letter for event ${eventId}`, EXIT_FAILURE);
-        const result = store.replay(eventId !== undefined ? { eventId } : {}, ctx.config.webhookDelivery.queueCapacity, new Date());
+        const result = store.replay(filter, ctx.config.webhookDelivery.queueCapacity, new Date());
         output(ctx.json, result, () =>
           [
             `replayed ${result.replayed} deliver${result.replayed === 1 ? 'y' : 'ies'}`,
@@ -91,4 +90,10 @@ export function registerDeadletter(program: Command): void {
         if (result.queueFull > 0) process.exitCode = EXIT_FAILURE;
       }),
     );
+}
+
+/** discard and replay act on one event's dead letters or, with --all, on every one: exactly one of the two. */
+function selection(eventId: string | undefined, options: { all?: boolean }): { eventId?: string } {
+  if ((eventId === undefined) === (options.all !== true)) throw new CliError('name one EVENT_ID or use --all', EXIT_USAGE);
+  return eventId !== undefined ? { eventId } : {};
 }
