@@ -1,6 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { connect } from 'node:net';
 import { freePort } from './free-port.js';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -215,13 +214,22 @@ export async function openPtyPair(dir: string): Promise<PtyPair> {
 export async function openDeviceServer(dir: string): Promise<{ meterSide: string; host: string; port: number; close(): Promise<void> }> {
   const pty = await openPtyPair(dir);
   const port = await freePort();
-  const socat = spawn('socat', [`TCP-LISTEN:${port},bind=127.0.0.1,reuseaddr,fork`, `FILE:${pty.controllerSide},raw,echo=0`], { stdio: 'ignore' });
+  // socat says when it listens (-d -d): a probe connection would open the serial side once more, and a second
+  // opener of the pty, lingering while chargegate connects, can swallow the meter's first answers.
+  const socat = spawn('socat', ['-d', '-d', `TCP-LISTEN:${port},bind=127.0.0.1,reuseaddr,fork`, `FILE:${pty.controllerSide},raw,echo=0`], { stdio: ['ignore', 'ignore', 'pipe'] });
   const exited = new Promise<void>((resolve) => socat.once('exit', () => resolve()));
-  const deadline = Date.now() + 10_000;
-  while (!(await canConnect(port))) {
-    if (socat.exitCode !== null || Date.now() > deadline) throw new Error(`socat did not listen on 127.0.0.1:${port}`);
-    await delay(20);
-  }
+  let said = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`socat did not listen on 127.0.0.1:${port}: ${said}`)), 10_000);
+    socat.stderr.on('data', (chunk: Buffer) => {
+      said += chunk.toString();
+      if (said.includes('listening on')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    socat.once('exit', (code) => reject(new Error(`socat exited with ${code}: ${said}`)));
+  });
   return {
     meterSide: pty.meterSide,
     host: '127.0.0.1',
@@ -232,14 +240,6 @@ export async function openDeviceServer(dir: string): Promise<{ meterSide: string
       await pty.close();
     },
   };
-}
-
-function canConnect(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect(port, '127.0.0.1');
-    socket.once('connect', () => (socket.destroy(), resolve(true)));
-    socket.once('error', () => resolve(false));
-  });
 }
 
 /**
