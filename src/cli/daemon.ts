@@ -13,7 +13,7 @@ import {
   statusGuard,
   tokenEndpointRoutes,
 } from '../http/index.js';
-import type { HealthSource } from '../health/index.js';
+import { certificatesHealthSource, type HealthSource } from '../health/index.js';
 import { openKeystore } from '../keystore/index.js';
 import { createLogger, type Logger } from '../log/index.js';
 import { MeterService } from '../modbus/index.js';
@@ -182,6 +182,8 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     await webhooks.ready();
     const { tls } = config.http;
     const https = tls && { cert: readConfiguredFile(tls.cert, 'http.tls.cert'), key: readConfiguredFile(tls.key, 'http.tls.key') };
+    const served = [centralSystem.certificate, tls && https && { listener: 'http', file: tls.cert, pem: https.cert }].filter((c) => !!c);
+    if (served.length > 0) healthSources.push(certificatesHealthSource(served));
     const http = await createHttpServer({ logger, routes, health: () => healthSources, metrics, statusGuard: guard, ...(https && { https }) });
     await http.listen({ host: config.http.host, port: config.http.port });
     parts.push({ name: 'http', stop: () => http.close() });

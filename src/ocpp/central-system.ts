@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Authorizer } from '../authorization/index.js';
 import { readConfiguredFile, type Config } from '../config/index.js';
-import type { HealthSource } from '../health/index.js';
+import type { HealthSource, ServedCertificate } from '../health/index.js';
 import { messageOf, type Logger } from '../log/index.js';
 import { FailureLimiter } from '../credentials/index.js';
 import { STATIONS_TOPIC, type Site } from '../site/index.js';
@@ -30,6 +30,8 @@ export interface CentralSystem {
   readonly port: number;
   readonly commands: StationCommands;
   readonly health: HealthSource;
+  /** The TLS certificate stations are served (security profile 2), for its expiry on GET /health. */
+  readonly certificate?: ServedCertificate;
   /** Applies a reloaded config: stations that lost their place in it are disconnected. */
   reload(config: Config): void;
   close(): Promise<void>;
@@ -133,7 +135,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   });
   rpc.on('error', (err) => log.error({ err }, 'OCPP WebSocket server error'));
 
-  const server = createListener(config());
+  const { server, certificate } = createListener(config());
   server.on('request', (_request, response) => {
     response.writeHead(426, { 'content-type': 'application/json', upgrade: 'websocket' });
     response.end(JSON.stringify({ error: 'upgrade_required', message: `connect a WebSocket with subprotocol ocpp1.6 to ${ocpp.path}/<stationId>` }));
@@ -154,7 +156,18 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
     });
   });
   const port = (server.address() as AddressInfo).port;
-  log.info({ host: ocpp.host, port, path: ocpp.path, securityProfile: ocpp.securityProfile }, 'OCPP central system listening');
+  // Without a handler an 'error' after listen (an accept failure) would end the process; recorded, it shows on GET /health.
+  let listenerError: { at: Date; error: string } | undefined;
+  server.on('error', (err) => {
+    listenerError = { at: new Date(), error: err.message };
+    log.error({ err }, 'OCPP listener error');
+  });
+  const report = () => ({
+    status: 'ok' as const,
+    port,
+    connectedStations: connections.size,
+    ...(listenerError && { lastErrorAt: listenerError.at.toISOString(), lastError: listenerError.error }),
+  });
 
   /** Closes the sockets of stations whose pairing, blocking or config entry changed since they connected. */
   const recheckAccess = (): void => {
@@ -175,7 +188,8 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   return {
     port,
     commands: createStationCommands(connections),
-    health: { name: 'ocpp', report: () => ({ status: 'ok', port, connectedStations: connections.size }) },
+    health: { name: 'ocpp', report },
+    ...(certificate && { certificate }),
     reload: recheckAccess,
     async close() {
       if (closing) return;
@@ -193,9 +207,11 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
 }
 
 /** Profiles 0 and 1 listen in plain HTTP; profile 2 in TLS 1.2+ with ocpp.tls. */
-function createListener(config: Config): http.Server {
+function createListener(config: Config): { server: http.Server; certificate?: ServedCertificate } {
   const { securityProfile, tls } = config.ocpp;
-  if (securityProfile !== 2) return http.createServer();
+  if (securityProfile !== 2) return { server: http.createServer() };
   if (!tls) throw new Error('ocpp.tls: required when securityProfile is 2');
-  return https.createServer({ cert: readConfiguredFile(tls.cert, 'ocpp.tls.cert'), key: readConfiguredFile(tls.key, 'ocpp.tls.key'), minVersion: 'TLSv1.2' });
+  const cert = readConfiguredFile(tls.cert, 'ocpp.tls.cert');
+  const server = https.createServer({ cert, key: readConfiguredFile(tls.key, 'ocpp.tls.key'), minVersion: 'TLSv1.2' });
+  return { server, certificate: { listener: 'ocpp', file: tls.cert, pem: cert } };
 }

@@ -68,8 +68,41 @@ export const STATUS_SCRIPT = `'use strict';
     return node;
   }
 
-  function chip(text, level) {
-    return el('span', 'chip ' + (level || text), [text]);
+  // What an installer reads: OCPP and internal values in plain words. The raw value stays the chip's class and the
+  // rows' data attributes (status.json keeps the raw values too).
+  var LABELS = {
+    ok: 'OK', warning: 'Warning', critical: 'Needs attention',
+    online: 'Online', offline: 'Offline',
+    paired: 'Paired', pending: 'Waiting for pairing', blocked: 'Blocked', removed: 'Removed', configured: 'Configured',
+    Available: 'Available', Preparing: 'Plugged in', Charging: 'Charging', SuspendedEV: 'Paused by the vehicle',
+    SuspendedEVSE: 'Paused by the charger', Finishing: 'Finishing', Reserved: 'Reserved', Unavailable: 'Unavailable', Faulted: 'Fault',
+    NoError: '', idle: 'No session', starting: 'Session starting', stopping: 'Session ending',
+    ocpp: 'OCPP', modbus: 'Modbus meter'
+  };
+
+  // Column and fact names of the health reports; a field not listed is shown by its own name in words.
+  var HEADINGS = {
+    siteId: 'Site', webhookId: 'Webhook', eventType: 'Event', active: 'Enabled', queueSize: 'Waiting', queueCapacity: 'Capacity',
+    lastDequeueAt: 'Last taken', lastRequestAt: 'Last request', lastRequestDurationMs: 'Took (ms)', lastStatus: 'Last HTTP status',
+    lastError: 'Last error', consecutiveFailures: 'Failures in a row', deadLetters: 'Dead letters', status: 'Health', reasons: 'Why',
+    deliveryThread: 'Delivery thread', threadRestarts: 'Thread restarts', lastThreadExitAt: 'Thread last ended',
+    connectedStations: 'Stations connected', port: 'Port', lastFailureAt: 'Last failed commit', error: 'Error',
+    listener: 'Listener', file: 'File', notAfter: 'Valid until', daysLeft: 'Days left'
+  };
+
+  function heading(key) {
+    if (Object.prototype.hasOwnProperty.call(HEADINGS, key)) return HEADINGS[key];
+    var text = words(key);
+    return text.charAt(0).toUpperCase() + text.slice(1);
+  }
+
+  function label(value) {
+    if (value === null || value === undefined) return '';
+    return Object.prototype.hasOwnProperty.call(LABELS, value) ? LABELS[value] : words(String(value));
+  }
+
+  function chip(value, level) {
+    return el('span', 'chip ' + (level || value), [label(value)]);
   }
 
   function ago(iso) {
@@ -116,26 +149,34 @@ export const STATUS_SCRIPT = `'use strict';
 
   function cell(key, value) {
     if (key === 'status') return chip(String(value), value);
+    if (key === 'notAfter' && typeof value === 'string') return new Date(value).toLocaleDateString();
     if (/At$/.test(key) && typeof value === 'string') return time(value);
     if (Array.isArray(value)) return value.join('; ');
     if (typeof value === 'boolean') return value ? 'yes' : 'no';
     return value;
   }
 
+  function factText(key, value) {
+    if (/At$/.test(key) && typeof value === 'string') return ago(value);
+    if (typeof value === 'boolean') return value ? 'yes' : 'no';
+    if (Array.isArray(value)) return value.join(', ');
+    return typeof value === 'string' ? label(value) : String(value);
+  }
+
   function renderParts(parts) {
-    var titles = { ocpp: 'OCPP central system', webhooks: 'Webhook queues', meters: 'Modbus meters' };
+    var titles = { ocpp: 'OCPP central system', webhooks: 'Webhook delivery', meters: 'Modbus meters', storage: 'Storage', certificates: 'TLS certificates' };
     var blocks = Object.keys(parts).map(function (name) {
       var report = parts[name];
       var facts = Object.keys(report).filter(function (k) { return k !== 'status' && shown(report[k]); });
       var block = el('div', 'part', [
         el('h3', '', [(titles[name] || name) + ' ', chip(String(report.status), report.status)]),
-        el('p', 'muted', [facts.map(function (k) { return words(k) + ': ' + report[k]; }).join(' · ')]),
+        el('p', 'muted', [facts.map(function (k) { return heading(k) + ': ' + factText(k, report[k]); }).join(' · ')]),
       ]);
       Object.keys(report).forEach(function (k) {
         var list = report[k];
         if (!Array.isArray(list) || list.length === 0 || list[0] === null || typeof list[0] !== 'object') return;
         var columns = Object.keys(list[0]).filter(function (c) { return shown(list[0][c]); });
-        block.append(el('div', 'scroll', [table(columns.map(words), list.map(function (item) {
+        block.append(el('div', 'scroll', [table(columns.map(heading), list.map(function (item) {
           return { cells: columns.map(function (c) { return cell(c, item[c]); }), data: { part: name } };
         }), '')]));
       });
@@ -147,7 +188,7 @@ export const STATUS_SCRIPT = `'use strict';
   function render(s) {
     document.getElementById('company').textContent = s.company + ' · ' + s.sites.join(', ');
     var health = document.getElementById('health');
-    health.textContent = s.health;
+    health.textContent = label(s.health);
     health.className = 'badge ' + s.health;
     document.getElementById('about').textContent = 'version ' + s.version + ' · running since ' + new Date(s.startedAt).toLocaleString();
 
@@ -161,14 +202,14 @@ export const STATUS_SCRIPT = `'use strict';
 
     function pendingState(stationId, sites) {
       var command = 'chargegate station pair ' + stationId + (sites.length > 1 ? ' --site <site>' : '');
-      return el('span', '', [chip('waiting for pairing', 'pending'), ' ', el('code', '', [command])]);
+      return el('span', '', [chip('pending'), ' ', el('code', '', [command])]);
     }
 
     var connectorRows = [];
     s.chargePoints.forEach(function (cp) {
       cp.connectors.forEach(function (c) {
         connectorRows.push({
-          cells: [cp.chargePointId, cp.stationId, cp.siteId, String(c.connectorId), chip(c.status), c.errorCode, c.transactionId === undefined ? '' : String(c.transactionId)],
+          cells: [cp.chargePointId, cp.stationId, cp.siteId, String(c.connectorId), chip(c.status), label(c.errorCode), c.transactionId === undefined ? '' : String(c.transactionId)],
           data: { connector: cp.chargePointId + '/' + c.connectorId, status: c.status },
         });
       });
@@ -176,7 +217,7 @@ export const STATUS_SCRIPT = `'use strict';
     fill('charge-points', table(['Charge point', 'Station', 'Site', 'Connector', 'Status', 'Error code', 'Transaction'], connectorRows, 'no charge points'));
 
     fill('transactions', table(['Transaction', 'Charge point', 'Connector', 'Station', 'Started', 'Meter start (kWh)', 'Source'], s.openTransactions.map(function (t) {
-      return { cells: [String(t.transactionId), t.chargePointId, String(t.connectorId), t.stationId, time(t.startedAt), String(t.meterStartKWh), t.source], data: { transaction: String(t.transactionId) } };
+      return { cells: [String(t.transactionId), t.chargePointId, String(t.connectorId), t.stationId, time(t.startedAt), String(t.meterStartKWh), label(t.source)], data: { transaction: String(t.transactionId) } };
     }), 'no transaction in progress'));
 
     fill('meters', table(['Meter', 'Charge point', 'Model', 'Address', 'Health', 'Energy (kWh)', 'Current (A)', 'Power (W)', 'Session', 'Last reading', 'Connector'], s.meters.map(function (m) {
@@ -190,7 +231,7 @@ export const STATUS_SCRIPT = `'use strict';
         cells: [m.meterId, m.chargePointId + '/' + m.connectorId, m.model, m.address,
           live ? chip(live.online ? live.status : 'offline', live.online ? live.status : 'critical') : chip('not polled', 'state'),
           reading(live ? round(live.energyKWh, 3) : ''), reading(live ? live.currentA.map(function (a) { return round(a, 1); }).join(' / ') : ''), reading(live ? round(live.powerW, 0) : ''),
-          live ? live.session + (live.transactionId === null ? '' : ' (transaction ' + live.transactionId + ')') : '', live ? time(live.lastGoodReadingAt) : '',
+          live ? label(live.session) + (live.transactionId === null ? '' : ' (transaction ' + live.transactionId + ')') : '', live ? time(live.lastGoodReadingAt) : '',
           connector ? chip(connector.status) : ''],
         data: { meter: m.meterId, session: live ? live.session : '' },
       };

@@ -1,7 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/index.js';
-import { worstLevel, type HealthSource } from '../health/index.js';
+import { worstLevel, type HealthLevel, type HealthSource } from '../health/index.js';
 import { lineWriter, messageOf, type Logger } from '../log/index.js';
 import { DeliveryStore } from '../outbox/index.js';
 import type { Database, GroupCommit } from '../store/index.js';
@@ -35,6 +35,15 @@ const STOP_GRACE_MS = 5000;
 const STOP_MARGIN_MS = 5000;
 const RESTART_DELAY_MS = 1000;
 const KEY_CHECK_MS = 1000;
+/** After an unexpected end of the thread, health says `warning` this long: a thread that keeps dying shows. */
+const RECENT_RESTART_MS = 10 * 60_000;
+
+/** What GET /health says about the delivery thread: whether events can leave the outbox at all. */
+export interface DeliveryThreadHealth {
+  deliveryThread: 'running' | 'restarting' | 'not needed';
+  threadRestarts: number;
+  lastThreadExitAt?: string;
+}
 
 /**
  * Webhook delivery, seen from the daemon. The DeliveryEngine runs on its own thread (delivery-thread.ts): signing
@@ -52,6 +61,10 @@ export class WebhookDelivery {
   private sentKey: WebhookSigningKey | undefined;
   private started = false;
   private wakeScheduled = false;
+  /** Set from an unexpected exit of the thread until the next one runs. */
+  private restarting = false;
+  private restarts = 0;
+  private lastExitAt: Date | undefined;
   private timers: NodeJS.Timeout[] = [];
   private readonly running: Promise<void>;
   private markRunning!: { resolve: () => void; reject: (err: unknown) => void };
@@ -100,6 +113,7 @@ export class WebhookDelivery {
   /** Lets in-flight requests finish within graceMs, waits for every outcome to be recorded, ends the thread. */
   async stop(graceMs = STOP_GRACE_MS): Promise<void> {
     this.started = false;
+    this.restarting = false;
     for (const timer of this.timers) clearTimeout(timer);
     const thread = this.thread;
     this.thread = undefined;
@@ -124,16 +138,23 @@ export class WebhookDelivery {
       name: 'webhooks',
       report: () => {
         const executors = this.statuses();
-        return { status: worstLevel(executors.map((e) => e.status)), deadLetters: this.deliveries.deadLetterCount(), executors };
+        const thread = this.threadHealth();
+        return { status: worstLevel([...executors.map((e) => e.status), threadLevel(thread)]), ...thread, deadLetters: this.deliveries.deadLetterCount(), executors };
       },
     };
+  }
+
+  private threadHealth(): DeliveryThreadHealth {
+    const deliveryThread = this.restarting ? 'restarting' : this.thread ? 'running' : 'not needed';
+    return { deliveryThread, threadRestarts: this.restarts, ...(this.lastExitAt && { lastThreadExitAt: this.lastExitAt.toISOString() }) };
   }
 
   /** A site without an enabled webhook has nothing to deliver: no thread (and its memory) until a reload adds one. */
   private spawnIfNeeded(): void {
     if (!this.started || this.thread) return;
-    if (this.options.config().sites.some((site) => site.webhooks.some((w) => w.enabled))) this.spawn();
-    else this.markRunning.resolve();
+    if (this.options.config().sites.some((site) => site.webhooks.some((w) => w.enabled))) return this.spawn();
+    this.restarting = false;
+    this.markRunning.resolve();
   }
 
   private spawn(): void {
@@ -142,6 +163,7 @@ export class WebhookDelivery {
     const data: DeliveryThreadData = { dataDir, config: config(), logLevel: logger.level, signingKey: this.sentKey, ...(pollIntervalMs !== undefined && { pollIntervalMs }) };
     const thread = startDeliveryThread(data);
     this.thread = thread;
+    this.restarting = false;
     thread.on('message', (message: FromDeliveryThread) => this.receive(message, thread));
     thread.on('error', (err) => {
       logger.error({ err }, 'webhook delivery thread failed');
@@ -150,6 +172,9 @@ export class WebhookDelivery {
     thread.on('exit', (code) => {
       if (this.thread !== thread) return;
       this.thread = undefined;
+      this.restarting = true;
+      this.restarts += 1;
+      this.lastExitAt = new Date();
       logger.error({ exitCode: code, restartInMs: RESTART_DELAY_MS }, 'webhook delivery thread ended unexpectedly; restarting it, pending events stay in the outbox');
       const restart = setTimeout(() => this.spawnIfNeeded(), RESTART_DELAY_MS);
       this.timers.push(restart);
@@ -209,6 +234,13 @@ export class WebhookDelivery {
   private send(message: ToDeliveryThread): void {
     this.thread?.postMessage(message);
   }
+}
+
+/** Critical while no thread delivers (events wait in the outbox), warning for a while after it had to be restarted. */
+export function threadLevel(health: DeliveryThreadHealth, now = Date.now()): HealthLevel {
+  if (health.deliveryThread === 'restarting') return 'critical';
+  if (health.lastThreadExitAt && now - Date.parse(health.lastThreadExitAt) < RECENT_RESTART_MS) return 'warning';
+  return 'ok';
 }
 
 /**

@@ -92,9 +92,15 @@ describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
     const transactionId = await station.startTransaction({ connectorId: 1, idTag: SECRET_TAG, meterStart: 1500 });
     await station.statusNotification({ connectorId: 1, status: 'Charging' });
     await expect.poll(() => connector.getAttribute('data-status'), { timeout: 15_000 }).toBe('Charging');
+    // Human labels on screen, the OCPP value in the data: a car that pauses reads as such.
+    await station.statusNotification({ connectorId: 1, status: 'SuspendedEV' });
+    await expect.poll(() => connector.getAttribute('data-status'), { timeout: 15_000 }).toBe('SuspendedEV');
+    expect(await connector.innerText()).toContain('Paused by the vehicle');
+    expect(await cp001.innerText()).toMatch(/Configured\s+Online/);
+    expect(['OK', 'Warning', 'Needs attention']).toContain(await page.locator('#health').innerText());
     const transaction = page.locator(`#transactions tr[data-transaction="${transactionId}"]`);
     await expect.poll(() => transaction.count(), { timeout: 15_000 }).toBe(1);
-    expect(await transaction.innerText()).toMatch(/CP001-A\s+1\s+CP001\s+.*\s+1.5\s+ocpp/);
+    expect(await transaction.innerText()).toMatch(/CP001-A\s+1\s+CP001\s+.*\s+1.5\s+OCPP/);
 
     // The meter row follows the poller: a car starts drawing 16 A and the page shows it without a reload.
     const meterRow = page.locator('#meters tr[data-meter="meter-1"]');
@@ -135,12 +141,12 @@ describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
     expect(await station.boot()).toMatchObject({ status: 'Pending' });
     const pending = page.locator('#stations tr[data-station="CP-NEW"]');
     await expect.poll(() => pending.count(), { timeout: 15_000 }).toBe(1);
-    expect(await pending.innerText()).toContain('waiting for pairing chargegate station pair CP-NEW');
+    expect(await pending.innerText()).toContain('Waiting for pairing chargegate station pair CP-NEW');
 
     const meterRow = page.locator('#meters tr[data-meter="meter-1"]');
     await meter.setOnline(3, false);
     try {
-      await expect.poll(() => meterRow.innerText(), { timeout: 15_000 }).toMatch(/offline[\s\S]*\(stale\)/);
+      await expect.poll(() => meterRow.innerText(), { timeout: 15_000 }).toMatch(/Offline[\s\S]*\(stale\)/);
       expect(await meterRow.locator('.stale').count()).toBe(3);
     } finally {
       await meter.setOnline(3, true);
