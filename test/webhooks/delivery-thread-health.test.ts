@@ -65,7 +65,7 @@ describe('delivery thread health', () => {
 
     await eventually(() => report().deliveryThread === 'running', 10_000, 'the restarted thread');
     expect(report()).toMatchObject({ status: 'warning', threadRestarts: 1, lastThreadExitAt: expect.any(String) });
-    const received = () => receiver.requests.map((r) => r.json() as { eventId: string; payload: { idTag: string } });
+    const received = () => receiver.requests.map((r) => r.json<{ eventId: string; payload: { idTag: string } }>());
     await eventually(() => received().some((e) => e.payload.idTag === 'WHILE-DOWN'), 10_000, 'the event left waiting');
     // The killed thread may not have recorded BEFORE as delivered: at least once, then, under the same eventId.
     const ids = new Map(received().map((e) => [e.payload.idTag, e.eventId]));
