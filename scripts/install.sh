@@ -35,6 +35,12 @@ while [ $# -gt 0 ]; do
   esac
 done
 case "$prefix" in /*) ;; *) echo "install.sh: --prefix must be an absolute path" >&2; exit 2 ;; esac
+# The unit's ProtectHome=yes hides these from the service: a program installed there would never start.
+case "$prefix/" in
+  /home/* | /root/* | /run/user/*)
+    echo "install.sh: --prefix $prefix is under /home, /root or /run/user, which the service cannot see (ProtectHome=yes); choose a directory such as /opt/chargegate" >&2
+    exit 2 ;;
+esac
 if [ -n "$destdir" ]; then destdir=$(realpath -m "$destdir"); fi
 
 say() { printf 'install.sh: %s\n' "$*"; }

@@ -102,6 +102,28 @@ describe('scripts/install.sh into a staging root', () => {
     expect(stdout).toBe('');
   });
 
+  it('keeps the systemd-analyze security exposure below 2.1 (what it was before the system call deny list and PrivateMounts)', async () => {
+    if (!(await systemdAnalyzeAvailable())) {
+      expect(process.env.CI, 'systemd-analyze is missing (apt-get install systemd)').not.toBe('true');
+      return;
+    }
+    const { stdout } = await run('systemd-analyze', ['security', '--offline=true', '--no-pager', unitPath]);
+    const exposure = Number(/Overall exposure level for chargegate\.service: ([\d.]+)/.exec(stdout)?.[1]);
+    expect(exposure).toBeLessThan(2.1);
+  });
+
+  it('refuses a prefix the service cannot see under ProtectHome=yes (exit 2, names the directory)', async () => {
+    for (const prefix of ['/home/installer/chargegate', '/root/chargegate']) {
+      const refused = await run('bash', [path.join(ROOT, 'scripts/install.sh'), '--destdir', destdir, '--prefix', prefix, '--no-build']).then(
+        () => ({ code: 0, stderr: '' }),
+        (err: { code: number; stderr: string }) => err,
+      );
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(`--prefix ${prefix} is under /home, /root or /run/user, which the service cannot see (ProtectHome=yes)`);
+    }
+    expect(existsSync(path.join(destdir, 'home'))).toBe(false);
+  });
+
   it("runs again as an upgrade: the installer's config and the keystore passphrase are kept", async () => {
     const configPath = path.join(destdir, 'etc/chargegate/chargegate.yaml');
     const passphrase = readFileSync(path.join(destdir, 'etc/chargegate/credentials/keystore-passphrase'), 'utf8');
