@@ -59,12 +59,42 @@ export async function startDemoReceiver(options: DemoReceiverOptions): Promise<D
   return demo;
 }
 
+const USAGE = 'usage: demo-receiver [--issuer http://127.0.0.1:8080] [--port 7000] [--host 127.0.0.1]';
+
+/** Parses the command line; a mistake is one line and the usage on stderr (exit 2), never a stack trace. */
+function parseCommandLine(argv: string[]): { issuer: string; host: string; port: number } | number {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        issuer: { type: 'string', default: 'http://127.0.0.1:8080' },
+        port: { type: 'string', default: '7000' },
+        host: { type: 'string', default: '127.0.0.1' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (err) {
+    console.error(`${(err as Error).message}\n${USAGE}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    console.error(`--port: a TCP port (0-65535), not "${values.port}"\n${USAGE}`);
+    return 2;
+  }
+  return { issuer: values.issuer, host: values.host, port };
+}
+
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { values } = parseArgs({
-    options: { issuer: { type: 'string', default: 'http://127.0.0.1:8080' }, port: { type: 'string', default: '7000' }, host: { type: 'string', default: '127.0.0.1' } },
-  });
-  const demo = await startDemoReceiver({ issuer: values.issuer, host: values.host, port: Number(values.port) });
-  console.log(`demo receiver on ${demo.receiver.url()}, verifying against ${values.issuer}/.well-known/jwks.json (Ctrl-C to stop)`);
+  const options = parseCommandLine(process.argv.slice(2));
+  if (typeof options === 'number') process.exit(options);
+  const demo = await startDemoReceiver(options);
+  console.log(`demo receiver on ${demo.receiver.url()}, verifying against ${options.issuer}/.well-known/jwks.json (Ctrl-C to stop)`);
   process.once('SIGINT', () => void demo.receiver.close().then(() => process.exit(0)));
   process.once('SIGTERM', () => void demo.receiver.close().then(() => process.exit(0)));
 }

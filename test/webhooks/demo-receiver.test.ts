@@ -1,8 +1,11 @@
+import { execFile } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { signRequest } from '../../src/webhooks/index.js';
 import { startDemoReceiver } from '../../scripts/demo-receiver.js';
-import type { TestDaemon } from '../support/daemon.js';
+import { ROOT } from '../support/cli.js';
+import { PROCESS_TEST_TIMEOUT_MS, type TestDaemon } from '../support/daemon.js';
 import { eventually, webhookTestResources } from './harness.js';
 
 const t = webhookTestResources();
@@ -42,4 +45,30 @@ describe('demo receiver (scripts/demo-receiver.ts)', () => {
     expect(demo.rejected).toBe(1);
     expect(lines.at(-1)).toMatch(/^REJECTED \(signature does not verify\)/);
   });
+});
+
+describe('demo receiver command line', () => {
+  const runScript = (args: string[]) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/demo-receiver.ts'), ...args], { cwd: ROOT, timeout: 60_000 }, (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }),
+      );
+    });
+
+  it(
+    'answers an unknown option or a bad port with one line and the usage (exit 2), never a stack trace',
+    async () => {
+      for (const args of [
+        ['--path', '/webhook'],
+        ['--port', 'seven'],
+      ]) {
+        const { code, stderr } = await runScript(args);
+        expect({ args, code }).toEqual({ args, code: 2 });
+        expect(stderr).toContain('usage: demo-receiver');
+        expect(stderr).not.toMatch(/\n\s+at /);
+      }
+      expect((await runScript(['--help'])).stdout).toContain('usage: demo-receiver');
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });
