@@ -143,6 +143,12 @@ describe('retries and dead letters (contract section 5)', () => {
       }),
     ]);
 
+    // The table shows when it died in the site's zone (Europe/Brussels), as `webhook status` shows its times.
+    const table = await runCli(['deadletter', 'list', '--config', daemon.temp.configPath]);
+    expect(table.stdout).toMatch(
+      new RegExp(`${eventId}\\s+Authorize\\s+s1\\s+partner-a\\s+retries_exhausted\\s+3\\s+500\\s+\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}\\+0[12]:00`),
+    );
+
     const shown = await runCliJson<{ envelope: Record<string, unknown>; deliveries: DeadLetterJson[] }>(['deadletter', 'show', eventId, '--config', daemon.temp.configPath]);
     expect(shown.code).toBe(0);
     expect(shown.data.envelope).toEqual({

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { DeliveryStore } from '../../outbox/index.js';
+import { formatZonedTimestamp } from '../../site/index.js';
 import { envelopeBody } from '../../webhooks/index.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, output, table, withContext, type GlobalOptions } from '../context.js';
 
@@ -24,7 +25,7 @@ export function registerDeadletter(program: Command): void {
               d.reason,
               String(d.attempts),
               d.lastStatus === null ? '-' : String(d.lastStatus),
-              d.deadSince,
+              zoned(d.deadSince, ctx.config.timezone),
               d.lastError?.slice(0, 60) ?? '-',
             ]),
           ),
@@ -48,7 +49,14 @@ export function registerDeadletter(program: Command): void {
             JSON.stringify(envelope, null, 2),
             table(
               ['WEBHOOK', 'REASON', 'ATTEMPTS', 'LAST STATUS', 'DEAD SINCE', 'LAST ERROR'],
-              deliveries.map((d) => [d.webhookId, d.reason, String(d.attempts), d.lastStatus === null ? '-' : String(d.lastStatus), d.deadSince, d.lastError ?? '-']),
+              deliveries.map((d) => [
+                d.webhookId,
+                d.reason,
+                String(d.attempts),
+                d.lastStatus === null ? '-' : String(d.lastStatus),
+                zoned(d.deadSince, ctx.config.timezone),
+                d.lastError ?? '-',
+              ]),
             ),
           ].join('\n'),
         );
@@ -96,4 +104,9 @@ export function registerDeadletter(program: Command): void {
 function selection(eventId: string | undefined, options: { all?: boolean }): { eventId?: string } {
   if ((eventId === undefined) === (options.all !== true)) throw new CliError('name one EVENT_ID or use --all', EXIT_USAGE);
   return eventId !== undefined ? { eventId } : {};
+}
+
+/** Tables show times in the site's zone, as `webhook status` and the envelopes do; --json keeps the stored UTC. */
+function zoned(iso: string, timezone: string): string {
+  return formatZonedTimestamp(new Date(iso), timezone);
 }
