@@ -19,6 +19,7 @@ export interface AccessTokenClaims extends JWTPayload {
 /** A bearer token the API must refuse with 401; `message` says why, for the WWW-Authenticate error_description. */
 export class InvalidAccessTokenError extends Error {
   override name = 'InvalidAccessTokenError';
+  readonly code = 'CHARGEGATE_INVALID_ACCESS_TOKEN';
 }
 
 const ACCESS_TOKEN_TYPE = 'at+jwt';

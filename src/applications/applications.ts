@@ -27,11 +27,13 @@ interface ApplicationRow {
 /** A request about applications the installer must correct (unknown group, no name). */
 export class ApplicationError extends Error {
   override name = 'ApplicationError';
+  readonly code: string = 'CHARGEGATE_APPLICATION_REFUSED';
 }
 
 /** The client id names no application: not found (exit 1), unlike a malformed request. */
 export class UnknownApplicationError extends ApplicationError {
   override name = 'UnknownApplicationError';
+  override readonly code = 'CHARGEGATE_UNKNOWN_APPLICATION';
 }
 
 /** Compared against when the client id is unknown, so a wrong id costs as long as a wrong secret (matches nothing). */

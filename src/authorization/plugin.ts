@@ -21,6 +21,7 @@ export interface AuthorizationPlugin {
 /** Raised at start or reload when the configured plugin cannot be used; names the config key. */
 export class PluginLoadError extends Error {
   override name = 'PluginLoadError';
+  readonly code = 'CHARGEGATE_PLUGIN_LOAD';
 }
 
 /** Changes when the plugin file is edited: a reload with a new version imports the file again. */

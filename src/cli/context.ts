@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from 'commander';
-import { ConfigError, loadConfig, resolveConfigPath, type Config } from '../config/index.js';
+import { loadConfig, resolveConfigPath, type Config } from '../config/index.js';
 import { openDatabase, type Database } from '../store/index.js';
 
 /** Exit codes of contract section 1. */
@@ -13,6 +13,7 @@ export interface GlobalOptions {
 
 /** A failure the CLI reports as one line (or a JSON `{error}`), with its exit code. */
 export class CliError extends Error {
+  readonly code = 'CHARGEGATE_CLI';
   constructor(
     message: string,
     readonly exitCode: number = EXIT_FAILURE,
@@ -32,12 +33,7 @@ export interface CommandContext {
 
 export function loadCommandConfig(options: GlobalOptions): { configPath: string; config: Config } {
   const configPath = resolveConfigPath(options.config);
-  try {
-    return { configPath, config: loadConfig(configPath) };
-  } catch (err) {
-    if (err instanceof ConfigError) throw new CliError(err.message, EXIT_USAGE);
-    throw err;
-  }
+  return { configPath, config: loadConfig(configPath) };
 }
 
 /** Loads the config and opens the database for a command, closing it whatever the command does. */
@@ -56,7 +52,6 @@ export function output(json: boolean, data: unknown, human: () => string): void 
   process.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${human()}\n`);
 }
 
-/** Commander option parser for a flag that may be given several times (`--group a --group b`). */
 /** An option parser for whole numbers of at least `min`; commander reports a bad value as a usage error (exit 2). */
 export function wholeNumber(min: number): (value: string) => number {
   return (value) => {
@@ -65,6 +60,7 @@ export function wholeNumber(min: number): (value: string) => number {
   };
 }
 
+/** Commander option parser for a flag that may be given several times (`--group a --group b`). */
 export function repeatable(value: string, previous: string[]): string[] {
   return [...previous, value];
 }

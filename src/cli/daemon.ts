@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { collectDefaultMetrics, Registry } from 'prom-client';
-import { ConfigError, readConfiguredFile, type Config } from '../config/index.js';
+import { ConfigError, listenFailure, readConfiguredFile, type Config } from '../config/index.js';
 import { AccessTokenVerifier, Applications } from '../applications/index.js';
 import {
   authorizationServerMetadataRoutes,
@@ -90,7 +90,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     parts.push({ name: 'data-dir-lock', stop: () => lock.release() });
     // Another process holding the write lock (a CLI command, a backup) costs a station call an InternalError it
     // retries, not every station a stalled event loop: the busy wait blocks the thread.
-    const db = openDatabase(config.dataDir, { busyTimeoutMs: WRITE_LOCK_WAIT_MS });
+    const db = openDatabase(config.dataDir, {
+      busyTimeoutMs: WRITE_LOCK_WAIT_MS,
+      migrated: (applied) => logger.info({ dataDir: config.dataDir, migrations: applied.map((m) => `${m.version}: ${m.name}`) }, 'database schema migrated'),
+    });
     if (useIncrementalVacuum(db)) logger.info({ dataDir: config.dataDir }, 'database converted to incremental vacuum (once): pruned rows now give their space back');
     // One writer, one fsync per event-loop turn: the Site's changes and the delivery thread's records share it.
     // Stopped last, the database part commits whatever the other parts wrote on their way out.
@@ -185,7 +188,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const served = [centralSystem.certificate, tls && https && { listener: 'http', file: tls.cert, pem: https.cert }].filter((c) => !!c);
     if (served.length > 0) healthSources.push(certificatesHealthSource(served));
     const http = await createHttpServer({ logger, routes, health: () => healthSources, metrics, statusGuard: guard, ...(https && { https }) });
-    await http.listen({ host: config.http.host, port: config.http.port });
+    await http.listen({ host: config.http.host, port: config.http.port }).catch((err: unknown) => {
+      throw listenFailure(err, 'http');
+    });
     parts.push({ name: 'http', stop: () => http.close() });
     const httpPort = (http.server.address() as { port: number }).port;
     // `meter status` and other CLI commands find the running daemon here, also when the config says port 0.

@@ -1,6 +1,8 @@
 import { Command, CommanderError } from 'commander';
 import { registerCommands } from './commands/index.js';
-import { CliError, EXIT_FAILURE, EXIT_USAGE } from './context.js';
+import { EXIT_FAILURE, EXIT_USAGE } from './context.js';
+import { cliFailure } from './failure.js';
+import { messageOf } from '../log/index.js';
 import { packageVersion } from './package-version.js';
 
 const program = new Command('chargegate')
@@ -23,12 +25,10 @@ try {
     // Commander has told the human on stderr; with --json the caller still gets one document.
     if (json && err.exitCode !== 0) process.stdout.write(`${JSON.stringify({ error: err.message.replace(/^error: /, '') }, null, 2)}\n`);
     process.exitCode = err.exitCode === 0 ? 0 : EXIT_USAGE;
-  } else if (err instanceof CliError) {
-    if (json) process.stdout.write(`${JSON.stringify({ error: err.message }, null, 2)}\n`);
-    process.stderr.write(`chargegate: ${err.message}\n`);
-    process.exitCode = err.exitCode;
   } else {
-    process.stderr.write(`chargegate: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exitCode = EXIT_FAILURE;
+    const failure = cliFailure(err);
+    if (json) process.stdout.write(`${JSON.stringify({ error: failure?.message ?? messageOf(err) }, null, 2)}\n`);
+    process.stderr.write(`chargegate: ${failure?.message ?? (err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`);
+    process.exitCode = failure?.exitCode ?? EXIT_FAILURE;
   }
 }

@@ -14,4 +14,5 @@ export type {
   WebhookConfig,
 } from './schema.js';
 export { readConfiguredFile, unreadableFiles, UnreadableFileError } from './files.js';
+export { ListenError, listenFailure } from './listen-error.js';
 export { ConfigError, DEFAULT_CONFIG_PATH, formatKeyPath, loadConfig, parseConfig, resolveConfigPath } from './load.js';

@@ -8,6 +8,7 @@ export const DEFAULT_CONFIG_PATH = '/etc/chargegate/chargegate.yaml';
 
 /** A config that cannot be used; `message` names the file, the key path and what was expected. */
 export class ConfigError extends Error {
+  readonly code = 'CHARGEGATE_CONFIG';
   constructor(
     readonly file: string,
     readonly problems: string[],

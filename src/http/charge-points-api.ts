@@ -2,7 +2,7 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
 import { reaches } from '../applications/index.js';
 import type { Config, Permission } from '../config/index.js';
-import { StationCallError, StationOfflineError, StationTimeoutError, type StationCommands } from '../ocpp/index.js';
+import type { StationCommands } from '../ocpp/index.js';
 import type { ChargePointView, Site } from '../site/index.js';
 import { ApiError } from './http-errors.js';
 import { chargePointParamsSchema, parseRequest, startRequestSchema, stopRequestSchema } from './api-schemas.js';
@@ -82,7 +82,7 @@ export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyP
           `body: connectorId: charge point "${chargePoint.chargePointId}" has connectors ${chargePoint.connectors.map((c) => c.connectorId).join(', ')}`,
         );
       }
-      const { status } = await send(() => commands.remoteStartTransaction(chargePoint.stationId, { connectorId, idTag }));
+      const { status } = await commands.remoteStartTransaction(chargePoint.stationId, { connectorId, idTag });
       request.log.info({ clientId: caller.clientId, stationId: chargePoint.stationId, connectorId, status }, 'remote start');
       return answer(reply, status, chargePoint, 'RemoteStartTransaction');
     });
@@ -95,7 +95,7 @@ export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyP
       if (!transaction || transaction.charge_point_id !== chargePoint.chargePointId)
         throw new ApiError(404, 'not_found', `no transaction ${transactionId} on charge point "${chargePoint.chargePointId}"`);
       if (transaction.stopped_at !== null) throw new ApiError(409, 'transaction_stopped', `transaction ${transactionId} already stopped at ${transaction.stopped_at}`);
-      const { status } = await send(() => commands.remoteStopTransaction(transaction.station_id, { transactionId }));
+      const { status } = await commands.remoteStopTransaction(transaction.station_id, { transactionId });
       request.log.info({ clientId: caller.clientId, stationId: transaction.station_id, transactionId, status }, 'remote stop');
       return answer(reply, status, chargePoint, 'RemoteStopTransaction');
     });
@@ -105,16 +105,4 @@ export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyP
 function answer(reply: FastifyReply, status: 'Accepted' | 'Rejected', chargePoint: ChargePointView, action: string): FastifyReply {
   if (status === 'Rejected') throw new ApiError(409, 'rejected', `station "${chargePoint.stationId}" rejected ${action}`, {}, { status });
   return reply.status(202).send({ status, chargePointId: chargePoint.chargePointId, stationId: chargePoint.stationId });
-}
-
-/** The station's own failures, as the contract's status codes. */
-async function send<T>(command: () => Promise<T>): Promise<T> {
-  try {
-    return await command();
-  } catch (err) {
-    if (err instanceof StationOfflineError) throw new ApiError(503, 'station_offline', err.message);
-    if (err instanceof StationTimeoutError) throw new ApiError(504, 'station_timeout', err.message);
-    if (err instanceof StationCallError) throw new ApiError(502, 'station_error', err.message, {}, { ocppErrorCode: err.code });
-    throw err;
-  }
 }

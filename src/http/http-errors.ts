@@ -69,7 +69,7 @@ const INTERNAL_ERROR = new ApiError(500, 'server_error', 'internal error');
  */
 export function jsonErrorHandler(surface: ErrorSurface) {
   return (err: FastifyError | HttpError, request: FastifyRequest, reply: FastifyReply): FastifyReply => {
-    const raised = err instanceof HttpError ? err : fastifyRefusal(err, request);
+    const raised = err instanceof HttpError ? err : (chargegateRefusal(err) ?? fastifyRefusal(err, request));
     if (!raised) {
       request.log.error({ err, method: request.method, url: request.url }, `${surface.name} request failed`);
       return reply.status(INTERNAL_ERROR.statusCode).send(surface.body(INTERNAL_ERROR));
@@ -81,6 +81,19 @@ export function jsonErrorHandler(surface: ErrorSurface) {
     );
     return reply.headers(refusal.headers).status(refusal.statusCode).send(surface.body(refusal));
   };
+}
+
+/** chargegate's own errors a route lets through, by their stable code: a station's failures as the contract's status codes. */
+const STATION_REFUSALS: Record<string, [status: number, error: ApiErrorCode]> = {
+  CHARGEGATE_STATION_OFFLINE: [503, 'station_offline'],
+  CHARGEGATE_STATION_TIMEOUT: [504, 'station_timeout'],
+  CHARGEGATE_STATION_CALL: [502, 'station_error'],
+};
+
+function chargegateRefusal(err: Error & { code?: string; ocppErrorCode?: string }): ApiError | undefined {
+  const refusal = err.code === undefined ? undefined : STATION_REFUSALS[err.code];
+  if (!refusal) return undefined;
+  return new ApiError(refusal[0], refusal[1], err.message, {}, err.ocppErrorCode === undefined ? {} : { ocppErrorCode: err.ocppErrorCode });
 }
 
 /** Fastify's refusals before a handler runs (unreadable body, unsupported media type, body too large, bad URL) as API errors. */

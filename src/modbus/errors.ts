@@ -6,6 +6,7 @@ export type BusErrorKind = 'exception' | 'timeout' | 'transport' | 'closed';
 
 export class BusError extends Error {
   override name = 'BusError';
+  readonly code = 'CHARGEGATE_MODBUS_BUS';
   constructor(
     readonly kind: BusErrorKind,
     message: string,

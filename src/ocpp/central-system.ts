@@ -3,7 +3,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Authorizer } from '../authorization/index.js';
-import { readConfiguredFile, type Config } from '../config/index.js';
+import { listenFailure, readConfiguredFile, type Config } from '../config/index.js';
 import type { HealthSource, ServedCertificate } from '../health/index.js';
 import { messageOf, type Logger } from '../log/index.js';
 import { FailureLimiter } from '../credentials/index.js';
@@ -149,9 +149,10 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
     });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const refuse = (err: Error) => reject(listenFailure(err, 'ocpp'));
+    server.once('error', refuse);
     server.listen(ocpp.port, ocpp.host, () => {
-      server.off('error', reject);
+      server.off('error', refuse);
       resolve();
     });
   });

@@ -1,6 +1,7 @@
 /** The station is not connected: the command was not sent (the API answers 503). */
 export class StationOfflineError extends Error {
   override name = 'StationOfflineError';
+  readonly code = 'CHARGEGATE_STATION_OFFLINE';
   constructor(readonly stationId: string) {
     super(`station "${stationId}" is not connected`);
   }
@@ -9,6 +10,7 @@ export class StationOfflineError extends Error {
 /** The station did not answer within ocpp.callTimeoutMs (the API answers 504). */
 export class StationTimeoutError extends Error {
   override name = 'StationTimeoutError';
+  readonly code = 'CHARGEGATE_STATION_TIMEOUT';
   constructor(
     readonly stationId: string,
     readonly action: string,
@@ -20,12 +22,13 @@ export class StationTimeoutError extends Error {
 /** The station answered with a CALLERROR (e.g. NotImplemented), or the connection dropped mid-call. */
 export class StationCallError extends Error {
   override name = 'StationCallError';
+  readonly code = 'CHARGEGATE_STATION_CALL';
   constructor(
     readonly stationId: string,
     readonly action: string,
-    readonly code: string,
+    readonly ocppErrorCode: string,
     description: string,
   ) {
-    super(`station "${stationId}" refused ${action}: ${code}${description ? ` (${description})` : ''}`);
+    super(`station "${stationId}" refused ${action}: ${ocppErrorCode}${description ? ` (${description})` : ''}`);
   }
 }

@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
+import { storageOpenFailure } from './storage-errors.js';
 
 const LOCK_FILE = 'chargegate.lock';
 const HOLDER_FILE = 'chargegate.pid';
@@ -31,14 +32,20 @@ export interface DataDirHolder {
  * is written beside it, since the lock file itself cannot be read while locked.
  */
 export function lockDataDir(dataDir: string): DataDirLock {
-  mkdirSync(dataDir, { recursive: true, mode: 0o750 });
-  // timeout 0: a held lock answers at once instead of after better-sqlite3's 5 s busy wait.
-  const lock = new BetterSqlite3(path.join(dataDir, LOCK_FILE), { timeout: 0 });
+  const file = path.join(dataDir, LOCK_FILE);
+  let lock: BetterSqlite3.Database;
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o750 });
+    // timeout 0: a held lock answers at once instead of after better-sqlite3's 5 s busy wait.
+    lock = new BetterSqlite3(file, { timeout: 0 });
+  } catch (err) {
+    throw storageOpenFailure(err, dataDir, file);
+  }
   try {
     lock.exec('BEGIN EXCLUSIVE');
   } catch (err) {
     lock.close();
-    if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
+    if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw storageOpenFailure(err, dataDir, file);
     throw new DataDirInUseError(`${path.resolve(dataDir)} is in use by another chargegate (${holderOf(dataDir)}): stop that one first, or give this one another dataDir`);
   }
   const holder = path.join(dataDir, HOLDER_FILE);

@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { migrate } from './migrations.js';
+import { migrate, type Migration } from './migrations.js';
+import { storageOpenFailure } from './storage-errors.js';
 
 export type Database = BetterSqlite3.Database;
 
@@ -14,9 +15,28 @@ const WAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024;
  * The daemon and CLI commands open it at the same time: WAL lets readers run beside the one writer, and
  * busy_timeout makes a second writer wait for the lock instead of failing.
  */
-export function openDatabase(dataDir: string, options: { readonly?: boolean; busyTimeoutMs?: number } = {}): Database {
-  mkdirSync(dataDir, { recursive: true, mode: 0o750 });
-  const db = new BetterSqlite3(path.join(dataDir, DATABASE_FILE), { fileMustExist: options.readonly === true, readonly: options.readonly === true });
+export function openDatabase(dataDir: string, options: OpenOptions = {}): Database {
+  const file = path.join(dataDir, DATABASE_FILE);
+  let db: Database | undefined;
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o750 });
+    db = new BetterSqlite3(file, { fileMustExist: options.readonly === true, readonly: options.readonly === true });
+    prepare(db, options);
+    return db;
+  } catch (err) {
+    db?.close();
+    throw storageOpenFailure(err, dataDir, file);
+  }
+}
+
+export interface OpenOptions {
+  readonly?: boolean;
+  busyTimeoutMs?: number;
+  /** Told which migrations this open applied (none: not called). */
+  migrated?: (applied: Migration[]) => void;
+}
+
+function prepare(db: Database, options: OpenOptions): void {
   // SQLite waits for a lock another process holds by sleeping the calling thread: a CLI command may wait; the
   // daemon passes a short time, since its event loop serves every station.
   db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
@@ -29,9 +49,9 @@ export function openDatabase(dataDir: string, options: { readonly?: boolean; bus
     // Events are acknowledged to stations only after commit: FULL makes the commit survive power loss, not just a crash.
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
-    migrate(db);
+    const applied = migrate(db);
+    if (applied.length > 0) options.migrated?.(applied);
   }
-  return db;
 }
 
 /**

@@ -233,15 +233,32 @@ export const MIGRATIONS: Migration[] = [
   },
 ];
 
-export function migrate(db: BetterSqlite3.Database, migrations: Migration[] = MIGRATIONS): void {
+/** The database was migrated by a newer chargegate than this one: its schema may mean things this code cannot know. */
+export class NewerDatabaseError extends Error {
+  readonly code = 'CHARGEGATE_DATABASE_NEWER';
+  constructor(file: string, found: number, known: number) {
+    super(
+      `database ${file} was migrated by a newer chargegate (schema version ${found}; this one knows up to ${known}): ` +
+        'install that version again, or restore the copy of the data dir made before the upgrade',
+    );
+    this.name = 'NewerDatabaseError';
+  }
+}
+
+/** Applies the migrations the database lacks, in one transaction, and returns them (oldest first). */
+export function migrate(db: BetterSqlite3.Database, migrations: Migration[] = MIGRATIONS): Migration[] {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
   const apply = db.transaction(() => {
     const applied = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
-    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
-      if (applied.has(m.version)) continue;
+    const known = Math.max(0, ...migrations.map((m) => m.version));
+    const found = Math.max(0, ...applied);
+    if (found > known) throw new NewerDatabaseError(db.name, found, known);
+    const missing = [...migrations].sort((a, b) => a.version - b.version).filter((m) => !applied.has(m.version));
+    for (const m of missing) {
       db.exec(m.sql);
       db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, new Date().toISOString());
     }
+    return missing;
   });
-  apply.immediate();
+  return apply.immediate();
 }

@@ -12,10 +12,8 @@ interface CachedToken {
 
 /** Why the partner's token endpoint gave no usable token; the attempt fails and is retried like any other. */
 export class PartnerTokenError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'PartnerTokenError';
-  }
+  override name = 'PartnerTokenError';
+  readonly code = 'CHARGEGATE_PARTNER_TOKEN';
 }
 
 const MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;

@@ -86,7 +86,7 @@ describe('StationCommands', () => {
     });
     const refused = central.commands.unlockConnector('CP001', { connectorId: 9 });
     await expect(refused).rejects.toBeInstanceOf(StationCallError);
-    await expect(refused).rejects.toMatchObject({ code: 'NotSupported' });
+    await expect(refused).rejects.toMatchObject({ ocppErrorCode: 'NotSupported' });
 
     await station.close();
     await eventually(() => !central.commands.isOnline('CP001'), 5000, 'station offline');

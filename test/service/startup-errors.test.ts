@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { DATABASE_FILE } from '../../src/store/index.js';
+import { DATABASE_FILE, openDatabase } from '../../src/store/index.js';
 import { runCli } from '../support/cli.js';
 import { tempSite, type TempSite } from '../support/temp-site.js';
 
@@ -50,6 +50,30 @@ describe('chargegate run: failures at start are one clear line', () => {
     mkdirSync(t.dataDir, { recursive: true });
     writeFileSync(path.join(t.dataDir, DATABASE_FILE), 'x'.repeat(8192));
     expectOneLine(await run(t), /^chargegate: database .*chargegate\.db is damaged \(file is not a database\): restore it from a backup, or move it aside/);
+  });
+
+  it('a database a newer chargegate migrated names the file and what to do', async () => {
+    const t = site();
+    const db = openDatabase(t.dataDir);
+    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, ?, ?)').run('from the future', new Date().toISOString());
+    db.close();
+    expectOneLine(
+      await run(t),
+      /^chargegate: database .*chargegate\.db was migrated by a newer chargegate \(schema version 99; .*restore the copy of the data dir made before the upgrade$/,
+    );
+  });
+
+  it('any command on a damaged database or one a newer chargegate migrated says so in one line too', async () => {
+    const damaged = site();
+    mkdirSync(damaged.dataDir, { recursive: true });
+    writeFileSync(path.join(damaged.dataDir, DATABASE_FILE), 'x'.repeat(8192));
+    expectOneLine(await runCli(['station', 'list', '--config', damaged.configPath]), /^chargegate: database .*chargegate\.db is damaged/);
+
+    const newer = site();
+    const db = openDatabase(newer.dataDir);
+    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, ?, ?)').run('from the future', new Date().toISOString());
+    db.close();
+    expectOneLine(await runCli(['deadletter', 'list', '--config', newer.configPath]), /^chargegate: database .*was migrated by a newer chargegate/);
   });
 
   it('a wrong keystore passphrase says so', async () => {

@@ -31,6 +31,21 @@ describe('store', () => {
     expect(tables()).toEqual(before);
   });
 
+  it('refuses a database a newer chargegate migrated (a rollback after an upgrade), naming both schema versions', () => {
+    const newer = db();
+    newer.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, ?, ?)').run('from the future', new Date().toISOString());
+    newer.close();
+    const known = Math.max(...MIGRATIONS.map((m) => m.version));
+    expect(() => db()).toThrow(new RegExp(`chargegate\\.db was migrated by a newer chargegate \\(schema version 99; this one knows up to ${known}\\): install that version again`));
+  });
+
+  it('reports the migrations it applied; none on the next open', () => {
+    const reports: string[][] = [];
+    const migrated = (applied: Array<{ version: number }>) => reports.push(applied.map((m) => String(m.version)));
+    open.push(openDatabase(temp.dataDir, { migrated }), openDatabase(temp.dataDir, { migrated }));
+    expect(reports).toEqual([[...MIGRATIONS].sort((a, b) => a.version - b.version).map((m) => String(m.version))]);
+  });
+
   it('a failing migration leaves neither its tables nor its version behind', () => {
     const d = db();
     const broken = { version: 9_999, name: 'broken', sql: 'CREATE TABLE half_done (a INTEGER); INSERT INTO no_such_table VALUES (1);' };

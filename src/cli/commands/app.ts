@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
-import { ApplicationError, Applications, UnknownApplicationError } from '../../applications/index.js';
-import { CliError, EXIT_FAILURE, EXIT_USAGE, output, repeatable, table, wholeNumber, withContext, type GlobalOptions } from '../context.js';
+import { Applications } from '../../applications/index.js';
+import { output, repeatable, table, wholeNumber, withContext, type GlobalOptions } from '../context.js';
 
 /** `app create|list|rotate-secret|revoke`: the OAuth 2.0 clients of the API (contract sections 3 and 8). */
 export function registerApp(program: Command): void {
@@ -14,7 +14,7 @@ export function registerApp(program: Command): void {
     .option('--description <text>', 'what the application is for')
     .action(async (options: { name: string; group: string[]; description?: string }, cmd: Command) => {
       await withContext(cmd.optsWithGlobals<GlobalOptions>(), ({ config, db, json }) => {
-        const created = usage(() => new Applications({ db }).create(config, { name: options.name, description: options.description, groupIds: options.group }));
+        const created = new Applications({ db }).create(config, { name: options.name, description: options.description, groupIds: options.group });
         output(json, { clientId: created.clientId, clientSecret: created.clientSecret }, () =>
           [`clientId:     ${created.clientId}`, `clientSecret: ${created.clientSecret}`, '', 'Store the secret now: it is shown only once (only its hash is kept).'].join('\n'),
         );
@@ -43,7 +43,7 @@ export function registerApp(program: Command): void {
     .option('--grace <seconds>', 'how long the old secret stays valid (0: it stops at once)', wholeNumber(0), 86_400)
     .action(async (clientId: string, options: { grace: number }, cmd: Command) => {
       await withContext(cmd.optsWithGlobals<GlobalOptions>(), ({ db, json }) => {
-        const rotated = usage(() => new Applications({ db }).rotateSecret(clientId, options.grace));
+        const rotated = new Applications({ db }).rotateSecret(clientId, options.grace);
         output(json, rotated, () =>
           [
             `clientId:     ${rotated.clientId}`,
@@ -62,19 +62,8 @@ export function registerApp(program: Command): void {
     .argument('<clientId>')
     .action(async (clientId: string, _options, cmd: Command) => {
       await withContext(cmd.optsWithGlobals<GlobalOptions>(), ({ db, json }) => {
-        const { application, alreadyRevoked } = usage(() => new Applications({ db }).revoke(clientId));
+        const { application, alreadyRevoked } = new Applications({ db }).revoke(clientId);
         output(json, { ...application, alreadyRevoked }, () => (alreadyRevoked ? `${clientId} was already revoked at ${application.revokedAt}` : `${clientId} revoked`));
       });
     });
-}
-
-/** An unknown client id is not found (exit 1); another request the installer must correct is a usage error (exit 2). */
-function usage<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    if (err instanceof UnknownApplicationError) throw new CliError(err.message, EXIT_FAILURE);
-    if (err instanceof ApplicationError) throw new CliError(err.message, EXIT_USAGE);
-    throw err;
-  }
 }

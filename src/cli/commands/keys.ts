@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { createGatewayCertificate, KeystoreError, listKeys, openKeystore, saveGatewayCertificate, type KeyInfo, type Keystore } from '../../keystore/index.js';
+import { createGatewayCertificate, listKeys, openKeystore, saveGatewayCertificate, type KeyInfo, type Keystore } from '../../keystore/index.js';
 import { CliError, EXIT_FAILURE, loadCommandConfig, output, repeatable, table, wholeNumber, type GlobalOptions } from '../context.js';
 
 /** `keys list|rotate`: the keystore's signing keys (contract section 5, key rotation); `keys tls-cert` for OCPP profile 2. */
@@ -14,13 +14,7 @@ export function registerKeys(program: Command): void {
     .action(async (_options, cmd: Command) => {
       const globals = cmd.optsWithGlobals<GlobalOptions>();
       const { config } = loadCommandConfig(globals);
-      let stored: KeyInfo[] | undefined;
-      try {
-        stored = listKeys(config.dataDir);
-      } catch (err) {
-        if (err instanceof KeystoreError) throw new CliError(err.message, EXIT_FAILURE, { cause: err });
-        throw err;
-      }
+      const stored = listKeys(config.dataDir);
       // No keystore yet: it is made now, as the daemon would at its first start (encrypted when a passphrase is given).
       const list = stored ?? (await withKeystore(globals, (keystore) => keystore.list()));
       output(globals.json === true, list, () => keyTable(list));
@@ -89,12 +83,7 @@ function defaultCertificateNames(ocppHost: string): string[] {
 
 async function withKeystore<T>(globals: GlobalOptions, fn: (keystore: Keystore) => T | Promise<T>): Promise<T> {
   const { config } = loadCommandConfig(globals);
-  try {
-    return await fn(await openKeystore(config));
-  } catch (err) {
-    if (err instanceof KeystoreError) throw new CliError(err.message, EXIT_FAILURE);
-    throw err;
-  }
+  return fn(await openKeystore(config));
 }
 
 function keyTable(list: KeyInfo[]): string {

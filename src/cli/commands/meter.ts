@@ -86,7 +86,7 @@ export function registerMeter(program: Command): void {
       } catch (err) {
         if (err instanceof BusError) {
           const hint = /Cannot lock port/.test(err.message) ? ' (a running daemon holds this serial device; stop it to read the meter by hand)' : '';
-          throw new CliError(`meter ${meterId}: ${err.message}${hint}`, EXIT_FAILURE);
+          throw new CliError(`meter ${meterId}: ${err.message}${hint}`, EXIT_FAILURE, { cause: err });
         }
         throw err;
       }

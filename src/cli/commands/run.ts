@@ -1,8 +1,7 @@
 import type { Command } from 'commander';
-import { ConfigError } from '../../config/index.js';
-import { CliError, EXIT_FAILURE, EXIT_USAGE, loadCommandConfig, type GlobalOptions } from '../context.js';
-import { describeStartupFailure } from '../startup-failure.js';
 import { messageOf } from '../../log/index.js';
+import { CliError, EXIT_FAILURE, loadCommandConfig, type GlobalOptions } from '../context.js';
+import { cliFailure } from '../failure.js';
 
 export function registerRun(program: Command): void {
   program
@@ -16,11 +15,9 @@ export function registerRun(program: Command): void {
       try {
         await startDaemon({ configPath, config });
       } catch (err) {
-        if (err instanceof ConfigError) throw new CliError(err.message, EXIT_USAGE);
-        const line = describeStartupFailure(err, config);
-        if (line !== undefined) throw new CliError(line, EXIT_FAILURE, { cause: err });
-        // Not a problem an installer can fix: the stack helps whoever reads the report, but only when asked for.
-        if (config.log.level === 'debug') throw err;
+        // A failure at start is one line (contract section 7). One that is not chargegate's own is a bug: its
+        // stack helps whoever reads the report, but only when asked for.
+        if (cliFailure(err) !== undefined || config.log.level === 'debug') throw err;
         throw new CliError(`${messageOf(err)} (log.level: debug shows where)`, EXIT_FAILURE, { cause: err });
       }
     });

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { DomainError, Site } from '../../site/index.js';
+import { Site } from '../../site/index.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, output, table, withContext, type CommandContext, type GlobalOptions } from '../context.js';
 
 /** `chargegate station list|pair|block|remove`: the installer's side of admitting stations (contract sections 3-4). */
@@ -34,7 +34,7 @@ export function registerStation(program: Command): void {
       withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
         const site = siteOf(ctx);
         const siteId = options.site ?? site.directory.configuredSiteOf(stationId) ?? onlySite(ctx);
-        const { password } = domain(() => site.pair(stationId, siteId));
+        const { password } = site.pair(stationId, siteId);
         const { ocpp } = ctx.config;
         // A wildcard listen address is not one a station can dial: show where the gateway's own address goes.
         const host = ['0.0.0.0', '::', '[::]'].includes(ocpp.host) ? '<gateway-address>' : ocpp.host;
@@ -78,14 +78,4 @@ function onlySite(ctx: CommandContext): string {
 
 function siteOf(ctx: CommandContext): Site {
   return new Site({ db: ctx.db, config: () => ctx.config });
-}
-
-/** The domain refuses with a message for the installer: a usage error. */
-function domain<T>(fn: () => T): T {
-  try {
-    return fn();
-  } catch (err) {
-    if (err instanceof DomainError) throw new CliError(err.message, EXIT_USAGE);
-    throw err;
-  }
 }
