@@ -69,7 +69,7 @@ export class Applications {
   }
 
   list(): Application[] {
-    return (this.db.prepare('SELECT * FROM applications ORDER BY created_at, client_id').all() as ApplicationRow[]).map(toApplication);
+    return this.db.prepare<[], ApplicationRow>('SELECT * FROM applications ORDER BY created_at, client_id').all().map(toApplication);
   }
 
   /** Marks the application revoked (once); its tokens fail on their next use. */
@@ -115,7 +115,7 @@ export class Applications {
   }
 
   private row(clientId: string): ApplicationRow | undefined {
-    return statement(this.db, 'SELECT * FROM applications WHERE client_id = ?').get(clientId) as ApplicationRow | undefined;
+    return statement<[string], ApplicationRow>(this.db, 'SELECT * FROM applications WHERE client_id = ?').get(clientId);
   }
 }
 

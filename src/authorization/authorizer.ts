@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
-import type { AuthorizationStatus } from '../site/index.js';
+import type { AuthorizationStatus, StationRegistry, Transactions } from '../site/index.js';
 import type { Writer } from '../store/index.js';
 import { findIdTag } from './id-tags.js';
 import { loadPlugin, pluginVersion, type AuthorizationPlugin } from './plugin.js';
@@ -30,8 +30,8 @@ export interface AuthorizationDecision {
 
 /** What the chain needs to know about the site's state. */
 export interface AuthorizationSite {
-  siteOf(stationId: string): string;
-  openTransactionsOfTag(idTag: string): Array<{ id: number; station_id: string; connector_id: number }>;
+  stations: Pick<StationRegistry, 'siteOf'>;
+  transactions: Pick<Transactions, 'openOfTag'>;
 }
 
 export interface AuthorizerOptions {
@@ -114,14 +114,14 @@ export async function createAuthorizer(options: AuthorizerOptions): Promise<Auth
 
   /** The chain's answer plus ConcurrentTx: synchronous, so a caller can commit in the same turn. */
   const settle = (request: AuthorizationRequest, siteId: string, base: Omit<AuthorizationDecision, 'siteId' | 'connectorId'>): AuthorizationDecision => {
-    const open = site.openTransactionsOfTag(request.idTag).filter((t) => t.id !== request.transactionId);
-    const here = open.find((t) => t.station_id === request.stationId);
+    const open = site.transactions.openOfTag(request.idTag).filter((t) => t.id !== request.transactionId);
+    const here = open.find((t) => t.stationId === request.stationId);
     const concurrent = base.status === 'Accepted' && open.length > 0 && !options.config().authorization.allowConcurrentTx;
     const decision: AuthorizationDecision = {
       ...base,
       siteId,
       ...(concurrent && { status: 'ConcurrentTx' }),
-      ...(here && request.connectorId === undefined && { connectorId: here.connector_id }),
+      ...(here && request.connectorId === undefined && { connectorId: here.connectorId }),
     };
     logger.info(
       { stationId: request.stationId, siteId, idTag: request.idTag, connectorId: request.connectorId, status: decision.status, source: decision.source },
@@ -131,7 +131,7 @@ export async function createAuthorizer(options: AuthorizerOptions): Promise<Auth
   };
 
   const authorizeStart: Authorizer['authorizeStart'] = async (request, start) => {
-    const siteId = site.siteOf(request.stationId);
+    const siteId = site.stations.siteOf(request.stationId);
     const base = await baseDecision(request, siteId);
     const decision = settle(request, siteId, base);
     return { decision, started: start(decision) };

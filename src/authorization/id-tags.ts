@@ -48,11 +48,11 @@ export function removeIdTag(db: Database, idTag: string): boolean {
 }
 
 export function listIdTags(db: Database): IdTag[] {
-  return (db.prepare('SELECT * FROM id_tags ORDER BY id_tag').all() as IdTagRow[]).map(fromRow);
+  return db.prepare<[], IdTagRow>('SELECT * FROM id_tags ORDER BY id_tag').all().map(fromRow);
 }
 
 /** The tag as it applies at a site: a tag scoped to another site is not in this site's list. */
 export function findIdTag(db: Database, idTag: string, siteId: string): IdTag | undefined {
-  const row = statement(db, 'SELECT * FROM id_tags WHERE id_tag = ? COLLATE NOCASE AND (site_id IS NULL OR site_id = ?)').get(idTag, siteId) as IdTagRow | undefined;
+  const row = statement<[string, string], IdTagRow>(db, 'SELECT * FROM id_tags WHERE id_tag = ? COLLATE NOCASE AND (site_id IS NULL OR site_id = ?)').get(idTag, siteId);
   return row && fromRow(row);
 }

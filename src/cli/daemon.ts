@@ -138,9 +138,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     // ---- end retention ----
 
     const site = new Site({ db, config: () => config, onEventsCommitted: () => webhooks.notify(), writer: group });
-    site.markAllOffline();
-    const lastSeenFlush = setInterval(() => site.flushLastSeen(), LAST_SEEN_WRITE_MS);
-    parts.push({ name: 'last-seen', stop: () => (clearInterval(lastSeenFlush), site.flushLastSeen()) });
+    site.stations.markAllOffline();
+    const lastSeenFlush = setInterval(() => site.stations.flushLastSeen(), LAST_SEEN_WRITE_MS);
+    parts.push({ name: 'last-seen', stop: () => (clearInterval(lastSeenFlush), site.stations.flushLastSeen()) });
 
     // ---- OCPP 1.6-J central system and the Authorize decision chain (src/ocpp, src/authorization) ----
     // `centralSystem.commands` (StationCommands) is what HTTP routes use to send RemoteStart/RemoteStop etc.

@@ -29,7 +29,7 @@ export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyP
   /** The charge point named in the path, if it exists and the caller's groups reach it. */
   const reachableChargePoint = (caller: Caller, params: unknown, permission: Permission): ChargePointView => {
     const { chargePointId } = parseRequest(chargePointParamsSchema, params, 'path');
-    const chargePoint = site.chargePoint(chargePointId);
+    const chargePoint = site.connectors.chargePoint(chargePointId);
     if (!chargePoint) throw new ApiError(404, 'not_found', `no charge point "${chargePointId}"`);
     if (!reachable(caller, permission, chargePoint)) throw new ApiError(403, 'forbidden', `charge point "${chargePointId}" is outside the application's groups`);
     return chargePoint;
@@ -63,7 +63,7 @@ export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyP
 
     app.get('/charge-points', async (request) => {
       const caller = await auth.authenticate(request, 'charge-points:read');
-      return site.chargePoints().filter((cp) => reachable(caller, 'charge-points:read', cp));
+      return site.connectors.chargePoints().filter((cp) => reachable(caller, 'charge-points:read', cp));
     });
 
     app.get('/charge-points/:chargePointId', async (request) => {
@@ -91,12 +91,12 @@ export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyP
       const caller = await auth.authenticate(request, 'charge-points:control');
       const chargePoint = chargePointFor(caller, request.params, 'charge-points:control');
       const { transactionId } = parseRequest(stopRequestSchema, request.body, 'body');
-      const transaction = site.transaction(transactionId);
-      if (!transaction || transaction.charge_point_id !== chargePoint.chargePointId)
+      const transaction = site.transactions.byId(transactionId);
+      if (!transaction || transaction.chargePointId !== chargePoint.chargePointId)
         throw new ApiError(404, 'not_found', `no transaction ${transactionId} on charge point "${chargePoint.chargePointId}"`);
-      if (transaction.stopped_at !== null) throw new ApiError(409, 'transaction_stopped', `transaction ${transactionId} already stopped at ${transaction.stopped_at}`);
-      const { status } = await commands.remoteStopTransaction(transaction.station_id, { transactionId });
-      request.log.info({ clientId: caller.clientId, stationId: transaction.station_id, transactionId, status }, 'remote stop');
+      if (transaction.stoppedAt !== null) throw new ApiError(409, 'transaction_stopped', `transaction ${transactionId} already stopped at ${transaction.stoppedAt}`);
+      const { status } = await commands.remoteStopTransaction(transaction.stationId, { transactionId });
+      request.log.info({ clientId: caller.clientId, stationId: transaction.stationId, transactionId, status }, 'remote stop');
       return answer(reply, status, chargePoint, 'RemoteStopTransaction');
     });
   };

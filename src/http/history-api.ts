@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { reaches } from '../applications/index.js';
 import type { Config, Permission } from '../config/index.js';
 import { eventsAfter } from '../outbox/index.js';
-import { formatZonedTimestamp, transactionHistory, whToKWh, type TransactionRow } from '../site/index.js';
+import { formatZonedTimestamp, transactionHistory, whToKWh, type Transaction } from '../site/index.js';
 import type { Database } from '../store/index.js';
 import { envelopeOf } from '../webhooks/index.js';
 import { eventsQuerySchema, parseRequest, transactionsQuerySchema, type eventPageSchema, type transactionSchema } from './api-schemas.js';
@@ -67,7 +67,7 @@ export function historyApiRoutes(options: HistoryApiOptions): FastifyPluginAsync
       for (;;) {
         const rows = transactionHistory(db, { ...filter, afterId });
         for (const t of rows) {
-          if (!reachable(caller, 'charge-points:read', { siteId: t.site_id, stationId: t.station_id, chargePointId: t.charge_point_id })) continue;
+          if (!reachable(caller, 'charge-points:read', { siteId: t.siteId, stationId: t.stationId, chargePointId: t.chargePointId })) continue;
           page.push(transactionView(t, timezone));
           if (page.length === query.limit) return page;
         }
@@ -78,17 +78,17 @@ export function historyApiRoutes(options: HistoryApiOptions): FastifyPluginAsync
   };
 }
 
-function transactionView(t: TransactionRow, timeZone: string): z.output<typeof transactionSchema> {
+function transactionView(t: Transaction, timeZone: string): z.output<typeof transactionSchema> {
   return {
     transactionId: t.id,
-    stationId: t.station_id,
-    chargePointId: t.charge_point_id,
-    connectorId: t.connector_id,
-    idTag: t.id_tag,
-    startedAt: formatZonedTimestamp(new Date(t.started_at), timeZone),
-    stoppedAt: t.stopped_at === null ? null : formatZonedTimestamp(new Date(t.stopped_at), timeZone),
-    meterStart: whToKWh(t.meter_start_wh),
-    meterStop: t.meter_stop_wh === null ? null : whToKWh(t.meter_stop_wh),
-    reason: t.stop_reason,
+    stationId: t.stationId,
+    chargePointId: t.chargePointId,
+    connectorId: t.connectorId,
+    idTag: t.idTag,
+    startedAt: formatZonedTimestamp(new Date(t.startedAt), timeZone),
+    stoppedAt: t.stoppedAt === null ? null : formatZonedTimestamp(new Date(t.stoppedAt), timeZone),
+    meterStart: whToKWh(t.meterStartWh),
+    meterStop: t.meterStopWh === null ? null : whToKWh(t.meterStopWh),
+    reason: t.stopReason,
   };
 }

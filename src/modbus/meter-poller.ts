@@ -140,9 +140,9 @@ export class MeterPoller {
    * ours); the stored detector adds what only it knows: a pending start or stop and since when.
    */
   private recoverState(stored: DetectorState | undefined): DetectorState {
-    const open = this.options.site
-      .openTransactions()
-      .filter((t) => t.station_id === this.meter.id && t.source === 'modbus')
+    const open = this.options.site.transactions
+      .open()
+      .filter((t) => t.stationId === this.meter.id && t.source === 'modbus')
       .at(-1);
     if (open) return stored && inSession(stored.phase) && stored.transactionId === open.id ? stored : { phase: 'charging', transactionId: open.id };
     return stored && !inSession(stored.phase) ? stored : { phase: 'idle' };
@@ -236,7 +236,7 @@ export class MeterPoller {
         let written = false;
         if (action?.type === 'start') {
           const idTag = this.meter.idTag ?? `MODBUS-${this.meter.id}`;
-          const transaction = this.options.site.startTransaction({
+          const transaction = this.options.site.transactions.start({
             at: this.ref,
             idTag,
             meterStartWh: action.meterStartWh,
@@ -248,7 +248,7 @@ export class MeterPoller {
           written = true;
         } else if (action?.type === 'stop') {
           written =
-            this.options.site.stopTransaction({
+            this.options.site.transactions.stop({
               stationId: this.ref.stationId,
               transactionId: action.transactionId,
               meterStopWh: action.meterStopWh,
@@ -282,7 +282,7 @@ export class MeterPoller {
     const key = statusKey(status, errorCode);
     if (this.reportedStatus === key) return;
     try {
-      this.options.site.inOneCommit(() => this.options.site.recordStatus(this.ref, status, errorCode, info));
+      this.options.site.inOneCommit(() => this.options.site.connectors.recordStatus(this.ref, status, errorCode, info));
       this.reportedStatus = key;
     } catch (err) {
       this.logger.error({ err, status, errorCode }, 'could not record the connector status; retrying with the next poll');

@@ -173,12 +173,12 @@ export class MeterService {
    */
   private closeOrphanSessions(configured: ReadonlySet<string>): void {
     const { site, writer } = this.options;
-    for (const open of site.openTransactions()) {
-      if (open.source !== 'modbus' || configured.has(open.station_id)) continue;
-      const baseline = loadDetector(writer.db, open.station_id)?.baseline;
-      const meterStopWh = baseline ? Math.max(open.meter_start_wh, kWhToWh(baseline.energyKWh)) : open.meter_start_wh;
-      site.stopTransaction({ stationId: open.station_id, transactionId: open.id, meterStopWh, stoppedAt: baseline?.at ?? this.now(), reason: 'Other' });
-      this.logger.warn({ meter: open.station_id, transactionId: open.id, meterStopWh }, 'meter left the config during a session; session closed with reason Other');
+    for (const open of site.transactions.open()) {
+      if (open.source !== 'modbus' || configured.has(open.stationId)) continue;
+      const baseline = loadDetector(writer.db, open.stationId)?.baseline;
+      const meterStopWh = baseline ? Math.max(open.meterStartWh, kWhToWh(baseline.energyKWh)) : open.meterStartWh;
+      site.transactions.stop({ stationId: open.stationId, transactionId: open.id, meterStopWh, stoppedAt: baseline?.at ?? this.now(), reason: 'Other' });
+      this.logger.warn({ meter: open.stationId, transactionId: open.id, meterStopWh }, 'meter left the config during a session; session closed with reason Other');
     }
     for (const meterId of storedMeterIds(writer.db)) {
       if (configured.has(meterId)) continue;

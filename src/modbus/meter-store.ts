@@ -21,7 +21,7 @@ interface DetectorRow {
 }
 
 export function loadDetector(db: Database, meterId: string): StoredDetector | undefined {
-  const row = statement(db, 'SELECT * FROM meter_detectors WHERE meter_id = ?').get(meterId) as DetectorRow | undefined;
+  const row = statement<[string], DetectorRow>(db, 'SELECT * FROM meter_detectors WHERE meter_id = ?').get(meterId);
   if (!row) return undefined;
   const lastGoodAt = row.last_good_at ? new Date(row.last_good_at) : undefined;
   return {
@@ -75,7 +75,7 @@ export function saveMeters(writer: Writer, meters: ReadonlyArray<{ meterId: stri
 
 /** Meters the database holds state for, configured or not. */
 export function storedMeterIds(db: Database): string[] {
-  return db.prepare('SELECT meter_id FROM meter_detectors UNION SELECT meter_id FROM meter_health').pluck().all() as string[];
+  return db.prepare<[], string>('SELECT meter_id FROM meter_detectors UNION SELECT meter_id FROM meter_health').pluck().all();
 }
 
 /** Forgets a meter that left the config. */
@@ -94,6 +94,6 @@ export interface StoredHealth {
 
 /** The health the daemon last wrote, for `chargegate meter status` (another process). */
 export function loadHealth(db: Database): StoredHealth[] {
-  const rows = db.prepare('SELECT meter_id, report, updated_at FROM meter_health ORDER BY meter_id').all() as Array<{ meter_id: string; report: string; updated_at: string }>;
+  const rows = db.prepare<[], { meter_id: string; report: string; updated_at: string }>('SELECT meter_id, report, updated_at FROM meter_health ORDER BY meter_id').all();
   return rows.map((r) => ({ meterId: r.meter_id, health: JSON.parse(r.report) as MeterHealth, updatedAt: new Date(r.updated_at) }));
 }

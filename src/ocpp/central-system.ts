@@ -71,7 +71,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   /** Runs in socket event handlers: a database error is logged, never thrown into ocpp-rpc's emitter. */
   const markOnline = (stationId: string, online: boolean, clientLog: Logger): void => {
     try {
-      site.setOnline(stationId, online);
+      site.stations.setOnline(stationId, online);
     } catch (err) {
       clientLog.error({ err, online }, 'could not record the station online state');
     }
@@ -98,7 +98,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
       path: current.path,
       profile: current.securityProfile,
       password: handshake.password,
-      admission: site.admission(handshake.identity),
+      admission: site.stations.admission(handshake.identity),
     });
     if (limit.ticket.done(decision.accepted)) log.warn(fields, 'station connection refused: too many failed attempts from this address; refusing it for a minute without checking');
     if (!decision.accepted) {
@@ -112,7 +112,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   rpc.on('client', (client: StationClient) => {
     const { stationId, admission } = client.session;
     const counted = isAdmitted(admission, config().ocpp.acceptUnknownStations);
-    const clientLog = log.child({ stationId, siteId: counted ? site.siteOf(stationId) : undefined });
+    const clientLog = log.child({ stationId, siteId: counted ? site.stations.siteOf(stationId) : undefined });
     const sendRaw = client.sendRaw.bind(client);
     client.sendRaw = (frame: string) => sendRaw(toStationFrame(frame));
     const previous = connections.attach(client);
@@ -175,7 +175,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
     const profile = config().ocpp.securityProfile;
     for (const client of connections.all()) {
       try {
-        const admission = site.admission(client.session.stationId);
+        const admission = site.stations.admission(client.session.stationId);
         if (!accessChanged(client.session, admission, profile)) continue;
         log.info({ stationId: client.session.stationId, was: client.session.admission, now: admission.verdict }, 'station access changed: closing its connection');
         void client.close({ code: 1008, reason: 'station access changed' });

@@ -42,11 +42,11 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
   const { site, authorizer, config, logger: log } = deps;
   const stationId = client.session.stationId;
 
-  const admitted = (): boolean => isAdmitted(site.admission(stationId).verdict, config().ocpp.acceptUnknownStations);
+  const admitted = (): boolean => isAdmitted(site.stations.admission(stationId).verdict, config().ocpp.acceptUnknownStations);
 
   const on = <A extends StationAction>(action: A, handler: Handler<A>, options: { beforeAcceptance?: boolean } = {}): void => {
     client.handle(action, async ({ params }) => {
-      site.touch(stationId);
+      site.stations.touch(stationId);
       if (!options.beforeAcceptance && !admitted()) {
         log.warn({ action }, 'call from a station that is not accepted; refused with SecurityError');
         deps.countCall(action, 'SecurityError');
@@ -75,7 +75,7 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
   on(
     'BootNotification',
     (params) => {
-      const status = site.boot(stationId, params);
+      const status = site.stations.boot(stationId, params);
       log.info({ status, vendor: params.chargePointVendor, model: params.chargePointModel, firmware: params.firmwareVersion }, 'boot notification');
       return { status, currentTime: new Date().toISOString(), interval: config().ocpp.heartbeatIntervalS };
     },
@@ -86,7 +86,7 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
 
   /** Logs and reports a connector the config does not list; its calls are answered but change nothing. */
   const unconfigured = (action: string, connectorId: number): boolean => {
-    const fix = site.unconfiguredConnector(stationId, connectorId);
+    const fix = site.connectors.unconfigured(stationId, connectorId);
     if (fix) log.warn({ action, connectorId, fix }, 'connector not in the config: answered, no event');
     return fix !== undefined;
   };
@@ -100,14 +100,14 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
       ...(vendorErrorCode !== undefined && { vendorErrorCode }),
       ...(timestamp !== undefined && { timestamp }),
     };
-    site.recordStationStatus(stationId, connectorId, status, errorCode, Object.keys(details).length > 0 ? details : undefined);
+    site.connectors.recordStationStatus(stationId, connectorId, status, errorCode, Object.keys(details).length > 0 ? details : undefined);
     log.debug({ connectorId, status, errorCode }, 'status notification');
     return {};
   });
 
   on('Authorize', async (params) => {
     const decision = await authorizer.authorize({ idTag: params.idTag, stationId });
-    site.recordAuthorization(stationId, params.idTag, decision.status, decision.connectorId);
+    site.authorizations.record(stationId, params.idTag, decision.status, decision.connectorId);
     return { idTagInfo: idTagInfoOf(decision) };
   });
 
@@ -116,15 +116,15 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
     // No transaction id exists for it: 0 is never one, and Invalid tells the station not to charge.
     if (unconfigured('StartTransaction', params.connectorId)) return { transactionId: 0, idTagInfo: { status: 'Invalid' } };
     // A station that lost our answer sends the same StartTransaction again, even after stopping: the same transaction.
-    const repeated = site.answeredStart(stationId, params.connectorId, params.idTag, params.meterStart, new Date(params.timestamp));
+    const repeated = site.transactions.answeredStart(stationId, params.connectorId, params.idTag, params.meterStart, new Date(params.timestamp));
     if (repeated) {
       log.info({ transactionId: repeated.id, connectorId: params.connectorId }, 'repeated StartTransaction answered with its transaction');
       const decision = await authorizer.authorize({ idTag: params.idTag, stationId, connectorId: params.connectorId, transactionId: repeated.id });
       return { transactionId: repeated.id, idTagInfo: idTagInfoOf(decision) };
     }
     const { decision, started: transaction } = await authorizer.authorizeStart({ idTag: params.idTag, stationId, connectorId: params.connectorId }, (settled) =>
-      site.startTransaction({
-        at: site.locateConnector(stationId, params.connectorId),
+      site.transactions.start({
+        at: site.connectors.locate(stationId, params.connectorId),
         idTag: params.idTag,
         meterStartWh: params.meterStart,
         startedAt: new Date(params.timestamp),
@@ -138,7 +138,7 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
   });
 
   on('StopTransaction', async (params) => {
-    const stopped = site.stopTransaction({
+    const stopped = site.transactions.stop({
       stationId,
       transactionId: params.transactionId,
       meterStopWh: params.meterStop,
@@ -146,7 +146,7 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
       ...(params.reason !== undefined && { reason: params.reason }),
       ...(params.idTag !== undefined && { idTag: params.idTag }),
     });
-    const owner = stopped ? undefined : site.transaction(params.transactionId)?.station_id;
+    const owner = stopped ? undefined : site.transactions.byId(params.transactionId)?.stationId;
     if (stopped) log.info({ transactionId: stopped.id, reason: params.reason ?? 'Local' }, 'transaction stopped');
     else if (owner !== undefined && owner !== stationId) {
       log.warn({ transactionId: params.transactionId, owner }, "StopTransaction for another station's transaction: answered, nothing changed");
@@ -159,7 +159,7 @@ export function registerStationHandlers(client: StationClient, deps: StationHand
 
   on('MeterValues', (params) => {
     const { transactionId } = params;
-    if (transactionId !== undefined && !site.transactionOf(stationId, transactionId) && site.transaction(transactionId)) {
+    if (transactionId !== undefined && !site.transactions.ofStation(stationId, transactionId) && site.transactions.byId(transactionId)) {
       log.warn({ transactionId }, "MeterValues for another station's transaction: ignored");
       return {};
     }

@@ -71,7 +71,7 @@ export class DeliveryStore {
 
   constructor(private readonly db: Database) {
     this.statements = {
-      head: db.prepare(
+      head: db.prepare<[string, string, string, number], PendingDelivery>(
         `SELECT d.id, d.site_id AS siteId, d.webhook_id AS webhookId, d.event_type AS eventType, e.event_id AS eventId, e.payload AS payloadJson,
                 COALESCE(e.occurred_at, e.created_at) AS occurredAt,
                 d.attempts, d.next_attempt_at AS nextAttemptAt, d.last_status AS lastStatus, d.last_error AS lastError
@@ -84,14 +84,16 @@ export class DeliveryStore {
       delivered: db.prepare("UPDATE deliveries SET state = 'delivered', last_status = ?, last_error = NULL, updated_at = ? WHERE id = ? AND state = 'pending'"),
       failed: db.prepare("UPDATE deliveries SET last_status = ?, last_error = ?, next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'pending'"),
       dead: db.prepare("UPDATE deliveries SET state = 'dead', dead_reason = ?, last_status = ?, last_error = ?, updated_at = ? WHERE id = ? AND state = 'pending'"),
-      queueSizes: db.prepare('SELECT site_id AS siteId, webhook_id AS webhookId, event_type AS eventType, size FROM webhook_queue_sizes WHERE size > 0'),
-      unreported: db.prepare(
+      queueSizes: db.prepare<[], QueueKey & { size: number }>(
+        'SELECT site_id AS siteId, webhook_id AS webhookId, event_type AS eventType, size FROM webhook_queue_sizes WHERE size > 0',
+      ),
+      unreported: db.prepare<[number], QueueKey & { id: number; eventId: string }>(
         `SELECT d.id, d.site_id AS siteId, d.webhook_id AS webhookId, d.event_type AS eventType, e.event_id AS eventId
            FROM deliveries d JOIN events e ON e.seq = d.event_seq WHERE d.unreported = 1 ORDER BY d.id LIMIT ?`,
       ),
       reported: db.prepare('UPDATE deliveries SET unreported = 0 WHERE id = ?'),
-      deadCount: db.prepare("SELECT COUNT(*) FROM deliveries WHERE state = 'dead'").pluck(),
-      deadByQueue: db.prepare(
+      deadCount: db.prepare<[], number>("SELECT COUNT(*) FROM deliveries WHERE state = 'dead'").pluck(),
+      deadByQueue: db.prepare<[], QueueKey & { count: number }>(
         "SELECT site_id AS siteId, webhook_id AS webhookId, event_type AS eventType, COUNT(*) AS count FROM deliveries WHERE state = 'dead' GROUP BY site_id, webhook_id, event_type",
       ),
     };
@@ -99,7 +101,7 @@ export class DeliveryStore {
 
   /** The first `limit` pending deliveries of a queue, oldest first. */
   head(queue: QueueKey, limit: number): PendingDelivery[] {
-    return this.statements.head.all(queue.siteId, queue.webhookId, queue.eventType, limit) as PendingDelivery[];
+    return this.statements.head.all(queue.siteId, queue.webhookId, queue.eventType, limit);
   }
 
   /**
@@ -129,21 +131,21 @@ export class DeliveryStore {
 
   /** Every queue that holds pending deliveries, configured or not. */
   queueSizes(): Array<QueueKey & { size: number }> {
-    return this.statements.queueSizes.all() as Array<QueueKey & { size: number }>;
+    return this.statements.queueSizes.all();
   }
 
   deadLetterCount(): number {
-    return this.statements.deadCount.get() as number;
+    return this.statements.deadCount.get() ?? 0;
   }
 
   /** Dead letters not replayed, per queue (only queues that have some). */
   deadLetterCounts(): Array<QueueKey & { count: number }> {
-    return this.statements.deadByQueue.all() as Array<QueueKey & { count: number }>;
+    return this.statements.deadByQueue.all();
   }
 
   /** Queue-full dead letters not logged yet, oldest first. */
   unreportedQueueFull(limit: number): Array<QueueKey & { id: number; eventId: string }> {
-    return this.statements.unreported.all(limit) as Array<QueueKey & { id: number; eventId: string }>;
+    return this.statements.unreported.all(limit);
   }
 
   /** In the caller's transaction (the daemon's group commit, through delivery-writes.ts). */
@@ -157,8 +159,8 @@ export class DeliveryStore {
   }
 
   private deadRows(filter: { eventId?: string }): Array<DeadLetter & { id: number }> {
-    const byEvent = filter.eventId !== undefined;
-    return statement(this.db, deadLetterSql(byEvent)).all(...(byEvent ? [filter.eventId] : [])) as Array<DeadLetter & { id: number }>;
+    const { eventId } = filter;
+    return statement<string[], DeadLetter & { id: number }>(this.db, deadLetterSql(eventId !== undefined)).all(...(eventId !== undefined ? [eventId] : []));
   }
 
   /**
@@ -197,10 +199,10 @@ export class DeliveryStore {
 
   /** A stored event as the outbox holds it, for `deadletter show`. */
   event(eventId: string): StoredEvent | undefined {
-    return statement(
+    return statement<[string], StoredEvent>(
       this.db,
       'SELECT event_id AS eventId, event_type AS eventType, site_id AS siteId, payload AS payloadJson, created_at AS createdAt, COALESCE(occurred_at, created_at) AS occurredAt FROM events WHERE event_id = ?',
-    ).get(eventId) as StoredEvent | undefined;
+    ).get(eventId);
   }
 }
 

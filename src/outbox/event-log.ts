@@ -13,9 +13,9 @@ export interface LoggedEvent {
 
 /** The events committed after `afterSeq` (0: from the oldest kept), oldest first. */
 export function eventsAfter(db: Database, afterSeq: number, limit: number): LoggedEvent[] {
-  return statement(
+  return statement<[number, number], LoggedEvent>(
     db,
     `SELECT seq, event_id AS eventId, event_type AS eventType, site_id AS siteId, payload AS payloadJson, COALESCE(occurred_at, created_at) AS occurredAt
        FROM events WHERE seq > ? ORDER BY seq LIMIT ?`,
-  ).all(afterSeq, limit) as LoggedEvent[];
+  ).all(afterSeq, limit);
 }

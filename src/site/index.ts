@@ -1,16 +1,9 @@
-export { Site, DomainError, LAST_SEEN_WRITE_MS, STATIONS_TOPIC } from './site.js';
-export type {
-  BootVerdict,
-  ChargePointView,
-  ConnectorRef,
-  ConnectorStatusChange,
-  ConnectorState,
-  SiteOptions,
-  StartTransactionInput,
-  StationAdmission,
-  StopTransactionInput,
-  TransactionRow,
-} from './site.js';
+export { Site, LAST_SEEN_WRITE_MS, type SiteOptions } from './site.js';
+export { DomainError } from './domain-error.js';
+export { StationRegistry, STATIONS_TOPIC, type BootVerdict, type StationAdmission, type StationListing } from './station-registry.js';
+export { Connectors, type ChargePointView, type ConnectorRef, type ConnectorState, type ConnectorStatusChange } from './connectors.js';
+export { Authorizations } from './authorizations.js';
+export { Transactions, type StartTransactionInput, type StopTransactionInput, type Transaction } from './transactions.js';
 export { pruneStoppedTransactions } from './retention.js';
 export { transactionHistory, type TransactionFilter } from './transaction-history.js';
 export { SiteDirectory, type ChargePointRef } from './directory.js';

@@ -2,23 +2,32 @@ import { statement, type Database } from '../store/index.js';
 
 export type StationState = 'pending' | 'paired' | 'blocked' | 'removed';
 
-export interface StationRow {
+/** A station as the database knows it (its row in `stations`). */
+export interface StoredStation {
   id: string;
-  site_id: string | null;
+  siteId: string | null;
   state: StationState;
-  password_hash: string | null;
-  online: number;
-  last_seen: string | null;
-  first_seen: string;
-  boot_info: string | null;
+  passwordHash: string | null;
+  online: boolean;
+  lastSeen: string | null;
+  firstSeen: string;
+  /** The BootNotification it last sent, as JSON. */
+  bootInfo: string | null;
 }
 
-export function findStation(db: Database, stationId: string): StationRow | undefined {
-  return statement(db, 'SELECT * FROM stations WHERE id = ?').get(stationId) as StationRow | undefined;
+const STATION_COLUMNS = 'id, site_id AS siteId, state, password_hash AS passwordHash, online, last_seen AS lastSeen, first_seen AS firstSeen, boot_info AS bootInfo';
+
+type StationRow = Omit<StoredStation, 'online'> & { online: 0 | 1 };
+
+const fromRow = (row: StationRow): StoredStation => ({ ...row, online: row.online === 1 });
+
+export function findStation(db: Database, stationId: string): StoredStation | undefined {
+  const row = statement<[string], StationRow>(db, `SELECT ${STATION_COLUMNS} FROM stations WHERE id = ?`).get(stationId);
+  return row && fromRow(row);
 }
 
-export function allStations(db: Database): StationRow[] {
-  return statement(db, 'SELECT * FROM stations ORDER BY id').all() as StationRow[];
+export function allStations(db: Database): StoredStation[] {
+  return statement<[], StationRow>(db, `SELECT ${STATION_COLUMNS} FROM stations ORDER BY id`).all().map(fromRow);
 }
 
 /** Creates the row on first contact; later calls leave the state alone. True when it created it. */

@@ -1,5 +1,5 @@
 import { statement, type Database } from '../store/index.js';
-import type { TransactionRow } from './site.js';
+import { TRANSACTION_COLUMNS, type Transaction } from './transactions.js';
 
 export interface TransactionFilter {
   /** Started at or after (inclusive). */
@@ -16,12 +16,12 @@ export interface TransactionFilter {
  * Transactions in id order (the order they started in), for reconciliation (GET /transactions). Times are compared
  * as instants: the stored ISO strings are all UTC with milliseconds, so they sort as text.
  */
-export function transactionHistory(db: Database, filter: TransactionFilter): TransactionRow[] {
+export function transactionHistory(db: Database, filter: TransactionFilter): Transaction[] {
   const status = filter.status === 'open' ? 'AND stopped_at IS NULL' : filter.status === 'stopped' ? 'AND stopped_at IS NOT NULL' : '';
-  return statement(
+  return statement<[number, string, string, number], Transaction>(
     db,
-    `SELECT * FROM transactions
+    `SELECT ${TRANSACTION_COLUMNS} FROM transactions
       WHERE id > ? AND started_at >= ? AND started_at < ? ${status}
       ORDER BY id LIMIT ?`,
-  ).all(filter.afterId ?? 0, filter.from?.toISOString() ?? '', filter.to?.toISOString() ?? '9999', filter.limit) as TransactionRow[];
+  ).all(filter.afterId ?? 0, filter.from?.toISOString() ?? '', filter.to?.toISOString() ?? '9999', filter.limit);
 }

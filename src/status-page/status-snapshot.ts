@@ -91,7 +91,7 @@ export function statusSnapshot(sources: StatusSnapshotSources): StatusSnapshot {
     company: config.company.id,
     sites: config.sites.map((s) => s.id),
     health: worstLevel(Object.values(reports).map((r) => r.status as HealthLevel)),
-    stations: sources.site.stations().map((s) => {
+    stations: sources.site.stations.list().map((s) => {
       const boot = (s.bootInfo ?? {}) as Record<string, unknown>;
       const text = (key: string) => (typeof boot[key] === 'string' ? boot[key] : null);
       return {
@@ -105,15 +105,15 @@ export function statusSnapshot(sources: StatusSnapshotSources): StatusSnapshot {
         firmwareVersion: text('firmwareVersion'),
       };
     }),
-    chargePoints: sources.site.chargePoints(),
-    openTransactions: sources.site.openTransactions().map((t) => ({
+    chargePoints: sources.site.connectors.chargePoints(),
+    openTransactions: sources.site.transactions.open().map((t) => ({
       transactionId: t.id,
-      siteId: t.site_id,
-      stationId: t.station_id,
-      chargePointId: t.charge_point_id,
-      connectorId: t.connector_id,
-      startedAt: t.started_at,
-      meterStartKWh: whToKWh(t.meter_start_wh),
+      siteId: t.siteId,
+      stationId: t.stationId,
+      chargePointId: t.chargePointId,
+      connectorId: t.connectorId,
+      startedAt: t.startedAt,
+      meterStartKWh: whToKWh(t.meterStartWh),
       source: t.source,
     })),
     meters: config.sites.flatMap((site) =>

@@ -9,7 +9,7 @@ export function bumpChangeCounter(db: Database, topic: string): void {
 }
 
 export function readChangeCounter(db: Database, topic: string): number {
-  const row = db.prepare('SELECT version FROM change_counters WHERE topic = ?').get(topic) as { version: number } | undefined;
+  const row = db.prepare<[string], { version: number }>('SELECT version FROM change_counters WHERE topic = ?').get(topic);
   return row?.version ?? 0;
 }
 

@@ -249,7 +249,7 @@ export class NewerDatabaseError extends Error {
 export function migrate(db: BetterSqlite3.Database, migrations: Migration[] = MIGRATIONS): Migration[] {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
   const apply = db.transaction(() => {
-    const applied = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
+    const applied = new Set(db.prepare<[], number>('SELECT version FROM schema_migrations').pluck().all());
     const known = Math.max(0, ...migrations.map((m) => m.version));
     const found = Math.max(0, ...applied);
     if (found > known) throw new NewerDatabaseError(db.name, found, known);

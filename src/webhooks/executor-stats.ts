@@ -37,7 +37,7 @@ export class ExecutorStatsStore {
            last_status = excluded.last_status, last_error = excluded.last_error,
            consecutive_failures = CASE :outcome WHEN 'delivered' THEN 0 WHEN 'failed' THEN webhook_executors.consecutive_failures + 1 ELSE webhook_executors.consecutive_failures END`,
       ),
-      all: db.prepare(
+      all: db.prepare<[], QueueKey & ExecutorStats>(
         `SELECT site_id AS siteId, webhook_id AS webhookId, event_type AS eventType, last_dequeue_at AS lastDequeueAt, last_request_at AS lastRequestAt,
                 last_request_ms AS lastRequestMs, last_status AS lastStatus, last_error AS lastError, consecutive_failures AS consecutiveFailures FROM webhook_executors`,
       ),
@@ -63,6 +63,6 @@ export class ExecutorStatsStore {
   }
 
   all(): Array<QueueKey & ExecutorStats> {
-    return this.statements.all.all() as Array<QueueKey & ExecutorStats>;
+    return this.statements.all.all();
   }
 }

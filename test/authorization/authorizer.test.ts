@@ -89,7 +89,7 @@ describe('the Authorize decision chain', () => {
   it('ConcurrentTx when the tag already charges and allowConcurrentTx is false, with the connector of its transaction here', async () => {
     const chain = await start();
     putIdTag(db, { idTag: 'BUSY', status: 'Accepted', expiresAt: null, siteId: null });
-    const tx = site.startTransaction({ at: site.locateConnector('CP001', 2), idTag: 'BUSY', meterStartWh: 0, startedAt: new Date(), source: 'ocpp' });
+    const tx = site.transactions.start({ at: site.connectors.locate('CP001', 2), idTag: 'BUSY', meterStartWh: 0, startedAt: new Date(), source: 'ocpp' });
     expect(await chain.authorize({ idTag: 'BUSY', stationId: 'CP001' })).toMatchObject({ status: 'ConcurrentTx', connectorId: 2 });
     expect(await chain.authorize({ idTag: 'BUSY', stationId: 'CP201' })).toEqual(expect.not.objectContaining({ connectorId: expect.anything() }));
     expect(await chain.authorize({ idTag: 'BUSY', stationId: 'CP001', connectorId: 2, transactionId: tx.id })).toMatchObject({ status: 'Accepted' });
@@ -104,8 +104,8 @@ describe('the Authorize decision chain', () => {
     const chain = await start({ authorization: { plugin: file } });
     const startOn = (stationId: string) =>
       chain.authorizeStart({ idTag: 'TWICE', stationId, connectorId: 1 }, (decision) =>
-        site.startTransaction({
-          at: site.locateConnector(stationId, 1),
+        site.transactions.start({
+          at: site.connectors.locate(stationId, 1),
           idTag: 'TWICE',
           meterStartWh: 0,
           startedAt: new Date(),
@@ -115,7 +115,7 @@ describe('the Authorize decision chain', () => {
       );
     const results = await Promise.all([startOn('CP001'), startOn('CP201')]);
     expect(results.map((r) => r.decision.status).sort()).toEqual(['Accepted', 'ConcurrentTx']);
-    expect(site.openTransactionsOfTag('TWICE')).toHaveLength(2);
+    expect(site.transactions.openOfTag('TWICE')).toHaveLength(2);
   });
 
   it('plugin first: it may answer or pass; a plugin that throws, returns nonsense or is too slow counts as passing and is logged', async () => {

@@ -172,8 +172,8 @@ describe('charge-points API with real stations', () => {
 
     const listed = (await api.call('GET', '/charge-points', { token })).body as unknown as ChargePointView[];
     expect(listed.map((cp) => cp.chargePointId)).toEqual(['CP001-A', 'CP001-B', 'CP002-A', 'CP009', 'MB-1']);
-    for (const chargePoint of listed) expect(site.chargePoint(chargePoint.chargePointId)).toEqual(chargePoint);
-    expect(site.chargePoint('NOPE')).toBeUndefined();
+    for (const chargePoint of listed) expect(site.connectors.chargePoint(chargePoint.chargePointId)).toEqual(chargePoint);
+    expect(site.connectors.chargePoint('NOPE')).toBeUndefined();
 
     const metered = await start('MB-1', { connectorId: 1, idTag: 'API-TAG' });
     expect(metered.status).toBe(422);

@@ -78,7 +78,7 @@ describe('chargegate keys', { timeout: 120_000 }, () => {
     expect(again.stderr).toContain('--force');
 
     daemon = await startApiDaemon({ ocpp: { host: '127.0.0.1', port: 0, securityProfile: 2, tls: { cert: made.data.cert, key: made.data.key } } });
-    const { password } = new Site({ db: daemon.db, config: () => loadConfig(daemon!.temp.configPath) }).pair('CP001', 's1');
+    const { password } = new Site({ db: daemon.db, config: () => loadConfig(daemon!.temp.configPath) }).stations.pair('CP001', 's1');
     const station = await daemon.connect('CP001', password, { ca: made.data.certificate });
     expect(await station.boot()).toMatchObject({ status: 'Accepted' });
   });

@@ -31,7 +31,7 @@ describe('a wrong-password flood from one address', () => {
   it('on the OCPP upgrade: after 10 failures a minute the address gets 429 at once, while a good station on another address connects', async () => {
     const daemon = await startTestDaemon({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 1 } });
     t = daemon;
-    const password = new Site({ db: daemon.db, config: () => loadConfig(daemon.temp.configPath) }).pair('CP001', 's1').password;
+    const password = new Site({ db: daemon.db, config: () => loadConfig(daemon.temp.configPath) }).stations.pair('CP001', 's1').password;
 
     const statuses = await Promise.all(Array.from({ length: FLOOD }, (_, i) => delay(i * 5).then(() => upgradeStatus(`${daemon.url}/CP001`, `wrong-${i}`))));
     expect(statuses.filter((s) => s === 401).length).toBeLessThanOrEqual(10);

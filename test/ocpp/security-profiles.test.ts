@@ -11,7 +11,7 @@ import { PROCESS_TEST_TIMEOUT_MS, siteWith, startTestDaemon, type TestDaemon } f
 
 /** What `chargegate station pair` does (its CLI path is covered in stations.test.ts). */
 function pair(t: TestDaemon, stationId: string): string {
-  return new Site({ db: t.db, config: () => loadConfig(t.temp.configPath) }).pair(stationId, 's1').password;
+  return new Site({ db: t.db, config: () => loadConfig(t.temp.configPath) }).stations.pair(stationId, 's1').password;
 }
 
 describe('station security profiles', () => {

@@ -14,7 +14,7 @@ export function registerStation(program: Command): void {
     .action((options: { pending?: boolean; all?: boolean }, cmd: Command) =>
       withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
         const stations = siteOf(ctx)
-          .stations({ includeRemoved: options.all === true })
+          .stations.list({ includeRemoved: options.all === true })
           .filter((s) => !options.pending || s.state === 'pending');
         output(ctx.json, { stations }, () =>
           table(
@@ -34,7 +34,7 @@ export function registerStation(program: Command): void {
       withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
         const site = siteOf(ctx);
         const siteId = options.site ?? site.directory.configuredSiteOf(stationId) ?? onlySite(ctx);
-        const { password } = site.pair(stationId, siteId);
+        const { password } = site.stations.pair(stationId, siteId);
         const { ocpp } = ctx.config;
         // A wildcard listen address is not one a station can dial: show where the gateway's own address goes.
         const host = ['0.0.0.0', '::', '[::]'].includes(ocpp.host) ? '<gateway-address>' : ocpp.host;
@@ -61,8 +61,9 @@ export function registerStation(program: Command): void {
       .action((stationId: string, _options: unknown, cmd: Command) =>
         withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
           const site = siteOf(ctx);
-          if (!site.stations({ includeRemoved: true }).some((s) => s.id === stationId)) throw new CliError(`no station "${stationId}" in the config or the database`, EXIT_FAILURE);
-          site.setStationState(stationId, state);
+          if (!site.stations.list({ includeRemoved: true }).some((s) => s.id === stationId))
+            throw new CliError(`no station "${stationId}" in the config or the database`, EXIT_FAILURE);
+          site.stations.setState(stationId, state);
           output(ctx.json, { stationId, state }, () => `${stationId} is ${state}.`);
         }),
       );

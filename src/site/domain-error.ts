@@ -1,0 +1,5 @@
+/** A request the domain refuses (unknown site, conflicting pairing): the message is meant for the installer. */
+export class DomainError extends Error {
+  override name = 'DomainError';
+  readonly code = 'CHARGEGATE_DOMAIN_REFUSED';
+}

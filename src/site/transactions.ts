@@ -1,0 +1,168 @@
+import { statement } from '../store/index.js';
+import type { Authorizations } from './authorizations.js';
+import type { ConnectorRef, Connectors, ConnectorStatusChange } from './connectors.js';
+import { whToKWh, type AuthorizationStatus, type StartTransactionPayload, type StopReason, type StopTransactionPayload } from './events.js';
+import type { SiteContext } from './site-context.js';
+
+/** A charging session, OCPP or Modbus, as the domain keeps it. Energy in Wh, times as stored (ISO, UTC). */
+export interface Transaction {
+  id: number;
+  siteId: string;
+  stationId: string;
+  chargePointId: string;
+  connectorId: number;
+  idTag: string;
+  meterStartWh: number;
+  startedAt: string;
+  reservationId: number | null;
+  source: 'ocpp' | 'modbus';
+  meterStopWh: number | null;
+  stoppedAt: string | null;
+  stopReason: string | null;
+  stopIdTag: string | null;
+}
+
+/** The columns of `transactions` as a Transaction: one list, so a column rename touches this file only. */
+export const TRANSACTION_COLUMNS = `id, site_id AS siteId, station_id AS stationId, charge_point_id AS chargePointId, connector_id AS connectorId,
+  id_tag AS idTag, meter_start_wh AS meterStartWh, started_at AS startedAt, reservation_id AS reservationId, source,
+  meter_stop_wh AS meterStopWh, stopped_at AS stoppedAt, stop_reason AS stopReason, stop_id_tag AS stopIdTag`;
+
+export interface StartTransactionInput {
+  at: ConnectorRef;
+  idTag: string;
+  meterStartWh: number;
+  startedAt: Date;
+  reservationId?: number;
+  source: 'ocpp' | 'modbus';
+  /** The tag's status re-evaluated at start; emits the post-start Authorize event. Absent for Modbus sessions. */
+  authorizationStatus?: AuthorizationStatus;
+  connectorStatus?: ConnectorStatusChange;
+}
+
+export interface StopTransactionInput {
+  /** The station (or meter) asking: a transaction is stopped only by the one that started it. */
+  stationId: string;
+  transactionId: number;
+  meterStopWh: number;
+  stoppedAt: Date;
+  reason?: StopReason;
+  idTag?: string;
+  connectorStatus?: ConnectorStatusChange;
+}
+
+/**
+ * Transactions: opened with a never-reused id, closed once, by the station (or meter) that opened it; each change
+ * with its StartTransaction or StopTransaction event (and the connector status it causes) in one commit.
+ */
+export class Transactions {
+  constructor(
+    private readonly ctx: SiteContext,
+    private readonly connectors: Connectors,
+    private readonly authorizations: Authorizations,
+  ) {}
+
+  /**
+   * Opens a transaction and emits StartTransaction (and the post-start Authorize). A transaction still open on the
+   * connector is closed first (reason Other, meterStop = the new meterStart): a station that lost track of it would
+   * otherwise leave it open for ever.
+   */
+  start(input: StartTransactionInput): Transaction {
+    return this.ctx.commit(() => {
+      const { at } = input;
+      const zombie = this.openOn(at.stationId, at.connectorId);
+      if (zombie) this.close(zombie, { meterStopWh: input.meterStartWh, stoppedAt: input.startedAt, reason: 'Other' });
+      const { lastInsertRowid } = statement(
+        this.ctx.db,
+        `INSERT INTO transactions (site_id, station_id, charge_point_id, connector_id, id_tag, meter_start_wh, started_at, reservation_id, source)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(at.siteId, at.stationId, at.chargePointId, at.connectorId, input.idTag, input.meterStartWh, input.startedAt.toISOString(), input.reservationId ?? null, input.source);
+      const transaction = this.byId(Number(lastInsertRowid))!;
+      const payload: StartTransactionPayload = {
+        stationId: at.stationId,
+        chargePointId: at.chargePointId,
+        connectorId: at.connectorId,
+        idTag: input.idTag,
+        meterStart: whToKWh(input.meterStartWh),
+        transactionId: transaction.id,
+        ...(input.reservationId !== undefined && { reservationId: String(input.reservationId) }),
+        startedAt: this.ctx.zoned(input.startedAt),
+      };
+      this.ctx.emit({ eventType: 'StartTransaction', siteId: at.siteId, payload, occurredAt: input.startedAt }, this.ctx.now());
+      if (input.authorizationStatus) this.authorizations.write(at.stationId, input.idTag, input.authorizationStatus, at.connectorId, at);
+      if (input.connectorStatus) this.connectors.write(at, input.connectorStatus.status, input.connectorStatus.errorCode);
+      return transaction;
+    });
+  }
+
+  /**
+   * Closes a transaction and emits StopTransaction. An unknown or already closed id, or one another station
+   * started, changes nothing and emits nothing (a station repeating a StopTransaction whose answer it lost must not
+   * bill twice; one station must not end another's session); returns undefined.
+   */
+  stop(input: StopTransactionInput): Transaction | undefined {
+    return this.ctx.commit(() => {
+      const open = this.ofStation(input.stationId, input.transactionId);
+      if (!open || open.stoppedAt !== null) return undefined;
+      return this.close(open, input);
+    });
+  }
+
+  byId(transactionId: number): Transaction | undefined {
+    return statement<[number], Transaction>(this.ctx.db, `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = ?`).get(transactionId);
+  }
+
+  /** The transaction with this id if `stationId` started it: how a station (or meter) names its own. */
+  ofStation(stationId: string, transactionId: number): Transaction | undefined {
+    return statement<[number, string], Transaction>(this.ctx.db, `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = ? AND station_id = ?`).get(transactionId, stationId);
+  }
+
+  /** The transaction a StartTransaction with exactly these fields already opened (open or since stopped), if any. */
+  answeredStart(stationId: string, connectorId: number, idTag: string, meterStartWh: number, startedAt: Date): Transaction | undefined {
+    return statement<[string, number, string, string, number], Transaction>(
+      this.ctx.db,
+      `SELECT ${TRANSACTION_COLUMNS} FROM transactions
+        WHERE station_id = ? AND connector_id = ? AND started_at = ? AND id_tag = ? AND meter_start_wh = ? ORDER BY id DESC LIMIT 1`,
+    ).get(stationId, connectorId, startedAt.toISOString(), idTag, meterStartWh);
+  }
+
+  openOfTag(idTag: string): Transaction[] {
+    return statement<[string], Transaction>(this.ctx.db, `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id_tag = ? AND stopped_at IS NULL ORDER BY id`).all(idTag);
+  }
+
+  openOn(stationId: string, connectorId: number): Transaction | undefined {
+    return statement<[string, number], Transaction>(
+      this.ctx.db,
+      `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE station_id = ? AND connector_id = ? AND stopped_at IS NULL ORDER BY id DESC LIMIT 1`,
+    ).get(stationId, connectorId);
+  }
+
+  open(): Transaction[] {
+    return statement<[], Transaction>(this.ctx.db, `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE stopped_at IS NULL ORDER BY id`).all();
+  }
+
+  private close(open: Transaction, input: Omit<StopTransactionInput, 'stationId' | 'transactionId'>): Transaction {
+    statement(this.ctx.db, 'UPDATE transactions SET meter_stop_wh = ?, stopped_at = ?, stop_reason = ?, stop_id_tag = ? WHERE id = ?').run(
+      input.meterStopWh,
+      input.stoppedAt.toISOString(),
+      input.reason ?? null,
+      input.idTag ?? null,
+      open.id,
+    );
+    const payload: StopTransactionPayload = {
+      stationId: open.stationId,
+      chargePointId: open.chargePointId,
+      connectorId: open.connectorId,
+      idTag: input.idTag ?? open.idTag,
+      meterStart: whToKWh(open.meterStartWh),
+      meterStop: whToKWh(input.meterStopWh),
+      transactionId: open.id,
+      ...(input.reason !== undefined && input.reason !== 'Local' && { reason: input.reason }),
+      startedAt: this.ctx.zoned(new Date(open.startedAt)),
+      stoppedAt: this.ctx.zoned(input.stoppedAt),
+    };
+    this.ctx.emit({ eventType: 'StopTransaction', siteId: open.siteId, payload, occurredAt: input.stoppedAt }, this.ctx.now());
+    const at = { siteId: open.siteId, stationId: open.stationId, chargePointId: open.chargePointId, connectorId: open.connectorId };
+    if (input.connectorStatus) this.connectors.write(at, input.connectorStatus.status, input.connectorStatus.errorCode);
+    return this.byId(open.id)!;
+  }
+}

@@ -1,0 +1,68 @@
+import { afterEach, beforeEach } from 'vitest';
+import { parseConfig, type Config } from '../../src/config/index.js';
+import { Site, type SiteOptions } from '../../src/site/index.js';
+import { openDatabase, type Database } from '../../src/store/index.js';
+import { baseConfig, tempSite, type TempSite } from '../support/temp-site.js';
+
+/** One site per test on a real database: s1 with station CP001 (charge points CP001-A on 1, CP001-B on 2) and a webhook, s2 empty. */
+export interface SiteFixture {
+  db: Database;
+  config: Config;
+  site: Site;
+  /** How often the site told delivery that events committed. */
+  commits: number;
+  /** The payloads of the events committed so far, oldest first. */
+  events(type?: string): Array<Record<string, unknown>>;
+  /** A site on the same database with other options (a fixed clock, say). */
+  rebuild(options: Partial<SiteOptions>): Site;
+}
+
+export function siteFixture(): SiteFixture {
+  let temp: TempSite;
+  const fixture = {
+    commits: 0,
+    events(type?: string) {
+      return fixture.db
+        .prepare<[], { event_type: string; payload: string }>('SELECT event_type, payload FROM events ORDER BY seq')
+        .all()
+        .filter((r) => type === undefined || r.event_type === type)
+        .map((r) => JSON.parse(r.payload) as Record<string, unknown>);
+    },
+    rebuild(options: Partial<SiteOptions>) {
+      fixture.site = new Site({ db: fixture.db, config: () => fixture.config, ...options });
+      return fixture.site;
+    },
+  } as SiteFixture;
+  beforeEach(() => {
+    temp = tempSite();
+    fixture.config = parseConfig(
+      JSON.stringify({
+        ...baseConfig(temp.dataDir),
+        sites: [
+          {
+            id: 's1',
+            stations: [
+              {
+                id: 'CP001',
+                chargePoints: [
+                  { id: 'CP001-A', connectors: [1] },
+                  { id: 'CP001-B', connectors: [2] },
+                ],
+              },
+            ],
+            webhooks: [{ id: 'w', url: 'http://127.0.0.1:9/w' }],
+          },
+          { id: 's2' },
+        ],
+      }),
+    );
+    fixture.db = openDatabase(temp.dataDir);
+    fixture.commits = 0;
+    fixture.site = new Site({ db: fixture.db, config: () => fixture.config, onEventsCommitted: () => (fixture.commits += 1) });
+  });
+  afterEach(() => {
+    fixture.db.close();
+    temp.cleanup();
+  });
+  return fixture;
+}
