@@ -15,7 +15,7 @@ import {
 } from '../http/index.js';
 import { certificatesHealthSource, type HealthSource } from '../health/index.js';
 import { openKeystore } from '../keystore/index.js';
-import { createLogger, type Logger } from '../log/index.js';
+import { createLogger, lineWriter, type Logger } from '../log/index.js';
 import { MeterService } from '../modbus/index.js';
 import { connectServiceManager, installProcessSignals, reloadConfig } from '../service/index.js';
 import { createAuthorizer, PluginLoadError } from '../authorization/index.js';
@@ -116,6 +116,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       group,
       config: () => config,
       logger: logger.child({ component: 'webhooks' }),
+      writeLogLine: lineWriter(logger),
       signingKey: () => keystore.webhookSigningKey(),
       metrics,
     });

@@ -7,10 +7,15 @@ export type { Logger };
 /** Keys that may carry secrets anywhere in a log object; pino replaces their values. */
 const REDACTED = ['password', 'clientSecret', 'client_secret', 'secret', 'token', 'accessToken', 'access_token', 'authorization', 'passphrase', 'privateKey'];
 
+/** The destination each logger createLogger made writes to, kept for lineWriter (pino has no public getter). */
+const destinations = new WeakMap<Logger, pino.DestinationStream>();
+
 /** To stdout by default (see stdoutDestination), or to the given destination (a worker thread's, a test's). */
 export function createLogger(level = 'info', destination: pino.DestinationStream = stdoutDestination()): Logger {
   const paths = REDACTED.flatMap((k) => [k, `*.${k}`, `*.*.${k}`]);
-  return pino({ level, base: { service: 'chargegate' }, redact: { paths, censor: '[redacted]' }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
+  const logger = pino({ level, base: { service: 'chargegate' }, redact: { paths, censor: '[redacted]' }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
+  destinations.set(logger, destination);
+  return logger;
 }
 
 /**
@@ -54,11 +59,12 @@ function withSyslogPriority(stream: pino.DestinationStream): pino.DestinationStr
 }
 
 /**
- * Writes lines another pino logger (on a worker thread) has already formatted to this logger's destination, so
- * every thread's lines reach the same stdout or test stream, in the same format.
+ * Writes lines another pino logger (on a worker thread) has already formatted to the destination of a logger
+ * createLogger made (not a child of it), so every thread's lines reach the same stdout or test stream, in the
+ * same format.
  */
 export function lineWriter(logger: Logger): (line: string) => void {
-  const stream = (logger as unknown as Record<symbol, pino.DestinationStream>)[pino.symbols.streamSym];
-  if (!stream) throw new Error('logger has no destination stream');
+  const stream = destinations.get(logger);
+  if (!stream) throw new Error('lineWriter needs a logger made by createLogger, not a child of one');
   return (line) => stream.write(line);
 }

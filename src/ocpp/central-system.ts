@@ -46,7 +46,12 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   const log = logger.child({ component: 'ocpp' });
   const { ocpp } = config();
   const connections = new StationConnections();
-  const rpc = createRpcServer<StationSession>({ callTimeoutMs: ocpp.callTimeoutMs, maxMessageBytes: ocpp.maxMessageBytes, maxBadMessages: ocpp.maxBadMessages });
+  const rpc = createRpcServer<StationSession>({
+    callTimeoutMs: ocpp.callTimeoutMs,
+    maxMessageBytes: ocpp.maxMessageBytes,
+    maxBadMessages: ocpp.maxBadMessages,
+    outgoingFrame: toStationFrame,
+  });
   let closing = false;
 
   const calls =
@@ -113,8 +118,6 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
     const { stationId, admission } = client.session;
     const counted = isAdmitted(admission, config().ocpp.acceptUnknownStations);
     const clientLog = log.child({ stationId, siteId: counted ? site.stations.siteOf(stationId) : undefined });
-    const sendRaw = client.sendRaw.bind(client);
-    client.sendRaw = (frame: string) => sendRaw(toStationFrame(frame));
     const previous = connections.attach(client);
     if (previous) {
       clientLog.info('station reconnected: closing its previous connection');

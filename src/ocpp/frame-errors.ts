@@ -1,13 +1,12 @@
 /**
  * ocpp-rpc answers frames it cannot parse with OCPP 2.0.1 error codes (RpcFrameworkError,
  * MessageTypeNotSupported). OCPP 1.6-J (section 4.2.3) has neither: a 1.6 station gets FormationViolation,
- * "not conform the PDU structure", the 1.6 code for the same fault.
+ * "not conform the PDU structure", the 1.6 code for the same fault. (The 1.6 errata's renames of a handler's or
+ * a schema check's FormatViolation and OccurenceConstraintViolation ocpp-rpc does itself.)
  */
 const OCPP16_CODE: Record<string, string> = {
   RpcFrameworkError: 'FormationViolation',
   MessageTypeNotSupported: 'FormationViolation',
-  FormatViolation: 'FormationViolation',
-  OccurenceConstraintViolation: 'OccurrenceConstraintViolation',
 };
 
 /**

@@ -93,6 +93,8 @@ export interface RpcServerOptions {
   maxMessageBytes: number;
   /** Malformed frames in a row that disconnect a station (1002). */
   maxBadMessages: number;
+  /** Rewrites every frame before it is sent to a station (see createRpcServer). */
+  outgoingFrame?: (frame: string) => string;
 }
 
 /** A strict-mode OCPP 1.6-J client: calls and answers that break the schemas never leave or arrive. */
@@ -104,9 +106,19 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
 /** A strict-mode OCPP 1.6-J server; chargegate feeds it upgrades from its own HTTP(S) listener. */
 export function createRpcServer<Session>(options: RpcServerOptions): RpcServer<Session> {
   const Server = ocppRpc.RPCServer as unknown as new (options: object) => RpcServer<Session>;
-  const { maxMessageBytes, maxBadMessages, ...rest } = options;
+  const { maxMessageBytes, maxBadMessages, outgoingFrame, ...rest } = options;
   // ocpp-rpc closes once its count of bad frames in a row exceeds the limit: the limit-th bad frame closes.
-  return new Server({ protocols: [OCPP16], strictMode: true, ...rest, maxBadMessages: maxBadMessages - 1, wssOptions: { maxPayload: maxMessageBytes } });
+  const server = new Server({ protocols: [OCPP16], strictMode: true, ...rest, maxBadMessages: maxBadMessages - 1, wssOptions: { maxPayload: maxMessageBytes } });
+  if (outgoingFrame) {
+    // ocpp-rpc offers no hook for the frames it writes itself (the CALLERRORs of malformed frames and failed schema
+    // checks), but every frame leaves through the client's public sendRaw(): wrapped here, before anyone else
+    // sees the client (this listener is the first), and nowhere else. test/ocpp/bad-input.test.ts holds it to that.
+    server.on('client', (client) => {
+      const send = client.sendRaw.bind(client);
+      client.sendRaw = (frame: string) => send(outgoingFrame(frame));
+    });
+  }
+  return server;
 }
 
 /** A CALLERROR to send back from a handler, with an OCPP 1.6 error code. */

@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config/index.js';
 import { worstLevel, type HealthLevel, type HealthSource } from '../health/index.js';
-import { lineWriter, messageOf, type Logger } from '../log/index.js';
+import { messageOf, type Logger } from '../log/index.js';
 import { DeliveryStore } from '../outbox/index.js';
 import type { Database, GroupCommit } from '../store/index.js';
 import { DeliveryMetrics } from './delivery-metrics.js';
@@ -22,6 +22,8 @@ export interface WebhookDeliveryOptions {
   /** Read on every use; call reload() to hand a new config to the delivery thread. */
   config: () => Config;
   logger: Logger;
+  /** Where the delivery thread's log lines (already formatted) go: the daemon's log destination (lineWriter). */
+  writeLogLine: (line: string) => void;
   /** The keystore's current `sign` key; a change (rotation) is passed to the thread within KEY_CHECK_MS. */
   signingKey: () => WebhookSigningKey;
   metrics: Registry;
@@ -53,7 +55,6 @@ export interface DeliveryThreadHealth {
  */
 export class WebhookDelivery {
   private readonly options: WebhookDeliveryOptions;
-  private readonly writeLine: (line: string) => void;
   private readonly deliveries: DeliveryStore;
   private readonly stats: ExecutorStatsStore;
   private readonly metrics: DeliveryMetrics;
@@ -71,7 +72,6 @@ export class WebhookDelivery {
 
   constructor(options: WebhookDeliveryOptions) {
     this.options = options;
-    this.writeLine = lineWriter(options.logger);
     this.deliveries = new DeliveryStore(options.db);
     this.stats = new ExecutorStatsStore(options.db);
     this.metrics = new DeliveryMetrics(options.metrics, () => this.statuses());
@@ -190,7 +190,7 @@ export class WebhookDelivery {
         this.markRunning.resolve();
         break;
       case 'log':
-        this.writeLine(message.line);
+        this.options.writeLogLine(message.line);
         break;
       case 'attempt':
         this.metrics.attempt(message.queue, message.outcome);

@@ -3,7 +3,7 @@ import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { openKeystore } from '../../src/keystore/index.js';
-import { createLogger } from '../../src/log/index.js';
+import { createLogger, lineWriter } from '../../src/log/index.js';
 import { appendEvent } from '../../src/outbox/index.js';
 import { GroupCommit, openDatabase } from '../../src/store/index.js';
 import { threadLevel, WebhookDelivery } from '../../src/webhooks/webhook-delivery.js';
@@ -31,6 +31,7 @@ async function deliveryTo(receiver: Receiver): Promise<{ delivery: WebhookDelive
     group,
     config: () => config,
     logger,
+    writeLogLine: lineWriter(logger),
     signingKey: () => keystore.webhookSigningKey(),
     metrics: new Registry(),
   });
