@@ -47,6 +47,9 @@ const CLOSE_WAIT_MS = 1000;
  * a serial device server (rtuovertcp) a timeout is one silent unit on the serial side, not a broken socket: the
  * connection stays (a device server often takes one connection at a time, and a new one may lose its first bytes).
  */
+/** What a meter's poller needs of its bus: register reads and the line's statistics. */
+export type RegisterSource = Pick<ModbusBus, 'read' | 'stats'>;
+
 export class ModbusBus {
   private client: ModbusRTU | undefined;
   private tail: Promise<unknown> = Promise.resolve();

@@ -1,9 +1,8 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import type { MeterConfig } from '../config/index.js';
 import { messageOf, type Logger } from '../log/index.js';
 import type { ConnectorRef, Site } from '../site/index.js';
 import type { Database } from '../store/index.js';
-import type { ModbusBus } from './bus.js';
+import type { RegisterSource } from './bus.js';
 import { detect, inSession, type DetectorState } from './detector.js';
 import { BusError } from './errors.js';
 import { meterLevel, type MeterHealth } from './meter-health.js';
@@ -26,7 +25,7 @@ export interface MeterPollerOptions {
   siteId: string;
   site: Site;
   db: Database;
-  bus: ModbusBus;
+  bus: RegisterSource;
   logger: Logger;
   metrics?: MeterMetrics;
   now?: () => Date;
@@ -153,8 +152,22 @@ export class MeterPoller {
       const began = Date.now();
       await this.pollOnce();
       const wait = this.meter.pollIntervalMs - (Date.now() - began);
-      if (wait > 0 && !this.stopped) await delay(wait, undefined, { signal: this.abort.signal }).catch(() => undefined);
+      if (wait > 0 && !this.stopped) await this.pause(wait);
     }
+  }
+
+  /** Waits ms, or less if halt() comes first. */
+  private pause(ms: number): Promise<void> {
+    const { signal } = this.abort;
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done);
+    });
   }
 
   private async pollOnce(): Promise<void> {

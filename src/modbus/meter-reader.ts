@@ -1,5 +1,5 @@
 import type { MeterConfig } from '../config/index.js';
-import type { ModbusBus } from './bus.js';
+import type { RegisterSource } from './bus.js';
 import { decodeRegister } from './decode.js';
 import { registerMapOf } from './models/index.js';
 import { planReads, wordsOf, type RegisterRead } from './read-plan.js';
@@ -12,7 +12,7 @@ export class MeterReader {
   readonly reads: RegisterRead[];
 
   constructor(
-    private readonly bus: ModbusBus,
+    private readonly bus: RegisterSource,
     private readonly meter: MeterConfig,
     private readonly now: () => Date = () => new Date(),
   ) {

@@ -12,7 +12,7 @@ export interface QueueWorkerDeps {
   /** Reads the queue; every write goes through `writes`. */
   deliveries: DeliveryStore;
   writes: WriteBatch;
-  sender: WebhookSender;
+  sender: Pick<WebhookSender, 'send'>;
   /** Read per attempt: a reload changes intervals, URL or credentials without restarting the worker. */
   config: () => Config;
   logger: Logger;

@@ -1,0 +1,142 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { parseConfig, type Config } from '../../src/config/index.js';
+import { createLogger } from '../../src/log/index.js';
+import { appendEvent, DeliveryStore, type PendingDelivery } from '../../src/outbox/index.js';
+import { applyDeliveryWrites } from '../../src/webhooks/delivery-writes.js';
+import { ExecutorStatsStore } from '../../src/webhooks/executor-stats.js';
+import { QueueWorker } from '../../src/webhooks/queue-worker.js';
+import type { AttemptOutcome } from '../../src/webhooks/webhook-sender.js';
+import { WriteBatch } from '../../src/webhooks/write-batch.js';
+import { databasePerTest } from '../support/temp-database.js';
+
+/**
+ * QueueWorker on a real outbox (SQLite, DeliveryStore, the writes the daemon applies) with a scripted sender and
+ * fake timers: hours of retries in milliseconds, every wait checked to the millisecond.
+ */
+const queue = { siteId: 's1', webhookId: 'w1', eventType: 'Authorize' as const };
+const RETRY_MS = 10_000;
+
+/**
+ * Advances the fake clock by ms, then gives the event loop real turns (setImmediate is not faked) for what follows
+ * without moving the clock: a batch sent at the end of a turn, its acknowledgement, the worker's next step.
+ */
+async function advance(ms: number): Promise<void> {
+  await vi.advanceTimersByTimeAsync(ms);
+  for (let turn = 0; turn < 20; turn++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+function configWith(maxRetries: number): Config {
+  return parseConfig(`
+sites:
+  - id: s1
+    webhooks: [{ id: w1, url: "http://127.0.0.1:9/w1", events: [Authorize] }]
+webhookDelivery: { retryIntervalS: ${RETRY_MS / 1000}, maxRetries: ${maxRetries} }
+`);
+}
+
+type Script = (delivery: PendingDelivery, signal: AbortSignal) => Promise<Partial<AttemptOutcome>> | Partial<AttemptOutcome>;
+
+describe('QueueWorker (fake timers, real outbox)', () => {
+  const t = databasePerTest();
+  let worker: QueueWorker | undefined;
+
+  beforeEach(() => {
+    vi.useFakeTimers({ now: new Date('2026-11-25T08:00:00.000Z'), toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+  });
+  afterEach(async () => {
+    const stopping = worker?.stop(0, 'test over');
+    await vi.runAllTimersAsync();
+    await stopping;
+    worker = undefined;
+    vi.useRealTimers();
+  });
+
+  const rows = () =>
+    t.db.prepare<[], { attempts: number; state: string; nextAttemptAt: number }>('SELECT attempts, state, next_attempt_at AS nextAttemptAt FROM deliveries ORDER BY id').all();
+
+  /** Appends the idTags as Authorize events and starts a worker whose sender answers as `script` says. */
+  function run(idTags: string[], maxRetries: number, script: Script): { sent: string[]; attemptsSeenBySender: number[]; dead: number } {
+    const config = configWith(maxRetries);
+    for (const idTag of idTags) appendEvent(t.db, { eventType: 'Authorize', siteId: 's1', payload: { stationId: 'CP001', idTag, status: 'Accepted' } }, ['w1'], new Date());
+    const deliveries = new DeliveryStore(t.db);
+    const stats = new ExecutorStatsStore(t.db);
+    // The daemon's side of the batch, in process: applied in one transaction, then acknowledged.
+    const writes: WriteBatch = new WriteBatch((batch, list) => {
+      const results = t.db.transaction(() => applyDeliveryWrites(deliveries, stats, list))();
+      queueMicrotask(() => writes.settle(batch, { results }));
+    });
+    const log = { sent: [] as string[], attemptsSeenBySender: [] as number[], dead: 0 };
+    worker = new QueueWorker({
+      queue,
+      deliveries,
+      writes,
+      config: () => config,
+      logger: createLogger('silent'),
+      observer: { attempt: () => undefined, deadLetter: () => (log.dead += 1) },
+      now: () => Date.now(),
+      idlePollMs: 60_000,
+      sender: {
+        async send(_webhook, delivery, options) {
+          const pending = delivery as PendingDelivery;
+          log.sent.push((JSON.parse(pending.payloadJson) as { idTag: string }).idTag);
+          // At least once: the attempt is counted in the outbox before the request leaves.
+          log.attemptsSeenBySender.push(t.db.prepare<[number], number>('SELECT attempts FROM deliveries WHERE id = ?').pluck().get(pending.id)!);
+          const startedAt = Date.now();
+          const outcome = await script(pending, options.signal!);
+          return { delivered: false, responseBody: '', requestId: 'r', startedAt, durationMs: Date.now() - startedAt, interrupted: false, ...outcome };
+        },
+      },
+    });
+    worker.start();
+    return log;
+  }
+
+  it('retries the head at the interval while the events behind it wait (their counted attempts given back), then delivers in order', async () => {
+    let failures = 2;
+    const log = run(['E1', 'E2', 'E3'], 5, (d) =>
+      JSON.parse(d.payloadJson).idTag === 'E1' && failures-- > 0 ? { status: 500, error: 'HTTP 500' } : { delivered: true, status: 204 },
+    );
+    await advance(0);
+    expect(log.sent).toEqual(['E1']);
+    expect(rows().map((r) => r.attempts)).toEqual([1, 0, 0]);
+    await advance(RETRY_MS - 1);
+    expect(log.sent).toEqual(['E1']);
+    await advance(1);
+    expect(log.sent).toEqual(['E1', 'E1']);
+    await advance(RETRY_MS);
+    expect(log.sent).toEqual(['E1', 'E1', 'E1', 'E2', 'E3']);
+    expect(log.attemptsSeenBySender).toEqual([1, 2, 3, 1, 1]);
+    await worker!.stop(0, 'test over');
+    expect(rows()).toEqual([
+      expect.objectContaining({ state: 'delivered', attempts: 3 }),
+      expect.objectContaining({ state: 'delivered', attempts: 1 }),
+      expect.objectContaining({ state: 'delivered', attempts: 1 }),
+    ]);
+  });
+
+  it('moves the head to the dead letters after maxRetries + 1 attempts, and the next event goes', async () => {
+    const log = run(['E1', 'E2'], 1, (d) => (JSON.parse(d.payloadJson).idTag === 'E1' ? { error: 'connect ECONNREFUSED' } : { delivered: true, status: 200 }));
+    await advance(0);
+    await advance(RETRY_MS);
+    expect(log.sent).toEqual(['E1', 'E1', 'E2']);
+    expect(log.dead).toBe(1);
+    await worker!.stop(0, 'test over');
+    expect(rows().map((r) => [r.state, r.attempts])).toEqual([
+      ['dead', 2],
+      ['delivered', 1],
+    ]);
+  });
+
+  it('a stop aborts a hanging request after its grace; the attempt stays counted and the event is due at once on restart', async () => {
+    const log = run(['E1'], 5, (_d, signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve({ interrupted: true, error: 'aborted' }))));
+    await advance(0);
+    expect(log.sent).toEqual(['E1']);
+    const stopped = worker!.stop(5_000, 'daemon stopping');
+    await advance(4_999);
+    expect(rows()[0]).toMatchObject({ state: 'pending', attempts: 1 });
+    await advance(1);
+    await stopped;
+    await advance(0);
+    expect(rows()).toEqual([{ state: 'pending', attempts: 1, nextAttemptAt: Date.now() }]);
+  });
+});
