@@ -1,0 +1,213 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { Registry } from 'prom-client';
+import { AccessTokenVerifier, Applications } from '../applications/index.js';
+import { createAuthorizer, PluginLoadError } from '../authorization/index.js';
+import { ConfigError, listenFailure, readConfiguredFile, type Config } from '../config/index.js';
+import { certificatesHealthSource, type HealthSource, type ServedCertificate } from '../health/index.js';
+import {
+  authorizationServerMetadataRoutes,
+  BearerAuth,
+  chargePointsApiRoutes,
+  createHttpServer,
+  historyApiRoutes,
+  jwksRoutes,
+  openApiRoutes,
+  statusGuard,
+  tokenEndpointRoutes,
+  type StatusGuard,
+} from '../http/index.js';
+import type { Keystore } from '../keystore/index.js';
+import { lineWriter, type Logger } from '../log/index.js';
+import { MeterService } from '../modbus/index.js';
+import { connectUpstreamAsStation, startCentralSystem, type CentralSystem } from '../ocpp/index.js';
+import { pruneDelivered } from '../outbox/index.js';
+import { LAST_SEEN_WRITE_MS, pruneStoppedTransactions, Site } from '../site/index.js';
+import { statusPageRoutes } from '../status-page/index.js';
+import { GroupCommit, lockDataDir, openDatabase, schedulePruning, useIncrementalVacuum, type Database, type DataDirLock } from '../store/index.js';
+import { WebhookDelivery } from '../webhooks/index.js';
+import { packageVersion } from './package-version.js';
+
+/** A running part of the daemon: stopped in reverse start order, told about config reloads. */
+export interface DaemonPart {
+  name: string;
+  stop(): Promise<void> | void;
+  reload?(config: Config): void | Promise<void>;
+}
+
+/** What the parts share: where they log, count and report, and the HTTP routes they add to the one listener. */
+export interface DaemonShared {
+  logger: Logger;
+  metrics: Registry;
+  routes: FastifyPluginAsync[];
+  health: HealthSource[];
+}
+
+/** How long the daemon's connection waits for a write lock held by another process. */
+const WRITE_LOCK_WAIT_MS = 200;
+
+export interface Storage {
+  parts: DaemonPart[];
+  lock: DataDirLock;
+  db: Database;
+  group: GroupCommit;
+}
+
+/** The data dir, held by this process alone, and its database with the one writer every part writes through. */
+export function openStorage(dataDir: string, shared: DaemonShared): Storage {
+  const { logger } = shared;
+  // Before anything opens or listens: a second daemon on one data directory would bill every Modbus session twice.
+  const lock = lockDataDir(dataDir);
+  const parts: DaemonPart[] = [{ name: 'data-dir-lock', stop: () => lock.release() }];
+  try {
+    // Another process holding the write lock (a CLI command, a backup) costs a station call an InternalError it
+    // retries, not every station a stalled event loop: the busy wait blocks the thread.
+    const db = openDatabase(dataDir, {
+      busyTimeoutMs: WRITE_LOCK_WAIT_MS,
+      migrated: (applied) => logger.info({ dataDir, migrations: applied.map((m) => `${m.version}: ${m.name}`) }, 'database schema migrated'),
+    });
+    if (useIncrementalVacuum(db)) logger.info({ dataDir }, 'database converted to incremental vacuum (once): pruned rows now give their space back');
+    // One writer, one fsync per event-loop turn: the Site's changes and the delivery thread's records share it.
+    // Stopped last, the database part commits whatever the other parts wrote on their way out.
+    const group = new GroupCommit(db);
+    parts.push({ name: 'database', stop: () => void (group.commitNow(), db.close()) });
+    // A failed commit makes the daemon critical at once (contract section 7) until a commit succeeds again.
+    shared.health.push({
+      name: 'storage',
+      report: () => (group.lastFailure ? { status: 'critical', lastFailureAt: group.lastFailure.at.toISOString(), error: group.lastFailure.error } : { status: 'ok' }),
+    });
+    return { parts, lock, db, group };
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+/** Webhook delivery from the durable outbox on its own thread; the Site wakes it after each commit. */
+export function startWebhookDelivery(
+  options: { dataDir: string; storage: Storage; config: () => Config; keystore: Keystore },
+  shared: DaemonShared,
+): { part: DaemonPart; webhooks: WebhookDelivery } {
+  const { storage, keystore } = options;
+  const webhooks = new WebhookDelivery({
+    dataDir: options.dataDir,
+    db: storage.db,
+    group: storage.group,
+    config: options.config,
+    logger: shared.logger.child({ component: 'webhooks' }),
+    writeLogLine: lineWriter(shared.logger),
+    signingKey: () => keystore.webhookSigningKey(),
+    metrics: shared.metrics,
+  });
+  webhooks.start();
+  shared.health.push(webhooks.healthSource());
+  return { part: { name: 'webhooks', stop: () => webhooks.stop(), reload: () => webhooks.reload() }, webhooks };
+}
+
+/** How long rows are kept: delivered events, stopped transactions (read at each pass, so a reload applies). */
+export interface RetentionDays {
+  deliveredEvents: number;
+  stoppedTransactions: number;
+}
+
+export function startRetention(group: GroupCommit, retention: () => RetentionDays, shared: DaemonShared): DaemonPart {
+  const daysAgo = (days: number): Date => new Date(Date.now() - days * 86_400_000);
+  const stop = schedulePruning({
+    writer: group,
+    prune: () => ({
+      ...pruneDelivered(group, daysAgo(retention().deliveredEvents)),
+      stoppedTransactions: pruneStoppedTransactions(group, daysAgo(retention().stoppedTransactions)),
+    }),
+    logger: shared.logger.child({ component: 'store' }),
+  });
+  return { name: 'retention', stop };
+}
+
+/** The domain on the shared writer; station last-seen times reach the database in one rare batch. */
+export function startSite(options: { storage: Storage; config: () => Config; webhooks: WebhookDelivery }): { part: DaemonPart; site: Site } {
+  const { storage, webhooks } = options;
+  const site = new Site({ db: storage.db, config: options.config, onEventsCommitted: () => webhooks.notify(), writer: storage.group });
+  site.stations.markAllOffline();
+  const flush = setInterval(() => site.stations.flushLastSeen(), LAST_SEEN_WRITE_MS);
+  return { part: { name: 'last-seen', stop: () => (clearInterval(flush), site.stations.flushLastSeen()) }, site };
+}
+
+/** The OCPP 1.6-J central system and the Authorize decision chain it asks. */
+export async function startOcpp(
+  options: { configPath: string; config: () => Config; storage: Storage; site: Site },
+  shared: DaemonShared,
+): Promise<{ parts: DaemonPart[]; centralSystem: CentralSystem }> {
+  const { config, storage, site, configPath } = options;
+  const authorizer = await createAuthorizer({
+    writer: storage.group,
+    config,
+    site,
+    logger: shared.logger.child({ component: 'authorization' }),
+    connectUpstream: connectUpstreamAsStation,
+  }).catch((err: unknown) => {
+    throw err instanceof PluginLoadError ? new ConfigError(configPath, [err.message]) : err;
+  });
+  const parts: DaemonPart[] = [{ name: 'authorization', stop: () => authorizer.close(), reload: (next) => authorizer.reload(next) }];
+  try {
+    const centralSystem = await startCentralSystem({ config, db: storage.db, site, authorizer, logger: shared.logger, metrics: shared.metrics });
+    parts.push({ name: 'ocpp', stop: () => centralSystem.close(), reload: (next) => centralSystem.reload(next) });
+    shared.health.push(centralSystem.health);
+    return { parts, centralSystem };
+  } catch (err) {
+    await authorizer.close();
+    throw err;
+  }
+}
+
+/** Modbus buses and meters: polling and session detection through the Site. */
+export async function startMeters(options: { config: Config; site: Site; storage: Storage }, shared: DaemonShared): Promise<DaemonPart> {
+  const meters = await MeterService.start({ config: options.config, site: options.site, writer: options.storage.group, logger: shared.logger, metrics: shared.metrics });
+  shared.health.push(meters.healthSource());
+  return { name: 'meters', stop: () => meters.stop(), reload: (next) => meters.reload(next) };
+}
+
+/**
+ * The HTTP surface partners and installers use: JWKS, the OAuth 2.0 token endpoint, the charge-points and history
+ * API, OpenAPI, and the status page. Returns the guard that keeps status and metrics behind `status:read`.
+ */
+export function addHttpRoutes(
+  options: { config: () => Config; storage: Storage; keystore: Keystore; site: Site; centralSystem: CentralSystem },
+  shared: DaemonShared,
+): StatusGuard {
+  const { config, storage, keystore, site, centralSystem } = options;
+  const applications = new Applications({ db: storage.db });
+  const bearer = new BearerAuth({ verifier: new AccessTokenVerifier({ keystore, issuer: () => config().http.issuer }), applications, config });
+  const guard = statusGuard(config, bearer);
+  shared.routes.push(
+    jwksRoutes(keystore),
+    tokenEndpointRoutes({ applications, keystore, config, metrics: shared.metrics }),
+    authorizationServerMetadataRoutes(config),
+    chargePointsApiRoutes({ site, auth: bearer, commands: centralSystem.commands, config, metrics: shared.metrics }),
+    historyApiRoutes({ db: storage.db, auth: bearer, config }),
+    openApiRoutes(config),
+    statusPageRoutes({ site, config, health: () => shared.health, startedAt: new Date(), version: packageVersion() }, guard),
+  );
+  return guard;
+}
+
+/** The one HTTP(S) listener at http.host:port, serving the routes the parts added. */
+export async function startHttp(
+  options: { http: Config['http']; guard: StatusGuard; ocppCertificate: ServedCertificate | undefined },
+  shared: DaemonShared,
+): Promise<{ part: DaemonPart; port: number }> {
+  const { tls, host, port } = options.http;
+  const https = tls && { cert: readConfiguredFile(tls.cert, 'http.tls.cert'), key: readConfiguredFile(tls.key, 'http.tls.key') };
+  const served = [options.ocppCertificate, tls && https && { listener: 'http', file: tls.cert, pem: https.cert }].filter((c) => !!c);
+  if (served.length > 0) shared.health.push(certificatesHealthSource(served));
+  const server = await createHttpServer({
+    logger: shared.logger,
+    routes: shared.routes,
+    health: () => shared.health,
+    metrics: shared.metrics,
+    statusGuard: options.guard,
+    ...(https && { https }),
+  });
+  await server.listen({ host, port }).catch((err: unknown) => {
+    throw listenFailure(err, 'http');
+  });
+  return { part: { name: 'http', stop: () => server.close() }, port: (server.server.address() as { port: number }).port };
+}
