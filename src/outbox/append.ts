@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { v7 as timeOrderedUuid } from 'uuid';
 import type { EventType } from '../config/index.js';
 import { statement, type Database } from '../store/index.js';
 import { QUEUE_FULL } from './dead-reasons.js';
@@ -31,7 +31,9 @@ export interface AppendOptions {
  * its queue full is written as a dead letter (contract section 5), flagged for the daemon to log.
  */
 export function appendEvent(db: Database, event: OutboxEvent, webhookIds: readonly string[], now: Date, options: AppendOptions = {}): AppendedEvent {
-  const eventId = randomUUID();
+  // A time-ordered UUID (version 7): each new id lands at the right edge of the event_id index, so the events of
+  // one commit share its last page instead of each rewriting a random 4 KiB leaf (flash wear, contract section 7).
+  const eventId = timeOrderedUuid();
   const at = now.toISOString();
   const { lastInsertRowid } = statement(db, 'INSERT INTO events (event_id, event_type, site_id, payload, created_at, occurred_at) VALUES (?, ?, ?, ?, ?, ?)').run(
     eventId,
