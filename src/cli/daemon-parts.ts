@@ -23,7 +23,7 @@ import { connectUpstreamAsStation, startCentralSystem, type CentralSystem } from
 import { pruneDelivered } from '../outbox/index.js';
 import { LAST_SEEN_WRITE_MS, pruneStoppedTransactions, Site } from '../site/index.js';
 import { statusPageRoutes } from '../status-page/index.js';
-import { GroupCommit, lockDataDir, openDatabase, schedulePruning, useIncrementalVacuum, type Database, type DataDirLock } from '../store/index.js';
+import { convertStorageLayout, GroupCommit, lockDataDir, openDatabase, schedulePruning, type Database, type DataDirLock } from '../store/index.js';
 import { WebhookDelivery } from '../webhooks/index.js';
 import { packageVersion } from './package-version.js';
 
@@ -65,7 +65,14 @@ export function openStorage(dataDir: string, shared: DaemonShared): Storage {
       busyTimeoutMs: WRITE_LOCK_WAIT_MS,
       migrated: (applied) => logger.info({ dataDir, migrations: applied.map((m) => `${m.version}: ${m.name}`) }, 'database schema migrated'),
     });
-    if (useIncrementalVacuum(db)) logger.info({ dataDir }, 'database converted to incremental vacuum (once): pruned rows now give their space back');
+    try {
+      const converted = convertStorageLayout(db);
+      if (converted) logger.info({ dataDir, ...converted }, 'database converted to the current layout (once): smaller pages, pruned rows give their space back');
+    } catch (err) {
+      // Another process (a CLI command, a backup) has the file open: the old layout works, the next start converts.
+      if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
+      logger.warn({ dataDir }, 'database layout not converted: another process has the database open; the next start tries again');
+    }
     // One writer, one fsync per event-loop turn: the Site's changes and the delivery thread's records share it.
     // Stopped last, the database part commits whatever the other parts wrote on their way out.
     const group = new GroupCommit(db);

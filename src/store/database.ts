@@ -9,6 +9,7 @@ export type Database = BetterSqlite3.Database;
 export const DATABASE_FILE = 'chargegate.db';
 
 const WAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024;
+const PAGE_SIZE_BYTES = 1024;
 
 /**
  * Opens (creating when needed) the one SQLite database under dataDir and brings its schema up to date.
@@ -41,7 +42,8 @@ function prepare(db: Database, options: OpenOptions): void {
   // daemon passes a short time, since its event loop serves every station.
   db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 10_000}`);
   if (!options.readonly) {
-    // Takes effect on a new file; an existing one is converted once by useIncrementalVacuum().
+    // Both take effect on a new file; convertStorageLayout() converts an existing one once.
+    db.pragma(`page_size = ${PAGE_SIZE_BYTES}`);
     db.pragma('auto_vacuum = INCREMENTAL');
     db.pragma('journal_mode = WAL');
     // After a checkpoint the WAL file is cut back to this size: a burst does not leave it large for ever.
@@ -63,12 +65,34 @@ export function inTransaction<T>(db: Database, fn: () => T): T {
 }
 
 /**
- * Puts a database made before auto_vacuum=INCREMENTAL into that mode (one VACUUM, which rewrites the file), so
- * pruning gives space back; true when it converted. The daemon runs it at start, before anything else writes.
+ * What a database made by an earlier version lacks, and convertStorageLayout() gives it: incremental vacuum (pruning
+ * gives space back) and 1 KiB pages (a commit rewrites whole pages: with 4 KiB ones an event cost 16 KB written,
+ * with 1 KiB 8 KB; scripts/bench/README.md).
  */
-export function useIncrementalVacuum(db: Database): boolean {
-  if (db.pragma('auto_vacuum', { simple: true }) === 2) return false;
-  db.pragma('auto_vacuum = INCREMENTAL');
-  db.exec('VACUUM');
-  return true;
+export interface LayoutChange {
+  autoVacuum?: 'incremental';
+  pageSizeBytes?: { from: number; to: number };
+}
+
+/**
+ * Converts a database to the current layout with one VACUUM (which rewrites the file), outside WAL mode since WAL
+ * cannot change the page size. The daemon runs it at start, holding the data dir, before anything else writes;
+ * undefined when there was nothing to do.
+ */
+export function convertStorageLayout(db: Database): LayoutChange | undefined {
+  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  const change: LayoutChange = {
+    ...(db.pragma('auto_vacuum', { simple: true }) !== 2 && { autoVacuum: 'incremental' as const }),
+    ...(pageSize !== PAGE_SIZE_BYTES && { pageSizeBytes: { from: pageSize, to: PAGE_SIZE_BYTES } }),
+  };
+  if (Object.keys(change).length === 0) return undefined;
+  db.pragma('journal_mode = DELETE');
+  try {
+    db.pragma(`page_size = ${PAGE_SIZE_BYTES}`);
+    db.pragma('auto_vacuum = INCREMENTAL');
+    db.exec('VACUUM');
+  } finally {
+    db.pragma('journal_mode = WAL');
+  }
+  return change;
 }

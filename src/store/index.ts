@@ -1,4 +1,4 @@
-export { DATABASE_FILE, inTransaction, openDatabase, useIncrementalVacuum, type Database, type OpenOptions } from './database.js';
+export { convertStorageLayout, DATABASE_FILE, inTransaction, openDatabase, type Database, type LayoutChange, type OpenOptions } from './database.js';
 export { MIGRATIONS, migrate, NewerDatabaseError, type Migration } from './migrations.js';
 export { statement } from './statement-cache.js';
 export { bumpChangeCounter, readChangeCounter, watchChangeCounter } from './change-counters.js';

@@ -4,7 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/log/index.js';
 import { pruneStoppedTransactions } from '../../src/site/index.js';
-import { DATABASE_FILE, DirectWriter, migrate, openDatabase, schedulePruning, useIncrementalVacuum } from '../../src/store/index.js';
+import { DATABASE_FILE, DirectWriter, migrate, openDatabase, schedulePruning, convertStorageLayout } from '../../src/store/index.js';
 import { databasePerTest } from '../support/temp-database.js';
 import { tempSite } from '../support/temp-site.js';
 
@@ -78,9 +78,10 @@ describe('every table bounded (contract 7, endurance on flash)', () => {
     }
   });
 
-  it('a database made before incremental vacuum is converted once; a new one starts in that mode', () => {
+  it('a database made before incremental vacuum and 1 KiB pages is converted once, keeping its rows; a new one starts in that layout', () => {
     expect(t.db.pragma('auto_vacuum', { simple: true })).toBe(2);
-    expect(useIncrementalVacuum(t.db)).toBe(false);
+    expect(t.db.pragma('page_size', { simple: true })).toBe(1024);
+    expect(convertStorageLayout(t.db)).toBeUndefined();
 
     const temp = tempSite();
     try {
@@ -88,12 +89,14 @@ describe('every table bounded (contract 7, endurance on flash)', () => {
       const legacy = new BetterSqlite3(path.join(temp.dataDir, DATABASE_FILE));
       legacy.pragma('journal_mode = WAL');
       migrate(legacy);
+      legacy.prepare("INSERT INTO id_tags (id_tag, status, updated_at) VALUES ('KEPT', 'Accepted', '2026-01-01T00:00:00.000Z')").run();
       legacy.close();
       const db = openDatabase(temp.dataDir);
-      expect(db.pragma('auto_vacuum', { simple: true })).toBe(0);
-      expect(useIncrementalVacuum(db)).toBe(true);
-      expect(db.pragma('auto_vacuum', { simple: true })).toBe(2);
-      expect(useIncrementalVacuum(db)).toBe(false);
+      expect([db.pragma('auto_vacuum', { simple: true }), db.pragma('page_size', { simple: true })]).toEqual([0, 4096]);
+      expect(convertStorageLayout(db)).toEqual({ autoVacuum: 'incremental', pageSizeBytes: { from: 4096, to: 1024 } });
+      expect([db.pragma('auto_vacuum', { simple: true }), db.pragma('page_size', { simple: true }), db.pragma('journal_mode', { simple: true })]).toEqual([2, 1024, 'wal']);
+      expect(db.prepare('SELECT id_tag FROM id_tags').pluck().all()).toEqual(['KEPT']);
+      expect(convertStorageLayout(db)).toBeUndefined();
       db.close();
     } finally {
       temp.cleanup();
