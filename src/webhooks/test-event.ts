@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { v7 as timeOrderedUuid } from 'uuid';
 import type { Config, EventType, WebhookConfig } from '../config/index.js';
 import { formatZonedTimestamp, type AuthorizePayload, type ChargePointStatusPayload, type StartTransactionPayload, type StopTransactionPayload } from '../site/index.js';
 import type { DeliverableEvent } from './envelope.js';
@@ -33,7 +33,7 @@ function testPayload(eventType: EventType, at: Date, timeZone: string): object {
 function webhookTestEvent(siteId: string, webhook: WebhookConfig, timeZone: string): DeliverableEvent {
   const eventType = webhook.events.includes('ChargePointStatus') ? 'ChargePointStatus' : webhook.events[0]!;
   const at = new Date();
-  return { eventId: randomUUID(), eventType, siteId, payloadJson: JSON.stringify(testPayload(eventType, at, timeZone)), occurredAt: at.toISOString(), test: true };
+  return { eventId: timeOrderedUuid(), eventType, siteId, payloadJson: JSON.stringify(testPayload(eventType, at, timeZone)), occurredAt: at.toISOString(), test: true };
 }
 
 export async function sendTestEvent(

@@ -39,7 +39,9 @@ sites:
 
     const first = inTransaction(t.db, () => appendEvent(t.db, event, ['w1', 'w2'], new Date('2026-01-01T00:00:00Z')));
     const second = inTransaction(t.db, () => appendEvent(t.db, event, [], new Date()));
-    expect(first.eventId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    // A time-ordered UUID (version 7): later events sort after earlier ones, in the index as in the text.
+    expect(first.eventId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(second.eventId > first.eventId).toBe(true);
     expect(second.eventId).not.toBe(first.eventId);
     expect(second.seq).toBeGreaterThan(first.seq);
     expect(t.db.prepare('SELECT payload, created_at FROM events WHERE seq = ?').get(first.seq)).toEqual({

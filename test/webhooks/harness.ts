@@ -113,7 +113,10 @@ export function deliveries(daemon: TestDaemon, webhookId?: string): DeliveryRow[
     .all(...(webhookId ? [webhookId] : [])) as DeliveryRow[];
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+/** A random UUID (version 4): each request's x-request-id. */
+const RANDOM_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+/** A time-ordered UUID (version 7, RFC 9562): event ids, which sort in the order the events were stored. */
+const TIME_ORDERED_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}[+-]\d{2}:\d{2}$/;
 
 /**
@@ -125,12 +128,12 @@ export async function expectSignedWebhook(request: ReceivedRequest, publicKey: K
   expect(request.method).toBe('POST');
   expect(request.headers['content-type']).toBe('application/json');
   expect(Number(request.headers['content-length'])).toBe(request.body.length);
-  expect(request.headers['x-request-id']).toMatch(UUID);
+  expect(request.headers['x-request-id']).toMatch(RANDOM_UUID);
   const envelope = request.json();
   // The interface document's fields in its order; contract section 8 adds occurredAt (and test on a `webhook test`).
   const expectedKeys = ['eventId', 'eventType', 'siteId', 'timestamp', 'occurredAt', ...(envelope.test === true ? ['test'] : []), 'payload'];
   expect(Object.keys(envelope)).toEqual(expectedKeys);
-  expect(envelope.eventId).toMatch(UUID);
+  expect(envelope.eventId).toMatch(TIME_ORDERED_UUID);
   expect(envelope.timestamp).toMatch(TIMESTAMP);
   expect(envelope.occurredAt).toMatch(TIMESTAMP);
   expect(Date.parse(envelope.occurredAt as string)).toBeLessThanOrEqual(Date.parse(envelope.timestamp as string));
