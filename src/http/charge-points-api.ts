@@ -12,7 +12,7 @@ export interface ChargePointsApiOptions {
   site: Site;
   auth: BearerAuth;
   /** The OCPP central system's commands: RemoteStart/RemoteStop go to the station over its live connection. */
-  commands: Pick<StationCommands, 'remoteStartTransaction' | 'remoteStopTransaction'>;
+  commands: Pick<StationCommands, 'startCharging' | 'stopCharging'>;
   config: () => Config;
   metrics?: Registry;
 }
@@ -82,7 +82,7 @@ export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyP
           `body: connectorId: charge point "${chargePoint.chargePointId}" has connectors ${chargePoint.connectors.map((c) => c.connectorId).join(', ')}`,
         );
       }
-      const { status } = await commands.remoteStartTransaction(chargePoint.stationId, { connectorId, idTag });
+      const { status } = await commands.startCharging(chargePoint.stationId, { connectorId, idTag });
       request.log.info({ clientId: caller.clientId, stationId: chargePoint.stationId, connectorId, status }, 'remote start');
       return answer(reply, status, chargePoint, 'RemoteStartTransaction');
     });
@@ -95,7 +95,7 @@ export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyP
       if (!transaction || transaction.chargePointId !== chargePoint.chargePointId)
         throw new ApiError(404, 'not_found', `no transaction ${transactionId} on charge point "${chargePoint.chargePointId}"`);
       if (transaction.stoppedAt !== null) throw new ApiError(409, 'transaction_stopped', `transaction ${transactionId} already stopped at ${transaction.stoppedAt}`);
-      const { status } = await commands.remoteStopTransaction(transaction.stationId, { transactionId });
+      const { status } = await commands.stopCharging(transaction.stationId, transaction);
       request.log.info({ clientId: caller.clientId, stationId: transaction.stationId, transactionId, status }, 'remote stop');
       return answer(reply, status, chargePoint, 'RemoteStopTransaction');
     });

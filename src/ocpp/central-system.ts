@@ -11,10 +11,11 @@ import { STATIONS_TOPIC, type Site } from '../site/index.js';
 import { watchChangeCounter, type Database } from '../store/index.js';
 import { StationConnections, type StationClient, type StationSession } from './connections.js';
 import { toStationFrame } from './frame-errors.js';
-import { createRpcServer, OCPP16 } from './rpc.js';
+import { CENTRAL_SYSTEM_PROTOCOLS, createRpcServer, OCPP201 } from './rpc.js';
 import { accessChanged, decideAccess, isAdmitted } from './station-access.js';
 import { createStationCommands, type StationCommands } from './station-commands.js';
-import { registerStationHandlers } from './station-handlers.js';
+import { registerV16Handlers } from './v16/handlers.js';
+import { registerV201Handlers } from './v201/handlers.js';
 
 export interface CentralSystemOptions {
   config: () => Config;
@@ -38,7 +39,7 @@ export interface CentralSystem {
 }
 
 /**
- * The OCPP 1.6-J central system: one HTTP(S) listener at ocpp.host:port whose WebSocket upgrades under ocpp.path
+ * The OCPP central system (2.0.1 and 1.6-J side by side): one HTTP(S) listener at ocpp.host:port whose WebSocket upgrades under ocpp.path
  * become station connections (ocpp-rpc, strict schema validation both ways).
  */
 export async function startCentralSystem(options: CentralSystemOptions): Promise<CentralSystem> {
@@ -86,9 +87,9 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   rpc.auth(async (accept, reject, handshake) => {
     const { ocpp: current } = config();
     const fields = { stationId: handshake.identity, remoteAddress: handshake.remoteAddress };
-    if (!handshake.protocols.has(OCPP16)) {
-      log.warn(fields, 'station connection refused: it does not offer the ocpp1.6 subprotocol');
-      reject(400, 'WebSocket subprotocol ocpp1.6 required');
+    if (!CENTRAL_SYSTEM_PROTOCOLS.some((p) => handshake.protocols.has(p))) {
+      log.warn({ ...fields, offered: [...handshake.protocols] }, 'station connection refused: it offers neither the ocpp2.0.1 nor the ocpp1.6 subprotocol');
+      reject(400, 'WebSocket subprotocol ocpp2.0.1 or ocpp1.6 required');
       return;
     }
     const limit = failedUpgrades.check(handshake.remoteAddress ?? 'unknown');
@@ -124,24 +125,27 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
       void previous.close({ code: 1000, reason: 'replaced by a new connection' });
     }
     markOnline(stationId, true, clientLog);
-    registerStationHandlers(client, { site, authorizer: options.authorizer, config, logger: clientLog, countCall: (action, outcome) => calls?.inc({ action, outcome }) });
+    const handlerDeps = { site, authorizer: options.authorizer, config, logger: clientLog, countCall: (action: string, outcome: string) => calls?.inc({ action, outcome }) };
+    if (client.protocol === OCPP201) registerV201Handlers(client, handlerDeps);
+    else registerV16Handlers(client, handlerDeps);
+    const schema = client.protocol === OCPP201 ? 'OCPP 2.0.1' : 'OCPP 1.6';
     client.on('badMessage', ({ error, response }) => clientLog.warn({ error: error.message, answered: response?.[2] }, 'malformed frame from station'));
     client.on('strictValidationFailure', ({ method, error, outbound, isCall }) => {
-      if (outbound) clientLog.error({ action: method, error: error.message, isCall }, 'our own message failed the OCPP 1.6 schema; not sent');
-      else clientLog.warn({ action: method, error: error.message }, 'station message failed the OCPP 1.6 schema');
+      if (outbound) clientLog.error({ action: method, error: error.message, isCall }, `our own message failed the ${schema} schema; not sent`);
+      else clientLog.warn({ action: method, error: error.message }, `station message failed the ${schema} schema`);
     });
     client.once('close', ({ code, reason }) => {
       if (connections.detach(client)) markOnline(stationId, false, clientLog);
       clientLog.info({ code, reason }, 'station disconnected');
     });
-    clientLog.info({ remoteAddress: client.handshake.remoteAddress, admission, securityProfile: config().ocpp.securityProfile }, 'station connected');
+    clientLog.info({ remoteAddress: client.handshake.remoteAddress, protocol: client.protocol, admission, securityProfile: config().ocpp.securityProfile }, 'station connected');
   });
   rpc.on('error', (err) => log.error({ err }, 'OCPP WebSocket server error'));
 
   const { server, certificate } = createListener(config());
   server.on('request', (_request, response) => {
     response.writeHead(426, { 'content-type': 'application/json', upgrade: 'websocket' });
-    response.end(JSON.stringify({ error: 'upgrade_required', message: `connect a WebSocket with subprotocol ocpp1.6 to ${ocpp.path}/<stationId>` }));
+    response.end(JSON.stringify({ error: 'upgrade_required', message: `connect a WebSocket with subprotocol ocpp2.0.1 or ocpp1.6 to ${ocpp.path}/<stationId>` }));
   });
   server.on('upgrade', (request, socket, head) => {
     if (closing) return socket.destroy();

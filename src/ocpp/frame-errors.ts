@@ -1,3 +1,5 @@
+import { OCPP16 } from './rpc.js';
+
 /**
  * ocpp-rpc answers frames it cannot parse with OCPP 2.0.1 error codes (RpcFrameworkError,
  * MessageTypeNotSupported). OCPP 1.6-J (section 4.2.3) has neither: a 1.6 station gets FormationViolation,
@@ -31,12 +33,13 @@ function boundedDetails(details: unknown): object {
 }
 
 /**
- * Every frame a station gets passes here: a CALLERROR gets OCPP 1.6 error codes and a bounded echo of what the
- * station sent; other frames pass untouched.
+ * Every frame a station gets passes here: a CALLERROR gets a bounded echo of what the station sent, and a 1.6
+ * station OCPP 1.6 error codes (2.0.1 has RpcFrameworkError and MessageTypeNotSupported); other frames pass untouched.
  */
-export function toStationFrame(frame: string): string {
+export function toStationFrame(frame: string, protocol: string | undefined): string {
   if (!frame.startsWith('[4,')) return frame;
   const parsed = JSON.parse(frame) as [number, string, string, string, unknown];
   const [, id, code, description, details] = parsed;
-  return JSON.stringify([4, clip(String(id), MAX_ID), OCPP16_CODE[code] ?? code, clip(String(description), MAX_DESCRIPTION), boundedDetails(details)]);
+  const shown = protocol === OCPP16 ? (OCPP16_CODE[code] ?? code) : code;
+  return JSON.stringify([4, clip(String(id), MAX_ID), shown, clip(String(description), MAX_DESCRIPTION), boundedDetails(details)]);
 }

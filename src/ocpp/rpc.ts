@@ -8,6 +8,9 @@ import ocppRpc from 'ocpp-rpc';
  */
 
 export const OCPP16 = 'ocpp1.6';
+export const OCPP201 = 'ocpp2.0.1';
+/** What the central system speaks, preferred first: a station offering both gets 2.0.1 (contract section 9). */
+export const CENTRAL_SYSTEM_PROTOCOLS = [OCPP201, OCPP16];
 
 export interface RpcCallContext {
   method: string;
@@ -93,8 +96,8 @@ export interface RpcServerOptions {
   maxMessageBytes: number;
   /** Malformed frames in a row that disconnect a station (1002). */
   maxBadMessages: number;
-  /** Rewrites every frame before it is sent to a station (see createRpcServer). */
-  outgoingFrame?: (frame: string) => string;
+  /** Rewrites every frame before it is sent to a station speaking `protocol` (see createRpcServer). */
+  outgoingFrame?: (frame: string, protocol: string | undefined) => string;
 }
 
 /** A strict-mode OCPP 1.6-J client: calls and answers that break the schemas never leave or arrive. */
@@ -103,19 +106,22 @@ export function createRpcClient(options: RpcClientOptions): RpcClient {
   return new Client({ protocols: [OCPP16], strictMode: true, ...options, password: options.password ?? null });
 }
 
-/** A strict-mode OCPP 1.6-J server; chargegate feeds it upgrades from its own HTTP(S) listener. */
+/**
+ * A strict-mode OCPP-J server for 2.0.1 and 1.6; chargegate feeds it upgrades from its own HTTP(S) listener.
+ * ocpp-rpc's validators compile a schema on its first use, so 2.0.1's cost nothing until a 2.0.1 station calls.
+ */
 export function createRpcServer<Session>(options: RpcServerOptions): RpcServer<Session> {
   const Server = ocppRpc.RPCServer as unknown as new (options: object) => RpcServer<Session>;
   const { maxMessageBytes, maxBadMessages, outgoingFrame, ...rest } = options;
   // ocpp-rpc closes once its count of bad frames in a row exceeds the limit: the limit-th bad frame closes.
-  const server = new Server({ protocols: [OCPP16], strictMode: true, ...rest, maxBadMessages: maxBadMessages - 1, wssOptions: { maxPayload: maxMessageBytes } });
+  const server = new Server({ protocols: CENTRAL_SYSTEM_PROTOCOLS, strictMode: true, ...rest, maxBadMessages: maxBadMessages - 1, wssOptions: { maxPayload: maxMessageBytes } });
   if (outgoingFrame) {
     // ocpp-rpc offers no hook for the frames it writes itself (the CALLERRORs of malformed frames and failed schema
     // checks), but every frame leaves through the client's public sendRaw(): wrapped here, before anyone else
     // sees the client (this listener is the first), and nowhere else. test/ocpp/bad-input.test.ts holds it to that.
     server.on('client', (client) => {
       const send = client.sendRaw.bind(client);
-      client.sendRaw = (frame: string) => send(outgoingFrame(frame));
+      client.sendRaw = (frame: string) => send(outgoingFrame(frame, client.protocol));
     });
   }
   return server;

@@ -1,17 +1,23 @@
 import type { Ocpp16Actions } from './v16/messages.js';
+import type { Ocpp201Actions } from './v201/messages.js';
 import { StationCallError, StationOfflineError, StationTimeoutError } from './errors.js';
-import { isRpcError, isRpcTimeout, RPC_OPEN, type RpcConnection } from './rpc.js';
+import { isRpcError, isRpcTimeout, OCPP201, RPC_OPEN, type RpcConnection } from './rpc.js';
 
-/**
- * One typed function per OCPP 1.6 command the rest of chargegate sends to a station. Every one rejects with
- * StationOfflineError (not connected), StationTimeoutError (no answer in time) or StationCallError (CALLERROR).
- */
-/** The commands chargegate sends, each typed by the generated action map. */
+/** The OCPP 1.6 commands chargegate sends, each typed by the generated action map. */
 type Command =
   'RemoteStartTransaction' | 'RemoteStopTransaction' | 'ChangeConfiguration' | 'GetConfiguration' | 'Reset' | 'UnlockConnector' | 'TriggerMessage' | 'ChangeAvailability';
 type Send<A extends Command> = (stationId: string, req: Ocpp16Actions[A][0]) => Promise<Ocpp16Actions[A][1]>;
 
+/**
+ * What the rest of chargegate asks of a station. startCharging and stopCharging speak whichever protocol the
+ * station connected with (RemoteStart/RemoteStopTransaction in 1.6, RequestStart/RequestStopTransaction in
+ * 2.0.1); the others are 1.6 commands. Every one rejects with StationOfflineError (not connected),
+ * StationTimeoutError (no answer in time) or StationCallError (CALLERROR).
+ */
 export interface StationCommands {
+  startCharging(stationId: string, request: { connectorId: number; idTag: string }): Promise<{ status: 'Accepted' | 'Rejected' }>;
+  /** The transaction as the domain keeps it: a 2.0.1 station knows it by its own id. */
+  stopCharging(stationId: string, transaction: { id: number; stationTransactionId: string | null }): Promise<{ status: 'Accepted' | 'Rejected' }>;
   remoteStartTransaction: Send<'RemoteStartTransaction'>;
   remoteStopTransaction: Send<'RemoteStopTransaction'>;
   changeConfiguration: Send<'ChangeConfiguration'>;
@@ -29,12 +35,18 @@ export interface ConnectionLookup {
 }
 
 export function createStationCommands(connections: ConnectionLookup): StationCommands {
-  const send = async <A extends Command>(stationId: string, action: A, req: Ocpp16Actions[A][0]): Promise<Ocpp16Actions[A][1]> => {
+  // Ids the station may report back in its TransactionEvents; unique while the process runs is enough.
+  let remoteStartId = 0;
+  const connectionOf = (stationId: string): RpcConnection => {
     const connection = connections.connectionOf(stationId);
     if (!connection || connection.state !== RPC_OPEN) throw new StationOfflineError(stationId);
+    return connection;
+  };
+  const call = async <Response>(stationId: string, action: string, req: unknown): Promise<Response> => {
+    const connection = connectionOf(stationId);
     try {
       // Strict mode validated the answer against the schema the action map was generated from.
-      return (await connection.call(action, req)) as Ocpp16Actions[A][1];
+      return (await connection.call(action, req)) as Response;
     } catch (err) {
       if (isRpcTimeout(err)) throw new StationTimeoutError(stationId, action);
       if (isRpcError(err)) throw new StationCallError(stationId, action, err.rpcErrorCode, err.message);
@@ -43,7 +55,22 @@ export function createStationCommands(connections: ConnectionLookup): StationCom
       throw err;
     }
   };
+  const send = <A extends Command>(stationId: string, action: A, req: Ocpp16Actions[A][0]): Promise<Ocpp16Actions[A][1]> => call<Ocpp16Actions[A][1]>(stationId, action, req);
+  const send201 = <A extends keyof Ocpp201Actions & string>(stationId: string, action: A, req: Ocpp201Actions[A][0]): Promise<Ocpp201Actions[A][1]> =>
+    call<Ocpp201Actions[A][1]>(stationId, action, req);
+  const speaks201 = (stationId: string): boolean => connectionOf(stationId).protocol === OCPP201;
   return {
+    async startCharging(stationId, { connectorId, idTag }) {
+      if (!speaks201(stationId)) return send(stationId, 'RemoteStartTransaction', { connectorId, idTag });
+      remoteStartId += 1;
+      const { status } = await send201(stationId, 'RequestStartTransaction', { idToken: { idToken: idTag, type: 'Central' }, evseId: connectorId, remoteStartId });
+      return { status };
+    },
+    async stopCharging(stationId, transaction) {
+      if (!speaks201(stationId)) return send(stationId, 'RemoteStopTransaction', { transactionId: transaction.id });
+      const { status } = await send201(stationId, 'RequestStopTransaction', { transactionId: transaction.stationTransactionId ?? String(transaction.id) });
+      return { status };
+    },
     remoteStartTransaction: (stationId, req) => send(stationId, 'RemoteStartTransaction', req),
     remoteStopTransaction: (stationId, req) => send(stationId, 'RemoteStopTransaction', req),
     changeConfiguration: (stationId, req) => send(stationId, 'ChangeConfiguration', req),

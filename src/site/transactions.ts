@@ -20,12 +20,15 @@ export interface Transaction {
   stoppedAt: string | null;
   stopReason: string | null;
   stopIdTag: string | null;
+  /** An OCPP 2.0.1 station's own id for the transaction (its TransactionEvents name it); null for 1.6 and Modbus. */
+  stationTransactionId: string | null;
 }
 
 /** The columns of `transactions` as a Transaction: one list, so a column rename touches this file only. */
 export const TRANSACTION_COLUMNS = `id, site_id AS siteId, station_id AS stationId, charge_point_id AS chargePointId, connector_id AS connectorId,
   id_tag AS idTag, meter_start_wh AS meterStartWh, started_at AS startedAt, reservation_id AS reservationId, source,
-  meter_stop_wh AS meterStopWh, stopped_at AS stoppedAt, stop_reason AS stopReason, stop_id_tag AS stopIdTag`;
+  meter_stop_wh AS meterStopWh, stopped_at AS stoppedAt, stop_reason AS stopReason, stop_id_tag AS stopIdTag,
+  station_transaction_id AS stationTransactionId`;
 
 export interface StartTransactionInput {
   at: ConnectorRef;
@@ -34,6 +37,8 @@ export interface StartTransactionInput {
   startedAt: Date;
   reservationId?: number;
   source: 'ocpp' | 'modbus';
+  /** An OCPP 2.0.1 station's own id for it. */
+  stationTransactionId?: string;
   /** The tag's status re-evaluated at start; emits the post-start Authorize event. Absent for Modbus sessions. */
   authorizationStatus?: AuthorizationStatus;
   connectorStatus?: ConnectorStatusChange;
@@ -73,9 +78,20 @@ export class Transactions {
       if (zombie) this.close(zombie, { meterStopWh: input.meterStartWh, stoppedAt: input.startedAt, reason: 'Other' });
       const { lastInsertRowid } = statement(
         this.ctx.db,
-        `INSERT INTO transactions (site_id, station_id, charge_point_id, connector_id, id_tag, meter_start_wh, started_at, reservation_id, source)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).run(at.siteId, at.stationId, at.chargePointId, at.connectorId, input.idTag, input.meterStartWh, input.startedAt.toISOString(), input.reservationId ?? null, input.source);
+        `INSERT INTO transactions (site_id, station_id, charge_point_id, connector_id, id_tag, meter_start_wh, started_at, reservation_id, source, station_transaction_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ).run(
+        at.siteId,
+        at.stationId,
+        at.chargePointId,
+        at.connectorId,
+        input.idTag,
+        input.meterStartWh,
+        input.startedAt.toISOString(),
+        input.reservationId ?? null,
+        input.source,
+        input.stationTransactionId ?? null,
+      );
       const transaction = this.byId(Number(lastInsertRowid))!;
       const payload: StartTransactionPayload = {
         stationId: at.stationId,
@@ -114,6 +130,14 @@ export class Transactions {
   /** The transaction with this id if `stationId` started it: how a station (or meter) names its own. */
   ofStation(stationId: string, transactionId: number): Transaction | undefined {
     return statement<[number, string], Transaction>(this.ctx.db, `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = ? AND station_id = ?`).get(transactionId, stationId);
+  }
+
+  /** The transaction an OCPP 2.0.1 station knows by its own id. */
+  byStationTransactionId(stationId: string, stationTransactionId: string): Transaction | undefined {
+    return statement<[string, string], Transaction>(this.ctx.db, `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE station_id = ? AND station_transaction_id = ?`).get(
+      stationId,
+      stationTransactionId,
+    );
   }
 
   /** The transaction a StartTransaction with exactly these fields already opened (open or since stopped), if any. */

@@ -231,6 +231,14 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE applications ADD COLUMN previous_secret_expires_at TEXT;
     `,
   },
+  {
+    version: 12,
+    name: "an OCPP 2.0.1 station's own transaction id string, mapped to chargegate's integer id",
+    sql: `
+      ALTER TABLE transactions ADD COLUMN station_transaction_id TEXT;
+      CREATE UNIQUE INDEX transactions_by_station_transaction ON transactions (station_id, station_transaction_id) WHERE station_transaction_id IS NOT NULL;
+    `,
+  },
 ];
 
 /** The database was migrated by a newer chargegate than this one: its schema may mean things this code cannot know. */

@@ -84,9 +84,9 @@ describe('bad input from stations', () => {
     expect(t.logged('station message failed the OCPP 1.6 schema').filter((l) => l.stationId === 'CP001').length).toBeGreaterThanOrEqual(4);
   });
 
-  it('refuses upgrades without the ocpp1.6 subprotocol, outside ocpp.path, or with an unusable identity', async () => {
+  it('refuses upgrades offering neither ocpp2.0.1 nor ocpp1.6, outside ocpp.path, or with an unusable identity', async () => {
     t = await startTestDaemon(siteWith());
-    await expect(RawStation.open(`${t.url}/CP001`, 'ocpp2.0.1')).rejects.toThrow('HTTP 400');
+    await expect(RawStation.open(`${t.url}/CP001`, 'ocpp2.1')).rejects.toThrow('HTTP 400');
     await expect(RawStation.open(`${t.url.replace('/ocpp', '/other')}/CP001`)).rejects.toThrow('HTTP 404');
     await expect(RawStation.open(`${t.url}/${'X'.repeat(60)}`)).rejects.toThrow('HTTP 400');
     await expect(RawStation.open(`${t.url}/bad%zzid`)).rejects.toThrow('HTTP 400');

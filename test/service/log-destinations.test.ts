@@ -34,7 +34,7 @@ describe('log lines: journald priorities under systemd, human-readable on a term
       // A station that offers no OCPP subprotocol is refused with a warning.
       const socket = new WebSocket(`ws://127.0.0.1:${port}/ocpp/CP001`);
       socket.on('error', () => undefined);
-      const warning = await eventually(() => lines().find((l) => l.includes('does not offer the ocpp1.6 subprotocol')), 10_000, 'warning line');
+      const warning = await eventually(() => lines().find((l) => l.includes('offers neither the ocpp2.0.1 nor the ocpp1.6 subprotocol')), 10_000, 'warning line');
       expect(warning).toMatch(/^<4>\{"level":40,/);
       expect(lines().every((l) => /^<\d>\{/.test(l))).toBe(true);
     } finally {

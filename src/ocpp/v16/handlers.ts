@@ -1,76 +1,20 @@
-import type { Config } from '../config/index.js';
-import type { AuthorizationDecision, Authorizer } from '../authorization/index.js';
-import type { Logger } from '../log/index.js';
-import type { Site } from '../site/index.js';
-import type { StationClient } from './connections.js';
-import type { Ocpp16Actions } from './v16/messages.js';
-import { rpcError } from './rpc.js';
-import { isAdmitted } from './station-access.js';
+import type { AuthorizationDecision } from '../../authorization/index.js';
+import { callRegistrar, type StationHandlerDeps } from '../call-handling.js';
+import type { StationClient } from '../connections.js';
+import { rpcError } from '../rpc.js';
+import type { Ocpp16Actions } from './messages.js';
 
-export interface StationHandlerDeps {
-  site: Site;
-  authorizer: Authorizer;
-  config: () => Config;
-  logger: Logger;
-  /** Counts each handled call by action and outcome (ok or the CALLERROR code). */
-  countCall: (action: string, outcome: string) => void;
-}
-
-/** The actions a station sends that chargegate answers, each typed by the map generated from ocpp-rpc's schemas. */
-type StationAction =
-  | 'BootNotification'
-  | 'Heartbeat'
-  | 'StatusNotification'
-  | 'Authorize'
-  | 'StartTransaction'
-  | 'StopTransaction'
-  | 'MeterValues'
-  | 'DataTransfer'
-  | 'DiagnosticsStatusNotification'
-  | 'FirmwareStatusNotification';
-type Request<A extends StationAction> = Ocpp16Actions[A][0];
-type Response<A extends StationAction> = Ocpp16Actions[A][1];
-type Handler<A extends StationAction> = (params: Request<A>, stationId: string) => Response<A> | Promise<Response<A>>;
-type IdTagInfo = Response<'Authorize'>['idTagInfo'];
+type IdTagInfo = Ocpp16Actions['Authorize'][1]['idTagInfo'];
 
 /**
  * The station-initiated OCPP 1.6 actions. Each translates into a domain call whose state change and events
  * commit before the answer goes out, so the station only ever hears about what is durable.
  */
-export function registerStationHandlers(client: StationClient, deps: StationHandlerDeps): void {
+export function registerV16Handlers(client: StationClient, deps: StationHandlerDeps): void {
   // The logger already carries stationId and siteId.
   const { site, authorizer, config, logger: log } = deps;
   const stationId = client.session.stationId;
-
-  const admitted = (): boolean => isAdmitted(site.stations.admission(stationId).verdict, config().ocpp.acceptUnknownStations);
-
-  const on = <A extends StationAction>(action: A, handler: Handler<A>, options: { beforeAcceptance?: boolean } = {}): void => {
-    client.handle(action, async ({ params }) => {
-      site.stations.touch(stationId);
-      if (!options.beforeAcceptance && !admitted()) {
-        log.warn({ action }, 'call from a station that is not accepted; refused with SecurityError');
-        deps.countCall(action, 'SecurityError');
-        throw rpcError('SecurityError', `${stationId} is not accepted by this central system; send BootNotification and wait for Accepted`);
-      }
-      try {
-        // The station hears of a change only once its own writes are durable (the domain commits a turn's changes
-        // together, and a handler may write, await the authorizer, and write again).
-        // Strict mode validated params against this action's schema, the one its type was generated from.
-        const result = await site.durable(() => handler(params as Request<A>, stationId));
-        deps.countCall(action, 'ok');
-        return result;
-      } catch (err) {
-        const code = (err as { rpcErrorCode?: string }).rpcErrorCode;
-        if (code) {
-          deps.countCall(action, code);
-          throw err;
-        }
-        log.error({ action, err }, 'station call failed');
-        deps.countCall(action, 'InternalError');
-        throw rpcError('InternalError', `${action} could not be processed`);
-      }
-    });
-  };
+  const on = callRegistrar<Ocpp16Actions>(client, deps);
 
   on(
     'BootNotification',

@@ -1,0 +1,60 @@
+import type { Config } from '../config/index.js';
+import type { Authorizer } from '../authorization/index.js';
+import type { Logger } from '../log/index.js';
+import type { Site } from '../site/index.js';
+import type { StationClient } from './connections.js';
+import { rpcError } from './rpc.js';
+import { isAdmitted } from './station-access.js';
+
+export interface StationHandlerDeps {
+  site: Site;
+  authorizer: Authorizer;
+  config: () => Config;
+  logger: Logger;
+  /** Counts each handled call by action and outcome (ok or the CALLERROR code). */
+  countCall: (action: string, outcome: string) => void;
+}
+
+/** An action map generated from ocpp-rpc's schemas: action -> [request, response]. */
+type ActionMap<Actions> = { [A in keyof Actions]: [unknown, unknown] };
+
+export type CallHandler<Actions extends ActionMap<Actions>, A extends keyof Actions> = (params: Actions[A][0]) => Actions[A][1] | Promise<Actions[A][1]>;
+
+/**
+ * How every station call is handled, whatever the protocol version: a station that is not accepted gets
+ * SecurityError (BootNotification aside); the answer goes out only once the call's own writes are durable; a
+ * failure that is not a deliberate CALLERROR is logged and answered InternalError.
+ */
+export function callRegistrar<Actions extends ActionMap<Actions>>(client: StationClient, deps: StationHandlerDeps) {
+  const { site, config, logger: log } = deps;
+  const stationId = client.session.stationId;
+  const admitted = (): boolean => isAdmitted(site.stations.admission(stationId).verdict, config().ocpp.acceptUnknownStations);
+
+  return <A extends keyof Actions & string>(action: A, handler: CallHandler<Actions, A>, options: { beforeAcceptance?: boolean } = {}): void => {
+    client.handle(action, async ({ params }) => {
+      site.stations.touch(stationId);
+      if (!options.beforeAcceptance && !admitted()) {
+        log.warn({ action }, 'call from a station that is not accepted; refused with SecurityError');
+        deps.countCall(action, 'SecurityError');
+        throw rpcError('SecurityError', `${stationId} is not accepted by this central system; send BootNotification and wait for Accepted`);
+      }
+      try {
+        // The station hears of a change only once its own writes are durable (the domain commits a turn's changes
+        // together, and a handler may write, await the authorizer, and write again).
+        // Strict mode validated params against this action's schema, the one its type was generated from.
+        const result = await site.durable(() => handler(params as Actions[A][0]));
+        deps.countCall(action, 'ok');
+        return result;
+      } catch (err) {
+        const code = (err as { rpcErrorCode?: string }).rpcErrorCode;
+        if (code) {
+          deps.countCall(action, code);
+          throw err;
+        }
+        log.error({ action, err }, 'station call failed');
+        deps.countCall(action, 'InternalError');
+        throw rpcError('InternalError', `${action} could not be processed`);
+      }
+    });
+  };
+}

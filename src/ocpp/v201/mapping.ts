@@ -1,0 +1,75 @@
+import type { StopReason } from '../../site/index.js';
+import type { ChargingStateEnumType, ConnectorStatusEnumType, MeterValueType, ReasonEnumType } from './messages.js';
+
+/**
+ * How an OCPP 2.0.1 station's words become the OCPP 1.6 words the four webhook events carry (contract section 9).
+ * README "OCPP 2.0.1 stations" shows the same tables; test/ocpp/v201-mapping.test.ts holds them to it.
+ */
+
+/** A connector's 1.6 status from its 2.0.1 connectorStatus and what its transaction is doing. */
+export interface ConnectorActivity {
+  connectorStatus: ConnectorStatusEnumType;
+  /** The chargingState of the EVSE's open transaction, if one is open. */
+  chargingState?: ChargingStateEnumType;
+  /** The EVSE's transaction ended and the cable is still in (1.6 Finishing). */
+  ended?: boolean;
+}
+
+const WHILE_OCCUPIED: Record<ChargingStateEnumType, string> = {
+  Charging: 'Charging',
+  SuspendedEV: 'SuspendedEV',
+  SuspendedEVSE: 'SuspendedEVSE',
+  EVConnected: 'Preparing',
+  Idle: 'Preparing',
+};
+
+/** The 1.6 status and errorCode of a 2.0.1 connector (2.0.1 has no error code; a fault is OtherError). */
+export function statusOf(activity: ConnectorActivity): { status: string; errorCode: string } {
+  switch (activity.connectorStatus) {
+    case 'Occupied':
+      if (activity.chargingState) return { status: WHILE_OCCUPIED[activity.chargingState], errorCode: 'NoError' };
+      return { status: activity.ended ? 'Finishing' : 'Preparing', errorCode: 'NoError' };
+    case 'Faulted':
+      return { status: 'Faulted', errorCode: 'OtherError' };
+    case 'Available':
+    case 'Reserved':
+    case 'Unavailable':
+      return { status: activity.connectorStatus, errorCode: 'NoError' };
+  }
+}
+
+const STOP_REASON: Partial<Record<ReasonEnumType, StopReason>> = {
+  DeAuthorized: 'DeAuthorized',
+  EmergencyStop: 'EmergencyStop',
+  EVDisconnected: 'EVDisconnected',
+  ImmediateReset: 'HardReset',
+  Local: 'Local',
+  PowerLoss: 'PowerLoss',
+  Reboot: 'Reboot',
+  Remote: 'Remote',
+};
+
+/** A 2.0.1 stoppedReason as the interface's reasons; `Other` when none fits, `Local` when the station gave none. */
+export function stopReasonOf(reason: ReasonEnumType | undefined): StopReason {
+  if (reason === undefined) return 'Local';
+  return STOP_REASON[reason] ?? 'Other';
+}
+
+const ENERGY = 'Energy.Active.Import.Register';
+
+/**
+ * The active energy imported (Wh) a meter value list reports: the register (the default measurand) at the
+ * outlet or of the whole EVSE, the last one given, in Wh whatever its unit and multiplier; undefined when absent.
+ */
+export function importedEnergyWh(meterValues: readonly MeterValueType[] | undefined): number | undefined {
+  let energy: number | undefined;
+  for (const meterValue of meterValues ?? []) {
+    for (const sample of meterValue.sampledValue) {
+      if ((sample.measurand ?? ENERGY) !== ENERGY || sample.phase !== undefined) continue;
+      const unit = sample.unitOfMeasure?.unit ?? 'Wh';
+      const scale = 10 ** (sample.unitOfMeasure?.multiplier ?? 0) * (unit === 'kWh' ? 1000 : 1);
+      energy = Math.round(sample.value * scale);
+    }
+  }
+  return energy;
+}

@@ -1,0 +1,129 @@
+import ocppRpc from 'ocpp-rpc';
+import type { Ocpp201Actions } from '../../src/ocpp/index.js';
+
+type Request<A extends keyof Ocpp201Actions> = Ocpp201Actions[A][0];
+type Response<A extends keyof Ocpp201Actions> = Ocpp201Actions[A][1];
+
+/** ocpp-rpc's client, typed only as far as these tests use it (its own declarations type calls as unknown). */
+interface Client {
+  readonly protocol: string | undefined;
+  connect(): Promise<unknown>;
+  call(method: string, params: unknown): Promise<unknown>;
+  handle(method: string, handler: (call: { params: unknown }) => unknown): void;
+  close(options?: { code?: number; force?: boolean }): Promise<unknown>;
+}
+
+/**
+ * A simulated OCPP 2.0.1 charging station: ocpp-rpc's RPCClient in strict mode, used directly (not through
+ * chargegate's rpc.ts), so every frame both ways is checked against the official 2.0.1 schemas by code we did not
+ * write. It answers RequestStart/RequestStopTransaction as a station does: accepted, then the TransactionEvents.
+ */
+export class StationV201 {
+  private seqNo = 0;
+  private transactionCount = 0;
+  readonly transactions: string[] = [];
+  /** The energy register, Wh, reported with every TransactionEvent. */
+  meterWh = 0;
+
+  private constructor(
+    private readonly client: Client,
+    readonly identity: string,
+  ) {}
+
+  static async connect(url: string, identity: string, options: { protocols?: string[]; password?: string } = {}): Promise<StationV201> {
+    const Client = ocppRpc.RPCClient as unknown as new (options: object) => Client;
+    const client = new Client({
+      endpoint: url,
+      identity,
+      protocols: options.protocols ?? ['ocpp2.0.1'],
+      strictMode: true,
+      reconnect: false,
+      ...(options.password !== undefined && { password: options.password }),
+    });
+    await client.connect();
+    const station = new StationV201(client, identity);
+    client.handle('RequestStartTransaction', ({ params }) => station.remoteStart(params as Request<'RequestStartTransaction'>));
+    client.handle('RequestStopTransaction', ({ params }) => station.remoteStop(params as Request<'RequestStopTransaction'>));
+    return station;
+  }
+
+  get protocol(): string | undefined {
+    return this.client.protocol;
+  }
+
+  call<A extends keyof Ocpp201Actions & string>(action: A, params: Request<A>): Promise<Response<A>> {
+    return this.client.call(action, params) as Promise<Response<A>>;
+  }
+
+  boot(): Promise<Response<'BootNotification'>> {
+    return this.call('BootNotification', { chargingStation: { vendorName: 'ACME', model: 'Wallbox 2.0.1', firmwareVersion: '2.1.0' }, reason: 'PowerUp' });
+  }
+
+  status(evseId: number, connectorStatus: Request<'StatusNotification'>['connectorStatus']): Promise<Response<'StatusNotification'>> {
+    return this.call('StatusNotification', { timestamp: new Date().toISOString(), connectorStatus, evseId, connectorId: 1 });
+  }
+
+  /** A TransactionEvent with the energy register as Energy.Active.Import.Register (Wh), numbered in order. */
+  transactionEvent(
+    eventType: Request<'TransactionEvent'>['eventType'],
+    transactionId: string,
+    options: {
+      evseId?: number;
+      idToken?: string;
+      chargingState?: Request<'TransactionEvent'>['transactionInfo']['chargingState'];
+      stoppedReason?: Request<'TransactionEvent'>['transactionInfo']['stoppedReason'];
+      triggerReason?: Request<'TransactionEvent'>['triggerReason'];
+      timestamp?: Date;
+      offline?: boolean;
+    } = {},
+  ): Promise<Response<'TransactionEvent'>> {
+    const timestamp = (options.timestamp ?? new Date()).toISOString();
+    const context = eventType === 'Started' ? 'Transaction.Begin' : eventType === 'Ended' ? 'Transaction.End' : 'Sample.Periodic';
+    return this.call('TransactionEvent', {
+      eventType,
+      timestamp,
+      triggerReason: options.triggerReason ?? (eventType === 'Ended' ? 'EVCommunicationLost' : 'Authorized'),
+      seqNo: this.seqNo++,
+      ...(options.offline !== undefined && { offline: options.offline }),
+      transactionInfo: {
+        transactionId,
+        ...(options.chargingState !== undefined && { chargingState: options.chargingState }),
+        ...(options.stoppedReason !== undefined && { stoppedReason: options.stoppedReason }),
+      },
+      ...(options.evseId !== undefined && { evse: { id: options.evseId, connectorId: 1 } }),
+      ...(options.idToken !== undefined && { idToken: { idToken: options.idToken, type: 'ISO14443' } }),
+      meterValue: [{ timestamp, sampledValue: [{ value: this.meterWh, context, measurand: 'Energy.Active.Import.Register', unitOfMeasure: { unit: 'Wh' } }] }],
+    });
+  }
+
+  newTransactionId(): string {
+    this.transactionCount += 1;
+    return `${this.identity}-tx-${this.transactionCount}`;
+  }
+
+  close(): Promise<unknown> {
+    return this.client.close({ force: true });
+  }
+
+  private remoteStart(params: Request<'RequestStartTransaction'>): Response<'RequestStartTransaction'> {
+    const transactionId = this.newTransactionId();
+    this.transactions.push(transactionId);
+    setImmediate(() => {
+      void this.transactionEvent('Started', transactionId, {
+        evseId: params.evseId ?? 1,
+        idToken: params.idToken.idToken,
+        chargingState: 'Charging',
+        triggerReason: 'RemoteStart',
+      }).catch(() => undefined);
+    });
+    return { status: 'Accepted' };
+  }
+
+  private remoteStop(params: Request<'RequestStopTransaction'>): Response<'RequestStopTransaction'> {
+    if (!this.transactions.includes(params.transactionId)) return { status: 'Rejected' };
+    setImmediate(() => {
+      void this.transactionEvent('Ended', params.transactionId, { stoppedReason: 'Remote', triggerReason: 'RemoteStop' }).catch(() => undefined);
+    });
+    return { status: 'Accepted' };
+  }
+}
