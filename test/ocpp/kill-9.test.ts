@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/store/index.js';
 import { spawnDaemon } from '../support/cli.js';
 import { connectStation, type SimulatedStation } from '../support/station.js';
+import { StationV201 } from '../support/station-v201.js';
 import { tempSite, type TempSite } from '../support/temp-site.js';
 import { PROCESS_TEST_TIMEOUT_MS, siteWith } from '../support/daemon.js';
 
@@ -58,6 +59,63 @@ describe('durability', () => {
           .get() as { n: number };
         expect(undelivered.n).toBe(0);
         expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+      } finally {
+        db.close();
+      }
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+});
+
+describe('durability of an OCPP 2.0.1 transaction', () => {
+  let temp: TempSite | undefined;
+  let child: ChildProcess | undefined;
+  const stations: StationV201[] = [];
+  afterEach(async () => {
+    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await Promise.all(stations.splice(0).map((s) => s.close().catch(() => undefined)));
+    temp?.cleanup();
+  });
+
+  const start = async (): Promise<string> => {
+    const started = await spawnDaemon(temp!.configPath);
+    child = started.child;
+    const ready = started.logs.map((l) => (l.startsWith('{') ? (JSON.parse(l) as { msg?: string; ocppPort?: number }) : {})).find((l) => l.msg === 'chargegate ready');
+    return `ws://127.0.0.1:${ready!.ocppPort}/ocpp`;
+  };
+
+  it(
+    'kill -9 mid-transaction: after the restart the Ended event closes the transaction its Started opened, by the station transaction id',
+    async () => {
+      temp = tempSite({ log: { level: 'info' }, ...siteWith([], [{ id: 'EV201', chargePoints: [{ id: 'EV201-A', connectors: [1] }] }]) });
+      const before = await StationV201.connect(await start(), 'EV201');
+      stations.push(before);
+      await before.boot();
+      const transactionId = before.newTransactionId();
+      before.meterWh = 2000;
+      await before.transactionEvent('Started', transactionId, { evseId: 1, idToken: 'TAG-K9', chargingState: 'Charging' });
+      const killed = new Promise<void>((resolve) => child!.once('exit', () => resolve()));
+      child!.kill('SIGKILL');
+      await killed;
+
+      const after = await StationV201.connect(await start(), 'EV201');
+      stations.push(after);
+      await after.boot();
+      after.meterWh = 9000;
+      // The station's own counter goes on; only the transaction id ties the two connections together.
+      await after.transactionEvent('Ended', transactionId, { evseId: 1, stoppedReason: 'EVDisconnected' });
+
+      const db = openDatabase(temp.dataDir);
+      try {
+        const payloads = (type: string) =>
+          (db.prepare('SELECT payload FROM events WHERE event_type = ? ORDER BY seq').all(type) as Array<{ payload: string }>).map(
+            (r) => JSON.parse(r.payload) as Record<string, unknown>,
+          );
+        const [started] = payloads('StartTransaction');
+        expect(payloads('StartTransaction')).toHaveLength(1);
+        expect(payloads('StopTransaction')).toEqual([
+          expect.objectContaining({ transactionId: started!.transactionId, meterStart: 2, meterStop: 9, reason: 'EVDisconnected', idTag: 'TAG-K9' }),
+        ]);
       } finally {
         db.close();
       }
