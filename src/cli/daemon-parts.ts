@@ -16,7 +16,7 @@ import {
   tokenEndpointRoutes,
   type StatusGuard,
 } from '../http/index.js';
-import type { Keystore } from '../keystore/index.js';
+import { STATION_CERTIFICATE_DAYS, type Keystore } from '../keystore/index.js';
 import { lineWriter, type Logger } from '../log/index.js';
 import { MeterService } from '../modbus/index.js';
 import { connectUpstreamAsStation, startCentralSystem, type CentralSystem } from '../ocpp/index.js';
@@ -140,10 +140,15 @@ export function startSite(options: { storage: Storage; config: () => Config; web
 
 /** The OCPP 1.6-J central system and the Authorize decision chain it asks. */
 export async function startOcpp(
-  options: { configPath: string; config: () => Config; storage: Storage; site: Site },
+  options: { configPath: string; config: () => Config; storage: Storage; site: Site; keystore: Keystore },
   shared: DaemonShared,
 ): Promise<{ parts: DaemonPart[]; centralSystem: CentralSystem }> {
-  const { config, storage, site, configPath } = options;
+  const { config, storage, site, configPath, keystore } = options;
+  // Made at the first start under profile 3 (the listener trusts only it); otherwise on a station's first SignCertificate.
+  const stationCa = {
+    certificate: config().ocpp.securityProfile === 3 ? await keystore.ensureStationCa() : (keystore.stationCaCertificate() ?? ''),
+    issue: (csr: string, stationId: string) => keystore.issueStationCertificate(csr, stationId, STATION_CERTIFICATE_DAYS),
+  };
   const authorizer = await createAuthorizer({
     writer: storage.group,
     config,
@@ -155,7 +160,7 @@ export async function startOcpp(
   });
   const parts: DaemonPart[] = [{ name: 'authorization', stop: () => authorizer.close(), reload: (next) => authorizer.reload(next) }];
   try {
-    const centralSystem = await startCentralSystem({ config, db: storage.db, site, authorizer, logger: shared.logger, metrics: shared.metrics });
+    const centralSystem = await startCentralSystem({ config, db: storage.db, site, authorizer, logger: shared.logger, metrics: shared.metrics, stationCa });
     parts.push({ name: 'ocpp', stop: () => centralSystem.close(), reload: (next) => centralSystem.reload(next) });
     shared.health.push(centralSystem.health);
     return { parts, centralSystem };

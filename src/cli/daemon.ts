@@ -82,7 +82,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     );
     const { part: sitePart, site } = startSite({ storage, config: () => config, webhooks });
     parts.push(sitePart);
-    const ocpp = await startOcpp({ configPath: options.configPath, config: () => config, storage, site }, shared);
+    const ocpp = await startOcpp({ configPath: options.configPath, config: () => config, storage, site, keystore }, shared);
     parts.push(...ocpp.parts);
     parts.push(await startMeters({ config, site, storage }, shared));
     const guard = addHttpRoutes({ config: () => config, storage, keystore, site, centralSystem: ocpp.centralSystem }, shared);

@@ -199,7 +199,7 @@ export const configSchema = z
         host: z.string().default('127.0.0.1'),
         port: port.default(9000),
         path: z.string().startsWith('/').default('/ocpp'),
-        securityProfile: z.union([z.literal(0), z.literal(1), z.literal(2)], { error: '0, 1 or 2' }).default(1),
+        securityProfile: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)], { error: '0, 1, 2 or 3' }).default(1),
         acceptUnknownStations: z.boolean().default(false),
         heartbeatIntervalS: z.number().int().positive().max(86_400, atMost(86_400)).default(300),
         callTimeoutMs: millis.default(30_000),
@@ -298,7 +298,8 @@ export const configSchema = z
       });
     });
     meterConflicts(c.sites, stationIds, ctx);
-    if (c.ocpp.securityProfile === 2 && !c.ocpp.tls) ctx.addIssue({ code: 'custom', path: ['ocpp', 'tls'], message: 'required when securityProfile is 2 ({ cert, key })' });
+    if (c.ocpp.securityProfile >= 2 && !c.ocpp.tls)
+      ctx.addIssue({ code: 'custom', path: ['ocpp', 'tls'], message: `required when securityProfile is ${c.ocpp.securityProfile} ({ cert, key })` });
     // Profile 0 lets anyone who reaches the port act as a station: only acceptable when nobody else can reach it.
     if (c.ocpp.securityProfile === 0 && !isLoopbackHost(c.ocpp.host)) {
       ctx.addIssue({

@@ -27,9 +27,18 @@ const storedKeySchema = z.strictObject({
   privateKey: z.string().startsWith('-----BEGIN '),
 });
 
+/** The CA that issues stations' client certificates (security profile 3), made on first need. */
+const storedStationCaSchema = z.strictObject({
+  certificate: z.string().startsWith('-----BEGIN CERTIFICATE-----'),
+  /** PKCS#8 PEM, encrypted like the signing keys. */
+  privateKey: z.string().startsWith('-----BEGIN '),
+  createdAt: isoDate,
+});
+
 const keystoreDocumentSchema = z.strictObject({
   format: z.literal('chargegate-keystore/1'),
   keys: z.array(storedKeySchema),
+  stationCa: storedStationCaSchema.optional(),
 });
 
 export type StoredKey = z.output<typeof storedKeySchema>;

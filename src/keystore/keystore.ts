@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, chmodSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
 import type { KeyObject } from 'node:crypto';
 import type { Logger } from '../log/index.js';
 import {
@@ -17,6 +18,7 @@ import {
   type StoredKey,
 } from './keystore-file.js';
 import { exportPrivateKey, generateKeys, importPrivateKey, isEncryptedPem, publicJwk, scheduledKey, type PublicJwk } from './signing-keys.js';
+import { createStationCa, signStationCsr } from './station-ca.js';
 
 /** The JWKS kid partners verify webhooks with (interface document 4.2): always the webhook key that signs now. */
 export const WEBHOOK_SIGNING_KID = 'sign';
@@ -175,6 +177,36 @@ export class Keystore {
     this.options.logger?.info({ keys: result.ids, activatesAt: result.activatesAt }, 'keystore rotation started');
     const now = this.now();
     return { activatesAt: result.activatesAt, keys: this.loaded.filter((k) => result.ids.includes(k.stored.id)).map((k) => keyInfo(this.stored(), k.stored, now)) };
+  }
+
+  /** The station CA's certificate (security profile 3), if the keystore has one yet. */
+  stationCaCertificate(): string | undefined {
+    return readKeystoreDocument(this.file).stationCa?.certificate;
+  }
+
+  /** The station CA's certificate, made now (once, under the keystore lock) if there is none yet. */
+  async ensureStationCa(): Promise<string> {
+    const existing = this.stationCaCertificate();
+    if (existing) return existing;
+    const made = await createStationCa(hostname());
+    const privateKey = exportPrivateKey(importPrivateKey(made.privateKeyPem, undefined, 'station CA key'), this.options.passphrase);
+    const certificate = withKeystoreLock(this.file, () => {
+      const doc = readKeystoreDocument(this.file);
+      // Another process may have made one meanwhile: the first one stays, so certificates it issued stay valid.
+      if (doc.stationCa) return doc.stationCa.certificate;
+      writeKeystoreDocument(this.file, { ...doc, stationCa: { certificate: made.certificate, privateKey, createdAt: this.now().toISOString() } });
+      this.options.logger?.info({ file: this.file }, 'station CA created (security profile 3)');
+      return made.certificate;
+    });
+    return certificate;
+  }
+
+  /** A client certificate for the station from its CSR, signed by the station CA (made first if needed). */
+  async issueStationCertificate(csrPem: string, stationId: string, validDays: number): Promise<string> {
+    const certificate = await this.ensureStationCa();
+    const stored = readKeystoreDocument(this.file).stationCa!;
+    const privateKeyPem = importPrivateKey(stored.privateKey, this.options.passphrase, 'station CA key').export({ type: 'pkcs1', format: 'pem' }) as string;
+    return signStationCsr({ certificate, privateKeyPem }, csrPem, stationId, validDays, this.now());
   }
 
   private retentionS(purpose: KeyPurpose): number {

@@ -13,6 +13,8 @@ export interface StationHandlerDeps {
   logger: Logger;
   /** Counts each handled call by action and outcome (ok or the CALLERROR code). */
   countCall: (action: string, outcome: string) => void;
+  /** Issues a station's client certificate from its CSR (the station CA); absent, SignCertificate is refused. */
+  issueStationCertificate?: (csrPem: string, stationId: string) => Promise<string>;
 }
 
 /** An action map generated from ocpp-rpc's schemas: action -> [request, response]. */

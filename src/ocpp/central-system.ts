@@ -1,6 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
+import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Authorizer } from '../authorization/index.js';
 import { listenFailure, readConfiguredFile, type Config } from '../config/index.js';
@@ -12,7 +14,7 @@ import { watchChangeCounter, type Database } from '../store/index.js';
 import { StationConnections, type StationClient, type StationSession } from './connections.js';
 import { toStationFrame } from './frame-errors.js';
 import { CENTRAL_SYSTEM_PROTOCOLS, createRpcServer, OCPP201 } from './rpc.js';
-import { accessChanged, decideAccess, isAdmitted } from './station-access.js';
+import { accessChanged, decideAccess, isAdmitted, type ClientCertificate } from './station-access.js';
 import { createStationCommands, type StationCommands } from './station-commands.js';
 import { registerV16Handlers } from './v16/handlers.js';
 import { registerV201Handlers } from './v201/handlers.js';
@@ -24,6 +26,13 @@ export interface CentralSystemOptions {
   authorizer: Authorizer;
   logger: Logger;
   metrics?: Registry;
+  /** The gateway's station CA (security profile 3): its certificate, and how it issues a station's from a CSR. */
+  stationCa?: StationCa;
+}
+
+export interface StationCa {
+  certificate: string;
+  issue(csrPem: string, stationId: string): Promise<string>;
 }
 
 export interface CentralSystem {
@@ -105,6 +114,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
       profile: current.securityProfile,
       password: handshake.password,
       admission: site.stations.admission(handshake.identity),
+      ...(current.securityProfile === 3 && { clientCertificate: clientCertificateOf(handshake.request) }),
     });
     if (limit.ticket.done(decision.accepted)) log.warn(fields, 'station connection refused: too many failed attempts from this address; refusing it for a minute without checking');
     if (!decision.accepted) {
@@ -125,7 +135,14 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
       void previous.close({ code: 1000, reason: 'replaced by a new connection' });
     }
     markOnline(stationId, true, clientLog);
-    const handlerDeps = { site, authorizer: options.authorizer, config, logger: clientLog, countCall: (action: string, outcome: string) => calls?.inc({ action, outcome }) };
+    const handlerDeps = {
+      site,
+      authorizer: options.authorizer,
+      config,
+      logger: clientLog,
+      countCall: (action: string, outcome: string) => calls?.inc({ action, outcome }),
+      ...(options.stationCa && { issueStationCertificate: options.stationCa.issue }),
+    };
     if (client.protocol === OCPP201) registerV201Handlers(client, handlerDeps);
     else registerV16Handlers(client, handlerDeps);
     const schema = client.protocol === OCPP201 ? 'OCPP 2.0.1' : 'OCPP 1.6';
@@ -142,7 +159,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   });
   rpc.on('error', (err) => log.error({ err }, 'OCPP WebSocket server error'));
 
-  const { server, certificate } = createListener(config());
+  const { server, certificate } = createListener(config(), options.stationCa);
   server.on('request', (_request, response) => {
     response.writeHead(426, { 'content-type': 'application/json', upgrade: 'websocket' });
     response.end(JSON.stringify({ error: 'upgrade_required', message: `connect a WebSocket with subprotocol ocpp2.0.1 or ocpp1.6 to ${ocpp.path}/<stationId>` }));
@@ -214,12 +231,33 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   };
 }
 
-/** Profiles 0 and 1 listen in plain HTTP; profile 2 in TLS 1.2+ with ocpp.tls. */
-function createListener(config: Config): { server: http.Server; certificate?: ServedCertificate } {
+/**
+ * Profiles 0 and 1 listen in plain HTTP; 2 and 3 in TLS 1.2+ with ocpp.tls. Profile 3 asks every station for a
+ * client certificate of the station CA; an upgrade without a good one is refused with its reason, not at the
+ * handshake, so the log says why.
+ */
+function createListener(config: Config, stationCa: StationCa | undefined): { server: http.Server; certificate?: ServedCertificate } {
   const { securityProfile, tls } = config.ocpp;
-  if (securityProfile !== 2) return { server: http.createServer() };
-  if (!tls) throw new Error('ocpp.tls: required when securityProfile is 2');
+  if (securityProfile < 2) return { server: http.createServer() };
+  if (!tls) throw new Error(`ocpp.tls: required when securityProfile is ${securityProfile}`);
   const cert = readConfiguredFile(tls.cert, 'ocpp.tls.cert');
-  const server = https.createServer({ cert, key: readConfiguredFile(tls.key, 'ocpp.tls.key'), minVersion: 'TLSv1.2' });
+  const clientCertificates = securityProfile === 3 && { requestCert: true, rejectUnauthorized: false, ca: stationCa?.certificate ?? missingStationCa() };
+  const server = https.createServer({ cert, key: readConfiguredFile(tls.key, 'ocpp.tls.key'), minVersion: 'TLSv1.2', ...clientCertificates });
   return { server, certificate: { listener: 'ocpp', file: tls.cert, pem: cert } };
+}
+
+function missingStationCa(): never {
+  throw new Error('security profile 3 needs the station CA');
+}
+
+function clientCertificateOf(request: IncomingMessage): ClientCertificate {
+  const socket = request.socket as TLSSocket;
+  if (typeof socket.getPeerCertificate !== 'function') return { authorized: false, commonName: undefined, error: 'not a TLS connection' };
+  const subject = socket.getPeerCertificate().subject as Record<string, string | string[]> | undefined;
+  const commonName = subject?.CN;
+  return {
+    authorized: socket.authorized,
+    commonName: Array.isArray(commonName) ? commonName[0] : commonName,
+    ...(!socket.authorized && { error: String(socket.authorizationError ?? 'no certificate') }),
+  };
 }

@@ -51,7 +51,7 @@ export async function startTestDaemon(config: Record<string, unknown> = {}): Pro
   // The config may put the data elsewhere (a small tmpfs, say): the assertions read the daemon's own database.
   const db = openDatabase(loaded.dataDir);
   const stations: SimulatedStation[] = [];
-  const scheme = loaded.ocpp.securityProfile === 2 ? 'wss' : 'ws';
+  const scheme = loaded.ocpp.securityProfile >= 2 ? 'wss' : 'ws';
   const url = `${scheme}://127.0.0.1:${daemon.ocppPort}${loaded.ocpp.path}`;
   return {
     temp,

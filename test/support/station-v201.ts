@@ -22,6 +22,8 @@ export class StationV201 {
   private seqNo = 0;
   private transactionCount = 0;
   readonly transactions: string[] = [];
+  /** What CertificateSigned calls brought (after a SignCertificate). */
+  readonly certificatesSigned: Array<Request<'CertificateSigned'>> = [];
   /** The energy register, Wh, reported with every TransactionEvent. */
   meterWh = 0;
 
@@ -30,7 +32,11 @@ export class StationV201 {
     readonly identity: string,
   ) {}
 
-  static async connect(url: string, identity: string, options: { protocols?: string[]; password?: string } = {}): Promise<StationV201> {
+  static async connect(
+    url: string,
+    identity: string,
+    options: { protocols?: string[]; password?: string; tls?: { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer } } = {},
+  ): Promise<StationV201> {
     const Client = ocppRpc.RPCClient as unknown as new (options: object) => Client;
     const client = new Client({
       endpoint: url,
@@ -39,9 +45,14 @@ export class StationV201 {
       strictMode: true,
       reconnect: false,
       ...(options.password !== undefined && { password: options.password }),
+      ...(options.tls && { wsOpts: { minVersion: 'TLSv1.2', ...options.tls } }),
     });
     await client.connect();
     const station = new StationV201(client, identity);
+    client.handle('CertificateSigned', ({ params }) => {
+      station.certificatesSigned.push(params as Request<'CertificateSigned'>);
+      return { status: 'Accepted' };
+    });
     client.handle('RequestStartTransaction', ({ params }) => station.remoteStart(params as Request<'RequestStartTransaction'>));
     client.handle('RequestStopTransaction', ({ params }) => station.remoteStop(params as Request<'RequestStopTransaction'>));
     return station;

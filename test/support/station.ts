@@ -26,6 +26,8 @@ export interface StationOptions {
   password?: string;
   /** CA certificate(s) to trust for wss:// (a test's self-signed central system). */
   ca?: string | Buffer;
+  /** The station's client certificate (chain) and key, PEM (security profile 3). */
+  clientCertificate?: { cert: string | Buffer; key: string | Buffer };
   /** How RemoteStartTransaction is answered (default Accepted). */
   remoteStart?: 'Accepted' | 'Rejected';
   /** Milliseconds before one of the station's own calls counts as unanswered (default 10 s). */
@@ -123,7 +125,7 @@ export class SimulatedStation {
       ...(password !== undefined && { password }),
       reconnect: false,
       callTimeoutMs: options.callTimeoutMs ?? 10_000,
-      ...(options.ca !== undefined && { wsOpts: { ca: options.ca, minVersion: 'TLSv1.2' } }),
+      ...((options.ca !== undefined || options.clientCertificate) && { wsOpts: { ca: options.ca, minVersion: 'TLSv1.2', ...options.clientCertificate } }),
     });
     const station = new SimulatedStation(identity, rpc, { ...options, ...(password !== undefined && { password }) });
     await rpc.connect();

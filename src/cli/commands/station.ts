@@ -1,10 +1,14 @@
+import { X509Certificate } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
+import { readConfiguredFile } from '../../config/index.js';
+import { openKeystore, STATION_CERTIFICATE_DAYS } from '../../keystore/index.js';
 import { Site } from '../../site/index.js';
-import { CliError, EXIT_FAILURE, EXIT_USAGE, output, table, withContext, type CommandContext, type GlobalOptions } from '../context.js';
+import { CliError, EXIT_FAILURE, EXIT_USAGE, loadCommandConfig, output, table, wholeNumber, withContext, type CommandContext, type GlobalOptions } from '../context.js';
 
 /** `chargegate station list|pair|block|remove`: the installer's side of admitting stations (contract sections 3-4). */
 export function registerStation(program: Command): void {
-  const station = program.command('station').description('OCPP stations: list, pair (prints the basic-auth password once), block, remove');
+  const station = program.command('station').description('OCPP stations: list, pair (prints the basic-auth password once), cert (profile 3), block, remove');
 
   station
     .command('list')
@@ -38,7 +42,7 @@ export function registerStation(program: Command): void {
         const { ocpp } = ctx.config;
         // A wildcard listen address is not one a station can dial: show where the gateway's own address goes.
         const host = ['0.0.0.0', '::', '[::]'].includes(ocpp.host) ? '<gateway-address>' : ocpp.host;
-        const url = `${ocpp.securityProfile === 2 ? 'wss' : 'ws'}://${host}:${ocpp.port}${ocpp.path}/${stationId}`;
+        const url = `${ocpp.securityProfile >= 2 ? 'wss' : 'ws'}://${host}:${ocpp.port}${ocpp.path}/${stationId}`;
         output(ctx.json, { stationId, siteId, password }, () =>
           [
             `Paired ${stationId} with site ${siteId}.`,
@@ -49,6 +53,27 @@ export function registerStation(program: Command): void {
         );
       }),
     );
+
+  station
+    .command('cert')
+    .description("sign a station's certificate signing request with the gateway's station CA (security profile 3); prints the certificate and the CA")
+    .argument('<stationId>', "the OCPP identity; the CSR's common name must be exactly this")
+    .requiredOption('--csr <file>', 'the PEM certificate signing request the station made')
+    .option('--days <n>', 'validity in days', wholeNumber(1), STATION_CERTIFICATE_DAYS)
+    .option('--out <file>', 'write the certificate chain (station, then CA) here instead of printing it')
+    .action(async (stationId: string, options: { csr: string; days: number; out?: string }, cmd: Command) => {
+      const globals = cmd.optsWithGlobals<GlobalOptions>();
+      const { config } = loadCommandConfig(globals);
+      const csr = readConfiguredFile(options.csr, '--csr').toString('utf8');
+      const keystore = await openKeystore(config);
+      const certificate = await keystore.issueStationCertificate(csr, stationId, options.days);
+      const chain = `${certificate}${await keystore.ensureStationCa()}`;
+      if (options.out) writeFileSync(options.out, chain, { mode: 0o644 });
+      const notAfter = new Date(new X509Certificate(certificate).validTo).toISOString();
+      output(globals.json === true, { stationId, certificate, stationCa: await keystore.ensureStationCa(), notAfter, ...(options.out && { out: options.out }) }, () =>
+        options.out ? `Certificate for ${stationId} (valid until ${notAfter}) and the station CA written to ${options.out}: install both on the station.` : chain.trimEnd(),
+      );
+    });
 
   for (const [name, state, description] of [
     ['block', 'blocked', 'refuse a station: BootNotification answers Rejected, its open connection is closed'],

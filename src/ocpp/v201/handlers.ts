@@ -155,9 +155,28 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
     return {};
   });
 
-  on('SignCertificate', (params) => {
-    log.warn({ certificateType: params.certificateType }, 'SignCertificate refused: this gateway has no station CA yet');
-    return { status: 'Rejected' };
+  on('SignCertificate', async (params) => {
+    const issue = deps.issueStationCertificate;
+    if (!issue || (params.certificateType ?? 'ChargingStationCertificate') !== 'ChargingStationCertificate') {
+      log.warn({ certificateType: params.certificateType }, 'SignCertificate refused: only a ChargingStationCertificate, and only with a station CA');
+      return { status: 'Rejected' };
+    }
+    let certificateChain: string;
+    try {
+      certificateChain = await issue(params.csr, stationId);
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'CHARGEGATE_STATION_CSR') throw err;
+      log.warn({ reason: (err as Error).message }, 'SignCertificate refused');
+      return { status: 'Rejected' };
+    }
+    // The certificate goes in its own call once the station has our answer (2.0.1 A02).
+    setImmediate(() => {
+      client.call('CertificateSigned', { certificateChain, certificateType: 'ChargingStationCertificate' }).then(
+        (answer) => log.info({ answer }, 'station certificate sent'),
+        (err: unknown) => log.warn({ err }, 'CertificateSigned not taken by the station'),
+      );
+    });
+    return { status: 'Accepted' };
   });
 
   on('DataTransfer', (params) => {
