@@ -1,11 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import ocppRpc from 'ocpp-rpc';
+import { loadOcppRpc } from './lazy-schemas.js';
 
 /**
  * ocpp-rpc is CommonJS with declarations that require every option and return `unknown` from calls. This file
  * is the one place that gives it the narrow, typed shape the rest of chargegate uses.
  */
+
+const ocppRpc = loadOcppRpc();
 
 export const OCPP16 = 'ocpp1.6';
 export const OCPP201 = 'ocpp2.0.1';
