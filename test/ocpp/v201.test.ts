@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startApiDaemon, type ApiDaemon } from '../http/api-harness.js';
 import { eventually, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { StationV201 } from '../support/station-v201.js';
+import { startReceiver } from '../support/receiver.js';
+import { expectSignedWebhook, jwksSigningKey } from '../webhooks/harness.js';
 
 /** A 1.6 station CP001 and a 2.0.1 station EV201 (EVSEs 1 and 2) on one site. */
 const MIXED = [
@@ -18,8 +20,10 @@ const MIXED = [
 describe('OCPP 2.0.1 stations (contract section 9)', () => {
   let t: TestDaemon | ApiDaemon | undefined;
   const stations: StationV201[] = [];
+  const closers: Array<() => Promise<unknown>> = [];
   afterEach(async () => {
     await Promise.all(stations.splice(0).map((s) => s.close()));
+    await Promise.all(closers.splice(0).map((close) => close()));
     await t?.stop();
     t = undefined;
   });
@@ -139,8 +143,10 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
     expect(t.events('Authorize').map((e) => e.payload)).toEqual([{ stationId: 'EV201', idTag: 'NOBODY', status: 'Invalid' }]);
   });
 
-  it('a 1.6 and a 2.0.1 station on one site: the partner gets the same four event types with the same payload keys', async () => {
-    t = await startTestDaemon(siteWith([], MIXED));
+  it('a 1.6 and a 2.0.1 station on one site: the partner receives the same four event types, signed, with the same envelope and payload keys', async () => {
+    const partner = await startReceiver();
+    closers.push(() => partner.close());
+    t = await startTestDaemon({ ...siteWith([{ id: 'partner', url: partner.url() }], MIXED), webhookDelivery: { retryIntervalS: 0.2 } });
     const modern = await connect(t.url);
     await modern.boot();
     const legacy = await t.connect('CP001');
@@ -157,11 +163,16 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
     modern.meterWh = 2000;
     await modern.transactionEvent('Ended', modernTx, { stoppedReason: 'EVDisconnected' });
 
+    const sent = t.events().length;
+    await partner.waitForCount(sent, 20_000);
+    const signingKey = await jwksSigningKey(t);
+    for (const request of partner.requests) await expectSignedWebhook(request, signingKey);
+    const envelopes = partner.requests.map((r) => r.json<{ eventType: string; payload: Record<string, unknown> }>());
     for (const type of ['StartTransaction', 'StopTransaction', 'Authorize', 'ChargePointStatus']) {
-      const byStation = (stationId: string) => t!.events(type).filter((e) => e.payload.stationId === stationId);
-      const keys = (stationId: string) => Object.keys(byStation(stationId)[0]?.payload ?? {}).sort();
-      expect({ type, keys: keys('EV201') }).toEqual({ type, keys: keys('CP001') });
-      expect(byStation('EV201').length).toBeGreaterThan(0);
+      const of = (stationId: string) => envelopes.filter((e) => e.eventType === type && e.payload.stationId === stationId);
+      const keys = (stationId: string) => of(stationId).map((e) => [Object.keys(e).join(','), Object.keys(e.payload).sort().join(',')]);
+      expect(of('EV201').length).toBeGreaterThan(0);
+      expect({ type, keys: keys('EV201')[0] }).toEqual({ type, keys: keys('CP001')[0] });
     }
   });
 
