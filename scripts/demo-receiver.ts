@@ -10,8 +10,8 @@
  * station simulator shows signed events arriving here.
  */
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import { startReceiver, type Receiver } from '../test/support/receiver.js';
+import { scriptArguments } from './command-line.js';
 import { JwksWebhookVerifier } from '../test/support/webhook-verifier.js';
 
 export interface DemoReceiverOptions {
@@ -61,37 +61,25 @@ export async function startDemoReceiver(options: DemoReceiverOptions): Promise<D
 
 const USAGE = 'usage: demo-receiver [--issuer http://127.0.0.1:8080] [--port 7000] [--host 127.0.0.1]';
 
-/** Parses the command line; a mistake is one line and the usage on stderr (exit 2), never a stack trace. */
-function parseCommandLine(argv: string[]): { issuer: string; host: string; port: number } | number {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: {
-        issuer: { type: 'string', default: 'http://127.0.0.1:8080' },
-        port: { type: 'string', default: '7000' },
-        host: { type: 'string', default: '127.0.0.1' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (err) {
-    console.error(`${(err as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
-  const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    console.error(`--port: a TCP port (0-65535), not "${values.port}"\n${USAGE}`);
-    return 2;
-  }
-  return { issuer: values.issuer, host: values.host, port };
+/** The command line as startDemoReceiver takes it, or the exit code (see scriptArguments). */
+function parseCommandLine(): { issuer: string; host: string; port: number } | number {
+  return scriptArguments(
+    USAGE,
+    {
+      issuer: { type: 'string', default: 'http://127.0.0.1:8080' },
+      port: { type: 'string', default: '7000' },
+      host: { type: 'string', default: '127.0.0.1' },
+    },
+    (values) => {
+      const port = Number(values.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port: a TCP port (0-65535), not "${values.port}"`);
+      return { issuer: values.issuer, host: values.host, port };
+    },
+  );
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const options = parseCommandLine(process.argv.slice(2));
+  const options = parseCommandLine();
   if (typeof options === 'number') process.exit(options);
   const demo = await startDemoReceiver(options);
   console.log(`demo receiver on ${demo.receiver.url()}, verifying against ${options.issuer}/.well-known/jwks.json (Ctrl-C to stop)`);

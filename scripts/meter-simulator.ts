@@ -12,9 +12,9 @@
  *   npm run simulate:meter -- --rtu /tmp/meter-tty --peer /tmp/chargegate-tty
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { parseArgs } from 'node:util';
 import { METER_MODELS, type MeterModel } from '../src/modbus/index.js';
 import { MeterSimulator } from '../test/support/meter-simulator.js';
+import { scriptArguments } from './command-line.js';
 
 const USAGE =
   'usage: meter-simulator [--host H] [--port N] [--rtu DEVICE [--baud N] [--peer DEVICE]] [--model sdm630|sdm120|abb-b23|em340] [--unit N] [--idle-s S] [--charge-s S] [--amps A] [--energy-kwh KWH]';
@@ -27,45 +27,38 @@ function positive(name: string, text: string | undefined): number {
 }
 
 async function main(): Promise<number> {
-  let options;
-  try {
-    const { values } = parseArgs({
-      options: {
-        host: { type: 'string', default: '127.0.0.1' },
-        port: { type: 'string', default: '5020' },
-        rtu: { type: 'string' },
-        // The device chargegate opens: the other end of a socat pair, or the gateway's serial port.
-        peer: { type: 'string' },
-        baud: { type: 'string', default: '9600' },
-        model: { type: 'string', default: 'sdm630' },
-        unit: { type: 'string', default: '1' },
-        'idle-s': { type: 'string', default: '15' },
-        'charge-s': { type: 'string', default: '30' },
-        amps: { type: 'string', default: '16' },
-        'energy-kwh': { type: 'string', default: '1000' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-    if (values.help) {
-      console.log(USAGE);
-      return 0;
-    }
-    if (!(values.model in METER_MODELS)) throw new Error(`--model: one of ${Object.keys(METER_MODELS).join(', ')}, not "${values.model}"`);
-    options = {
-      ...values,
-      model: values.model as Exclude<MeterModel, 'custom'>,
-      port: positive('port', values.port),
-      baud: positive('baud', values.baud),
-      unit: positive('unit', values.unit),
-      idleS: positive('idle-s', values['idle-s']),
-      chargeS: positive('charge-s', values['charge-s']),
-      amps: positive('amps', values.amps),
-      energyKWh: positive('energy-kwh', values['energy-kwh']),
-    };
-  } catch (err) {
-    console.error(`${(err as Error).message}\n${USAGE}`);
-    return 2;
-  }
+  const options = scriptArguments(
+    USAGE,
+    {
+      host: { type: 'string', default: '127.0.0.1' },
+      port: { type: 'string', default: '5020' },
+      rtu: { type: 'string' },
+      // The device chargegate opens: the other end of a socat pair, or the gateway's serial port.
+      peer: { type: 'string' },
+      baud: { type: 'string', default: '9600' },
+      model: { type: 'string', default: 'sdm630' },
+      unit: { type: 'string', default: '1' },
+      'idle-s': { type: 'string', default: '15' },
+      'charge-s': { type: 'string', default: '30' },
+      amps: { type: 'string', default: '16' },
+      'energy-kwh': { type: 'string', default: '1000' },
+    },
+    (values) => {
+      if (!(values.model in METER_MODELS)) throw new Error(`--model: one of ${Object.keys(METER_MODELS).join(', ')}, not "${values.model}"`);
+      return {
+        ...values,
+        model: values.model as Exclude<MeterModel, 'custom'>,
+        port: positive('port', values.port),
+        baud: positive('baud', values.baud),
+        unit: positive('unit', values.unit),
+        idleS: positive('idle-s', values['idle-s']),
+        chargeS: positive('charge-s', values['charge-s']),
+        amps: positive('amps', values.amps),
+        energyKWh: positive('energy-kwh', values['energy-kwh']),
+      };
+    },
+  );
+  if (typeof options === 'number') return options;
 
   const map = METER_MODELS[options.model];
   const units = { [options.unit]: map };

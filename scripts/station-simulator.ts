@@ -8,39 +8,31 @@
  *                               [--id-tag DEMO-TAG-1] [--connector 1] [--ca server-cert.pem] [--stay]
  */
 import { readFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
 import { connectStation, type SimulatedStation } from '../test/support/station.js';
+import { scriptArguments } from './command-line.js';
 
 const USAGE = 'usage: station-simulator [--url ws://127.0.0.1:9000/ocpp] [--id CP001] [--password P] [--id-tag TAG] [--connector N] [--ca FILE] [--stay]';
 
 async function main(): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        url: { type: 'string', default: 'ws://127.0.0.1:9000/ocpp' },
-        id: { type: 'string', default: 'CP001' },
-        password: { type: 'string' },
-        'id-tag': { type: 'string', default: 'DEMO-TAG-1' },
-        connector: { type: 'string', default: '1' },
-        ca: { type: 'string' },
-        stay: { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (err) {
-    console.error(`${(err as Error).message}\n${USAGE}`);
-    return 2;
-  }
-  if (values.help) {
-    console.log(USAGE);
-    return 0;
-  }
-  const connectorId = Number(values.connector);
-  if (!Number.isInteger(connectorId) || connectorId < 1) {
-    console.error(`--connector: a connector number of 1 or more, not "${values.connector}"`);
-    return 2;
-  }
+  const parsed = scriptArguments(
+    USAGE,
+    {
+      url: { type: 'string', default: 'ws://127.0.0.1:9000/ocpp' },
+      id: { type: 'string', default: 'CP001' },
+      password: { type: 'string' },
+      'id-tag': { type: 'string', default: 'DEMO-TAG-1' },
+      connector: { type: 'string', default: '1' },
+      ca: { type: 'string' },
+      stay: { type: 'boolean' },
+    },
+    (values) => {
+      const connectorId = Number(values.connector);
+      if (!Number.isInteger(connectorId) || connectorId < 1) throw new Error(`--connector: a connector number of 1 or more, not "${values.connector}"`);
+      return { values, connectorId };
+    },
+  );
+  if (typeof parsed === 'number') return parsed;
+  const { values, connectorId } = parsed;
   const idTag = values['id-tag'];
   const step = (text: string) => console.log(`[${values.id}] ${text}`);
 

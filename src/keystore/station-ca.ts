@@ -1,7 +1,5 @@
-import { generateKeyPair, randomBytes, X509Certificate } from 'node:crypto';
-import { promisify } from 'node:util';
-
-const generateRsaKeyPair = promisify(generateKeyPair);
+import { X509Certificate } from 'node:crypto';
+import { newSerialNumber, selfSignedCertificate } from './self-signed.js';
 
 /** The station CA's certificate (PEM) and its private key (PKCS#8 PEM, as the keystore stores keys). */
 export interface StationCaMaterial {
@@ -20,34 +18,22 @@ const CA_VALID_YEARS = 20;
 /** How long a station's client certificate from SignCertificate or `station cert` is valid, by default. */
 export const STATION_CERTIFICATE_DAYS = 825;
 
-/**
- * A new CA for security profile 3: it signs the client certificates stations present, and the OCPP listener trusts
- * only it. node-forge builds and signs the X.509 structures (loaded here only, as for the gateway certificate).
- */
-export async function createStationCa(name: string, now = new Date()): Promise<{ certificate: string; privateKeyPem: string }> {
-  const [{ default: forge }, { privateKey: keyPem }] = await Promise.all([
-    import('node-forge'),
-    generateRsaKeyPair('rsa', { modulusLength: 3072, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } }),
-  ]);
-  const key = forge.pki.privateKeyFromPem(keyPem);
-  const cert = forge.pki.createCertificate();
-  cert.publicKey = forge.pki.setRsaPublicKey(key.n, key.e);
-  cert.serialNumber = `01${randomBytes(15).toString('hex')}`;
-  cert.validity.notBefore = new Date(now.getTime() - 3600_000);
-  cert.validity.notAfter = new Date(now.getTime() + CA_VALID_YEARS * 365 * 86_400_000);
-  const subject = [
-    { name: 'commonName', value: `${name} station CA` },
-    { name: 'organizationName', value: 'chargegate gateway' },
-  ];
-  cert.setSubject(subject);
-  cert.setIssuer(subject);
-  cert.setExtensions([
-    { name: 'basicConstraints', cA: true, pathLenConstraint: 0, critical: true },
-    { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
-    { name: 'subjectKeyIdentifier' },
-  ]);
-  cert.sign(key, forge.md.sha256.create());
-  return { certificate: forge.pki.certificateToPem(cert), privateKeyPem: keyPem };
+/** A new CA for security profile 3: it signs the client certificates stations present, and the OCPP listener trusts only it. */
+export function createStationCa(name: string, now = new Date()): Promise<{ certificate: string; privateKeyPem: string }> {
+  return selfSignedCertificate({
+    modulusLength: 3072,
+    subject: [
+      { name: 'commonName', value: `${name} station CA` },
+      { name: 'organizationName', value: 'chargegate gateway' },
+    ],
+    extensions: [
+      { name: 'basicConstraints', cA: true, pathLenConstraint: 0, critical: true },
+      { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
+      { name: 'subjectKeyIdentifier' },
+    ],
+    validDays: CA_VALID_YEARS * 365,
+    now,
+  });
 }
 
 /**
@@ -70,7 +56,7 @@ export async function signStationCsr(ca: { certificate: string; privateKeyPem: s
   const caKey = forge.pki.privateKeyFromPem(ca.privateKeyPem);
   const cert = forge.pki.createCertificate();
   cert.publicKey = csr.publicKey;
-  cert.serialNumber = `01${randomBytes(15).toString('hex')}`;
+  cert.serialNumber = newSerialNumber();
   cert.validity.notBefore = new Date(now.getTime() - 3600_000);
   cert.validity.notAfter = new Date(now.getTime() + validDays * 86_400_000);
   cert.setSubject([{ name: 'commonName', value: stationId }]);

@@ -1,21 +1,13 @@
 import { Applications } from '../../src/applications/index.js';
 import { loadConfig } from '../../src/config/index.js';
-import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { CP001_TWO_CHARGE_POINTS, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { freePort } from '../support/free-port.js';
 
 /** Two sites and a group per scope level, so reach and inheritance can be seen from the API. */
 export const API_SITES = [
   {
     id: 's1',
-    stations: [
-      {
-        id: 'CP001',
-        chargePoints: [
-          { id: 'CP001-A', connectors: [1] },
-          { id: 'CP001-B', connectors: [2] },
-        ],
-      },
-    ],
+    stations: [CP001_TWO_CHARGE_POINTS],
     meters: [],
     webhooks: [],
   },

@@ -2,6 +2,7 @@ import { afterEach, beforeEach } from 'vitest';
 import { parseConfig, type Config } from '../../src/config/index.js';
 import { Site, type SiteOptions } from '../../src/site/index.js';
 import { openDatabase, type Database } from '../../src/store/index.js';
+import { CP001_TWO_CHARGE_POINTS } from '../support/daemon.js';
 import { baseConfig, tempSite, type TempSite } from '../support/temp-site.js';
 
 /** One site per test on a real database: s1 with station CP001 (charge points CP001-A on 1, CP001-B on 2) and a webhook, s2 empty. */
@@ -41,15 +42,7 @@ export function siteFixture(): SiteFixture {
         sites: [
           {
             id: 's1',
-            stations: [
-              {
-                id: 'CP001',
-                chargePoints: [
-                  { id: 'CP001-A', connectors: [1] },
-                  { id: 'CP001-B', connectors: [2] },
-                ],
-              },
-            ],
+            stations: [CP001_TWO_CHARGE_POINTS],
             webhooks: [{ id: 'w', url: 'http://127.0.0.1:9/w' }],
           },
           { id: 's2' },

@@ -15,6 +15,15 @@ export const PROCESS_TEST_TIMEOUT_MS = 120_000;
 /** A station row of the config used by the OCPP tests. */
 export const CP001 = { id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1, 2] }] };
 
+/** CP001 with a charge point per connector: CP001-A on 1, CP001-B on 2. */
+export const CP001_TWO_CHARGE_POINTS = {
+  id: 'CP001',
+  chargePoints: [
+    { id: 'CP001-A', connectors: [1] },
+    { id: 'CP001-B', connectors: [2] },
+  ],
+};
+
 export interface EventRow {
   eventType: string;
   siteId: string;
