@@ -7,6 +7,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createGatewayCertificate } from '../../src/keystore/index.js';
 import { runCli, runCliJson } from '../support/cli.js';
 import { eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { externalTool } from '../support/meter-simulator.js';
 import { connectStation } from '../support/station.js';
 import { StationV201 } from '../support/station-v201.js';
 
@@ -38,7 +39,7 @@ function foreignCertificate(commonName: string): { key: string; cert: string } {
   return { key: readFileSync(key, 'utf8'), cert: readFileSync(cert, 'utf8') };
 }
 
-describe('security profile 3: station client certificates from the gateway CA', () => {
+describe.skipIf(!externalTool('openssl', ['version']))('security profile 3: station client certificates from the gateway CA', () => {
   let t: TestDaemon | undefined;
   let serverCa: string;
   const closers: Array<() => Promise<unknown>> = [];
