@@ -1,19 +1,13 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli, runCliJson } from '../support/cli.js';
 import { tempSite } from '../support/temp-site.js';
-import { PROCESS_TEST_TIMEOUT_MS, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { PROCESS_TEST_TIMEOUT_MS, siteWith, daemonForTest } from '../support/daemon.js';
 
 describe('chargegate idtag', () => {
-  let t: TestDaemon | undefined;
-  afterEach(async () => {
-    await t?.stop();
-    t = undefined;
-  });
-
   it(
     'add/list/remove take effect at once in a running daemon that is writing transactions to the same database',
     async () => {
-      t = await startTestDaemon(siteWith());
+      const t = await daemonForTest(siteWith());
       const config = ['--config', t.temp.configPath];
       const station = await t.connect();
       await station.boot();

@@ -1,19 +1,17 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { siteWith, daemonForTest } from '../support/daemon.js';
 import { FakeCpo } from './fake-cpo.js';
 
 describe('Authorize forwarded to the upstream CPO end to end', () => {
-  let t: TestDaemon | undefined;
   let cpo: FakeCpo | undefined;
   afterEach(async () => {
-    await t?.stop();
     await cpo?.stop();
   });
 
   it('a station Authorize reaches the CPO under the station identity; the answer goes back to the station and into the Authorize event', async () => {
     cpo = await FakeCpo.start();
     cpo.answers.set('ROAM-1', { status: 'Blocked' });
-    t = await startTestDaemon({ ...siteWith(), upstream: { url: cpo.url, timeoutMs: 2000 } });
+    const t = await daemonForTest({ ...siteWith(), upstream: { url: cpo.url, timeoutMs: 2000 } });
     const station = await t.connect();
     await station.boot();
     expect(await station.authorize('ROAM-1')).toEqual({ status: 'Blocked' });

@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Agent, fetch } from 'undici';
-import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { Applications } from '../../src/applications/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createGatewayCertificate } from '../../src/keystore/index.js';
 import { runCli } from '../support/cli.js';
-import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { daemonForTest } from '../support/daemon.js';
 import { freePort } from '../support/free-port.js';
 
 const GROUPS = [
@@ -16,12 +16,6 @@ const GROUPS = [
 ];
 
 describe('HTTP over TLS; status behind status:read on a LAN listener (contract section 8)', () => {
-  let t: TestDaemon | undefined;
-  afterEach(async () => {
-    await t?.stop();
-    t = undefined;
-  });
-
   it('serves HTTPS; /, status.json and /metrics need a status:read token on a non-loopback listener, /health does not; publicStatus opens them', async () => {
     const { certificate, privateKey } = await createGatewayCertificate({ names: ['localhost', '127.0.0.1'], validDays: 1 });
     const port = await freePort();
@@ -32,13 +26,13 @@ describe('HTTP over TLS; status behind status:read on a LAN listener (contract s
     const key = path.join(dir, 'http.key');
     writeFileSync(cert, certificate);
     writeFileSync(key, privateKey);
-    t = await startTestDaemon({ http: { ...http, tls: { cert, key } }, groups: GROUPS });
+    const t = await daemonForTest({ http: { ...http, tls: { cert, key } }, groups: GROUPS });
 
     const dispatcher = new Agent({ connect: { ca: certificate } });
     const base = `https://127.0.0.1:${port}`;
     const get = (route: string, token?: string) => fetch(`${base}${route}`, { dispatcher, headers: token ? { authorization: `Bearer ${token}` } : {} });
     const tokenFor = async (groupId: string): Promise<string> => {
-      const app = new Applications({ db: t!.db }).create(loadConfig(t!.temp.configPath), { name: groupId, groupIds: [groupId] });
+      const app = new Applications({ db: t.db }).create(loadConfig(t.temp.configPath), { name: groupId, groupIds: [groupId] });
       const response = await fetch(`${base}/oauth2/token`, {
         dispatcher,
         method: 'POST',
@@ -70,7 +64,7 @@ describe('HTTP over TLS; status behind status:read on a LAN listener (contract s
   });
 
   it('check-config names an unreadable TLS file (exit 2); a daemon on loopback needs no token', async () => {
-    t = await startTestDaemon({});
+    const t = await daemonForTest({});
     const response = await fetch(`http://127.0.0.1:${t.daemon.httpPort}/status.json`);
     expect(response.status).toBe(200);
     t.temp.write({ http: { host: '127.0.0.1', port: 0, tls: { cert: '/nonexistent/http.crt', key: '/nonexistent/http.key' } } });

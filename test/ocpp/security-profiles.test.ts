@@ -7,7 +7,7 @@ import { createGatewayCertificate } from '../../src/keystore/index.js';
 import { Site } from '../../src/site/index.js';
 import { runCli } from '../support/cli.js';
 import { connectStation } from '../support/station.js';
-import { PROCESS_TEST_TIMEOUT_MS, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { PROCESS_TEST_TIMEOUT_MS, siteWith, daemonForTest, type TestDaemon } from '../support/daemon.js';
 
 /** What `chargegate station pair` does (its CLI path is covered in stations.test.ts). */
 function pair(t: TestDaemon, stationId: string): string {
@@ -26,7 +26,7 @@ describe('station security profiles', () => {
   const scratch = (): string => (files ??= mkdtempSync(path.join(tmpdir(), 'chargegate-tls-')));
 
   it('profile 1: a known station needs the password `station pair` printed; wrong or missing is refused with 401', async () => {
-    t = await startTestDaemon({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 1 } });
+    const t = await daemonForTest({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 1 } });
     await expect(t.connect('CP001')).rejects.toMatchObject({ code: 401 }); // configured, never paired: no password exists yet
     const password = pair(t, 'CP001');
 
@@ -54,7 +54,7 @@ describe('station security profiles', () => {
     const keyFile = path.join(scratch(), 'key.pem');
     writeFileSync(certFile, cert);
     writeFileSync(keyFile, key, { mode: 0o600 });
-    t = await startTestDaemon({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 2, tls: { cert: certFile, key: keyFile } } });
+    const t = await daemonForTest({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 2, tls: { cert: certFile, key: keyFile } } });
     expect(t.url.startsWith('wss://')).toBe(true);
     const password = pair(t, 'CP001');
 

@@ -1,3 +1,4 @@
+import { onTestFinished } from 'vitest';
 import { Writable } from 'node:stream';
 import { startDaemon, type Daemon } from '../../src/cli/daemon.js';
 import { loadConfig } from '../../src/config/index.js';
@@ -44,6 +45,13 @@ export interface TestDaemon {
   events(type?: string): EventRow[];
   logged(msg: string): Array<Record<string, unknown>>;
   stop(): Promise<void>;
+}
+
+/** startTestDaemon for the running test: stopped when the test finishes, passed or failed (cleanup where it is made). */
+export async function daemonForTest(config: Record<string, unknown> = {}): Promise<TestDaemon> {
+  const daemon = await startTestDaemon(config);
+  onTestFinished(() => daemon.stop());
+  return daemon;
 }
 
 export async function startTestDaemon(config: Record<string, unknown> = {}): Promise<TestDaemon> {
