@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { Applications } from '../../applications/index.js';
+/** The applications folder brings jose: loaded by the commands that use it, so other commands start faster. */
+const applications = () => import('../../applications/index.js');
 import { output, repeatable, table, wholeNumber, withContext, type GlobalOptions } from '../context.js';
 
 /** `app create|list|rotate-secret|revoke`: the OAuth 2.0 clients of the API (contract sections 3 and 8). */
@@ -13,6 +14,7 @@ export function registerApp(program: Command): void {
     .requiredOption('--group <id>', 'a group from the config (repeat for several)', repeatable, [])
     .option('--description <text>', 'what the application is for')
     .action(async (options: { name: string; group: string[]; description?: string }, cmd: Command) => {
+      const { Applications } = await applications();
       await withContext(cmd.optsWithGlobals<GlobalOptions>(), ({ config, db, json }) => {
         const created = new Applications({ db }).create(config, { name: options.name, description: options.description, groupIds: options.group });
         output(json, { clientId: created.clientId, clientSecret: created.clientSecret }, () =>
@@ -25,6 +27,7 @@ export function registerApp(program: Command): void {
     .command('list')
     .description('applications with their groups; never secrets')
     .action(async (_options, cmd: Command) => {
+      const { Applications } = await applications();
       await withContext(cmd.optsWithGlobals<GlobalOptions>(), ({ db, json }) => {
         const apps = new Applications({ db }).list();
         output(json, apps, () =>
@@ -42,6 +45,7 @@ export function registerApp(program: Command): void {
     .argument('<clientId>')
     .option('--grace <seconds>', 'how long the old secret stays valid (0: it stops at once)', wholeNumber(0), 86_400)
     .action(async (clientId: string, options: { grace: number }, cmd: Command) => {
+      const { Applications } = await applications();
       await withContext(cmd.optsWithGlobals<GlobalOptions>(), ({ db, json }) => {
         const rotated = new Applications({ db }).rotateSecret(clientId, options.grace);
         output(json, rotated, () =>
@@ -61,6 +65,7 @@ export function registerApp(program: Command): void {
     .description('revoke an application: its secret and every token it holds stop working at once')
     .argument('<clientId>')
     .action(async (clientId: string, _options, cmd: Command) => {
+      const { Applications } = await applications();
       await withContext(cmd.optsWithGlobals<GlobalOptions>(), ({ db, json }) => {
         const { application, alreadyRevoked } = new Applications({ db }).revoke(clientId);
         output(json, { ...application, alreadyRevoked }, () => (alreadyRevoked ? `${clientId} was already revoked at ${application.revokedAt}` : `${clientId} revoked`));

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { DeliveryStore } from '../../outbox/index.js';
 import { formatZonedTimestamp } from '../../site/index.js';
-import { envelopeBody } from '../../webhooks/index.js';
+/** The webhooks folder brings undici and the delivery code: loaded by `show` only (faster CLI start). */
+const webhooks = () => import('../../webhooks/index.js');
 import { CliError, EXIT_FAILURE, EXIT_USAGE, output, table, withContext, type GlobalOptions } from '../context.js';
 
 /** `chargegate deadletter list|show|replay|discard`: events that exhausted their retries or found their queue full. */
@@ -38,7 +39,8 @@ export function registerDeadletter(program: Command): void {
     .description('one dead event: the envelope its webhooks get (timestamp = when it was stored) and each dead delivery')
     .argument('<eventId>')
     .action((eventId: string, _options: unknown, cmd: Command) =>
-      withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
+      withContext(cmd.optsWithGlobals<GlobalOptions>(), async (ctx) => {
+        const { envelopeBody } = await webhooks();
         const store = new DeliveryStore(ctx.db);
         const deliveries = store.deadLetters({ eventId });
         const event = store.event(eventId);

@@ -2,7 +2,10 @@ import type { Command } from 'commander';
 import { createLogger } from '../../log/index.js';
 import type { Config } from '../../config/index.js';
 import { dataDirHolder } from '../../store/index.js';
-import { BusError, findMeter, loadHealth, readMeterOnce, type MeterHealth, type MeterReadResult } from '../../modbus/index.js';
+import type { MeterHealth, MeterReadResult } from '../../modbus/index.js';
+
+/** The modbus folder is loaded by the meter commands only (faster start for every other command). */
+const modbus = () => import('../../modbus/index.js');
 import { CliError, EXIT_FAILURE, loadCommandConfig, output, table, withContext, type GlobalOptions } from '../context.js';
 
 /**
@@ -32,6 +35,7 @@ export function registerMeter(program: Command): void {
     .description('per meter: last good reading, errors, bus latency, session, as the running daemon sees them (else as it last wrote them, stale)')
     .action((_options: unknown, cmd: Command) =>
       withContext(cmd.optsWithGlobals<GlobalOptions>(), async (ctx) => {
+        const { loadHealth } = await modbus();
         const live = await liveMeterHealth(ctx.config);
         const stored = new Map(loadHealth(ctx.db).map((h) => [h.meterId, h]));
         const meters = ctx.config.sites.flatMap((site) =>
@@ -75,6 +79,7 @@ export function registerMeter(program: Command): void {
     .action(async (meterId: string, _options: unknown, cmd: Command) => {
       const globals = cmd.optsWithGlobals<GlobalOptions>();
       const { config } = loadCommandConfig(globals);
+      const { BusError, findMeter, readMeterOnce } = await modbus();
       const found = findMeter(config, meterId);
       if (!found) {
         const ids = config.sites.flatMap((s) => s.meters.map((m) => m.id));

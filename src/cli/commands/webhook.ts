@@ -3,7 +3,8 @@ import type { Config, WebhookConfig } from '../../config/index.js';
 import { worstLevel } from '../../health/index.js';
 import { openKeystore } from '../../keystore/index.js';
 import { DeliveryStore } from '../../outbox/index.js';
-import { ExecutorStatsStore, executorStatuses, sendTestEvent } from '../../webhooks/index.js';
+/** The webhooks folder brings undici and the delivery code: loaded by the commands that use it (faster CLI start). */
+const webhooks = () => import('../../webhooks/index.js');
 import { CliError, EXIT_FAILURE, EXIT_USAGE, output, table, withContext, type GlobalOptions } from '../context.js';
 
 /** `chargegate webhook status|test`: what the delivery executors are doing, and a signed test request. */
@@ -14,7 +15,8 @@ export function registerWebhook(program: Command): void {
     .command('status')
     .description('per webhook and event type: queue size, last dequeue, last request time and duration, health level')
     .action((_options: unknown, cmd: Command) =>
-      withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
+      withContext(cmd.optsWithGlobals<GlobalOptions>(), async (ctx) => {
+        const { ExecutorStatsStore, executorStatuses } = await webhooks();
         const deliveries = new DeliveryStore(ctx.db);
         const executors = executorStatuses(ctx.config, deliveries, new ExecutorStatsStore(ctx.db));
         const status = worstLevel(executors.map((e) => e.status));
@@ -55,6 +57,7 @@ export function registerWebhook(program: Command): void {
       withContext(cmd.optsWithGlobals<GlobalOptions>(), async (ctx) => {
         const { siteId, webhook: target } = findWebhook(ctx.config, webhookId, options.site);
         const keystore = await openKeystore(ctx.config);
+        const { sendTestEvent } = await webhooks();
         const { event, outcome } = await sendTestEvent(ctx.config, siteId, target, () => keystore.webhookSigningKey());
         const result = {
           siteId,
