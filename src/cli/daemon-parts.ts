@@ -146,7 +146,7 @@ export async function startOcpp(
   const { config, storage, site, configPath, keystore } = options;
   // Made at the first start under profile 3 (the listener trusts only it); otherwise on a station's first SignCertificate.
   const stationCa = {
-    certificate: config().ocpp.securityProfile === 3 ? await keystore.ensureStationCa() : (keystore.stationCaCertificate() ?? ''),
+    ...(config().ocpp.securityProfile === 3 && { certificate: await keystore.ensureStationCa() }),
     issue: (csr: string, stationId: string) => keystore.issueStationCertificate(csr, stationId, STATION_CERTIFICATE_DAYS),
   };
   const authorizer = await createAuthorizer({

@@ -179,14 +179,9 @@ export class Keystore {
     return { activatesAt: result.activatesAt, keys: this.loaded.filter((k) => result.ids.includes(k.stored.id)).map((k) => keyInfo(this.stored(), k.stored, now)) };
   }
 
-  /** The station CA's certificate (security profile 3), if the keystore has one yet. */
-  stationCaCertificate(): string | undefined {
-    return readKeystoreDocument(this.file).stationCa?.certificate;
-  }
-
   /** The station CA's certificate, made now (once, under the keystore lock) if there is none yet. */
   async ensureStationCa(): Promise<string> {
-    const existing = this.stationCaCertificate();
+    const existing = readKeystoreDocument(this.file).stationCa?.certificate;
     if (existing) return existing;
     const made = await createStationCa(hostname());
     const privateKey = exportPrivateKey(importPrivateKey(made.privateKeyPem, undefined, 'station CA key'), this.options.passphrase);

@@ -17,6 +17,19 @@ export interface StationHandlerDeps {
   issueStationCertificate?: (csrPem: string, stationId: string) => Promise<string>;
 }
 
+/**
+ * For a connector (1.6) or EVSE (2.0.1) of a configured station that the config does not list: logs what the
+ * installer should add and returns true; the caller answers and changes nothing (events would name a charge
+ * point nobody configured).
+ */
+export function unconfiguredConnectorCheck(stationId: string, deps: Pick<StationHandlerDeps, 'site' | 'logger'>): (action: string, connectorId: number) => boolean {
+  return (action, connectorId) => {
+    const fix = deps.site.connectors.unconfigured(stationId, connectorId);
+    if (fix) deps.logger.warn({ action, connectorId, fix }, 'connector not in the config: answered, no event');
+    return fix !== undefined;
+  };
+}
+
 /** An action map generated from ocpp-rpc's schemas: action -> [request, response]. */
 type ActionMap<Actions> = { [A in keyof Actions]: [unknown, unknown] };
 

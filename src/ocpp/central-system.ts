@@ -31,7 +31,8 @@ export interface CentralSystemOptions {
 }
 
 export interface StationCa {
-  certificate: string;
+  /** Present once the CA exists: always under profile 3 (made at start), else after a first SignCertificate or `station cert`. */
+  certificate?: string;
   issue(csrPem: string, stationId: string): Promise<string>;
 }
 

@@ -141,6 +141,16 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
     expect(await station.call('LogStatusNotification', { status: 'Uploaded' })).toEqual({});
     expect(await station.call('DataTransfer', { vendorId: 'acme' })).toEqual({ status: 'UnknownVendorId' });
     expect(t.events('Authorize').map((e) => e.payload)).toEqual([{ stationId: 'EV201', idTag: 'NOBODY', status: 'Invalid' }]);
+
+    // An EVSE the config does not list is answered and changes nothing, as a 1.6 connector would be.
+    expect(await station.status(5, 'Occupied')).toEqual({});
+    expect(await station.transactionEvent('Started', station.newTransactionId(), { evseId: 5, idToken: 'NOBODY' })).toEqual({ idTokenInfo: { status: 'Invalid' } });
+    expect(t.events('StartTransaction')).toEqual([]);
+    expect(t.events('ChargePointStatus')).toEqual([]);
+    expect(t.logged('connector not in the config: answered, no event').map((l) => [l.action, l.connectorId])).toEqual([
+      ['StatusNotification', 5],
+      ['TransactionEvent', 5],
+    ]);
   });
 
   it('a 1.6 and a 2.0.1 station on one site: the partner receives the same four event types, signed, with the same envelope and payload keys', async () => {

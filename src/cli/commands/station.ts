@@ -67,10 +67,11 @@ export function registerStation(program: Command): void {
       const csr = readConfiguredFile(options.csr, '--csr').toString('utf8');
       const keystore = await openKeystore(config);
       const certificate = await keystore.issueStationCertificate(csr, stationId, options.days);
-      const chain = `${certificate}${await keystore.ensureStationCa()}`;
+      const stationCa = await keystore.ensureStationCa();
+      const chain = `${certificate}${stationCa}`;
       if (options.out) writeFileSync(options.out, chain, { mode: 0o644 });
       const notAfter = new Date(new X509Certificate(certificate).validTo).toISOString();
-      output(globals.json === true, { stationId, certificate, stationCa: await keystore.ensureStationCa(), notAfter, ...(options.out && { out: options.out }) }, () =>
+      output(globals.json === true, { stationId, certificate, stationCa, notAfter, ...(options.out && { out: options.out }) }, () =>
         options.out ? `Certificate for ${stationId} (valid until ${notAfter}) and the station CA written to ${options.out}: install both on the station.` : chain.trimEnd(),
       );
     });

@@ -1,5 +1,5 @@
 import type { AuthorizationDecision } from '../../authorization/index.js';
-import { callRegistrar, type StationHandlerDeps } from '../call-handling.js';
+import { callRegistrar, unconfiguredConnectorCheck, type StationHandlerDeps } from '../call-handling.js';
 import type { StationClient } from '../connections.js';
 import { rpcError } from '../rpc.js';
 import type { Ocpp16Actions } from './messages.js';
@@ -28,12 +28,7 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
 
   on('Heartbeat', () => ({ currentTime: new Date().toISOString() }));
 
-  /** Logs and reports a connector the config does not list; its calls are answered but change nothing. */
-  const unconfigured = (action: string, connectorId: number): boolean => {
-    const fix = site.connectors.unconfigured(stationId, connectorId);
-    if (fix) log.warn({ action, connectorId, fix }, 'connector not in the config: answered, no event');
-    return fix !== undefined;
-  };
+  const unconfigured = unconfiguredConnectorCheck(stationId, deps);
 
   on('StatusNotification', (params) => {
     const { connectorId, status, errorCode, info, vendorId, vendorErrorCode, timestamp } = params;

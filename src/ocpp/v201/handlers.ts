@@ -1,6 +1,6 @@
 import type { AuthorizationDecision } from '../../authorization/index.js';
 import type { Transaction } from '../../site/index.js';
-import { callRegistrar, type StationHandlerDeps } from '../call-handling.js';
+import { callRegistrar, unconfiguredConnectorCheck, type StationHandlerDeps } from '../call-handling.js';
 import type { StationClient } from '../connections.js';
 import { importedEnergyWh, statusOf, stopReasonOf, type ConnectorActivity } from './mapping.js';
 import type { IdTokenInfoType, Ocpp201Actions, TransactionEventRequest } from './messages.js';
@@ -27,11 +27,7 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
   const lastEnergyWh = new Map<number, number>();
   const unauthorizedStarts = new Map<string, UnauthorizedStart>();
 
-  const unconfigured = (action: string, evseId: number): boolean => {
-    const fix = site.connectors.unconfigured(stationId, evseId);
-    if (fix) log.warn({ action, evseId, fix }, 'EVSE not in the config: answered, no event');
-    return fix !== undefined;
-  };
+  const unconfigured = unconfiguredConnectorCheck(stationId, deps);
 
   /** Records the 1.6 status the EVSE's activity now amounts to (the domain writes and emits only a change). */
   const reportStatus = (evseId: number, change: Partial<ConnectorActivity>): void => {
@@ -77,7 +73,12 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
   });
 
   /** Opens the transaction with the driver's token: at the first event that carries one (contract section 9). */
-  const start = async (params: TransactionEventRequest, evseId: number, idTag: string, energyWh: number | undefined): Promise<AuthorizationDecision> => {
+  const start = async (
+    params: TransactionEventRequest,
+    evseId: number,
+    idTag: string,
+    energyWh: number | undefined,
+  ): Promise<{ decision: AuthorizationDecision; transaction: Transaction }> => {
     const stationTransactionId = params.transactionInfo.transactionId;
     const begun = unauthorizedStarts.get(stationTransactionId);
     unauthorizedStarts.delete(stationTransactionId);
@@ -94,7 +95,7 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
       }),
     );
     log.info({ transactionId: started.id, stationTransactionId, evseId, status: decision.status }, 'transaction started');
-    return decision;
+    return { decision, transaction: started };
   };
 
   const stop = (params: TransactionEventRequest, transaction: Transaction, energyWh: number | undefined): void => {
@@ -125,8 +126,9 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
 
     let idTokenInfo: IdTokenInfoType | undefined;
     if (!transaction && params.idToken) {
-      idTokenInfo = idTokenInfoOf(await start(params, evseId, params.idToken.idToken, energyWh));
-      transaction = site.transactions.byStationTransactionId(stationId, stationTransactionId);
+      const started = await start(params, evseId, params.idToken.idToken, energyWh);
+      idTokenInfo = idTokenInfoOf(started.decision);
+      transaction = started.transaction;
     } else if (!transaction && eventType === 'Started') {
       unauthorizedStarts.set(stationTransactionId, { evseId, startedAt: new Date(params.timestamp), meterStartWh: energyWh });
     } else if (params.idToken) {
