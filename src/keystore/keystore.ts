@@ -219,20 +219,20 @@ export class Keystore {
     }
     this.tightenMode();
     this.refresh();
-    if (this.options.passphrase && this.loaded.some((k) => !isEncryptedPem(k.stored.privateKey))) this.encryptExisting();
+    if (this.options.passphrase && !privateKeysOf(readKeystoreDocument(this.file)).every(isEncryptedPem)) this.encryptExisting();
     const missing = KEY_PURPOSES.filter((p) => !this.loaded.some((k) => k.stored.purpose === p));
     if (missing.length > 0) throw new KeystoreError(`${this.file}: no ${missing.join(' or ')} signing key`);
   }
 
-  /** A passphrase configured after the keystore was created: encrypt the keys that are still plain. */
+  /** A passphrase configured after the keystore was created: encrypt the keys that are still plain (the station CA's too). */
   private encryptExisting(): void {
     const passphrase = this.options.passphrase;
+    const encrypt = (pem: string, what: string): string => (isEncryptedPem(pem) ? pem : exportPrivateKey(importPrivateKey(pem, undefined, what), passphrase));
     withKeystoreLock(this.file, () => {
       const doc = readKeystoreDocument(this.file);
-      const keys = doc.keys.map((k) =>
-        isEncryptedPem(k.privateKey) ? k : { ...k, privateKey: exportPrivateKey(importPrivateKey(k.privateKey, undefined, `key ${k.id}`), passphrase) },
-      );
-      writeKeystoreDocument(this.file, { ...doc, keys });
+      const keys = doc.keys.map((k) => ({ ...k, privateKey: encrypt(k.privateKey, `key ${k.id}`) }));
+      const stationCa = doc.stationCa && { ...doc.stationCa, privateKey: encrypt(doc.stationCa.privateKey, 'station CA key') };
+      writeKeystoreDocument(this.file, { ...doc, keys, ...(stationCa && { stationCa }) });
     });
     this.refresh();
     this.options.logger?.info({ file: this.file }, 'keystore encrypted with the configured passphrase');
@@ -305,6 +305,11 @@ export function listKeys(dataDir: string, now: Date = new Date()): KeyInfo[] | u
   if (!existsSync(file)) return undefined;
   const { keys } = readKeystoreDocument(file);
   return keys.map((stored) => keyInfo(keys, stored, now));
+}
+
+/** Every private key the keystore file holds: the signing keys and the station CA's. */
+export function privateKeysOf(doc: KeystoreDocument): string[] {
+  return [...doc.keys.map((k) => k.privateKey), ...(doc.stationCa ? [doc.stationCa.privateKey] : [])];
 }
 
 /** Exactly one key per purpose is `signing`, whatever the timestamps say, so `sign` is always published. */

@@ -1,7 +1,7 @@
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import { existsSync } from 'node:fs';
-import { Keystore } from './keystore.js';
+import { Keystore, privateKeysOf } from './keystore.js';
 import { keystorePath, readKeystoreDocument } from './keystore-file.js';
 import { keystorePassphrase } from './passphrase.js';
 import { isEncryptedPem } from './signing-keys.js';
@@ -25,5 +25,5 @@ export function openKeystore(config: Config, options: { logger?: Logger; env?: N
 export function keystoreEncrypted(config: Config, env: NodeJS.ProcessEnv = process.env): boolean {
   const file = keystorePath(config.dataDir);
   if (!existsSync(file)) return keystorePassphrase(config.keystore, env) !== undefined;
-  return readKeystoreDocument(file).keys.every((key) => isEncryptedPem(key.privateKey));
+  return privateKeysOf(readKeystoreDocument(file)).every(isEncryptedPem);
 }

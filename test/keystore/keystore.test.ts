@@ -1,13 +1,24 @@
-import { constants, createPublicKey, sign, verify } from 'node:crypto';
+import { constants, createPublicKey, generateKeyPairSync, sign, verify, X509Certificate, type KeyObject } from 'node:crypto';
 import { mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import forge from 'node-forge';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Keystore, KeystoreError, keystorePassphrase, type PublicJwk } from '../../src/keystore/index.js';
 
 function pssVerify(jwk: PublicJwk, data: Buffer, signature: Buffer): boolean {
   const key = createPublicKey({ key: jwk, format: 'jwk' });
   return verify('sha256', data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 }, signature);
+}
+
+/** A station's certificate signing request for `commonName`, made with node-forge as a station's firmware might. */
+function stationCsr(commonName: string, privateKey: KeyObject): string {
+  const key = forge.pki.privateKeyFromPem(privateKey.export({ type: 'pkcs1', format: 'pem' }) as string);
+  const csr = forge.pki.createCertificationRequest();
+  csr.publicKey = forge.pki.setRsaPublicKey(key.n, key.e);
+  csr.setSubject([{ name: 'commonName', value: commonName }]);
+  csr.sign(key, forge.md.sha256.create());
+  return forge.pki.certificationRequestToPem(csr);
 }
 
 function pssSign(keystore: Keystore, data: Buffer): Buffer {
@@ -123,6 +134,19 @@ describe('keystore', () => {
     expect(text).not.toContain('BEGIN PRIVATE KEY');
     await expect(Keystore.open({ dataDir, retiredKeyGraceS: 60, now })).rejects.toThrow(/encrypted: provide the keystore passphrase/);
     await expect(Keystore.open({ dataDir, passphrase: 'wrong', retiredKeyGraceS: 60, now })).rejects.toThrow(/wrong keystore passphrase/);
+  });
+
+  it('encrypts the station CA key too when a passphrase comes later, and still issues certificates with it', async () => {
+    const caCertificate = await (await Keystore.open({ dataDir, retiredKeyGraceS: 60, now })).ensureStationCa();
+    const stored = () => (JSON.parse(readFileSync(file(), 'utf8')) as { stationCa: { privateKey: string } }).stationCa.privateKey;
+    expect(stored()).toContain('BEGIN PRIVATE KEY');
+    const encrypted = await Keystore.open({ dataDir, passphrase: 'correct horse', retiredKeyGraceS: 60, now });
+    expect(stored()).toContain('ENCRYPTED PRIVATE KEY');
+    expect(await encrypted.ensureStationCa()).toBe(caCertificate);
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const csr = stationCsr('CP001', privateKey);
+    const issued = new X509Certificate(await encrypted.issueStationCertificate(csr, 'CP001', 30));
+    expect(issued.checkIssued(new X509Certificate(caCertificate))).toBe(true);
   });
 
   it('refuses a damaged keystore file with a message naming it; an open keystore keeps its keys through one', async () => {
