@@ -58,10 +58,11 @@ export function openStorage(dataDir: string, shared: DaemonShared): Storage {
   // Before anything opens or listens: a second daemon on one data directory would bill every Modbus session twice.
   const lock = lockDataDir(dataDir);
   const parts: DaemonPart[] = [{ name: 'data-dir-lock', stop: () => lock.release() }];
+  let db: Database | undefined;
   try {
     // Another process holding the write lock (a CLI command, a backup) costs a station call an InternalError it
     // retries, not every station a stalled event loop: the busy wait blocks the thread.
-    const db = openDatabase(dataDir, {
+    db = openDatabase(dataDir, {
       busyTimeoutMs: WRITE_LOCK_WAIT_MS,
       migrated: (applied) => logger.info({ dataDir, migrations: applied.map((m) => `${m.version}: ${m.name}`) }, 'database schema migrated'),
     });
@@ -76,7 +77,8 @@ export function openStorage(dataDir: string, shared: DaemonShared): Storage {
     // One writer, one fsync per event-loop turn: the Site's changes and the delivery thread's records share it.
     // Stopped last, the database part commits whatever the other parts wrote on their way out.
     const group = new GroupCommit(db);
-    parts.push({ name: 'database', stop: () => void (group.commitNow(), db.close()) });
+    const opened = db;
+    parts.push({ name: 'database', stop: () => void (group.commitNow(), opened.close()) });
     // A failed commit makes the daemon critical at once (contract section 7) until a commit succeeds again.
     shared.health.push({
       name: 'storage',
@@ -84,6 +86,7 @@ export function openStorage(dataDir: string, shared: DaemonShared): Storage {
     });
     return { parts, lock, db, group };
   } catch (err) {
+    db?.close();
     lock.release();
     throw err;
   }
@@ -138,7 +141,7 @@ export function startSite(options: { storage: Storage; config: () => Config; web
   return { part: { name: 'last-seen', stop: () => (clearInterval(flush), site.stations.flushLastSeen()) }, site };
 }
 
-/** The OCPP 1.6-J central system and the Authorize decision chain it asks. */
+/** The OCPP central system (2.0.1 and 1.6) and the Authorize decision chain it asks. */
 export async function startOcpp(
   options: { configPath: string; config: () => Config; storage: Storage; site: Site; keystore: Keystore },
   shared: DaemonShared,
