@@ -62,8 +62,6 @@ export class WebhookDelivery {
   private sentKey: WebhookSigningKey | undefined;
   private started = false;
   private wakeScheduled = false;
-  /** Set from an unexpected exit of the thread until the next one runs. */
-  private restarting = false;
   private restarts = 0;
   private lastExitAt: Date | undefined;
   private timers: NodeJS.Timeout[] = [];
@@ -113,7 +111,6 @@ export class WebhookDelivery {
   /** Lets in-flight requests finish within graceMs, waits for every outcome to be recorded, ends the thread. */
   async stop(graceMs = STOP_GRACE_MS): Promise<void> {
     this.started = false;
-    this.restarting = false;
     for (const timer of this.timers) clearTimeout(timer);
     const thread = this.thread;
     this.thread = undefined;
@@ -145,16 +142,21 @@ export class WebhookDelivery {
   }
 
   private threadHealth(): DeliveryThreadHealth {
-    const deliveryThread = this.restarting ? 'restarting' : this.thread ? 'running' : 'not needed';
+    // Started, wanted and without a thread: it ended and waits for its restart.
+    const deliveryThread = this.thread ? 'running' : this.started && this.needed() ? 'restarting' : 'not needed';
     return { deliveryThread, threadRestarts: this.restarts, ...(this.lastExitAt && { lastThreadExitAt: this.lastExitAt.toISOString() }) };
   }
 
   /** A site without an enabled webhook has nothing to deliver: no thread (and its memory) until a reload adds one. */
   private spawnIfNeeded(): void {
     if (!this.started || this.thread) return;
-    if (this.options.config().sites.some((site) => site.webhooks.some((w) => w.enabled))) return this.spawn();
-    this.restarting = false;
-    this.markRunning.resolve();
+    if (this.needed()) this.spawn();
+    else this.markRunning.resolve();
+  }
+
+  /** Whether any site has an enabled webhook, so a thread must run. */
+  private needed(): boolean {
+    return this.options.config().sites.some((site) => site.webhooks.some((w) => w.enabled));
   }
 
   private spawn(): void {
@@ -163,7 +165,6 @@ export class WebhookDelivery {
     const data: DeliveryThreadData = { dataDir, config: config(), logLevel: logger.level, signingKey: this.sentKey, ...(pollIntervalMs !== undefined && { pollIntervalMs }) };
     const thread = startDeliveryThread(data);
     this.thread = thread;
-    this.restarting = false;
     thread.on('message', (message: FromDeliveryThread) => this.receive(message, thread));
     thread.on('error', (err) => {
       logger.error({ err }, 'webhook delivery thread failed');
@@ -172,7 +173,6 @@ export class WebhookDelivery {
     thread.on('exit', (code) => {
       if (this.thread !== thread) return;
       this.thread = undefined;
-      this.restarting = true;
       this.restarts += 1;
       this.lastExitAt = new Date();
       logger.error({ exitCode: code, restartInMs: RESTART_DELAY_MS }, 'webhook delivery thread ended unexpectedly; restarting it, pending events stay in the outbox');
