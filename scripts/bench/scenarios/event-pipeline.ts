@@ -100,6 +100,13 @@ export const eventPipeline: Scenario = {
     });
     ctx.figure({ name: 'RSS, peak', unit: 'MB', chargegate: chargegate?.peakRssMB ?? null, baseline: naive?.peakRssMB ?? null });
     ctx.figure({
+      name: 'events/s delivered, share of the signing ceiling',
+      unit: '%',
+      chargegate: chargegate && naive ? (100 * chargegate.eventsPerS) / naive.signing.signsPerS : null,
+      target: [{ on: 'chargegate', op: '>=', value: 70 }],
+      note: 'events/s delivered during the load over the signatures/s this machine makes (the row below)',
+    });
+    ctx.figure({
       name: 'webhook signatures/s, this machine',
       unit: 'signs/s',
       chargegate: naive?.signing.signsPerS ?? null,

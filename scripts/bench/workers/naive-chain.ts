@@ -19,28 +19,19 @@ function opened(): NonNullable<typeof chain> {
   return chain;
 }
 
-export const naiveChainApi = {
-  /** Database and keystore (key generation takes seconds) are made before anything is timed. */
-  async open(payload: { dataDir: string; url: string }): Promise<void> {
-    const config = configSchema.parse({ dataDir: payload.dataDir, sites: [{ id: 'naive', webhooks: [{ id: 'naive', url: payload.url }] }] });
-    chain = { config, db: openDatabase(config.dataDir), keystore: await openKeystore(config) };
-  },
+const NAIVE_STATION = 'NAIVE';
 
-  /** delivered: within the measured window; total: every event of the run (for bytes written per event). */
-  async run(payload: { startAtMs: number; warmupMs: number; measureMs: number }): Promise<{ delivered: number; total: number }> {
-    const { config, db, keystore } = opened();
-    const site = config.sites[0]!;
-    const webhook = site.webhooks[0]!;
-    const store = new DeliveryStore(db);
-    const sender = new WebhookSender({ signingKey: () => keystore.webhookSigningKey() });
-    const queue = { siteId: site.id, webhookId: webhook.id, eventType: 'StartTransaction' as const };
-    const from = payload.startAtMs + payload.warmupMs;
-    const to = from + payload.measureMs;
-    let delivered = 0;
-    let total = 0;
-    await sleepUntil(payload.startAtMs);
-    for (let n = 1; nowMs() < to; n++, total++) {
-      const event = { stationId: 'NAIVE', chargePointId: 'NAIVE-A', connectorId: 1, idTag: 'TAG-NAIVE', meterStart: n, transactionId: n };
+/** Commits a StartTransaction event with meterStart n and its delivery row, signs and POSTs it, commits the outcome. */
+function oneEventChain(): { deliver(n: number): Promise<void>; close(): Promise<void> } {
+  const { config, db, keystore } = opened();
+  const site = config.sites[0]!;
+  const webhook = site.webhooks[0]!;
+  const store = new DeliveryStore(db);
+  const sender = new WebhookSender({ signingKey: () => keystore.webhookSigningKey() });
+  const queue = { siteId: site.id, webhookId: webhook.id, eventType: 'StartTransaction' as const };
+  return {
+    async deliver(n) {
+      const event = { stationId: NAIVE_STATION, chargePointId: 'NAIVE-A', connectorId: 1, idTag: 'TAG-NAIVE', meterStart: n, transactionId: n };
       const { eventId } = inTransaction(db, () => appendEvent(db, { eventType: queue.eventType, siteId: site.id, payload: event }, [webhook.id], new Date()));
       const delivery = store.head(queue, 1)[0]!;
       const outcome = await sender.send(
@@ -51,11 +42,52 @@ export const naiveChainApi = {
       // The receiver is on loopback and always answers: a failure means the chain is broken, not slow.
       if (!outcome.delivered || outcome.status === undefined) throw new Error(`delivery failed: ${outcome.error ?? outcome.status}`);
       store.markDelivered(delivery.id, outcome.status, new Date());
+    },
+    close: () => sender.close(),
+  };
+}
+
+export const naiveChainApi = {
+  /** Database and keystore (key generation takes seconds) are made before anything is timed. */
+  async open(payload: { dataDir: string; url: string }): Promise<void> {
+    const config = configSchema.parse({ dataDir: payload.dataDir, sites: [{ id: 'naive', webhooks: [{ id: 'naive', url: payload.url }] }] });
+    chain = { config, db: openDatabase(config.dataDir), keystore: await openKeystore(config) };
+  },
+
+  /** delivered: within the measured window; total: every event of the run (for bytes written per event). */
+  async run(payload: { startAtMs: number; warmupMs: number; measureMs: number }): Promise<{ delivered: number; total: number }> {
+    const chainOne = oneEventChain();
+    const from = payload.startAtMs + payload.warmupMs;
+    const to = from + payload.measureMs;
+    let delivered = 0;
+    let total = 0;
+    await sleepUntil(payload.startAtMs);
+    for (let n = 1; nowMs() < to; n++, total++) {
+      await chainOne.deliver(n);
       const doneAt = nowMs();
       if (doneAt >= from && doneAt <= to) delivered += 1;
     }
-    await sender.close();
+    await chainOne.close();
     return { delivered, total };
+  },
+
+  /**
+   * Scenario 2's baseline: one event per slot of a fixed timetable (open loop), keyed `NAIVE:meterStart` like the
+   * receiver's arrivals, timed from its slot so an event held back by the one before it shows the delay.
+   */
+  async steady(payload: { startAtMs: number; durationMs: number; eventsPerS: number }): Promise<{ starts: Array<{ key: string; sentAtMs: number }> }> {
+    const chainOne = oneEventChain();
+    const starts: Array<{ key: string; sentAtMs: number }> = [];
+    const slotMs = 1000 / payload.eventsPerS;
+    for (let n = 1; ; n++) {
+      const slot = payload.startAtMs + (n - 1) * slotMs;
+      if (slot >= payload.startAtMs + payload.durationMs) break;
+      await sleepUntil(slot);
+      await chainOne.deliver(n);
+      starts.push({ key: `${NAIVE_STATION}:${n}`, sentAtMs: slot });
+    }
+    await chainOne.close();
+    return { starts };
   },
 
   /**
