@@ -3,7 +3,7 @@ import type { Logger } from '../log/index.js';
 import { RETRIES_EXHAUSTED, type DeliveryStore, type PendingDelivery, type QueueKey } from '../outbox/index.js';
 import type { DeliveryObserver } from './delivery-metrics.js';
 import type { DeliveryWrite } from './delivery-writes.js';
-import type { WebhookSender } from './webhook-sender.js';
+import type { PreparedRequest, WebhookSender } from './webhook-sender.js';
 import type { WriteBatch } from './write-batch.js';
 import { retryWaitMs } from './retry-schedule.js';
 
@@ -12,7 +12,7 @@ export interface QueueWorkerDeps {
   /** Reads the queue; every write goes through `writes`. */
   deliveries: DeliveryStore;
   writes: WriteBatch;
-  sender: Pick<WebhookSender, 'send'>;
+  sender: Pick<WebhookSender, 'send' | 'prepare'>;
   /** Read per attempt: a reload changes intervals, URL or credentials without restarting the worker. */
   config: () => Config;
   logger: Logger;
@@ -25,6 +25,9 @@ export interface QueueWorkerDeps {
 // Rows read per look at the queue, and the most attempts counted in one commit: memory stays flat whatever the
 // backlog, and a busy queue takes the database's write lock once per batch, not once per event.
 const HEAD_BATCH = 16;
+// Requests signed ahead of their turn: the next one signs (on the thread pool) while the one before it is in flight,
+// and the head signs while its attempt is being counted, so a queue pays signing beside its other waits, not after.
+const SIGN_AHEAD = 2;
 
 /** A claimed row's count and due time before its claim: what it gets back if it is not sent after all. */
 interface Claim {
@@ -47,6 +50,8 @@ export class QueueWorker {
   private lastDequeued: number | undefined;
   /** Rows whose attempt is counted but not sent yet. */
   private readonly claimed = new Map<number, Claim>();
+  /** Requests signed ahead, by row id; dropped with the rows behind a failed head. */
+  private readonly prepared = new Map<number, Promise<PreparedRequest>>();
 
   constructor(private readonly deps: QueueWorkerDeps) {}
 
@@ -130,16 +135,33 @@ export class QueueWorker {
         await this.sleep(delivery.nextAttemptAt - now);
         return false;
       }
+      const due = buffer.slice(0, delivery.attempts > 0 ? 1 : SIGN_AHEAD).filter((d) => d.attempts < maxAttempts && d.nextAttemptAt <= now);
+      this.signAhead(due, webhook, config.timezone);
       // The row left the queue between reading and claiming it (changed by another process).
-      if (!(await this.claim(buffer, now, now + retryWaitMs(config.webhookDelivery, delivery.attempts + 1), maxAttempts))) return true;
+      if (!(await this.claim(buffer, now, now + retryWaitMs(config.webhookDelivery, delivery.attempts + 1), maxAttempts))) {
+        this.prepared.clear();
+        return true;
+      }
     }
     this.claimed.delete(delivery.id);
+    const prepared = this.prepared.get(delivery.id);
+    this.prepared.delete(delivery.id);
+    this.signAhead(
+      buffer.slice(1, 1 + SIGN_AHEAD).filter((d) => this.claimed.has(d.id)),
+      webhook,
+      config.timezone,
+    );
     if (this.lastDequeued !== delivery.id) {
       this.lastDequeued = delivery.id;
       this.deps.writes.queue({ op: 'dequeued', queue: this.deps.queue, at: now });
     }
 
-    const outcome = await this.deps.sender.send(webhook, delivery, { timeZone: config.timezone, timeoutMs: requestTimeoutMs, signal: this.abort.signal });
+    const outcome = await this.deps.sender.send(webhook, delivery, {
+      timeZone: config.timezone,
+      timeoutMs: requestTimeoutMs,
+      signal: this.abort.signal,
+      ...(prepared && { prepared }),
+    });
     const done = this.deps.now();
     this.deps.observer.attempt(this.deps.queue, outcome);
     this.deps.writes.queue({
@@ -160,8 +182,9 @@ export class QueueWorker {
       this.deps.logger.debug({ ...context, status: outcome.status }, 'webhook delivered');
       return true;
     }
-    // The events behind a failed head wait for it: their counted attempts were not made.
+    // The events behind a failed head wait for it: their counted attempts were not made, their signatures go stale.
     this.release(buffer.slice(1));
+    this.prepared.clear();
     const error = outcome.interrupted ? `interrupted: ${this.stopReason}` : (outcome.error ?? 'failed');
     delivery.lastStatus = outcome.status ?? null;
     delivery.lastError = error;
@@ -197,8 +220,20 @@ export class QueueWorker {
     return this.claimed.has(buffer[0]!.id);
   }
 
+  /** Starts signing the rows' requests that are not signed yet. */
+  private signAhead(rows: readonly PendingDelivery[], webhook: WebhookConfig, timeZone: string): void {
+    for (const delivery of rows) {
+      if (this.prepared.has(delivery.id)) continue;
+      const request = this.deps.sender.prepare(webhook, delivery, timeZone);
+      // Awaited only if its row is sent; send() signs again, and reports the error, if this one failed.
+      request.catch(() => undefined);
+      this.prepared.set(delivery.id, request);
+    }
+  }
+
   /** Gives claimed rows that were not sent (a failure ahead of them, a stop) their count and due time back. */
   private release(rows: PendingDelivery[]): void {
+    this.prepared.clear();
     const at = this.deps.now();
     const releases: DeliveryWrite[] = [];
     for (const delivery of rows) {

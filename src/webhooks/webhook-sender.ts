@@ -28,6 +28,21 @@ interface SendOptions {
   timeZone: string;
   timeoutMs: number;
   signal?: AbortSignal;
+  /** The same event's request, signed ahead by prepare(); used if still fresh and made for this webhook and key. */
+  prepared?: Promise<PreparedRequest>;
+}
+
+/** One attempt's request, signed and ready to go, and what it was made for. */
+export interface PreparedRequest {
+  requestId: string;
+  body: string;
+  /** Content headers, x-request-id and the signature headers, in the order they are sent. */
+  headers: Array<[string, string]>;
+  preparedAt: number;
+  url: string;
+  signature: WebhookConfig['signature'];
+  timeZone: string;
+  keyId: string;
 }
 
 interface WebhookSenderOptions {
@@ -39,6 +54,11 @@ interface WebhookSenderOptions {
 const CONTENT_TYPE = 'application/json';
 // Enough to show what a receiver said; anything beyond is dropped unread.
 const MAX_RESPONSE_BYTES = 4096;
+/**
+ * The oldest a request signed ahead may be when it leaves; older, it is signed again. Its envelope `timestamp` and
+ * signature `created` say when it was signed, which must stay the time it was sent for the partner.
+ */
+const MAX_PREPARED_AGE_MS = 500;
 
 /**
  * Sends one webhook attempt: envelope with a fresh timestamp, fresh x-request-id, fresh signature, partner
@@ -63,13 +83,16 @@ export class WebhookSender {
     const clock = performance.now();
     const timeout = AbortSignal.timeout(options.timeoutMs);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-    let requestId = randomUUID();
+    let requestId: string | undefined;
     try {
-      let answer = await this.exchange(webhook, event, options.timeZone, signal, requestId);
+      let request = (await this.fresh(options.prepared, webhook, options.timeZone)) ?? (await this.prepare(webhook, event, options.timeZone));
+      requestId = request.requestId;
+      let answer = await this.exchange(webhook, request, signal);
       if (answer.status === 401 && webhook.auth.type === 'oauth2') {
         this.auth.invalidate(webhook.auth);
-        requestId = randomUUID();
-        answer = await this.exchange(webhook, event, options.timeZone, signal, requestId);
+        request = await this.prepare(webhook, event, options.timeZone);
+        requestId = request.requestId;
+        answer = await this.exchange(webhook, request, signal);
       }
       const delivered = answer.status >= 200 && answer.status <= 299;
       return {
@@ -86,33 +109,47 @@ export class WebhookSender {
     } catch (err) {
       const interrupted = options.signal?.aborted === true;
       const error = interrupted ? 'interrupted' : timeout.aborted ? `no answer within ${options.timeoutMs} ms` : describeError(err);
-      return { delivered: false, error, responseBody: '', requestId, startedAt, durationMs: performance.now() - clock, interrupted };
+      return { delivered: false, error, responseBody: '', requestId: requestId ?? randomUUID(), startedAt, durationMs: performance.now() - clock, interrupted };
     }
   }
 
-  async close(): Promise<void> {
-    await this.dispatcher.destroy();
-  }
-
-  private async exchange(webhook: WebhookConfig, event: DeliverableEvent, timeZone: string, signal: AbortSignal, requestId: string): Promise<HttpAnswer> {
+  /**
+   * Builds and signs the event's next request (envelope with the current time, fresh x-request-id, fresh
+   * signature). A queue signs the request after the one in flight meanwhile, and passes it to send().
+   */
+  async prepare(webhook: WebhookConfig, event: DeliverableEvent, timeZone: string): Promise<PreparedRequest> {
     const url = new URL(webhook.url);
-    const authorization = await this.auth.authorization(webhook.auth, signal);
-    const sentAt = this.now();
-    const body = envelopeBody(event, new Date(sentAt), timeZone);
-    const signatureHeaders = await signRequest(
-      webhook.signature,
-      { method: 'POST', url, requestId, contentType: CONTENT_TYPE, body },
-      this.signingKey(),
-      Math.floor(sentAt / 1000),
-    );
+    const requestId = randomUUID();
+    const preparedAt = this.now();
+    const body = envelopeBody(event, new Date(preparedAt), timeZone);
+    const key = this.signingKey();
+    const signatureHeaders = await signRequest(webhook.signature, { method: 'POST', url, requestId, contentType: CONTENT_TYPE, body }, key, Math.floor(preparedAt / 1000));
     const headers: Array<[string, string]> = [
       ['Content-Type', CONTENT_TYPE],
       ['Content-Length', String(Buffer.byteLength(body))],
       ['x-request-id', requestId],
       ...signatureHeaders,
     ];
-    if (authorization !== undefined) headers.push(['Authorization', authorization]);
-    return postBounded(url, { dispatcher: this.dispatcher, headers, body, signal, maxBodyBytes: MAX_RESPONSE_BYTES });
+    return { requestId, body, headers, preparedAt, url: webhook.url, signature: webhook.signature, timeZone, keyId: key.id };
+  }
+
+  async close(): Promise<void> {
+    await this.dispatcher.destroy();
+  }
+
+  /** The request signed ahead, if it signed and still fits: fresh, same URL, profile, zone and key. */
+  private async fresh(prepared: Promise<PreparedRequest> | undefined, webhook: WebhookConfig, timeZone: string): Promise<PreparedRequest | undefined> {
+    // A failed signing ahead is not reported: signing again in send() reports it as the attempt's error.
+    const request = await prepared?.catch(() => undefined);
+    if (!request || this.now() - request.preparedAt > MAX_PREPARED_AGE_MS) return undefined;
+    const fits = request.url === webhook.url && request.signature === webhook.signature && request.timeZone === timeZone && request.keyId === this.signingKey().id;
+    return fits ? request : undefined;
+  }
+
+  private async exchange(webhook: WebhookConfig, request: PreparedRequest, signal: AbortSignal): Promise<HttpAnswer> {
+    const authorization = await this.auth.authorization(webhook.auth, signal);
+    const headers = authorization === undefined ? request.headers : [...request.headers, ['Authorization', authorization] as [string, string]];
+    return postBounded(new URL(request.url), { dispatcher: this.dispatcher, headers, body: request.body, signal, maxBodyBytes: MAX_RESPONSE_BYTES });
   }
 }
 

@@ -55,7 +55,7 @@ describe('QueueWorker (fake timers, real outbox)', () => {
     t.db.prepare<[], { attempts: number; state: string; nextAttemptAt: number }>('SELECT attempts, state, next_attempt_at AS nextAttemptAt FROM deliveries ORDER BY id').all();
 
   /** Appends the idTags as Authorize events and starts a worker whose sender answers as `script` says. */
-  function run(idTags: string[], maxRetries: number, script: Script): { sent: string[]; attemptsSeenBySender: number[]; dead: number } {
+  function run(idTags: string[], maxRetries: number, script: Script): { sent: string[]; attemptsSeenBySender: number[]; dead: number; signedAhead: number } {
     const config = configWith(maxRetries);
     for (const idTag of idTags) appendEvent(t.db, { eventType: 'Authorize', siteId: 's1', payload: { stationId: 'CP001', idTag, status: 'Accepted' } }, ['w1'], new Date());
     const deliveries = new DeliveryStore(t.db);
@@ -65,7 +65,7 @@ describe('QueueWorker (fake timers, real outbox)', () => {
       const results = t.db.transaction(() => applyDeliveryWrites(deliveries, stats, list))();
       queueMicrotask(() => writes.settle(batch, { results }));
     });
-    const log = { sent: [] as string[], attemptsSeenBySender: [] as number[], dead: 0 };
+    const log = { sent: [] as string[], attemptsSeenBySender: [] as number[], dead: 0, signedAhead: 0 };
     worker = new QueueWorker({
       queue,
       deliveries,
@@ -76,9 +76,11 @@ describe('QueueWorker (fake timers, real outbox)', () => {
       now: () => Date.now(),
       idlePollMs: 60_000,
       sender: {
+        prepare: async () => ({ requestId: 'r', body: '', headers: [], preparedAt: Date.now(), url: '', signature: 'documented', timeZone: 'UTC', keyId: 'k' }),
         async send(_webhook, delivery, options) {
           const pending = delivery as PendingDelivery;
           log.sent.push((JSON.parse(pending.payloadJson) as { idTag: string }).idTag);
+          if (options.prepared) log.signedAhead += 1;
           // At least once: the attempt is counted in the outbox before the request leaves.
           log.attemptsSeenBySender.push(t.db.prepare<[number], number>('SELECT attempts FROM deliveries WHERE id = ?').pluck().get(pending.id)!);
           const startedAt = Date.now();
@@ -106,6 +108,8 @@ describe('QueueWorker (fake timers, real outbox)', () => {
     await advance(RETRY_MS);
     expect(log.sent).toEqual(['E1', 'E1', 'E1', 'E2', 'E3']);
     expect(log.attemptsSeenBySender).toEqual([1, 2, 3, 1, 1]);
+    // Each request was signed before its turn (while its attempt was counted or the one before it was in flight).
+    expect(log.signedAhead).toBe(5);
     await worker!.stop(0, 'test over');
     expect(rows()).toEqual([
       expect.objectContaining({ state: 'delivered', attempts: 3 }),
