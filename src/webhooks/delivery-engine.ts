@@ -70,11 +70,11 @@ export class DeliveryEngine {
     this.timers = [() => clearInterval(poll), unwatch];
   }
 
-  /** Events were committed: wake the workers (coalesced, so a burst of commits costs one wake). */
+  /** Events were committed: wake the workers (coalesced, so a burst of commits costs one wake, without waiting a turn). */
   notify(): void {
     if (!this.started || this.wakeScheduled) return;
     this.wakeScheduled = true;
-    setImmediate(() => {
+    queueMicrotask(() => {
       this.wakeScheduled = false;
       this.wakeAll();
     });

@@ -52,6 +52,10 @@ export class QueueWorker {
   private readonly claimed = new Map<number, Claim>();
   /** Requests signed ahead, by row id; dropped with the rows behind a failed head. */
   private readonly prepared = new Map<number, Promise<PreparedRequest>>();
+  /** Rows whose delivered or dead mark is on its way to a commit: the queue still reads them as pending. */
+  private readonly leaving = new Set<number>();
+  /** Counts given back and perhaps not committed yet: the queue is read again only once they are. */
+  private givingBack: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: QueueWorkerDeps) {}
 
@@ -90,9 +94,9 @@ export class QueueWorker {
     while (!this.stopping) {
       try {
         if (buffer.length === 0) {
-          // Outcomes are written behind the worker's back; read the queue only once they are in.
-          await this.deps.writes.flushed();
-          buffer = this.deps.deliveries.head(this.deps.queue, HEAD_BATCH);
+          // Outcomes are committed behind the worker's back: rows it sent stay pending until theirs is in.
+          await this.givingBack;
+          buffer = this.deps.deliveries.head(this.deps.queue, HEAD_BATCH + this.leaving.size).filter((d) => !this.leaving.has(d.id));
           if (buffer.length === 0) {
             await this.sleep(this.deps.idlePollMs);
             continue;
@@ -178,7 +182,7 @@ export class QueueWorker {
     const context = { eventId: delivery.eventId, ...this.deps.queue, attempt: delivery.attempts, requestId: outcome.requestId, durationMs: Math.round(outcome.durationMs) };
 
     if (outcome.delivered) {
-      this.deps.writes.queue({ op: 'delivered', id: delivery.id, status: outcome.status!, at: done });
+      this.leave(delivery.id, this.deps.writes.queue({ op: 'delivered', id: delivery.id, status: outcome.status!, at: done }));
       this.deps.logger.debug({ ...context, status: outcome.status }, 'webhook delivered');
       return true;
     }
@@ -245,16 +249,40 @@ export class QueueWorker {
       releases.push({ op: 'releaseAttempt', id: delivery.id, attempts: before.attempts, nextAttemptAt: before.nextAttemptAt, at });
     }
     // Sent at once rather than lingering: until then the rows show attempts that were not made. The daemon logs a failure.
-    if (releases.length > 0) this.deps.writes.run(releases).catch(() => undefined);
+    if (releases.length > 0) this.givingBack = this.deps.writes.run(releases).catch(() => undefined);
   }
 
+  /**
+   * The row has left the queue once `written` commits. If that write is refused, the row reads as pending again
+   * and is sent again (at least once): the worker looks at its queue at once.
+   */
+  private leave(id: number, written: Promise<boolean>): void {
+    this.leaving.add(id);
+    void written.then((committed) => {
+      this.leaving.delete(id);
+      if (!committed) this.wake();
+    });
+  }
+
+  /**
+   * Moves the row to the dead letters at the end of this turn (not lingering: they are rare, and `deadletter list`
+   * should show one as soon as the log says so); logged once committed. Refused, the row stays at the head and
+   * comes back here on its next look.
+   */
   private deadLetter(delivery: PendingDelivery, status: number | undefined, error: string): void {
-    this.deps.writes.queue({ op: 'dead', id: delivery.id, status, error, at: this.deps.now() });
-    this.deps.observer.deadLetter(this.deps.queue, RETRIES_EXHAUSTED);
-    this.deps.logger.error(
-      { exceptionType: 'Webhook_SendHttp', eventId: delivery.eventId, ...this.deps.queue, attempts: delivery.attempts, lastStatus: status ?? null, lastError: error },
-      'webhook delivery failed after all retries; event moved to the dead-letter list',
+    const written = this.deps.writes.run([{ op: 'dead', id: delivery.id, status, error, at: this.deps.now() }]).then(
+      () => true,
+      () => false,
     );
+    this.leave(delivery.id, written);
+    void written.then((committed) => {
+      if (!committed) return;
+      this.deps.observer.deadLetter(this.deps.queue, RETRIES_EXHAUSTED);
+      this.deps.logger.error(
+        { exceptionType: 'Webhook_SendHttp', eventId: delivery.eventId, ...this.deps.queue, attempts: delivery.attempts, lastStatus: status ?? null, lastError: error },
+        'webhook delivery failed after all retries; event moved to the dead-letter list',
+      );
+    });
   }
 
   /** Sleeps up to ms; wake() and stop() end it early. */

@@ -91,11 +91,14 @@ export class WebhookDelivery {
     return this.running;
   }
 
-  /** Events were committed: wake the thread (coalesced, so a burst of commits costs one message). */
+  /**
+   * Events were committed: wake the thread. Coalesced: the commit's announcements all run before the queued
+   * microtask, so a group of events costs one message, sent without waiting for the next turn of the loop.
+   */
   notify(): void {
     if (!this.started || this.wakeScheduled) return;
     this.wakeScheduled = true;
-    setImmediate(() => {
+    queueMicrotask(() => {
       this.wakeScheduled = false;
       this.send({ kind: 'wake' });
     });

@@ -33,9 +33,17 @@ export class WriteBatch {
     return (await batch.done).slice(from, from + writes.length);
   }
 
-  /** Like run(), for a write nobody waits on: a failure is logged by the daemon that refused it, not thrown here. */
-  queue(write: DeliveryWrite): void {
-    this.batch().writes.push(write);
+  /**
+   * Like run(), for a write nobody waits on: a failure is logged by the daemon that refused it, not thrown here.
+   * Resolves once its batch committed (true) or was refused (false).
+   */
+  queue(write: DeliveryWrite): Promise<boolean> {
+    const batch = this.batch();
+    batch.writes.push(write);
+    return batch.done.then(
+      () => true,
+      () => false,
+    );
   }
 
   /** Resolves once everything queued so far has committed (or failed), sending it now rather than later. */

@@ -51,20 +51,34 @@ describe('QueueWorker (fake timers, real outbox)', () => {
     vi.useRealTimers();
   });
 
+  let refuse: (batch: number, error: string) => void = () => undefined;
   const rows = () =>
     t.db.prepare<[], { attempts: number; state: string; nextAttemptAt: number }>('SELECT attempts, state, next_attempt_at AS nextAttemptAt FROM deliveries ORDER BY id').all();
 
-  /** Appends the idTags as Authorize events and starts a worker whose sender answers as `script` says. */
-  function run(idTags: string[], maxRetries: number, script: Script): { sent: string[]; attemptsSeenBySender: number[]; dead: number; signedAhead: number } {
+  const append = (idTag: string) =>
+    appendEvent(t.db, { eventType: 'Authorize', siteId: 's1', payload: { stationId: 'CP001', idTag, status: 'Accepted' } }, ['w1'], new Date());
+
+  /**
+   * Appends the idTags as Authorize events and starts a worker whose sender answers as `script` says. The daemon's
+   * side applies each batch in one transaction, then acknowledges it; while `held.on`, a batch with a delivered
+   * mark waits in `held.batches` instead, neither applied nor answered (a daemon slow to commit it).
+   */
+  function run(
+    idTags: string[],
+    maxRetries: number,
+    script: Script,
+    held: { on: boolean; batches: number[] } = { on: false, batches: [] },
+  ): { sent: string[]; attemptsSeenBySender: number[]; dead: number; signedAhead: number } {
     const config = configWith(maxRetries);
-    for (const idTag of idTags) appendEvent(t.db, { eventType: 'Authorize', siteId: 's1', payload: { stationId: 'CP001', idTag, status: 'Accepted' } }, ['w1'], new Date());
+    idTags.forEach(append);
     const deliveries = new DeliveryStore(t.db);
     const stats = new ExecutorStatsStore(t.db);
-    // The daemon's side of the batch, in process: applied in one transaction, then acknowledged.
     const writes: WriteBatch = new WriteBatch((batch, list) => {
+      if (held.on && list.some((w) => w.op === 'delivered')) return void held.batches.push(batch);
       const results = t.db.transaction(() => applyDeliveryWrites(deliveries, stats, list))();
       queueMicrotask(() => writes.settle(batch, { results }));
     });
+    refuse = (batch, error) => writes.settle(batch, { error });
     const log = { sent: [] as string[], attemptsSeenBySender: [] as number[], dead: 0, signedAhead: 0 };
     worker = new QueueWorker({
       queue,
@@ -116,6 +130,34 @@ describe('QueueWorker (fake timers, real outbox)', () => {
       expect.objectContaining({ state: 'delivered', attempts: 1 }),
       expect.objectContaining({ state: 'delivered', attempts: 1 }),
     ]);
+  });
+
+  it('sends the events behind a delivered one while its mark is still being committed, never that one twice; sends it again if the mark is refused', async () => {
+    const held = { on: false, batches: [] as number[] };
+    const log = run(
+      ['E1'],
+      5,
+      () => {
+        held.on = true;
+        return { delivered: true, status: 204 };
+      },
+      held,
+    );
+    await advance(0);
+    expect(log.sent).toEqual(['E1']);
+    expect(held.batches).toHaveLength(1);
+    append('E2');
+    worker!.wake();
+    await advance(0);
+    // E1 still reads as pending in the outbox: its delivered mark has not committed.
+    expect(rows().map((r) => r.state)).toEqual(['pending', 'pending']);
+    expect(log.sent).toEqual(['E1', 'E2']);
+    refuse(held.batches.shift()!, 'database or disk is full');
+    // Back in the queue as its claim left it: due one retry interval after that attempt.
+    await advance(RETRY_MS - 1);
+    expect(log.sent).toEqual(['E1', 'E2']);
+    await advance(1);
+    expect(log.sent).toEqual(['E1', 'E2', 'E1']);
   });
 
   it('moves the head to the dead letters after maxRetries + 1 attempts, and the next event goes', async () => {
