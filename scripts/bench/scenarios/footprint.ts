@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { benchSite } from '../chargegate.js';
+import { benchSite, installedNodeArgs } from '../chargegate.js';
 import { median, nowMs, processStats, sleep } from '../measure.js';
 import { freePort } from '../processes.js';
 import type { Scenario, ScenarioContext } from '../scenario.js';
@@ -75,10 +75,10 @@ const STARTUP_DEPENDENCIES = Object.keys(
   (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { dependencies: Record<string, string> }).dependencies,
 ).filter((name) => !LAZY_DEPENDENCIES.has(name));
 
-/** Spawn to "imports done" and idle RSS of a Node.js process that imports the startup dependencies and does nothing else. */
+/** Spawn to "imports done" and idle RSS of a Node.js process (the unit's Node.js options) that imports the startup dependencies and does nothing else. */
 async function dependenciesAlone(ctx: ScenarioContext, idleS: number): Promise<{ startupMs: number; idleRssMB: number }> {
   const code = `await Promise.all(${JSON.stringify(STARTUP_DEPENDENCIES)}.map((name) => import(name))); process.stdout.write('ready\\n'); setInterval(() => {}, 60_000);`;
-  return idleProcess(ctx, ['--input-type=module', '-e', code], idleS);
+  return idleProcess(ctx, [...installedNodeArgs(), '--input-type=module', '-e', code], idleS);
 }
 
 /** Spawn to first output line and idle RSS of `node -e` doing nothing. */
