@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigError, parseConfig } from '../../src/config/index.js';
 import { runCli } from '../support/cli.js';
-import { tempSite, type TempSite } from '../support/temp-site.js';
+import { tempSiteForTest } from '../support/for-test.js';
 
 function problems(meters: string, stations = ''): string[] {
   try {
@@ -17,9 +17,6 @@ function problems(meters: string, stations = ''): string[] {
 const meter = (id: string, connection: string, extra = '') => `      - { id: ${id}, chargePointId: cp-${id}, connectorId: 1, model: sdm630, connection: ${connection}${extra} }\n`;
 
 describe('meter config', () => {
-  let site: TempSite | undefined;
-  afterEach(() => site?.cleanup());
-
   it('gives serial meters the RTU pacing and TCP meters none by default', () => {
     const config = parseConfig(`sites:\n  - id: s1\n    meters:\n${meter('a', '{ type: rtu, device: /dev/ttyUSB0 }')}${meter('b', '{ type: tcp, host: 10.0.0.5 }')}`);
     const [a, b] = config.sites[0]!.meters;
@@ -68,7 +65,7 @@ describe('meter config', () => {
   });
 
   it('check-config exits 2 naming the key path', async () => {
-    site = tempSite();
+    const site = tempSiteForTest();
     writeFileSync(
       site.configPath,
       `dataDir: ${site.dataDir}\nsites:\n  - id: s1\n    meters:\n${meter('a', '{ type: rtu, device: /dev/ttyUSB0 }')}${meter('b', '{ type: rtu, device: /dev/ttyUSB0 }')}`,

@@ -2,21 +2,15 @@ import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { eventually } from '../support/daemon.js';
 import { MAIN, ROOT } from '../support/cli.js';
-import { tempSite, type TempSite } from '../support/temp-site.js';
+import { tempSiteForTest } from '../support/for-test.js';
 
 describe('log lines: journald priorities under systemd, human-readable on a terminal', () => {
-  const sites: TempSite[] = [];
-  afterEach(() => {
-    for (const s of sites.splice(0)) s.cleanup();
-  });
-
   it('with stdout on the journal (JOURNAL_STREAM names it), each JSON line starts with its syslog priority', async () => {
-    const t = tempSite({ log: { level: 'info' }, ocpp: { host: '127.0.0.1', port: 0, path: '/ocpp', securityProfile: 0 } });
-    sites.push(t);
+    const t = tempSiteForTest({ log: { level: 'info' }, ocpp: { host: '127.0.0.1', port: 0, path: '/ocpp', securityProfile: 0 } });
     const file = path.join(t.dir, 'journal.log');
     const fd = openSync(file, 'w');
     const { dev, ino } = fstatSync(fd);
@@ -44,8 +38,7 @@ describe('log lines: journald priorities under systemd, human-readable on a term
   });
 
   it('on a terminal the lines are human-readable, not JSON', () => {
-    const t = tempSite({ log: { level: 'info' } });
-    sites.push(t);
+    const t = tempSiteForTest({ log: { level: 'info' } });
     // script(1) gives the daemon a pseudo-terminal as stdout; the daemon is stopped by timeout once ready.
     const command = `timeout -s TERM 8 ${process.execPath} --import tsx ${MAIN} run --config ${t.configPath}`;
     const result = spawnSync('script', ['-qec', command, '/dev/null'], { cwd: ROOT, encoding: 'utf8', timeout: 30_000 });

@@ -1,9 +1,8 @@
-import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { runCli, spawnDaemon } from '../support/cli.js';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../support/cli.js';
 import { PROCESS_TEST_TIMEOUT_MS } from '../support/daemon.js';
-import { tempSite, type TempSite } from '../support/temp-site.js';
+import { spawnDaemonForTest, tempSiteForTest } from '../support/for-test.js';
 
 function httpPortOf(logs: string[]): number {
   return (JSON.parse(logs.find((l) => l.includes('"chargegate ready"'))!) as { httpPort: number }).httpPort;
@@ -11,19 +10,11 @@ function httpPortOf(logs: string[]): number {
 
 /** Contract section 7: one daemon per data directory. */
 describe('a second chargegate run on the same data directory', () => {
-  const children: ChildProcess[] = [];
-  let temp: TempSite;
-  afterEach(() => {
-    for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL');
-    temp.cleanup();
-  });
-
   it(
     'exits 1 with one line naming the directory and the running process; the first keeps serving',
     async () => {
-      temp = tempSite({ log: { level: 'info' } });
-      const first = await spawnDaemon(temp.configPath);
-      children.push(first.child);
+      const temp = tempSiteForTest({ log: { level: 'info' } });
+      const first = await spawnDaemonForTest(temp.configPath);
 
       const second = await runCli(['run', '--config', temp.configPath]);
       expect(second.code).toBe(1);
@@ -42,14 +33,13 @@ describe('a second chargegate run on the same data directory', () => {
   it(
     'starts once the holder is gone, also after kill -9 (the OS releases the lock)',
     async () => {
-      temp = tempSite({ log: { level: 'info' } });
-      const first = await spawnDaemon(temp.configPath);
+      const temp = tempSiteForTest({ log: { level: 'info' } });
+      const first = await spawnDaemonForTest(temp.configPath);
       const killed = new Promise((resolve) => first.child.once('exit', resolve));
       first.child.kill('SIGKILL');
       await killed;
 
-      const next = await spawnDaemon(temp.configPath, { readyTimeoutMs: 60_000 });
-      children.push(next.child);
+      const next = await spawnDaemonForTest(temp.configPath, { readyTimeoutMs: 60_000 });
       expect((await fetch(`http://127.0.0.1:${httpPortOf(next.logs)}/health`)).status).toBe(200);
     },
     PROCESS_TEST_TIMEOUT_MS,

@@ -1,24 +1,15 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:net';
+import { createServer } from 'node:net';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { DATABASE_FILE, openDatabase } from '../../src/store/index.js';
 import { runCli } from '../support/cli.js';
-import { tempSite, type TempSite } from '../support/temp-site.js';
+import { tempSiteForTest } from '../support/for-test.js';
+import type { TempSite } from '../support/temp-site.js';
 
 /** contract section 7: every failure at start is one line naming the path or port and what to do, exit 1. */
 describe('chargegate run: failures at start are one clear line', () => {
-  const sites: TempSite[] = [];
-  const servers: Server[] = [];
-  afterEach(() => {
-    for (const s of sites.splice(0)) s.cleanup();
-    for (const s of servers.splice(0)) s.close();
-  });
-  const site = (overrides: Record<string, unknown> = {}): TempSite => {
-    const t = tempSite(overrides);
-    sites.push(t);
-    return t;
-  };
+  const site = tempSiteForTest;
   const run = (t: TempSite, env: NodeJS.ProcessEnv = {}) => runCli(['run', '--config', t.configPath], { env });
   const expectOneLine = (result: { code: number; stderr: string }, pattern: RegExp) => {
     expect(result.code).toBe(1);
@@ -30,7 +21,7 @@ describe('chargegate run: failures at start are one clear line', () => {
 
   it('a port in use names the port and asks whether chargegate already runs', async () => {
     const busy = createServer();
-    servers.push(busy);
+    onTestFinished(() => void busy.close());
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
     const port = (busy.address() as { port: number }).port;
     expectOneLine(
