@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startApiDaemon, type ApiDaemon } from '../http/api-harness.js';
 import { eventually, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { StationV201 } from '../support/station-v201.js';
-import { startReceiver } from '../support/receiver.js';
+import { receiverForTest } from '../support/for-test.js';
 import { expectSignedWebhook, jwksSigningKey } from '../webhooks/harness.js';
 
 /** A 1.6 station CP001 and a 2.0.1 station EV201 (EVSEs 1 and 2) on one site. */
@@ -20,10 +20,8 @@ const MIXED = [
 describe('OCPP 2.0.1 stations (contract section 9)', () => {
   let t: TestDaemon | ApiDaemon | undefined;
   const stations: StationV201[] = [];
-  const closers: Array<() => Promise<unknown>> = [];
   afterEach(async () => {
     await Promise.all(stations.splice(0).map((s) => s.close()));
-    await Promise.all(closers.splice(0).map((close) => close()));
     await t?.stop();
     t = undefined;
   });
@@ -154,8 +152,7 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
   });
 
   it('a 1.6 and a 2.0.1 station on one site: the partner receives the same four event types, signed, with the same envelope and payload keys', async () => {
-    const partner = await startReceiver();
-    closers.push(() => partner.close());
+    const partner = await receiverForTest();
     t = await startTestDaemon({ ...siteWith([{ id: 'partner', url: partner.url() }], MIXED), webhookDelivery: { retryIntervalS: 0.2 } });
     const modern = await connect(t.url);
     await modern.boot();

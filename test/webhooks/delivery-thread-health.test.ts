@@ -1,29 +1,24 @@
 import type { Worker } from 'node:worker_threads';
 import { Registry } from 'prom-client';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { openKeystore } from '../../src/keystore/index.js';
 import { createLogger, lineWriter } from '../../src/log/index.js';
 import { appendEvent } from '../../src/outbox/index.js';
 import { GroupCommit, openDatabase } from '../../src/store/index.js';
 import { threadLevel, WebhookDelivery } from '../../src/webhooks/webhook-delivery.js';
-import { startReceiver, type Receiver } from '../support/receiver.js';
-import { tempSite, type TempSite } from '../support/temp-site.js';
+import { receiverForTest, tempSiteForTest } from '../support/for-test.js';
+import type { Receiver } from '../support/receiver.js';
+import type { TempSite } from '../support/temp-site.js';
 import { eventually, webhookConfig } from './harness.js';
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
 async function deliveryTo(receiver: Receiver): Promise<{ delivery: WebhookDelivery; append: (idTag: string) => void; temp: TempSite }> {
-  const temp = tempSite(webhookConfig([{ id: 'partner-a', url: receiver.url(), events: ['Authorize'] }]));
-  cleanups.push(() => temp.cleanup());
+  const temp = tempSiteForTest(webhookConfig([{ id: 'partner-a', url: receiver.url(), events: ['Authorize'] }]));
   const config = loadConfig(temp.configPath);
   const logger = createLogger('fatal');
   const db = openDatabase(config.dataDir);
   const group = new GroupCommit(db);
-  cleanups.push(() => void db.close());
+  onTestFinished(() => void db.close());
   const keystore = await openKeystore(config, { logger });
   const delivery = new WebhookDelivery({
     dataDir: config.dataDir,
@@ -36,7 +31,7 @@ async function deliveryTo(receiver: Receiver): Promise<{ delivery: WebhookDelive
     metrics: new Registry(),
   });
   delivery.start();
-  cleanups.push(() => delivery.stop(0));
+  onTestFinished(() => delivery.stop(0));
   await delivery.ready();
   const append = (idTag: string): void => {
     group.write(() => appendEvent(db, { eventType: 'Authorize', siteId: 's1', payload: { stationId: 'CP001', idTag, status: 'Accepted' } }, ['partner-a'], new Date()));
@@ -52,8 +47,7 @@ function killThread(delivery: WebhookDelivery): Promise<number> {
 
 describe('delivery thread health', () => {
   it('is critical while the thread is down, warns after it restarted, and the events left waiting are delivered', async () => {
-    const receiver = await startReceiver();
-    cleanups.push(() => receiver.close());
+    const receiver = await receiverForTest();
     const { delivery, append } = await deliveryTo(receiver);
     const report = () => delivery.healthSource().report();
     expect(report()).toMatchObject({ status: 'ok', deliveryThread: 'running', threadRestarts: 0 });
