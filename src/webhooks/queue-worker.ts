@@ -157,7 +157,7 @@ export class QueueWorker {
     );
     if (this.lastDequeued !== delivery.id) {
       this.lastDequeued = delivery.id;
-      this.deps.writes.queue({ op: 'dequeued', queue: this.deps.queue, at: now });
+      void this.deps.writes.queue({ op: 'dequeued', queue: this.deps.queue, at: now });
     }
 
     const outcome = await this.deps.sender.send(webhook, delivery, {
@@ -168,7 +168,7 @@ export class QueueWorker {
     });
     const done = this.deps.now();
     this.deps.observer.attempt(this.deps.queue, outcome);
-    this.deps.writes.queue({
+    void this.deps.writes.queue({
       op: 'requested',
       queue: this.deps.queue,
       record: {
@@ -198,7 +198,7 @@ export class QueueWorker {
     }
     const waitMs = retryWaitMs(config.webhookDelivery, delivery.attempts);
     delivery.nextAttemptAt = outcome.interrupted ? done : done + waitMs;
-    this.deps.writes.queue({ op: 'failed', id: delivery.id, status: outcome.status, error, nextAttemptAt: delivery.nextAttemptAt, at: done });
+    void this.deps.writes.queue({ op: 'failed', id: delivery.id, status: outcome.status, error, nextAttemptAt: delivery.nextAttemptAt, at: done });
     if (!outcome.interrupted) this.deps.logger.warn({ ...context, status: outcome.status ?? null, error, retryInS: waitMs / 1000 }, 'webhook attempt failed; will retry');
     return false;
   }

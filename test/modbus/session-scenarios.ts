@@ -219,56 +219,60 @@ export function sessionScenarios(factory: SimulatorFactory): void {
 
     // Not registered at all where it adds nothing (see killMidSession): a skipped test would read as a missing tool.
     const itKillMidSession = factory.killMidSession === false ? () => undefined : it;
-    itKillMidSession('a daemon killed mid-session neither starts a second session nor loses the stop', async () => {
-      const site: TempSite = tempSite();
-      cleanups.push(() => site.cleanup());
-      const sim = await factory.start(site.dir, [1]);
-      cleanups.push(() => sim.close());
-      site.write({
-        log: { level: 'info' },
-        sites: [{ id: 's1', meters: [meterConfig(1, sim.connection)], webhooks: [{ id: 'partner', url: 'http://127.0.0.1:9/webhook/events' }] }],
-      });
-      const run = async () => {
-        const { child, logs } = await spawnDaemon(site.configPath);
-        cleanups.push(() => void child.kill('SIGKILL'));
-        onTestFailed(() => console.log(logs.filter((l) => /"level":[4-6]0/.test(l)).join('\n')));
-        const ready = JSON.parse(logs.find((l) => l.includes('"chargegate ready"'))!) as { httpPort: number };
-        return { child, httpPort: ready.httpPort };
-      };
-      const db = openDatabase(site.dataDir);
-      cleanups.push(() => void db.close());
-      const p: Profile = { meter: sim.meter, unitId: 1, meterId: 'm1', db, httpPort: 0 };
+    itKillMidSession(
+      'a daemon killed mid-session neither starts a second session nor loses the stop',
+      async () => {
+        const site: TempSite = tempSite();
+        cleanups.push(() => site.cleanup());
+        const sim = await factory.start(site.dir, [1]);
+        cleanups.push(() => sim.close());
+        site.write({
+          log: { level: 'info' },
+          sites: [{ id: 's1', meters: [meterConfig(1, sim.connection)], webhooks: [{ id: 'partner', url: 'http://127.0.0.1:9/webhook/events' }] }],
+        });
+        const run = async () => {
+          const { child, logs } = await spawnDaemon(site.configPath);
+          cleanups.push(() => void child.kill('SIGKILL'));
+          onTestFailed(() => console.log(logs.filter((l) => /"level":[4-6]0/.test(l)).join('\n')));
+          const ready = JSON.parse(logs.find((l) => l.includes('"chargegate ready"'))!) as { httpPort: number };
+          return { child, httpPort: ready.httpPort };
+        };
+        const db = openDatabase(site.dataDir);
+        cleanups.push(() => void db.close());
+        const p: Profile = { meter: sim.meter, unitId: 1, meterId: 'm1', db, httpPort: 0 };
 
-      const stored = () => db.prepare('SELECT phase, phase_since FROM meter_detectors WHERE meter_id = ?').get('m1') as { phase: string; phase_since: string | null } | undefined;
-      // Readings live in the daemon's memory (an idle meter writes nothing): the running daemon's /health tells them.
-      const live = (daemon: { httpPort: number }) => meterHealth(daemon.httpPort, 'm1');
-      const killAndRestart = async (daemon: Awaited<ReturnType<typeof run>>) => {
-        daemon.child.kill('SIGKILL');
-        await new Promise((resolve) => daemon.child.once('exit', resolve));
-        const restarted = await run();
-        // Readings taken by the restarted daemon while the current kept flowing.
-        await eventually(async () => ((await live(restarted))?.readings ?? 0) >= 3, 20_000, 'readings of the restarted daemon');
-        return restarted;
-      };
+        const stored = () => db.prepare('SELECT phase, phase_since FROM meter_detectors WHERE meter_id = ?').get('m1') as { phase: string; phase_since: string | null } | undefined;
+        // Readings live in the daemon's memory (an idle meter writes nothing): the running daemon's /health tells them.
+        const live = (daemon: { httpPort: number }) => meterHealth(daemon.httpPort, 'm1');
+        const killAndRestart = async (daemon: Awaited<ReturnType<typeof run>>) => {
+          daemon.child.kill('SIGKILL');
+          await new Promise((resolve) => daemon.child.once('exit', resolve));
+          const restarted = await run();
+          // Readings taken by the restarted daemon while the current kept flowing.
+          await eventually(async () => ((await live(restarted))?.readings ?? 0) >= 3, 20_000, 'readings of the restarted daemon');
+          return restarted;
+        };
 
-      let daemon = await run();
-      const started = await startSession(p, 500);
-      await p.meter.set(1, { energyKWh: 500.875 });
-      await eventually(async () => (await live(daemon))?.lastReading?.energyKWh === 500.875, 20_000, 'a reading of 500.875 kWh');
+        let daemon = await run();
+        const started = await startSession(p, 500);
+        await p.meter.set(1, { energyKWh: 500.875 });
+        await eventually(async () => (await live(daemon))?.lastReading?.energyKWh === 500.875, 20_000, 'a reading of 500.875 kWh');
 
-      // Killed while charging: the session goes on, no second StartTransaction.
-      daemon = await killAndRestart(daemon);
-      expect((await live(daemon))?.session).toEqual({ phase: 'charging', transactionId: started.payload.transactionId });
-      expect(meterEvents(db, 'm1', 'StartTransaction')).toHaveLength(1);
+        // Killed while charging: the session goes on, no second StartTransaction.
+        daemon = await killAndRestart(daemon);
+        expect((await live(daemon))?.session).toEqual({ phase: 'charging', transactionId: started.payload.transactionId });
+        expect(meterEvents(db, 'm1', 'StartTransaction')).toHaveLength(1);
 
-      // Killed while waiting out stopDelayS: the stop still comes, dated from the first quiet reading.
-      await p.meter.set(1, IDLE);
-      const quietSince = await eventually(() => (stored()?.phase === 'stopping' ? stored()?.phase_since : undefined), 20_000, 'the stopping phase');
-      daemon = await killAndRestart(daemon);
-      await waitForEvent(db, 'm1', 'StopTransaction');
-      expectOneSession(p, 500, 500.875, ['Available/NoError', 'Charging/NoError', 'Available/NoError']);
-      expect(db.prepare('SELECT stopped_at FROM transactions WHERE id = ?').pluck().get(started.payload.transactionId)).toBe(quietSince);
-      expect(deliveriesOf(db, 'm1')).toHaveLength(meterEvents(db, 'm1').length);
-    }, 120_000);
+        // Killed while waiting out stopDelayS: the stop still comes, dated from the first quiet reading.
+        await p.meter.set(1, IDLE);
+        const quietSince = await eventually(() => (stored()?.phase === 'stopping' ? stored()?.phase_since : undefined), 20_000, 'the stopping phase');
+        daemon = await killAndRestart(daemon);
+        await waitForEvent(db, 'm1', 'StopTransaction');
+        expectOneSession(p, 500, 500.875, ['Available/NoError', 'Charging/NoError', 'Available/NoError']);
+        expect(db.prepare('SELECT stopped_at FROM transactions WHERE id = ?').pluck().get(started.payload.transactionId)).toBe(quietSince);
+        expect(deliveriesOf(db, 'm1')).toHaveLength(meterEvents(db, 'm1').length);
+      },
+      120_000,
+    );
   });
 }

@@ -55,8 +55,7 @@ describe('QueueWorker (fake timers, real outbox)', () => {
   const rows = () =>
     t.db.prepare<[], { attempts: number; state: string; nextAttemptAt: number }>('SELECT attempts, state, next_attempt_at AS nextAttemptAt FROM deliveries ORDER BY id').all();
 
-  const append = (idTag: string) =>
-    appendEvent(t.db, { eventType: 'Authorize', siteId: 's1', payload: { stationId: 'CP001', idTag, status: 'Accepted' } }, ['w1'], new Date());
+  const append = (idTag: string) => appendEvent(t.db, { eventType: 'Authorize', siteId: 's1', payload: { stationId: 'CP001', idTag, status: 'Accepted' } }, ['w1'], new Date());
 
   /**
    * Appends the idTags as Authorize events and starts a worker whose sender answers as `script` says. The daemon's

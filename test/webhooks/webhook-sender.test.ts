@@ -7,7 +7,13 @@ import { verifyDocumentedSignature } from '../support/webhook-verifier.js';
 
 const pairs = [generateKeyPairSync('rsa', { modulusLength: 2048 }), generateKeyPairSync('rsa', { modulusLength: 2048 })];
 const keys = pairs.map((pair, i) => ({ id: `webhook-key-${i}`, privateKey: pair.privateKey }));
-const event = { eventId: '0193a1f0-0000-7000-8000-000000000001', eventType: 'Authorize' as const, siteId: 's1', payloadJson: '{"idTag":"T1"}', occurredAt: '2026-11-25T09:00:00.000Z' };
+const event = {
+  eventId: '0193a1f0-0000-7000-8000-000000000001',
+  eventType: 'Authorize' as const,
+  siteId: 's1',
+  payloadJson: '{"idTag":"T1"}',
+  occurredAt: '2026-11-25T09:00:00.000Z',
+};
 const options = { timeZone: 'Europe/Brussels', timeoutMs: 5000 };
 
 /** A sender signing ahead of its turn (what a busy queue does) against a real receiver, on a clock the test moves. */

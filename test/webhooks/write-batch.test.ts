@@ -35,14 +35,14 @@ describe('WriteBatch (fake timers)', () => {
 
   it('outcomes nobody waits for linger for company, up to lingerMs; a run() or flushed() sends them sooner', async () => {
     make(20);
-    batches.queue(reported(1));
+    void batches.queue(reported(1));
     await turns();
     await vi.advanceTimersByTimeAsync(19);
     expect(sent).toEqual([]);
     await vi.advanceTimersByTimeAsync(1);
     expect(sent.map((s) => s.writes)).toEqual([[reported(1)]]);
 
-    batches.queue(reported(2));
+    void batches.queue(reported(2));
     const flushed = batches.flushed();
     await turns();
     expect(sent.map((s) => s.writes)).toEqual([[reported(1)], [reported(2)]]);

@@ -37,7 +37,11 @@ export const steadyLatency: Scenario = {
       const { starts } = await chain.call('steady', { startAtMs, durationMs, eventsPerS: s.eventsPerS });
       await chain.call('close', undefined);
       await chain.stop();
-      return arrivalLatencies(ctx, receiver, starts.filter((start) => start.sentAtMs >= startAtMs + s.warmupS * 1000));
+      return arrivalLatencies(
+        ctx,
+        receiver,
+        starts.filter((start) => start.sentAtMs >= startAtMs + s.warmupS * 1000),
+      );
     });
     await receiver.call('reset', undefined);
 
@@ -56,7 +60,11 @@ export const steadyLatency: Scenario = {
           const startAtMs = nowMs() + 300;
           const [load] = await fleet.all((g) => g.call('steady', { startAtMs, durationMs, eventsPerS: s.eventsPerS }));
           await fleet.stop();
-          const values = await arrivalLatencies(ctx, receiver, load!.starts.filter((start) => start.sentAtMs >= startAtMs + s.warmupS * 1000));
+          const values = await arrivalLatencies(
+            ctx,
+            receiver,
+            load!.starts.filter((start) => start.sentAtMs >= startAtMs + s.warmupS * 1000),
+          );
           return { values, note: failureNote([load!]) };
         },
         site,
