@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { busSettingsOf, METER_MODELS, ModbusBus } from '../../src/modbus/index.js';
 import { runCli, runCliJson } from '../support/cli.js';
 import { externalTool, MeterSimulator, openPtyPair } from '../support/meter-simulator.js';
 import { DEBIAN_PYTHON, PymodbusMeter } from '../support/pymodbus-meter.js';
-import { tempSite } from '../support/temp-site.js';
+import { tempSiteForTest } from '../support/for-test.js';
 import { FAST_BUS, meterConfig, type ConnectionConfig } from './harness.js';
 
 interface ReadJson {
@@ -37,17 +37,10 @@ function mbpoll(where: string[], address: number, count: number): Promise<Map<nu
 }
 
 describe('chargegate meter read / status', () => {
-  const cleanups: Array<() => Promise<unknown> | void> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
-
   const withMeter = (connection: ConnectionConfig, extra: Record<string, unknown> = {}) => ({ sites: [{ id: 's1', meters: [meterConfig(1, connection, extra)], webhooks: [] }] });
 
   function siteWith(connection: ConnectionConfig, extra: Record<string, unknown> = {}) {
-    const site = tempSite(withMeter(connection, extra));
-    cleanups.push(() => site.cleanup());
-    return site;
+    return tempSiteForTest(withMeter(connection, extra));
   }
 
   async function expectSameAsMbpoll(configPath: string, where: string[]): Promise<void> {
@@ -67,7 +60,7 @@ describe('chargegate meter read / status', () => {
     "reads the same values as mbpoll from Debian's pymodbus over Modbus TCP",
     async () => {
       const meter = await PymodbusMeter.start({ tcp: '127.0.0.1:0' });
-      cleanups.push(() => meter.close());
+      onTestFinished(() => meter.close());
       await meter.set(1, VALUES);
       const site = siteWith({ type: 'tcp', host: '127.0.0.1', port: meter.port });
       await expectSameAsMbpoll(site.configPath, ['-m', 'tcp', '-p', String(meter.port), '127.0.0.1']);
@@ -79,12 +72,11 @@ describe('chargegate meter read / status', () => {
     "reads the same values as mbpoll from Debian's pymodbus over Modbus RTU, and not while another process holds the device",
     async () => {
       // The pseudo-terminals live in the site's temp dir, so the config can only be written once they exist.
-      const site = tempSite();
-      cleanups.push(() => site.cleanup());
+      const site = tempSiteForTest();
       const pty = await openPtyPair(site.dir);
-      cleanups.push(() => pty.close());
+      onTestFinished(() => pty.close());
       const meter = await PymodbusMeter.start({ rtu: pty.meterSide, baudRate: 19200 });
-      cleanups.push(() => meter.close());
+      onTestFinished(() => meter.close());
       await meter.set(1, VALUES);
       site.write(withMeter({ type: 'rtu', device: pty.controllerSide, baudRate: 19200 }));
       await expectSameAsMbpoll(site.configPath, ['-m', 'rtu', '-b', '19200', '-P', 'none', pty.controllerSide]);
@@ -92,7 +84,7 @@ describe('chargegate meter read / status', () => {
       // While another process (here: this one, as the daemon would) holds the serial device, a reading by hand is refused.
       const config = loadConfig(site.configPath);
       const holder = new ModbusBus([...busSettingsOf(config.sites[0]!.meters.map((m) => m.connection)).values()][0]!, createLogger('silent'));
-      cleanups.push(() => holder.close());
+      onTestFinished(() => holder.close());
       await holder.read(1, { functionCode: 4, address: 0x48, count: 2 }, 2000);
       const locked = await runCli(['meter', 'read', 'm1', '--config', site.configPath]);
       expect(locked.code).toBe(1);
@@ -103,7 +95,7 @@ describe('chargegate meter read / status', () => {
 
   it("prints a Carlo Gavazzi EM340's values for the installer, read in one request", async () => {
     const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.em340 } });
-    cleanups.push(() => sim.close());
+    onTestFinished(() => sim.close());
     await sim.set(1, { energyKWh: 5678.9, currentA: [31.5, 30, 29.875], powerW: 20_480.3 });
     const site = siteWith({ type: 'tcp', host: '127.0.0.1', port: sim.port }, { model: 'em340' });
     const { code, stdout } = await runCli(['meter', 'read', 'm1', '--config', site.configPath]);
@@ -121,12 +113,11 @@ describe('chargegate meter read / status', () => {
 
   it('exits 1 with the reason on a bad reading or a silent meter, and for an unknown meter (not found)', async () => {
     const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630, 2: METER_MODELS.sdm630 } });
-    cleanups.push(() => sim.close());
+    onTestFinished(() => sim.close());
     await sim.setRegisters(1, 4, 0x48, [0x7fc0, 0x0000]);
     await sim.setOnline(2, false);
     const tcp = { type: 'tcp', host: '127.0.0.1', port: sim.port } as const;
-    const site = tempSite({ sites: [{ id: 's1', meters: [meterConfig(1, tcp), meterConfig(2, tcp)], webhooks: [] }] });
-    cleanups.push(() => site.cleanup());
+    const site = tempSiteForTest({ sites: [{ id: 's1', meters: [meterConfig(1, tcp), meterConfig(2, tcp)], webhooks: [] }] });
 
     const nan = await runCliJson<ReadJson>(['meter', 'read', 'm1', '--config', site.configPath]);
     expect(nan.code).toBe(1);

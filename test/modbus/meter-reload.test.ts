@@ -1,24 +1,18 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { loadHealth, METER_MODELS, type MetersReport } from '../../src/modbus/index.js';
-import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { daemonForTest, type TestDaemon } from '../support/daemon.js';
 import { runCliJson } from '../support/cli.js';
 import { MeterSimulator } from '../support/meter-simulator.js';
 import { eventually, meterConfig, meterEvents, meterHealth, statusTrail, waitForEvent, waitForStatus } from './harness.js';
 
 describe('meters in the running daemon', () => {
-  const cleanups: Array<() => Promise<unknown> | void> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
-
   it('reload adds, changes and removes meters without a restart; a removed meter closes its session with reason Other', async () => {
     const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630, 2: METER_MODELS.sdm630, 3: METER_MODELS.sdm630 } });
-    cleanups.push(() => sim.close());
+    onTestFinished(() => sim.close());
     const tcp = { type: 'tcp', host: '127.0.0.1', port: sim.port } as const;
     for (const unit of [1, 2, 3]) await sim.set(unit, { energyKWh: 10 * unit, currentA: [0, 0, 0], powerW: 0 });
     const sites = (meters: Array<Record<string, unknown>>) => ({ sites: [{ id: 's1', meters, webhooks: [{ id: 'partner', url: 'http://127.0.0.1:9/webhook/events' }] }] });
-    const t: TestDaemon = await startTestDaemon(sites([meterConfig(1, tcp), meterConfig(3, tcp)]));
-    cleanups.push(() => t.stop());
+    const t: TestDaemon = await daemonForTest(sites([meterConfig(1, tcp), meterConfig(3, tcp)]));
     const { db } = t;
     const port = t.daemon.httpPort;
 
@@ -111,9 +105,8 @@ describe('meters in the running daemon', () => {
 
   it('believes a meter that answered zeros at power-up once its real energy repeats', async () => {
     const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630 } });
-    cleanups.push(() => sim.close());
-    const t: TestDaemon = await startTestDaemon({ sites: [{ id: 's1', meters: [meterConfig(1, { type: 'tcp', host: '127.0.0.1', port: sim.port })], webhooks: [] }] });
-    cleanups.push(() => t.stop());
+    onTestFinished(() => sim.close());
+    const t: TestDaemon = await daemonForTest({ sites: [{ id: 's1', meters: [meterConfig(1, { type: 'tcp', host: '127.0.0.1', port: sim.port })], webhooks: [] }] });
     await waitForStatus(t.db, 'm1', 'Available');
     expect((await meterHealth(t.daemon.httpPort, 'm1'))?.lastReading?.energyKWh).toBe(0);
 
