@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { afterEach, describe, expect, it, onTestFailed } from 'vitest';
+import { describe, expect, it, onTestFailed, onTestFinished } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/index.js';
 import { startTestDaemon, type EventRow, type TestDaemon } from '../support/daemon.js';
 import { spawnDaemon } from '../support/cli.js';
@@ -179,24 +179,19 @@ const PROFILES: Array<{ run: (p: Profile) => Promise<void>; startKWh: number; co
  */
 export function sessionScenarios(factory: SimulatorFactory): void {
   describe.skipIf(!factory.available)(`sessions detected through ${factory.name}`, () => {
-    const cleanups: Array<() => Promise<void> | void> = [];
-    afterEach(async () => {
-      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-    });
-
     it('four meters sharing one bus: a normal session, a session with a pause, a meter that drops off and returns, garbage registers', async () => {
       // A dir for the simulator's pseudo-terminals; the daemon gets its own temp site.
       const scratch = tempSite();
-      cleanups.push(() => scratch.cleanup());
+      onTestFinished(() => scratch.cleanup());
       const units = PROFILES.map((_, i) => i + 1);
       const sim = await factory.start(scratch.dir, units);
-      cleanups.push(() => sim.close());
+      onTestFinished(() => sim.close());
       for (const [i, profile] of PROFILES.entries()) await sim.meter.set(i + 1, { energyKWh: profile.startKWh, ...IDLE });
       const receiver: Receiver = await startReceiver();
-      cleanups.push(() => receiver.close());
+      onTestFinished(() => receiver.close());
       const meters = PROFILES.map((profile, i) => meterConfig(i + 1, sim.connection, profile.config));
       const daemon: TestDaemon = await startTestDaemon({ sites: [{ id: 's1', meters, webhooks: [{ id: 'partner', url: receiver.url('/webhook/events') }] }] });
-      cleanups.push(() => daemon.stop());
+      onTestFinished(() => daemon.stop());
       onTestFailed(() =>
         console.log(
           daemon.logs
@@ -223,22 +218,22 @@ export function sessionScenarios(factory: SimulatorFactory): void {
       'a daemon killed mid-session neither starts a second session nor loses the stop',
       async () => {
         const site: TempSite = tempSite();
-        cleanups.push(() => site.cleanup());
+        onTestFinished(() => site.cleanup());
         const sim = await factory.start(site.dir, [1]);
-        cleanups.push(() => sim.close());
+        onTestFinished(() => sim.close());
         site.write({
           log: { level: 'info' },
           sites: [{ id: 's1', meters: [meterConfig(1, sim.connection)], webhooks: [{ id: 'partner', url: 'http://127.0.0.1:9/webhook/events' }] }],
         });
         const run = async () => {
           const { child, logs } = await spawnDaemon(site.configPath);
-          cleanups.push(() => void child.kill('SIGKILL'));
+          onTestFinished(() => void child.kill('SIGKILL'));
           onTestFailed(() => console.log(logs.filter((l) => /"level":[4-6]0/.test(l)).join('\n')));
           const ready = JSON.parse(logs.find((l) => l.includes('"chargegate ready"'))!) as { httpPort: number };
           return { child, httpPort: ready.httpPort };
         };
         const db = openDatabase(site.dataDir);
-        cleanups.push(() => void db.close());
+        onTestFinished(() => void db.close());
         const p: Profile = { meter: sim.meter, unitId: 1, meterId: 'm1', db, httpPort: 0 };
 
         const stored = () => db.prepare('SELECT phase, phase_since FROM meter_detectors WHERE meter_id = ?').get('m1') as { phase: string; phase_since: string | null } | undefined;

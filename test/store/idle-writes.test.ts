@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { METER_MODELS } from '../../src/modbus/index.js';
 import { DATABASE_FILE } from '../../src/store/index.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
@@ -10,19 +10,14 @@ import { eventually, meterConfig, meterHealth } from '../modbus/harness.js';
 const STATIONS = ['CP001', 'CP002', 'CP003', 'CP004', 'CP005'];
 
 describe('an idle site writes nothing (contract 7, endurance on flash)', () => {
-  const cleanups: Array<() => Promise<unknown> | void> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
-
   it('five heartbeating stations and two polled meters whose readings do not change make no commit for 10 s', async () => {
     const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630, 2: METER_MODELS.sdm630 } });
-    cleanups.push(() => sim.close());
+    onTestFinished(() => sim.close());
     for (const unit of [1, 2]) await sim.set(unit, { energyKWh: 100 * unit, currentA: [0, 0, 0], powerW: 0 });
     const tcp = { type: 'tcp', host: '127.0.0.1', port: sim.port } as const;
     const stations = STATIONS.map((id) => ({ id, chargePoints: [{ id: `${id}-A`, connectors: [1] }] }));
     const t: TestDaemon = await startTestDaemon({ sites: [{ id: 's1', stations, meters: [meterConfig(1, tcp), meterConfig(2, tcp)] }] });
-    cleanups.push(() => t.stop());
+    onTestFinished(() => t.stop());
 
     const connected = await Promise.all(STATIONS.map((id) => t.connect(id)));
     for (const station of connected) {
@@ -41,7 +36,7 @@ describe('an idle site writes nothing (contract 7, endurance on flash)', () => {
     const before = { version: version(), sizes: sizes(), readings: (await meterHealth(port, 'm1'))!.readings };
 
     const heartbeats = setInterval(() => connected.forEach((s) => void s.heartbeat().catch(() => undefined)), 500);
-    cleanups.push(() => clearInterval(heartbeats));
+    onTestFinished(() => clearInterval(heartbeats));
     // Twice the longest period of anything the daemon does on a timer (the delivery poll, 5 s; meter flushes 2 s).
     await new Promise((resolve) => setTimeout(resolve, 10_000));
     clearInterval(heartbeats);

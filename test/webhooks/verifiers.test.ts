@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import type { PublicJwk } from '../../src/keystore/index.js';
 import { ROOT, runCliJson } from '../support/cli.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
@@ -57,16 +57,11 @@ const LANGUAGES: Language[] = [
 ];
 
 describe.each(LANGUAGES)('the README receiver in $name', (language) => {
-  const cleanups: Array<() => Promise<void> | void> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
-
   it.skipIf(!language.available())(
     'verifies every webhook of both profiles from a real daemon, across a key rotation, and refuses a forgery',
     async () => {
       const scratch = mkdtempSync(path.join(tmpdir(), 'chargegate-verifier-'));
-      cleanups.push(() => rmSync(scratch, { recursive: true, force: true }));
+      onTestFinished(() => rmSync(scratch, { recursive: true, force: true }));
       const port = await freePort();
       const url = `http://127.0.0.1:${port}/webhook/events`;
       const daemon: TestDaemon = await startTestDaemon({
@@ -76,12 +71,12 @@ describe.each(LANGUAGES)('the README receiver in $name', (language) => {
         ]),
         keystore: { nextKeyLeadS: 1, retiredKeyGraceS: 600 },
       });
-      cleanups.push(() => daemon.stop());
+      onTestFinished(() => daemon.stop());
       const issuer = `http://127.0.0.1:${daemon.daemon.httpPort}`;
 
       const { command, args } = language.command(scratch);
       const child: ChildProcess = spawn(command, args, { env: { ...process.env, ISSUER: issuer, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
-      cleanups.push(() => void child.kill('SIGKILL'));
+      onTestFinished(() => void child.kill('SIGKILL'));
       const stderr: string[] = [];
       child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
       const lines: VerifierLine[] = [];
