@@ -188,7 +188,6 @@ export class QueueWorker {
     }
     // The events behind a failed head wait for it: their counted attempts were not made, their signatures go stale.
     this.release(buffer.slice(1));
-    this.prepared.clear();
     const error = outcome.interrupted ? `interrupted: ${this.stopReason}` : (outcome.error ?? 'failed');
     delivery.lastStatus = outcome.status ?? null;
     delivery.lastError = error;
@@ -235,7 +234,7 @@ export class QueueWorker {
     }
   }
 
-  /** Gives claimed rows that were not sent (a failure ahead of them, a stop) their count and due time back. */
+  /** Gives claimed rows that were not sent (a failure ahead of them, a stop) their count and due time back; drops every request signed ahead. */
   private release(rows: PendingDelivery[]): void {
     this.prepared.clear();
     const at = this.deps.now();
@@ -253,15 +252,13 @@ export class QueueWorker {
   }
 
   /**
-   * The row has left the queue once `written` commits. If that write is refused, the row reads as pending again
-   * and is sent again (at least once): the worker looks at its queue at once.
+   * The row has left the queue once `written` is settled. If that write was refused, the row reads as pending
+   * again and is taken up at the worker's next look at its queue (at least once). Not at once: with storage
+   * refusing writes (a full disk), a dead letter tried again at once would loop as fast as the refusals come.
    */
-  private leave(id: number, written: Promise<boolean>): void {
+  private leave(id: number, written: Promise<unknown>): void {
     this.leaving.add(id);
-    void written.then((committed) => {
-      this.leaving.delete(id);
-      if (!committed) this.wake();
-    });
+    void written.then(() => this.leaving.delete(id));
   }
 
   /**

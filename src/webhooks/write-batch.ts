@@ -35,14 +35,14 @@ export class WriteBatch {
 
   /**
    * Like run(), for a write nobody waits on: a failure is logged by the daemon that refused it, not thrown here.
-   * Resolves once its batch committed (true) or was refused (false).
+   * Resolves once its batch committed or was refused.
    */
-  queue(write: DeliveryWrite): Promise<boolean> {
+  queue(write: DeliveryWrite): Promise<void> {
     const batch = this.batch();
     batch.writes.push(write);
     return batch.done.then(
-      () => true,
-      () => false,
+      () => undefined,
+      () => undefined,
     );
   }
 

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig, type Config } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { appendEvent, DeliveryStore, type PendingDelivery } from '../../src/outbox/index.js';
-import { applyDeliveryWrites } from '../../src/webhooks/delivery-writes.js';
+import { applyDeliveryWrites, type DeliveryWrite } from '../../src/webhooks/delivery-writes.js';
 import { ExecutorStatsStore } from '../../src/webhooks/executor-stats.js';
 import { QueueWorker } from '../../src/webhooks/queue-worker.js';
 import type { AttemptOutcome } from '../../src/webhooks/webhook-sender.js';
@@ -15,6 +15,8 @@ import { databasePerTest } from '../support/temp-database.js';
  */
 const queue = { siteId: 's1', webhookId: 'w1', eventType: 'Authorize' as const };
 const RETRY_MS = 10_000;
+/** How long an idle worker sleeps before it looks at its queue again (without a wake). */
+const IDLE_POLL_MS = 60_000;
 
 /**
  * Advances the fake clock by ms, then gives the event loop real turns (setImmediate is not faked) for what follows
@@ -32,6 +34,12 @@ sites:
     webhooks: [{ id: w1, url: "http://127.0.0.1:9/w1", events: [Authorize] }]
 webhookDelivery: { retryIntervalS: ${RETRY_MS / 1000}, maxRetries: ${maxRetries} }
 `);
+}
+
+/** Batches the daemon's side keeps back instead of applying them. */
+interface Held {
+  op: DeliveryWrite['op'] | undefined;
+  batches: number[];
 }
 
 type Script = (delivery: PendingDelivery, signal: AbortSignal) => Promise<Partial<AttemptOutcome>> | Partial<AttemptOutcome>;
@@ -59,21 +67,21 @@ describe('QueueWorker (fake timers, real outbox)', () => {
 
   /**
    * Appends the idTags as Authorize events and starts a worker whose sender answers as `script` says. The daemon's
-   * side applies each batch in one transaction, then acknowledges it; while `held.on`, a batch with a delivered
-   * mark waits in `held.batches` instead, neither applied nor answered (a daemon slow to commit it).
+   * side applies each batch in one transaction, then acknowledges it; while `held.op` is set, a batch with such a
+   * write waits in `held.batches` instead, neither applied nor answered (a daemon slow to commit it).
    */
   function run(
     idTags: string[],
     maxRetries: number,
     script: Script,
-    held: { on: boolean; batches: number[] } = { on: false, batches: [] },
+    held: Held = { op: undefined, batches: [] },
   ): { sent: string[]; attemptsSeenBySender: number[]; dead: number; signedAhead: number } {
     const config = configWith(maxRetries);
     idTags.forEach(append);
     const deliveries = new DeliveryStore(t.db);
     const stats = new ExecutorStatsStore(t.db);
     const writes: WriteBatch = new WriteBatch((batch, list) => {
-      if (held.on && list.some((w) => w.op === 'delivered')) return void held.batches.push(batch);
+      if (list.some((w) => w.op === held.op)) return void held.batches.push(batch);
       const results = t.db.transaction(() => applyDeliveryWrites(deliveries, stats, list))();
       queueMicrotask(() => writes.settle(batch, { results }));
     });
@@ -87,7 +95,7 @@ describe('QueueWorker (fake timers, real outbox)', () => {
       logger: createLogger('silent'),
       observer: { attempt: () => undefined, deadLetter: () => (log.dead += 1) },
       now: () => Date.now(),
-      idlePollMs: 60_000,
+      idlePollMs: IDLE_POLL_MS,
       sender: {
         prepare: async () => ({ requestId: 'r', body: '', headers: [], preparedAt: Date.now(), url: '', signature: 'documented', timeZone: 'UTC', keyId: 'k' }),
         async send(_webhook, delivery, options) {
@@ -132,12 +140,12 @@ describe('QueueWorker (fake timers, real outbox)', () => {
   });
 
   it('sends the events behind a delivered one while its mark is still being committed, never that one twice; sends it again if the mark is refused', async () => {
-    const held = { on: false, batches: [] as number[] };
+    const held: Held = { op: undefined, batches: [] };
     const log = run(
       ['E1'],
       5,
       () => {
-        held.on = true;
+        held.op = 'delivered';
         return { delivered: true, status: 204 };
       },
       held,
@@ -152,11 +160,26 @@ describe('QueueWorker (fake timers, real outbox)', () => {
     expect(rows().map((r) => r.state)).toEqual(['pending', 'pending']);
     expect(log.sent).toEqual(['E1', 'E2']);
     refuse(held.batches.shift()!, 'database or disk is full');
-    // Back in the queue as its claim left it: due one retry interval after that attempt.
-    await advance(RETRY_MS - 1);
+    // Back in the queue, taken up at the worker's next look at it.
+    await advance(IDLE_POLL_MS - 1);
     expect(log.sent).toEqual(['E1', 'E2']);
     await advance(1);
     expect(log.sent).toEqual(['E1', 'E2', 'E1']);
+  });
+
+  it('a dead letter that storage refuses is tried again at the next look at the queue, not in a loop', async () => {
+    const held: Held = { op: 'dead', batches: [] };
+    const log = run(['E1'], 0, () => ({ status: 500, error: 'HTTP 500' }), held);
+    await advance(0);
+    expect(log.sent).toEqual(['E1']);
+    expect(held.batches).toHaveLength(1);
+    refuse(held.batches.shift()!, 'database or disk is full');
+    await advance(0);
+    expect(held.batches).toHaveLength(0);
+    expect(log.dead).toBe(0);
+    await advance(IDLE_POLL_MS);
+    expect(held.batches).toHaveLength(1);
+    expect(log.sent).toEqual(['E1']);
   });
 
   it('moves the head to the dead letters after maxRetries + 1 attempts, and the next event goes', async () => {
