@@ -3,6 +3,8 @@ import type { DeliveryWrite } from './delivery-writes.js';
 interface Batch {
   writes: DeliveryWrite[];
   done: Promise<boolean[]>;
+  /** Resolves once the batch committed or was refused; one per batch, shared by every write queued in it. */
+  settled: Promise<void>;
   settle: { resolve: (results: boolean[]) => void; reject: (err: Error) => void };
   /** Sends at the end of this turn of the event loop instead of after the linger. */
   sendSoon(): void;
@@ -16,7 +18,7 @@ interface Batch {
 export class WriteBatch {
   private next: Batch | undefined;
   private readonly sent = new Map<number, Batch>();
-  private last: Promise<unknown> = Promise.resolve();
+  private last: Promise<void> = Promise.resolve();
   private lastId = 0;
 
   constructor(
@@ -40,16 +42,13 @@ export class WriteBatch {
   queue(write: DeliveryWrite): Promise<void> {
     const batch = this.batch();
     batch.writes.push(write);
-    return batch.done.then(
-      () => undefined,
-      () => undefined,
-    );
+    return batch.settled;
   }
 
   /** Resolves once everything queued so far has committed (or failed), sending it now rather than later. */
   flushed(): Promise<void> {
     this.next?.sendSoon();
-    return this.last.then(() => undefined);
+    return this.last;
   }
 
   /** The daemon's answer to a batch: its results once committed, or why it was not. */
@@ -69,6 +68,11 @@ export class WriteBatch {
     let soon: NodeJS.Immediate | undefined;
     let settle!: Batch['settle'];
     const done = new Promise<boolean[]>((resolve, reject) => (settle = { resolve, reject }));
+    // The daemon logs a batch it could not record; waiters of run() get the rejection too.
+    const settled = done.then(
+      () => undefined,
+      () => undefined,
+    );
     const dispatch = (): void => {
       clearTimeout(lingering);
       clearImmediate(soon);
@@ -79,15 +83,14 @@ export class WriteBatch {
     const batch: Batch = {
       writes: [],
       done,
+      settled,
       settle,
       sendSoon: () => {
         soon ??= setImmediate(dispatch);
       },
     };
-    // The daemon logs a batch it could not record; waiters of run() get the rejection too.
-    done.catch(() => undefined);
     this.next = batch;
-    this.last = done.catch(() => undefined);
+    this.last = settled;
     if (this.lingerMs > 0) lingering = setTimeout(dispatch, this.lingerMs);
     else batch.sendSoon();
     return batch;
