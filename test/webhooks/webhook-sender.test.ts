@@ -78,10 +78,23 @@ describe('WebhookSender: requests signed ahead', () => {
     expect(outcome.requestId).not.toBe((await prepared).requestId);
   });
 
-  it('signs again, and reports that attempt, when signing ahead failed', async () => {
-    const failed = Promise.reject(new Error('signing failed'));
-    const outcome = await sender.send(webhook, event, { ...options, prepared: failed });
+  it('signs again when signing ahead failed: a key too small for the signature, replaced before the send', async () => {
+    // A real signing failure: RSA-PSS with SHA-256 and a 32-byte salt does not fit a 512-bit key.
+    key = { id: 'webhook-too-small', privateKey: generateKeyPairSync('rsa', { modulusLength: 512 }).privateKey };
+    const prepared = sender.prepare(webhook, event, options.timeZone);
+    await expect(prepared).rejects.toThrow('data too large for key size');
+    key = keys[1]!;
+    const outcome = await sender.send(webhook, event, { ...options, prepared });
     expect(outcome).toMatchObject({ delivered: true, status: 204 });
     expect(lastArrival()).toMatchObject({ requestId: outcome.requestId, signedBy: 1 });
+  });
+
+  it("reports a signing failure as the attempt's error, nothing sent", async () => {
+    key = { id: 'webhook-too-small', privateKey: generateKeyPairSync('rsa', { modulusLength: 512 }).privateKey };
+    const before = receiver.requests.length;
+    const outcome = await sender.send(webhook, event, { ...options, prepared: sender.prepare(webhook, event, options.timeZone) });
+    expect(outcome).toMatchObject({ delivered: false, error: expect.stringContaining('data too large for key size') });
+    expect(receiver.requests).toHaveLength(before);
+    key = keys[1]!;
   });
 });
