@@ -1,3 +1,4 @@
+import { onTestFinished } from 'vitest';
 import { Applications } from '../../src/applications/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { CP001_TWO_CHARGE_POINTS, startTestDaemon, type TestDaemon } from '../support/daemon.js';
@@ -34,6 +35,13 @@ export interface ApiDaemon extends TestDaemon {
     path: string,
     options?: { token?: string; body?: unknown; headers?: Record<string, string> },
   ): Promise<{ status: number; headers: Headers; body: Record<string, unknown> & unknown[] }>;
+}
+
+/** startApiDaemon for the running test: stopped when the test finishes, passed or failed. */
+export async function apiDaemonForTest(config: Record<string, unknown> = {}): Promise<ApiDaemon> {
+  const api = await startApiDaemon(config);
+  onTestFinished(() => api.stop());
+  return api;
 }
 
 export async function startApiDaemon(config: Record<string, unknown> = {}): Promise<ApiDaemon> {

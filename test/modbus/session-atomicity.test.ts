@@ -1,6 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { METER_MODELS } from '../../src/modbus/index.js';
-import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { daemonForTest } from '../support/daemon.js';
 import { MeterSimulator } from '../support/meter-simulator.js';
 import { eventually, meterConfig, meterEvents, waitForEvent, waitForStatus } from './harness.js';
 
@@ -8,16 +8,10 @@ const CHARGING = { currentA: [16, 16, 16], powerW: 11_040 };
 
 /** Issue "Nothing acknowledged is ever lost": a Modbus session and the detector state that knows of it commit together. */
 describe('a Modbus session start whose detector state cannot be written', () => {
-  let t: TestDaemon | undefined;
-  let sim: MeterSimulator | undefined;
-  afterEach(async () => {
-    await t?.stop();
-    await sim?.close();
-  });
-
   it('leaves no session behind, and the next reading after the fault starts exactly one', async () => {
-    sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630 } });
-    t = await startTestDaemon({ sites: [{ id: 's1', stations: [], meters: [meterConfig(1, { type: 'tcp', host: '127.0.0.1', port: sim.port })], webhooks: [] }] });
+    const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630 } });
+    onTestFinished(() => sim.close());
+    const t = await daemonForTest({ sites: [{ id: 's1', stations: [], meters: [meterConfig(1, { type: 'tcp', host: '127.0.0.1', port: sim.port })], webhooks: [] }] });
     await sim.set(1, { energyKWh: 10, currentA: [0, 0, 0], powerW: 0 });
     await waitForStatus(t.db, 'm1', 'Available');
 
@@ -30,7 +24,7 @@ describe('a Modbus session start whose detector state cannot be written', () => 
       t.db.exec(`CREATE TRIGGER ${name} BEFORE ${op} ON meter_detectors WHEN NEW.transaction_id IS NOT NULL BEGIN SELECT RAISE(ABORT, 'injected: detector state refused'); END`);
     }
     await sim.set(1, CHARGING);
-    await eventually(() => t!.logged('could not record the session change; retrying with the next reading').length >= 2, 20_000, 'two failed start attempts');
+    await eventually(() => t.logged('could not record the session change; retrying with the next reading').length >= 2, 20_000, 'two failed start attempts');
     expect(t.db.prepare('SELECT COUNT(*) AS n FROM transactions').get()).toEqual({ n: 0 });
     expect(meterEvents(t.db, 'm1', 'StartTransaction')).toEqual([]);
 
@@ -38,7 +32,7 @@ describe('a Modbus session start whose detector state cannot be written', () => 
     t.db.exec('DROP TRIGGER detector_refused_insert');
     await waitForEvent(t.db, 'm1', 'StartTransaction');
     // Readings keep coming: still one session.
-    await eventually(() => t!.db.prepare("SELECT phase FROM meter_detectors WHERE meter_id = 'm1'").pluck().get() === 'charging', 10_000, 'the detector in session');
+    await eventually(() => t.db.prepare("SELECT phase FROM meter_detectors WHERE meter_id = 'm1'").pluck().get() === 'charging', 10_000, 'the detector in session');
     expect(t.db.prepare('SELECT COUNT(*) AS n FROM transactions').get()).toEqual({ n: 1 });
     expect(meterEvents(t.db, 'm1', 'StartTransaction')).toHaveLength(1);
   });

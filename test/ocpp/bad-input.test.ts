@@ -1,6 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import WebSocket from 'ws';
-import { eventually, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { eventually, siteWith, daemonForTest } from '../support/daemon.js';
 
 /** A station speaking raw frames, to send what no OCPP library would. */
 class RawStation {
@@ -37,15 +37,8 @@ class RawStation {
 }
 
 describe('bad input from stations', () => {
-  let t: TestDaemon;
-  let raw: RawStation | undefined;
-  afterEach(async () => {
-    raw?.close();
-    await t.stop();
-  });
-
   it('answers malformed frames, unknown actions and schema violations with OCPP 1.6 CALLERRORs; the connection and other stations keep working', async () => {
-    t = await startTestDaemon(
+    const t = await daemonForTest(
       siteWith(
         [],
         [
@@ -56,7 +49,8 @@ describe('bad input from stations', () => {
     );
     const healthy = await t.connect('CP002');
     await healthy.boot();
-    raw = await RawStation.open(`${t.url}/CP001`);
+    const raw = await RawStation.open(`${t.url}/CP001`);
+    onTestFinished(() => raw.close());
 
     expect(await raw.exchange('[2,"b1","BootNotification",{"chargePointVendor":"Raw","chargePointModel":"R"}]')).toEqual([
       3,
@@ -85,7 +79,7 @@ describe('bad input from stations', () => {
   });
 
   it('refuses upgrades offering neither ocpp2.0.1 nor ocpp1.6, outside ocpp.path, or with an unusable identity', async () => {
-    t = await startTestDaemon(siteWith());
+    const t = await daemonForTest(siteWith());
     await expect(RawStation.open(`${t.url}/CP001`, 'ocpp2.1')).rejects.toThrow('HTTP 400');
     await expect(RawStation.open(`${t.url.replace('/ocpp', '/other')}/CP001`)).rejects.toThrow('HTTP 404');
     await expect(RawStation.open(`${t.url}/${'X'.repeat(60)}`)).rejects.toThrow('HTTP 400');
@@ -100,16 +94,9 @@ describe('bad input from stations', () => {
 
 /** Contract section 7: bounds every socket gets, authenticated or not, before a frame is parsed. */
 describe('frame bounds', () => {
-  let t: TestDaemon;
-  const sockets: WebSocket[] = [];
-  afterEach(async () => {
-    for (const ws of sockets.splice(0)) ws.terminate();
-    await t?.stop();
-  });
-
   function open(url: string): Promise<WebSocket> {
     const ws = new WebSocket(url, 'ocpp1.6');
-    sockets.push(ws);
+    onTestFinished(() => ws.terminate());
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve(ws));
       ws.once('error', reject);
@@ -118,7 +105,7 @@ describe('frame bounds', () => {
   const closed = (ws: WebSocket): Promise<number> => new Promise((resolve) => ws.once('close', (code) => resolve(code)));
 
   it('closes a socket with 1009 on a frame over ocpp.maxMessageBytes, before parsing it; other stations keep working', async () => {
-    t = await startTestDaemon({
+    const t = await daemonForTest({
       ...siteWith(
         [],
         [
@@ -138,7 +125,7 @@ describe('frame bounds', () => {
   });
 
   it('never echoes more than 1 KiB of what the station sent in a CALLERROR', async () => {
-    t = await startTestDaemon(siteWith());
+    const t = await daemonForTest(siteWith());
     const ws = await open(`${t.url}/CP001`);
     const answers: string[] = [];
     ws.on('message', (data: Buffer) => answers.push(data.toString()));
@@ -156,7 +143,7 @@ describe('frame bounds', () => {
   });
 
   it('disconnects a station after ocpp.maxBadMessages bad frames in a row; a good frame resets the count', async () => {
-    t = await startTestDaemon({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, maxBadMessages: 5 } });
+    const t = await daemonForTest({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, maxBadMessages: 5 } });
     const ws = await open(`${t.url}/CP001`);
     const answers: string[] = [];
     ws.on('message', (data: Buffer) => answers.push(data.toString()));

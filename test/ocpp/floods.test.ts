@@ -1,11 +1,11 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Agent, request } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { loadConfig } from '../../src/config/index.js';
 import { Site } from '../../src/site/index.js';
-import { startApiDaemon, type ApiDaemon } from '../http/api-harness.js';
-import { siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { apiDaemonForTest } from '../http/api-harness.js';
+import { daemonForTest, siteWith } from '../support/daemon.js';
 
 /** The flood comes from another loopback address, so per-address throttling can be told apart from the good station. */
 const ATTACKER = '127.0.0.2';
@@ -22,15 +22,8 @@ function upgradeStatus(url: string, password: string): Promise<number> {
 
 /** Contract section 7: secrets checked off the event loop, failures throttled per remote address. */
 describe('a wrong-password flood from one address', () => {
-  let t: TestDaemon | ApiDaemon | undefined;
-  afterEach(async () => {
-    await t?.stop();
-    t = undefined;
-  });
-
   it('on the OCPP upgrade: after 10 failures a minute the address gets 429 at once, while a good station on another address connects', async () => {
-    const daemon = await startTestDaemon({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 1 } });
-    t = daemon;
+    const daemon = await daemonForTest({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 1 } });
     const password = new Site({ db: daemon.db, config: () => loadConfig(daemon.temp.configPath) }).stations.pair('CP001', 's1').password;
 
     const statuses = await Promise.all(Array.from({ length: FLOOD }, (_, i) => delay(i * 5).then(() => upgradeStatus(`${daemon.url}/CP001`, `wrong-${i}`))));
@@ -48,8 +41,7 @@ describe('a wrong-password flood from one address', () => {
   });
 
   it('on the token endpoint: after 10 failures a minute the address gets 429 at once; /health and other addresses are served', async () => {
-    const api = await startApiDaemon();
-    t = api;
+    const api = await apiDaemonForTest();
     const app = api.createApp('ops');
     const attacker = new Agent({ localAddress: ATTACKER });
     const attempt = (secret: string) =>

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { putIdTag } from '../../src/authorization/index.js';
-import { CP001, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { CP001, siteWith, daemonForTest } from '../support/daemon.js';
 
 const CP002 = { id: 'CP002', chargePoints: [{ id: 'CP002-A', connectors: [1] }] };
 const FRAMES = 10_000;
@@ -109,11 +109,8 @@ class FuzzSocket {
 
 /** Issue 13: 10,000 random and mutated OCPP frames at one daemon. */
 describe('fuzzing the OCPP listener', () => {
-  let t: TestDaemon;
-  afterEach(() => t.stop());
-
   it('answers every call or closes the socket, never crashes, and the other station never notices', async () => {
-    t = await startTestDaemon(siteWith([], [CP001, CP002]));
+    const t = await daemonForTest(siteWith([], [CP001, CP002]));
     putIdTag(t.db, { idTag: 'TAG-1', status: 'Accepted', expiresAt: null, siteId: null });
     const bystander = await t.connect('CP002');
     await bystander.boot();

@@ -1,22 +1,19 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { putIdTag } from '../../src/authorization/index.js';
-import { CP001, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { CP001, siteWith, daemonForTest, type TestDaemon } from '../support/daemon.js';
 
 const CP002 = { id: 'CP002', chargePoints: [{ id: 'CP002-A', connectors: [1] }] };
 
 /** Contract section 7, "Ownership and bounds on the OCPP side": what one station may do to another's billing. */
 describe('transactions belong to the station that started them', () => {
-  let t: TestDaemon;
-  afterEach(() => t.stop());
-
   async function twoStations(): Promise<TestDaemon> {
-    t = await startTestDaemon(siteWith([], [CP001, CP002]));
+    const t = await daemonForTest(siteWith([], [CP001, CP002]));
     putIdTag(t.db, { idTag: 'TAG-1', status: 'Accepted', expiresAt: null, siteId: null });
     return t;
   }
 
   it("a StopTransaction naming another station's transaction is answered, changes nothing, emits nothing and is logged", async () => {
-    await twoStations();
+    const t = await twoStations();
     const owner = await t.connect('CP001');
     const intruder = await t.connect('CP002');
     await owner.boot();
@@ -38,7 +35,7 @@ describe('transactions belong to the station that started them', () => {
   });
 
   it('a StartTransaction on a connector with an open transaction closes the old one first (reason Other, meterStop = new meterStart)', async () => {
-    await twoStations();
+    const t = await twoStations();
     const station = await t.connect('CP001');
     await station.boot();
     const zombie = await station.startTransaction({ connectorId: 1, idTag: 'TAG-1', meterStart: 1_000, timestamp: new Date('2026-11-21T09:00:00.000Z') });
@@ -71,7 +68,7 @@ describe('transactions belong to the station that started them', () => {
   });
 
   it('a repeated StartTransaction gets the same transactionId, also after that transaction stopped, and emits nothing new', async () => {
-    await twoStations();
+    const t = await twoStations();
     const station = await t.connect('CP001');
     await station.boot();
     const timestamp = new Date('2026-11-24T12:10:34.000Z');
@@ -86,7 +83,7 @@ describe('transactions belong to the station that started them', () => {
   });
 
   it('a connector of a configured station that is not in the config emits nothing and makes no charge point; a warning names the entry to add', async () => {
-    await twoStations();
+    const t = await twoStations();
     const station = await t.connect('CP001');
     await station.boot();
     expect(await station.statusNotification({ connectorId: 99, status: 'Available' })).toEqual({});

@@ -3,10 +3,10 @@ import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createGatewayCertificate } from '../../src/keystore/index.js';
 import { runCli, runCliJson } from '../support/cli.js';
-import { eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, daemonForTest, type TestDaemon } from '../support/daemon.js';
 import { externalTool } from '../support/meter-simulator.js';
 import { connectStation } from '../support/station.js';
 import { StationV201 } from '../support/station-v201.js';
@@ -40,18 +40,11 @@ function foreignCertificate(commonName: string): { key: string; cert: string } {
 }
 
 describe.skipIf(!externalTool('openssl', ['version']))('security profile 3: station client certificates from the gateway CA', () => {
-  let t: TestDaemon | undefined;
   let serverCa: string;
-  const closers: Array<() => Promise<unknown>> = [];
 
   beforeAll(() => {
     dir = mkdtempSync(path.join(tmpdir(), 'chargegate-profile3-'));
     return () => rmSync(dir, { recursive: true, force: true });
-  });
-  afterEach(async () => {
-    await Promise.all(closers.splice(0).map((close) => close().catch(() => undefined)));
-    await t?.stop();
-    t = undefined;
   });
 
   const startProfile3 = async (): Promise<TestDaemon> => {
@@ -59,7 +52,7 @@ describe.skipIf(!externalTool('openssl', ['version']))('security profile 3: stat
     serverCa = certificate;
     writeFileSync(path.join(dir, 'ocpp.crt'), certificate);
     writeFileSync(path.join(dir, 'ocpp.key'), privateKey, { mode: 0o600 });
-    return startTestDaemon({
+    return daemonForTest({
       ...siteWith([], STATIONS),
       ocpp: { host: '127.0.0.1', port: 0, securityProfile: 3, tls: { cert: path.join(dir, 'ocpp.crt'), key: path.join(dir, 'ocpp.key') } },
     });
@@ -68,7 +61,7 @@ describe.skipIf(!externalTool('openssl', ['version']))('security profile 3: stat
   it(
     'admits a station with the certificate `station cert` issued for its id, and refuses no certificate, another id, another CA, and a blocked station',
     async () => {
-      t = await startProfile3();
+      const t = await startProfile3();
       const { key, csr } = keyAndCsr('cp001', 'CP001');
       const out = path.join(dir, 'cp001-chain.pem');
       const signed = await runCliJson<{ certificate: string; stationCa: string; notAfter: string }>([
@@ -89,7 +82,9 @@ describe.skipIf(!externalTool('openssl', ['version']))('security profile 3: stat
       expect(readFileSync(out, 'utf8')).toBe(`${signed.data.certificate}${signed.data.stationCa}`);
 
       const station = await connectStation(t.url, 'CP001', undefined, { ca: serverCa, clientCertificate: { cert: readFileSync(out), key } });
-      closers.push(() => station.close());
+      onTestFinished(async () => {
+        await station.close().catch(() => undefined);
+      });
       expect(await station.boot()).toMatchObject({ status: 'Accepted' });
 
       await expect(connectStation(t.url, 'CP001', undefined, { ca: serverCa })).rejects.toMatchObject({ code: 401 });
@@ -102,7 +97,7 @@ describe.skipIf(!externalTool('openssl', ['version']))('security profile 3: stat
 
       // Revocation: a blocked station's certificate no longer admits it; its open connection is closed.
       expect((await runCli(['station', 'block', 'CP001', '--config', t.temp.configPath])).code).toBe(0);
-      await eventually(() => t!.logged('station access changed: closing its connection').length > 0, 10_000, 'the blocked station disconnected');
+      await eventually(() => t.logged('station access changed: closing its connection').length > 0, 10_000, 'the blocked station disconnected');
       await expect(connectStation(t.url, 'CP001', undefined, { ca: serverCa, clientCertificate: { cert: readFileSync(out), key } })).rejects.toMatchObject({ code: 401 });
       expect(t.logged('station connection refused').at(-1)).toMatchObject({ reason: 'station blocked: its certificate no longer admits it' });
     },
@@ -112,12 +107,14 @@ describe.skipIf(!externalTool('openssl', ['version']))('security profile 3: stat
   it(
     'a 2.0.1 station gets its certificate through SignCertificate -> CertificateSigned, then connects with it; a CSR for another id is refused',
     async () => {
-      t = await startProfile3();
+      const t = await startProfile3();
       // First contact with the certificate `station cert` gave it (the station's factory identity, say).
       const first = keyAndCsr('ev201-first', 'EV201');
       const chain = await runCliJson<{ certificate: string; stationCa: string }>(['station', 'cert', 'EV201', '--csr', first.csr, '--config', t.temp.configPath]);
       const station = await StationV201.connect(t.url, 'EV201', { tls: { ca: serverCa, cert: `${chain.data.certificate}${chain.data.stationCa}`, key: first.key } });
-      closers.push(() => station.close());
+      onTestFinished(async () => {
+        await station.close().catch(() => undefined);
+      });
       await station.boot();
 
       const renewed = keyAndCsr('ev201-renewed', 'EV201');
@@ -133,14 +130,16 @@ describe.skipIf(!externalTool('openssl', ['version']))('security profile 3: stat
 
       await station.close();
       const again = await StationV201.connect(t.url, 'EV201', { tls: { ca: serverCa, cert: delivered!.certificateChain, key: renewed.key } });
-      closers.push(() => again.close());
+      onTestFinished(async () => {
+        await again.close().catch(() => undefined);
+      });
       expect(await again.boot()).toMatchObject({ status: 'Accepted' });
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
 
   it('`station cert` refuses a CSR that names another station (exit 2)', async () => {
-    t = await startProfile3();
+    const t = await startProfile3();
     const { csr } = keyAndCsr('mismatch', 'SOMEONE-ELSE');
     const refused = await runCli(['station', 'cert', 'CP001', '--csr', csr, '--config', t.temp.configPath]);
     expect(refused.code).toBe(2);

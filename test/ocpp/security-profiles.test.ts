@@ -1,12 +1,12 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig, parseConfig } from '../../src/config/index.js';
 import { createGatewayCertificate } from '../../src/keystore/index.js';
 import { Site } from '../../src/site/index.js';
 import { runCli } from '../support/cli.js';
 import { connectStation } from '../support/station.js';
+import { tempDirForTest } from '../support/for-test.js';
 import { PROCESS_TEST_TIMEOUT_MS, siteWith, daemonForTest, type TestDaemon } from '../support/daemon.js';
 
 /** What `chargegate station pair` does (its CLI path is covered in stations.test.ts). */
@@ -15,16 +15,6 @@ function pair(t: TestDaemon, stationId: string): string {
 }
 
 describe('station security profiles', () => {
-  let t: TestDaemon | undefined;
-  let files: string | undefined;
-  afterEach(async () => {
-    await t?.stop();
-    t = undefined;
-    if (files) rmSync(files, { recursive: true, force: true });
-    files = undefined;
-  });
-  const scratch = (): string => (files ??= mkdtempSync(path.join(tmpdir(), 'chargegate-tls-')));
-
   it('profile 1: a known station needs the password `station pair` printed; wrong or missing is refused with 401', async () => {
     const t = await daemonForTest({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 1 } });
     await expect(t.connect('CP001')).rejects.toMatchObject({ code: 401 }); // configured, never paired: no password exists yet
@@ -50,8 +40,9 @@ describe('station security profiles', () => {
 
   it('profile 2: TLS with ocpp.tls plus the basic-auth password; plain ws is not served', async () => {
     const { certificate: cert, privateKey: key } = await createGatewayCertificate({ names: ['localhost', '127.0.0.1'], validDays: 1 });
-    const certFile = path.join(scratch(), 'cert.pem');
-    const keyFile = path.join(scratch(), 'key.pem');
+    const files = tempDirForTest('tls');
+    const certFile = path.join(files, 'cert.pem');
+    const keyFile = path.join(files, 'key.pem');
     writeFileSync(certFile, cert);
     writeFileSync(keyFile, key, { mode: 0o600 });
     const t = await daemonForTest({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 2, tls: { cert: certFile, key: keyFile } } });
@@ -74,7 +65,7 @@ describe('station security profiles', () => {
       expect(() => parseConfig(text, 'c.yaml')).toThrow(/c\.yaml: ocpp\.securityProfile: 0 \(no station authentication\) is only allowed when ocpp\.host is loopback/);
       expect(() => parseConfig('ocpp: { host: 127.0.0.1, securityProfile: 0 }\nsites: [{ id: a }]\n')).not.toThrow();
 
-      const file = path.join(scratch(), 'profile0.yaml');
+      const file = path.join(tempDirForTest('config'), 'profile0.yaml');
       writeFileSync(file, text);
       const checked = await runCli(['check-config', '--config', file]);
       expect(checked.code).toBe(2);

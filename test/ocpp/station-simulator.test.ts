@@ -2,10 +2,10 @@ import { execFile, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { ROOT } from '../support/cli.js';
 import { putIdTag } from '../../src/authorization/index.js';
-import { eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, daemonForTest } from '../support/daemon.js';
 import { startApiDaemon } from '../http/api-harness.js';
 
 function simulate(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -17,13 +17,10 @@ function simulate(args: string[]): Promise<{ code: number; stdout: string; stder
 }
 
 describe('scripts/station-simulator.ts', () => {
-  let t: TestDaemon;
-  afterEach(() => t.stop());
-
   it(
     'boots, authorizes, starts and stops one session: the outbox holds the four event types',
     async () => {
-      t = await startTestDaemon(siteWith([{ id: 'partner-a', url: 'http://127.0.0.1:9/webhook/events' }]));
+      const t = await daemonForTest(siteWith([{ id: 'partner-a', url: 'http://127.0.0.1:9/webhook/events' }]));
       const run = await simulate(['--url', t.url, '--id', 'CP001', '--id-tag', 'SIM-1']);
       expect(run.stderr).toBe('');
       expect(run.code).toBe(0);
@@ -52,7 +49,7 @@ describe('scripts/station-simulator.ts', () => {
   it(
     'explains a refused or pending station and exits 1',
     async () => {
-      t = await startTestDaemon(siteWith());
+      const t = await daemonForTest(siteWith());
       const pending = await simulate(['--url', t.url, '--id', 'CP-UNKNOWN']);
       expect(pending.code).toBe(1);
       expect(pending.stdout).toContain('BootNotification: Pending');
@@ -65,7 +62,7 @@ describe('scripts/station-simulator.ts', () => {
     '--stay keeps the station online and carries out the API remote start and stop, until SIGTERM',
     async () => {
       const api = await startApiDaemon();
-      t = api;
+      onTestFinished(() => api.stop());
       putIdTag(api.db, { idTag: 'API-TAG', status: 'Accepted', expiresAt: null, siteId: null });
       const token = await api.token(api.createApp('ops'));
       const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/station-simulator.ts'), '--url', api.url, '--id', 'CP001', '--stay'], {

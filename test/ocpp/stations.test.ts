@@ -1,6 +1,6 @@
-import { afterEach, describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { runCli, runCliJson } from '../support/cli.js';
-import { eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, daemonForTest } from '../support/daemon.js';
 import { tempSite } from '../support/temp-site.js';
 
 function closed(station: { rpc: { once(event: 'close', listener: (e: { code: number; reason: string }) => void): unknown } }): Promise<{ code: number; reason: string }> {
@@ -52,13 +52,10 @@ describe('station pair without --site', () => {
 });
 
 describe('station admission, pairing and connections', () => {
-  let t: TestDaemon;
-  afterEach(() => t.stop());
-
   it(
     'answers an unknown station Pending, records it, refuses its other calls with SecurityError, and admits it once paired',
     async () => {
-      t = await startTestDaemon({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, changePollMs: 100 } });
+      const t = await daemonForTest({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, changePollMs: 100 } });
       const stranger = await t.connect('CP-NEW');
       expect(await stranger.boot({ chargePointVendor: 'Acme', chargePointModel: 'X1' })).toMatchObject({ status: 'Pending', interval: 300 });
       await expect(stranger.authorize('TAG')).rejects.toMatchObject({ rpcErrorCode: 'SecurityError' });
@@ -93,7 +90,7 @@ describe('station admission, pairing and connections', () => {
   );
 
   it('accepts unknown stations when acceptUnknownStations is set', async () => {
-    t = await startTestDaemon({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, acceptUnknownStations: true } });
+    const t = await daemonForTest({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, acceptUnknownStations: true } });
     const station = await t.connect('CP-ANY');
     expect(await station.boot()).toMatchObject({ status: 'Accepted' });
     expect(await station.authorize('NOPE')).toEqual({ status: 'Invalid' });
@@ -102,7 +99,7 @@ describe('station admission, pairing and connections', () => {
   it(
     'blocking a station closes its socket and Rejects its next BootNotification',
     async () => {
-      t = await startTestDaemon({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, changePollMs: 100 } });
+      const t = await daemonForTest({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, changePollMs: 100 } });
       const station = await t.connect();
       await station.boot();
       const wasClosed = closed(station);
@@ -131,7 +128,7 @@ describe('station admission, pairing and connections', () => {
   );
 
   it('a second connection with the same identity replaces the first; the station stays online until the current one closes', async () => {
-    t = await startTestDaemon(siteWith());
+    const t = await daemonForTest(siteWith());
     const first = await t.connect();
     await first.boot();
     const firstClosed = closed(first);
@@ -149,11 +146,8 @@ describe('station admission, pairing and connections', () => {
 
 /** Contract section 7: identities made up by whoever reaches the port cannot grow the stations table. */
 describe('pending stations', () => {
-  let t: TestDaemon;
-  afterEach(() => t.stop());
-
   it('are kept up to ocpp.maxPendingStations, the least recently seen dropped first, and for 7 days; configured stations are not counted', async () => {
-    t = await startTestDaemon({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, maxPendingStations: 3 } });
+    const t = await daemonForTest({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, maxPendingStations: 3 } });
     t.db.prepare("INSERT INTO stations (id, state, first_seen, last_seen) VALUES ('OLD-1', 'pending', ?, ?)").run('2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z');
     const configured = await t.connect('CP001');
     await configured.boot();

@@ -1,6 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { putIdTag } from '../../src/authorization/index.js';
-import { siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { siteWith, daemonForTest } from '../support/daemon.js';
 
 /** Two webhooks on the site: one for everything, one only for StopTransaction; a disabled one gets no rows. */
 const WEBHOOKS = [
@@ -10,11 +10,8 @@ const WEBHOOKS = [
 ];
 
 describe('OCPP transactions into the outbox (interface 2.3-2.6)', () => {
-  let t: TestDaemon;
-  afterEach(() => t.stop());
-
   it('Authorize, status, start and stop become events with the exact payloads and one delivery row per subscribed webhook', async () => {
-    t = await startTestDaemon(siteWith(WEBHOOKS));
+    const t = await daemonForTest(siteWith(WEBHOOKS));
     putIdTag(t.db, { idTag: 'TAG-OK', status: 'Accepted', expiresAt: null, siteId: null });
     const station = await t.connect();
     expect(await station.boot()).toMatchObject({ status: 'Accepted', interval: 300 });
@@ -92,7 +89,7 @@ describe('OCPP transactions into the outbox (interface 2.3-2.6)', () => {
   });
 
   it('applies the StopTransaction rules: reason omitted for Local or none, idTag falls back to the starting tag, unknown ids answered without an event', async () => {
-    t = await startTestDaemon(siteWith());
+    const t = await daemonForTest(siteWith());
     putIdTag(t.db, { idTag: 'TAG-A', status: 'Accepted', expiresAt: null, siteId: null });
     putIdTag(t.db, { idTag: 'TAG-B', status: 'Accepted', expiresAt: null, siteId: null });
     const station = await t.connect();
@@ -118,7 +115,7 @@ describe('OCPP transactions into the outbox (interface 2.3-2.6)', () => {
   });
 
   it('never reuses a transactionId, even after rows are deleted, and answers a repeated StartTransaction with the same id', async () => {
-    t = await startTestDaemon(siteWith());
+    const t = await daemonForTest(siteWith());
     const station = await t.connect();
     await station.boot();
     const at = new Date('2026-03-01T10:00:00.000Z');
@@ -133,7 +130,7 @@ describe('OCPP transactions into the outbox (interface 2.3-2.6)', () => {
   });
 
   it('reports a connector-0 status once per charge point of the station and refuses StartTransaction on connector 0', async () => {
-    t = await startTestDaemon(
+    const t = await daemonForTest(
       siteWith(
         [],
         [
@@ -159,7 +156,7 @@ describe('OCPP transactions into the outbox (interface 2.3-2.6)', () => {
   });
 
   it('answers DataTransfer UnknownVendorId and Heartbeat with the time, keeps last-seen, and reports on /metrics and /health', async () => {
-    t = await startTestDaemon(siteWith());
+    const t = await daemonForTest(siteWith());
     const station = await t.connect();
     await station.boot();
     expect(await station.call('DataTransfer', { vendorId: 'com.example', messageId: 'x', data: 'y' })).toEqual({ status: 'UnknownVendorId' });

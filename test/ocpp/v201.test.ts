@@ -1,6 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { startApiDaemon, type ApiDaemon } from '../http/api-harness.js';
-import { eventually, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { apiDaemonForTest } from '../http/api-harness.js';
+import { daemonForTest, eventually, siteWith } from '../support/daemon.js';
 import { StationV201 } from '../support/station-v201.js';
 import { receiverForTest } from '../support/for-test.js';
 import { expectSignedWebhook, jwksSigningKey } from '../webhooks/harness.js';
@@ -18,21 +18,16 @@ const MIXED = [
 ];
 
 describe('OCPP 2.0.1 stations (contract section 9)', () => {
-  let t: TestDaemon | ApiDaemon | undefined;
-  const stations: StationV201[] = [];
-  afterEach(async () => {
-    await Promise.all(stations.splice(0).map((s) => s.close()));
-    await t?.stop();
-    t = undefined;
-  });
   const connect = async (url: string, identity = 'EV201', protocols?: string[]): Promise<StationV201> => {
     const station = await StationV201.connect(url, identity, protocols ? { protocols } : {});
-    stations.push(station);
+    onTestFinished(async () => {
+      await station.close();
+    });
     return station;
   };
 
   it('negotiates on one URL: both offered -> ocpp2.0.1, only ocpp1.6 -> ocpp1.6', async () => {
-    t = await startTestDaemon(siteWith([], MIXED));
+    const t = await daemonForTest(siteWith([], MIXED));
     expect((await connect(`${t.url}`, 'EV201', ['ocpp1.6', 'ocpp2.0.1'])).protocol).toBe('ocpp2.0.1');
     expect((await connect(`${t.url}`, 'CP001', ['ocpp1.6'])).protocol).toBe('ocpp1.6');
     expect(t.logged('station connected').map((l) => [l.stationId, l.protocol])).toEqual([
@@ -42,7 +37,7 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
   });
 
   it('a 2.0.1 session makes the same events as a 1.6 one: statuses, StartTransaction, the post-start Authorize, StopTransaction', async () => {
-    t = await startTestDaemon({ ...siteWith([], MIXED), authorization: { allowConcurrentTx: true } });
+    const t = await daemonForTest({ ...siteWith([], MIXED), authorization: { allowConcurrentTx: true } });
     const station = await connect(t.url);
     expect(await station.boot()).toMatchObject({ status: 'Accepted', interval: expect.any(Number) });
     await station.status(1, 'Available');
@@ -94,7 +89,7 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
   });
 
   it('a transaction that starts before the driver is known is billed from its Started event; a replayed Started opens nothing new', async () => {
-    t = await startTestDaemon(siteWith([], MIXED));
+    const t = await daemonForTest(siteWith([], MIXED));
     const station = await connect(t.url);
     await station.boot();
     const transactionId = station.newTransactionId();
@@ -116,7 +111,7 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
   });
 
   it('answers every message section 9 lists', async () => {
-    t = await startTestDaemon(siteWith([], MIXED));
+    const t = await daemonForTest(siteWith([], MIXED));
     const station = await connect(t.url);
     await station.boot();
     const now = new Date().toISOString();
@@ -153,7 +148,7 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
 
   it('a 1.6 and a 2.0.1 station on one site: the partner receives the same four event types, signed, with the same envelope and payload keys', async () => {
     const partner = await receiverForTest();
-    t = await startTestDaemon({ ...siteWith([{ id: 'partner', url: partner.url() }], MIXED), webhookDelivery: { retryIntervalS: 0.2 } });
+    const t = await daemonForTest({ ...siteWith([{ id: 'partner', url: partner.url() }], MIXED), webhookDelivery: { retryIntervalS: 0.2 } });
     const modern = await connect(t.url);
     await modern.boot();
     const legacy = await t.connect('CP001');
@@ -184,8 +179,7 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
   });
 
   it('remote start and stop through the API send RequestStartTransaction and RequestStopTransaction (with the station transaction id)', async () => {
-    const api = await startApiDaemon({ sites: [{ id: 's1', stations: MIXED, meters: [], webhooks: [] }] });
-    t = api;
+    const api = await apiDaemonForTest({ sites: [{ id: 's1', stations: MIXED, meters: [], webhooks: [] }] });
     const token = await api.token(api.createApp('ops'));
     const station = await connect(api.url);
     await station.boot();

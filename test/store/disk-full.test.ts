@@ -1,10 +1,10 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { putIdTag } from '../../src/authorization/index.js';
-import { eventually, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { daemonForTest, eventually, siteWith } from '../support/daemon.js';
+import { tempDirForTest } from '../support/for-test.js';
 
 /** Mounting a tmpfs needs root; CI runs as root, where this test must not be skipped. */
 function canMount(): boolean {
@@ -16,15 +16,17 @@ function canMount(): boolean {
  * filled by a file until ENOSPC.
  */
 describe.runIf(canMount() || process.env.CI === 'true')('a full disk', () => {
-  let t: TestDaemon | undefined;
-  let mountpoint: string;
-  afterEach(async () => {
-    await t?.stop();
-    execFileSync('umount', ['-l', mountpoint]);
-    rmSync(mountpoint, { recursive: true, force: true });
-  });
+  /** A small tmpfs, unmounted and removed when the test finishes (after the daemon on it, registered later, stops). */
+  function smallTmpfsForTest(): string {
+    const mountpoint = tempDirForTest('tmpfs');
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', mountpoint]);
+    onTestFinished(() => {
+      execFileSync('umount', ['-l', mountpoint]);
+    });
+    return mountpoint;
+  }
 
-  function fill(): void {
+  function fill(mountpoint: string): void {
     try {
       writeFileSync(path.join(mountpoint, 'filler'), Buffer.alloc(16 * 1024 * 1024));
     } catch (err) {
@@ -33,23 +35,22 @@ describe.runIf(canMount() || process.env.CI === 'true')('a full disk', () => {
   }
 
   it('answers a call whose commit fails with a CALLERROR, leaves nothing half-applied, reports critical, and works again once space returns', async () => {
-    mountpoint = mkdtempSync(path.join(tmpdir(), 'chargegate-tmpfs-'));
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', mountpoint]);
-    const plugin = path.join(tmpdir(), `slow-plugin-${process.pid}.mjs`);
+    const mountpoint = smallTmpfsForTest();
+    const plugin = path.join(tempDirForTest('plugin'), 'slow-plugin.mjs');
     // The plugin passes after 200 ms: StopTransaction writes, then waits for it while its group commits (and fails).
     writeFileSync(plugin, 'export function authorize() { return new Promise((resolve) => setTimeout(() => resolve(undefined), 200)); }\n');
-    t = await startTestDaemon({ ...siteWith(), dataDir: path.join(mountpoint, 'var'), authorization: { plugin } });
+    const t = await daemonForTest({ ...siteWith(), dataDir: path.join(mountpoint, 'var'), authorization: { plugin } });
     putIdTag(t.db, { idTag: 'TAG-1', status: 'Accepted', expiresAt: null, siteId: null });
     const station = await t.connect('CP001');
     await station.boot();
     const tx = await station.startTransaction({ connectorId: 1, idTag: 'TAG-1', meterStart: 1_000 });
     const health = async () => {
-      const response = await fetch(`http://127.0.0.1:${t!.daemon.httpPort}/health`);
+      const response = await fetch(`http://127.0.0.1:${t.daemon.httpPort}/health`);
       return { code: response.status, body: (await response.json()) as { status: string; storage: { status: string } } };
     };
     expect((await health()).code).toBe(200);
 
-    fill();
+    fill(mountpoint);
     await expect(station.stopTransaction({ transactionId: tx, meterStop: 5_000, idTag: 'TAG-1' })).rejects.toMatchObject({ rpcErrorCode: 'InternalError' });
     await expect(station.startTransaction({ connectorId: 2, idTag: 'TAG-1', meterStart: 7_000 })).rejects.toMatchObject({ rpcErrorCode: 'InternalError' });
     // Nothing half-applied: the transaction is open, no event of either call exists.

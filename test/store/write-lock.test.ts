@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { afterEach, describe, expect, it } from 'vitest';
-import { CP001, siteWith, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { describe, expect, it } from 'vitest';
+import { CP001, siteWith, daemonForTest } from '../support/daemon.js';
 
 const CP002 = { id: 'CP002', chargePoints: [{ id: 'CP002-A', connectors: [1] }] };
 
@@ -28,11 +28,8 @@ function holdWriteLock(databaseFile: string, holdMs: number): Promise<{ held: ()
 
 /** Issue "Nothing acknowledged is ever lost": the write lock is never awaited on the event loop for long. */
 describe('another process holding the write lock', () => {
-  let t: TestDaemon;
-  afterEach(() => t.stop());
-
   it('costs the writing call an InternalError it can retry, while the other stations keep being answered', async () => {
-    t = await startTestDaemon(siteWith([], [CP001, CP002]));
+    const t = await daemonForTest(siteWith([], [CP001, CP002]));
     const writer = await t.connect('CP001');
     const other = await t.connect('CP002');
     await writer.boot();

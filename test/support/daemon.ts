@@ -68,6 +68,7 @@ export async function startTestDaemon(config: Record<string, unknown> = {}): Pro
   // The config may put the data elsewhere (a small tmpfs, say): the assertions read the daemon's own database.
   const db = openDatabase(loaded.dataDir);
   const stations: SimulatedStation[] = [];
+  let stopped: Promise<void> | undefined;
   const scheme = loaded.ocpp.securityProfile >= 2 ? 'wss' : 'ws';
   const url = `${scheme}://127.0.0.1:${daemon.ocppPort}${loaded.ocpp.path}`;
   return {
@@ -88,11 +89,15 @@ export async function startTestDaemon(config: Record<string, unknown> = {}): Pro
         .filter((e) => type === undefined || e.eventType === type);
     },
     logged: (msg) => logs.filter((l) => l.msg === msg),
-    async stop() {
-      await Promise.all(stations.map((s) => s.close().catch(() => undefined)));
-      await daemon.stop();
-      db.close();
-      temp.cleanup();
+    // Once: a test may stop its daemon itself before the cleanup registered for it runs.
+    stop() {
+      stopped ??= (async () => {
+        await Promise.all(stations.map((s) => s.close().catch(() => undefined)));
+        await daemon.stop();
+        db.close();
+        temp.cleanup();
+      })();
+      return stopped;
     },
   };
 }

@@ -1,4 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { onTestFinished } from 'vitest';
 import { spawnDaemon } from './cli.js';
 import { startReceiver, type Answer, type Receiver, type Responder } from './receiver.js';
@@ -9,6 +12,13 @@ import { tempSite, type TempSite } from './temp-site.js';
  * by the helper that made it (cleanup registered where the resource is made, not in a distant afterEach). Kept
  * apart from the plain helpers, which the bench's worker processes import outside vitest.
  */
+
+/** An empty temporary directory (named chargegate-<purpose>-...), removed when the test finishes. */
+export function tempDirForTest(purpose: string): string {
+  const dir = mkdtempSync(path.join(tmpdir(), `chargegate-${purpose}-`));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
 
 /** A temporary site, removed when the test finishes. */
 export function tempSiteForTest(overrides: Record<string, unknown> = {}): TempSite {
