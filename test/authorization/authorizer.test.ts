@@ -1,14 +1,15 @@
 import { Writable } from 'node:stream';
 import { utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { createAuthorizer, PluginLoadError, putIdTag, type Authorizer } from '../../src/authorization/index.js';
 import { parseConfig, type Config } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { connectUpstreamAsStation } from '../../src/ocpp/index.js';
 import { Site } from '../../src/site/index.js';
 import { DirectWriter, openDatabase, type Database } from '../../src/store/index.js';
-import { baseConfig, tempSite, type TempSite } from '../support/temp-site.js';
+import { tempSiteForTest } from '../support/for-test.js';
+import { baseConfig, type TempSite } from '../support/temp-site.js';
 import { FakeCpo } from './fake-cpo.js';
 
 describe('the Authorize decision chain', () => {
@@ -16,8 +17,6 @@ describe('the Authorize decision chain', () => {
   let db: Database;
   let site: Site;
   let config: Config;
-  let authorizer: Authorizer | undefined;
-  let cpo: FakeCpo | undefined;
   const logs: Array<Record<string, unknown>> = [];
   const logger = createLogger(
     'info',
@@ -43,7 +42,8 @@ describe('the Authorize decision chain', () => {
   };
   const start = async (overrides: Record<string, unknown> = {}): Promise<Authorizer> => {
     configure(overrides);
-    authorizer = await createAuthorizer({ writer: new DirectWriter(db), config: () => config, site, logger, connectUpstream: connectUpstreamAsStation });
+    const authorizer = await createAuthorizer({ writer: new DirectWriter(db), config: () => config, site, logger, connectUpstream: connectUpstreamAsStation });
+    onTestFinished(() => authorizer.close());
     return authorizer;
   };
   const plugin = (body: string): string => {
@@ -53,18 +53,12 @@ describe('the Authorize decision chain', () => {
   };
 
   beforeEach(() => {
-    temp = tempSite();
-    db = openDatabase(temp.dataDir);
+    temp = tempSiteForTest();
+    const opened = openDatabase(temp.dataDir);
+    onTestFinished(() => void opened.close());
+    db = opened;
     site = new Site({ db, config: () => config });
     logs.length = 0;
-  });
-  afterEach(async () => {
-    await authorizer?.close();
-    authorizer = undefined;
-    await cpo?.stop();
-    cpo = undefined;
-    db.close();
-    temp.cleanup();
   });
 
   it('local list: status, expiry, site scope, case-insensitive match; default Invalid', async () => {
@@ -154,7 +148,7 @@ describe('the Authorize decision chain', () => {
   });
 
   it('upstream CPO: forwards with the station identity, caches the answer, falls back to it on timeout or when the CPO is gone', async () => {
-    cpo = await FakeCpo.start();
+    const cpo = await FakeCpo.startForTest();
     cpo.answers.set('ROAMING', { status: 'Accepted', expiryDate: '2099-01-01T00:00:00.000Z' });
     putIdTag(db, { idTag: 'MINE', status: 'Blocked', expiresAt: null, siteId: null });
     const chain = await start({ upstream: { url: cpo.url, timeoutMs: 300 } });
@@ -173,7 +167,6 @@ describe('the Authorize decision chain', () => {
     expect(logs.some((l) => l.msg === 'upstream CPO did not answer Authorize in time' && l.stationId === 'CP001')).toBe(true);
 
     await cpo.stop();
-    cpo = undefined;
     expect(await chain.authorize({ idTag: 'ROAMING', stationId: 'CP001' })).toMatchObject({ status: 'Accepted', source: 'upstream-cache' });
     expect(await chain.authorize({ idTag: 'NEVER-SEEN', stationId: 'CP001' })).toMatchObject({ status: 'Invalid', source: 'default' });
     expect(await chain.authorize({ idTag: 'ROAMING', stationId: 'CP201' })).toMatchObject({ status: 'Accepted', source: 'upstream-cache' });

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { onTestFinished } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import { createRpcServer, type RpcServer } from '../../src/ocpp/index.js';
 
@@ -7,6 +8,7 @@ export class FakeCpo {
   readonly identities: string[] = [];
   readonly answers = new Map<string, { status: string; expiryDate?: string }>();
   silent = false;
+  private stopped: Promise<void> | undefined;
   private constructor(
     private readonly server: http.Server,
     private readonly rpc: RpcServer<object>,
@@ -33,9 +35,20 @@ export class FakeCpo {
     return `ws://127.0.0.1:${(this.server.address() as AddressInfo).port}/cpo`;
   }
 
-  async stop(): Promise<void> {
-    await this.rpc.close({ force: true });
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  /** Once: a test may take the CPO away itself before the cleanup registered for it runs. */
+  stop(): Promise<void> {
+    this.stopped ??= (async () => {
+      await this.rpc.close({ force: true });
+      this.server.closeAllConnections();
+      await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    })();
+    return this.stopped;
+  }
+
+  /** A CPO for the running test, taken away when the test finishes. */
+  static async startForTest(): Promise<FakeCpo> {
+    const cpo = await FakeCpo.start();
+    onTestFinished(() => cpo.stop());
+    return cpo;
   }
 }

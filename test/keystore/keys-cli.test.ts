@@ -1,27 +1,18 @@
 import { X509Certificate } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { openKeystore, type KeyInfo } from '../../src/keystore/index.js';
 import { Site } from '../../src/site/index.js';
-import { startApiDaemon, type ApiDaemon } from '../http/api-harness.js';
+import { apiDaemonForTest } from '../http/api-harness.js';
 import { runCli, runCliJson } from '../support/cli.js';
-import { tempSite, type TempSite } from '../support/temp-site.js';
+import { tempSiteForTest } from '../support/for-test.js';
 
 /** Each CLI run is a fresh Node process compiling TypeScript: seconds apiece on a busy machine. */
 describe('chargegate keys', { timeout: 120_000 }, () => {
-  let temp: TempSite | undefined;
-  let daemon: ApiDaemon | undefined;
-  afterEach(async () => {
-    await daemon?.stop();
-    temp?.cleanup();
-    daemon = undefined;
-    temp = undefined;
-  });
-
   it('list shows kids, algorithms, states and dates, never private material; rotate starts a rotation with the default lead', async () => {
-    temp = tempSite();
+    const temp = tempSiteForTest();
     const list = await runCli(['keys', 'list', '--config', temp.configPath]);
     expect(list.code).toBe(0);
     expect(list.stdout).toMatch(/^ID +PURPOSE +ALG +STATE +JWKS KID/);
@@ -37,7 +28,7 @@ describe('chargegate keys', { timeout: 120_000 }, () => {
   });
 
   it('encrypts the keystore with the passphrase from the configured environment variable and refuses to sign without; list needs none', async () => {
-    temp = tempSite({ keystore: { passphraseEnv: 'TEST_KEYSTORE_PASSPHRASE' } });
+    const temp = tempSiteForTest({ keystore: { passphraseEnv: 'TEST_KEYSTORE_PASSPHRASE' } });
     const env = { TEST_KEYSTORE_PASSPHRASE: 'a long passphrase' };
     expect((await runCli(['keys', 'list', '--config', temp.configPath], { env })).code).toBe(0);
     const file = readFileSync(path.join(temp.dataDir, 'keystore.json'), 'utf8');
@@ -56,7 +47,7 @@ describe('chargegate keys', { timeout: 120_000 }, () => {
   });
 
   it('tls-cert makes a certificate the OCPP listener serves under security profile 2 and a station trusts', async () => {
-    temp = tempSite();
+    const temp = tempSiteForTest();
     const made = await runCliJson<{ cert: string; key: string; names: string[]; fingerprintSha256: string; certificate: string }>([
       'keys',
       'tls-cert',
@@ -77,8 +68,8 @@ describe('chargegate keys', { timeout: 120_000 }, () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('--force');
 
-    daemon = await startApiDaemon({ ocpp: { host: '127.0.0.1', port: 0, securityProfile: 2, tls: { cert: made.data.cert, key: made.data.key } } });
-    const { password } = new Site({ db: daemon.db, config: () => loadConfig(daemon!.temp.configPath) }).stations.pair('CP001', 's1');
+    const daemon = await apiDaemonForTest({ ocpp: { host: '127.0.0.1', port: 0, securityProfile: 2, tls: { cert: made.data.cert, key: made.data.key } } });
+    const { password } = new Site({ db: daemon.db, config: () => loadConfig(daemon.temp.configPath) }).stations.pair('CP001', 's1');
     const station = await daemon.connect('CP001', password, { ca: made.data.certificate });
     expect(await station.boot()).toMatchObject({ status: 'Accepted' });
   });

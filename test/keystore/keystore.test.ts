@@ -1,10 +1,10 @@
 import { constants, createPublicKey, generateKeyPairSync, sign, verify, X509Certificate, type KeyObject } from 'node:crypto';
-import { mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import forge from 'node-forge';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { Keystore, KeystoreError, keystorePassphrase, type PublicJwk } from '../../src/keystore/index.js';
+import { tempDirForTest } from '../support/for-test.js';
 
 function pssVerify(jwk: PublicJwk, data: Buffer, signature: Buffer): boolean {
   const key = createPublicKey({ key: jwk, format: 'jwk' });
@@ -33,10 +33,9 @@ describe('keystore', () => {
   const file = () => path.join(dataDir, 'keystore.json');
 
   beforeEach(() => {
-    dataDir = mkdtempSync(path.join(tmpdir(), 'chargegate-keystore-'));
+    dataDir = tempDirForTest('keystore');
     clock = new Date('2026-01-01T00:00:00Z');
   });
-  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('creates a 0600 file on first open with a PS256 `sign` key and an RS256 token key, public parts only in the JWKS; a second open finds them', async () => {
     const keystore = await Keystore.open({ dataDir, retiredKeyGraceS: 86_400, now });

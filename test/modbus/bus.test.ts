@@ -1,10 +1,10 @@
 import { createServer, type Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { BusError, busSettingsOf, METER_MODELS, MeterReader, ModbusBus, type BusSettings } from '../../src/modbus/index.js';
 import { externalTool, MeterSimulator, openPtyPair } from '../support/meter-simulator.js';
-import { tempSite } from '../support/temp-site.js';
+import { tempSiteForTest } from '../support/for-test.js';
 import { eventually } from './harness.js';
 
 const logger = createLogger('silent');
@@ -20,20 +20,15 @@ function settingsFor(connections: string[]): BusSettings {
 }
 
 describe('Modbus bus', () => {
-  const cleanups: Array<() => Promise<unknown> | void> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
-
   async function tcpMeters(responseDelayMs = 0) {
     const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630, 2: METER_MODELS.sdm630 }, responseDelayMs });
-    cleanups.push(() => sim.close());
+    onTestFinished(() => sim.close());
     return sim;
   }
 
   function openBus(settings: BusSettings): ModbusBus {
     const bus = new ModbusBus(settings, logger);
-    cleanups.push(() => bus.close());
+    onTestFinished(() => bus.close());
     return bus;
   }
 
@@ -54,13 +49,12 @@ describe('Modbus bus', () => {
       settingsFor([`{ type: tcp, host: 127.0.0.1, port: ${port}, unitId: 1, reconnectMinMs: 50, reconnectMaxMs: 100 }`]),
       createLogger('info', { write: (line: string) => void lines.push(line) }),
     );
-    cleanups.push(() => bus.close());
+    onTestFinished(() => bus.close());
     await bus.read(1, SDM630_CURRENTS, 500);
     await sim.close();
-    cleanups.shift();
     await expect(bus.read(1, SDM630_CURRENTS, 300)).rejects.toBeInstanceOf(BusError);
     const back = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630 }, port });
-    cleanups.push(() => back.close());
+    onTestFinished(() => back.close());
     await eventually(() => bus.read(1, SDM630_CURRENTS, 300).catch(() => undefined), 10_000, 'a reading from the meter that came back');
     const line = lines.find((l) => l.includes('modbus bus reconnected'))!;
     expect(line.match(/"bus":/g)).toEqual(['"bus":']);
@@ -111,11 +105,10 @@ describe('Modbus bus', () => {
     const bus = openBus(settingsFor([`{ type: tcp, host: 127.0.0.1, port: ${port}, unitId: 1, reconnectMinMs: 50, reconnectMaxMs: 100 }`]));
     expect(await bus.read(1, SDM630_CURRENTS, 500)).toHaveLength(6);
     await sim.close();
-    cleanups.pop();
     await expect(bus.read(1, SDM630_CURRENTS, 300)).rejects.toBeInstanceOf(BusError);
 
     const back = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630 }, port });
-    cleanups.push(() => back.close());
+    onTestFinished(() => back.close());
     await back.set(1, { currentA: [16] });
     const words = await eventually(() => bus.read(1, SDM630_CURRENTS, 300).catch(() => undefined), 10_000, 'a reading from the meter that came back');
     expect(words.slice(0, 2)).toEqual([0x4180, 0x0000]);
@@ -132,7 +125,7 @@ describe('Modbus bus', () => {
       socket.destroy();
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
     const port = (server.address() as { port: number }).port;
     const bus = openBus(settingsFor([`{ type: tcp, host: 127.0.0.1, port: ${port}, unitId: 1, reconnectMinMs: 200, reconnectMaxMs: 400 }`]));
 
@@ -159,12 +152,11 @@ describe('Modbus bus', () => {
   });
 
   it.skipIf(!externalTool('socat'))('reads two RTU meters on one serial line through a pseudo-terminal pair', async () => {
-    const temp = tempSite();
-    cleanups.push(() => temp.cleanup());
+    const temp = tempSiteForTest();
     const pty = await openPtyPair(temp.dir);
-    cleanups.push(() => pty.close());
+    onTestFinished(() => pty.close());
     const sim = await MeterSimulator.rtu({ device: pty.meterSide, units: { 1: METER_MODELS.sdm630, 7: METER_MODELS.em340 } });
-    cleanups.push(() => sim.close());
+    onTestFinished(() => sim.close());
     await sim.set(1, { energyKWh: 1234.5, currentA: [16, 15.5, 0.25], powerW: 7300 });
     await sim.set(7, { energyKWh: 987.6, currentA: [10.123, 0, 0], powerW: -250.5 });
     const connection = (unitId: number) => `{ type: rtu, device: ${pty.controllerSide}, baudRate: 19200, parity: even, unitId: ${unitId} }`;

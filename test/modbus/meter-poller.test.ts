@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { parseConfig, type Config, type MeterConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { BusError, registerMapOf, type BusStats, type RegisterRead } from '../../src/modbus/index.js';
@@ -49,6 +49,9 @@ describe('MeterPoller (fake timers, real site)', () => {
 
   beforeEach(() => {
     vi.useFakeTimers({ now: T0, toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     config = parseConfig(`
 sites:
   - id: s1
@@ -61,12 +64,6 @@ sites:
         pollIntervalMs: 1000
         detection: { startCurrentA: 1, startDelayS: 10, stopCurrentA: 0.5, stopDelayS: 60, offlineAfterS: 30 }
 `);
-  });
-  afterEach(async () => {
-    poller?.halt();
-    await poller?.finished();
-    poller = undefined;
-    vi.useRealTimers();
   });
 
   /** Moves the clock second by second, giving the poller's awaits real turns in between (setImmediate is real). */
@@ -81,8 +78,13 @@ sites:
     const meter = config.sites[0]!.meters[0]!;
     const line = new FakeLine(meter);
     const site = new Site({ db: t.db, config: () => config });
-    poller = new MeterPoller({ meter, siteId: 's1', site, db: t.db, bus: line, logger: createLogger('silent') });
-    poller.start();
+    const started = new MeterPoller({ meter, siteId: 's1', site, db: t.db, bus: line, logger: createLogger('silent') });
+    onTestFinished(async () => {
+      started.halt();
+      await started.finished();
+    });
+    started.start();
+    poller = started;
     return line;
   }
 

@@ -1,27 +1,22 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { parse } from 'yaml';
 import { parseConfig } from '../../src/config/index.js';
 import { ROOT } from '../support/cli.js';
 import { baseConfig } from '../support/temp-site.js';
-import { eventually, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { daemonForTest, eventually } from '../support/daemon.js';
 import { meterHealth } from './harness.js';
 
 /** `npm run simulate:meter`: the config entry it prints pastes into a site as it is, and the daemon reads the meter. */
 describe('scripts/meter-simulator.ts', () => {
-  const cleanups: Array<() => Promise<void> | void> = [];
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-  });
-
   it('prints a meters entry that a site takes unchanged, and answers the daemon over Modbus TCP', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/meter-simulator.ts'), '--port', '0', '--idle-s', '1', '--charge-s', '1'], {
       cwd: ROOT,
       stdio: ['ignore', 'pipe', 'inherit'],
     });
-    cleanups.push(() => void child.kill('SIGKILL'));
+    onTestFinished(() => void child.kill('SIGKILL'));
     const lines: string[] = [];
     createInterface({ input: child.stdout }).on('line', (line) => lines.push(line));
     const entry = await eventually(
@@ -40,8 +35,7 @@ describe('scripts/meter-simulator.ts', () => {
     const config = parseConfig(JSON.stringify({ ...baseConfig('/tmp/x'), sites: [{ id: 's1', stations: [], meters, webhooks: [] }] }));
     expect(config.sites[0]!.meters[0]).toMatchObject({ id: 'meter-sim', chargePointId: 'MB-SIM', model: 'sdm630' });
 
-    const daemon: TestDaemon = await startTestDaemon({ sites: [{ id: 's1', stations: [], meters, webhooks: [] }] });
-    cleanups.push(() => daemon.stop());
+    const daemon = await daemonForTest({ sites: [{ id: 's1', stations: [], meters, webhooks: [] }] });
     await eventually(async () => ((await meterHealth(daemon.daemon.httpPort, 'meter-sim'))?.readings ?? 0) >= 2, 20_000, 'readings from the simulator');
     expect((await meterHealth(daemon.daemon.httpPort, 'meter-sim'))?.lastReading?.energyKWh).toBeGreaterThanOrEqual(1000);
   }, 60_000);

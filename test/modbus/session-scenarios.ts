@@ -1,11 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it, onTestFailed, onTestFinished } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/index.js';
-import { startTestDaemon, type EventRow, type TestDaemon } from '../support/daemon.js';
-import { spawnDaemon } from '../support/cli.js';
+import { daemonForTest, type EventRow } from '../support/daemon.js';
+import { receiverForTest, spawnDaemonForTest, tempSiteForTest } from '../support/for-test.js';
 import { openDeviceServer, openPtyPair, type ScriptableMeter } from '../support/meter-simulator.js';
-import { startReceiver, type Receiver } from '../support/receiver.js';
-import { tempSite, type TempSite } from '../support/temp-site.js';
 import { deliveriesOf, eventually, FAST_DETECTION, meterConfig, meterEvents, meterHealth, statusTrail, waitForEvent, waitForStatus, type ConnectionConfig } from './harness.js';
 
 /** A simulator the scenarios run against: ours on modbus-serial, or Debian's pymodbus; over TCP or RTU. */
@@ -181,17 +179,14 @@ export function sessionScenarios(factory: SimulatorFactory): void {
   describe.skipIf(!factory.available)(`sessions detected through ${factory.name}`, () => {
     it('four meters sharing one bus: a normal session, a session with a pause, a meter that drops off and returns, garbage registers', async () => {
       // A dir for the simulator's pseudo-terminals; the daemon gets its own temp site.
-      const scratch = tempSite();
-      onTestFinished(() => scratch.cleanup());
+      const scratch = tempSiteForTest();
       const units = PROFILES.map((_, i) => i + 1);
       const sim = await factory.start(scratch.dir, units);
       onTestFinished(() => sim.close());
       for (const [i, profile] of PROFILES.entries()) await sim.meter.set(i + 1, { energyKWh: profile.startKWh, ...IDLE });
-      const receiver: Receiver = await startReceiver();
-      onTestFinished(() => receiver.close());
+      const receiver = await receiverForTest();
       const meters = PROFILES.map((profile, i) => meterConfig(i + 1, sim.connection, profile.config));
-      const daemon: TestDaemon = await startTestDaemon({ sites: [{ id: 's1', meters, webhooks: [{ id: 'partner', url: receiver.url('/webhook/events') }] }] });
-      onTestFinished(() => daemon.stop());
+      const daemon = await daemonForTest({ sites: [{ id: 's1', meters, webhooks: [{ id: 'partner', url: receiver.url('/webhook/events') }] }] });
       onTestFailed(() =>
         console.log(
           daemon.logs
@@ -217,8 +212,7 @@ export function sessionScenarios(factory: SimulatorFactory): void {
     itKillMidSession(
       'a daemon killed mid-session neither starts a second session nor loses the stop',
       async () => {
-        const site: TempSite = tempSite();
-        onTestFinished(() => site.cleanup());
+        const site = tempSiteForTest();
         const sim = await factory.start(site.dir, [1]);
         onTestFinished(() => sim.close());
         site.write({
@@ -226,10 +220,8 @@ export function sessionScenarios(factory: SimulatorFactory): void {
           sites: [{ id: 's1', meters: [meterConfig(1, sim.connection)], webhooks: [{ id: 'partner', url: 'http://127.0.0.1:9/webhook/events' }] }],
         });
         const run = async () => {
-          const { child, logs } = await spawnDaemon(site.configPath);
-          onTestFinished(() => void child.kill('SIGKILL'));
+          const { child, logs, ready } = await spawnDaemonForTest(site.configPath);
           onTestFailed(() => console.log(logs.filter((l) => /"level":[4-6]0/.test(l)).join('\n')));
-          const ready = JSON.parse(logs.find((l) => l.includes('"chargegate ready"'))!) as { httpPort: number };
           return { child, httpPort: ready.httpPort };
         };
         const db = openDatabase(site.dataDir);

@@ -1,40 +1,36 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createAuthorizer, putIdTag, type Authorizer } from '../../src/authorization/index.js';
+import { beforeEach, describe, expect, it, onTestFinished } from 'vitest';
+import { createAuthorizer, putIdTag } from '../../src/authorization/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { connectUpstreamAsStation, startCentralSystem, StationCallError, StationOfflineError, StationTimeoutError, type CentralSystem } from '../../src/ocpp/index.js';
 import { Site } from '../../src/site/index.js';
 import { DirectWriter, openDatabase, type Database } from '../../src/store/index.js';
-import { connectStation, type SimulatedStation } from '../support/station.js';
-import { tempSite, type TempSite } from '../support/temp-site.js';
+import { stationForTest, tempSiteForTest } from '../support/for-test.js';
+import type { SimulatedStation } from '../support/station.js';
 import { eventually } from '../support/daemon.js';
 
 /** The central system on its own (as the API part uses it through `centralSystem.commands`). */
 describe('StationCommands', () => {
-  let temp: TempSite;
   let db: Database;
-  let authorizer: Authorizer;
   let central: CentralSystem;
   let station: SimulatedStation;
 
+  // Each part is let go when the test finishes, the last made first.
   beforeEach(async () => {
-    temp = tempSite({ ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, callTimeoutMs: 400 } });
+    const temp = tempSiteForTest({ ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, callTimeoutMs: 400 } });
     const config = loadConfig(temp.configPath);
-    db = openDatabase(config.dataDir);
+    const opened = openDatabase(config.dataDir);
+    onTestFinished(() => void opened.close());
+    db = opened;
     const site = new Site({ db, config: () => config });
     const logger = createLogger('silent');
-    authorizer = await createAuthorizer({ writer: new DirectWriter(db), config: () => config, site, logger, connectUpstream: connectUpstreamAsStation });
-    central = await startCentralSystem({ config: () => config, db, site, authorizer, logger });
-    station = await connectStation(`ws://127.0.0.1:${central.port}/ocpp`, 'CP001');
+    const authorizer = await createAuthorizer({ writer: new DirectWriter(db), config: () => config, site, logger, connectUpstream: connectUpstreamAsStation });
+    onTestFinished(() => authorizer.close());
+    const started = await startCentralSystem({ config: () => config, db, site, authorizer, logger });
+    onTestFinished(() => started.close());
+    central = started;
+    station = await stationForTest(`ws://127.0.0.1:${central.port}/ocpp`, 'CP001');
     await station.boot();
-  });
-
-  afterEach(async () => {
-    await station.close();
-    await central.close();
-    await authorizer.close();
-    db.close();
-    temp.cleanup();
   });
 
   const events = (type: string) =>

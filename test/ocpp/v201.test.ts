@@ -1,8 +1,8 @@
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { apiDaemonForTest } from '../http/api-harness.js';
 import { daemonForTest, eventually, siteWith } from '../support/daemon.js';
 import { StationV201 } from '../support/station-v201.js';
-import { receiverForTest } from '../support/for-test.js';
+import { receiverForTest, stationV201ForTest } from '../support/for-test.js';
 import { expectSignedWebhook, jwksSigningKey } from '../webhooks/harness.js';
 
 /** A 1.6 station CP001 and a 2.0.1 station EV201 (EVSEs 1 and 2) on one site. */
@@ -18,13 +18,7 @@ const MIXED = [
 ];
 
 describe('OCPP 2.0.1 stations (contract section 9)', () => {
-  const connect = async (url: string, identity = 'EV201', protocols?: string[]): Promise<StationV201> => {
-    const station = await StationV201.connect(url, identity, protocols ? { protocols } : {});
-    onTestFinished(async () => {
-      await station.close();
-    });
-    return station;
-  };
+  const connect = (url: string, identity = 'EV201', protocols?: string[]): Promise<StationV201> => stationV201ForTest(url, identity, protocols ? { protocols } : {});
 
   it('negotiates on one URL: both offered -> ocpp2.0.1, only ocpp1.6 -> ocpp1.6', async () => {
     const t = await daemonForTest(siteWith([], MIXED));

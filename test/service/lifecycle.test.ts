@@ -1,38 +1,21 @@
-import type { ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
-import { spawnDaemon } from '../support/cli.js';
+import { describe, expect, it } from 'vitest';
+import { exitOf } from '../support/cli.js';
 import { PROCESS_TEST_TIMEOUT_MS, siteWith } from '../support/daemon.js';
-import { openNotifySocket, type NotifySocket } from '../support/notify-socket.js';
-import { startReceiver, type Receiver } from '../support/receiver.js';
-import { connectStation, type SimulatedStation } from '../support/station.js';
-import { tempSite, type TempSite } from '../support/temp-site.js';
+import { notifySocketForTest, receiverForTest, spawnDaemonForTest, stationForTest, tempSiteForTest } from '../support/for-test.js';
+import type { Receiver } from '../support/receiver.js';
+import type { TempSite } from '../support/temp-site.js';
 
 /** The daemon logs `chargegate ready` at info: the test sites log at warn by default. */
 const INFO = { log: { level: 'info' } };
-
-function exited(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
-  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-}
 
 function logged(logs: string[], message: string): Array<Record<string, unknown>> {
   return logs
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as Record<string, unknown>)
     .filter((l) => l.msg === message);
-}
-
-function httpPortOf(logs: string[]): number {
-  const [ready] = logged(logs, 'chargegate ready');
-  return ready!.httpPort as number;
-}
-
-function ocppUrlOf(logs: string[]): string {
-  const [ready] = logged(logs, 'chargegate ready');
-  return `ws://127.0.0.1:${ready!.ocppPort as number}/ocpp`;
 }
 
 function openDb(site: TempSite): BetterSqlite3.Database {
@@ -45,42 +28,20 @@ function withWebhook(receiver: Receiver): Record<string, unknown> {
 }
 
 describe('daemon lifecycle: systemd notifications, SIGHUP reload, SIGTERM stop', () => {
-  let site: TempSite | undefined;
-  let daemon: ChildProcess | undefined;
-  let notify: NotifySocket | undefined;
-  let station: SimulatedStation | undefined;
-  let receiver: Receiver | undefined;
-
-  afterEach(async () => {
-    await station?.close().catch(() => undefined);
-    station = undefined;
-    await receiver?.close();
-    receiver = undefined;
-    if (daemon && daemon.exitCode === null && daemon.signalCode === null) {
-      daemon.kill('SIGKILL');
-      await exited(daemon);
-    }
-    daemon = undefined;
-    await notify?.close();
-    notify = undefined;
-    site?.cleanup();
-    site = undefined;
-  }, PROCESS_TEST_TIMEOUT_MS);
-
   it(
     'tells systemd READY and pings the watchdog; SIGTERM sends STOPPING, exits 0 and leaves a clean database',
     async () => {
-      notify = await openNotifySocket();
-      site = tempSite(INFO);
-      const started = await spawnDaemon(site.configPath, { env: { NOTIFY_SOCKET: notify.path, WATCHDOG_USEC: '500000' } });
-      daemon = started.child;
+      const notify = await notifySocketForTest();
+      const site = tempSiteForTest(INFO);
+      const started = await spawnDaemonForTest(site.configPath, { env: { NOTIFY_SOCKET: notify.path, WATCHDOG_USEC: '500000' } });
+      const daemon = started.child;
 
       expect(await notify.waitFor('READY=1')).toContain(`MAINPID=${daemon.pid}`);
       const firstPing = await notify.waitFor('WATCHDOG=1');
       await notify.waitFor('WATCHDOG=1', { from: notify.messages.indexOf(firstPing) + 1 });
 
       daemon.kill('SIGTERM');
-      expect(await exited(daemon)).toEqual({ code: 0, signal: null });
+      expect(await exitOf(daemon)).toEqual({ code: 0, signal: null });
       await notify.waitFor('STOPPING=1');
       expect(logged(started.logs, 'chargegate stopped')).toHaveLength(1);
 
@@ -98,12 +59,12 @@ describe('daemon lifecycle: systemd notifications, SIGHUP reload, SIGTERM stop',
   it(
     'SIGHUP with a broken config refuses it with the key path and keeps serving on the old one',
     async () => {
-      notify = await openNotifySocket();
-      site = tempSite(INFO);
-      const started = await spawnDaemon(site.configPath, { env: { NOTIFY_SOCKET: notify.path } });
-      daemon = started.child;
+      const notify = await notifySocketForTest();
+      const site = tempSiteForTest(INFO);
+      const started = await spawnDaemonForTest(site.configPath, { env: { NOTIFY_SOCKET: notify.path } });
+      const daemon = started.child;
       await notify.waitFor('READY=1');
-      const port = httpPortOf(started.logs);
+      const port = started.ready.httpPort;
 
       site.write({ ...INFO, webhookDelivery: { retryIntervalS: -1 } });
       const from = notify.messages.length;
@@ -123,11 +84,11 @@ describe('daemon lifecycle: systemd notifications, SIGHUP reload, SIGTERM stop',
   it(
     'SIGHUP adds a webhook without dropping the station, and names the changed keys that wait for a restart',
     async () => {
-      receiver = await startReceiver();
-      site = tempSite(INFO);
-      const started = await spawnDaemon(site.configPath);
-      daemon = started.child;
-      station = await connectStation(ocppUrlOf(started.logs), 'CP001');
+      const receiver = await receiverForTest();
+      const site = tempSiteForTest(INFO);
+      const started = await spawnDaemonForTest(site.configPath);
+      const daemon = started.child;
+      const station = await stationForTest(started.ready.ocppUrl, 'CP001');
       await station.boot();
       await station.statusNotification({ connectorId: 1, status: 'Available' });
 
@@ -136,7 +97,7 @@ describe('daemon lifecycle: systemd notifications, SIGHUP reload, SIGTERM stop',
       await expect.poll(() => logged(started.logs, 'config reloaded').length, { timeout: 20_000 }).toBe(1);
       const [restart] = logged(started.logs, 'these config changes take effect only after a restart');
       expect(restart?.keys).toEqual(['http.port', 'http.issuer']);
-      expect((await fetch(`http://127.0.0.1:${httpPortOf(started.logs)}/health`)).status).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${started.ready.httpPort}/health`)).status).toBe(200);
 
       // The same WebSocket as before the reload (the simulator never reconnects).
       await station.statusNotification({ connectorId: 1, status: 'Charging' });
@@ -152,8 +113,8 @@ describe('daemon lifecycle: systemd notifications, SIGHUP reload, SIGTERM stop',
   it(
     'SIGTERM answers the OCPP call in progress and lets the webhook request in flight finish, then exits 0',
     async () => {
-      receiver = await startReceiver({ status: 200, delayMs: 1500 });
-      site = tempSite();
+      const receiver = await receiverForTest({ status: 200, delayMs: 1500 });
+      const site = tempSiteForTest();
       const marker = path.join(site.dir, 'plugin-called');
       const plugin = path.join(site.dir, 'slow-plugin.mjs');
       // An Authorize decision that takes a second: the call is still in progress when SIGTERM arrives.
@@ -168,9 +129,9 @@ export async function authorize() {
 `,
       );
       site.write({ ...INFO, authorization: { plugin }, ...withWebhook(receiver) });
-      const started = await spawnDaemon(site.configPath);
-      daemon = started.child;
-      station = await connectStation(ocppUrlOf(started.logs), 'CP001');
+      const started = await spawnDaemonForTest(site.configPath);
+      const daemon = started.child;
+      const station = await stationForTest(started.ready.ocppUrl, 'CP001');
       await station.boot();
 
       await station.statusNotification({ connectorId: 2, status: 'Available' });
@@ -180,7 +141,7 @@ export async function authorize() {
       daemon.kill('SIGTERM');
 
       expect(await authorized).toMatchObject({ status: 'Accepted' });
-      expect(await exited(daemon)).toEqual({ code: 0, signal: null });
+      expect(await exitOf(daemon)).toEqual({ code: 0, signal: null });
       const db = openDb(site);
       try {
         const states = db

@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { createLogger } from '../../src/log/index.js';
 import { connectServiceManager, watchdogIntervalMs } from '../../src/service/index.js';
-import { openNotifySocket, type NotifySocket } from '../support/notify-socket.js';
+import { notifySocketForTest } from '../support/for-test.js';
 
 function capturedLogger(): { logger: ReturnType<typeof createLogger>; lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];
@@ -15,22 +15,18 @@ function capturedLogger(): { logger: ReturnType<typeof createLogger>; lines: Arr
   return { logger: createLogger('info', sink), lines };
 }
 
+/** connectServiceManager for the running test: told the service is stopping when it finishes (ends the watchdog). */
+function serviceForTest(options: Parameters<typeof connectServiceManager>[0]): ReturnType<typeof connectServiceManager> {
+  const service = connectServiceManager(options);
+  onTestFinished(() => service.stopping());
+  return service;
+}
+
 describe('service manager notifications through systemd-notify', () => {
-  let socket: NotifySocket | undefined;
-  let stop: (() => Promise<void>) | undefined;
-
-  afterEach(async () => {
-    await stop?.();
-    stop = undefined;
-    await socket?.close();
-    socket = undefined;
-  });
-
   it('sends READY, then watchdog pings, RELOADING and READY again, and STOPPING, in that order', async () => {
-    socket = await openNotifySocket();
+    const socket = await notifySocketForTest();
     const { logger } = capturedLogger();
-    const service = connectServiceManager({ env: { ...process.env, NOTIFY_SOCKET: socket.path, WATCHDOG_USEC: '200000' }, logger, alive: () => true });
-    stop = () => service.stopping();
+    const service = serviceForTest({ env: { ...process.env, NOTIFY_SOCKET: socket.path, WATCHDOG_USEC: '200000' }, logger, alive: () => true });
 
     await service.ready('serving: test');
     expect(await socket.waitFor('READY=1')).toEqual(['READY=1', 'STATUS=serving: test', `MAINPID=${process.pid}`]);
@@ -40,17 +36,15 @@ describe('service manager notifications through systemd-notify', () => {
     await service.reloading();
     await service.reloaded('serving: test');
     await service.stopping();
-    stop = undefined;
     const states = socket.messages.filter((m) => !m.includes('WATCHDOG=1') && !m.includes('BARRIER=1')).map((m) => m[0]);
     expect(states).toEqual(['READY=1', 'RELOADING=1', 'READY=1', 'STOPPING=1']);
   });
 
   it('withholds the watchdog ping while the liveness check fails, and says so', async () => {
-    socket = await openNotifySocket();
+    const socket = await notifySocketForTest();
     const { logger, lines } = capturedLogger();
     let alive = true;
-    const service = connectServiceManager({ env: { ...process.env, NOTIFY_SOCKET: socket.path, WATCHDOG_USEC: '100000' }, logger, alive: () => alive });
-    stop = () => service.stopping();
+    const service = serviceForTest({ env: { ...process.env, NOTIFY_SOCKET: socket.path, WATCHDOG_USEC: '100000' }, logger, alive: () => alive });
     await service.ready('serving: test');
     await socket.waitFor('WATCHDOG=1');
 
@@ -72,7 +66,7 @@ describe('service manager notifications through systemd-notify', () => {
     await service.stopping();
     expect(outside.lines).toEqual([]);
 
-    socket = await openNotifySocket();
+    const socket = await notifySocketForTest();
     const missing = capturedLogger();
     const degraded = connectServiceManager({ env: { PATH: '/nonexistent', NOTIFY_SOCKET: socket.path, WATCHDOG_USEC: '100000' }, logger: missing.logger, alive: () => true });
     await degraded.ready('serving: test');

@@ -4,10 +4,6 @@ import { runCli } from '../support/cli.js';
 import { PROCESS_TEST_TIMEOUT_MS } from '../support/daemon.js';
 import { spawnDaemonForTest, tempSiteForTest } from '../support/for-test.js';
 
-function httpPortOf(logs: string[]): number {
-  return (JSON.parse(logs.find((l) => l.includes('"chargegate ready"'))!) as { httpPort: number }).httpPort;
-}
-
 /** Contract section 7: one daemon per data directory. */
 describe('a second chargegate run on the same data directory', () => {
   it(
@@ -25,7 +21,7 @@ describe('a second chargegate run on the same data directory', () => {
           ),
         ),
       ]);
-      expect((await fetch(`http://127.0.0.1:${httpPortOf(first.logs)}/health`)).status).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${first.ready.httpPort}/health`)).status).toBe(200);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
@@ -40,7 +36,7 @@ describe('a second chargegate run on the same data directory', () => {
       await killed;
 
       const next = await spawnDaemonForTest(temp.configPath, { readyTimeoutMs: 60_000 });
-      expect((await fetch(`http://127.0.0.1:${httpPortOf(next.logs)}/health`)).status).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${next.ready.httpPort}/health`)).status).toBe(200);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

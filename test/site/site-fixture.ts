@@ -1,9 +1,9 @@
-import { afterEach, beforeEach } from 'vitest';
+import { beforeEach, onTestFinished } from 'vitest';
 import { parseConfig, type Config } from '../../src/config/index.js';
 import { Site, type SiteOptions } from '../../src/site/index.js';
 import { openDatabase, type Database } from '../../src/store/index.js';
 import { CP001_TWO_CHARGE_POINTS } from '../support/daemon.js';
-import { baseConfig, tempSite, type TempSite } from '../support/temp-site.js';
+import { baseConfig, tempSite } from '../support/temp-site.js';
 
 /** One site per test on a real database: s1 with station CP001 (charge points CP001-A on 1, CP001-B on 2) and a webhook, s2 empty. */
 export interface SiteFixture {
@@ -19,7 +19,6 @@ export interface SiteFixture {
 }
 
 export function siteFixture(): SiteFixture {
-  let temp: TempSite;
   const fixture = {
     commits: 0,
     events(type?: string) {
@@ -35,7 +34,7 @@ export function siteFixture(): SiteFixture {
     },
   } as SiteFixture;
   beforeEach(() => {
-    temp = tempSite();
+    const temp = tempSite();
     fixture.config = parseConfig(
       JSON.stringify({
         ...baseConfig(temp.dataDir),
@@ -49,13 +48,14 @@ export function siteFixture(): SiteFixture {
         ],
       }),
     );
-    fixture.db = openDatabase(temp.dataDir);
+    const db = openDatabase(temp.dataDir);
+    fixture.db = db;
+    onTestFinished(() => {
+      db.close();
+      temp.cleanup();
+    });
     fixture.commits = 0;
     fixture.site = new Site({ db: fixture.db, config: () => fixture.config, onEventsCommitted: () => (fixture.commits += 1) });
-  });
-  afterEach(() => {
-    fixture.db.close();
-    temp.cleanup();
   });
   return fixture;
 }

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { METER_MODELS } from '../../src/modbus/index.js';
 import type { StatusSnapshot } from '../../src/status-page/index.js';
 import { CP001, startTestDaemon, type TestDaemon } from '../support/daemon.js';
@@ -24,8 +24,6 @@ describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
   let browser: Browser;
   let test: TestDaemon;
   let httpPort: number;
-  let station: SimulatedStation | undefined;
-  let page: Page | undefined;
   let meter: MeterSimulator;
 
   beforeAll(async () => {
@@ -56,12 +54,17 @@ describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
     httpPort = test.daemon.httpPort;
   });
 
-  afterEach(async () => {
-    await page?.close();
-    page = undefined;
-    await station?.close();
-    station = undefined;
-  });
+  /** A browser page and a station for the running test, closed when it finishes (the daemon and browser are shared). */
+  const pageForTest = async (options?: Parameters<Browser['newPage']>[0]): Promise<Page> => {
+    const page = await browser.newPage(options);
+    onTestFinished(() => page.close());
+    return page;
+  };
+  const stationForTest = async (identity: string): Promise<SimulatedStation> => {
+    const station = await test.connect(identity);
+    onTestFinished(() => station.close());
+    return station;
+  };
 
   afterAll(async () => {
     await test?.stop();
@@ -70,7 +73,7 @@ describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
   });
 
   it('shows a connected station and its connector status changing live, and never an idTag or a secret', async () => {
-    page = await browser.newPage();
+    const page = await pageForTest();
     const problems: string[] = [];
     page.on('pageerror', (err) => problems.push(err.message));
     page.on('console', (msg) => msg.type() === 'error' && problems.push(msg.text()));
@@ -79,7 +82,7 @@ describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
     const cp001 = page.locator('#stations tr[data-station="CP001"]');
     await expect.poll(() => cp001.getAttribute('data-online'), { timeout: 15_000 }).toBe('false');
 
-    station = await test.connect('CP001');
+    const station = await stationForTest('CP001');
     await station.boot({ chargePointVendor: 'ACME', chargePointModel: 'Wallbox 22' });
     await station.statusNotification({ connectorId: 1, status: 'Available' });
     const connector = page.locator('#charge-points tr[data-connector="CP001-A/1"]');
@@ -135,9 +138,9 @@ describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
   });
 
   it('fits a 390 px phone without sideways scrolling; a pending station shows the command that pairs it; an offline meter shows its last values as stale', async () => {
-    page = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    const page = await pageForTest({ viewport: { width: 390, height: 844 } });
     await page.goto(`http://127.0.0.1:${httpPort}/`);
-    station = await test.connect('CP-NEW');
+    const station = await stationForTest('CP-NEW');
     expect(await station.boot()).toMatchObject({ status: 'Pending' });
     const pending = page.locator('#stations tr[data-station="CP-NEW"]');
     await expect.poll(() => pending.count(), { timeout: 15_000 }).toBe(1);
@@ -156,11 +159,11 @@ describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
   });
 
   it('says so when the daemon cannot be reached, and keeps the last data on screen', async () => {
-    page = await browser.newPage();
+    const page = await pageForTest();
     await page.goto(`http://127.0.0.1:${httpPort}/`);
-    await expect.poll(() => page!.locator('#freshness').innerText(), { timeout: 15_000 }).toContain('live, updated');
+    await expect.poll(() => page.locator('#freshness').innerText(), { timeout: 15_000 }).toContain('live, updated');
     await page.route('**/status.json', (route) => route.abort());
-    await expect.poll(() => page!.locator('#freshness').innerText(), { timeout: 15_000 }).toContain('cannot reach chargegate');
+    await expect.poll(() => page.locator('#freshness').innerText(), { timeout: 15_000 }).toContain('cannot reach chargegate');
     expect(await page.locator('#stations tr[data-station="CP001"]').count()).toBe(1);
   });
 });

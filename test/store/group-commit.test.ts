@@ -1,21 +1,18 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { DirectWriter, GroupCommit, openDatabase, type Database } from '../../src/store/index.js';
-import { tempSite, type TempSite } from '../support/temp-site.js';
+import { tempSiteForTest } from '../support/for-test.js';
 
 describe('group commit: one transaction per event-loop turn', () => {
-  let temp: TempSite;
   let db: Database;
   let reader: Database;
   beforeEach(() => {
-    temp = tempSite();
-    db = openDatabase(temp.dataDir);
-    db.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE)');
-    reader = openDatabase(temp.dataDir);
-  });
-  afterEach(() => {
-    reader.close();
-    db.close();
-    temp.cleanup();
+    const temp = tempSiteForTest();
+    const writing = openDatabase(temp.dataDir);
+    onTestFinished(() => void writing.close());
+    writing.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE)');
+    const reading = openDatabase(temp.dataDir);
+    onTestFinished(() => void reading.close());
+    [db, reader] = [writing, reading];
   });
 
   const note = (text: string) => db.prepare('INSERT INTO notes (text) VALUES (?)').run(text);

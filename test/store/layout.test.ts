@@ -1,19 +1,16 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { startDaemon } from '../../src/cli/daemon.js';
 import { DATABASE_FILE, migrate } from '../../src/store/index.js';
-import { tempSite, type TempSite } from '../support/temp-site.js';
+import { tempSiteForTest } from '../support/for-test.js';
 
 describe('storage layout conversion at start', () => {
-  let temp: TempSite | undefined;
-  afterEach(() => temp?.cleanup());
-
   it('a database another process holds open is left in its layout for now (a warning, the daemon serves); the next start converts it', async () => {
-    temp = tempSite();
+    const temp = tempSiteForTest();
     mkdirSync(temp.dataDir, { recursive: true });
     const file = path.join(temp.dataDir, DATABASE_FILE);
     const legacy = new BetterSqlite3(file);
@@ -24,7 +21,7 @@ describe('storage layout conversion at start', () => {
     const start = async () => {
       const lines: Array<{ msg: string }> = [];
       const logger = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as { msg: string }) });
-      const daemon = await startDaemon({ configPath: temp!.configPath, config: loadConfig(temp!.configPath), logger, handleSignals: false });
+      const daemon = await startDaemon({ configPath: temp.configPath, config: loadConfig(temp.configPath), logger, handleSignals: false });
       await daemon.stop();
       return lines.map((l) => l.msg);
     };

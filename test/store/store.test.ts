@@ -1,21 +1,19 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { migrate, MIGRATIONS, openDatabase, inTransaction, type Database } from '../../src/store/index.js';
-import { tempSite, type TempSite } from '../support/temp-site.js';
+import { tempSiteForTest } from '../support/for-test.js';
+import type { TempSite } from '../support/temp-site.js';
 
 describe('store', () => {
   let temp: TempSite;
-  const open: Database[] = [];
-  const db = (): Database => {
-    const d = openDatabase(temp.dataDir);
-    open.push(d);
+  const db = (options?: Parameters<typeof openDatabase>[1]): Database => {
+    const d = openDatabase(temp.dataDir, options);
+    onTestFinished(() => {
+      if (d.open) d.close();
+    });
     return d;
   };
   beforeEach(() => {
-    temp = tempSite();
-  });
-  afterEach(() => {
-    for (const d of open.splice(0)) if (d.open) d.close();
-    temp.cleanup();
+    temp = tempSiteForTest();
   });
 
   it('applies every migration once: reopening and migrating again change nothing', () => {
@@ -42,7 +40,8 @@ describe('store', () => {
   it('reports the migrations it applied; none on the next open', () => {
     const reports: string[][] = [];
     const migrated = (applied: Array<{ version: number }>) => reports.push(applied.map((m) => String(m.version)));
-    open.push(openDatabase(temp.dataDir, { migrated }), openDatabase(temp.dataDir, { migrated }));
+    db({ migrated });
+    db({ migrated });
     expect(reports).toEqual([[...MIGRATIONS].sort((a, b) => a.version - b.version).map((m) => String(m.version))]);
   });
 

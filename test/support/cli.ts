@@ -38,16 +38,21 @@ export async function runCliJson<T = unknown>(args: string[], options: { env?: N
   return { code: result.code, data, stderr: result.stderr };
 }
 
+export interface SpawnedDaemon {
+  child: ChildProcess;
+  /** Its stdout lines (JSON log lines) and stderr chunks, still growing. */
+  logs: string[];
+  /** The ports from its `chargegate ready` line, and the OCPP URL on loopback. */
+  ready: { httpPort: number; ocppPort: number; ocppUrl: string };
+}
+
 /**
  * Starts `chargegate run` as its own process (for kill -9 and signal tests); resolves once it logs ready.
  * `built` runs the compiled dist/ instead of the sources, as installed (the benchmarks measure that).
  * `readyTimeoutMs` kills a daemon that never gets ready, so it cannot outlive the caller.
  * `nodeArgs` go to node itself (e.g. --cpu-prof, which NODE_OPTIONS refuses).
  */
-export function spawnDaemon(
-  configPath: string,
-  options: { env?: NodeJS.ProcessEnv; built?: boolean; readyTimeoutMs?: number; nodeArgs?: string[] } = {},
-): Promise<{ child: ChildProcess; logs: string[] }> {
+export function spawnDaemon(configPath: string, options: { env?: NodeJS.ProcessEnv; built?: boolean; readyTimeoutMs?: number; nodeArgs?: string[] } = {}): Promise<SpawnedDaemon> {
   const entry = options.built ? [path.join(ROOT, 'dist/cli/main.js')] : ['--import', 'tsx', MAIN];
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry, 'run', '--config', configPath], {
     cwd: ROOT,
@@ -72,11 +77,18 @@ export function spawnDaemon(
         logs.push(line);
         if (line.includes('"chargegate ready"')) {
           clearTimeout(timer);
-          resolve({ child, logs });
+          const { httpPort, ocppPort } = JSON.parse(line) as { httpPort: number; ocppPort: number };
+          resolve({ child, logs, ready: { httpPort, ocppPort, ocppUrl: `ws://127.0.0.1:${ocppPort}/ocpp` } });
         }
       }
     });
     child.stderr.on('data', (chunk: Buffer) => logs.push(chunk.toString()));
     child.once('exit', (code) => reject(new Error(`daemon exited with ${code} before ready:\n${logs.join('\n')}`)));
   });
+}
+
+/** How a child process ended, once it has (at once if it already has). */
+export function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
 }

@@ -1,10 +1,12 @@
-import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { onTestFinished } from 'vitest';
-import { spawnDaemon } from './cli.js';
+import { exitOf, spawnDaemon, type SpawnedDaemon } from './cli.js';
+import { openNotifySocket, type NotifySocket } from './notify-socket.js';
 import { startReceiver, type Answer, type Receiver, type Responder } from './receiver.js';
+import { connectStation, type SimulatedStation } from './station.js';
+import { StationV201 } from './station-v201.js';
 import { tempSite, type TempSite } from './temp-site.js';
 
 /*
@@ -35,10 +37,34 @@ export async function receiverForTest(answer?: Responder | Answer, options?: { h
 }
 
 /** `chargegate run` as a child process (see spawnDaemon), killed when the test finishes if it still runs. */
-export async function spawnDaemonForTest(...args: Parameters<typeof spawnDaemon>): Promise<{ child: ChildProcess; logs: string[] }> {
+export async function spawnDaemonForTest(...args: Parameters<typeof spawnDaemon>): Promise<SpawnedDaemon> {
   const spawned = await spawnDaemon(...args);
-  onTestFinished(() => {
-    if (spawned.child.exitCode === null && spawned.child.signalCode === null) spawned.child.kill('SIGKILL');
+  onTestFinished(async () => {
+    spawned.child.kill('SIGKILL');
+    await exitOf(spawned.child);
   });
   return spawned;
+}
+
+/** A simulated OCPP 1.6 station (see connectStation), disconnected when the test finishes. */
+export async function stationForTest(...args: Parameters<typeof connectStation>): Promise<SimulatedStation> {
+  const station = await connectStation(...args);
+  onTestFinished(() => station.close().catch(() => undefined));
+  return station;
+}
+
+/** A simulated OCPP 2.0.1 station (see StationV201.connect), disconnected when the test finishes. */
+export async function stationV201ForTest(...args: Parameters<typeof StationV201.connect>): Promise<StationV201> {
+  const station = await StationV201.connect(...args);
+  onTestFinished(async () => {
+    await station.close().catch(() => undefined);
+  });
+  return station;
+}
+
+/** A socket standing in for systemd's NOTIFY_SOCKET, closed when the test finishes. */
+export async function notifySocketForTest(): Promise<NotifySocket> {
+  const socket = await openNotifySocket();
+  onTestFinished(() => socket.close());
+  return socket;
 }

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach } from 'vitest';
+import { beforeEach, onTestFinished } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/index.js';
 import { tempSite, type TempSite } from './temp-site.js';
 
@@ -7,12 +7,14 @@ export function databasePerTest(): { readonly temp: TempSite; readonly db: Datab
   let temp: TempSite | undefined;
   let db: Database | undefined;
   beforeEach(() => {
-    temp = tempSite();
-    db = openDatabase(temp.dataDir);
-  });
-  afterEach(() => {
-    db?.close();
-    temp?.cleanup();
+    const made = tempSite();
+    const opened = openDatabase(made.dataDir);
+    [temp, db] = [made, opened];
+    // Registered first, so it runs after whatever the test registers on top of this database.
+    onTestFinished(() => {
+      opened.close();
+      made.cleanup();
+    });
   });
   return {
     get temp() {

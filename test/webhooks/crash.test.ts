@@ -1,47 +1,28 @@
-import type { ChildProcess } from 'node:child_process';
 import { createPublicKey } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/store/index.js';
-import { spawnDaemon } from '../support/cli.js';
-import { startReceiver, type Receiver } from '../support/receiver.js';
+import { exitOf, type SpawnedDaemon } from '../support/cli.js';
+import { receiverForTest, spawnDaemonForTest, tempSiteForTest } from '../support/for-test.js';
 import { connectStation } from '../support/station.js';
-import { tempSite, type TempSite } from '../support/temp-site.js';
 import { fetchJwks } from '../support/webhook-verifier.js';
 import { expectSignedWebhook, webhookConfig } from './harness.js';
 
 const EVENTS = 2000;
 
-let temp: TempSite | undefined;
-let partner: Receiver | undefined;
-const children: ChildProcess[] = [];
-
-afterEach(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  children.length = 0;
-  await partner?.close();
-  temp?.cleanup();
-  partner = undefined;
-  temp = undefined;
-});
-
-async function start(configPath: string): Promise<{ child: ChildProcess; httpPort: number; ocppPort: number }> {
-  const { child, logs } = await spawnDaemon(configPath, { readyTimeoutMs: 60_000 });
-  children.push(child);
-  const ready = JSON.parse(logs.find((l) => l.includes('"chargegate ready"'))!) as { httpPort: number; ocppPort: number };
-  return { child, httpPort: ready.httpPort, ocppPort: ready.ocppPort };
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
-}
+/** A daemon for the running test; a start under this load may take a while. */
+const start = (configPath: string): Promise<SpawnedDaemon> => spawnDaemonForTest(configPath, { readyTimeoutMs: 60_000 });
 
 describe('crash while stations commit (kill -9 at random points)', () => {
   it('delivers every event a station was told "done" for, across three kills mid-run', async () => {
-    partner = await startReceiver({ status: 200 });
+    const partner = await receiverForTest({ status: 200 });
     const config = webhookConfig([{ id: 'partner-a', url: partner.url(), events: ['Authorize'] }], { queueCapacity: 100_000 });
     const stationIds = ['CP001', 'CP002', 'CP003', 'CP004'];
     const stations = stationIds.map((id) => ({ id, chargePoints: [{ id: `${id}-A`, connectors: [1] }] }));
-    temp = tempSite({ log: { level: 'info' }, ...config, sites: [{ id: 's1', stations, meters: [], webhooks: (config.sites as Array<{ webhooks: unknown }>)[0]!.webhooks }] });
+    const temp = tempSiteForTest({
+      log: { level: 'info' },
+      ...config,
+      sites: [{ id: 's1', stations, meters: [], webhooks: (config.sites as Array<{ webhooks: unknown }>)[0]!.webhooks }],
+    });
 
     // Each Authorize commits one event whose idTag is unique: the tags answered are the events acknowledged.
     const acknowledged = new Set<string>();
@@ -51,7 +32,7 @@ describe('crash while stations commit (kill -9 at random points)', () => {
     const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
     for (let run = 0; acknowledged.size < EVENTS; run += 1) {
       const daemon = await start(temp.configPath);
-      const connected = await Promise.all(stationIds.map((id) => connectStation(`ws://127.0.0.1:${daemon.ocppPort}/ocpp`, id, undefined, { callTimeoutMs: 5_000 })));
+      const connected = await Promise.all(stationIds.map((id) => connectStation(daemon.ready.ocppUrl, id, undefined, { callTimeoutMs: 5_000 })));
       let killed = false;
       const load = Promise.all(
         connected.map(async (station) => {
@@ -71,19 +52,19 @@ describe('crash while stations commit (kill -9 at random points)', () => {
         await new Promise((resolve) => setTimeout(resolve, 200 + random() * 800));
         killed = true;
         daemon.child.kill('SIGKILL');
-        await exited(daemon.child);
+        await exitOf(daemon.child);
       }
       await load;
       await Promise.all(connected.map((station) => station.close().catch(() => undefined)));
       if (run >= 3) {
-        const tags = () => new Set(partner!.requests.map((r) => (r.json().payload as { idTag: string }).idTag));
+        const tags = () => new Set(partner.requests.map((r) => (r.json().payload as { idTag: string }).idTag));
         await partner.waitFor(() => {
           const delivered = tags();
           return [...acknowledged].every((tag) => delivered.has(tag));
         }, 90_000);
         expect([...acknowledged].filter((tag) => !tags().has(tag))).toEqual([]);
         daemon.child.kill('SIGTERM');
-        await exited(daemon.child);
+        await exitOf(daemon.child);
       }
     }
     expect(acknowledged.size).toBeGreaterThanOrEqual(EVENTS);
@@ -95,18 +76,22 @@ describe('crash during delivery (kill -9)', () => {
     // The receiver answers slowly, and holds its answers until all events are committed, so the kill lands mid-delivery.
     let gate: (() => void) | undefined;
     const gateOpen = new Promise<void>((resolve) => (gate = resolve));
-    partner = await startReceiver(async () => {
+    const partner = await receiverForTest(async () => {
       await gateOpen;
       return { status: 200, delayMs: 3 };
     });
     const config = webhookConfig([{ id: 'partner-a', url: partner.url(), events: ['Authorize', 'ChargePointStatus'] }], { queueCapacity: EVENTS, requestTimeoutMs: 60_000 });
     const stationIds = ['CP001', 'CP002', 'CP003', 'CP004'];
     const stations = stationIds.map((id) => ({ id, chargePoints: [{ id: `${id}-A`, connectors: [1, 2] }] }));
-    temp = tempSite({ log: { level: 'info' }, ...config, sites: [{ id: 's1', stations, meters: [], webhooks: (config.sites as Array<{ webhooks: unknown }>)[0]!.webhooks }] });
+    const temp = tempSiteForTest({
+      log: { level: 'info' },
+      ...config,
+      sites: [{ id: 's1', stations, meters: [], webhooks: (config.sites as Array<{ webhooks: unknown }>)[0]!.webhooks }],
+    });
 
     const first = await start(temp.configPath);
     // Four stations in parallel: each loop commits an Authorize and a ChargePointStatus event.
-    const connected = await Promise.all(stationIds.map((id) => connectStation(`ws://127.0.0.1:${first.ocppPort}/ocpp`, id)));
+    const connected = await Promise.all(stationIds.map((id) => connectStation(first.ready.ocppUrl, id)));
     await Promise.all(
       connected.map(async (station) => {
         await station.boot();
@@ -119,7 +104,7 @@ describe('crash during delivery (kill -9)', () => {
     gate!();
     await partner.waitForCount(300, 60_000);
     first.child.kill('SIGKILL');
-    await exited(first.child);
+    await exitOf(first.child);
     await Promise.all(connected.map((station) => station.close().catch(() => undefined)));
     const atKill = partner.requests.length;
     expect(atKill).toBeLessThan(EVENTS);
@@ -133,7 +118,7 @@ describe('crash during delivery (kill -9)', () => {
       const received = new Set(partner.requests.map((r) => r.json().eventId as string));
       expect(eventIds.filter((id) => !received.has(id))).toEqual([]);
 
-      const jwks = await fetchJwks(`http://127.0.0.1:${second.httpPort}/.well-known/jwks.json`);
+      const jwks = await fetchJwks(`http://127.0.0.1:${second.ready.httpPort}/.well-known/jwks.json`);
       const publicKey = createPublicKey({ key: jwks.find((k) => k.kid === 'sign') as never, format: 'jwk' });
       for (const request of partner.requests) await expectSignedWebhook(request, publicKey);
 
@@ -151,6 +136,6 @@ describe('crash during delivery (kill -9)', () => {
       db.close();
     }
     second.child.kill('SIGTERM');
-    await exited(second.child);
+    await exitOf(second.child);
   }, 180_000);
 });

@@ -1,6 +1,6 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { afterEach, expect } from 'vitest';
+import { expect, onTestFinished } from 'vitest';
 import { startReceiver, type Answer, type ReceivedRequest, type Receiver, type Responder } from '../support/receiver.js';
 import { fetchJwks, verifyDocumentedSignature, verifyRfc9421Signature } from '../support/webhook-verifier.js';
 import { startDaemon, type Daemon } from '../../src/cli/daemon.js';
@@ -32,30 +32,34 @@ export interface WebhookTestResources {
 }
 
 /**
- * Per-test resources, released after each test: receivers and other servers first (requests hanging on them then
- * end at once instead of holding the daemon's stop grace period), then the daemon.
+ * Per-test resources, released when the test finishes: receivers and other servers first (requests hanging on
+ * them then end at once instead of holding the daemon's stop grace period), then the daemon.
  */
 export function webhookTestResources(): WebhookTestResources {
-  let daemon: TestDaemon | undefined;
   const releases: Array<() => Promise<void> | void> = [];
-  afterEach(async () => {
+  const releaseAll = async (): Promise<void> => {
     await Promise.all(releases.splice(0).map((release) => release()));
-    await daemon?.stop();
-    daemon = undefined;
-  });
+  };
+  // Every hook drains what is left, so the servers go first whichever was made first, the daemon or they.
+  const onCleanup = (release: () => Promise<void> | void): void => {
+    releases.push(release);
+    onTestFinished(releaseAll);
+  };
   return {
     async receiver(answer) {
       const receiver = await startReceiver(answer);
-      releases.push(() => receiver.close());
+      onCleanup(() => receiver.close());
       return receiver;
     },
     async daemon(webhooks, delivery) {
-      daemon = await startWebhookDaemon(webhooks, delivery);
+      const daemon = await startWebhookDaemon(webhooks, delivery);
+      onTestFinished(async () => {
+        await releaseAll();
+        await daemon.stop();
+      });
       return daemon;
     },
-    onCleanup(release) {
-      releases.push(release);
-    },
+    onCleanup,
   };
 }
 

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { parseConfig, type Config } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { appendEvent, DeliveryStore, type PendingDelivery } from '../../src/outbox/index.js';
@@ -50,13 +50,9 @@ describe('QueueWorker (fake timers, real outbox)', () => {
 
   beforeEach(() => {
     vi.useFakeTimers({ now: new Date('2026-11-25T08:00:00.000Z'), toFake: ['setTimeout', 'clearTimeout', 'Date'] });
-  });
-  afterEach(async () => {
-    const stopping = worker?.stop(0, 'test over');
-    await vi.runAllTimersAsync();
-    await stopping;
-    worker = undefined;
-    vi.useRealTimers();
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
   });
 
   let refuse: (batch: number, error: string) => void = () => undefined;
@@ -87,7 +83,7 @@ describe('QueueWorker (fake timers, real outbox)', () => {
     });
     refuse = (batch, error) => writes.settle(batch, { error });
     const log = { sent: [] as string[], attemptsSeenBySender: [] as number[], dead: 0, signedAhead: 0 };
-    worker = new QueueWorker({
+    const started = new QueueWorker({
       queue,
       deliveries,
       writes,
@@ -110,7 +106,13 @@ describe('QueueWorker (fake timers, real outbox)', () => {
         },
       },
     });
-    worker.start();
+    onTestFinished(async () => {
+      const stopping = started.stop(0, 'test over');
+      await vi.runAllTimersAsync();
+      await stopping;
+    });
+    started.start();
+    worker = started;
     return log;
   }
 

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { DeliveryWrite } from '../../src/webhooks/delivery-writes.js';
 import { WriteBatch } from '../../src/webhooks/write-batch.js';
 
@@ -14,10 +14,10 @@ describe('WriteBatch (fake timers)', () => {
   let batches: WriteBatch;
   beforeEach(() => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
     sent = [];
-  });
-  afterEach(() => {
-    vi.useRealTimers();
   });
   const make = (lingerMs: number) => (batches = new WriteBatch((batch, writes) => sent.push({ batch, writes: [...writes] }), lingerMs));
 
