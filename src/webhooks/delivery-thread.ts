@@ -45,7 +45,7 @@ post({ kind: 'ready' });
 port.on('message', (message: ToDeliveryThread) => {
   switch (message.kind) {
     case 'wake':
-      engine.notify();
+      engine.notify(message.counted);
       break;
     case 'config':
       config = message.config;
