@@ -135,7 +135,7 @@ export function startRetention(group: GroupCommit, retention: () => RetentionDay
 /** The domain on the shared writer; station last-seen times reach the database in one rare batch. */
 export function startSite(options: { storage: Storage; config: () => Config; webhooks: WebhookDelivery }): { part: DaemonPart; site: Site } {
   const { storage, webhooks } = options;
-  const site = new Site({ db: storage.db, config: options.config, onEventsCommitted: (counted) => webhooks.notify(counted), countFirstAttempt: true, writer: storage.group });
+  const site = new Site({ db: storage.db, config: options.config, onEventsCommitted: () => webhooks.notify(), writer: storage.group });
   site.stations.markAllOffline();
   const flush = setInterval(() => site.stations.flushLastSeen(), LAST_SEEN_WRITE_MS);
   return { part: { name: 'last-seen', stop: () => (clearInterval(flush), site.stations.flushLastSeen()) }, site };

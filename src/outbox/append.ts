@@ -2,7 +2,6 @@ import { v7 as timeOrderedUuid } from 'uuid';
 import type { EventType } from '../config/index.js';
 import { statement, type Database } from '../store/index.js';
 import { QUEUE_FULL } from './dead-reasons.js';
-import type { QueueKey } from './delivery-store.js';
 import { queueSize } from './queue-size.js';
 
 /** A domain event as the outbox stores it: the envelope's fields other than the send-time timestamp. */
@@ -14,31 +13,16 @@ export interface OutboxEvent {
   occurredAt?: Date;
 }
 
-/** A delivery row whose first attempt was counted as it was written (see AppendOptions.countFirstAttempt). */
-export interface CountedDelivery extends QueueKey {
-  id: number;
-}
-
 export interface AppendedEvent {
   eventId: string;
   seq: number;
   /** Webhooks whose queue for this event type was full: their delivery went straight to the dead letters. */
   queueFull: string[];
-  /** The rows written with their first attempt counted. */
-  counted: CountedDelivery[];
 }
 
 export interface AppendOptions {
   /** webhookDelivery.queueCapacity: pending deliveries one (webhook, event type) queue holds. Unbounded when absent. */
   queueCapacity?: number;
-  /**
-   * Counts the first attempt of a delivery whose queue is empty in the event's own commit, for a delivery worker
-   * that is told of the row once it committed and sends it without counting it again (queue-worker.ts, adopt()).
-   * Nothing can be ahead of such a row, so it is sent next; its count is made before it is sent, as every count is.
-   * A row nobody adopts (the worker read it first, or was gone) is counted again when it is sent: one attempt too
-   * many on its count, never one too few.
-   */
-  countFirstAttempt?: boolean;
 }
 
 /**
@@ -62,23 +46,15 @@ export function appendEvent(db: Database, event: OutboxEvent, webhookIds: readon
   );
   const seq = Number(lastInsertRowid);
   const queueFull: string[] = [];
-  const counted: CountedDelivery[] = [];
-  const insert = statement(db, 'INSERT INTO deliveries (event_seq, webhook_id, site_id, event_type, updated_at, attempts) VALUES (?, ?, ?, ?, ?, ?)');
+  const insert = statement(db, 'INSERT INTO deliveries (event_seq, webhook_id, site_id, event_type, updated_at) VALUES (?, ?, ?, ?, ?)');
   const insertDead = statement(
     db,
     `INSERT INTO deliveries (event_seq, webhook_id, site_id, event_type, updated_at, state, dead_reason, unreported) VALUES (?, ?, ?, ?, ?, 'dead', '${QUEUE_FULL}', 1)`,
   );
   for (const webhookId of webhookIds) {
-    const queue: QueueKey = { siteId: event.siteId, webhookId, eventType: event.eventType };
-    const size = options.queueCapacity !== undefined || options.countFirstAttempt ? queueSize(db, queue) : 0;
-    if (options.queueCapacity !== undefined && size >= options.queueCapacity) {
-      insertDead.run(seq, webhookId, event.siteId, event.eventType, at);
-      queueFull.push(webhookId);
-      continue;
-    }
-    const countNow = options.countFirstAttempt === true && size === 0;
-    const { lastInsertRowid: id } = insert.run(seq, webhookId, event.siteId, event.eventType, at, countNow ? 1 : 0);
-    if (countNow) counted.push({ ...queue, id: Number(id) });
+    const full = options.queueCapacity !== undefined && queueSize(db, { siteId: event.siteId, webhookId, eventType: event.eventType }) >= options.queueCapacity;
+    (full ? insertDead : insert).run(seq, webhookId, event.siteId, event.eventType, at);
+    if (full) queueFull.push(webhookId);
   }
-  return { eventId, seq, queueFull, counted };
+  return { eventId, seq, queueFull };
 }

@@ -1,5 +1,4 @@
 import type { Config } from '../config/index.js';
-import type { CountedDelivery } from '../outbox/index.js';
 import { DirectWriter, type Database, type Writer } from '../store/index.js';
 import { Authorizations } from './authorizations.js';
 import { Connectors } from './connectors.js';
@@ -13,13 +12,8 @@ export interface SiteOptions {
   /** Read on every call so a SIGHUP reload takes effect at once. */
   config: () => Config;
   now?: () => Date;
-  /**
-   * Called after a commit that appended events, outside the transaction: delivery wakes up without polling. With
-   * countFirstAttempt, `counted` names the rows whose first attempt that commit counted, for delivery to adopt.
-   */
-  onEventsCommitted?: (counted: readonly CountedDelivery[]) => void;
-  /** Set where a delivery worker adopts the rows onEventsCommitted names (the daemon): see AppendOptions.countFirstAttempt. */
-  countFirstAttempt?: boolean;
+  /** Called after a commit that appended events, outside the transaction: delivery wakes up without polling. */
+  onEventsCommitted?: () => void;
   /**
    * What writes to db: the daemon's group commit (the changes of one event-loop turn commit together at its end;
    * callers answer for a change only through durable()). Without it each change commits before its method returns.
@@ -49,7 +43,6 @@ export class Site {
       options.config,
       options.now ?? (() => new Date()),
       options.onEventsCommitted ?? (() => {}),
-      options.countFirstAttempt ?? false,
     );
     this.stations = new StationRegistry(this.ctx);
     this.connectors = new Connectors(this.ctx, this.stations);

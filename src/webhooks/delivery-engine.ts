@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
-import { DELIVERIES_TOPIC, DeliveryStore, QUEUE_FULL, queueId, type CountedDelivery, type QueueKey } from '../outbox/index.js';
+import { DELIVERIES_TOPIC, DeliveryStore, QUEUE_FULL, queueId, type QueueKey } from '../outbox/index.js';
 import { openDatabase, watchChangeCounter, type Database } from '../store/index.js';
 import type { DeliveryObserver } from './delivery-metrics.js';
 import { QueueWorker } from './queue-worker.js';
@@ -70,14 +70,9 @@ export class DeliveryEngine {
     this.timers = [() => clearInterval(poll), unwatch];
   }
 
-  /**
-   * Events were committed: wake the workers (coalesced, so a burst of commits costs one wake, without waiting a
-   * turn). Rows whose first attempt their commit counted go to their queue's worker first, to be sent as counted.
-   */
-  notify(counted: readonly CountedDelivery[] = []): void {
-    if (!this.started) return;
-    for (const row of counted) this.workers.get(queueId(row))?.adopt(row.id);
-    if (this.wakeScheduled) return;
+  /** Events were committed: wake the workers (coalesced, so a burst of commits costs one wake, without waiting a turn). */
+  notify(): void {
+    if (!this.started || this.wakeScheduled) return;
     this.wakeScheduled = true;
     queueMicrotask(() => {
       this.wakeScheduled = false;

@@ -45,7 +45,7 @@ post({ kind: 'ready' });
 port.on('message', (message: ToDeliveryThread) => {
   switch (message.kind) {
     case 'wake':
-      engine.notify(message.counted);
+      engine.notify();
       break;
     case 'config':
       config = message.config;

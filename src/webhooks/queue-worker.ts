@@ -56,12 +56,6 @@ export class QueueWorker {
   private readonly leaving = new Set<number>();
   /** Counts given back and perhaps not committed yet: the queue is read again only once they are. */
   private givingBack: Promise<unknown> = Promise.resolve();
-  /** Rows the daemon counted the first attempt of in their events' commits, not taken up yet. */
-  private readonly adopted = new Set<number>();
-  /** The highest row id the worker has counted an attempt of or sent: word of it that comes later is too late. */
-  private highestTaken = 0;
-  /** The row that waited a turn for the daemon's word of it (see process()). */
-  private awaitedWord: number | undefined;
 
   constructor(private readonly deps: QueueWorkerDeps) {}
 
@@ -77,15 +71,6 @@ export class QueueWorker {
   /** New events may be waiting: ends an idle sleep now instead of at the next poll. */
   wake(): void {
     this.wakeUp?.();
-  }
-
-  /**
-   * The daemon counted this row's first attempt in its event's commit (AppendOptions.countFirstAttempt): it is sent
-   * without counting it again, saving the round trip through the daemon's commit. Word that comes after the worker
-   * took the row up is too late: it was counted again as any other (one count too many, never one too few).
-   */
-  adopt(id: number): void {
-    if (id > this.highestTaken) this.adopted.add(id);
   }
 
   /**
@@ -141,20 +126,6 @@ export class QueueWorker {
     const { maxRetries, requestTimeoutMs } = config.webhookDelivery;
     const maxAttempts = maxRetries + 1;
     const now = this.deps.now();
-    if (!this.claimed.has(delivery.id)) {
-      // One attempt and no due time: counted in its event's commit and never claimed (a claim sets a due time). A
-      // poll can wake the worker between that commit and the daemon's word of it: the word gets a turn to arrive.
-      if (delivery.attempts === 1 && delivery.nextAttemptAt === 0 && !this.adopted.has(delivery.id) && this.awaitedWord !== delivery.id) {
-        this.awaitedWord = delivery.id;
-        await new Promise((resolve) => setImmediate(resolve));
-        return false;
-      }
-      // Only as the daemon left it: one counted attempt (a row that took a reused id after a rollback has none).
-      if (this.adopted.has(delivery.id) && delivery.attempts === 1) {
-        this.claimed.set(delivery.id, { attempts: 0, nextAttemptAt: delivery.nextAttemptAt });
-        this.took(delivery.id);
-      }
-    }
     if (!this.claimed.has(delivery.id)) {
       if (delivery.attempts >= maxAttempts) {
         // Only after a crash during the last attempt, or a reload that lowered maxRetries.
@@ -243,7 +214,6 @@ export class QueueWorker {
       // A head being retried goes alone: the receiver is failing, the events behind it would only be given back.
       if (delivery.attempts > 0) break;
     }
-    due.forEach((delivery) => this.took(delivery.id));
     const started = await this.deps.writes.run(due.map((d) => ({ op: 'startAttempt' as const, id: d.id, nextAttemptAt, at: now })));
     due.forEach((delivery, i) => {
       if (!started[i]) return;
@@ -251,12 +221,6 @@ export class QueueWorker {
       delivery.attempts += 1;
     });
     return this.claimed.has(buffer[0]!.id);
-  }
-
-  /** The row's attempt is counted for this worker: word of it from the daemon that comes later is too late. */
-  private took(id: number): void {
-    this.highestTaken = Math.max(this.highestTaken, id);
-    for (const adopted of this.adopted) if (adopted <= this.highestTaken) this.adopted.delete(adopted);
   }
 
   /** Starts signing the rows' requests that are not signed yet. */

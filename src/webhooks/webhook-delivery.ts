@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../config/index.js';
 import { worstLevel, type HealthLevel, type HealthSource } from '../health/index.js';
 import { messageOf, type Logger } from '../log/index.js';
-import { DeliveryStore, type CountedDelivery } from '../outbox/index.js';
+import { DeliveryStore } from '../outbox/index.js';
 import type { Database, GroupCommit } from '../store/index.js';
 import { DeliveryMetrics } from './delivery-metrics.js';
 import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from './delivery-thread-messages.js';
@@ -62,8 +62,6 @@ export class WebhookDelivery {
   private sentKey: WebhookSigningKey | undefined;
   private started = false;
   private wakeScheduled = false;
-  /** Rows counted in their events' commits since the last wake, for the thread's workers to adopt. */
-  private counted: CountedDelivery[] = [];
   private restarts = 0;
   private lastExitAt: Date | undefined;
   private timers: NodeJS.Timeout[] = [];
@@ -94,19 +92,15 @@ export class WebhookDelivery {
   }
 
   /**
-   * Events were committed: wake the thread, handing it the rows whose first attempt their commit counted.
-   * Coalesced: the commit's announcements all run before the queued microtask, so a group of events costs one
-   * message, sent without waiting for the next turn of the loop. Without a thread the rows are counted again
-   * when they are sent (one attempt too many on their count).
+   * Events were committed: wake the thread. Coalesced: the commit's announcements all run before the queued
+   * microtask, so a group of events costs one message, sent without waiting for the next turn of the loop.
    */
-  notify(counted: readonly CountedDelivery[] = []): void {
-    if (!this.started) return;
-    this.counted.push(...counted);
-    if (this.wakeScheduled) return;
+  notify(): void {
+    if (!this.started || this.wakeScheduled) return;
     this.wakeScheduled = true;
     queueMicrotask(() => {
       this.wakeScheduled = false;
-      this.send({ kind: 'wake', counted: this.counted.splice(0) });
+      this.send({ kind: 'wake' });
     });
   }
 

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { CountedDelivery } from '../../src/outbox/index.js';
 import { siteFixture } from './site-fixture.js';
 
 describe('transactions (site/transactions.ts)', () => {
@@ -12,44 +11,6 @@ describe('transactions (site/transactions.ts)', () => {
     expect(t.db.prepare('SELECT event_type FROM events ORDER BY seq').pluck().all()).toEqual(['StartTransaction', 'StartTransaction', 'Authorize']);
     expect(t.events('Authorize')).toEqual([{ stationId: 'CP001', idTag: 'T', status: 'Blocked', chargePointId: 'CP001-A', connectorId: 1 }]);
     expect(t.commits).toBe(2); // one notification per committed transaction, not per event
-  });
-
-  it('names, once committed, the delivery rows whose first attempt the commit counted (empty queues only); a change undone names none', () => {
-    const announced: CountedDelivery[][] = [];
-    const site = t.rebuild({ countFirstAttempt: true, onEventsCommitted: (counted) => announced.push([...counted]) });
-    const start = (connectorId: number) =>
-      site.transactions.start({
-        at: site.connectors.locate('CP001', connectorId),
-        idTag: 'T',
-        meterStartWh: 0,
-        startedAt: new Date(),
-        source: 'ocpp',
-        authorizationStatus: 'Accepted',
-      });
-    // A real SQLite failure after the start's StartTransaction was appended: the whole change is undone.
-    t.db.exec("CREATE TEMP TRIGGER refuse_authorize BEFORE INSERT ON events WHEN NEW.event_type = 'Authorize' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END");
-    expect(() => start(1)).toThrow('refused by the test');
-    expect(announced).toEqual([]);
-    t.db.exec('DROP TRIGGER refuse_authorize');
-
-    start(1);
-    const rows = t.db.prepare<[], { id: number; eventType: string; attempts: number }>('SELECT id, event_type AS eventType, attempts FROM deliveries ORDER BY id').all();
-    expect(rows.map((r) => [r.eventType, r.attempts])).toEqual([
-      ['StartTransaction', 1],
-      ['Authorize', 1],
-    ]);
-    expect(announced).toEqual([rows.map((r) => ({ siteId: 's1', webhookId: 'w', eventType: r.eventType, id: r.id }))]);
-    // Those rows still wait in their queues: the next start's rows are behind them, their attempts not counted yet.
-    start(2);
-    expect(announced.at(-1)).toEqual([]);
-    expect(t.db.prepare('SELECT attempts FROM deliveries ORDER BY id').pluck().all()).toEqual([1, 1, 0, 0]);
-
-    // No retry to spare: a counted row whose word never reached its worker would go to the dead letters unsent.
-    t.db.exec("UPDATE deliveries SET state = 'delivered'");
-    t.config.webhookDelivery.maxRetries = 0;
-    start(1);
-    expect(announced.at(-1)).toEqual([]);
-    expect(t.db.prepare("SELECT attempts FROM deliveries WHERE state = 'pending'").pluck().all()).toEqual([0, 0, 0]);
   });
 
   it("stops a transaction once, by its own station; an unknown, stopped or another station's id changes nothing and emits nothing", () => {

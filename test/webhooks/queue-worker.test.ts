@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { parseConfig, type Config } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
-import { appendEvent, DeliveryStore, type AppendOptions, type PendingDelivery } from '../../src/outbox/index.js';
+import { appendEvent, DeliveryStore, type PendingDelivery } from '../../src/outbox/index.js';
 import { applyDeliveryWrites, type DeliveryWrite } from '../../src/webhooks/delivery-writes.js';
 import { ExecutorStatsStore } from '../../src/webhooks/executor-stats.js';
 import { QueueWorker } from '../../src/webhooks/queue-worker.js';
@@ -59,8 +59,7 @@ describe('QueueWorker (fake timers, real outbox)', () => {
   const rows = () =>
     t.db.prepare<[], { attempts: number; state: string; nextAttemptAt: number }>('SELECT attempts, state, next_attempt_at AS nextAttemptAt FROM deliveries ORDER BY id').all();
 
-  const append = (idTag: string, options: AppendOptions = {}) =>
-    appendEvent(t.db, { eventType: 'Authorize', siteId: 's1', payload: { stationId: 'CP001', idTag, status: 'Accepted' } }, ['w1'], new Date(), options);
+  const append = (idTag: string) => appendEvent(t.db, { eventType: 'Authorize', siteId: 's1', payload: { stationId: 'CP001', idTag, status: 'Accepted' } }, ['w1'], new Date());
 
   /**
    * Appends the idTags as Authorize events and starts a worker whose sender answers as `script` says. The daemon's
@@ -72,19 +71,18 @@ describe('QueueWorker (fake timers, real outbox)', () => {
     maxRetries: number,
     script: Script,
     held: Held = { op: undefined, batches: [] },
-  ): { sent: string[]; attemptsSeenBySender: number[]; dead: number; signedAhead: number; counted: number } {
+  ): { sent: string[]; attemptsSeenBySender: number[]; dead: number; signedAhead: number } {
     const config = configWith(maxRetries);
-    idTags.forEach((idTag) => append(idTag));
+    idTags.forEach(append);
     const deliveries = new DeliveryStore(t.db);
     const stats = new ExecutorStatsStore(t.db);
-    const log = { sent: [] as string[], attemptsSeenBySender: [] as number[], dead: 0, signedAhead: 0, counted: 0 };
     const writes: WriteBatch = new WriteBatch((batch, list) => {
       if (list.some((w) => w.op === held.op)) return void held.batches.push(batch);
-      log.counted += list.filter((w) => w.op === 'startAttempt').length;
       const results = t.db.transaction(() => applyDeliveryWrites(deliveries, stats, list))();
       queueMicrotask(() => writes.settle(batch, { results }));
     });
     refuse = (batch, error) => writes.settle(batch, { error });
+    const log = { sent: [] as string[], attemptsSeenBySender: [] as number[], dead: 0, signedAhead: 0 };
     const started = new QueueWorker({
       queue,
       deliveries,
@@ -141,58 +139,6 @@ describe('QueueWorker (fake timers, real outbox)', () => {
       expect.objectContaining({ state: 'delivered', attempts: 1 }),
       expect.objectContaining({ state: 'delivered', attempts: 1 }),
     ]);
-  });
-
-  it("sends a row whose first attempt the daemon counted in its event's commit without counting it again, also when a poll woke the worker just before the word came", async () => {
-    const log = run([], 5, () => ({ delivered: true, status: 204 }));
-    await advance(0);
-    const [first] = append('E1', { countFirstAttempt: true }).counted;
-    expect(rows()).toEqual([expect.objectContaining({ attempts: 1 })]);
-    worker!.adopt(first!.id);
-    worker!.wake();
-    await advance(0);
-    expect(log.sent).toEqual(['E1']);
-    expect(log.attemptsSeenBySender).toEqual([1]);
-    expect(log.counted).toBe(0);
-
-    // Woken (as by a poll) before the word: the worker reads the row and gives the word a turn to arrive.
-    await advance(IDLE_POLL_MS);
-    const [second] = append('E2', { countFirstAttempt: true }).counted;
-    worker!.wake();
-    for (let i = 0; i < 10; i++) await Promise.resolve();
-    worker!.adopt(second!.id);
-    await advance(0);
-    expect(log.sent).toEqual(['E1', 'E2']);
-    expect(log.attemptsSeenBySender).toEqual([1, 1]);
-    expect(log.counted).toBe(0);
-  });
-
-  it('counts the attempt again when the word of a counted row comes after the worker took it up: one count too many, never one too few', async () => {
-    const log = run([], 5, () => ({ delivered: true, status: 204 }));
-    await advance(0);
-    const [late] = append('E1', { countFirstAttempt: true }).counted;
-    worker!.wake();
-    await advance(0);
-    worker!.adopt(late!.id);
-    await advance(0);
-    expect(log.sent).toEqual(['E1']);
-    expect(log.attemptsSeenBySender).toEqual([2]);
-    expect(log.counted).toBe(1);
-    await worker!.stop(0, 'test over');
-    expect(rows()).toEqual([expect.objectContaining({ state: 'delivered', attempts: 2 })]);
-  });
-
-  it('counts the attempt of a row it was told of that shows no counted attempt (its id reused after the counted row was rolled back)', async () => {
-    const log = run([], 5, () => ({ delivered: true, status: 204 }));
-    await advance(0);
-    append('E1');
-    const id = t.db.prepare<[], number>('SELECT MAX(id) FROM deliveries').pluck().get()!;
-    worker!.adopt(id);
-    worker!.wake();
-    await advance(0);
-    expect(log.sent).toEqual(['E1']);
-    expect(log.attemptsSeenBySender).toEqual([1]);
-    expect(log.counted).toBe(1);
   });
 
   it('sends the events behind a delivered one while its mark is still being committed, never that one twice; sends it again if the mark is refused', async () => {
