@@ -60,7 +60,7 @@ describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
     onTestFinished(() => page.close());
     return page;
   };
-  const stationForTest = async (identity: string): Promise<SimulatedStation> => {
+  const connectForTest = async (identity: string): Promise<SimulatedStation> => {
     const station = await test.connect(identity);
     onTestFinished(() => station.close());
     return station;
@@ -82,7 +82,7 @@ describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
     const cp001 = page.locator('#stations tr[data-station="CP001"]');
     await expect.poll(() => cp001.getAttribute('data-online'), { timeout: 15_000 }).toBe('false');
 
-    const station = await stationForTest('CP001');
+    const station = await connectForTest('CP001');
     await station.boot({ chargePointVendor: 'ACME', chargePointModel: 'Wallbox 22' });
     await station.statusNotification({ connectorId: 1, status: 'Available' });
     const connector = page.locator('#charge-points tr[data-connector="CP001-A/1"]');
@@ -140,7 +140,7 @@ describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
   it('fits a 390 px phone without sideways scrolling; a pending station shows the command that pairs it; an offline meter shows its last values as stale', async () => {
     const page = await pageForTest({ viewport: { width: 390, height: 844 } });
     await page.goto(`http://127.0.0.1:${httpPort}/`);
-    const station = await stationForTest('CP-NEW');
+    const station = await connectForTest('CP-NEW');
     expect(await station.boot()).toMatchObject({ status: 'Pending' });
     const pending = page.locator('#stations tr[data-station="CP-NEW"]');
     await expect.poll(() => pending.count(), { timeout: 15_000 }).toBe(1);

@@ -49,7 +49,9 @@ export async function spawnDaemonForTest(...args: Parameters<typeof spawnDaemon>
 /** A simulated OCPP 1.6 station (see connectStation), disconnected when the test finishes. */
 export async function stationForTest(...args: Parameters<typeof connectStation>): Promise<SimulatedStation> {
   const station = await connectStation(...args);
-  onTestFinished(() => station.close().catch(() => undefined));
+  onTestFinished(async () => {
+    await station.close().catch(() => undefined);
+  });
   return station;
 }
 
