@@ -52,6 +52,12 @@ export interface Storage {
   group: GroupCommit;
 }
 
+/** Why the one-time layout conversion may wait for another start, by SQLite error code. */
+const LAYOUT_NOT_CONVERTED: Record<string, string> = {
+  SQLITE_BUSY: 'another process has the database open',
+  SQLITE_FULL: 'no room on the disk for the one-time rewrite (it needs about the database size free)',
+};
+
 /** The data dir, held by this process alone, and its database with the one writer every part writes through. */
 export function openStorage(dataDir: string, shared: DaemonShared): Storage {
   const { logger } = shared;
@@ -70,9 +76,12 @@ export function openStorage(dataDir: string, shared: DaemonShared): Storage {
       const converted = convertStorageLayout(db);
       if (converted) logger.info({ dataDir, ...converted }, 'database converted to the current layout (once): smaller pages, pruned rows give their space back');
     } catch (err) {
-      // Another process (a CLI command, a backup) has the file open: the old layout works, the next start converts.
-      if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err;
-      logger.warn({ dataDir }, 'database layout not converted: another process has the database open; the next start tries again');
+      // The old layout works, and VACUUM leaves it whole when it fails: the next start converts. Another process (a
+      // CLI command, a backup) may have the file open, or the disk may lack room for the rewrite's journal.
+      // Only back in WAL mode, though: the delivery thread's reads would block the stations' commits otherwise.
+      const reason = LAYOUT_NOT_CONVERTED[(err as { code?: string }).code ?? ''];
+      if (!reason || db.pragma('journal_mode', { simple: true }) !== 'wal') throw err;
+      logger.warn({ dataDir }, `database layout not converted: ${reason}; the next start tries again`);
     }
     // One writer, one fsync per event-loop turn: the Site's changes and the delivery thread's records share it.
     // Stopped last, the database part commits whatever the other parts wrote on their way out.

@@ -1,31 +1,15 @@
-import { execFileSync } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { putIdTag } from '../../src/authorization/index.js';
 import { daemonForTest, eventually, siteWith } from '../support/daemon.js';
-import { tempDirForTest } from '../support/for-test.js';
-
-/** Mounting a tmpfs needs root; CI runs as root, where this test must not be skipped. */
-function canMount(): boolean {
-  return process.getuid?.() === 0;
-}
+import { canMount, tempDirForTest, tmpfsForTest } from '../support/for-test.js';
 
 /**
  * Contract section 7, "Durability and time", with a full disk for real: the data directory on a small tmpfs
  * filled by a file until ENOSPC.
  */
-describe.runIf(canMount() || process.env.CI === 'true')('a full disk', () => {
-  /** A small tmpfs, unmounted and removed when the test finishes (after the daemon on it, registered later, stops). */
-  function smallTmpfsForTest(): string {
-    const mountpoint = tempDirForTest('tmpfs');
-    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=8m', 'tmpfs', mountpoint]);
-    onTestFinished(() => {
-      execFileSync('umount', ['-l', mountpoint]);
-    });
-    return mountpoint;
-  }
-
+describe.runIf(canMount())('a full disk', () => {
   function fill(mountpoint: string): void {
     try {
       writeFileSync(path.join(mountpoint, 'filler'), Buffer.alloc(16 * 1024 * 1024));
@@ -35,7 +19,7 @@ describe.runIf(canMount() || process.env.CI === 'true')('a full disk', () => {
   }
 
   it('answers a call whose commit fails with a CALLERROR, leaves nothing half-applied, reports critical, and works again once space returns', async () => {
-    const mountpoint = smallTmpfsForTest();
+    const mountpoint = tmpfsForTest('8m');
     const plugin = path.join(tempDirForTest('plugin'), 'slow-plugin.mjs');
     // The plugin passes after 200 ms: StopTransaction writes, then waits for it while its group commits (and fails).
     writeFileSync(plugin, 'export function authorize() { return new Promise((resolve) => setTimeout(() => resolve(undefined), 200)); }\n');

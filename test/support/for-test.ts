@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -20,6 +21,22 @@ export function tempDirForTest(purpose: string): string {
   const dir = mkdtempSync(path.join(tmpdir(), `chargegate-${purpose}-`));
   onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
+}
+
+/** Mounting a tmpfs needs root; CI runs as root, where the tests that need one must not be skipped. */
+export const canMount = (): boolean => process.getuid?.() === 0 || process.env.CI === 'true';
+
+/**
+ * A tmpfs of `size` (mount's notation: 8m) on an empty temporary directory: a disk that fills up for real. Unmounted
+ * and removed when the test finishes, after whatever the test put on it later (a daemon) has stopped.
+ */
+export function tmpfsForTest(size: string): string {
+  const mountpoint = tempDirForTest('tmpfs');
+  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', mountpoint]);
+  onTestFinished(() => {
+    execFileSync('umount', ['-l', mountpoint]);
+  });
+  return mountpoint;
 }
 
 /** A temporary site, removed when the test finishes. */
