@@ -3,13 +3,13 @@ import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { createGatewayCertificate } from '../../src/keystore/index.js';
 import { runCli, runCliJson } from '../support/cli.js';
 import { eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, daemonForTest, type TestDaemon } from '../support/daemon.js';
 import { externalTool } from '../support/meter-simulator.js';
 import { connectStation } from '../support/station.js';
-import { StationV201 } from '../support/station-v201.js';
+import { stationForTest, stationV201ForTest } from '../support/for-test.js';
 
 /**
  * Security profile 3 with real certificates. Stations' keys and certificate requests come from the openssl
@@ -81,10 +81,7 @@ describe.skipIf(!externalTool('openssl', ['version']))('security profile 3: stat
       expect(issued.checkIssued(new X509Certificate(signed.data.stationCa))).toBe(true);
       expect(readFileSync(out, 'utf8')).toBe(`${signed.data.certificate}${signed.data.stationCa}`);
 
-      const station = await connectStation(t.url, 'CP001', undefined, { ca: serverCa, clientCertificate: { cert: readFileSync(out), key } });
-      onTestFinished(async () => {
-        await station.close().catch(() => undefined);
-      });
+      const station = await stationForTest(t.url, 'CP001', undefined, { ca: serverCa, clientCertificate: { cert: readFileSync(out), key } });
       expect(await station.boot()).toMatchObject({ status: 'Accepted' });
 
       await expect(connectStation(t.url, 'CP001', undefined, { ca: serverCa })).rejects.toMatchObject({ code: 401 });
@@ -111,10 +108,7 @@ describe.skipIf(!externalTool('openssl', ['version']))('security profile 3: stat
       // First contact with the certificate `station cert` gave it (the station's factory identity, say).
       const first = keyAndCsr('ev201-first', 'EV201');
       const chain = await runCliJson<{ certificate: string; stationCa: string }>(['station', 'cert', 'EV201', '--csr', first.csr, '--config', t.temp.configPath]);
-      const station = await StationV201.connect(t.url, 'EV201', { tls: { ca: serverCa, cert: `${chain.data.certificate}${chain.data.stationCa}`, key: first.key } });
-      onTestFinished(async () => {
-        await station.close().catch(() => undefined);
-      });
+      const station = await stationV201ForTest(t.url, 'EV201', { tls: { ca: serverCa, cert: `${chain.data.certificate}${chain.data.stationCa}`, key: first.key } });
       await station.boot();
 
       const renewed = keyAndCsr('ev201-renewed', 'EV201');
@@ -128,11 +122,23 @@ describe.skipIf(!externalTool('openssl', ['version']))('security profile 3: stat
       const other = keyAndCsr('other', 'CP001');
       expect(await station.call('SignCertificate', { csr: readFileSync(other.csr, 'utf8') })).toEqual({ status: 'Rejected' });
 
+      // A station that refuses the certificate it asked for (its key store full, say): a warning names it; it stays
+      // connected and may ask again.
+      station.certificateSignedAnswer = 'Rejected';
+      expect(await station.call('SignCertificate', { csr: readFileSync(keyAndCsr('ev201-refused', 'EV201').csr, 'utf8') })).toEqual({ status: 'Accepted' });
+      await eventually(
+        () => t.logged('the station refused the certificate it asked for (CertificateSigned: Rejected); it keeps its current one').length > 0,
+        10_000,
+        'the refusal logged',
+      );
+      expect(t.logged('the station refused the certificate it asked for (CertificateSigned: Rejected); it keeps its current one')).toEqual([
+        expect.objectContaining({ level: 40, stationId: 'EV201' }),
+      ]);
+      expect(t.logged('station certificate sent')).toHaveLength(1);
+      expect(await station.call('Heartbeat', {})).toMatchObject({ currentTime: expect.any(String) });
+
       await station.close();
-      const again = await StationV201.connect(t.url, 'EV201', { tls: { ca: serverCa, cert: delivered!.certificateChain, key: renewed.key } });
-      onTestFinished(async () => {
-        await again.close().catch(() => undefined);
-      });
+      const again = await stationV201ForTest(t.url, 'EV201', { tls: { ca: serverCa, cert: delivered!.certificateChain, key: renewed.key } });
       expect(await again.boot()).toMatchObject({ status: 'Accepted' });
     },
     PROCESS_TEST_TIMEOUT_MS,

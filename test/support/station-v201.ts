@@ -24,6 +24,8 @@ export class StationV201 {
   readonly transactions: string[] = [];
   /** What CertificateSigned calls brought (after a SignCertificate). */
   readonly certificatesSigned: Array<Request<'CertificateSigned'>> = [];
+  /** How the station answers CertificateSigned (a station whose key store refuses the chain: Rejected). */
+  certificateSignedAnswer: 'Accepted' | 'Rejected' = 'Accepted';
   /** The energy register, Wh, reported with every TransactionEvent. */
   meterWh = 0;
 
@@ -51,7 +53,7 @@ export class StationV201 {
     const station = new StationV201(client, identity);
     client.handle('CertificateSigned', ({ params }) => {
       station.certificatesSigned.push(params as Request<'CertificateSigned'>);
-      return { status: 'Accepted' };
+      return { status: station.certificateSignedAnswer };
     });
     client.handle('RequestStartTransaction', ({ params }) => station.remoteStart(params as Request<'RequestStartTransaction'>));
     client.handle('RequestStopTransaction', ({ params }) => station.remoteStop(params as Request<'RequestStopTransaction'>));

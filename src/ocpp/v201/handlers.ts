@@ -174,7 +174,11 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
     // The certificate goes in its own call once the station has our answer (2.0.1 A02).
     setImmediate(() => {
       client.call('CertificateSigned', { certificateChain, certificateType: 'ChargingStationCertificate' }).then(
-        (answer) => log.info({ answer }, 'station certificate sent'),
+        // Strict mode checked the answer against the CertificateSigned response schema.
+        (answer) =>
+          (answer as Ocpp201Actions['CertificateSigned'][1]).status === 'Accepted'
+            ? log.info('station certificate sent')
+            : log.warn('the station refused the certificate it asked for (CertificateSigned: Rejected); it keeps its current one'),
         (err: unknown) => log.warn({ err }, 'CertificateSigned not taken by the station'),
       );
     });
