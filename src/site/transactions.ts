@@ -44,6 +44,14 @@ export interface StartTransactionInput {
   connectorStatus?: ConnectorStatusChange;
 }
 
+/** A transaction an OCPP 2.0.1 station began before any event named its driver (a cable plugged in first). */
+export interface StartWithoutDriver {
+  connectorId: number;
+  startedAt: Date;
+  /** The station's energy register at the start, if its Started event carried one. */
+  meterStartWh: number | null;
+}
+
 export interface StopTransactionInput {
   /** The station (or meter) asking: a transaction is stopped only by the one that started it. */
   stationId: string;
@@ -93,6 +101,8 @@ export class Transactions {
         input.stationTransactionId ?? null,
       );
       const transaction = this.byId(Number(lastInsertRowid))!;
+      // Whatever began on this connector without a driver is now this transaction, or over.
+      statement(this.ctx.db, 'DELETE FROM transaction_starts_without_driver WHERE station_id = ? AND connector_id = ?').run(at.stationId, at.connectorId);
       const payload: StartTransactionPayload = {
         stationId: at.stationId,
         chargePointId: at.chargePointId,
@@ -107,6 +117,41 @@ export class Transactions {
       if (input.authorizationStatus) this.authorizations.write(at.stationId, input.idTag, input.authorizationStatus, at.connectorId, at);
       if (input.connectorStatus) this.connectors.write(at, input.connectorStatus.status, input.connectorStatus.errorCode);
       return transaction;
+    });
+  }
+
+  /**
+   * Remembers a transaction a station began before any event named its driver, until one does (start() on its
+   * connector takes it up) or it ends (forgetStartWithoutDriver): the bill starts from its start time and meter
+   * reading, which a reconnect or a restart in between must not lose. A repeat keeps the first; a newer start on the
+   * same connector replaces it (a connector has one session at a time, and this bounds the rows).
+   */
+  noteStartWithoutDriver(stationId: string, stationTransactionId: string, start: StartWithoutDriver): void {
+    this.ctx.commit(() => {
+      statement(this.ctx.db, 'DELETE FROM transaction_starts_without_driver WHERE station_id = ? AND connector_id = ? AND station_transaction_id != ?').run(
+        stationId,
+        start.connectorId,
+        stationTransactionId,
+      );
+      statement(
+        this.ctx.db,
+        'INSERT OR IGNORE INTO transaction_starts_without_driver (station_id, station_transaction_id, connector_id, started_at, meter_start_wh) VALUES (?, ?, ?, ?, ?)',
+      ).run(stationId, stationTransactionId, start.connectorId, start.startedAt.toISOString(), start.meterStartWh);
+    });
+  }
+
+  startWithoutDriver(stationId: string, stationTransactionId: string): StartWithoutDriver | undefined {
+    const row = statement<[string, string], { connectorId: number; startedAt: string; meterStartWh: number | null }>(
+      this.ctx.db,
+      'SELECT connector_id AS connectorId, started_at AS startedAt, meter_start_wh AS meterStartWh FROM transaction_starts_without_driver WHERE station_id = ? AND station_transaction_id = ?',
+    ).get(stationId, stationTransactionId);
+    return row && { ...row, startedAt: new Date(row.startedAt) };
+  }
+
+  /** The transaction ended before any event named its driver: nothing was billed, nothing is kept. */
+  forgetStartWithoutDriver(stationId: string, stationTransactionId: string): void {
+    this.ctx.commit(() => {
+      statement(this.ctx.db, 'DELETE FROM transaction_starts_without_driver WHERE station_id = ? AND station_transaction_id = ?').run(stationId, stationTransactionId);
     });
   }
 

@@ -239,6 +239,21 @@ export const MIGRATIONS: Migration[] = [
       CREATE UNIQUE INDEX transactions_by_station_transaction ON transactions (station_id, station_transaction_id) WHERE station_transaction_id IS NOT NULL;
     `,
   },
+  {
+    version: 13,
+    name: 'a transaction an OCPP 2.0.1 station began before any event named its driver, kept across reconnects and restarts',
+    sql: `
+      -- At most one per connector: a newer start on it supersedes the row.
+      CREATE TABLE transaction_starts_without_driver (
+        station_id             TEXT NOT NULL,
+        station_transaction_id TEXT NOT NULL,
+        connector_id           INTEGER NOT NULL,
+        started_at             TEXT NOT NULL,
+        meter_start_wh         INTEGER,
+        PRIMARY KEY (station_id, station_transaction_id)
+      );
+    `,
+  },
 ];
 
 /** The database was migrated by a newer chargegate than this one: its schema may mean things this code cannot know. */

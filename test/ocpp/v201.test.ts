@@ -104,6 +104,31 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
     expect(t.db.prepare('SELECT COUNT(*) FROM transactions').pluck().get()).toBe(1);
   });
 
+  it('a transaction begun before its driver was known survives the station reconnecting: billed from its Started event', async () => {
+    const t = await daemonForTest(siteWith([], MIXED));
+    const before = await connect(t.url);
+    await before.boot();
+    const transactionId = before.newTransactionId();
+    before.meterWh = 10_000;
+    const pluggedAt = new Date('2026-11-25T08:00:00.000Z');
+    await before.transactionEvent('Started', transactionId, { evseId: 2, chargingState: 'EVConnected', triggerReason: 'CablePluggedIn', timestamp: pluggedAt });
+    await before.close();
+
+    // The station's network drops; once it is back the driver taps a card. Events after the first need not name
+    // the EVSE (2.0.1 E01), and the station's own transaction id is all that ties them to the Started one.
+    const after = await connect(t.url);
+    await after.boot();
+    after.meterWh = 10_020;
+    await after.transactionEvent('Updated', transactionId, { idToken: 'LATE-TAG', chargingState: 'Charging' });
+    after.meterWh = 12_000;
+    await after.transactionEvent('Ended', transactionId, { stoppedReason: 'EVDisconnected' });
+    expect(t.events('StartTransaction').map((e) => e.payload)).toEqual([
+      expect.objectContaining({ connectorId: 2, chargePointId: 'EV201-B', idTag: 'LATE-TAG', meterStart: 10, startedAt: '2026-11-25T09:00:00.000+01:00' }),
+    ]);
+    expect(t.events('StopTransaction').map((e) => e.payload)).toEqual([expect.objectContaining({ connectorId: 2, meterStart: 10, meterStop: 12, reason: 'EVDisconnected' })]);
+    expect(t.db.prepare('SELECT COUNT(*) FROM transaction_starts_without_driver').pluck().get()).toBe(0);
+  });
+
   it('answers every message section 9 lists', async () => {
     const t = await daemonForTest(siteWith([], MIXED));
     const station = await connect(t.url);

@@ -13,6 +13,23 @@ describe('transactions (site/transactions.ts)', () => {
     expect(t.commits).toBe(2); // one notification per committed transaction, not per event
   });
 
+  it('keeps one transaction begun without a driver per connector, until a start on that connector takes it up', () => {
+    const { transactions } = t.site;
+    const pluggedAt = new Date('2026-11-25T08:00:00.000Z');
+    transactions.noteStartWithoutDriver('CP001', 'a', { connectorId: 1, startedAt: pluggedAt, meterStartWh: 100 });
+    // A repeated Started event keeps the first.
+    transactions.noteStartWithoutDriver('CP001', 'a', { connectorId: 1, startedAt: new Date(), meterStartWh: 999 });
+    transactions.noteStartWithoutDriver('CP001', 'b', { connectorId: 2, startedAt: pluggedAt, meterStartWh: null });
+    expect(transactions.startWithoutDriver('CP001', 'a')).toEqual({ connectorId: 1, startedAt: pluggedAt, meterStartWh: 100 });
+    // A newer one on the same connector replaces it: the rows stay bounded by the connectors.
+    transactions.noteStartWithoutDriver('CP001', 'c', { connectorId: 1, startedAt: new Date(), meterStartWh: 200 });
+    expect(transactions.startWithoutDriver('CP001', 'a')).toBeUndefined();
+    transactions.start({ at: t.site.connectors.locate('CP001', 2), idTag: 'T', meterStartWh: 0, startedAt: pluggedAt, source: 'ocpp', stationTransactionId: 'b' });
+    expect(transactions.startWithoutDriver('CP001', 'b')).toBeUndefined();
+    transactions.forgetStartWithoutDriver('CP001', 'c');
+    expect(t.db.prepare('SELECT COUNT(*) FROM transaction_starts_without_driver').pluck().get()).toBe(0);
+  });
+
   it("stops a transaction once, by its own station; an unknown, stopped or another station's id changes nothing and emits nothing", () => {
     const tx = t.site.transactions.start({
       at: t.site.connectors.locate('CP001', 1),

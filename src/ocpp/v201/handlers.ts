@@ -5,13 +5,6 @@ import type { StationClient } from '../connections.js';
 import { importedEnergyWh, statusOf, stopReasonOf, type ConnectorActivity } from './mapping.js';
 import type { IdTokenInfoType, Ocpp201Actions, TransactionEventRequest } from './messages.js';
 
-/** What a Started TransactionEvent without an idToken told us, kept until the event that names the driver. */
-interface UnauthorizedStart {
-  evseId: number;
-  startedAt: Date;
-  meterStartWh: number | undefined;
-}
-
 /**
  * The station-initiated OCPP 2.0.1 actions, onto the same domain calls as 1.6 (contract section 9): an EVSE is a
  * connector (`connectorId` = EVSE id), a TransactionEvent opens and closes the same transactions, and every
@@ -25,7 +18,6 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
   const activity = new Map<number, ConnectorActivity>();
   const evseOfTransaction = new Map<string, number>();
   const lastEnergyWh = new Map<number, number>();
-  const unauthorizedStarts = new Map<string, UnauthorizedStart>();
 
   const unconfigured = unconfiguredConnectorCheck(stationId, deps);
 
@@ -80,8 +72,8 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
     energyWh: number | undefined,
   ): Promise<{ decision: AuthorizationDecision; transaction: Transaction }> => {
     const stationTransactionId = params.transactionInfo.transactionId;
-    const begun = unauthorizedStarts.get(stationTransactionId);
-    unauthorizedStarts.delete(stationTransactionId);
+    // Begun before this event named the driver (a Started one without an idToken, perhaps on an earlier connection).
+    const begun = site.transactions.startWithoutDriver(stationId, stationTransactionId);
     const { decision, started } = await authorizer.authorizeStart({ idTag, stationId, connectorId: evseId }, (settled) =>
       site.transactions.start({
         at: site.connectors.locate(stationId, evseId),
@@ -114,7 +106,11 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
     const { transactionInfo, eventType } = params;
     const stationTransactionId = transactionInfo.transactionId;
     let transaction = site.transactions.byStationTransactionId(stationId, stationTransactionId);
-    const evseId = params.evse?.id ?? evseOfTransaction.get(stationTransactionId) ?? transaction?.connectorId;
+    const evseId =
+      params.evse?.id ??
+      evseOfTransaction.get(stationTransactionId) ??
+      transaction?.connectorId ??
+      site.transactions.startWithoutDriver(stationId, stationTransactionId)?.connectorId;
     if (evseId === undefined) {
       log.warn({ stationTransactionId, eventType, seqNo: params.seqNo }, 'TransactionEvent names no EVSE and none is known for its transaction: answered, no event');
       return {};
@@ -130,7 +126,7 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
       idTokenInfo = idTokenInfoOf(started.decision);
       transaction = started.transaction;
     } else if (!transaction && eventType === 'Started') {
-      unauthorizedStarts.set(stationTransactionId, { evseId, startedAt: new Date(params.timestamp), meterStartWh: energyWh });
+      site.transactions.noteStartWithoutDriver(stationId, stationTransactionId, { connectorId: evseId, startedAt: new Date(params.timestamp), meterStartWh: energyWh ?? null });
     } else if (params.idToken) {
       idTokenInfo = idTokenInfoOf(
         await authorizer.authorize({ idTag: params.idToken.idToken, stationId, connectorId: evseId, ...(transaction && { transactionId: transaction.id }) }),
@@ -139,9 +135,11 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
 
     if (eventType === 'Ended') {
       evseOfTransaction.delete(stationTransactionId);
-      unauthorizedStarts.delete(stationTransactionId);
       if (transaction) stop(params, transaction, energyWh);
-      else log.info({ stationTransactionId, evseId }, 'transaction ended before any event named its driver: nothing was billed, no event');
+      else {
+        site.transactions.forgetStartWithoutDriver(stationId, stationTransactionId);
+        log.info({ stationTransactionId, evseId }, 'transaction ended before any event named its driver: nothing was billed, no event');
+      }
       if (activity.get(evseId)?.connectorStatus === 'Occupied') reportStatus(evseId, { chargingState: undefined, ended: transaction !== undefined });
     } else if (transactionInfo.chargingState && transaction) {
       reportStatus(evseId, { connectorStatus: 'Occupied', chargingState: transactionInfo.chargingState, ended: false });
