@@ -82,16 +82,22 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
     ]);
   });
 
-  it('a transaction that starts before the driver is known is billed from its Started event; a replayed Started opens nothing new', async () => {
+  const pluggedAt = new Date('2026-11-25T08:00:00.000Z');
+  /** A daemon and a 2.0.1 station whose EVSE 2 began a transaction at pluggedAt, meter 10 kWh, before any driver was known. */
+  const pluggedInWithoutDriver = async () => {
     const t = await daemonForTest(siteWith([], MIXED));
     const station = await connect(t.url);
     await station.boot();
     const transactionId = station.newTransactionId();
     station.meterWh = 10_000;
-    const pluggedAt = new Date('2026-11-25T08:00:00.000Z');
     expect(await station.transactionEvent('Started', transactionId, { evseId: 2, chargingState: 'EVConnected', triggerReason: 'CablePluggedIn', timestamp: pluggedAt })).toEqual(
       {},
     );
+    return { t, station, transactionId };
+  };
+
+  it('a transaction that starts before the driver is known is billed from its Started event; a replayed Started opens nothing new', async () => {
+    const { t, station, transactionId } = await pluggedInWithoutDriver();
     expect(t.events('StartTransaction')).toEqual([]);
     station.meterWh = 10_020;
     await station.transactionEvent('Updated', transactionId, { idToken: 'LATE-TAG', chargingState: 'Charging' });
@@ -105,13 +111,7 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
   });
 
   it('a transaction begun before its driver was known survives the station reconnecting: billed from its Started event', async () => {
-    const t = await daemonForTest(siteWith([], MIXED));
-    const before = await connect(t.url);
-    await before.boot();
-    const transactionId = before.newTransactionId();
-    before.meterWh = 10_000;
-    const pluggedAt = new Date('2026-11-25T08:00:00.000Z');
-    await before.transactionEvent('Started', transactionId, { evseId: 2, chargingState: 'EVConnected', triggerReason: 'CablePluggedIn', timestamp: pluggedAt });
+    const { t, station: before, transactionId } = await pluggedInWithoutDriver();
     await before.close();
 
     // The station's network drops; once it is back the driver taps a card. Events after the first need not name
