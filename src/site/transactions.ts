@@ -101,8 +101,10 @@ export class Transactions {
         input.stationTransactionId ?? null,
       );
       const transaction = this.byId(Number(lastInsertRowid))!;
-      // Whatever began on this connector without a driver is now this transaction, or over.
-      statement(this.ctx.db, 'DELETE FROM transaction_starts_without_driver WHERE station_id = ? AND connector_id = ?').run(at.stationId, at.connectorId);
+      // A 2.0.1 start: whatever began on this connector without a driver is now this transaction, or over.
+      if (input.stationTransactionId !== undefined) {
+        statement(this.ctx.db, 'DELETE FROM transaction_starts_without_driver WHERE station_id = ? AND connector_id = ?').run(at.stationId, at.connectorId);
+      }
       const payload: StartTransactionPayload = {
         stationId: at.stationId,
         chargePointId: at.chargePointId,
@@ -140,7 +142,8 @@ export class Transactions {
     });
   }
 
-  startWithoutDriver(stationId: string, stationTransactionId: string): StartWithoutDriver | undefined {
+  /** What noteStartWithoutDriver kept for this transaction, until a start takes it up or it is forgotten. */
+  beganWithoutDriver(stationId: string, stationTransactionId: string): StartWithoutDriver | undefined {
     const row = statement<[string, string], { connectorId: number; startedAt: string; meterStartWh: number | null }>(
       this.ctx.db,
       'SELECT connector_id AS connectorId, started_at AS startedAt, meter_start_wh AS meterStartWh FROM transaction_starts_without_driver WHERE station_id = ? AND station_transaction_id = ?',

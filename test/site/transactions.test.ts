@@ -20,12 +20,12 @@ describe('transactions (site/transactions.ts)', () => {
     // A repeated Started event keeps the first.
     transactions.noteStartWithoutDriver('CP001', 'a', { connectorId: 1, startedAt: new Date(), meterStartWh: 999 });
     transactions.noteStartWithoutDriver('CP001', 'b', { connectorId: 2, startedAt: pluggedAt, meterStartWh: null });
-    expect(transactions.startWithoutDriver('CP001', 'a')).toEqual({ connectorId: 1, startedAt: pluggedAt, meterStartWh: 100 });
+    expect(transactions.beganWithoutDriver('CP001', 'a')).toEqual({ connectorId: 1, startedAt: pluggedAt, meterStartWh: 100 });
     // A newer one on the same connector replaces it: the rows stay bounded by the connectors.
     transactions.noteStartWithoutDriver('CP001', 'c', { connectorId: 1, startedAt: new Date(), meterStartWh: 200 });
-    expect(transactions.startWithoutDriver('CP001', 'a')).toBeUndefined();
+    expect(transactions.beganWithoutDriver('CP001', 'a')).toBeUndefined();
     transactions.start({ at: t.site.connectors.locate('CP001', 2), idTag: 'T', meterStartWh: 0, startedAt: pluggedAt, source: 'ocpp', stationTransactionId: 'b' });
-    expect(transactions.startWithoutDriver('CP001', 'b')).toBeUndefined();
+    expect(transactions.beganWithoutDriver('CP001', 'b')).toBeUndefined();
     transactions.forgetStartWithoutDriver('CP001', 'c');
     expect(t.db.prepare('SELECT COUNT(*) FROM transaction_starts_without_driver').pluck().get()).toBe(0);
   });

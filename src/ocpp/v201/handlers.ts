@@ -73,7 +73,7 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
   ): Promise<{ decision: AuthorizationDecision; transaction: Transaction }> => {
     const stationTransactionId = params.transactionInfo.transactionId;
     // Begun before this event named the driver (a Started one without an idToken, perhaps on an earlier connection).
-    const begun = site.transactions.startWithoutDriver(stationId, stationTransactionId);
+    const begun = site.transactions.beganWithoutDriver(stationId, stationTransactionId);
     const { decision, started } = await authorizer.authorizeStart({ idTag, stationId, connectorId: evseId }, (settled) =>
       site.transactions.start({
         at: site.connectors.locate(stationId, evseId),
@@ -110,7 +110,7 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
       params.evse?.id ??
       evseOfTransaction.get(stationTransactionId) ??
       transaction?.connectorId ??
-      site.transactions.startWithoutDriver(stationId, stationTransactionId)?.connectorId;
+      site.transactions.beganWithoutDriver(stationId, stationTransactionId)?.connectorId;
     if (evseId === undefined) {
       log.warn({ stationTransactionId, eventType, seqNo: params.seqNo }, 'TransactionEvent names no EVSE and none is known for its transaction: answered, no event');
       return {};
