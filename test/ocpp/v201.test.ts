@@ -1,9 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { apiDaemonForTest } from '../http/api-harness.js';
 import { daemonForTest, eventually, siteWith } from '../support/daemon.js';
 import { StationV201 } from '../support/station-v201.js';
 import { receiverForTest, stationV201ForTest } from '../support/for-test.js';
-import { expectSignedWebhook, jwksSigningKey } from '../webhooks/harness.js';
+import { expectSignedWebhook, jwksSigningKey, restartDaemon } from '../webhooks/harness.js';
 
 /** A 1.6 station CP001 and a 2.0.1 station EV201 (EVSEs 1 and 2) on one site. */
 const MIXED = [
@@ -110,13 +110,15 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
     expect(t.db.prepare('SELECT COUNT(*) FROM transactions').pluck().get()).toBe(1);
   });
 
-  it('a transaction begun before its driver was known survives the station reconnecting: billed from its Started event', async () => {
+  it('a transaction begun before its driver was known survives the station reconnecting and the daemon restarting: billed from its Started event', async () => {
     const { t, station: before, transactionId } = await pluggedInWithoutDriver();
     await before.close();
+    const restarted = await restartDaemon(t);
+    onTestFinished(() => restarted.daemon.stop());
 
-    // The station's network drops; once it is back the driver taps a card. Events after the first need not name
-    // the EVSE (2.0.1 E01), and the station's own transaction id is all that ties them to the Started one.
-    const after = await connect(t.url);
+    // The station's network drops and the gateway restarts; once both are back the driver taps a card. Events after
+    // the first need not name the EVSE (2.0.1 E01): the station's own transaction id is all that ties them together.
+    const after = await connect(`ws://127.0.0.1:${restarted.daemon.ocppPort}/ocpp`);
     await after.boot();
     after.meterWh = 10_020;
     await after.transactionEvent('Updated', transactionId, { idToken: 'LATE-TAG', chargingState: 'Charging' });
