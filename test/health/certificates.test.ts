@@ -1,11 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Agent, fetch } from 'undici';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { certificateHealth } from '../../src/health/index.js';
 import { createGatewayCertificate } from '../../src/keystore/index.js';
-import { siteWith, startTestDaemon } from '../support/daemon.js';
+import { daemonForTest, siteWith } from '../support/daemon.js';
+import { tempDirForTest } from '../support/for-test.js';
 import { freePort } from '../support/free-port.js';
 
 const DAY_MS = 86_400_000;
@@ -13,12 +13,6 @@ const DAY_MS = 86_400_000;
 /** A certificate issued `issuedDaysAgo` days ago, valid `validDays` from then. */
 async function certificate(issuedDaysAgo: number, validDays: number): Promise<{ certificate: string; privateKey: string }> {
   return createGatewayCertificate({ names: ['localhost', '127.0.0.1'], validDays, now: new Date(Date.now() - issuedDaysAgo * DAY_MS) });
-}
-
-function scratchDir(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'chargegate-certs-'));
-  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
 }
 
 describe('TLS certificate expiry on GET /health', () => {
@@ -32,7 +26,7 @@ describe('TLS certificate expiry on GET /health', () => {
   });
 
   it('names each listener certificate with its end; an expired one makes /health critical (503)', async () => {
-    const dir = scratchDir();
+    const dir = tempDirForTest('certs');
     const files = (name: string, pair: { certificate: string; privateKey: string }) => {
       const cert = path.join(dir, `${name}.crt`);
       const key = path.join(dir, `${name}.key`);
@@ -43,12 +37,11 @@ describe('TLS certificate expiry on GET /health', () => {
     const ocppTls = files('ocpp', await certificate(0, 10));
     const httpTls = files('http', await certificate(400, 365));
     const port = await freePort();
-    const t = await startTestDaemon({
+    await daemonForTest({
       ...siteWith(),
       http: { host: '127.0.0.1', port, tls: httpTls },
       ocpp: { host: '127.0.0.1', port: 0, securityProfile: 2, tls: ocppTls },
     });
-    onTestFinished(() => t.stop());
     // The partner's view of an expired certificate: refused. An installer's check of /health looks past it.
     const dispatcher = new Agent({ connect: { rejectUnauthorized: false } });
     onTestFinished(() => dispatcher.close());

@@ -1,13 +1,13 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Agent, fetch } from 'undici';
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Applications } from '../../src/applications/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createGatewayCertificate } from '../../src/keystore/index.js';
 import { runCli } from '../support/cli.js';
 import { daemonForTest } from '../support/daemon.js';
+import { tempDirForTest } from '../support/for-test.js';
 import { freePort } from '../support/free-port.js';
 
 const GROUPS = [
@@ -20,8 +20,7 @@ describe('HTTP over TLS; status behind status:read on a LAN listener (contract s
     const { certificate, privateKey } = await createGatewayCertificate({ names: ['localhost', '127.0.0.1'], validDays: 1 });
     const port = await freePort();
     const http = { host: '0.0.0.0', port, issuer: `https://127.0.0.1:${port}` };
-    const dir = mkdtempSync(path.join(tmpdir(), 'chargegate-tls-'));
-    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+    const dir = tempDirForTest('tls');
     const cert = path.join(dir, 'http.crt');
     const key = path.join(dir, 'http.key');
     writeFileSync(cert, certificate);

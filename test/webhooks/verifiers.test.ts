@@ -1,12 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import type { PublicJwk } from '../../src/keystore/index.js';
 import { ROOT, runCliJson } from '../support/cli.js';
-import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { daemonForTest } from '../support/daemon.js';
+import { tempDirForTest } from '../support/for-test.js';
 import { freePort } from '../support/free-port.js';
 import { externalTool } from '../support/meter-simulator.js';
 import { eventually, webhookConfig } from './harness.js';
@@ -60,18 +59,16 @@ describe.each(LANGUAGES)('the README receiver in $name', (language) => {
   it.skipIf(!language.available())(
     'verifies every webhook of both profiles from a real daemon, across a key rotation, and refuses a forgery',
     async () => {
-      const scratch = mkdtempSync(path.join(tmpdir(), 'chargegate-verifier-'));
-      onTestFinished(() => rmSync(scratch, { recursive: true, force: true }));
+      const scratch = tempDirForTest('verifier');
       const port = await freePort();
       const url = `http://127.0.0.1:${port}/webhook/events`;
-      const daemon: TestDaemon = await startTestDaemon({
+      const daemon = await daemonForTest({
         ...webhookConfig([
           { id: 'documented', url, events: ['ChargePointStatus', 'StartTransaction', 'StopTransaction'] },
           { id: 'rfc9421', url, events: ['ChargePointStatus', 'StartTransaction', 'StopTransaction'], signature: 'rfc9421' },
         ]),
         keystore: { nextKeyLeadS: 1, retiredKeyGraceS: 600 },
       });
-      onTestFinished(() => daemon.stop());
       const issuer = `http://127.0.0.1:${daemon.daemon.httpPort}`;
 
       const { command, args } = language.command(scratch);
