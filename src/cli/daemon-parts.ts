@@ -21,7 +21,7 @@ import { lineWriter, type Logger } from '../log/index.js';
 import { MeterService } from '../modbus/index.js';
 import { connectUpstreamAsStation, startCentralSystem, type CentralSystem } from '../ocpp/index.js';
 import { pruneDelivered } from '../outbox/index.js';
-import { LAST_SEEN_WRITE_MS, pruneStoppedTransactions, Site } from '../site/index.js';
+import { LAST_SEEN_WRITE_MS, pruneStoppedTransactions, Site, type EventListener } from '../site/index.js';
 import { statusPageRoutes } from '../status-page/index.js';
 import { convertStorageLayout, GroupCommit, lockDataDir, openDatabase, schedulePruning, type Database, type DataDirLock } from '../store/index.js';
 import { WebhookDelivery } from '../webhooks/index.js';
@@ -144,7 +144,8 @@ export function startRetention(group: GroupCommit, retention: () => RetentionDay
 /** The domain on the shared writer; station last-seen times reach the database in one rare batch. */
 export function startSite(options: { storage: Storage; config: () => Config; webhooks: WebhookDelivery }): { part: DaemonPart; site: Site } {
   const { storage, webhooks } = options;
-  const site = new Site({ db: storage.db, config: options.config, onEventsCommitted: () => webhooks.notify(), writer: storage.group });
+  const events: EventListener = { appended: (appended) => webhooks.signAhead(appended), committed: () => webhooks.notify() };
+  const site = new Site({ db: storage.db, config: options.config, events, writer: storage.group });
   site.stations.markAllOffline();
   const flush = setInterval(() => site.stations.flushLastSeen(), LAST_SEEN_WRITE_MS);
   return { part: { name: 'last-seen', stop: () => (clearInterval(flush), site.stations.flushLastSeen()) }, site };

@@ -16,8 +16,20 @@ export interface OutboxEvent {
 export interface AppendedEvent {
   eventId: string;
   seq: number;
+  /** The payload as stored: what every request for the event carries. */
+  payloadJson: string;
   /** Webhooks whose queue for this event type was full: their delivery went straight to the dead letters. */
   queueFull: string[];
+}
+
+/** An event as delivery reads it back from the outbox (a pending delivery carries the same fields). */
+export interface EventRecord {
+  eventId: string;
+  eventType: EventType;
+  siteId: string;
+  payloadJson: string;
+  /** ISO time it happened. */
+  occurredAt: string;
 }
 
 export interface AppendOptions {
@@ -35,11 +47,12 @@ export function appendEvent(db: Database, event: OutboxEvent, webhookIds: readon
   // one commit share its last page instead of each rewriting a random 4 KiB leaf (flash wear, contract section 7).
   const eventId = timeOrderedUuid();
   const at = now.toISOString();
+  const payloadJson = JSON.stringify(event.payload);
   const { lastInsertRowid } = statement(db, 'INSERT INTO events (event_id, event_type, site_id, payload, created_at, occurred_at) VALUES (?, ?, ?, ?, ?, ?)').run(
     eventId,
     event.eventType,
     event.siteId,
-    JSON.stringify(event.payload),
+    payloadJson,
     at,
     // Only when it differs from created_at (readers take COALESCE): most events would store the same time twice.
     event.occurredAt?.toISOString() ?? null,
@@ -56,5 +69,5 @@ export function appendEvent(db: Database, event: OutboxEvent, webhookIds: readon
     (full ? insertDead : insert).run(seq, webhookId, event.siteId, event.eventType, at);
     if (full) queueFull.push(webhookId);
   }
-  return { eventId, seq, queueFull };
+  return { eventId, seq, payloadJson, queueFull };
 }

@@ -1,5 +1,6 @@
 import type { EventType } from '../config/index.js';
 import { bumpChangeCounter, inTransaction, statement, type Database } from '../store/index.js';
+import type { EventRecord } from './append.js';
 import type { DeadReason } from './dead-reasons.js';
 import { queueSize } from './queue-size.js';
 
@@ -10,13 +11,9 @@ export interface QueueKey {
   eventType: EventType;
 }
 
-/** The head of a queue as a worker sends it. */
-export interface PendingDelivery extends QueueKey {
+/** The head of a queue as a worker sends it (occurredAt of events from before migration 10: when they committed). */
+export interface PendingDelivery extends QueueKey, EventRecord {
   id: number;
-  eventId: string;
-  payloadJson: string;
-  /** ISO time the event happened (events from before migration 10: when it was committed). */
-  occurredAt: string;
   attempts: number;
   /** Epoch ms before which the next attempt must not start. */
   nextAttemptAt: number;

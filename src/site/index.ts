@@ -1,4 +1,5 @@
 export { Site, LAST_SEEN_WRITE_MS, type SiteOptions } from './site.js';
+export type { EventListener } from './site-context.js';
 export { DomainError } from './domain-error.js';
 export { StationRegistry, STATIONS_TOPIC, type BootVerdict, type StationAdmission, type StationListing } from './station-registry.js';
 export { Connectors, type ChargePointView, type ConnectorRef, type ConnectorState, type ConnectorStatusChange } from './connectors.js';

@@ -1,17 +1,29 @@
 import type { Config, EventType } from '../config/index.js';
-import { appendEvent, subscribedWebhooks, type OutboxEvent } from '../outbox/index.js';
+import { appendEvent, subscribedWebhooks, type EventRecord, type OutboxEvent } from '../outbox/index.js';
 import type { Database, Writer } from '../store/index.js';
 import { SiteDirectory } from './directory.js';
 import { formatZonedTimestamp } from './zoned-timestamp.js';
 
+/** Who hears of the events the domain appends to the outbox: webhook delivery. */
+export interface EventListener {
+  /**
+   * The events of a change, before its commit: delivery may sign their requests beside the commit's fsync. It sends
+   * only what it reads committed, so an event of a change that is undone is never sent.
+   */
+  appended(events: readonly EventRecord[]): void;
+  /** Events committed (a burst may be told once): delivery wakes up without polling. */
+  committed(): void;
+}
+
 /**
  * What every part of the domain shares: the connection and its writer, the config as it is now, the clock, and
- * the two rules of the house: a state change and its events commit together, and delivery hears of events only
- * once they committed.
+ * the two rules of the house: a state change and its events commit together, and delivery sends an event only
+ * once it committed.
  */
 export class SiteContext {
   private directoryCache: { config: Config; directory: SiteDirectory } | undefined;
-  private appended = 0;
+  /** Events of the change being written, not yet told to the listener. */
+  private readonly appended: EventRecord[] = [];
 
   constructor(
     readonly db: Database,
@@ -19,7 +31,7 @@ export class SiteContext {
     /** Read on every call so a SIGHUP reload takes effect at once. */
     readonly config: () => Config,
     readonly now: () => Date,
-    private readonly onEventsCommitted: () => void,
+    private readonly listener: EventListener,
   ) {}
 
   get directory(): SiteDirectory {
@@ -30,17 +42,24 @@ export class SiteContext {
 
   /** One SQLite transaction (or savepoint of the turn's group) for a state change and its events. */
   commit<T>(fn: () => T): T {
-    const before = this.appended;
-    const result = this.writer.write(fn);
-    if (this.appended !== before) this.announceEvents();
-    return result;
+    const before = this.appended.length;
+    try {
+      const result = this.writer.write(fn);
+      if (this.appended.length > before) this.announceEvents(this.appended.splice(before));
+      return result;
+    } finally {
+      // A change that threw was undone with its events.
+      this.appended.length = before;
+    }
   }
 
   /** Appends an event to the outbox, for every webhook of its site subscribed to its type; call inside commit(). */
   emit(event: OutboxEvent & { eventType: EventType }, now: Date): void {
     const config = this.config();
-    appendEvent(this.db, event, subscribedWebhooks(config, event.siteId, event.eventType), now, { queueCapacity: config.webhookDelivery.queueCapacity });
-    this.appended += 1;
+    const webhookIds = subscribedWebhooks(config, event.siteId, event.eventType);
+    const { eventId, payloadJson } = appendEvent(this.db, event, webhookIds, now, { queueCapacity: config.webhookDelivery.queueCapacity });
+    if (webhookIds.length === 0) return;
+    this.appended.push({ eventId, eventType: event.eventType, siteId: event.siteId, payloadJson, occurredAt: (event.occurredAt ?? now).toISOString() });
   }
 
   /** A time as partners read it: the configured zone, the envelope's format. */
@@ -48,11 +67,12 @@ export class SiteContext {
     return formatZonedTimestamp(at, this.config().timezone);
   }
 
-  /** Tells delivery about new events once they have committed (the listener coalesces a burst into one wake). */
-  private announceEvents(): void {
-    if (!this.db.inTransaction) return this.onEventsCommitted();
+  /** Tells delivery about new events now, and again once they have committed (the listener coalesces a burst into one wake). */
+  private announceEvents(events: EventRecord[]): void {
+    this.listener.appended(events);
+    if (!this.db.inTransaction) return this.listener.committed();
     this.writer.committed().then(
-      () => this.onEventsCommitted(),
+      () => this.listener.committed(),
       () => undefined,
     );
   }

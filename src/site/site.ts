@@ -3,7 +3,7 @@ import { DirectWriter, type Database, type Writer } from '../store/index.js';
 import { Authorizations } from './authorizations.js';
 import { Connectors } from './connectors.js';
 import type { SiteDirectory } from './directory.js';
-import { SiteContext } from './site-context.js';
+import { SiteContext, type EventListener } from './site-context.js';
 import { StationRegistry } from './station-registry.js';
 import { Transactions } from './transactions.js';
 
@@ -12,8 +12,8 @@ export interface SiteOptions {
   /** Read on every call so a SIGHUP reload takes effect at once. */
   config: () => Config;
   now?: () => Date;
-  /** Called after a commit that appended events, outside the transaction: delivery wakes up without polling. */
-  onEventsCommitted?: () => void;
+  /** Who hears of the events the site appends: before their commit (to sign ahead) and after it (to send). */
+  events?: EventListener;
   /**
    * What writes to db: the daemon's group commit (the changes of one event-loop turn commit together at its end;
    * callers answer for a change only through durable()). Without it each change commits before its method returns.
@@ -42,7 +42,7 @@ export class Site {
       options.writer ?? new DirectWriter(options.db),
       options.config,
       options.now ?? (() => new Date()),
-      options.onEventsCommitted ?? (() => {}),
+      options.events ?? { appended: () => undefined, committed: () => undefined },
     );
     this.stations = new StationRegistry(this.ctx);
     this.connectors = new Connectors(this.ctx, this.stations);

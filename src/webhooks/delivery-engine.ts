@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
-import { DELIVERIES_TOPIC, DeliveryStore, QUEUE_FULL, queueId, type QueueKey } from '../outbox/index.js';
+import { DELIVERIES_TOPIC, DeliveryStore, QUEUE_FULL, queueId, type EventRecord, type QueueKey } from '../outbox/index.js';
 import { openDatabase, watchChangeCounter, type Database } from '../store/index.js';
 import type { DeliveryObserver } from './delivery-metrics.js';
 import { QueueWorker } from './queue-worker.js';
@@ -78,6 +78,15 @@ export class DeliveryEngine {
       this.wakeScheduled = false;
       this.wakeAll();
     });
+  }
+
+  /** Events about to commit: the idle workers of their queues sign their requests meanwhile (QueueWorker.expect). */
+  signAhead(events: readonly EventRecord[]): void {
+    for (const event of events) {
+      for (const worker of this.workers.values()) {
+        if (worker.queue.siteId === event.siteId && worker.queue.eventType === event.eventType) worker.expect(event);
+      }
+    }
   }
 
   /**

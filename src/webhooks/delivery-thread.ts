@@ -47,6 +47,9 @@ port.on('message', (message: ToDeliveryThread) => {
     case 'wake':
       engine.notify();
       break;
+    case 'signAhead':
+      engine.signAhead(message.events);
+      break;
     case 'config':
       config = message.config;
       logger.level = message.logLevel;

@@ -1,6 +1,6 @@
 import type { Config, WebhookConfig } from '../config/index.js';
 import type { Logger } from '../log/index.js';
-import { RETRIES_EXHAUSTED, type DeliveryStore, type PendingDelivery, type QueueKey } from '../outbox/index.js';
+import { RETRIES_EXHAUSTED, type DeliveryStore, type EventRecord, type PendingDelivery, type QueueKey } from '../outbox/index.js';
 import type { DeliveryObserver } from './delivery-metrics.js';
 import type { DeliveryWrite } from './delivery-writes.js';
 import type { PreparedRequest, WebhookSender } from './webhook-sender.js';
@@ -56,6 +56,10 @@ export class QueueWorker {
   private readonly leaving = new Set<number>();
   /** Counts given back and perhaps not committed yet: the queue is read again only once they are. */
   private givingBack: Promise<unknown> = Promise.resolve();
+  /** Asleep on an empty queue, and no event announced since: expect() may sign. */
+  private idle = false;
+  /** The request of the event expect() was told of while the queue was empty, signed while that event commits. */
+  private expected: { eventId: string; request: Promise<PreparedRequest> } | undefined;
 
   constructor(private readonly deps: QueueWorkerDeps) {}
 
@@ -71,6 +75,22 @@ export class QueueWorker {
   /** New events may be waiting: ends an idle sleep now instead of at the next poll. */
   wake(): void {
     this.wakeUp?.();
+  }
+
+  /**
+   * An event for this queue is about to commit. An empty queue signs its request now, beside the commit's fsync,
+   * instead of after it, when the event has become its head; a busy queue signs ahead of its rows anyway. The request
+   * is sent only for that event read committed from the queue, while fresh (WebhookSender.send checks).
+   */
+  expect(event: EventRecord): void {
+    if (!this.idle) return;
+    const config = this.deps.config();
+    const webhook = findWebhook(config, this.deps.queue);
+    if (!webhook?.enabled) return;
+    this.idle = false;
+    const request = this.deps.sender.prepare(webhook, event, config.timezone);
+    request.catch(() => undefined);
+    this.expected = { eventId: event.eventId, request };
   }
 
   /**
@@ -98,7 +118,11 @@ export class QueueWorker {
           await this.givingBack;
           buffer = this.deps.deliveries.head(this.deps.queue, HEAD_BATCH + this.leaving.size).filter((d) => !this.leaving.has(d.id));
           if (buffer.length === 0) {
+            // What was expected before is not coming (its change was undone) or was sent signed again.
+            this.expected = undefined;
+            this.idle = true;
             await this.sleep(this.deps.idlePollMs);
+            this.idle = false;
             continue;
           }
         }
@@ -227,11 +251,19 @@ export class QueueWorker {
   private signAhead(rows: readonly PendingDelivery[], webhook: WebhookConfig, timeZone: string): void {
     for (const delivery of rows) {
       if (this.prepared.has(delivery.id)) continue;
-      const request = this.deps.sender.prepare(webhook, delivery, timeZone);
+      const request = this.takeExpected(delivery.eventId) ?? this.deps.sender.prepare(webhook, delivery, timeZone);
       // Awaited only if its row is sent; send() signs again, and reports the error, if this one failed.
       request.catch(() => undefined);
       this.prepared.set(delivery.id, request);
     }
+  }
+
+  /** The request signed while the event committed, if it is this one. */
+  private takeExpected(eventId: string): Promise<PreparedRequest> | undefined {
+    if (this.expected?.eventId !== eventId) return undefined;
+    const { request } = this.expected;
+    this.expected = undefined;
+    return request;
   }
 
   /** Gives claimed rows that were not sent (a failure ahead of them, a stop) their count and due time back; drops every request signed ahead. */

@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../config/index.js';
 import { worstLevel, type HealthLevel, type HealthSource } from '../health/index.js';
 import { messageOf, type Logger } from '../log/index.js';
-import { DeliveryStore } from '../outbox/index.js';
+import { DeliveryStore, type EventRecord } from '../outbox/index.js';
 import type { Database, GroupCommit } from '../store/index.js';
 import { DeliveryMetrics } from './delivery-metrics.js';
 import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from './delivery-thread-messages.js';
@@ -62,6 +62,8 @@ export class WebhookDelivery {
   private sentKey: WebhookSigningKey | undefined;
   private started = false;
   private wakeScheduled = false;
+  /** Events of this turn not yet passed to the thread to sign ahead. */
+  private toSign: EventRecord[] = [];
   private restarts = 0;
   private lastExitAt: Date | undefined;
   private timers: NodeJS.Timeout[] = [];
@@ -102,6 +104,22 @@ export class WebhookDelivery {
       this.wakeScheduled = false;
       this.send({ kind: 'wake' });
     });
+  }
+
+  /**
+   * Events are about to commit: the thread may sign their requests meanwhile (DeliveryEngine.signAhead). Passed
+   * once per turn, before the turn's group commit (a microtask runs before it), so the signing runs beside its fsync.
+   */
+  signAhead(events: readonly EventRecord[]): void {
+    if (!this.thread) return;
+    if (this.toSign.length === 0) {
+      queueMicrotask(() => {
+        const events = this.toSign;
+        this.toSign = [];
+        this.send({ kind: 'signAhead', events });
+      });
+    }
+    this.toSign.push(...events);
   }
 
   /** Hands the current config (and its log level) to the thread, which starts and stops queue workers to match it. */

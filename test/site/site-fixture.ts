@@ -1,5 +1,6 @@
 import { beforeEach, onTestFinished } from 'vitest';
 import { parseConfig, type Config } from '../../src/config/index.js';
+import type { EventRecord } from '../../src/outbox/index.js';
 import { Site, type SiteOptions } from '../../src/site/index.js';
 import { openDatabase, type Database } from '../../src/store/index.js';
 import { CP001_TWO_CHARGE_POINTS } from '../support/daemon.js';
@@ -12,6 +13,8 @@ export interface SiteFixture {
   site: Site;
   /** How often the site told delivery that events committed. */
   commits: number;
+  /** The event ids the site told delivery of before their commit, in the order told. */
+  announced: string[];
   /** The payloads of the events committed so far, oldest first. */
   events(type?: string): Array<Record<string, unknown>>;
   /** A site on the same database with other options (a fixed clock, say). */
@@ -55,7 +58,9 @@ export function siteFixture(): SiteFixture {
       temp.cleanup();
     });
     fixture.commits = 0;
-    fixture.site = new Site({ db: fixture.db, config: () => fixture.config, onEventsCommitted: () => (fixture.commits += 1) });
+    fixture.announced = [];
+    const events = { appended: (appended: readonly EventRecord[]) => fixture.announced.push(...appended.map((e) => e.eventId)), committed: () => (fixture.commits += 1) };
+    fixture.site = new Site({ db: fixture.db, config: () => fixture.config, events });
   });
   return fixture;
 }

@@ -71,7 +71,7 @@ describe('QueueWorker (fake timers, real outbox)', () => {
     maxRetries: number,
     script: Script,
     held: Held = { op: undefined, batches: [] },
-  ): { sent: string[]; attemptsSeenBySender: number[]; dead: number; signedAhead: number } {
+  ): { sent: string[]; attemptsSeenBySender: number[]; dead: number; signedAhead: number; signed: string[]; sentWith: string[] } {
     const config = configWith(maxRetries);
     idTags.forEach(append);
     const deliveries = new DeliveryStore(t.db);
@@ -82,7 +82,8 @@ describe('QueueWorker (fake timers, real outbox)', () => {
       queueMicrotask(() => writes.settle(batch, { results }));
     });
     refuse = (batch, error) => writes.settle(batch, { error });
-    const log = { sent: [] as string[], attemptsSeenBySender: [] as number[], dead: 0, signedAhead: 0 };
+    const log = { sent: [] as string[], attemptsSeenBySender: [] as number[], dead: 0, signedAhead: 0, signed: [] as string[], sentWith: [] as string[] };
+    const idTagOf = (event: { payloadJson: string }) => (JSON.parse(event.payloadJson) as { idTag: string }).idTag;
     const started = new QueueWorker({
       queue,
       deliveries,
@@ -93,11 +94,15 @@ describe('QueueWorker (fake timers, real outbox)', () => {
       now: () => Date.now(),
       idlePollMs: IDLE_POLL_MS,
       sender: {
-        prepare: async () => ({ requestId: 'r', body: '', headers: [], preparedAt: Date.now(), url: '', signature: 'documented', timeZone: 'UTC', keyId: 'k' }),
+        prepare: async (_webhook, event) => {
+          log.signed.push(idTagOf(event));
+          return { requestId: `signed ${log.signed.length}`, body: '', headers: [], preparedAt: Date.now(), url: '', signature: 'documented', timeZone: 'UTC', keyId: 'k' };
+        },
         async send(_webhook, delivery, options) {
           const pending = delivery as PendingDelivery;
-          log.sent.push((JSON.parse(pending.payloadJson) as { idTag: string }).idTag);
+          log.sent.push(idTagOf(pending));
           if (options.prepared) log.signedAhead += 1;
+          log.sentWith.push(options.prepared ? (await options.prepared).requestId : 'signed when sent');
           // At least once: the attempt is counted in the outbox before the request leaves.
           log.attemptsSeenBySender.push(t.db.prepare<[number], number>('SELECT attempts FROM deliveries WHERE id = ?').pluck().get(pending.id)!);
           const startedAt = Date.now();
@@ -195,6 +200,44 @@ describe('QueueWorker (fake timers, real outbox)', () => {
       ['dead', 2],
       ['delivered', 1],
     ]);
+  });
+
+  it('an empty queue signs an event it is told of before its commit; sent once the event reads committed, never for a change undone', async () => {
+    const log = run([], 5, () => ({ delivered: true, status: 204 }));
+    await advance(0);
+    const told = (idTag: string, eventId: string) => ({
+      eventId,
+      eventType: 'Authorize' as const,
+      siteId: 's1',
+      payloadJson: JSON.stringify({ idTag }),
+      occurredAt: new Date().toISOString(),
+    });
+    // A change that was undone: told of, never committed.
+    worker!.expect(told('undone', 'no-such-event'));
+    worker!.wake();
+    await advance(0);
+    expect(log.signed).toEqual(['undone']);
+    expect(log.sent).toEqual([]);
+    // Two events in one change: the first is signed beside the commit, the second while the first is counted.
+    const first = append('E1');
+    const second = append('E2');
+    worker!.expect(told('E1', first.eventId));
+    worker!.expect(told('E2', second.eventId));
+    expect(log.signed).toEqual(['undone', 'E1']);
+    worker!.wake();
+    await advance(0);
+    expect(log.sent).toEqual(['E1', 'E2']);
+    expect(log.signed).toEqual(['undone', 'E1', 'E2']);
+    expect(log.sentWith).toEqual(['signed 2', 'signed 3']);
+  });
+
+  it('a busy queue does not sign what it is told of: its rows are signed ahead in their turn', async () => {
+    const log = run(['E1'], 5, (_d, signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve({ interrupted: true, error: 'aborted' }))));
+    await advance(0);
+    expect(log.sent).toEqual(['E1']);
+    const later = append('E2');
+    worker!.expect({ eventId: later.eventId, eventType: 'Authorize', siteId: 's1', payloadJson: later.payloadJson, occurredAt: new Date().toISOString() });
+    expect(log.signed).toEqual(['E1']);
   });
 
   it('a stop aborts a hanging request after its grace; the attempt stays counted and the event is due at once on restart', async () => {
