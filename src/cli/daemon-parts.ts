@@ -144,7 +144,11 @@ export function startRetention(group: GroupCommit, retention: () => RetentionDay
 /** The domain on the shared writer; station last-seen times reach the database in one rare batch. */
 export function startSite(options: { storage: Storage; config: () => Config; webhooks: WebhookDelivery }): { part: DaemonPart; site: Site } {
   const { storage, webhooks } = options;
-  const events: EventListener = { appended: (appended) => webhooks.signAhead(appended), committed: () => webhooks.notify() };
+  const events: EventListener = {
+    appended: (appended) => webhooks.expect(appended),
+    committed: () => webhooks.notify(),
+    countsFirstAttempt: (queue) => webhooks.countsFirstAttempt(queue),
+  };
   const site = new Site({ db: storage.db, config: options.config, events, writer: storage.group });
   site.stations.markAllOffline();
   const flush = setInterval(() => site.stations.flushLastSeen(), LAST_SEEN_WRITE_MS);

@@ -2,6 +2,7 @@ import { v7 as timeOrderedUuid } from 'uuid';
 import type { EventType } from '../config/index.js';
 import { statement, type Database } from '../store/index.js';
 import { QUEUE_FULL } from './dead-reasons.js';
+import type { QueueKey } from './delivery-store.js';
 import { queueSize } from './queue-size.js';
 
 /** A domain event as the outbox stores it: the envelope's fields other than the send-time timestamp. */
@@ -20,6 +21,14 @@ export interface AppendedEvent {
   payloadJson: string;
   /** Webhooks whose queue for this event type was full: their delivery went straight to the dead letters. */
   queueFull: string[];
+  /** The delivery rows written with their first attempt counted (AppendOptions.countFirstAttempt). */
+  counted: CountedDelivery[];
+}
+
+/** A delivery row whose first attempt was counted as it was written, for its queue's worker to send as counted. */
+export interface CountedDelivery {
+  webhookId: string;
+  id: number;
 }
 
 /** An event as delivery reads it back from the outbox (a pending delivery carries the same fields). */
@@ -32,9 +41,20 @@ export interface EventRecord {
   occurredAt: string;
 }
 
+/** An event as delivery is told of it before its commit: with the rows that commit counts the first attempt of. */
+export interface AppendedRecord extends EventRecord {
+  counted: CountedDelivery[];
+}
+
 export interface AppendOptions {
   /** webhookDelivery.queueCapacity: pending deliveries one (webhook, event type) queue holds. Unbounded when absent. */
   queueCapacity?: number;
+  /**
+   * Whether the delivery to this queue is written with its first attempt counted, in the event's own commit, for a
+   * worker that waits for it (idle, told of the row before the commit) and sends it without a round trip through
+   * the daemon's commit to count it. The count is made before the request is sent, as every count is.
+   */
+  countFirstAttempt?: (queue: QueueKey) => boolean;
 }
 
 /**
@@ -59,15 +79,22 @@ export function appendEvent(db: Database, event: OutboxEvent, webhookIds: readon
   );
   const seq = Number(lastInsertRowid);
   const queueFull: string[] = [];
-  const insert = statement(db, 'INSERT INTO deliveries (event_seq, webhook_id, site_id, event_type, updated_at) VALUES (?, ?, ?, ?, ?)');
+  const counted: CountedDelivery[] = [];
+  const insert = statement(db, 'INSERT INTO deliveries (event_seq, webhook_id, site_id, event_type, updated_at, attempts) VALUES (?, ?, ?, ?, ?, ?)');
   const insertDead = statement(
     db,
     `INSERT INTO deliveries (event_seq, webhook_id, site_id, event_type, updated_at, state, dead_reason, unreported) VALUES (?, ?, ?, ?, ?, 'dead', '${QUEUE_FULL}', 1)`,
   );
   for (const webhookId of webhookIds) {
-    const full = options.queueCapacity !== undefined && queueSize(db, { siteId: event.siteId, webhookId, eventType: event.eventType }) >= options.queueCapacity;
-    (full ? insertDead : insert).run(seq, webhookId, event.siteId, event.eventType, at);
-    if (full) queueFull.push(webhookId);
+    const queue: QueueKey = { siteId: event.siteId, webhookId, eventType: event.eventType };
+    if (options.queueCapacity !== undefined && queueSize(db, queue) >= options.queueCapacity) {
+      insertDead.run(seq, webhookId, event.siteId, event.eventType, at);
+      queueFull.push(webhookId);
+      continue;
+    }
+    const countNow = options.countFirstAttempt?.(queue) === true;
+    const { lastInsertRowid: id } = insert.run(seq, webhookId, event.siteId, event.eventType, at, countNow ? 1 : 0);
+    if (countNow) counted.push({ webhookId, id: Number(id) });
   }
-  return { eventId, seq, payloadJson, queueFull };
+  return { eventId, seq, payloadJson, queueFull, counted };
 }

@@ -1,5 +1,5 @@
 import type { Config, EventType } from '../config/index.js';
-import { appendEvent, subscribedWebhooks, type EventRecord, type OutboxEvent } from '../outbox/index.js';
+import { appendEvent, subscribedWebhooks, type AppendedRecord, type OutboxEvent, type QueueKey } from '../outbox/index.js';
 import type { Database, Writer } from '../store/index.js';
 import { SiteDirectory } from './directory.js';
 import { formatZonedTimestamp } from './zoned-timestamp.js';
@@ -7,12 +7,15 @@ import { formatZonedTimestamp } from './zoned-timestamp.js';
 /** Who hears of the events the domain appends to the outbox: webhook delivery. */
 export interface EventListener {
   /**
-   * The events of a change, before its commit: delivery may sign their requests beside the commit's fsync. It sends
-   * only what it reads committed, so an event of a change that is undone is never sent.
+   * The events of a change, before its commit: delivery may sign their requests beside the commit's fsync, and
+   * takes up the rows counted for it. It sends only what it reads committed, so an event of a change that is undone
+   * is never sent.
    */
-  appended(events: readonly EventRecord[]): void;
+  appended(events: readonly AppendedRecord[]): void;
   /** Events committed (a burst may be told once): delivery wakes up without polling. */
   committed(): void;
+  /** Asked per delivery row of a change: count its first attempt in the change's commit (AppendOptions.countFirstAttempt)? */
+  countsFirstAttempt(queue: QueueKey): boolean;
 }
 
 /**
@@ -23,7 +26,9 @@ export interface EventListener {
 export class SiteContext {
   private directoryCache: { config: Config; directory: SiteDirectory } | undefined;
   /** Events of the change being written, not yet told to the listener. */
-  private readonly appended: EventRecord[] = [];
+  private readonly appended: AppendedRecord[] = [];
+  /** commit() calls under way: only their events are told to the listener, so only theirs may be counted ahead. */
+  private depth = 0;
 
   constructor(
     readonly db: Database,
@@ -43,11 +48,13 @@ export class SiteContext {
   /** One SQLite transaction (or savepoint of the turn's group) for a state change and its events. */
   commit<T>(fn: () => T): T {
     const before = this.appended.length;
+    this.depth += 1;
     try {
       const result = this.writer.write(fn);
       if (this.appended.length > before) this.announceEvents(this.appended.splice(before));
       return result;
     } finally {
+      this.depth -= 1;
       // A change that threw was undone with its events.
       this.appended.length = before;
     }
@@ -57,9 +64,14 @@ export class SiteContext {
   emit(event: OutboxEvent & { eventType: EventType }, now: Date): void {
     const config = this.config();
     const webhookIds = subscribedWebhooks(config, event.siteId, event.eventType);
-    const { eventId, payloadJson } = appendEvent(this.db, event, webhookIds, now, { queueCapacity: config.webhookDelivery.queueCapacity });
+    const { eventId, payloadJson, counted } = appendEvent(this.db, event, webhookIds, now, {
+      queueCapacity: config.webhookDelivery.queueCapacity,
+      // Not without a retry to spare: a counted row that its worker never took up (a crash before it was sent) reads
+      // as attempted, and with maxRetries 0 it would go to the dead letters unsent.
+      ...(this.depth > 0 && config.webhookDelivery.maxRetries > 0 && { countFirstAttempt: (queue) => this.listener.countsFirstAttempt(queue) }),
+    });
     if (webhookIds.length === 0) return;
-    this.appended.push({ eventId, eventType: event.eventType, siteId: event.siteId, payloadJson, occurredAt: (event.occurredAt ?? now).toISOString() });
+    this.appended.push({ eventId, eventType: event.eventType, siteId: event.siteId, payloadJson, occurredAt: (event.occurredAt ?? now).toISOString(), counted });
   }
 
   /** A time as partners read it: the configured zone, the envelope's format. */
@@ -68,7 +80,7 @@ export class SiteContext {
   }
 
   /** Tells delivery about new events now, and again once they have committed (the listener coalesces a burst into one wake). */
-  private announceEvents(events: EventRecord[]): void {
+  private announceEvents(events: AppendedRecord[]): void {
     this.listener.appended(events);
     if (!this.db.inTransaction) return this.listener.committed();
     this.writer.committed().then(

@@ -42,7 +42,7 @@ export class Site {
       options.writer ?? new DirectWriter(options.db),
       options.config,
       options.now ?? (() => new Date()),
-      options.events ?? { appended: () => undefined, committed: () => undefined },
+      options.events ?? { appended: () => undefined, committed: () => undefined, countsFirstAttempt: () => false },
     );
     this.stations = new StationRegistry(this.ctx);
     this.connectors = new Connectors(this.ctx, this.stations);

@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
-import { DELIVERIES_TOPIC, DeliveryStore, QUEUE_FULL, queueId, type EventRecord, type QueueKey } from '../outbox/index.js';
+import { DELIVERIES_TOPIC, DeliveryStore, QUEUE_FULL, queueId, type AppendedRecord, type QueueKey } from '../outbox/index.js';
 import { openDatabase, watchChangeCounter, type Database } from '../store/index.js';
 import type { DeliveryObserver } from './delivery-metrics.js';
 import { QueueWorker } from './queue-worker.js';
@@ -22,6 +22,8 @@ export interface DeliveryEngineOptions {
   observer: DeliveryObserver;
   /** Safety-net poll for rows no notify() announced (another process, a missed wake). */
   pollIntervalMs?: number;
+  /** A worker found its queue empty: the daemon may count the first attempt of its next event (QueueWorker.expect). */
+  onEmptyQueue?: (queue: QueueKey) => void;
 }
 
 const QUEUE_FULL_REPORT_BATCH = 500;
@@ -40,6 +42,7 @@ export class DeliveryEngine {
   private readonly sender: WebhookSender;
   private readonly observer: DeliveryObserver;
   private readonly pollIntervalMs: number;
+  private readonly onEmptyQueue: ((queue: QueueKey) => void) | undefined;
   private readonly workers = new Map<string, QueueWorker>();
   /** Workers still finishing after being stopped; a successor for the same queue starts once they are done. */
   private readonly retiring = new Map<string, Promise<void>>();
@@ -53,6 +56,7 @@ export class DeliveryEngine {
     this.config = options.config;
     this.logger = options.logger;
     this.pollIntervalMs = options.pollIntervalMs ?? 5000;
+    this.onEmptyQueue = options.onEmptyQueue;
     this.deliveries = new DeliveryStore(this.db);
     this.writes = options.writes;
     this.sender = new WebhookSender({ signingKey: options.signingKey });
@@ -80,11 +84,12 @@ export class DeliveryEngine {
     });
   }
 
-  /** Events about to commit: the idle workers of their queues sign their requests meanwhile (QueueWorker.expect). */
-  signAhead(events: readonly EventRecord[]): void {
+  /** Events about to commit: the workers of their queues sign them meanwhile if idle, and take up their counted rows (QueueWorker.expect). */
+  expect(events: readonly AppendedRecord[]): void {
     for (const event of events) {
       for (const worker of this.workers.values()) {
-        if (worker.queue.siteId === event.siteId && worker.queue.eventType === event.eventType) worker.expect(event);
+        const { queue } = worker;
+        if (queue.siteId === event.siteId && queue.eventType === event.eventType) worker.expect(event, event.counted.find((c) => c.webhookId === queue.webhookId)?.id);
       }
     }
   }
@@ -121,6 +126,7 @@ export class DeliveryEngine {
         observer: this.observer,
         now: Date.now,
         idlePollMs: this.pollIntervalMs,
+        ...(this.onEmptyQueue && { onEmpty: () => this.onEmptyQueue?.(queue) }),
       });
       this.workers.set(id, worker);
       worker.start(this.retiring.get(id));

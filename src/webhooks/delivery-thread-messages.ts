@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.js';
-import type { DeadReason, EventRecord, QueueKey } from '../outbox/index.js';
+import type { AppendedRecord, DeadReason, QueueKey } from '../outbox/index.js';
 import type { AttemptSummary } from './delivery-metrics.js';
 import type { DeliveryWrite } from './delivery-writes.js';
 import type { WebhookSigningKey } from './request-signature.js';
@@ -16,7 +16,7 @@ export interface DeliveryThreadData {
 /** From the daemon to the delivery thread. */
 export type ToDeliveryThread =
   | { kind: 'wake' }
-  | { kind: 'signAhead'; events: EventRecord[] }
+  | { kind: 'expect'; events: AppendedRecord[] }
   | { kind: 'config'; config: Config; logLevel: string }
   | { kind: 'signingKey'; key: WebhookSigningKey }
   | { kind: 'written'; batch: number; results: boolean[] }
@@ -29,4 +29,5 @@ export type FromDeliveryThread =
   | { kind: 'log'; line: string }
   | { kind: 'write'; batch: number; writes: DeliveryWrite[] }
   | { kind: 'attempt'; queue: QueueKey; outcome: AttemptSummary }
-  | { kind: 'deadLetter'; queue: QueueKey; reason: DeadReason };
+  | { kind: 'deadLetter'; queue: QueueKey; reason: DeadReason }
+  | { kind: 'emptyQueue'; queue: QueueKey };

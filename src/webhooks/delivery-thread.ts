@@ -37,6 +37,7 @@ const engine = new DeliveryEngine({
     attempt: (queue, o) => post({ kind: 'attempt', queue: queueOf(queue), outcome: { delivered: o.delivered, interrupted: o.interrupted, durationMs: o.durationMs } }),
     deadLetter: (queue, reason) => post({ kind: 'deadLetter', queue: queueOf(queue), reason }),
   },
+  onEmptyQueue: (queue) => post({ kind: 'emptyQueue', queue: queueOf(queue) }),
   ...(data.pollIntervalMs !== undefined && { pollIntervalMs: data.pollIntervalMs }),
 });
 engine.start();
@@ -47,8 +48,8 @@ port.on('message', (message: ToDeliveryThread) => {
     case 'wake':
       engine.notify();
       break;
-    case 'signAhead':
-      engine.signAhead(message.events);
+    case 'expect':
+      engine.expect(message.events);
       break;
     case 'config':
       config = message.config;

@@ -20,6 +20,8 @@ export interface QueueWorkerDeps {
   now: () => number;
   /** Longest sleep while the queue is empty; a wake() ends it sooner. */
   idlePollMs: number;
+  /** Told when the worker finds its queue empty (once until it sends again): the daemon may count the next event's first attempt for it. */
+  onEmpty?: () => void;
 }
 
 // Rows read per look at the queue, and the most attempts counted in one commit: memory stays flat whatever the
@@ -60,6 +62,10 @@ export class QueueWorker {
   private idle = false;
   /** The request of the event expect() was told of while the queue was empty, signed while that event commits. */
   private expected: { eventId: string; request: Promise<PreparedRequest> } | undefined;
+  /** Rows whose first attempt the daemon counted in their events' commits for this worker, not taken up yet. */
+  private readonly countedForUs = new Set<number>();
+  /** onEmpty() was called and no row was sent since. */
+  private toldEmpty = false;
 
   constructor(private readonly deps: QueueWorkerDeps) {}
 
@@ -81,8 +87,12 @@ export class QueueWorker {
    * An event for this queue is about to commit. An empty queue signs its request now, beside the commit's fsync,
    * instead of after it, when the event has become its head; a busy queue signs ahead of its rows anyway. The request
    * is sent only for that event read committed from the queue, while fresh (WebhookSender.send checks).
+   * `countedRow`: the commit counts the first attempt of the event's row for this worker (onEmpty() asked for it),
+   * which sends it without counting it again. A row read before this word came is counted again as any other: one
+   * count too many, never one too few.
    */
-  expect(event: EventRecord): void {
+  expect(event: EventRecord, countedRow?: number): void {
+    if (countedRow !== undefined) this.countedForUs.add(countedRow);
     if (!this.idle) return;
     const config = this.deps.config();
     const webhook = findWebhook(config, this.deps.queue);
@@ -121,6 +131,10 @@ export class QueueWorker {
             // What was expected before is not coming (its change was undone) or was sent signed again.
             this.expected = undefined;
             this.idle = true;
+            if (!this.toldEmpty) {
+              this.toldEmpty = true;
+              this.deps.onEmpty?.();
+            }
             await this.sleep(this.deps.idlePollMs);
             this.idle = false;
             continue;
@@ -150,6 +164,10 @@ export class QueueWorker {
     const { maxRetries, requestTimeoutMs } = config.webhookDelivery;
     const maxAttempts = maxRetries + 1;
     const now = this.deps.now();
+    if (this.takeCounted(delivery)) {
+      this.claimed.set(delivery.id, { attempts: 0, nextAttemptAt: delivery.nextAttemptAt });
+      this.signAhead([delivery], webhook, config.timezone);
+    }
     if (!this.claimed.has(delivery.id)) {
       if (delivery.attempts >= maxAttempts) {
         // Only after a crash during the last attempt, or a reload that lowered maxRetries.
@@ -179,6 +197,7 @@ export class QueueWorker {
       webhook,
       config.timezone,
     );
+    this.toldEmpty = false;
     if (this.lastDequeued !== delivery.id) {
       this.lastDequeued = delivery.id;
       void this.deps.writes.queue({ op: 'dequeued', queue: this.deps.queue, at: now });
@@ -256,6 +275,17 @@ export class QueueWorker {
       request.catch(() => undefined);
       this.prepared.set(delivery.id, request);
     }
+  }
+
+  /**
+   * Whether the head's first attempt was counted for this worker in its event's commit, as the daemon left it (one
+   * attempt: an id a rolled-back row had may be reused by a row not counted). Words of rows before it are stale.
+   */
+  private takeCounted(head: PendingDelivery): boolean {
+    if (this.countedForUs.size === 0 || this.claimed.has(head.id)) return false;
+    const counted = this.countedForUs.has(head.id) && head.attempts === 1;
+    for (const id of this.countedForUs) if (id <= head.id) this.countedForUs.delete(id);
+    return counted;
   }
 
   /** The request signed while the event committed, if it is this one. */

@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import type { Config } from '../config/index.js';
 import { worstLevel, type HealthLevel, type HealthSource } from '../health/index.js';
 import { messageOf, type Logger } from '../log/index.js';
-import { DeliveryStore, type EventRecord } from '../outbox/index.js';
+import { DeliveryStore, queueId, type AppendedRecord, type QueueKey } from '../outbox/index.js';
 import type { Database, GroupCommit } from '../store/index.js';
 import { DeliveryMetrics } from './delivery-metrics.js';
 import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from './delivery-thread-messages.js';
@@ -62,8 +62,10 @@ export class WebhookDelivery {
   private sentKey: WebhookSigningKey | undefined;
   private started = false;
   private wakeScheduled = false;
-  /** Events of this turn not yet passed to the thread to sign ahead. */
-  private toSign: EventRecord[] = [];
+  /** Events of this turn not yet passed to the thread (expect()). */
+  private expected: AppendedRecord[] = [];
+  /** Queues whose worker found them empty: the next event's commit counts its first attempt for it (countsFirstAttempt()). */
+  private readonly emptyQueues = new Set<string>();
   private restarts = 0;
   private lastExitAt: Date | undefined;
   private timers: NodeJS.Timeout[] = [];
@@ -107,24 +109,35 @@ export class WebhookDelivery {
   }
 
   /**
-   * Events are about to commit: the thread may sign their requests meanwhile (DeliveryEngine.signAhead). Passed
-   * once per turn, before the turn's group commit (a microtask runs before it), so the signing runs beside its fsync.
+   * Events are about to commit: the thread may sign their requests meanwhile and takes up the rows counted for it
+   * (DeliveryEngine.expect). Passed once per turn, before the turn's group commit (a microtask runs before it), so
+   * the signing runs beside its fsync.
    */
-  signAhead(events: readonly EventRecord[]): void {
+  expect(events: readonly AppendedRecord[]): void {
     if (!this.thread) return;
-    if (this.toSign.length === 0) {
+    if (this.expected.length === 0) {
       queueMicrotask(() => {
-        const events = this.toSign;
-        this.toSign = [];
-        this.send({ kind: 'signAhead', events });
+        const events = this.expected;
+        this.expected = [];
+        this.send({ kind: 'expect', events });
       });
     }
-    this.toSign.push(...events);
+    this.expected.push(...events);
+  }
+
+  /**
+   * Whether the commit of an event counts the first attempt of its delivery to this queue: once per time its worker
+   * found it empty, so the worker sends that row without a round trip through this thread's commit to count it.
+   */
+  countsFirstAttempt(queue: QueueKey): boolean {
+    return this.thread !== undefined && this.emptyQueues.delete(queueId(queue));
   }
 
   /** Hands the current config (and its log level) to the thread, which starts and stops queue workers to match it. */
   reload(): void {
     const config = this.options.config();
+    // A worker stopped by the reload would not take up a row counted for it (it would be counted again: one too many).
+    this.emptyQueues.clear();
     if (this.thread) this.send({ kind: 'config', config, logLevel: config.log.level });
     else this.spawnIfNeeded();
   }
@@ -186,6 +199,7 @@ export class WebhookDelivery {
     const data: DeliveryThreadData = { dataDir, config: config(), logLevel: logger.level, signingKey: this.sentKey, ...(pollIntervalMs !== undefined && { pollIntervalMs }) };
     const thread = startDeliveryThread(data);
     this.thread = thread;
+    this.emptyQueues.clear();
     thread.on('message', (message: FromDeliveryThread) => this.receive(message, thread));
     thread.on('error', (err) => {
       logger.error({ err }, 'webhook delivery thread failed');
@@ -218,6 +232,9 @@ export class WebhookDelivery {
         break;
       case 'deadLetter':
         this.metrics.deadLetter(message.queue, message.reason);
+        break;
+      case 'emptyQueue':
+        this.emptyQueues.add(queueId(message.queue));
         break;
     }
   }

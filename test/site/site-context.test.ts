@@ -1,24 +1,31 @@
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/index.js';
-import type { EventRecord } from '../../src/outbox/index.js';
+import { parseConfig, type Config } from '../../src/config/index.js';
+import type { AppendedRecord, QueueKey } from '../../src/outbox/index.js';
 import { SiteContext } from '../../src/site/site-context.js';
 import { GroupCommit } from '../../src/store/index.js';
 import { databasePerTest } from '../support/temp-database.js';
 
-const config = parseConfig(`
+const configWith = (maxRetries: number): Config =>
+  parseConfig(`
 sites:
   - id: s1
     webhooks: [{ id: w1, url: "http://127.0.0.1:9/w1", events: [Authorize] }]
   - id: s2
+webhookDelivery: { maxRetries: ${maxRetries} }
 `);
 
 describe('SiteContext: what delivery hears of the events it appends', () => {
   const t = databasePerTest();
 
-  /** A context on the daemon's group commit that records what its listener is told, and when. */
-  function context() {
-    const told = { appended: [] as Array<{ record: EventRecord; inTransaction: boolean }>, committed: 0 };
+  /**
+   * A context on the daemon's group commit that records what its listener is told, and when; the listener lets the
+   * next `counts` deliveries be counted ahead (as many times as a worker said its queue was empty).
+   */
+  function context(options: { counts?: number; maxRetries?: number } = {}) {
+    const told = { appended: [] as Array<{ record: AppendedRecord; inTransaction: boolean }>, committed: 0, asked: [] as QueueKey[] };
+    let counts = options.counts ?? 0;
     const group = new GroupCommit(t.db);
+    const config = configWith(options.maxRetries ?? 5);
     const ctx = new SiteContext(
       t.db,
       group,
@@ -27,12 +34,14 @@ describe('SiteContext: what delivery hears of the events it appends', () => {
       {
         appended: (events) => told.appended.push(...events.map((record) => ({ record, inTransaction: t.db.inTransaction }))),
         committed: () => (told.committed += 1),
+        countsFirstAttempt: (queue) => (told.asked.push(queue), counts-- > 0),
       },
     );
     const authorize = (idTag: string, siteId = 's1') => ctx.emit({ eventType: 'Authorize', siteId, payload: { stationId: 'CP001', idTag, status: 'Accepted' } }, new Date());
     return { told, group, ctx, authorize };
   }
   const stored = () => t.db.prepare<[], { event_id: string; payload: string }>('SELECT event_id, payload FROM events ORDER BY seq').all();
+  const deliveries = () => t.db.prepare<[], { id: number; attempts: number }>('SELECT id, attempts FROM deliveries ORDER BY id').all();
 
   it('tells each event of a change once, before the change commits, as the outbox stores it; then that it committed', async () => {
     const { told, group, ctx, authorize } = context();
@@ -47,7 +56,7 @@ describe('SiteContext: what delivery hears of the events it appends', () => {
     await Promise.resolve();
     expect(told.committed).toBe(1);
     expect(told.appended.map((a) => a.record)).toEqual(
-      stored().map((row) => ({ eventId: row.event_id, eventType: 'Authorize', siteId: 's1', payloadJson: row.payload, occurredAt: expect.any(String) as unknown })),
+      stored().map((row) => ({ eventId: row.event_id, eventType: 'Authorize', siteId: 's1', payloadJson: row.payload, occurredAt: expect.any(String) as unknown, counted: [] })),
     );
     expect(told.appended[1]!.record.occurredAt).toBe(occurredAt.toISOString());
   });
@@ -74,6 +83,33 @@ describe('SiteContext: what delivery hears of the events it appends', () => {
     ctx.commit(() => authorize('X', 's2'));
     await group.committed();
     expect(stored()).toHaveLength(1);
-    expect(told).toEqual({ appended: [], committed: 0 });
+    expect(told).toEqual({ appended: [], committed: 0, asked: [] });
+  });
+
+  it("counts a delivery's first attempt in its event's commit when the listener asks for it, and names the row", async () => {
+    const { told, group, ctx, authorize } = context({ counts: 1 });
+    ctx.commit(() => {
+      authorize('counted');
+      authorize('not counted');
+    });
+    await group.committed();
+    const [first, second] = deliveries();
+    expect([first!.attempts, second!.attempts]).toEqual([1, 0]);
+    expect(told.appended.map((a) => a.record.counted)).toEqual([[{ webhookId: 'w1', id: first!.id }], []]);
+    expect(told.asked).toEqual([
+      { siteId: 's1', webhookId: 'w1', eventType: 'Authorize' },
+      { siteId: 's1', webhookId: 'w1', eventType: 'Authorize' },
+    ]);
+  });
+
+  it('counts nothing ahead without a retry to spare, or for an event appended outside a change', async () => {
+    const withoutRetries = context({ counts: 5, maxRetries: 0 });
+    withoutRetries.ctx.commit(() => withoutRetries.authorize('A'));
+    await withoutRetries.group.committed();
+    const outside = context({ counts: 5 });
+    outside.group.write(() => outside.authorize('B'));
+    await outside.group.committed();
+    expect(deliveries().map((d) => d.attempts)).toEqual([0, 0]);
+    expect([...withoutRetries.told.asked, ...outside.told.asked]).toEqual([]);
   });
 });

@@ -59,7 +59,11 @@ export function siteFixture(): SiteFixture {
     });
     fixture.commits = 0;
     fixture.announced = [];
-    const events = { appended: (appended: readonly EventRecord[]) => fixture.announced.push(...appended.map((e) => e.eventId)), committed: () => (fixture.commits += 1) };
+    const events = {
+      appended: (appended: readonly EventRecord[]) => fixture.announced.push(...appended.map((e) => e.eventId)),
+      committed: () => (fixture.commits += 1),
+      countsFirstAttempt: () => false,
+    };
     fixture.site = new Site({ db: fixture.db, config: () => fixture.config, events });
   });
   return fixture;

@@ -59,7 +59,19 @@ describe('QueueWorker (fake timers, real outbox)', () => {
   const rows = () =>
     t.db.prepare<[], { attempts: number; state: string; nextAttemptAt: number }>('SELECT attempts, state, next_attempt_at AS nextAttemptAt FROM deliveries ORDER BY id').all();
 
-  const append = (idTag: string) => appendEvent(t.db, { eventType: 'Authorize', siteId: 's1', payload: { stationId: 'CP001', idTag, status: 'Accepted' } }, ['w1'], new Date());
+  /** Appends an Authorize event for w1; `counted`: its commit counts the first attempt (the daemon, asked after onEmpty). */
+  const append = (idTag: string, counted = false) =>
+    appendEvent(t.db, { eventType: 'Authorize', siteId: 's1', payload: { stationId: 'CP001', idTag, status: 'Accepted' } }, ['w1'], new Date(), {
+      countFirstAttempt: () => counted,
+    });
+  /** What the daemon tells the worker of an appended event before its commit (QueueWorker.expect). */
+  const expected = (appended: ReturnType<typeof append>) => ({
+    eventId: appended.eventId,
+    eventType: 'Authorize' as const,
+    siteId: 's1',
+    payloadJson: appended.payloadJson,
+    occurredAt: new Date().toISOString(),
+  });
 
   /**
    * Appends the idTags as Authorize events and starts a worker whose sender answers as `script` says. The daemon's
@@ -71,9 +83,9 @@ describe('QueueWorker (fake timers, real outbox)', () => {
     maxRetries: number,
     script: Script,
     held: Held = { op: undefined, batches: [] },
-  ): { sent: string[]; attemptsSeenBySender: number[]; dead: number; signedAhead: number; signed: string[]; sentWith: string[] } {
+  ): { sent: string[]; attemptsSeenBySender: number[]; dead: number; signedAhead: number; signed: string[]; sentWith: string[]; toldEmpty: number } {
     const config = configWith(maxRetries);
-    idTags.forEach(append);
+    idTags.forEach((idTag) => append(idTag));
     const deliveries = new DeliveryStore(t.db);
     const stats = new ExecutorStatsStore(t.db);
     const writes: WriteBatch = new WriteBatch((batch, list) => {
@@ -82,7 +94,7 @@ describe('QueueWorker (fake timers, real outbox)', () => {
       queueMicrotask(() => writes.settle(batch, { results }));
     });
     refuse = (batch, error) => writes.settle(batch, { error });
-    const log = { sent: [] as string[], attemptsSeenBySender: [] as number[], dead: 0, signedAhead: 0, signed: [] as string[], sentWith: [] as string[] };
+    const log = { sent: [] as string[], attemptsSeenBySender: [] as number[], dead: 0, signedAhead: 0, signed: [] as string[], sentWith: [] as string[], toldEmpty: 0 };
     const idTagOf = (event: { payloadJson: string }) => (JSON.parse(event.payloadJson) as { idTag: string }).idTag;
     const started = new QueueWorker({
       queue,
@@ -93,6 +105,7 @@ describe('QueueWorker (fake timers, real outbox)', () => {
       observer: { attempt: () => undefined, deadLetter: () => (log.dead += 1) },
       now: () => Date.now(),
       idlePollMs: IDLE_POLL_MS,
+      onEmpty: () => (log.toldEmpty += 1),
       sender: {
         prepare: async (_webhook, event) => {
           log.signed.push(idTagOf(event));
@@ -115,6 +128,9 @@ describe('QueueWorker (fake timers, real outbox)', () => {
       const stopping = started.stop(0, 'test over');
       await vi.runAllTimersAsync();
       await stopping;
+      // What the stop gave back is written before the database closes (DeliveryEngine.stop() waits for it too).
+      await vi.runAllTimersAsync();
+      await advance(0);
     });
     started.start();
     worker = started;
@@ -236,8 +252,48 @@ describe('QueueWorker (fake timers, real outbox)', () => {
     await advance(0);
     expect(log.sent).toEqual(['E1']);
     const later = append('E2');
-    worker!.expect({ eventId: later.eventId, eventType: 'Authorize', siteId: 's1', payloadJson: later.payloadJson, occurredAt: new Date().toISOString() });
+    worker!.expect(expected(later));
     expect(log.signed).toEqual(['E1']);
+  });
+
+  it("sends a row counted for it in its event's commit without counting it again (no round trip through the daemon before the request)", async () => {
+    // The daemon keeps every count back: a row that needed one would not be sent.
+    const held: Held = { op: 'startAttempt', batches: [] };
+    let failures = 1;
+    const log = run([], 5, () => (failures-- > 0 ? { status: 503, error: 'HTTP 503' } : { delivered: true, status: 204 }), held);
+    await advance(0);
+    expect(log.toldEmpty).toBe(1);
+    const row = append('E1', true);
+    worker!.expect(expected(row), row.counted[0]!.id);
+    worker!.wake();
+    await advance(0);
+    expect(log.sent).toEqual(['E1']);
+    expect(log.attemptsSeenBySender).toEqual([1]);
+    expect(held.batches).toHaveLength(0);
+    // Its retry is counted as any other.
+    held.op = undefined;
+    await advance(RETRY_MS);
+    expect(log.attemptsSeenBySender).toEqual([1, 2]);
+    expect(rows()).toEqual([expect.objectContaining({ state: 'delivered', attempts: 2 })]);
+    // Empty again after it sent: it says so once more.
+    expect(log.toldEmpty).toBe(2);
+  });
+
+  it('a counted row read before the word of it came is counted again: one count too many, never one too few', async () => {
+    const log = run([], 5, () => ({ delivered: true, status: 204 }));
+    await advance(0);
+    const row = append('E1', true);
+    worker!.wake();
+    await advance(0);
+    expect(log.attemptsSeenBySender).toEqual([2]);
+    // Word that comes after the row was taken up is stale, and so is a row not counted under a reused id.
+    worker!.expect(expected(row), row.counted[0]!.id);
+    const next = append('E2');
+    worker!.expect(expected(next), row.counted[0]!.id + 1);
+    worker!.wake();
+    await advance(0);
+    expect(log.sent).toEqual(['E1', 'E2']);
+    expect(log.attemptsSeenBySender).toEqual([2, 1]);
   });
 
   it('a stop aborts a hanging request after its grace; the attempt stays counted and the event is due at once on restart', async () => {
