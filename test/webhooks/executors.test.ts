@@ -65,7 +65,15 @@ describe('executors: enable/disable and health', () => {
     await station.authorize('T3');
     await witness.waitForCount(3);
     expect(partner.requests).toHaveLength(1);
-    const kept = deliveries(daemon, 'partner-a');
+    // The interrupted attempt's outcome is recorded with the next batch of outcomes (within their 20 ms linger).
+    const kept = await eventually(
+      () => {
+        const rows = deliveries(daemon, 'partner-a');
+        return rows[0]?.last_error !== null && rows;
+      },
+      5000,
+      'the interrupted attempt recorded',
+    );
     expect(kept.map((d) => d.state)).toEqual(['pending', 'pending']);
     expect(kept[0]).toMatchObject({ attempts: 1, last_error: 'interrupted: webhook disabled, removed or unsubscribed' });
     const status = await health(daemon);
