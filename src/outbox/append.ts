@@ -14,15 +14,11 @@ export interface OutboxEvent {
   occurredAt?: Date;
 }
 
-export interface AppendedEvent {
-  eventId: string;
+/** What appendEvent wrote: the event as delivery will read it, and what became of its delivery rows. */
+export interface AppendedEvent extends AppendedRecord {
   seq: number;
-  /** The payload as stored: what every request for the event carries. */
-  payloadJson: string;
   /** Webhooks whose queue for this event type was full: their delivery went straight to the dead letters. */
   queueFull: string[];
-  /** The delivery rows written with their first attempt counted (AppendOptions.countFirstAttempt). */
-  counted: CountedDelivery[];
 }
 
 /** A delivery row whose first attempt was counted as it was written, for its queue's worker to send as counted. */
@@ -43,6 +39,7 @@ export interface EventRecord {
 
 /** An event as delivery is told of it before its commit: with the rows that commit counts the first attempt of. */
 export interface AppendedRecord extends EventRecord {
+  /** The delivery rows written with their first attempt counted (AppendOptions.countFirstAttempt). */
   counted: CountedDelivery[];
 }
 
@@ -68,6 +65,7 @@ export function appendEvent(db: Database, event: OutboxEvent, webhookIds: readon
   const eventId = timeOrderedUuid();
   const at = now.toISOString();
   const payloadJson = JSON.stringify(event.payload);
+  const occurredAt = event.occurredAt?.toISOString();
   const { lastInsertRowid } = statement(db, 'INSERT INTO events (event_id, event_type, site_id, payload, created_at, occurred_at) VALUES (?, ?, ?, ?, ?, ?)').run(
     eventId,
     event.eventType,
@@ -75,7 +73,7 @@ export function appendEvent(db: Database, event: OutboxEvent, webhookIds: readon
     payloadJson,
     at,
     // Only when it differs from created_at (readers take COALESCE): most events would store the same time twice.
-    event.occurredAt?.toISOString() ?? null,
+    occurredAt ?? null,
   );
   const seq = Number(lastInsertRowid);
   const queueFull: string[] = [];
@@ -96,5 +94,5 @@ export function appendEvent(db: Database, event: OutboxEvent, webhookIds: readon
     const { lastInsertRowid: id } = insert.run(seq, webhookId, event.siteId, event.eventType, at, countNow ? 1 : 0);
     if (countNow) counted.push({ webhookId, id: Number(id) });
   }
-  return { eventId, seq, payloadJson, queueFull, counted };
+  return { eventId, eventType: event.eventType, siteId: event.siteId, payloadJson, occurredAt: occurredAt ?? at, seq, queueFull, counted };
 }

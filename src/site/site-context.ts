@@ -64,14 +64,13 @@ export class SiteContext {
   emit(event: OutboxEvent & { eventType: EventType }, now: Date): void {
     const config = this.config();
     const webhookIds = subscribedWebhooks(config, event.siteId, event.eventType);
-    const { eventId, payloadJson, counted } = appendEvent(this.db, event, webhookIds, now, {
+    const appended = appendEvent(this.db, event, webhookIds, now, {
       queueCapacity: config.webhookDelivery.queueCapacity,
       // Not without a retry to spare: a counted row that its worker never took up (a crash before it was sent) reads
       // as attempted, and with maxRetries 0 it would go to the dead letters unsent.
       ...(this.depth > 0 && config.webhookDelivery.maxRetries > 0 && { countFirstAttempt: (queue) => this.listener.countsFirstAttempt(queue) }),
     });
-    if (webhookIds.length === 0) return;
-    this.appended.push({ eventId, eventType: event.eventType, siteId: event.siteId, payloadJson, occurredAt: (event.occurredAt ?? now).toISOString(), counted });
+    if (webhookIds.length > 0) this.appended.push(appended);
   }
 
   /** A time as partners read it: the configured zone, the envelope's format. */

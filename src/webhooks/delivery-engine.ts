@@ -101,6 +101,7 @@ export class DeliveryEngine {
    */
   reload(): void {
     if (!this.started) return;
+    const { onEmptyQueue } = this;
     const wanted = new Map<string, QueueKey>();
     for (const site of this.config().sites) {
       for (const webhook of site.webhooks) {
@@ -126,7 +127,7 @@ export class DeliveryEngine {
         observer: this.observer,
         now: Date.now,
         idlePollMs: this.pollIntervalMs,
-        ...(this.onEmptyQueue && { onEmpty: () => this.onEmptyQueue?.(queue) }),
+        ...(onEmptyQueue && { onEmpty: () => onEmptyQueue(queue) }),
       });
       this.workers.set(id, worker);
       worker.start(this.retiring.get(id));

@@ -40,7 +40,12 @@ describe('SiteContext: what delivery hears of the events it appends', () => {
     const authorize = (idTag: string, siteId = 's1') => ctx.emit({ eventType: 'Authorize', siteId, payload: { stationId: 'CP001', idTag, status: 'Accepted' } }, new Date());
     return { told, group, ctx, authorize };
   }
-  const stored = () => t.db.prepare<[], { event_id: string; payload: string }>('SELECT event_id, payload FROM events ORDER BY seq').all();
+  const stored = () =>
+    t.db
+      .prepare<[], { seq: number; event_id: string; payload: string; occurred_at: string }>(
+        'SELECT seq, event_id, payload, COALESCE(occurred_at, created_at) AS occurred_at FROM events ORDER BY seq',
+      )
+      .all();
   const deliveries = () => t.db.prepare<[], { id: number; attempts: number }>('SELECT id, attempts FROM deliveries ORDER BY id').all();
 
   it('tells each event of a change once, before the change commits, as the outbox stores it; then that it committed', async () => {
@@ -56,7 +61,16 @@ describe('SiteContext: what delivery hears of the events it appends', () => {
     await Promise.resolve();
     expect(told.committed).toBe(1);
     expect(told.appended.map((a) => a.record)).toEqual(
-      stored().map((row) => ({ eventId: row.event_id, eventType: 'Authorize', siteId: 's1', payloadJson: row.payload, occurredAt: expect.any(String) as unknown, counted: [] })),
+      stored().map((row) => ({
+        eventId: row.event_id,
+        eventType: 'Authorize',
+        siteId: 's1',
+        payloadJson: row.payload,
+        occurredAt: row.occurred_at,
+        seq: row.seq,
+        queueFull: [],
+        counted: [],
+      })),
     );
     expect(told.appended[1]!.record.occurredAt).toBe(occurredAt.toISOString());
   });
@@ -100,6 +114,22 @@ describe('SiteContext: what delivery hears of the events it appends', () => {
       { siteId: 's1', webhookId: 'w1', eventType: 'Authorize' },
       { siteId: 's1', webhookId: 'w1', eventType: 'Authorize' },
     ]);
+  });
+
+  it('a change that finds the disk full (SQLITE_FULL, for real) tells nothing and counts nothing; the next one does', async () => {
+    const { told, group, ctx, authorize } = context({ counts: 1 });
+    const pages = t.db.pragma('page_count', { simple: true }) as number;
+    t.db.pragma(`max_page_count = ${pages}`);
+    // A payload that needs pages the file may not grow by.
+    expect(() => ctx.commit(() => authorize('x'.repeat(20_000)))).toThrow(/full/);
+    t.db.pragma('max_page_count = 1073741823');
+    await group.committed().catch(() => undefined);
+    expect(told.appended).toEqual([]);
+    expect(deliveries()).toEqual([]);
+    ctx.commit(() => authorize('after'));
+    await group.committed();
+    expect(told.appended.map((a) => a.record.counted)).toEqual([[{ webhookId: 'w1', id: deliveries()[0]!.id }]]);
+    expect(deliveries().map((d) => d.attempts)).toEqual([1]);
   });
 
   it('counts nothing ahead without a retry to spare, or for an event appended outside a change', async () => {

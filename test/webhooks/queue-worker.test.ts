@@ -64,14 +64,6 @@ describe('QueueWorker (fake timers, real outbox)', () => {
     appendEvent(t.db, { eventType: 'Authorize', siteId: 's1', payload: { stationId: 'CP001', idTag, status: 'Accepted' } }, ['w1'], new Date(), {
       countFirstAttempt: () => counted,
     });
-  /** What the daemon tells the worker of an appended event before its commit (QueueWorker.expect). */
-  const expected = (appended: ReturnType<typeof append>) => ({
-    eventId: appended.eventId,
-    eventType: 'Authorize' as const,
-    siteId: 's1',
-    payloadJson: appended.payloadJson,
-    occurredAt: new Date().toISOString(),
-  });
 
   /**
    * Appends the idTags as Authorize events and starts a worker whose sender answers as `script` says. The daemon's
@@ -221,15 +213,8 @@ describe('QueueWorker (fake timers, real outbox)', () => {
   it('an empty queue signs an event it is told of before its commit; sent once the event reads committed, never for a change undone', async () => {
     const log = run([], 5, () => ({ delivered: true, status: 204 }));
     await advance(0);
-    const told = (idTag: string, eventId: string) => ({
-      eventId,
-      eventType: 'Authorize' as const,
-      siteId: 's1',
-      payloadJson: JSON.stringify({ idTag }),
-      occurredAt: new Date().toISOString(),
-    });
     // A change that was undone: told of, never committed.
-    worker!.expect(told('undone', 'no-such-event'));
+    worker!.expect({ eventId: 'no-such-event', eventType: 'Authorize', siteId: 's1', payloadJson: JSON.stringify({ idTag: 'undone' }), occurredAt: new Date().toISOString() });
     worker!.wake();
     await advance(0);
     expect(log.signed).toEqual(['undone']);
@@ -237,8 +222,8 @@ describe('QueueWorker (fake timers, real outbox)', () => {
     // Two events in one change: the first is signed beside the commit, the second while the first is counted.
     const first = append('E1');
     const second = append('E2');
-    worker!.expect(told('E1', first.eventId));
-    worker!.expect(told('E2', second.eventId));
+    worker!.expect(first);
+    worker!.expect(second);
     expect(log.signed).toEqual(['undone', 'E1']);
     worker!.wake();
     await advance(0);
@@ -252,7 +237,7 @@ describe('QueueWorker (fake timers, real outbox)', () => {
     await advance(0);
     expect(log.sent).toEqual(['E1']);
     const later = append('E2');
-    worker!.expect(expected(later));
+    worker!.expect(later);
     expect(log.signed).toEqual(['E1']);
   });
 
@@ -264,7 +249,7 @@ describe('QueueWorker (fake timers, real outbox)', () => {
     await advance(0);
     expect(log.toldEmpty).toBe(1);
     const row = append('E1', true);
-    worker!.expect(expected(row), row.counted[0]!.id);
+    worker!.expect(row, row.counted[0]!.id);
     worker!.wake();
     await advance(0);
     expect(log.sent).toEqual(['E1']);
@@ -287,9 +272,9 @@ describe('QueueWorker (fake timers, real outbox)', () => {
     await advance(0);
     expect(log.attemptsSeenBySender).toEqual([2]);
     // Word that comes after the row was taken up is stale, and so is a row not counted under a reused id.
-    worker!.expect(expected(row), row.counted[0]!.id);
+    worker!.expect(row, row.counted[0]!.id);
     const next = append('E2');
-    worker!.expect(expected(next), row.counted[0]!.id + 1);
+    worker!.expect(next, row.counted[0]!.id + 1);
     worker!.wake();
     await advance(0);
     expect(log.sent).toEqual(['E1', 'E2']);
