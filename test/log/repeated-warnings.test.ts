@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger, summarisedWarn } from '../../src/log/index.js';
+
+/** A real pino logger whose lines land in an array. */
+function loggerForTest(): { lines: Array<Record<string, unknown>>; logger: ReturnType<typeof createLogger> } {
+  const lines: Array<Record<string, unknown>> = [];
+  return { lines, logger: createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) }) };
+}
+
+describe('summarisedWarn', () => {
+  it('logs a message `perInterval` times an interval, then the next one after it with how many were not logged; each message on its own', () => {
+    const { lines, logger } = loggerForTest();
+    let now = 0;
+    const warn = summarisedWarn(logger, { perInterval: 2, intervalMs: 60_000 }, () => now);
+    for (let i = 0; i < 5; i += 1) warn({ i }, 'bad frame');
+    warn({}, 'other mistake');
+    now = 59_999;
+    warn({ i: 5 }, 'bad frame');
+    now = 60_000;
+    warn({ i: 6 }, 'bad frame');
+    warn({ i: 7 }, 'bad frame');
+    warn({ i: 8 }, 'bad frame');
+    expect(lines.map((l) => [l.msg, l.i, l.repeated, l.level])).toEqual([
+      ['bad frame', 0, undefined, 40],
+      ['bad frame', 1, undefined, 40],
+      ['other mistake', undefined, undefined, 40],
+      ['bad frame', 6, 4, 40],
+      ['bad frame', 7, undefined, 40],
+    ]);
+    warn.flush();
+    expect(lines.at(-1)).toMatchObject({ msg: 'repeated warnings, summarised', repeated: { 'bad frame': 1 } });
+    // Flushed: nothing is counted twice, and a later warning is logged at once.
+    warn.flush();
+    warn({ i: 9 }, 'bad frame');
+    expect(lines.slice(-2).map((l) => l.msg)).toEqual(['repeated warnings, summarised', 'bad frame']);
+  });
+});
