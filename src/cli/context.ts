@@ -52,13 +52,19 @@ export function output(json: boolean, data: unknown, human: () => string): void 
   process.stdout.write(json ? `${JSON.stringify(data, null, 2)}\n` : `${human()}\n`);
 }
 
-/** An option parser for whole numbers of at least `min`; commander reports a bad value as a usage error (exit 2). */
-export function wholeNumber(min: number): (value: string) => number {
+/**
+ * An option parser for whole numbers from `min` to `max`; commander reports a bad value as a usage error (exit 2).
+ * The upper bound keeps a typo from reaching a Date or a timer as a value they cannot hold.
+ */
+export function wholeNumber(min: number, max: number): (value: string) => number {
   return (value) => {
-    if (!/^\d+$/.test(value) || Number(value) < min) throw new InvalidArgumentError(`expected a whole number of at least ${min}`);
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new InvalidArgumentError(`expected a whole number of at least ${min} and at most ${max}`);
     return Number(value);
   };
 }
+
+/** The longest certificate validity a command issues: as long as the station CA itself lives (20 years). */
+export const MAX_CERTIFICATE_DAYS = 7300;
 
 /** Commander option parser for a flag that may be given several times (`--group a --group b`). */
 export function repeatable(value: string, previous: string[]): string[] {

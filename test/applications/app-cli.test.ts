@@ -51,6 +51,22 @@ describe('chargegate app', { timeout: 120_000 }, () => {
     expect(unknown.stderr).toContain('unknown group "admins"');
   });
 
+  it('numbers beyond what a date can hold are a usage error (exit 2) whose first line names the option and its bound', async () => {
+    const created = await cliJson<{ clientId: string }>('app', 'create', '--name', 'Partner C', '--group', 'viewer');
+    for (const [args, option] of [
+      [['app', 'rotate-secret', created.data.clientId, '--grace', '99999999999999999999'], '--grace'],
+      [['station', 'cert', 'CP001', '--csr', temp.configPath, '--days', '100000000'], '--days'],
+      [['keys', 'tls-cert', '--days', '100000000'], '--days'],
+    ] as const) {
+      const refused = await cli(...args);
+      expect(refused.code).toBe(2);
+      // One line says what is wrong (the usage that follows is the CLI's habit for every usage error).
+      const [first] = refused.stderr.split('\n');
+      expect(first).toContain(option);
+      expect(first).toMatch(/at most \d+$/);
+    }
+  });
+
   it('list shows applications without secrets; revoke marks one revoked, once; an unknown client id exits 2', async () => {
     const list = await cliJson<Application[]>('app', 'list');
     expect(list.code).toBe(0);

@@ -3,6 +3,9 @@ import type { Command } from 'commander';
 const applications = () => import('../../applications/index.js');
 import { output, repeatable, table, wholeNumber, withContext, type GlobalOptions } from '../context.js';
 
+/** The longest an old client secret may keep working after a rotation. */
+const MAX_GRACE_S = 365 * 86_400;
+
 /** `app create|list|rotate-secret|revoke`: the OAuth 2.0 clients of the API (contract sections 3 and 8). */
 export function registerApp(program: Command): void {
   const app = program.command('app').description('API applications (OAuth 2.0 clients)');
@@ -43,7 +46,7 @@ export function registerApp(program: Command): void {
     .command('rotate-secret')
     .description('give an application a new clientSecret, printed once; the old one keeps working for --grace seconds')
     .argument('<clientId>')
-    .option('--grace <seconds>', 'how long the old secret stays valid (0: it stops at once)', wholeNumber(0), 86_400)
+    .option('--grace <seconds>', 'how long the old secret stays valid (0: it stops at once; at most a year)', wholeNumber(0, MAX_GRACE_S), 86_400)
     .action(async (clientId: string, options: { grace: number }, cmd: Command) => {
       const { Applications } = await applications();
       await withContext(cmd.optsWithGlobals<GlobalOptions>(), ({ db, json }) => {

@@ -2,7 +2,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { createGatewayCertificate, listKeys, openKeystore, saveGatewayCertificate, type KeyInfo, type Keystore } from '../../keystore/index.js';
-import { CliError, EXIT_FAILURE, loadCommandConfig, output, repeatable, table, wholeNumber, type GlobalOptions } from '../context.js';
+import { CliError, EXIT_FAILURE, loadCommandConfig, output, repeatable, table, wholeNumber, MAX_CERTIFICATE_DAYS, type GlobalOptions } from '../context.js';
 
 /** `keys list|rotate`: the keystore's signing keys (contract section 5, key rotation); `keys tls-cert` for OCPP profile 2. */
 export function registerKeys(program: Command): void {
@@ -40,7 +40,7 @@ export function registerKeys(program: Command): void {
     .command('tls-cert')
     .description('make a self-signed certificate for the OCPP listener (security profile 2) and print what ocpp.tls and the stations need')
     .option('--name <host-or-ip>', 'a host name or IP address stations dial (repeat; default: ocpp.host unless a wildcard, and this host name)', repeatable, [])
-    .option('--days <n>', 'validity in days', wholeNumber(1), 825)
+    .option('--days <n>', 'validity in days', wholeNumber(1, MAX_CERTIFICATE_DAYS), 825)
     .option('--out <dir>', 'directory for ocpp-cert.pem and ocpp-key.pem (default: <dataDir>/tls)')
     .option('--force', 'replace existing files (renewal); stations must then trust the new certificate')
     .action(async (options: { name: string[]; days: number; out?: string; force?: boolean }, cmd: Command) => {

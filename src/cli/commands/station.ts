@@ -4,7 +4,19 @@ import type { Command } from 'commander';
 import { readConfiguredFile } from '../../config/index.js';
 import { openKeystore, STATION_CERTIFICATE_DAYS } from '../../keystore/index.js';
 import { Site } from '../../site/index.js';
-import { CliError, EXIT_FAILURE, EXIT_USAGE, loadCommandConfig, output, table, wholeNumber, withContext, type CommandContext, type GlobalOptions } from '../context.js';
+import {
+  CliError,
+  EXIT_FAILURE,
+  EXIT_USAGE,
+  loadCommandConfig,
+  output,
+  table,
+  wholeNumber,
+  MAX_CERTIFICATE_DAYS,
+  withContext,
+  type CommandContext,
+  type GlobalOptions,
+} from '../context.js';
 
 /** `chargegate station list|pair|block|remove`: the installer's side of admitting stations (contract sections 3-4). */
 export function registerStation(program: Command): void {
@@ -59,7 +71,7 @@ export function registerStation(program: Command): void {
     .description("sign a station's certificate signing request with the gateway's station CA (security profile 3); prints the certificate and the CA")
     .argument('<stationId>', "the OCPP identity; the CSR's common name must be exactly this")
     .requiredOption('--csr <file>', 'the PEM certificate signing request the station made')
-    .option('--days <n>', 'validity in days', wholeNumber(1), STATION_CERTIFICATE_DAYS)
+    .option('--days <n>', 'validity in days', wholeNumber(1, MAX_CERTIFICATE_DAYS), STATION_CERTIFICATE_DAYS)
     .option('--out <file>', 'write the certificate chain (station, then CA) here instead of printing it')
     .action(async (stationId: string, options: { csr: string; days: number; out?: string }, cmd: Command) => {
       const globals = cmd.optsWithGlobals<GlobalOptions>();
