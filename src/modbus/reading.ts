@@ -1,3 +1,5 @@
+import { MAX_ENERGY_WH } from '../site/index.js';
+
 /** What one poll of a meter returned, in the units the config names. */
 export interface MeterReading {
   at: Date;
@@ -20,8 +22,8 @@ export interface EnergyBaseline {
  */
 const PLAUSIBLE_POWER_KW = 1000;
 const PLAUSIBLE_JUMP_KWH = 1;
-/** Energy registers of these meters show at most 8 digits: anything beyond this is a misread, however often. */
-const MAX_ENERGY_KWH = 1e9;
+/** Energy registers of these meters show at most 8 digits: anything beyond what the domain takes is a misread, however often. */
+const MAX_ENERGY_KWH = MAX_ENERGY_WH / 1000;
 
 /** Why a reading cannot be trusted. Only a `jump` can turn out real, when the next readings confirm it. */
 export interface ReadingProblem {

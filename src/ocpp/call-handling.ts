@@ -1,7 +1,7 @@
 import type { Config } from '../config/index.js';
 import type { Authorizer } from '../authorization/index.js';
 import type { Logger } from '../log/index.js';
-import type { Site } from '../site/index.js';
+import { checkInstant, OutOfBoundsError, type Site, type Transaction } from '../site/index.js';
 import type { StationClient } from './connections.js';
 import { rpcError } from './rpc.js';
 import { isAdmitted } from './station-access.js';
@@ -11,6 +11,8 @@ export interface StationHandlerDeps {
   authorizer: Authorizer;
   config: () => Config;
   logger: Logger;
+  /** Warnings about what the station sent: a station repeating one mistake is logged a few times a minute, the rest counted. */
+  warn: (fields: object, message: string) => void;
   /** Counts each handled call by action and outcome (ok or the CALLERROR code). */
   countCall: (action: string, outcome: string) => void;
   /** Issues a station's client certificate from its CSR (the station CA); absent, SignCertificate is refused. */
@@ -22,10 +24,10 @@ export interface StationHandlerDeps {
  * installer should add and returns true; the caller answers and changes nothing (events would name a charge
  * point nobody configured).
  */
-export function unconfiguredConnectorCheck(stationId: string, deps: Pick<StationHandlerDeps, 'site' | 'logger'>): (action: string, connectorId: number) => boolean {
+export function unconfiguredConnectorCheck(stationId: string, deps: Pick<StationHandlerDeps, 'site' | 'warn'>): (action: string, connectorId: number) => boolean {
   return (action, connectorId) => {
     const fix = deps.site.connectors.unconfigured(stationId, connectorId);
-    if (fix) deps.logger.warn({ action, connectorId, fix }, 'connector not in the config: answered, no event');
+    if (fix) deps.warn({ action, connectorId, fix }, 'connector not in the config: answered, no event');
     return fix !== undefined;
   };
 }
@@ -41,7 +43,7 @@ export type CallHandler<Actions extends ActionMap<Actions>, A extends keyof Acti
  * failure that is not a deliberate CALLERROR is logged and answered InternalError.
  */
 export function callRegistrar<Actions extends ActionMap<Actions>>(client: StationClient, deps: StationHandlerDeps) {
-  const { site, config, logger: log } = deps;
+  const { site, config, logger: log, warn } = deps;
   const stationId = client.session.stationId;
   const admitted = (): boolean => isAdmitted(site.stations.admission(stationId).verdict, config().ocpp.acceptUnknownStations);
 
@@ -49,7 +51,7 @@ export function callRegistrar<Actions extends ActionMap<Actions>>(client: Statio
     client.handle(action, async ({ params }) => {
       site.stations.touch(stationId);
       if (!options.beforeAcceptance && !admitted()) {
-        log.warn({ action }, 'call from a station that is not accepted; refused with SecurityError');
+        warn({ action }, 'call from a station that is not accepted; refused with SecurityError');
         deps.countCall(action, 'SecurityError');
         throw rpcError('SecurityError', `${stationId} is not accepted by this central system; send BootNotification and wait for Accepted`);
       }
@@ -66,10 +68,29 @@ export function callRegistrar<Actions extends ActionMap<Actions>>(client: Statio
           deps.countCall(action, code);
           throw err;
         }
+        if (err instanceof OutOfBoundsError) {
+          warn({ action, reason: err.message }, 'station call refused: a value out of bounds');
+          deps.countCall(action, 'PropertyConstraintViolation');
+          throw rpcError('PropertyConstraintViolation', err.message);
+        }
         log.error({ action, err }, 'station call failed');
         deps.countCall(action, 'InternalError');
         throw rpcError('InternalError', `${action} could not be processed`);
       }
     });
   };
+}
+
+/** A station's timestamp as the domain takes it: refused (PropertyConstraintViolation) when it cannot round-trip. */
+export function stationTime(timestamp: string): Date {
+  return checkInstant('timestamp', new Date(timestamp));
+}
+
+/** The domain took a stop time before the start as the start (a station clock set back): the installer should know. */
+export function warnIfStoppedBeforeStart(stopped: Transaction, stoppedAt: Date, warn: StationHandlerDeps['warn']): void {
+  if (stopped.stoppedAt === stoppedAt.toISOString()) return;
+  warn(
+    { transactionId: stopped.id, stationTimestamp: stoppedAt.toISOString(), startedAt: stopped.startedAt },
+    'transaction stopped before it started: its stop time is taken as its start time',
+  );
 }

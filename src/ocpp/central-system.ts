@@ -7,7 +7,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Authorizer } from '../authorization/index.js';
 import { listenFailure, readConfiguredFile, type Config } from '../config/index.js';
 import type { HealthSource, ServedCertificate } from '../health/index.js';
-import { messageOf, type Logger } from '../log/index.js';
+import { messageOf, summarisedWarn, type Logger } from '../log/index.js';
 import { FailureLimiter } from '../credentials/index.js';
 import { STATIONS_TOPIC, type Site } from '../site/index.js';
 import { watchChangeCounter, type Database } from '../store/index.js';
@@ -18,6 +18,9 @@ import { accessChanged, decideAccess, isAdmitted, type ClientCertificate } from 
 import { createStationCommands, type StationCommands } from './station-commands.js';
 import { registerV16Handlers } from './v16/handlers.js';
 import { registerV201Handlers } from './v201/handlers.js';
+
+/** A station that repeats one mistake has it logged this often a minute, the rest counted (README "Security"). */
+const STATION_WARNINGS = { perInterval: 10, intervalMs: 60_000 };
 
 export interface CentralSystemOptions {
   config: () => Config;
@@ -136,24 +139,27 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
       void previous.close({ code: 1000, reason: 'replaced by a new connection' });
     }
     markOnline(stationId, true, clientLog);
+    const warn = summarisedWarn(clientLog, STATION_WARNINGS);
     const handlerDeps = {
       site,
       authorizer: options.authorizer,
       config,
       logger: clientLog,
+      warn,
       countCall: (action: string, outcome: string) => calls?.inc({ action, outcome }),
       ...(options.stationCa && { issueStationCertificate: options.stationCa.issue }),
     };
     if (client.protocol === OCPP201) registerV201Handlers(client, handlerDeps);
     else registerV16Handlers(client, handlerDeps);
     const schema = client.protocol === OCPP201 ? 'OCPP 2.0.1' : 'OCPP 1.6';
-    client.on('badMessage', ({ error, response }) => clientLog.warn({ error: error.message, answered: response?.[2] }, 'malformed frame from station'));
+    client.on('badMessage', ({ error, response }) => warn({ error: error.message, answered: response?.[2] }, 'malformed frame from station'));
     client.on('strictValidationFailure', ({ method, error, outbound, isCall }) => {
       if (outbound) clientLog.error({ action: method, error: error.message, isCall }, `our own message failed the ${schema} schema; not sent`);
-      else clientLog.warn({ action: method, error: error.message }, `station message failed the ${schema} schema`);
+      else warn({ action: method, error: error.message }, `station message failed the ${schema} schema`);
     });
     client.once('close', ({ code, reason }) => {
       if (connections.detach(client)) markOnline(stationId, false, clientLog);
+      warn.flush();
       clientLog.info({ code, reason }, 'station disconnected');
     });
     clientLog.info({ remoteAddress: client.handshake.remoteAddress, protocol: client.protocol, admission, securityProfile: config().ocpp.securityProfile }, 'station connected');

@@ -1,6 +1,7 @@
 import { statement } from '../store/index.js';
 import type { Authorizations } from './authorizations.js';
 import type { ConnectorRef, Connectors, ConnectorStatusChange } from './connectors.js';
+import { checkEnergyWh, checkInstant, OutOfBoundsError } from './input-bounds.js';
 import { whToKWh, type AuthorizationStatus, type StartTransactionPayload, type StopReason, type StopTransactionPayload } from './events.js';
 import type { SiteContext } from './site-context.js';
 
@@ -80,8 +81,12 @@ export class Transactions {
    * otherwise leave it open for ever.
    */
   start(input: StartTransactionInput): Transaction {
+    const { at } = input;
+    // Connector 0 is the whole station: a transaction there would hold its tag for ever (nothing ever ends it).
+    if (at.connectorId < 1) throw new OutOfBoundsError(`connector ${at.connectorId}: a transaction needs connector 1 or more`);
+    checkEnergyWh('meter start', input.meterStartWh);
+    checkInstant('start time', input.startedAt);
     return this.ctx.commit(() => {
-      const { at } = input;
       const zombie = this.openOn(at.stationId, at.connectorId);
       if (zombie) this.close(zombie, { meterStopWh: input.meterStartWh, stoppedAt: input.startedAt, reason: 'Other' });
       const { lastInsertRowid } = statement(
@@ -129,6 +134,8 @@ export class Transactions {
    * same connector replaces it (a connector has one session at a time, and this bounds the rows).
    */
   noteStartWithoutDriver(stationId: string, stationTransactionId: string, start: StartWithoutDriver): void {
+    if (start.meterStartWh !== null) checkEnergyWh('meter start', start.meterStartWh);
+    checkInstant('start time', start.startedAt);
     this.ctx.commit(() => {
       statement(this.ctx.db, 'DELETE FROM transaction_starts_without_driver WHERE station_id = ? AND connector_id = ? AND station_transaction_id != ?').run(
         stationId,
@@ -164,6 +171,8 @@ export class Transactions {
    * bill twice; one station must not end another's session); returns undefined.
    */
   stop(input: StopTransactionInput): Transaction | undefined {
+    checkEnergyWh('meter stop', input.meterStopWh);
+    checkInstant('stop time', input.stoppedAt);
     return this.ctx.commit(() => {
       const open = this.ofStation(input.stationId, input.transactionId);
       if (!open || open.stoppedAt !== null) return undefined;
@@ -212,7 +221,10 @@ export class Transactions {
     return statement<[], Transaction>(this.ctx.db, `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE stopped_at IS NULL ORDER BY id`).all();
   }
 
-  private close(open: Transaction, input: Omit<StopTransactionInput, 'stationId' | 'transactionId'>): Transaction {
+  /** A stop time before the start (a station clock set back) is taken as the start: partners never see a negative duration. */
+  private close(open: Transaction, stop: Omit<StopTransactionInput, 'stationId' | 'transactionId'>): Transaction {
+    const startedAt = new Date(open.startedAt);
+    const input = stop.stoppedAt < startedAt ? { ...stop, stoppedAt: startedAt } : stop;
     statement(this.ctx.db, 'UPDATE transactions SET meter_stop_wh = ?, stopped_at = ?, stop_reason = ?, stop_id_tag = ? WHERE id = ?').run(
       input.meterStopWh,
       input.stoppedAt.toISOString(),
@@ -229,7 +241,7 @@ export class Transactions {
       meterStop: whToKWh(input.meterStopWh),
       transactionId: open.id,
       ...(input.reason !== undefined && input.reason !== 'Local' && { reason: input.reason }),
-      startedAt: this.ctx.zoned(new Date(open.startedAt)),
+      startedAt: this.ctx.zoned(startedAt),
       stoppedAt: this.ctx.zoned(input.stoppedAt),
     };
     this.ctx.emit({ eventType: 'StopTransaction', siteId: open.siteId, payload, occurredAt: input.stoppedAt }, this.ctx.now());

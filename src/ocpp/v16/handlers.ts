@@ -1,5 +1,5 @@
 import type { AuthorizationDecision } from '../../authorization/index.js';
-import { callRegistrar, unconfiguredConnectorCheck, type StationHandlerDeps } from '../call-handling.js';
+import { callRegistrar, stationTime, unconfiguredConnectorCheck, warnIfStoppedBeforeStart, type StationHandlerDeps } from '../call-handling.js';
 import type { StationClient } from '../connections.js';
 import { rpcError } from '../rpc.js';
 import type { Ocpp16Actions } from './messages.js';
@@ -12,7 +12,7 @@ type IdTagInfo = Ocpp16Actions['Authorize'][1]['idTagInfo'];
  */
 export function registerV16Handlers(client: StationClient, deps: StationHandlerDeps): void {
   // The logger already carries stationId and siteId.
-  const { site, authorizer, config, logger: log } = deps;
+  const { site, authorizer, config, logger: log, warn } = deps;
   const stationId = client.session.stationId;
   const on = callRegistrar<Ocpp16Actions>(client, deps);
 
@@ -54,8 +54,9 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
     if (params.connectorId < 1) throw rpcError('PropertyConstraintViolation', 'connectorId must be 1 or more for a transaction');
     // No transaction id exists for it: 0 is never one, and Invalid tells the station not to charge.
     if (unconfigured('StartTransaction', params.connectorId)) return { transactionId: 0, idTagInfo: { status: 'Invalid' } };
+    const startedAt = stationTime(params.timestamp);
     // A station that lost our answer sends the same StartTransaction again, even after stopping: the same transaction.
-    const repeated = site.transactions.answeredStart(stationId, params.connectorId, params.idTag, params.meterStart, new Date(params.timestamp));
+    const repeated = site.transactions.answeredStart(stationId, params.connectorId, params.idTag, params.meterStart, startedAt);
     if (repeated) {
       log.info({ transactionId: repeated.id, connectorId: params.connectorId }, 'repeated StartTransaction answered with its transaction');
       const decision = await authorizer.authorize({ idTag: params.idTag, stationId, connectorId: params.connectorId, transactionId: repeated.id });
@@ -66,7 +67,7 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
         at: site.connectors.locate(stationId, params.connectorId),
         idTag: params.idTag,
         meterStartWh: params.meterStart,
-        startedAt: new Date(params.timestamp),
+        startedAt,
         ...(params.reservationId !== undefined && { reservationId: params.reservationId }),
         source: 'ocpp',
         authorizationStatus: settled.status,
@@ -77,20 +78,23 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
   });
 
   on('StopTransaction', async (params) => {
+    const stoppedAt = stationTime(params.timestamp);
     const stopped = site.transactions.stop({
       stationId,
       transactionId: params.transactionId,
       meterStopWh: params.meterStop,
-      stoppedAt: new Date(params.timestamp),
+      stoppedAt,
       ...(params.reason !== undefined && { reason: params.reason }),
       ...(params.idTag !== undefined && { idTag: params.idTag }),
     });
     const owner = stopped ? undefined : site.transactions.byId(params.transactionId)?.stationId;
-    if (stopped) log.info({ transactionId: stopped.id, reason: params.reason ?? 'Local' }, 'transaction stopped');
-    else if (owner !== undefined && owner !== stationId) {
-      log.warn({ transactionId: params.transactionId, owner }, "StopTransaction for another station's transaction: answered, nothing changed");
+    if (stopped) {
+      log.info({ transactionId: stopped.id, reason: params.reason ?? 'Local' }, 'transaction stopped');
+      warnIfStoppedBeforeStart(stopped, stoppedAt, warn);
+    } else if (owner !== undefined && owner !== stationId) {
+      warn({ transactionId: params.transactionId, owner }, "StopTransaction for another station's transaction: answered, nothing changed");
       return {};
-    } else log.warn({ transactionId: params.transactionId }, 'StopTransaction for an unknown or already stopped transaction: answered, no event');
+    } else warn({ transactionId: params.transactionId }, 'StopTransaction for an unknown or already stopped transaction: answered, no event');
     if (params.idTag === undefined) return {};
     const decision = await authorizer.authorize({ idTag: params.idTag, stationId });
     return { idTagInfo: idTagInfoOf(decision) };
@@ -99,7 +103,7 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
   on('MeterValues', (params) => {
     const { transactionId } = params;
     if (transactionId !== undefined && !site.transactions.ofStation(stationId, transactionId) && site.transactions.byId(transactionId)) {
-      log.warn({ transactionId }, "MeterValues for another station's transaction: ignored");
+      warn({ transactionId }, "MeterValues for another station's transaction: ignored");
       return {};
     }
     log.debug({ connectorId: params.connectorId, transactionId: params.transactionId, samples: params.meterValue.length }, 'meter values');

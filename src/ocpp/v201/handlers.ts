@@ -1,9 +1,14 @@
 import type { AuthorizationDecision } from '../../authorization/index.js';
 import type { Transaction } from '../../site/index.js';
-import { callRegistrar, unconfiguredConnectorCheck, type StationHandlerDeps } from '../call-handling.js';
+import { BoundedMap } from '../bounded-map.js';
+import { callRegistrar, stationTime, unconfiguredConnectorCheck, warnIfStoppedBeforeStart, type StationHandlerDeps } from '../call-handling.js';
 import type { StationClient } from '../connections.js';
+import { rpcError } from '../rpc.js';
 import { importedEnergyWh, statusOf, stopReasonOf, type ConnectorActivity } from './mapping.js';
 import type { IdTokenInfoType, Ocpp201Actions, TransactionEventRequest } from './messages.js';
+
+/** What a connection remembers per EVSE and per open transaction, at most: a station has a handful of each. */
+const REMEMBERED_PER_CONNECTION = 64;
 
 /**
  * The station-initiated OCPP 2.0.1 actions, onto the same domain calls as 1.6 (contract section 9): an EVSE is a
@@ -11,13 +16,13 @@ import type { IdTokenInfoType, Ocpp201Actions, TransactionEventRequest } from '.
  * answer waits for its own writes to be durable.
  */
 export function registerV201Handlers(client: StationClient, deps: StationHandlerDeps): void {
-  const { site, authorizer, config, logger: log } = deps;
+  const { site, authorizer, config, logger: log, warn } = deps;
   const stationId = client.session.stationId;
   const on = callRegistrar<Ocpp201Actions>(client, deps);
   // Per EVSE, what its connector and its transaction are doing: the 1.6 status is made of both.
-  const activity = new Map<number, ConnectorActivity>();
-  const evseOfTransaction = new Map<string, number>();
-  const lastEnergyWh = new Map<number, number>();
+  const activity = new BoundedMap<number, ConnectorActivity>(REMEMBERED_PER_CONNECTION);
+  const evseOfTransaction = new BoundedMap<string, number>(REMEMBERED_PER_CONNECTION);
+  const lastEnergyWh = new BoundedMap<number, number>(REMEMBERED_PER_CONNECTION);
 
   const unconfigured = unconfiguredConnectorCheck(stationId, deps);
 
@@ -79,7 +84,7 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
         at: site.connectors.locate(stationId, evseId),
         idTag,
         meterStartWh: begun?.meterStartWh ?? energyWh ?? lastEnergyWh.get(evseId) ?? 0,
-        startedAt: begun?.startedAt ?? new Date(params.timestamp),
+        startedAt: begun?.startedAt ?? stationTime(params.timestamp),
         ...(params.reservationId !== undefined && { reservationId: params.reservationId }),
         source: 'ocpp',
         stationTransactionId,
@@ -91,15 +96,18 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
   };
 
   const stop = (params: TransactionEventRequest, transaction: Transaction, energyWh: number | undefined): void => {
+    const stoppedAt = stationTime(params.timestamp);
     const stopped = site.transactions.stop({
       stationId,
       transactionId: transaction.id,
       meterStopWh: energyWh ?? lastEnergyWh.get(transaction.connectorId) ?? transaction.meterStartWh,
-      stoppedAt: new Date(params.timestamp),
+      stoppedAt,
       reason: stopReasonOf(params.transactionInfo.stoppedReason),
       ...(params.idToken !== undefined && { idTag: params.idToken.idToken }),
     });
-    if (stopped) log.info({ transactionId: stopped.id, stationTransactionId: stopped.stationTransactionId, reason: stopped.stopReason }, 'transaction stopped');
+    if (!stopped) return;
+    log.info({ transactionId: stopped.id, stationTransactionId: stopped.stationTransactionId, reason: stopped.stopReason }, 'transaction stopped');
+    warnIfStoppedBeforeStart(stopped, stoppedAt, warn);
   };
 
   on('TransactionEvent', async (params) => {
@@ -112,9 +120,11 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
       transaction?.connectorId ??
       site.transactions.beganWithoutDriver(stationId, stationTransactionId)?.connectorId;
     if (evseId === undefined) {
-      log.warn({ stationTransactionId, eventType, seqNo: params.seqNo }, 'TransactionEvent names no EVSE and none is known for its transaction: answered, no event');
+      warn({ stationTransactionId, eventType, seqNo: params.seqNo }, 'TransactionEvent names no EVSE and none is known for its transaction: answered, no event');
       return {};
     }
+    // EVSE 0 is the whole station, as connector 0 is in 1.6: a transaction there would hold its tag for ever.
+    if (evseId === 0) throw rpcError('PropertyConstraintViolation', 'evse.id must be 1 or more for a transaction');
     if (unconfigured('TransactionEvent', evseId)) return params.idToken ? { idTokenInfo: { status: 'Invalid' } } : {};
     evseOfTransaction.set(stationTransactionId, evseId);
     const energyWh = importedEnergyWh(params.meterValue);
@@ -126,7 +136,7 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
       idTokenInfo = idTokenInfoOf(started.decision);
       transaction = started.transaction;
     } else if (!transaction && eventType === 'Started') {
-      site.transactions.noteStartWithoutDriver(stationId, stationTransactionId, { connectorId: evseId, startedAt: new Date(params.timestamp), meterStartWh: energyWh ?? null });
+      site.transactions.noteStartWithoutDriver(stationId, stationTransactionId, { connectorId: evseId, startedAt: stationTime(params.timestamp), meterStartWh: energyWh ?? null });
     } else if (params.idToken) {
       idTokenInfo = idTokenInfoOf(
         await authorizer.authorize({ idTag: params.idToken.idToken, stationId, connectorId: evseId, ...(transaction && { transactionId: transaction.id }) }),

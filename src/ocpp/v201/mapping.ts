@@ -1,4 +1,4 @@
-import type { StopReason } from '../../site/index.js';
+import { checkEnergyWh, type StopReason } from '../../site/index.js';
 import type { ChargingStateEnumType, ConnectorStatusEnumType, MeterValueType, ReasonEnumType } from './messages.js';
 
 /**
@@ -60,6 +60,7 @@ const ENERGY = 'Energy.Active.Import.Register';
 /**
  * The active energy imported (Wh) a meter value list reports: the register (the default measurand) at the
  * outlet or of the whole EVSE, the last one given, in Wh whatever its unit and multiplier; undefined when absent.
+ * A value no energy register can hold (1e308 with multiplier 3 is Infinity) is refused (OutOfBoundsError).
  */
 export function importedEnergyWh(meterValues: readonly MeterValueType[] | undefined): number | undefined {
   let energy: number | undefined;
@@ -68,7 +69,7 @@ export function importedEnergyWh(meterValues: readonly MeterValueType[] | undefi
       if ((sample.measurand ?? ENERGY) !== ENERGY || sample.phase !== undefined) continue;
       const unit = sample.unitOfMeasure?.unit ?? 'Wh';
       const scale = 10 ** (sample.unitOfMeasure?.multiplier ?? 0) * (unit === 'kWh' ? 1000 : 1);
-      energy = Math.round(sample.value * scale);
+      energy = checkEnergyWh('Energy.Active.Import.Register', Math.round(sample.value * scale));
     }
   }
   return energy;
