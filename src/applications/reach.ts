@@ -55,3 +55,37 @@ function covers(grant: Grant, companyId: string, at: ChargePointLocation): boole
 export function reaches(grants: readonly Grant[], permission: Permission, companyId: string, at: ChargePointLocation): boolean {
   return grants.some((g) => g.permission === permission && covers(g, companyId, at));
 }
+
+/** The ids a location must match one of (any field) to be reached: what a query filters on. */
+export interface ReachedIds {
+  siteIds: string[];
+  stationIds: string[];
+  chargePointIds: string[];
+}
+
+/**
+ * What reaches() admits for one permission, as ids a query can filter on instead of testing each row: a grant on
+ * this company reaches everything; otherwise a location is reached when its site, station or charge point is
+ * among the ids granted (none: nothing is).
+ */
+export function reachScope(grants: readonly Grant[], permission: Permission, companyId: string): 'everything' | ReachedIds {
+  const ids: ReachedIds = { siteIds: [], stationIds: [], chargePointIds: [] };
+  for (const g of grants) {
+    if (g.permission !== permission) continue;
+    switch (g.level) {
+      case 'company':
+        if (g.target === companyId) return 'everything';
+        break;
+      case 'site':
+        ids.siteIds.push(g.target);
+        break;
+      case 'station':
+        ids.stationIds.push(g.target);
+        break;
+      case 'chargePoint':
+        ids.chargePointIds.push(g.target);
+        break;
+    }
+  }
+  return ids;
+}

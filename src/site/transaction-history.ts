@@ -9,19 +9,48 @@ export interface TransactionFilter {
   status?: 'open' | 'stopped';
   /** Only transactions with a larger id: the next page after the last one seen. */
   afterId?: number;
+  /** Only transactions at one of these sites, stations or charge points (an application's reach); absent: all. */
+  within?: { siteIds: readonly string[]; stationIds: readonly string[]; chargePointIds: readonly string[] };
+  limit: number;
+}
+
+interface HistoryParams {
+  afterId: number;
+  from: string;
+  to: string;
+  siteIds?: string;
+  stationIds?: string;
+  chargePointIds?: string;
   limit: number;
 }
 
 /**
- * Transactions in id order (the order they started in), for reconciliation (GET /transactions). Times are compared
- * as instants: the stored ISO strings are all UTC with milliseconds, so they sort as text.
+ * Transactions in id order (the order they started in), for reconciliation (GET /transactions): one query a page,
+ * reach included. Times are compared as instants: the stored ISO strings are all UTC with milliseconds, so they sort
+ * as text.
  */
 export function transactionHistory(db: Database, filter: TransactionFilter): Transaction[] {
   const status = filter.status === 'open' ? 'AND stopped_at IS NULL' : filter.status === 'stopped' ? 'AND stopped_at IS NOT NULL' : '';
-  return statement<[number, string, string, number], Transaction>(
+  // The unary + keeps SQLite off any index on these columns: it walks the ids in order and stops when the page is
+  // full, where an index would have it read and sort every reached row for each page.
+  const within = filter.within
+    ? `AND (+site_id IN (SELECT value FROM json_each(@siteIds)) OR +station_id IN (SELECT value FROM json_each(@stationIds))
+         OR +charge_point_id IN (SELECT value FROM json_each(@chargePointIds)))`
+    : '';
+  return statement<[HistoryParams], Transaction>(
     db,
     `SELECT ${TRANSACTION_COLUMNS} FROM transactions
-      WHERE id > ? AND started_at >= ? AND started_at < ? ${status}
-      ORDER BY id LIMIT ?`,
-  ).all(filter.afterId ?? 0, filter.from?.toISOString() ?? '', filter.to?.toISOString() ?? '9999', filter.limit);
+      WHERE id > @afterId AND started_at >= @from AND started_at < @to ${status} ${within}
+      ORDER BY id LIMIT @limit`,
+  ).all({
+    afterId: filter.afterId ?? 0,
+    from: filter.from?.toISOString() ?? '',
+    to: filter.to?.toISOString() ?? '9999',
+    ...(filter.within && {
+      siteIds: JSON.stringify(filter.within.siteIds),
+      stationIds: JSON.stringify(filter.within.stationIds),
+      chargePointIds: JSON.stringify(filter.within.chargePointIds),
+    }),
+    limit: filter.limit,
+  });
 }

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { putIdTag } from '../../src/authorization/index.js';
 import { formatZonedTimestamp } from '../../src/site/index.js';
 import type { SimulatedStation } from '../support/station.js';
@@ -172,5 +172,105 @@ describe('history API: GET /events, GET /transactions, GET /charge-points/{id}',
     expect(one.body).toEqual(list.body.find((cp) => cp.chargePointId === 'CP001-A'));
     expect((await get('/charge-points/NOPE', token)).status).toBe(404);
     expect((await get('/charge-points/CP002-A', token)).status).toBe(403);
+  });
+});
+
+/**
+ * Issue 35: an application that reaches little of a long history. Its reach is part of the one query that reads a
+ * page, so the daemon runs one statement on transactions per request however few rows the application may see.
+ */
+describe('GET /transactions on a long history', () => {
+  const ROWS = 25_000;
+  let api: ApiDaemon;
+  /** CP002's transactions: the three oldest, then one every 5,000. */
+  let cp002Ids: number[];
+  let allIds: number[];
+  const apps: Record<string, { clientId: string; clientSecret: string }> = {};
+
+  beforeAll(async () => {
+    api = await startApiDaemon();
+    for (const group of ['ops', 'viewer-s1', 'station-cp002', 'only-cp001-b']) apps[group] = api.createApp(group);
+    const insert = api.db.prepare<[string, string, string, number, string, string | null]>(
+      `INSERT INTO transactions (site_id, station_id, charge_point_id, connector_id, id_tag, meter_start_wh, started_at, source, meter_stop_wh, stopped_at)
+       VALUES (?, ?, ?, ?, 'TAG-1', 0, ?, 'ocpp', 1000, ?)`,
+    );
+    // One SQLite transaction, straight into the daemon's database: the history of a busy year.
+    api.db.transaction(() => {
+      for (let i = 0; i < ROWS; i += 1) {
+        const startedAt = new Date(Date.parse('2026-01-01T00:00:00Z') + i * 600_000).toISOString();
+        const stoppedAt = i === ROWS - 1 ? null : startedAt;
+        if (i < 3 || i % 5000 === 4999) insert.run('s2', 'CP002', 'CP002-A', 1, startedAt, stoppedAt);
+        else if (i % 2 === 0) insert.run('s1', 'CP001', 'CP001-A', 1, startedAt, stoppedAt);
+        else insert.run('s1', 'CP001', 'CP001-B', 2, startedAt, stoppedAt);
+      }
+    })();
+    allIds = api.db.prepare<[], number>('SELECT id FROM transactions ORDER BY id').pluck().all();
+    cp002Ids = api.db.prepare<[], number>("SELECT id FROM transactions WHERE station_id = 'CP002' ORDER BY id").pluck().all();
+    expect(allIds).toHaveLength(ROWS);
+    expect(cp002Ids).toHaveLength(8);
+  });
+  afterAll(() => api.stop());
+
+  const list = (path: string, token: string) => api.call('GET', path, { token }) as Promise<{ status: number; body: TransactionJson[] }>;
+
+  /** The statements on transactions the daemon (in this process, through the same better-sqlite3) runs while fn runs. */
+  async function transactionQueriesDuring<T>(fn: () => Promise<T>): Promise<{ result: T; queries: number }> {
+    const statementPrototype = Object.getPrototypeOf(api.db.prepare('SELECT 1')) as { all: () => unknown[]; iterate: () => Iterable<unknown> };
+    const all = vi.spyOn(statementPrototype, 'all');
+    const iterate = vi.spyOn(statementPrototype, 'iterate');
+    try {
+      const result = await fn();
+      const contexts = [...all.mock.contexts, ...iterate.mock.contexts] as Array<{ source: string }>;
+      return { result, queries: contexts.filter((s) => /FROM transactions\b/.test(s.source)).length };
+    } finally {
+      all.mockRestore();
+      iterate.mockRestore();
+    }
+  }
+
+  /** Pages with limit=1 to the end (a short page), counting the statements each request ran. */
+  async function pageOneByOne(token: string): Promise<{ ids: number[]; queriesPerRequest: number[] }> {
+    const ids: number[] = [];
+    const queriesPerRequest: number[] = [];
+    let after = 0;
+    for (;;) {
+      const { result: page, queries } = await transactionQueriesDuring(() => list(`/transactions?limit=1&after=${after}`, token));
+      expect(page.status).toBe(200);
+      queriesPerRequest.push(queries);
+      if (page.body.length === 0) return { ids, queriesPerRequest };
+      ids.push(page.body[0]!.transactionId);
+      after = page.body[0]!.transactionId;
+    }
+  }
+
+  it('a station-wide application pages one by one through 25,000 rows: its 8 rows exactly once, in order, one query per request', async () => {
+    const { ids, queriesPerRequest } = await pageOneByOne(await api.token(apps['station-cp002']!));
+    expect(ids).toEqual(cp002Ids);
+    expect(queriesPerRequest).toEqual(cp002Ids.map(() => 1).concat(1));
+  });
+
+  it('a charge point, a site and the company each get their own rows, one query per page', async () => {
+    const cp001B = api.db.prepare<[], number>("SELECT id FROM transactions WHERE charge_point_id = 'CP001-B' ORDER BY id").pluck().all();
+    const token = await api.token(apps['only-cp001-b']!);
+    const { result: page, queries } = await transactionQueriesDuring(() => list(`/transactions?limit=10000&after=${cp001B[99]}`, token));
+    expect(page.body.map((t) => t.transactionId)).toEqual(cp001B.slice(100, 10_100));
+    expect(queries).toBe(1);
+    // Site s1 holds all but CP002's rows; the one open transaction, the last, is CP002's: status filters in the same query.
+    const s1Token = await api.token(apps['viewer-s1']!);
+    const site = await transactionQueriesDuring(() => list('/transactions?limit=5', s1Token));
+    expect(site.result.body.map((t) => t.transactionId)).toEqual(allIds.slice(3, 8));
+    expect(site.queries).toBe(1);
+    expect((await list('/transactions?status=open', s1Token)).body).toEqual([]);
+    const stationToken = await api.token(apps['station-cp002']!);
+    expect((await list('/transactions?status=open', stationToken)).body.map((t) => t.transactionId)).toEqual([allIds.at(-1)]);
+    const opsToken = await api.token(apps.ops!);
+    const company = await transactionQueriesDuring(() => list(`/transactions?limit=3&after=${allIds[1]}`, opsToken));
+    expect(company.queries).toBe(1);
+    expect(company.result.body.map((t) => t.transactionId)).toEqual(allIds.slice(2, 5));
+    // CP002 has nothing in this window: the answer is empty, still from one query.
+    const window = `&from=${encodeURIComponent('2026-01-02T00:00:00Z')}&to=${encodeURIComponent('2026-01-30T00:00:00Z')}`;
+    const none = await transactionQueriesDuring(() => list(`/transactions?limit=1${window}`, stationToken));
+    expect(none.result.body).toEqual([]);
+    expect(none.queries).toBe(1);
   });
 });
