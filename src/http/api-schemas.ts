@@ -84,7 +84,13 @@ export const transactionsQuerySchema = z.strictObject({
 export const EVENTS_MAX_LIMIT = 1000;
 
 export const eventsQuerySchema = z.strictObject({
-  after: z.string().regex(/^\d*$/, 'a cursor from an earlier answer').optional().describe('The cursor of the last event you have; empty or absent starts at the oldest event kept'),
+  after: z
+    .string()
+    .regex(/^\d*$/, 'a cursor from an earlier answer')
+    // Past the largest safe integer a cursor would come back rounded (1e+29), a form this schema refuses.
+    .refine((cursor) => Number.isSafeInteger(Number(cursor)), `a cursor from an earlier answer (at most ${Number.MAX_SAFE_INTEGER})`)
+    .optional()
+    .describe('The cursor of the last event you have; empty or absent starts at the oldest event kept'),
   limit: z.coerce.number().int().min(1).max(EVENTS_MAX_LIMIT).default(100),
 });
 

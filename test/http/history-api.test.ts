@@ -122,6 +122,22 @@ describe('history API: GET /events, GET /transactions, GET /charge-points/{id}',
     expect(bad.body).toMatchObject({ error: 'invalid_request' });
   });
 
+  it('cursors round-trip: an after past the largest safe integer is a 400 naming after, and every cursor handed back is accepted', async () => {
+    const token = await api.token(apps['events-all']!);
+    for (const after of ['9'.repeat(29), String(Number.MAX_SAFE_INTEGER + 1)]) {
+      for (const path of ['/events', '/transactions']) {
+        const refused = await get<Record<string, unknown>>(`${path}?after=${after}`, token);
+        expect(refused.status).toBe(400);
+        expect(refused.body).toMatchObject({ error: 'invalid_request', problems: [{ path: 'after' }] });
+        expect(refused.body.message).toMatch(/after/);
+      }
+    }
+    // The largest cursor accepted comes back as it went, and is accepted again.
+    const last = await get<EventPage>(`/events?after=${Number.MAX_SAFE_INTEGER}`, token);
+    expect(last.body).toEqual({ events: [], cursor: String(Number.MAX_SAFE_INTEGER) });
+    expect((await get<EventPage>(`/events?after=${last.body.cursor}`, token)).status).toBe(200);
+  });
+
   it('a month of sessions reconciles through GET /transactions: times, energy, paging, status', async () => {
     const token = await api.token(apps['events-all']!);
     const november = sessions.filter((s) => s.startedAt >= new Date(MONTH.from) && s.startedAt < new Date(MONTH.to));
