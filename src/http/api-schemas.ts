@@ -73,9 +73,18 @@ export const transactionListSchema = z.array(transactionSchema).register(apiSche
 
 export const TRANSACTIONS_MAX_LIMIT = 10_000;
 
+const EARLIEST_INSTANT_MS = Date.parse('0000-01-01T00:00:00.000Z');
+const LATEST_INSTANT_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
+/** An instant whose UTC form has a four-digit year: stored start times compare with it as text (an offset can carry 9999 into 10000). */
+const historyInstant = z.iso.datetime({ offset: true }).refine((iso) => {
+  const ms = Date.parse(iso);
+  return ms >= EARLIEST_INSTANT_MS && ms <= LATEST_INSTANT_MS;
+}, 'an instant from 0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z');
+
 export const transactionsQuerySchema = z.strictObject({
-  from: z.iso.datetime({ offset: true }).optional().describe('Started at or after this instant'),
-  to: z.iso.datetime({ offset: true }).optional().describe('Started before this instant'),
+  from: historyInstant.optional().describe('Started at or after this instant'),
+  to: historyInstant.optional().describe('Started before this instant'),
   status: z.enum(['open', 'stopped']).optional(),
   after: z.coerce.number().int().min(0).optional().describe('Only transactions with a larger transactionId: the next page'),
   limit: z.coerce.number().int().min(1).max(TRANSACTIONS_MAX_LIMIT).default(1000),

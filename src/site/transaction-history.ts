@@ -17,7 +17,7 @@ export interface TransactionFilter {
 interface HistoryParams {
   afterId: number;
   from: string;
-  to: string;
+  to: string | null;
   siteIds?: string;
   stationIds?: string;
   chargePointIds?: string;
@@ -27,7 +27,7 @@ interface HistoryParams {
 /**
  * Transactions in id order (the order they started in), for reconciliation (GET /transactions): one query a page,
  * reach included. Times are compared as instants: the stored ISO strings are all UTC with milliseconds, so they sort
- * as text.
+ * as text (callers keep `from` and `to` within the years 0000-9999, whose ISO form has that shape).
  */
 export function transactionHistory(db: Database, filter: TransactionFilter): Transaction[] {
   const status = filter.status === 'open' ? 'AND stopped_at IS NULL' : filter.status === 'stopped' ? 'AND stopped_at IS NOT NULL' : '';
@@ -40,12 +40,12 @@ export function transactionHistory(db: Database, filter: TransactionFilter): Tra
   return statement<[HistoryParams], Transaction>(
     db,
     `SELECT ${TRANSACTION_COLUMNS} FROM transactions
-      WHERE id > @afterId AND started_at >= @from AND started_at < @to ${status} ${within}
+      WHERE id > @afterId AND started_at >= @from AND (@to IS NULL OR started_at < @to) ${status} ${within}
       ORDER BY id LIMIT @limit`,
   ).all({
     afterId: filter.afterId ?? 0,
     from: filter.from?.toISOString() ?? '',
-    to: filter.to?.toISOString() ?? '9999',
+    to: filter.to?.toISOString() ?? null,
     ...(filter.within && {
       siteIds: JSON.stringify(filter.within.siteIds),
       stationIds: JSON.stringify(filter.within.stationIds),

@@ -138,6 +138,23 @@ describe('history API: GET /events, GET /transactions, GET /charge-points/{id}',
     expect((await get<EventPage>(`/events?after=${last.body.cursor}`, token)).status).toBe(200);
   });
 
+  it('from and to are instants in the years 0000 to 9999: one an offset carries past them is a 400 naming it', async () => {
+    const token = await api.token(apps['events-all']!);
+    const refused = async (query: string) => {
+      const answer = await get<Record<string, unknown>>(`/transactions?${query}`, token);
+      expect(answer.status).toBe(400);
+      return answer.body;
+    };
+    expect(await refused(`from=${encodeURIComponent('9999-12-31T23:00:00-05:00')}`)).toMatchObject({ error: 'invalid_request', problems: [{ path: 'from' }] });
+    expect(await refused(`to=${encodeURIComponent('0000-01-01T00:30:00+01:00')}`)).toMatchObject({ error: 'invalid_request', problems: [{ path: 'to' }] });
+    // The bounds themselves: nothing starts after the last instant, everything before it.
+    const all = await get<TransactionJson[]>('/transactions', token);
+    expect((await get<TransactionJson[]>(`/transactions?from=${encodeURIComponent('9999-12-31T23:59:59.999Z')}`, token)).body).toEqual([]);
+    const before = await get<TransactionJson[]>(`/transactions?from=0000-01-01T00:00:00Z&to=${encodeURIComponent('9999-12-31T23:59:59.999Z')}`, token);
+    expect(before.body).toEqual(all.body);
+    expect(all.body).toHaveLength(34);
+  });
+
   it('a month of sessions reconciles through GET /transactions: times, energy, paging, status', async () => {
     const token = await api.token(apps['events-all']!);
     const november = sessions.filter((s) => s.startedAt >= new Date(MONTH.from) && s.startedAt < new Date(MONTH.to));

@@ -56,4 +56,14 @@ describe('transaction history (site/transaction-history.ts)', () => {
     );
     db.close();
   });
+
+  it('with no `to`, a transaction of any year of four digits is listed, 9999 too', () => {
+    const db = openDatabase(tempDirForTest('history'));
+    const at = { siteId: 's1', stationId: 'ST1', chargePointId: 'CP1' };
+    const ids = ['0000-01-01T00:00:00.000Z', '2026-11-01T08:00:00.000Z', '9999-12-31T23:59:59.999Z'].map((startedAt) => insertTransaction(db, at, startedAt));
+    expect(transactionHistory(db, { limit: 10 }).map((t) => t.id)).toEqual(ids);
+    expect(transactionHistory(db, { from: new Date('2026-11-01T08:00:00.000Z'), limit: 10 }).map((t) => t.id)).toEqual(ids.slice(1));
+    expect(transactionHistory(db, { to: new Date('9999-12-31T23:59:59.999Z'), limit: 10 }).map((t) => t.id)).toEqual(ids.slice(0, 2));
+    db.close();
+  });
 });
