@@ -97,9 +97,9 @@ const meter = z
     detection: z
       .strictObject({
         startCurrentA: z.number().nonnegative().default(1.0),
-        startDelayS: z.number().nonnegative().default(10),
+        startDelayS: seconds.default(10),
         stopCurrentA: z.number().nonnegative().default(0.5),
-        stopDelayS: z.number().nonnegative().default(60),
+        stopDelayS: seconds.default(60),
         offlineAfterS: seconds.default(30),
         // Optional power thresholds: a session also starts above startPowerW and stops only below stopPowerW.
         startPowerW: z.number().nonnegative().optional(),

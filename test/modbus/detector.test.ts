@@ -152,13 +152,13 @@ describe('session detector', () => {
     expect(state.phase).toBe('charging');
   });
 
-  it('acts at once with zero delays', () => {
+  it('acts on the first reading with delays shorter than a poll', () => {
     const { actions } = run(
       [
         [0, 16, 1000],
         [1, 0, 1001],
       ],
-      { ...detection, startDelayS: 0, stopDelayS: 0 },
+      { ...detection, startDelayS: 0.01, stopDelayS: 0.01 },
     );
     expect(actions).toEqual([
       { type: 'start', startedAt: at(0), meterStartWh: 1000 },

@@ -64,6 +64,14 @@ describe('meter config', () => {
     ]);
   });
 
+  it('refuses a start or stop delay of 0 as every other duration (README "Modbus meters")', () => {
+    expect(problems(meter('a', '{ type: tcp, host: h }', ', detection: { startDelayS: 0, stopDelayS: 0 }'))).toEqual([
+      'sites[0].meters[0].detection.startDelayS: Too small: expected number to be >0',
+      'sites[0].meters[0].detection.stopDelayS: Too small: expected number to be >0',
+    ]);
+    expect(problems(meter('a', '{ type: tcp, host: h }', ', detection: { startDelayS: 0.05, stopDelayS: 1 }'))).toEqual([]);
+  });
+
   it('check-config exits 2 naming the key path', async () => {
     const site = tempSiteForTest();
     writeFileSync(
