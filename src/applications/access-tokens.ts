@@ -2,6 +2,7 @@ import { createPublicKey, randomUUID, type KeyObject } from 'node:crypto';
 import { errors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
 import { ACCESS_TOKEN_LIFETIME_S, type Keystore } from '../keystore/index.js';
 import type { Application } from './applications.js';
+import { ChargegateError } from '../errors/index.js';
 
 /** Claims of an access token, RFC 9068 section 2.2 (plus `groups`, section 2.2.3.1). */
 export interface AccessTokenClaims extends JWTPayload {
@@ -17,7 +18,7 @@ export interface AccessTokenClaims extends JWTPayload {
 }
 
 /** A bearer token the API must refuse with 401; `message` says why, for the WWW-Authenticate error_description. */
-export class InvalidAccessTokenError extends Error {
+export class InvalidAccessTokenError extends ChargegateError {
   override name = 'InvalidAccessTokenError';
   readonly code = 'CHARGEGATE_INVALID_ACCESS_TOKEN';
 }

@@ -1,6 +1,7 @@
 import type { Config } from '../config/index.js';
 import { generateSecret, hashSecret, verifySecret } from '../credentials/index.js';
 import { statement, type Database } from '../store/index.js';
+import { ChargegateError, type ErrorCode } from '../errors/index.js';
 
 /** An application (an OAuth 2.0 client) as listings show it: never its secret. */
 export interface Application {
@@ -25,9 +26,9 @@ interface ApplicationRow {
 }
 
 /** A request about applications the installer must correct (unknown group, no name). */
-export class ApplicationError extends Error {
+export class ApplicationError extends ChargegateError {
   override name = 'ApplicationError';
-  readonly code: string = 'CHARGEGATE_APPLICATION_REFUSED';
+  readonly code: ErrorCode = 'CHARGEGATE_APPLICATION_REFUSED';
 }
 
 /** The client id names no application: not found (exit 1), unlike a malformed request. */

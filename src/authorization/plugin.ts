@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { AUTHORIZATION_STATUSES, type AuthorizationStatus } from '../site/index.js';
 import { messageOf } from '../log/index.js';
+import { ChargegateError } from '../errors/index.js';
 
 /** What the plugin's `authorize` receives (contract section 4). */
 export interface PluginRequest {
@@ -19,7 +20,7 @@ export interface AuthorizationPlugin {
 }
 
 /** Raised at start or reload when the configured plugin cannot be used; names the config key. */
-export class PluginLoadError extends Error {
+export class PluginLoadError extends ChargegateError {
   override name = 'PluginLoadError';
   readonly code = 'CHARGEGATE_PLUGIN_LOAD';
 }
@@ -46,7 +47,8 @@ export async function loadPlugin(path: string, timeoutMs: number): Promise<Autho
     if (typeof fn !== 'function') throw new Error('it exports no authorize function');
     authorize = fn as typeof authorize;
   } catch (err) {
-    throw new PluginLoadError(`authorization.plugin: cannot load ${path}: ${messageOf(err)}`);
+    // The cause keeps the installer's stack: the line of their plugin that threw.
+    throw new PluginLoadError(`authorization.plugin: cannot load ${path}: ${messageOf(err)}`, { cause: err });
   }
   return {
     path,

@@ -1,6 +1,7 @@
 import { InvalidArgumentError } from 'commander';
 import { loadConfig, resolveConfigPath, type Config } from '../config/index.js';
 import { openDatabase, type Database } from '../store/index.js';
+import { ChargegateError } from '../errors/index.js';
 
 /** Exit codes of contract section 1. */
 export const EXIT_FAILURE = 1;
@@ -12,7 +13,7 @@ export interface GlobalOptions {
 }
 
 /** A failure the CLI reports as one line (or a JSON `{error}`), with its exit code. */
-export class CliError extends Error {
+export class CliError extends ChargegateError {
   readonly code = 'CHARGEGATE_CLI';
   constructor(
     message: string,

@@ -173,7 +173,7 @@ export async function startOcpp(
     logger: shared.logger.child({ component: 'authorization' }),
     connectUpstream: connectUpstreamAsStation,
   }).catch((err: unknown) => {
-    throw err instanceof PluginLoadError ? new ConfigError(configPath, [err.message]) : err;
+    throw err instanceof PluginLoadError ? new ConfigError(configPath, [err.message], { cause: err }) : err;
   });
   const parts: DaemonPart[] = [{ name: 'authorization', stop: () => authorizer.close(), reload: (next) => authorizer.reload(next) }];
   try {

@@ -1,7 +1,8 @@
+import { errorCodeOf, type ErrorCode } from '../errors/index.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE } from './context.js';
 
 /** chargegate's own errors that ask the installer to correct what they gave: the config or the command line. */
-const USAGE_CODES = new Set(['CHARGEGATE_CONFIG', 'CHARGEGATE_PLUGIN_LOAD', 'CHARGEGATE_DOMAIN_REFUSED', 'CHARGEGATE_APPLICATION_REFUSED', 'CHARGEGATE_STATION_CSR']);
+const USAGE_CODES = new Set<ErrorCode>(['CHARGEGATE_CONFIG', 'CHARGEGATE_PLUGIN_LOAD', 'CHARGEGATE_DOMAIN_REFUSED', 'CHARGEGATE_APPLICATION_REFUSED', 'CHARGEGATE_STATION_CSR']);
 
 export interface CliFailure {
   message: string;
@@ -9,13 +10,13 @@ export interface CliFailure {
 }
 
 /**
- * The one place the CLI turns an error into what the installer reads (contract section 1 exit codes): every error
- * chargegate raises on purpose has a `CHARGEGATE_*` code and a message meant to be read as it is; exit 2 for a
+ * The one place the CLI turns an error into what the installer reads (README "Command line", exit codes): every error
+ * chargegate raises on purpose has a code from ERROR_CODES and a message meant to be read as it is; exit 2 for a
  * usage or config problem, 1 otherwise. Undefined for any other error: a bug, whose stack is worth reading.
  */
 export function cliFailure(err: unknown): CliFailure | undefined {
   if (err instanceof CliError) return { message: err.message, exitCode: err.exitCode };
-  const code = (err as { code?: unknown } | undefined)?.code;
-  if (!(err instanceof Error) || typeof code !== 'string' || !code.startsWith('CHARGEGATE_')) return undefined;
-  return { message: err.message, exitCode: USAGE_CODES.has(code) ? EXIT_USAGE : EXIT_FAILURE };
+  const code = errorCodeOf(err);
+  if (code === undefined) return undefined;
+  return { message: (err as Error).message, exitCode: USAGE_CODES.has(code) ? EXIT_USAGE : EXIT_FAILURE };
 }

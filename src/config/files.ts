@@ -1,8 +1,9 @@
 import { accessSync, constants, readFileSync } from 'node:fs';
 import type { Config } from './schema.js';
+import { ChargegateError } from '../errors/index.js';
 
 /** A file the config names that cannot be read: one line with the key path, what to check, code for the CLI. */
-export class UnreadableFileError extends Error {
+export class UnreadableFileError extends ChargegateError {
   override name = 'UnreadableFileError';
   readonly code = 'CHARGEGATE_FILE_UNREADABLE';
 }

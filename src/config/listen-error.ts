@@ -1,5 +1,7 @@
+import { ChargegateError } from '../errors/index.js';
+
 /** A listener the config names could not open its address: one line naming it and the key to change. */
-export class ListenError extends Error {
+export class ListenError extends ChargegateError {
   override name = 'ListenError';
   readonly code = 'CHARGEGATE_LISTEN';
 }

@@ -3,17 +3,19 @@ import path from 'node:path';
 import { parseDocument } from 'yaml';
 import type { z } from 'zod';
 import { configSchema, type Config } from './schema.js';
+import { ChargegateError } from '../errors/index.js';
 
 export const DEFAULT_CONFIG_PATH = '/etc/chargegate/chargegate.yaml';
 
 /** A config that cannot be used; `message` names the file, the key path and what was expected. */
-export class ConfigError extends Error {
+export class ConfigError extends ChargegateError {
   readonly code = 'CHARGEGATE_CONFIG';
   constructor(
     readonly file: string,
     readonly problems: string[],
+    options?: ErrorOptions,
   ) {
-    super(problems.map((p) => `${file}: ${p}`).join('\n'));
+    super(problems.map((p) => `${file}: ${p}`).join('\n'), options);
     this.name = 'ConfigError';
   }
 }
@@ -28,7 +30,7 @@ export function loadConfig(file: string): Config {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ConfigError(file, [`cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`]);
+    throw new ConfigError(file, [`cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`], { cause: err });
   }
   return parseConfig(text, file);
 }

@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { errorCodeOf, type ErrorCode } from '../errors/index.js';
 
 /**
  * The `error` codes of every JSON endpoint but the token endpoint (which speaks RFC 6749 section 5.2), published
@@ -84,14 +85,15 @@ export function jsonErrorHandler(surface: ErrorSurface) {
 }
 
 /** chargegate's own errors a route lets through, by their stable code: a station's failures as the contract's status codes. */
-const STATION_REFUSALS: Record<string, [status: number, error: ApiErrorCode]> = {
+const STATION_REFUSALS: Partial<Record<ErrorCode, [status: number, error: ApiErrorCode]>> = {
   CHARGEGATE_STATION_OFFLINE: [503, 'station_offline'],
   CHARGEGATE_STATION_TIMEOUT: [504, 'station_timeout'],
   CHARGEGATE_STATION_CALL: [502, 'station_error'],
 };
 
-function chargegateRefusal(err: Error & { code?: string; ocppErrorCode?: string }): ApiError | undefined {
-  const refusal = err.code === undefined ? undefined : STATION_REFUSALS[err.code];
+function chargegateRefusal(err: Error & { ocppErrorCode?: string }): ApiError | undefined {
+  const code = errorCodeOf(err);
+  const refusal = code === undefined ? undefined : STATION_REFUSALS[code];
   if (!refusal) return undefined;
   return new ApiError(refusal[0], refusal[1], err.message, {}, err.ocppErrorCode === undefined ? {} : { ocppErrorCode: err.ocppErrorCode });
 }

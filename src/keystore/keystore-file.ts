@@ -1,6 +1,7 @@
 import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { ChargegateError } from '../errors/index.js';
 
 /** The keystore lives beside the database; every process that opens dataDir finds it there. */
 export const KEYSTORE_FILE = 'keystore.json';
@@ -45,7 +46,7 @@ export type StoredKey = z.output<typeof storedKeySchema>;
 export type KeystoreDocument = z.output<typeof keystoreDocumentSchema>;
 
 /** The keystore file cannot be used (corrupt, wrong passphrase, unreadable): the message says what to do. */
-export class KeystoreError extends Error {
+export class KeystoreError extends ChargegateError {
   override name = 'KeystoreError';
   readonly code = 'CHARGEGATE_KEYSTORE';
 }
@@ -80,13 +81,13 @@ export function readKeystoreDocument(file: string): KeystoreDocument {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new KeystoreError(`${file}: cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+    throw new KeystoreError(`${file}: cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
   }
   let json: unknown;
   try {
     json = JSON.parse(text);
-  } catch {
-    throw new KeystoreError(`${file}: not a chargegate keystore (invalid JSON)`);
+  } catch (err) {
+    throw new KeystoreError(`${file}: not a chargegate keystore (invalid JSON)`, { cause: err });
   }
   const parsed = keystoreDocumentSchema.safeParse(json);
   if (!parsed.success) {

@@ -200,7 +200,7 @@ export class Keystore {
   async issueStationCertificate(csrPem: string, stationId: string, validDays: number): Promise<string> {
     const certificate = await this.ensureStationCa();
     const stored = readKeystoreDocument(this.file).stationCa!;
-    const privateKeyPem = importPrivateKey(stored.privateKey, this.options.passphrase, 'station CA key').export({ type: 'pkcs1', format: 'pem' }) as string;
+    const privateKeyPem = importPrivateKey(stored.privateKey, this.options.passphrase, `${this.file}: station CA key`).export({ type: 'pkcs1', format: 'pem' }) as string;
     return signStationCsr({ certificate, privateKeyPem }, csrPem, stationId, validDays, this.now());
   }
 
@@ -230,8 +230,8 @@ export class Keystore {
     const encrypt = (pem: string, what: string): string => (isEncryptedPem(pem) ? pem : exportPrivateKey(importPrivateKey(pem, undefined, what), passphrase));
     withKeystoreLock(this.file, () => {
       const doc = readKeystoreDocument(this.file);
-      const keys = doc.keys.map((k) => ({ ...k, privateKey: encrypt(k.privateKey, `key ${k.id}`) }));
-      const stationCa = doc.stationCa && { ...doc.stationCa, privateKey: encrypt(doc.stationCa.privateKey, 'station CA key') };
+      const keys = doc.keys.map((k) => ({ ...k, privateKey: encrypt(k.privateKey, `${this.file}: key ${k.id}`) }));
+      const stationCa = doc.stationCa && { ...doc.stationCa, privateKey: encrypt(doc.stationCa.privateKey, `${this.file}: station CA key`) };
       writeKeystoreDocument(this.file, { ...doc, keys, ...(stationCa && { stationCa }) });
     });
     this.refresh();
@@ -260,7 +260,9 @@ export class Keystore {
       this.loaded = readKeystoreDocument(this.file).keys.map((stored) => {
         const known = previous.get(stored.id);
         const privateKey =
-          known && known.stored.privateKey === stored.privateKey ? known.privateKey : importPrivateKey(stored.privateKey, this.options.passphrase, `key ${stored.id}`);
+          known && known.stored.privateKey === stored.privateKey
+            ? known.privateKey
+            : importPrivateKey(stored.privateKey, this.options.passphrase, `${this.file}: key ${stored.id}`);
         return { stored, privateKey, jwk: known?.jwk ?? publicJwk(privateKey, stored.id, stored.alg) };
       });
     } catch (err) {

@@ -56,8 +56,8 @@ export function importPrivateKey(pem: string, passphrase: string | undefined, wh
   if (isEncryptedPem(pem) && !passphrase) throw new KeystoreError(`${what} is encrypted: provide the keystore passphrase (environment variable or systemd credential)`);
   try {
     return createPrivateKey(passphrase && isEncryptedPem(pem) ? { key: pem, passphrase } : { key: pem });
-  } catch {
-    throw new KeystoreError(`${what} cannot be decrypted: wrong keystore passphrase or damaged key`);
+  } catch (err) {
+    throw new KeystoreError(`${what} cannot be decrypted: wrong keystore passphrase or damaged key`, { cause: err });
   }
 }
 

@@ -1,5 +1,7 @@
+import { ChargegateError } from '../errors/index.js';
+
 /** The station is not connected: the command was not sent (the API answers 503). */
-export class StationOfflineError extends Error {
+export class StationOfflineError extends ChargegateError {
   override name = 'StationOfflineError';
   readonly code = 'CHARGEGATE_STATION_OFFLINE';
   constructor(readonly stationId: string) {
@@ -8,7 +10,7 @@ export class StationOfflineError extends Error {
 }
 
 /** The station did not answer within ocpp.callTimeoutMs (the API answers 504). */
-export class StationTimeoutError extends Error {
+export class StationTimeoutError extends ChargegateError {
   override name = 'StationTimeoutError';
   readonly code = 'CHARGEGATE_STATION_TIMEOUT';
   constructor(
@@ -20,7 +22,7 @@ export class StationTimeoutError extends Error {
 }
 
 /** The station answered with a CALLERROR (e.g. NotImplemented), or the connection dropped mid-call. */
-export class StationCallError extends Error {
+export class StationCallError extends ChargegateError {
   override name = 'StationCallError';
   readonly code = 'CHARGEGATE_STATION_CALL';
   constructor(

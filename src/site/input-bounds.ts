@@ -1,3 +1,5 @@
+import { ChargegateError } from '../errors/index.js';
+
 /**
  * What the domain takes from a station or meter before it stores or sends it: a value outside these bounds would
  * reach partners as `null`, `Infinity` or a five-digit year, and be billed from.
@@ -12,7 +14,7 @@ const EARLIEST = Date.UTC(1970, 0, 1);
 const LATEST = Date.UTC(9999, 11, 30);
 
 /** A value from a station or meter the domain refuses: nothing is changed, the caller answers with the message. */
-export class OutOfBoundsError extends Error {
+export class OutOfBoundsError extends ChargegateError {
   override name = 'OutOfBoundsError';
   readonly code = 'CHARGEGATE_OUT_OF_BOUNDS';
 }

@@ -2,12 +2,13 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { storageOpenFailure } from './storage-errors.js';
+import { ChargegateError } from '../errors/index.js';
 
 const LOCK_FILE = 'chargegate.lock';
 const HOLDER_FILE = 'chargegate.pid';
 
 /** A second daemon on a data directory another one holds: both would poll the same meters and bill twice. */
-export class DataDirInUseError extends Error {
+export class DataDirInUseError extends ChargegateError {
   override name = 'DataDirInUseError';
   readonly code = 'CHARGEGATE_DATA_DIR_IN_USE';
 }

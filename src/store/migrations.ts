@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { ChargegateError } from '../errors/index.js';
 
 /**
  * Versioned schema changes, applied in order at open. Never edit a migration that has shipped: add the next one.
@@ -257,7 +258,7 @@ export const MIGRATIONS: Migration[] = [
 ];
 
 /** The database was migrated by a newer chargegate than this one: its schema may mean things this code cannot know. */
-export class NewerDatabaseError extends Error {
+export class NewerDatabaseError extends ChargegateError {
   readonly code = 'CHARGEGATE_DATABASE_NEWER';
   constructor(file: string, found: number, known: number) {
     super(

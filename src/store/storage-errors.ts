@@ -1,13 +1,14 @@
 import path from 'node:path';
+import { ChargegateError } from '../errors/index.js';
 
 /** The data dir cannot hold chargegate's files: missing rights, a file in its place, a read-only file system. */
-export class DataDirUnusableError extends Error {
+export class DataDirUnusableError extends ChargegateError {
   override name = 'DataDirUnusableError';
   readonly code = 'CHARGEGATE_DATA_DIR_UNUSABLE';
 }
 
 /** The database file is not a SQLite database, or a damaged one. */
-export class DatabaseDamagedError extends Error {
+export class DatabaseDamagedError extends ChargegateError {
   override name = 'DatabaseDamagedError';
   readonly code = 'CHARGEGATE_DATABASE_DAMAGED';
 }

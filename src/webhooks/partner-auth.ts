@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { WebhookAuthConfig } from '../config/index.js';
 import { postBounded } from './http-exchange.js';
+import { ChargegateError } from '../errors/index.js';
 
 type OAuth2Auth = Extract<WebhookAuthConfig, { type: 'oauth2' }>;
 
@@ -11,7 +12,7 @@ interface CachedToken {
 }
 
 /** Why the partner's token endpoint gave no usable token; the attempt fails and is retried like any other. */
-export class PartnerTokenError extends Error {
+export class PartnerTokenError extends ChargegateError {
   override name = 'PartnerTokenError';
   readonly code = 'CHARGEGATE_PARTNER_TOKEN';
 }

@@ -157,7 +157,7 @@ describe('POST /oauth2/token', () => {
     // A bad option value is commander's usage error; with --json it is still one JSON document.
     expect(await rotate(partner.clientId, '--grace', 'soon')).toMatchObject({
       code: 2,
-      data: { error: "option '--grace <seconds>' argument 'soon' is invalid. expected a whole number of at least 0" },
+      data: { error: "option '--grace <seconds>' argument 'soon' is invalid. expected a whole number of at least 0 and at most 31536000" },
     });
   });
 

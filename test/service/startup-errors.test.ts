@@ -67,12 +67,12 @@ describe('chargegate run: failures at start are one clear line', () => {
     expectOneLine(await runCli(['deadletter', 'list', '--config', newer.configPath]), /^chargegate: database .*was migrated by a newer chargegate/);
   });
 
-  it('a wrong keystore passphrase says so', async () => {
+  it('a wrong keystore passphrase says so, naming the keystore file', async () => {
     const t = site();
     // keys list creates the keystore, encrypted with the first passphrase.
     const created = await runCli(['keys', 'list', '--config', t.configPath], { env: { CHARGEGATE_KEYSTORE_PASSPHRASE: 'right one' } });
     expect(created.code).toBe(0);
-    expectOneLine(await run(t, { CHARGEGATE_KEYSTORE_PASSPHRASE: 'wrong one' }), /^chargegate: .*wrong keystore passphrase/);
+    expectOneLine(await run(t, { CHARGEGATE_KEYSTORE_PASSPHRASE: 'wrong one' }), /^chargegate: .*keystore\.json: .*wrong keystore passphrase/);
   });
 
   it('--version prints the version', async () => {
