@@ -57,7 +57,7 @@ export interface Authorizer {
 }
 
 /**
- * The decision chain of contract section 4: plugin, local idTag list, upstream CPO (falling back to its last
+ * The decision chain (README "Connecting a station", who may charge): plugin, local idTag list, upstream CPO (falling back to its last
  * answer for the tag), default Invalid; then ConcurrentTx when the tag already charges elsewhere.
  */
 export async function createAuthorizer(options: AuthorizerOptions): Promise<Authorizer> {

@@ -3,7 +3,7 @@ import { loadConfig, resolveConfigPath, type Config } from '../config/index.js';
 import { openDatabase, type Database } from '../store/index.js';
 import { ChargegateError } from '../errors/index.js';
 
-/** Exit codes of contract section 1. */
+/** The CLI's exit codes (README "Command line"). */
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 

@@ -88,7 +88,7 @@ export function openStorage(dataDir: string, shared: DaemonShared): Storage {
     const group = new GroupCommit(db);
     const opened = db;
     parts.push({ name: 'database', stop: () => void (group.commitNow(), opened.close()) });
-    // A failed commit makes the daemon critical at once (contract section 7) until a commit succeeds again.
+    // A failed commit makes the daemon critical at once (README "Guarantees and faults") until a commit succeeds again.
     shared.health.push({
       name: 'storage',
       report: () => (group.lastFailure ? { status: 'critical', lastFailureAt: group.lastFailure.at.toISOString(), error: group.lastFailure.error } : { status: 'ok' }),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isLoopbackHost } from './hosts.js';
 
-/** Event types of interface document section 2.2. */
+/** The four webhook event types partners receive (README "Receiving webhooks (partners)"). */
 export const EVENT_TYPES = ['Authorize', 'StartTransaction', 'StopTransaction', 'ChargePointStatus'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

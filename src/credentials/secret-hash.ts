@@ -17,7 +17,7 @@ export function hashSecret(secret: string): string {
 
 /**
  * Constant-time comparison; a malformed stored hash never matches. The hash (~40 ms) runs on libuv's thread pool,
- * not the event loop: a flood of wrong passwords must not stall every station (contract section 7).
+ * not the event loop: a flood of wrong passwords must not stall every station (README "Security").
  */
 export async function verifySecret(secret: string, stored: string): Promise<boolean> {
   const [scheme, n, r, p, salt, hash] = stored.split('$');

@@ -116,7 +116,7 @@ export const eventPageSchema = z
           occurredAt: z.string(),
           payload: z.looseObject({}),
         })
-        .describe('The envelope a webhook carries (interface document 2.2, contract section 8), without a signature, plus its cursor'),
+        .describe('The envelope a webhook carries (README "Receiving webhooks (partners)"), without a signature, plus its cursor'),
     ),
     cursor: z.string().describe('Pass as `after` for the next page; the same as `after` when nothing new has been committed'),
   })

@@ -20,7 +20,7 @@ export interface HistoryApiOptions {
 const EVENTS_SCAN_FACTOR = 10;
 
 /**
- * Catch-up and history (contract section 8): GET /events replays the committed events in order from a cursor, so a
+ * Catch-up and history (README "For partners"): GET /events replays the committed events in order from a cursor, so a
  * partner back from an outage longer than the retry schedule needs nobody on site; GET /transactions is the
  * session history to reconcile billing against. Both show only what the application's groups reach.
  */

@@ -84,7 +84,7 @@ export function jsonErrorHandler(surface: ErrorSurface) {
   };
 }
 
-/** chargegate's own errors a route lets through, by their stable code: a station's failures as the contract's status codes. */
+/** chargegate's own errors a route lets through, by their stable code: a station's failures as the API's status codes (README "For partners"). */
 const STATION_REFUSALS: Partial<Record<ErrorCode, [status: number, error: ApiErrorCode]>> = {
   CHARGEGATE_STATION_OFFLINE: [503, 'station_offline'],
   CHARGEGATE_STATION_TIMEOUT: [504, 'station_timeout'],

@@ -62,7 +62,7 @@ function components(): Record<string, unknown> {
   return Object.fromEntries(Object.entries(schemas).map(([id, { $id: _id, ...schema }]) => [id, schema]));
 }
 
-/** The OpenAPI 3 description of contract section 6, for the configured issuer (= base URL). */
+/** The OpenAPI 3 description of the API (README "For partners"), for the configured issuer (= base URL). */
 function openApiDocument(config: Config): Record<string, unknown> {
   const issuer = config.http.issuer;
   return {

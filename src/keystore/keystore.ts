@@ -20,10 +20,10 @@ import {
 import { exportPrivateKey, generateKeys, importPrivateKey, isEncryptedPem, publicJwk, scheduledKey, type PublicJwk } from './signing-keys.js';
 import { createStationCa, signStationCsr } from './station-ca.js';
 
-/** The JWKS kid partners verify webhooks with (interface document 4.2): always the webhook key that signs now. */
+/** The JWKS kid partners verify webhooks with (README "Checking the signature"): always the webhook key that signs now. */
 export const WEBHOOK_SIGNING_KID = 'sign';
 
-/** Access tokens live this long (interface document section 8); a retired token key outlives every token it signed. */
+/** Access tokens live this long (README "Getting a token (partners)"); a retired token key outlives every token it signed. */
 export const ACCESS_TOKEN_LIFETIME_S = 900;
 
 /** Clocks of the gateway and of a partner's verifier may differ by this much. */
@@ -120,7 +120,7 @@ export class Keystore {
 
   /**
    * Public keys only: every key that is next, signing, or retired within its grace period, each under its own
-   * stable kid (contract section 8); the signing webhook key also under `sign` (interface document 4.2), first.
+   * stable kid; the signing webhook key also under `sign`, first (README "Verifying through a key rotation (partners)").
    * Of one purpose if given.
    */
   jwks(purpose?: KeyPurpose): { keys: PublicJwk[] } {

@@ -5,7 +5,7 @@ import { KEY_PURPOSES, KeystoreError, type KeyPurpose, type StoredKey } from './
 const generateRsaKeyPair = promisify(generateKeyPair);
 
 /**
- * What each purpose signs with. Webhooks: RSASSA-PSS SHA-256 on RSA 3072 (contract section 5). Access tokens:
+ * What each purpose signs with. Webhooks: RSASSA-PSS SHA-256 on RSA 3072 (README "Checking the signature"). Access tokens:
  * RS256, the algorithm RFC 9068 requires every resource server to support, on RSA 2048 as common identity
  * providers use.
  */

@@ -83,7 +83,7 @@ export class MeterPoller {
   }
 
   /**
-   * Offline comes by time, not by failed polls (contract section 7): on a shared line in back-off a meter may not
+   * Offline comes by time, not by failed polls (README "Modbus meters"): on a shared line in back-off a meter may not
    * be polled for many seconds. The timer fires when offlineAfterS of silence would have passed and re-arms
    * itself from the latest good reading, so a steady meter costs one timer per offlineAfterS, not one per poll.
    */

@@ -11,7 +11,7 @@ const ocppRpc = loadOcppRpc();
 
 export const OCPP16 = 'ocpp1.6';
 export const OCPP201 = 'ocpp2.0.1';
-/** What the central system speaks, preferred first: a station offering both gets 2.0.1 (contract section 9). */
+/** What the central system speaks, preferred first: a station offering both gets 2.0.1 (README "OCPP 2.0.1 stations"). */
 export const CENTRAL_SYSTEM_PROTOCOLS = [OCPP201, OCPP16];
 
 export interface RpcCallContext {

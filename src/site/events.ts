@@ -1,4 +1,4 @@
-/** Payloads of interface document sections 2.3-2.6, exactly as partners receive them. */
+/** The webhook payloads, exactly as partners receive them (README "Receiving webhooks (partners)"). */
 
 export const AUTHORIZATION_STATUSES = ['Accepted', 'Blocked', 'Expired', 'Invalid', 'ConcurrentTx'] as const;
 export type AuthorizationStatus = (typeof AUTHORIZATION_STATUSES)[number];

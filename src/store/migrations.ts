@@ -69,7 +69,7 @@ export const MIGRATIONS: Migration[] = [
         expires_at TEXT,
         decided_at TEXT NOT NULL
       );
-      -- One row per domain event; payload is the exact JSON of interface document 2.3-2.6.
+      -- One row per domain event; payload is the exact JSON partners receive (README "Receiving webhooks (partners)").
       CREATE TABLE events (
         seq        INTEGER PRIMARY KEY AUTOINCREMENT,
         event_id   TEXT NOT NULL UNIQUE,

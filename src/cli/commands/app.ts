@@ -6,7 +6,7 @@ import { output, repeatable, table, wholeNumber, withContext, type GlobalOptions
 /** The longest an old client secret may keep working after a rotation. */
 const MAX_GRACE_S = 365 * 86_400;
 
-/** `app create|list|rotate-secret|revoke`: the OAuth 2.0 clients of the API (contract sections 3 and 8). */
+/** `app create|list|rotate-secret|revoke`: the OAuth 2.0 clients of the API (README "Applications, groups and keys (installers)"). */
 export function registerApp(program: Command): void {
   const app = program.command('app').description('API applications (OAuth 2.0 clients)');
 

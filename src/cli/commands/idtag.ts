@@ -2,7 +2,7 @@ import { Option, type Command } from 'commander';
 import { LOCAL_TAG_STATUSES, listIdTags, MAX_ID_TAG_LENGTH, putIdTag, removeIdTag, type LocalTagStatus } from '../../authorization/index.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, output, table, withContext, type GlobalOptions } from '../context.js';
 
-/** `chargegate idtag add|list|remove`: the local authorization list (contract section 4). The daemon reads it per decision. */
+/** `chargegate idtag add|list|remove`: the local authorization list (README "Connecting a station", who may charge). The daemon reads it per decision. */
 export function registerIdTag(program: Command): void {
   const idtag = program.command('idtag').description('local authorization list of idTags');
 

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { createGatewayCertificate, listKeys, openKeystore, saveGatewayCertificate, type KeyInfo, type Keystore } from '../../keystore/index.js';
 import { CliError, EXIT_FAILURE, loadCommandConfig, output, repeatable, table, wholeNumber, MAX_CERTIFICATE_DAYS, type GlobalOptions } from '../context.js';
 
-/** `keys list|rotate`: the keystore's signing keys (contract section 5, key rotation); `keys tls-cert` for OCPP profile 2. */
+/** `keys list|rotate`: the keystore's signing keys (README "Applications, groups and keys (installers)"); `keys tls-cert` for OCPP profile 2. */
 export function registerKeys(program: Command): void {
   const keys = program.command('keys').description('signing keys: webhook `sign` key and access-token keys');
 

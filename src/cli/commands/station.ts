@@ -18,7 +18,7 @@ import {
   type GlobalOptions,
 } from '../context.js';
 
-/** `chargegate station list|pair|block|remove`: the installer's side of admitting stations (contract sections 3-4). */
+/** `chargegate station list|pair|block|remove`: the installer's side of admitting stations (README "Connecting a station"). */
 export function registerStation(program: Command): void {
   const station = program.command('station').description('OCPP stations: list, pair (prints the basic-auth password once), cert (profile 3), block, remove');
 

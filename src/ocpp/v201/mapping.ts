@@ -2,7 +2,7 @@ import { checkEnergyWh, type StopReason } from '../../site/index.js';
 import type { ChargingStateEnumType, ConnectorStatusEnumType, MeterValueType, ReasonEnumType } from './messages.js';
 
 /**
- * How an OCPP 2.0.1 station's words become the OCPP 1.6 words the four webhook events carry (contract section 9).
+ * How an OCPP 2.0.1 station's words become the OCPP 1.6 words the four webhook events carry (README "OCPP 2.0.1 stations").
  * README "OCPP 2.0.1 stations" shows the same tables; test/ocpp/v201-mapping.test.ts holds them to it.
  */
 
