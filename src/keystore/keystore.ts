@@ -18,7 +18,7 @@ import {
   type StoredKey,
 } from './keystore-file.js';
 import { exportPrivateKey, generateKeys, importPrivateKey, isEncryptedPem, publicJwk, scheduledKey, type PublicJwk } from './signing-keys.js';
-import { createStationCa, signStationCsr } from './station-ca.js';
+import { createStationCa, readStationCsr, signStationCsr } from './station-ca.js';
 
 /** The JWKS kid partners verify webhooks with (README "Checking the signature"): always the webhook key that signs now. */
 export const WEBHOOK_SIGNING_KID = 'sign';
@@ -196,12 +196,13 @@ export class Keystore {
     return certificate;
   }
 
-  /** A client certificate for the station from its CSR, signed by the station CA (made first if needed). */
+  /** A client certificate for the station from its CSR, signed by the station CA (made first if needed: a refused CSR makes none). */
   async issueStationCertificate(csrPem: string, stationId: string, validDays: number): Promise<string> {
+    const csr = await readStationCsr(csrPem, stationId);
     const certificate = await this.ensureStationCa();
     const stored = readKeystoreDocument(this.file).stationCa!;
-    const privateKeyPem = importPrivateKey(stored.privateKey, this.options.passphrase, `${this.file}: station CA key`).export({ type: 'pkcs1', format: 'pem' }) as string;
-    return signStationCsr({ certificate, privateKeyPem }, csrPem, stationId, validDays, this.now());
+    const privateKey = importPrivateKey(stored.privateKey, this.options.passphrase, `${this.file}: station CA key`);
+    return signStationCsr({ certificate, privateKey }, csr, validDays, this.now());
   }
 
   private retentionS(purpose: KeyPurpose): number {
