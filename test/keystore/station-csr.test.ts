@@ -1,0 +1,98 @@
+import { execFileSync } from 'node:child_process';
+import { createPublicKey, X509Certificate } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { KEYSTORE_FILE, Keystore } from '../../src/keystore/index.js';
+import { opensslKeyAndCsr, oversizedRsaCsr } from '../support/csr.js';
+import { tempDirForTest } from '../support/for-test.js';
+import { externalTool } from '../support/meter-simulator.js';
+
+/** The same PEM request with one byte of its signature (the end of the DER) changed. */
+function withSignatureByteFlipped(csrPem: string): string {
+  const der = Buffer.from(csrPem.replace(/-----[A-Z ]+-----/g, ''), 'base64');
+  der[der.length - 5]! ^= 0x01;
+  return `-----BEGIN CERTIFICATE REQUEST-----\n${der.toString('base64')}\n-----END CERTIFICATE REQUEST-----\n`;
+}
+
+/** A self-signed certificate (not a request) for `commonName`, made by openssl. */
+function opensslCertificate(dir: string, commonName: string): string {
+  const cert = path.join(dir, 'self-signed.crt');
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'self-signed.key'), '-out', cert, '-days', '1', '-subj', `/CN=${commonName}`],
+    {
+      stdio: 'ignore',
+    },
+  );
+  return readFileSync(cert, 'utf8');
+}
+
+/**
+ * What the station CA signs (`station cert`, SignCertificate): the requests come from the openssl command (not our
+ * code) or are openssl ones with a hostile key put in. Each test opens its own keystore (real RSA keys, about a
+ * second of CPU).
+ */
+describe.skipIf(!externalTool('openssl', ['version']))('station CSRs', () => {
+  it('signs an openssl RSA 2048, EC P-256 and EC P-384 request: a client certificate for the station id and the key it sent, that openssl verifies', async () => {
+    const dir = tempDirForTest('station-csr');
+    const keystore = await Keystore.open({ dataDir: dir, retiredKeyGraceS: 60 });
+    const caFile = path.join(dir, 'station-ca.pem');
+    for (const [name, options, keyDetails] of [
+      ['rsa', {}, { modulusLength: 2048, publicExponent: 65537n }],
+      ['p256', { newKey: 'ec', keyOptions: ['ec_paramgen_curve:P-256'] }, { namedCurve: 'prime256v1' }],
+      ['p384', { newKey: 'ec', keyOptions: ['ec_paramgen_curve:P-384'] }, { namedCurve: 'secp384r1' }],
+    ] as const) {
+      const { key, csr } = opensslKeyAndCsr(dir, name, 'EV201', options);
+      const pem = await keystore.issueStationCertificate(csr, 'EV201', 30);
+      writeFileSync(caFile, await keystore.ensureStationCa());
+      writeFileSync(path.join(dir, `${name}.crt`), pem);
+
+      const issued = new X509Certificate(pem);
+      expect(issued.subject).toBe('CN=EV201');
+      expect(issued.publicKey.asymmetricKeyDetails).toEqual(keyDetails);
+      expect(issued.publicKey.export({ type: 'spki', format: 'der' })).toEqual(createPublicKey(key).export({ type: 'spki', format: 'der' }));
+      expect(issued.keyUsage).toEqual(['1.3.6.1.5.5.7.3.2']); // clientAuth
+      expect(execFileSync('openssl', ['verify', '-purpose', 'sslclient', '-CAfile', caFile, path.join(dir, `${name}.crt`)], { encoding: 'utf8' })).toContain(': OK');
+    }
+  });
+
+  it('refuses, with the reason, before making a station CA: key sizes, exponents, curves and key types out of bounds, garbage, another station id, a bad signature', async () => {
+    const dir = tempDirForTest('station-csr');
+    const keystore = await Keystore.open({ dataDir: dir, retiredKeyGraceS: 60 });
+    const rsa = opensslKeyAndCsr(dir, 'rsa', 'EV201').csr;
+    const refusals: Array<[what: string, csr: string, reason: string | RegExp]> = [
+      ['8192 bits, huge exponent (issue 35)', oversizedRsaCsr(rsa), 'an RSA key of 8192 bits: only 2048 to 4096'],
+      ['1024 bits', opensslKeyAndCsr(dir, 'rsa1024', 'EV201', { newKey: 'rsa:1024' }).csr, 'an RSA key of 1024 bits: only 2048 to 4096'],
+      ['4096 bits, huge exponent', oversizedRsaCsr(rsa, 4096), 'an RSA public exponent of 4096 bits: only 65537'],
+      ['exponent 3', opensslKeyAndCsr(dir, 'e3', 'EV201', { keyOptions: ['rsa_keygen_pubexp:3'] }).csr, 'an RSA public exponent 3: only 65537'],
+      ['secp256k1', opensslKeyAndCsr(dir, 'k1', 'EV201', { newKey: 'ec', keyOptions: ['ec_paramgen_curve:secp256k1'] }).csr, 'an EC key on curve secp256k1: only P-256 and P-384'],
+      ['Ed25519', opensslKeyAndCsr(dir, 'ed', 'EV201', { newKey: 'ed25519' }).csr, 'a key of type ed25519: only RSA or EC (P-256, P-384)'],
+      ['SHA-1', opensslKeyAndCsr(dir, 'sha1', 'EV201', { digest: 'sha1' }).csr, /^signature algorithm 1\.2\.840\.113549\.1\.1\.5 not supported/],
+      ['not PEM', 'hello', 'not a PEM certificate signing request (Invalid PEM formatted message.)'],
+      ['a PEM header only', '-----BEGIN CERTIFICATE REQUEST-----', 'not a PEM certificate signing request (Invalid PEM formatted message.)'],
+      ['a certificate', opensslCertificate(dir, 'EV201'), 'not a PEM certificate signing request'],
+      [
+        'random bytes',
+        `-----BEGIN CERTIFICATE REQUEST-----\n${Buffer.from('0\x82\x01\x00garbage').toString('base64')}\n-----END CERTIFICATE REQUEST-----`,
+        /^not a PEM certificate signing request \(.+\)$/,
+      ],
+      ['another station id', opensslKeyAndCsr(dir, 'cp001', 'CP001').csr, 'the request names "CP001", not station "EV201"'],
+      ['RSA signature changed', withSignatureByteFlipped(rsa), 'the certificate signing request is not signed by its own key'],
+      [
+        'ECDSA signature changed',
+        withSignatureByteFlipped(opensslKeyAndCsr(dir, 'p256', 'EV201', { newKey: 'ec', keyOptions: ['ec_paramgen_curve:P-256'] }).csr),
+        'the certificate signing request is not signed by its own key',
+      ],
+      ['another 2048-bit key than the one that signed', oversizedRsaCsr(rsa, 2048, 'F4'), 'the certificate signing request is not signed by its own key'],
+    ];
+    for (const [what, csr, reason] of refusals) {
+      const refused = await keystore.issueStationCertificate(csr, 'EV201', 30).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(refused, what).toMatchObject({ name: 'StationCsrError', code: 'CHARGEGATE_STATION_CSR', message: reason });
+    }
+    expect(JSON.parse(readFileSync(path.join(dir, KEYSTORE_FILE), 'utf8'))).not.toHaveProperty('stationCa');
+  });
+});
