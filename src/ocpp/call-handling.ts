@@ -3,6 +3,7 @@ import type { Authorizer } from '../authorization/index.js';
 import type { Logger } from '../log/index.js';
 import { checkInstant, OutOfBoundsError, type Site, type Transaction } from '../site/index.js';
 import type { StationClient } from './connections.js';
+import type { SignCertificateThrottle } from './sign-certificate-throttle.js';
 import { rpcError } from './rpc.js';
 import { isAdmitted } from './station-access.js';
 
@@ -17,6 +18,8 @@ export interface StationHandlerDeps {
   countCall: (action: string, outcome: string) => void;
   /** Issues a station's client certificate from its CSR (the station CA); absent, SignCertificate is refused. */
   issueStationCertificate?: (csrPem: string, stationId: string) => Promise<string>;
+  /** How many SignCertificate requests each station has sent lately: one for the central system, across connections. */
+  signCertificateThrottle: SignCertificateThrottle;
 }
 
 /**

@@ -14,6 +14,7 @@ import { watchChangeCounter, type Database } from '../store/index.js';
 import { StationConnections, type StationClient, type StationSession } from './connections.js';
 import { toStationFrame } from './frame-errors.js';
 import { CENTRAL_SYSTEM_PROTOCOLS, createRpcServer, OCPP201 } from './rpc.js';
+import { SignCertificateThrottle } from './sign-certificate-throttle.js';
 import { accessChanged, decideAccess, isAdmitted, type ClientCertificate } from './station-access.js';
 import { createStationCommands, type StationCommands } from './station-commands.js';
 import { registerV16Handlers } from './v16/handlers.js';
@@ -129,6 +130,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
     accept(decision.session);
   });
 
+  const signCertificateThrottle = new SignCertificateThrottle();
   rpc.on('client', (client: StationClient) => {
     const { stationId, admission } = client.session;
     const counted = isAdmitted(admission, config().ocpp.acceptUnknownStations);
@@ -148,6 +150,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
       warn,
       countCall: (action: string, outcome: string) => calls?.inc({ action, outcome }),
       ...(options.stationCa && { issueStationCertificate: options.stationCa.issue }),
+      signCertificateThrottle,
     };
     if (client.protocol === OCPP201) registerV201Handlers(client, handlerDeps);
     else registerV16Handlers(client, handlerDeps);

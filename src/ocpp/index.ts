@@ -2,6 +2,7 @@ import type { AuthorizeResponse } from './v16/messages.js';
 export { startCentralSystem, type CentralSystem, type CentralSystemOptions } from './central-system.js';
 export { createStationCommands, type StationCommands } from './station-commands.js';
 export { StationCallError, StationOfflineError, StationTimeoutError } from './errors.js';
+export { SIGN_CERTIFICATE_PER_STATION_PER_MINUTE } from './sign-certificate-throttle.js';
 export { connectUpstreamAsStation } from './upstream-client.js';
 export { createRpcClient, createRpcServer, isRpcError, OCPP16, type RpcClient, type RpcConnection, type RpcServer, type RpcServerClient } from './rpc.js';
 export type * from './v16/messages.js';

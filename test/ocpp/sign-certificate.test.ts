@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { PROCESS_TEST_TIMEOUT_MS, siteWith } from '../support/daemon.js';
+import { SIGN_CERTIFICATE_PER_STATION_PER_MINUTE } from '../../src/ocpp/index.js';
+import { daemonForTest, PROCESS_TEST_TIMEOUT_MS, siteWith } from '../support/daemon.js';
 import { opensslKeyAndCsr, oversizedRsaCsr } from '../support/csr.js';
 import { spawnDaemonForTest, stationV201ForTest, tempDirForTest, tempSiteForTest } from '../support/for-test.js';
 import { externalTool } from '../support/meter-simulator.js';
@@ -52,4 +53,31 @@ describe.skipIf(!externalTool('openssl', ['version']))('SignCertificate from a h
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
+
+  it('a station sending SignCertificate in a loop is answered Rejected, unparsed, past the limit, with one warning; another station still gets its certificate', async () => {
+    const t = await daemonForTest({ ...siteWith([], STATIONS), log: { level: 'info' } });
+    const looping = await stationV201ForTest(t.url, 'EV201');
+    const other = await stationV201ForTest(t.url, 'EV202');
+    await looping.boot();
+    await other.boot();
+    const dir = tempDirForTest('csr');
+    const csr = opensslKeyAndCsr(dir, 'ev201', 'EV201').csr;
+
+    const answers = [];
+    for (let i = 0; i < SIGN_CERTIFICATE_PER_STATION_PER_MINUTE; i += 1) answers.push(await looping.call('SignCertificate', { csr }));
+    expect(answers).toEqual(Array(SIGN_CERTIFICATE_PER_STATION_PER_MINUTE).fill({ status: 'Accepted' }));
+    // Past the limit even garbage is not read: no CSR refusal is logged for it.
+    expect(await looping.call('SignCertificate', { csr })).toEqual({ status: 'Rejected' });
+    expect(await looping.call('SignCertificate', { csr: 'garbage' })).toEqual({ status: 'Rejected' });
+    // Reconnecting does not start a new count.
+    await looping.close();
+    const reconnected = await stationV201ForTest(t.url, 'EV201');
+    expect(await reconnected.call('SignCertificate', { csr })).toEqual({ status: 'Rejected' });
+
+    expect(await other.call('SignCertificate', { csr: opensslKeyAndCsr(dir, 'ev202', 'EV202').csr })).toEqual({ status: 'Accepted' });
+    expect(t.logged('SignCertificate refused: too many from this station in a minute; more this minute are refused unlogged')).toEqual([
+      expect.objectContaining({ level: 40, stationId: 'EV201', limit: SIGN_CERTIFICATE_PER_STATION_PER_MINUTE }),
+    ]);
+    expect(t.logged('SignCertificate refused')).toEqual([]);
+  });
 });

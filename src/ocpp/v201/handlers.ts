@@ -4,6 +4,7 @@ import { BoundedMap } from '../bounded-map.js';
 import { callRegistrar, stationTime, unconfiguredConnectorCheck, warnIfStoppedBeforeStart, type StationHandlerDeps } from '../call-handling.js';
 import type { StationClient } from '../connections.js';
 import { rpcError } from '../rpc.js';
+import { SIGN_CERTIFICATE_PER_STATION_PER_MINUTE } from '../sign-certificate-throttle.js';
 import { importedEnergyWh, statusOf, stopReasonOf, type ConnectorActivity } from './mapping.js';
 import type { IdTokenInfoType, Ocpp201Actions, TransactionEventRequest } from './messages.js';
 
@@ -166,6 +167,12 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
   });
 
   on('SignCertificate', async (params) => {
+    const turn = deps.signCertificateThrottle.take(stationId);
+    if (turn !== 'allowed') {
+      if (turn === 'first refused')
+        log.warn({ limit: SIGN_CERTIFICATE_PER_STATION_PER_MINUTE }, 'SignCertificate refused: too many from this station in a minute; more this minute are refused unlogged');
+      return { status: 'Rejected' };
+    }
     const issue = deps.issueStationCertificate;
     if (!issue || (params.certificateType ?? 'ChargingStationCertificate') !== 'ChargingStationCertificate') {
       log.warn({ certificateType: params.certificateType }, 'SignCertificate refused: only a ChargingStationCertificate, and only with a station CA');

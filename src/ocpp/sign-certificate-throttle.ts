@@ -1,0 +1,34 @@
+/**
+ * SignCertificate requests one station may send in a minute. A station asks for a certificate every few months
+ * and repeats a request whose answer it lost once or twice; each request costs a signature check and a CA
+ * signature on the thread pool that password and secret checks share, so a station sending them in a loop is
+ * answered Rejected, unparsed, past this many.
+ */
+export const SIGN_CERTIFICATE_PER_STATION_PER_MINUTE = 3;
+
+const MINUTE_MS = 60_000;
+
+/** Whether a SignCertificate request goes ahead; the first one refused in a minute is worth one log line. */
+export type SignCertificateTurn = 'allowed' | 'first refused' | 'refused';
+
+/**
+ * Counts each station's SignCertificate requests in a minute from its first one. Kept for the central system's
+ * life, so a station cannot reset its count by reconnecting; one entry per admitted station that ever asked.
+ */
+export class SignCertificateThrottle {
+  private readonly minutes = new Map<string, { startMs: number; requests: number }>();
+
+  constructor(private readonly now: () => number = Date.now) {}
+
+  take(stationId: string): SignCertificateTurn {
+    const now = this.now();
+    let minute = this.minutes.get(stationId);
+    if (!minute || now - minute.startMs >= MINUTE_MS) {
+      minute = { startMs: now, requests: 0 };
+      this.minutes.set(stationId, minute);
+    }
+    minute.requests += 1;
+    if (minute.requests <= SIGN_CERTIFICATE_PER_STATION_PER_MINUTE) return 'allowed';
+    return minute.requests === SIGN_CERTIFICATE_PER_STATION_PER_MINUTE + 1 ? 'first refused' : 'refused';
+  }
+}
