@@ -23,11 +23,11 @@ const STATIONS = [
 
 let dir: string;
 
-/** A new RSA key and a CSR naming `commonName`, made by openssl. */
-function keyAndCsr(name: string, commonName: string): { key: string; csr: string } {
+/** A new key (RSA 2048 unless `newKey` says otherwise: openssl req's -newkey and -pkeyopt) and a CSR naming `commonName`, made by openssl. */
+function keyAndCsr(name: string, commonName: string, newKey = ['rsa:2048']): { key: string; csr: string } {
   const key = path.join(dir, `${name}.key`);
   const csr = path.join(dir, `${name}.csr`);
-  execFileSync('openssl', ['req', '-new', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', csr, '-subj', `/CN=${commonName}`], { stdio: 'ignore' });
+  execFileSync('openssl', ['req', '-new', '-newkey', ...newKey, '-nodes', '-keyout', key, '-out', csr, '-subj', `/CN=${commonName}`], { stdio: 'ignore' });
   return { key: readFileSync(key, 'utf8'), csr };
 }
 
@@ -102,7 +102,7 @@ describe.skipIf(!externalTool('openssl', ['version']))('security profile 3: stat
   );
 
   it(
-    'a 2.0.1 station gets its certificate through SignCertificate -> CertificateSigned, then connects with it; a CSR for another id is refused',
+    'a 2.0.1 station gets its certificate through SignCertificate -> CertificateSigned (an EC P-256 key, as 2.0.1 stations commonly have), then connects with it; a CSR for another id is refused',
     async () => {
       const t = await startProfile3();
       // First contact with the certificate `station cert` gave it (the station's factory identity, say).
@@ -111,7 +111,7 @@ describe.skipIf(!externalTool('openssl', ['version']))('security profile 3: stat
       const station = await stationV201ForTest(t.url, 'EV201', { tls: { ca: serverCa, cert: `${chain.data.certificate}${chain.data.stationCa}`, key: first.key } });
       await station.boot();
 
-      const renewed = keyAndCsr('ev201-renewed', 'EV201');
+      const renewed = keyAndCsr('ev201-renewed', 'EV201', ['ec', '-pkeyopt', 'ec_paramgen_curve:P-256']);
       expect(await station.call('SignCertificate', { csr: readFileSync(renewed.csr, 'utf8'), certificateType: 'ChargingStationCertificate' })).toEqual({ status: 'Accepted' });
       const [delivered] = await eventually(() => station.certificatesSigned.length > 0 && station.certificatesSigned, 10_000, 'CertificateSigned');
       expect(delivered!.certificateType).toBe('ChargingStationCertificate');
