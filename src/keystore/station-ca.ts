@@ -2,10 +2,10 @@ import { createPublicKey, sign, verify, X509Certificate, type KeyObject } from '
 import type forgeModule from 'node-forge';
 import { newSerialNumber, selfSignedCertificate } from './self-signed.js';
 
-/** The station CA's certificate (PEM) and its private key (PKCS#8 PEM, as the keystore stores keys). */
+/** The station CA's certificate (PEM) and its private key. */
 export interface StationCaMaterial {
   certificate: string;
-  privateKey: string;
+  privateKey: KeyObject;
 }
 
 /** A certificate signing request chargegate refuses to sign: the message says why. */
@@ -111,43 +111,58 @@ export interface StationCsr {
  */
 export async function readStationCsr(csrPem: string, stationId: string): Promise<StationCsr> {
   const { default: forge } = await import('node-forge');
-  const undeclared = forge as unknown as ForgeUndeclared;
-  const capture: { info?: forgeModule.asn1.Asn1; subject?: forgeModule.asn1.Asn1; subjectPublicKeyInfo?: forgeModule.asn1.Asn1; signatureOid?: string; signature?: string } = {};
-  try {
-    const block = forge.pem.decode(csrPem).find((b) => b.type === 'CERTIFICATE REQUEST' || b.type === 'NEW CERTIFICATE REQUEST');
-    if (!block) throw new StationCsrError('not a PEM certificate signing request');
-    const errors: string[] = [];
-    if (!undeclared.asn1.validate(forge.asn1.fromDer(block.body), certificationRequestShape(forge), capture, errors))
-      throw new StationCsrError(`not a PKCS#10 certificate signing request (${errors[0] ?? 'unexpected structure'})`);
-  } catch (err) {
-    if (err instanceof StationCsrError) throw err;
-    throw new StationCsrError(`not a PEM certificate signing request (${(err as Error).message})`, { cause: err });
-  }
-  const { info, subject, subjectPublicKeyInfo, signatureOid, signature } = capture as Required<typeof capture>;
-
-  const commonName = undeclared.pki.RDNAttributesAsArray(subject).find((attribute) => attribute.shortName === 'CN')?.value;
+  const request = requestParts(forge, csrPem);
+  const { commonName } = request;
   if (commonName !== stationId) throw new StationCsrError(`the request names "${typeof commonName === 'string' ? commonName : '(no common name)'}", not station "${stationId}"`);
 
-  const spkiDer = Buffer.from(forge.asn1.toDer(subjectPublicKeyInfo).getBytes(), 'binary');
   let publicKey: KeyObject;
   try {
-    publicKey = createPublicKey({ key: spkiDer, format: 'der', type: 'spki' });
+    publicKey = createPublicKey({ key: request.subjectPublicKeyInfo, format: 'der', type: 'spki' });
   } catch (err) {
     throw new StationCsrError(`unreadable public key (${(err as Error).message})`, { cause: err });
   }
   const keyType = acceptedKeyType(publicKey);
 
-  const oid = forge.asn1.derToOid(signatureOid);
-  const algorithm = SIGNATURE_ALGORITHMS[oid];
-  if (!algorithm) throw new StationCsrError(`signature algorithm ${oid} not supported: only SHA-256, SHA-384 or SHA-512 with RSA or ECDSA`);
-  if (algorithm.keyType !== keyType) throw new StationCsrError(`signature algorithm ${oid} does not fit the request's ${keyType.toUpperCase()} key`);
-  const signed = Buffer.from(forge.asn1.toDer(info).getBytes(), 'binary');
+  const algorithm = SIGNATURE_ALGORITHMS[request.signatureOid];
+  if (!algorithm) throw new StationCsrError(`signature algorithm ${request.signatureOid} not supported: only SHA-256, SHA-384 or SHA-512 with RSA or ECDSA`);
+  if (algorithm.keyType !== keyType) throw new StationCsrError(`signature algorithm ${request.signatureOid} does not fit the request's ${keyType.toUpperCase()} key`);
   const valid = await new Promise<boolean>((resolve) =>
     // With a callback, OpenSSL checks it on the thread pool; an error is a signature that could not be checked.
-    verify(algorithm.digest, signed, publicKey, Buffer.from(signature, 'binary'), (err, result) => resolve(!err && result)),
+    verify(algorithm.digest, request.certificationRequestInfo, publicKey, request.signature, (err, result) => resolve(!err && result)),
   );
   if (!valid) throw new StationCsrError('the certificate signing request is not signed by its own key');
-  return { stationId, keyType, subjectPublicKeyInfo: spkiDer };
+  return { stationId, keyType, subjectPublicKeyInfo: request.subjectPublicKeyInfo };
+}
+
+/**
+ * The parts of a PEM PKCS#10 request that are checked, read with forge's ASN.1 parser (no key arithmetic: cheap
+ * whatever the key); anything forge cannot read is a StationCsrError.
+ */
+function requestParts(
+  forge: typeof forgeModule,
+  csrPem: string,
+): { commonName: unknown; subjectPublicKeyInfo: Buffer; signatureOid: string; certificationRequestInfo: Buffer; signature: Buffer } {
+  const undeclared = forge as unknown as ForgeUndeclared;
+  const derOf = (node: forgeModule.asn1.Asn1): Buffer => Buffer.from(forge.asn1.toDer(node).getBytes(), 'binary');
+  try {
+    const block = forge.pem.decode(csrPem).find((b) => b.type === 'CERTIFICATE REQUEST' || b.type === 'NEW CERTIFICATE REQUEST');
+    if (!block) throw new StationCsrError('not a PEM certificate signing request');
+    const capture: Record<string, unknown> = {};
+    const errors: string[] = [];
+    if (!undeclared.asn1.validate(forge.asn1.fromDer(block.body), certificationRequestShape(forge), capture, errors))
+      throw new StationCsrError(`not a PKCS#10 certificate signing request (${errors[0] ?? 'unexpected structure'})`);
+    const parts = capture as { info: forgeModule.asn1.Asn1; subject: forgeModule.asn1.Asn1; subjectPublicKeyInfo: forgeModule.asn1.Asn1; signatureOid: string; signature: string };
+    return {
+      commonName: undeclared.pki.RDNAttributesAsArray(parts.subject).find((attribute) => attribute.shortName === 'CN')?.value,
+      subjectPublicKeyInfo: derOf(parts.subjectPublicKeyInfo),
+      signatureOid: forge.asn1.derToOid(parts.signatureOid),
+      certificationRequestInfo: derOf(parts.info),
+      signature: Buffer.from(parts.signature, 'binary'),
+    };
+  } catch (err) {
+    if (err instanceof StationCsrError) throw err;
+    throw new StationCsrError(`not a PEM certificate signing request (${(err as Error).message})`, { cause: err });
+  }
 }
 
 /** The key's type if it is within the limits for station keys, else a StationCsrError saying which limit. */
@@ -173,7 +188,7 @@ function acceptedKeyType(key: KeyObject): 'rsa' | 'ec' {
  * Issues the station's client certificate for a checked CSR: its common name is the station id, valid
  * `validDays`, signed by the station CA natively on the thread pool.
  */
-export async function signStationCsr(ca: { certificate: string; privateKey: KeyObject }, csr: StationCsr, validDays: number, now = new Date()): Promise<string> {
+export async function signStationCsr(ca: StationCaMaterial, csr: StationCsr, validDays: number, now = new Date()): Promise<string> {
   const { default: forge } = await import('node-forge');
   const caCert = forge.pki.certificateFromPem(ca.certificate);
   const cert = forge.pki.createCertificate();

@@ -2,17 +2,21 @@ import { execFileSync } from 'node:child_process';
 import { createPublicKey, X509Certificate } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { KEYSTORE_FILE, Keystore } from '../../src/keystore/index.js';
 import { opensslKeyAndCsr, oversizedRsaCsr } from '../support/csr.js';
 import { tempDirForTest } from '../support/for-test.js';
 import { externalTool } from '../support/meter-simulator.js';
 
+const derOf = (csrPem: string): Buffer => Buffer.from(csrPem.replace(/-----[A-Z ]+-----/g, ''), 'base64');
+const pemOf = (der: Buffer): string => `-----BEGIN CERTIFICATE REQUEST-----\n${der.toString('base64')}\n-----END CERTIFICATE REQUEST-----\n`;
+
 /** The same PEM request with one byte of its signature (the end of the DER) changed. */
 function withSignatureByteFlipped(csrPem: string): string {
-  const der = Buffer.from(csrPem.replace(/-----[A-Z ]+-----/g, ''), 'base64');
+  const der = derOf(csrPem);
   der[der.length - 5]! ^= 0x01;
-  return `-----BEGIN CERTIFICATE REQUEST-----\n${der.toString('base64')}\n-----END CERTIFICATE REQUEST-----\n`;
+  return pemOf(der);
 }
 
 /** A self-signed certificate (not a request) for `commonName`, made by openssl. */
@@ -94,5 +98,30 @@ describe.skipIf(!externalTool('openssl', ['version']))('station CSRs', () => {
       expect(refused, what).toMatchObject({ name: 'StationCsrError', code: 'CHARGEGATE_STATION_CSR', message: reason });
     }
     expect(JSON.parse(readFileSync(path.join(dir, KEYSTORE_FILE), 'utf8'))).not.toHaveProperty('stationCa');
+  });
+
+  it('a real request with bytes changed or cut short is signed or refused as a StationCsrError, never another error', async () => {
+    const dir = tempDirForTest('station-csr');
+    const keystore = await Keystore.open({ dataDir: dir, retiredKeyGraceS: 60 });
+    const requests = [opensslKeyAndCsr(dir, 'rsa', 'EV201').csr, opensslKeyAndCsr(dir, 'p256', 'EV201', { newKey: 'ec', keyOptions: ['ec_paramgen_curve:P-256'] }).csr].map(derOf);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...requests),
+        fc.array(fc.tuple(fc.nat(), fc.integer({ min: 1, max: 255 })), { minLength: 1, maxLength: 4 }),
+        fc.option(fc.nat()),
+        async (request, changes, cutAt) => {
+          const changed = Buffer.from(request);
+          for (const [at, mask] of changes) changed[at % changed.length]! ^= mask;
+          const input = cutAt === null ? changed : changed.subarray(0, cutAt % changed.length);
+          const outcome = await keystore.issueStationCertificate(pemOf(input), 'EV201', 30).then(
+            () => 'signed',
+            (err: unknown) => err,
+          );
+          // Signed: a change outside what the signature covers and what is checked (the signature algorithm's NULL parameter, say).
+          if (outcome !== 'signed') expect(outcome).toMatchObject({ name: 'StationCsrError', code: 'CHARGEGATE_STATION_CSR' });
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });
