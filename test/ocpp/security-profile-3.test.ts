@@ -6,6 +6,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createGatewayCertificate } from '../../src/keystore/index.js';
 import { runCli, runCliJson } from '../support/cli.js';
+import { oversizedRsaCsr } from '../support/csr.js';
 import { eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, daemonForTest, type TestDaemon } from '../support/daemon.js';
 import { externalTool } from '../support/meter-simulator.js';
 import { connectStation } from '../support/station.js';
@@ -144,11 +145,17 @@ describe.skipIf(!externalTool('openssl', ['version']))('security profile 3: stat
     PROCESS_TEST_TIMEOUT_MS,
   );
 
-  it('`station cert` refuses a CSR that names another station (exit 2)', async () => {
+  it('`station cert` refuses a CSR that names another station, and one with an 8192-bit key (exit 2)', async () => {
     const t = await startProfile3();
     const { csr } = keyAndCsr('mismatch', 'SOMEONE-ELSE');
     const refused = await runCli(['station', 'cert', 'CP001', '--csr', csr, '--config', t.temp.configPath]);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain('the request names "SOMEONE-ELSE", not station "CP001"');
+
+    const oversized = path.join(dir, 'oversized.csr');
+    writeFileSync(oversized, oversizedRsaCsr(readFileSync(keyAndCsr('cp001-oversized', 'CP001').csr, 'utf8')));
+    const tooLarge = await runCli(['station', 'cert', 'CP001', '--csr', oversized, '--config', t.temp.configPath]);
+    expect(tooLarge.code).toBe(2);
+    expect(tooLarge.stderr).toContain('an RSA key of 8192 bits: only 2048 to 4096');
   });
 });
