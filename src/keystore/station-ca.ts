@@ -1,5 +1,6 @@
 import { createPublicKey, sign, verify, X509Certificate, type KeyObject } from 'node:crypto';
 import type forgeModule from 'node-forge';
+import { ChargegateError } from '../errors/index.js';
 import { newSerialNumber, selfSignedCertificate } from './self-signed.js';
 
 /** The station CA's certificate (PEM) and its private key. */
@@ -9,7 +10,7 @@ export interface StationCaMaterial {
 }
 
 /** A certificate signing request chargegate refuses to sign: the message says why. */
-export class StationCsrError extends Error {
+export class StationCsrError extends ChargegateError {
   override name = 'StationCsrError';
   readonly code = 'CHARGEGATE_STATION_CSR';
 }
@@ -105,7 +106,7 @@ export interface StationCsr {
 }
 
 /**
- * Reads and checks a station's CSR: it must name that station (contract section 9), carry an RSA or EC key
+ * Reads and checks a station's CSR: it must name that station (README "Connecting a station", "Profile 3 certificates"), carry an RSA or EC key
  * within the limits above, and be signed by that key. Everything cheap comes first; the signature is checked last,
  * natively on the thread pool, so no request can hold the event loop. Any refusal is a StationCsrError.
  */

@@ -1,4 +1,5 @@
 import type { AuthorizationDecision } from '../../authorization/index.js';
+import { errorCodeOf } from '../../errors/index.js';
 import type { Transaction } from '../../site/index.js';
 import { BoundedMap } from '../bounded-map.js';
 import { callRegistrar, stationTime, unconfiguredConnectorCheck, warnIfStoppedBeforeStart, type StationHandlerDeps } from '../call-handling.js';
@@ -12,7 +13,7 @@ import type { IdTokenInfoType, Ocpp201Actions, TransactionEventRequest } from '.
 const REMEMBERED_PER_CONNECTION = 64;
 
 /**
- * The station-initiated OCPP 2.0.1 actions, onto the same domain calls as 1.6 (contract section 9): an EVSE is a
+ * The station-initiated OCPP 2.0.1 actions, onto the same domain calls as 1.6 (README "OCPP 2.0.1 stations"): an EVSE is a
  * connector (`connectorId` = EVSE id), a TransactionEvent opens and closes the same transactions, and every
  * answer waits for its own writes to be durable.
  */
@@ -70,7 +71,7 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
     return { idTokenInfo: idTokenInfoOf(decision) };
   });
 
-  /** Opens the transaction with the driver's token: at the first event that carries one (contract section 9). */
+  /** Opens the transaction with the driver's token: at the first event that carries one (README "OCPP 2.0.1 stations"). */
   const start = async (
     params: TransactionEventRequest,
     evseId: number,
@@ -182,7 +183,7 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
     try {
       certificateChain = await issue(params.csr, stationId);
     } catch (err) {
-      if ((err as { code?: string }).code !== 'CHARGEGATE_STATION_CSR') throw err;
+      if (errorCodeOf(err) !== 'CHARGEGATE_STATION_CSR') throw err;
       log.warn({ reason: (err as Error).message }, 'SignCertificate refused');
       return { status: 'Rejected' };
     }
