@@ -4,7 +4,7 @@ import type { Logger } from '../log/index.js';
 import { checkInstant, OutOfBoundsError, type Site, type Transaction } from '../site/index.js';
 import type { StationClient } from './connections.js';
 import type { SignCertificateThrottle } from './sign-certificate-throttle.js';
-import { rpcError } from './rpc.js';
+import { rpcError, type ActionMap } from './rpc.js';
 import { isAdmitted } from './station-access.js';
 
 export interface StationHandlerDeps {
@@ -34,9 +34,6 @@ export function unconfiguredConnectorCheck(stationId: string, deps: Pick<Station
     return fix !== undefined;
   };
 }
-
-/** An action map generated from ocpp-rpc's schemas: action -> [request, response]. */
-type ActionMap<Actions> = { [A in keyof Actions]: [unknown, unknown] };
 
 export type CallHandler<Actions extends ActionMap<Actions>, A extends keyof Actions> = (params: Actions[A][0]) => Actions[A][1] | Promise<Actions[A][1]>;
 

@@ -1,27 +1,21 @@
-import http from 'node:http';
-import https from 'node:https';
-import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { TLSSocket } from 'node:tls';
-import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { Authorizer } from '../authorization/index.js';
-import { listenFailure, readConfiguredFile, type Config } from '../config/index.js';
+import { listenFailure, type Config } from '../config/index.js';
 import type { HealthSource, ServedCertificate } from '../health/index.js';
-import { messageOf, summarisedWarn, type Logger } from '../log/index.js';
-import { FailureLimiter } from '../credentials/index.js';
+import { messageOf, type Logger } from '../log/index.js';
 import { STATIONS_TOPIC, type Site } from '../site/index.js';
 import { watchChangeCounter, type Database } from '../store/index.js';
 import { StationConnections, type StationClient, type StationSession } from './connections.js';
 import { toStationFrame } from './frame-errors.js';
-import { CENTRAL_SYSTEM_PROTOCOLS, createRpcServer, OCPP201 } from './rpc.js';
+import { registerOcppMetrics } from './ocpp-metrics.js';
+import { createRpcServer } from './rpc.js';
 import { SignCertificateThrottle } from './sign-certificate-throttle.js';
-import { accessChanged, decideAccess, isAdmitted, type ClientCertificate } from './station-access.js';
+import { accessChanged } from './station-access.js';
 import { createStationCommands, type StationCommands } from './station-commands.js';
-import { registerV16Handlers } from './v16/handlers.js';
-import { registerV201Handlers } from './v201/handlers.js';
-
-/** A station that repeats one mistake has it logged this often a minute, the rest counted (README "Security"). */
-const STATION_WARNINGS = { perInterval: 10, intervalMs: 60_000 };
+import { openStationConnection, type SharedHandlerDeps } from './station-connection.js';
+import { createListener } from './station-listener.js';
+import { admitStationUpgrades } from './upgrade-admission.js';
 
 export interface CentralSystemOptions {
   config: () => Config;
@@ -69,104 +63,16 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   });
   let closing = false;
 
-  const calls =
-    options.metrics &&
-    new Counter({
-      name: 'chargegate_ocpp_calls_total',
-      help: 'Calls from stations by action and outcome (ok or the OCPP error code)',
-      labelNames: ['action', 'outcome'],
-      registers: [options.metrics],
-    });
-  if (options.metrics) {
-    new Gauge({
-      name: 'chargegate_ocpp_connected_stations',
-      help: 'Stations with an open OCPP connection',
-      registers: [options.metrics],
-      collect() {
-        this.set(connections.size);
-      },
-    });
-  }
-
-  /** Runs in socket event handlers: a database error is logged, never thrown into ocpp-rpc's emitter. */
-  const markOnline = (stationId: string, online: boolean, clientLog: Logger): void => {
-    try {
-      site.stations.setOnline(stationId, online);
-    } catch (err) {
-      clientLog.error({ err, online }, 'could not record the station online state');
-    }
+  admitStationUpgrades(rpc, { config, site, log });
+  const handlerDeps: SharedHandlerDeps = {
+    site,
+    authorizer: options.authorizer,
+    config,
+    countCall: registerOcppMetrics(options.metrics, connections),
+    ...(options.stationCa && { issueStationCertificate: options.stationCa.issue }),
+    signCertificateThrottle: new SignCertificateThrottle(),
   };
-
-  const failedUpgrades = new FailureLimiter();
-  rpc.auth(async (accept, reject, handshake) => {
-    const { ocpp: current } = config();
-    const fields = { stationId: handshake.identity, remoteAddress: handshake.remoteAddress };
-    if (!CENTRAL_SYSTEM_PROTOCOLS.some((p) => handshake.protocols.has(p))) {
-      log.warn({ ...fields, offered: [...handshake.protocols] }, 'station connection refused: it offers neither the ocpp2.0.1 nor the ocpp1.6 subprotocol');
-      reject(400, 'WebSocket subprotocol ocpp2.0.1 or ocpp1.6 required');
-      return;
-    }
-    const limit = failedUpgrades.check(handshake.remoteAddress ?? 'unknown');
-    if (!limit.allowed) {
-      log.debug({ ...fields, retryAfterS: limit.retryAfterS }, 'station connection refused: too many failed attempts from this address');
-      reject(429, `too many failed attempts from this address; retry in ${limit.retryAfterS} s`);
-      return;
-    }
-    const decision = await decideAccess({
-      identity: handshake.identity,
-      endpoint: handshake.endpoint,
-      path: current.path,
-      profile: current.securityProfile,
-      password: handshake.password,
-      admission: site.stations.admission(handshake.identity),
-      ...(current.securityProfile === 3 && { clientCertificate: clientCertificateOf(handshake.request) }),
-    });
-    if (limit.ticket.done(decision.accepted)) log.warn(fields, 'station connection refused: too many failed attempts from this address; refusing it for a minute without checking');
-    if (!decision.accepted) {
-      log.warn({ ...fields, status: decision.status, reason: decision.reason }, 'station connection refused');
-      reject(decision.status, decision.reason);
-      return;
-    }
-    accept(decision.session);
-  });
-
-  const signCertificateThrottle = new SignCertificateThrottle();
-  rpc.on('client', (client: StationClient) => {
-    const { stationId, admission } = client.session;
-    const counted = isAdmitted(admission, config().ocpp.acceptUnknownStations);
-    const clientLog = log.child({ stationId, siteId: counted ? site.stations.siteOf(stationId) : undefined });
-    const previous = connections.attach(client);
-    if (previous) {
-      clientLog.info('station reconnected: closing its previous connection');
-      void previous.close({ code: 1000, reason: 'replaced by a new connection' });
-    }
-    markOnline(stationId, true, clientLog);
-    const warn = summarisedWarn(clientLog, STATION_WARNINGS);
-    const handlerDeps = {
-      site,
-      authorizer: options.authorizer,
-      config,
-      logger: clientLog,
-      warn,
-      countCall: (action: string, outcome: string) => calls?.inc({ action, outcome }),
-      ...(options.stationCa && { issueStationCertificate: options.stationCa.issue }),
-      signCertificateThrottle,
-    };
-    if (client.protocol === OCPP201) registerV201Handlers(client, handlerDeps);
-    else registerV16Handlers(client, handlerDeps);
-    const schema = client.protocol === OCPP201 ? 'OCPP 2.0.1' : 'OCPP 1.6';
-    client.on('badMessage', ({ error, response }) => warn({ error: error.message, answered: response?.[2] }, 'malformed frame from station'));
-    client.on('strictValidationFailure', ({ method, error, outbound, isCall }) => {
-      if (outbound) clientLog.error({ action: method, error: error.message, isCall }, `our own message failed the ${schema} schema; not sent`);
-      else warn({ action: method, error: error.message }, `station message failed the ${schema} schema`);
-    });
-    client.once('close', ({ code, reason }) => {
-      if (connections.detach(client)) markOnline(stationId, false, clientLog);
-      warn.flush();
-      clientLog.info({ code, reason }, 'station disconnected');
-    });
-    clientLog.info({ remoteAddress: client.handshake.remoteAddress, protocol: client.protocol, admission, securityProfile: config().ocpp.securityProfile }, 'station connected');
-  });
+  rpc.on('client', (client: StationClient) => openStationConnection(client, { connections, log, deps: handlerDeps }));
   rpc.on('error', (err) => log.error({ err }, 'OCPP WebSocket server error'));
 
   const { server, certificate } = createListener(config(), options.stationCa);
@@ -238,36 +144,5 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
         server.closeAllConnections();
       });
     },
-  };
-}
-
-/**
- * Profiles 0 and 1 listen in plain HTTP; 2 and 3 in TLS 1.2+ with ocpp.tls. Profile 3 asks every station for a
- * client certificate of the station CA; an upgrade without a good one is refused with its reason, not at the
- * handshake, so the log says why.
- */
-function createListener(config: Config, stationCa: StationCa | undefined): { server: http.Server; certificate?: ServedCertificate } {
-  const { securityProfile, tls } = config.ocpp;
-  if (securityProfile < 2) return { server: http.createServer() };
-  if (!tls) throw new Error(`ocpp.tls: required when securityProfile is ${securityProfile}`);
-  const cert = readConfiguredFile(tls.cert, 'ocpp.tls.cert');
-  const clientCertificates = securityProfile === 3 && { requestCert: true, rejectUnauthorized: false, ca: stationCa?.certificate ?? missingStationCa() };
-  const server = https.createServer({ cert, key: readConfiguredFile(tls.key, 'ocpp.tls.key'), minVersion: 'TLSv1.2', ...clientCertificates });
-  return { server, certificate: { listener: 'ocpp', file: tls.cert, pem: cert } };
-}
-
-function missingStationCa(): never {
-  throw new Error('security profile 3 needs the station CA');
-}
-
-function clientCertificateOf(request: IncomingMessage): ClientCertificate {
-  const socket = request.socket as TLSSocket;
-  if (typeof socket.getPeerCertificate !== 'function') return { authorized: false, commonName: undefined, error: 'not a TLS connection' };
-  const subject = socket.getPeerCertificate().subject as Record<string, string | string[]> | undefined;
-  const commonName = subject?.CN;
-  return {
-    authorized: socket.authorized,
-    commonName: Array.isArray(commonName) ? commonName[0] : commonName,
-    ...(!socket.authorized && { error: String(socket.authorizationError ?? 'no certificate') }),
   };
 }

@@ -51,6 +51,24 @@ export interface RpcConnection {
   once<E extends keyof RpcClientEvents>(event: E, listener: (event: RpcClientEvents[E]) => void): unknown;
 }
 
+/** An action map generated from ocpp-rpc's schemas: action -> [request, response]. */
+export type ActionMap<Actions> = { [A in keyof Actions]: [unknown, unknown] };
+
+/** A connection's calls typed by an action map: each resolves to its action's response type. */
+export type TypedCall<Actions extends ActionMap<Actions>> = <A extends keyof Actions & string>(
+  action: A,
+  params: Actions[A][0],
+  options?: { callTimeoutMs?: number; signal?: AbortSignal },
+) => Promise<Actions[A][1]>;
+
+/**
+ * The calls chargegate makes on a connection, typed. Strict mode validated every answer against the schema the
+ * action map was generated from, so this is the one place the `unknown` ocpp-rpc resolves to becomes that type.
+ */
+export function typedCall<Actions extends ActionMap<Actions>>(connection: Pick<RpcConnection, 'call'>): TypedCall<Actions> {
+  return (action, params, options) => connection.call(action, params, options);
+}
+
 /** The connecting side: a station, or chargegate speaking to the upstream CPO as a station. */
 export interface RpcClient extends RpcConnection {
   connect(): Promise<unknown>;

@@ -1,7 +1,7 @@
 import type { Ocpp16Actions } from './v16/messages.js';
 import type { Ocpp201Actions } from './v201/messages.js';
 import { StationCallError, StationOfflineError, StationTimeoutError } from './errors.js';
-import { isRpcError, isRpcTimeout, OCPP201, RPC_OPEN, type RpcConnection } from './rpc.js';
+import { isRpcError, isRpcTimeout, OCPP201, RPC_OPEN, typedCall, type ActionMap, type RpcConnection } from './rpc.js';
 
 /** The OCPP 1.6 commands chargegate sends, each typed by the generated action map. */
 type Command =
@@ -42,11 +42,10 @@ export function createStationCommands(connections: ConnectionLookup): StationCom
     if (!connection || connection.state !== RPC_OPEN) throw new StationOfflineError(stationId);
     return connection;
   };
-  const call = async <Response>(stationId: string, action: string, req: unknown): Promise<Response> => {
+  const call = async <Actions extends ActionMap<Actions>, A extends keyof Actions & string>(stationId: string, action: A, req: Actions[A][0]): Promise<Actions[A][1]> => {
     const connection = connectionOf(stationId);
     try {
-      // Strict mode validated the answer against the schema the action map was generated from.
-      return (await connection.call(action, req)) as Response;
+      return await typedCall<Actions>(connection)(action, req);
     } catch (err) {
       if (isRpcTimeout(err)) throw new StationTimeoutError(stationId, action);
       if (isRpcError(err)) throw new StationCallError(stationId, action, err.rpcErrorCode, err.message);
@@ -55,9 +54,9 @@ export function createStationCommands(connections: ConnectionLookup): StationCom
       throw err;
     }
   };
-  const send = <A extends Command>(stationId: string, action: A, req: Ocpp16Actions[A][0]): Promise<Ocpp16Actions[A][1]> => call<Ocpp16Actions[A][1]>(stationId, action, req);
+  const send = <A extends Command>(stationId: string, action: A, req: Ocpp16Actions[A][0]): Promise<Ocpp16Actions[A][1]> => call<Ocpp16Actions, A>(stationId, action, req);
   const send201 = <A extends keyof Ocpp201Actions & string>(stationId: string, action: A, req: Ocpp201Actions[A][0]): Promise<Ocpp201Actions[A][1]> =>
-    call<Ocpp201Actions[A][1]>(stationId, action, req);
+    call<Ocpp201Actions, A>(stationId, action, req);
   const speaks201 = (stationId: string): boolean => connectionOf(stationId).protocol === OCPP201;
   return {
     async startCharging(stationId, { connectorId, idTag }) {

@@ -1,6 +1,6 @@
 import type { UpstreamClient, UpstreamConnect } from '../authorization/index.js';
-import type { AuthorizeResponse } from './v16/messages.js';
-import { createRpcClient, RPC_CLOSING } from './rpc.js';
+import type { Ocpp16Actions } from './v16/messages.js';
+import { createRpcClient, RPC_CLOSING, typedCall } from './rpc.js';
 
 /**
  * Opens an OCPP 1.6-J connection to the CPO under the station's own identity (ws://cpo/ocpp/<stationId>), the
@@ -9,9 +9,10 @@ import { createRpcClient, RPC_CLOSING } from './rpc.js';
 export const connectUpstreamAsStation: UpstreamConnect = async (url: string, stationId: string): Promise<UpstreamClient> => {
   const client = createRpcClient({ endpoint: url, identity: stationId, reconnect: true });
   await client.connect();
+  const call = typedCall<Ocpp16Actions>(client);
   return {
     async authorize(idTag) {
-      const response = (await client.call('Authorize', { idTag })) as AuthorizeResponse;
+      const response = await call('Authorize', { idTag });
       return response.idTagInfo;
     },
     isClosed: () => client.state >= RPC_CLOSING,

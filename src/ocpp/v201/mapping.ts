@@ -1,5 +1,6 @@
 import { checkEnergyWh, type StopReason } from '../../site/index.js';
-import type { ChargingStateEnumType, ConnectorStatusEnumType, MeterValueType, ReasonEnumType } from './messages.js';
+import type { AuthorizationDecision } from '../../authorization/index.js';
+import type { ChargingStateEnumType, ConnectorStatusEnumType, IdTokenInfoType, MeterValueType, ReasonEnumType } from './messages.js';
 
 /**
  * How an OCPP 2.0.1 station's words become the OCPP 1.6 words the four webhook events carry (README "OCPP 2.0.1 stations").
@@ -73,4 +74,9 @@ export function importedEnergyWh(meterValues: readonly MeterValueType[] | undefi
     }
   }
   return energy;
+}
+
+/** A 1.6-style decision as 2.0.1 idTokenInfo: the same statuses exist in both. */
+export function idTokenInfoOf(decision: Pick<AuthorizationDecision, 'status' | 'expiryDate'>): IdTokenInfoType {
+  return { status: decision.status, ...(decision.expiryDate !== undefined && { cacheExpiryDateTime: decision.expiryDate }) };
 }

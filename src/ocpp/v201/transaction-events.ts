@@ -1,0 +1,113 @@
+import type { AuthorizationDecision } from '../../authorization/index.js';
+import type { Transaction } from '../../site/index.js';
+import { stationTime, warnIfStoppedBeforeStart, type CallHandler, type StationHandlerDeps } from '../call-handling.js';
+import { rpcError } from '../rpc.js';
+import type { ConnectionMemory } from './connection-memory.js';
+import { idTokenInfoOf, importedEnergyWh, stopReasonOf, type ConnectorActivity } from './mapping.js';
+import type { IdTokenInfoType, Ocpp201Actions, TransactionEventRequest } from './messages.js';
+
+/** What a TransactionEvent handler works with: the station's connection and the domain. */
+export interface TransactionEventContext {
+  stationId: string;
+  deps: Pick<StationHandlerDeps, 'site' | 'authorizer' | 'logger' | 'warn'>;
+  memory: ConnectionMemory;
+  /** Records the 1.6 status the EVSE's activity amounts to after `change` (the domain emits only a change). */
+  reportStatus(evseId: number, change: Partial<ConnectorActivity>): void;
+  /** True (and warned) for an EVSE of a configured station that the config does not list. */
+  unconfigured(action: string, evseId: number): boolean;
+}
+
+/**
+ * TransactionEvent onto the same transactions as 1.6 (README "OCPP 2.0.1 stations"): the transaction opens with
+ * the driver's token at the first event that carries one, and closes at Ended; `transactionId` is chargegate's
+ * integer for the station's own id string.
+ */
+export function transactionEventHandler(ctx: TransactionEventContext): CallHandler<Ocpp201Actions, 'TransactionEvent'> {
+  const { stationId, memory } = ctx;
+  const { site, authorizer, logger: log, warn } = ctx.deps;
+
+  const start = async (
+    params: TransactionEventRequest,
+    evseId: number,
+    idTag: string,
+    energyWh: number | undefined,
+  ): Promise<{ decision: AuthorizationDecision; transaction: Transaction }> => {
+    const stationTransactionId = params.transactionInfo.transactionId;
+    // Begun before this event named the driver (a Started one without an idToken, perhaps on an earlier connection).
+    const begun = site.transactions.beganWithoutDriver(stationId, stationTransactionId);
+    const { decision, started } = await authorizer.authorizeStart({ idTag, stationId, connectorId: evseId }, (settled) =>
+      site.transactions.start({
+        at: site.connectors.locate(stationId, evseId),
+        idTag,
+        meterStartWh: begun?.meterStartWh ?? energyWh ?? memory.energyOf(evseId) ?? 0,
+        startedAt: begun?.startedAt ?? stationTime(params.timestamp),
+        ...(params.reservationId !== undefined && { reservationId: params.reservationId }),
+        source: 'ocpp',
+        stationTransactionId,
+        authorizationStatus: settled.status,
+      }),
+    );
+    log.info({ transactionId: started.id, stationTransactionId, evseId, status: decision.status }, 'transaction started');
+    return { decision, transaction: started };
+  };
+
+  const stop = (params: TransactionEventRequest, transaction: Transaction, energyWh: number | undefined): void => {
+    const stoppedAt = stationTime(params.timestamp);
+    const stopped = site.transactions.stop({
+      stationId,
+      transactionId: transaction.id,
+      meterStopWh: energyWh ?? memory.energyOf(transaction.connectorId) ?? transaction.meterStartWh,
+      stoppedAt,
+      reason: stopReasonOf(params.transactionInfo.stoppedReason),
+      ...(params.idToken !== undefined && { idTag: params.idToken.idToken }),
+    });
+    if (!stopped) return;
+    log.info({ transactionId: stopped.id, stationTransactionId: stopped.stationTransactionId, reason: stopped.stopReason }, 'transaction stopped');
+    warnIfStoppedBeforeStart(stopped, stoppedAt, warn);
+  };
+
+  return async (params) => {
+    const { transactionInfo, eventType } = params;
+    const stationTransactionId = transactionInfo.transactionId;
+    let transaction = site.transactions.byStationTransactionId(stationId, stationTransactionId);
+    const evseId =
+      params.evse?.id ?? memory.evseOf(stationTransactionId) ?? transaction?.connectorId ?? site.transactions.beganWithoutDriver(stationId, stationTransactionId)?.connectorId;
+    if (evseId === undefined) {
+      warn({ stationTransactionId, eventType, seqNo: params.seqNo }, 'TransactionEvent names no EVSE and none is known for its transaction: answered, no event');
+      return {};
+    }
+    // EVSE 0 is the whole station, as connector 0 is in 1.6: a transaction there would hold its tag for ever.
+    if (evseId === 0) throw rpcError('PropertyConstraintViolation', 'evse.id must be 1 or more for a transaction');
+    if (ctx.unconfigured('TransactionEvent', evseId)) return params.idToken ? { idTokenInfo: { status: 'Invalid' } } : {};
+    memory.placeTransaction(stationTransactionId, evseId);
+    const energyWh = importedEnergyWh(params.meterValue);
+    memory.noteEnergy(evseId, energyWh);
+
+    let idTokenInfo: IdTokenInfoType | undefined;
+    if (!transaction && params.idToken) {
+      const started = await start(params, evseId, params.idToken.idToken, energyWh);
+      idTokenInfo = idTokenInfoOf(started.decision);
+      transaction = started.transaction;
+    } else if (!transaction && eventType === 'Started') {
+      site.transactions.noteStartWithoutDriver(stationId, stationTransactionId, { connectorId: evseId, startedAt: stationTime(params.timestamp), meterStartWh: energyWh ?? null });
+    } else if (params.idToken) {
+      idTokenInfo = idTokenInfoOf(
+        await authorizer.authorize({ idTag: params.idToken.idToken, stationId, connectorId: evseId, ...(transaction && { transactionId: transaction.id }) }),
+      );
+    }
+
+    if (eventType === 'Ended') {
+      memory.forgetTransaction(stationTransactionId);
+      if (transaction) stop(params, transaction, energyWh);
+      else {
+        site.transactions.forgetStartWithoutDriver(stationId, stationTransactionId);
+        log.info({ stationTransactionId, evseId }, 'transaction ended before any event named its driver: nothing was billed, no event');
+      }
+      if (memory.activityOf(evseId)?.connectorStatus === 'Occupied') ctx.reportStatus(evseId, { chargingState: undefined, ended: transaction !== undefined });
+    } else if (transactionInfo.chargingState && transaction) {
+      ctx.reportStatus(evseId, { connectorStatus: 'Occupied', chargingState: transactionInfo.chargingState, ended: false });
+    }
+    log.debug({ stationTransactionId, eventType, seqNo: params.seqNo, offline: params.offline ?? false, triggerReason: params.triggerReason }, 'transaction event');
+    return idTokenInfo ? { idTokenInfo } : {};
+  };
+}
