@@ -3,4 +3,4 @@ export { subscribedWebhooks } from './subscriptions.js';
 export { eventsAfter, type LoggedEvent } from './event-log.js';
 export { DeliveryStore, DELIVERIES_TOPIC, queueId, type DeadLetter, type PendingDelivery, type QueueKey, type ReplayResult, type StoredEvent } from './delivery-store.js';
 export { QUEUE_FULL, RETRIES_EXHAUSTED, type DeadReason } from './dead-reasons.js';
-export { pruneDelivered, type PruneResult } from './retention.js';
+export { pruneDelivered, type PruneResult } from './prune-delivered.js';

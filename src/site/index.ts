@@ -6,7 +6,7 @@ export { StationRegistry, STATIONS_TOPIC, type BootVerdict, type StationAdmissio
 export { Connectors, type ChargePointView, type ConnectorRef, type ConnectorState, type ConnectorStatusChange } from './connectors.js';
 export { Authorizations } from './authorizations.js';
 export { Transactions, type StartTransactionInput, type StopTransactionInput, type Transaction } from './transactions.js';
-export { pruneStoppedTransactions } from './retention.js';
+export { pruneStoppedTransactions } from './prune-stopped-transactions.js';
 export { transactionHistory, type TransactionFilter } from './transaction-history.js';
 export { SiteDirectory, type ChargePointRef } from './directory.js';
 export { isStationId, STATION_ID_RULE } from './station-id.js';

@@ -5,5 +5,5 @@ export { bumpChangeCounter, readChangeCounter, watchChangeCounter } from './chan
 export { GroupCommit } from './group-commit.js';
 export { DirectWriter, type Writer } from './writer.js';
 export { DataDirInUseError, dataDirHolder, lockDataDir, type DataDirHolder, type DataDirLock } from './data-dir-lock.js';
-export { deleteInBatches, reclaimFreePages, schedulePruning, type Pruned } from './retention.js';
+export { deleteInBatches, reclaimFreePages, schedulePruning, type Pruned } from './pruning.js';
 export { DatabaseDamagedError, DataDirUnusableError } from './storage-errors.js';
