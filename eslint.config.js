@@ -2,6 +2,28 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/**
+ * A folder of src/ is one part and its index.ts is its public face (README, Layout): a file `depth` folders below
+ * src/ that climbs `depth` times has left its part, and may then name only another part's index.js. Within a part
+ * (./x.js, a sub-folder's ../x.js) anything goes. test/ may reach inside: it tests parts from within.
+ */
+const otherPartsByIndexOnly = (depth) => ({
+  files: [`src/${'*/'.repeat(depth)}*.ts`],
+  rules: {
+    'no-restricted-imports': [
+      'error',
+      {
+        patterns: [
+          {
+            regex: `^(\\.\\./){${depth}}(?![^/]+/index\\.js$)`,
+            message: "Another folder of src/ is imported by its index.js only; export what you need from that folder's index.ts.",
+          },
+        ],
+      },
+    ],
+  },
+});
+
 export default tseslint.config(
   // The OCPP message types are generated from ocpp-rpc's schemas (npm run generate:ocpp-types).
   { ignores: ['dist/', 'node_modules/', 'var/', 'src/ocpp/v16/messages.ts', 'src/ocpp/v201/messages.ts'] },
@@ -21,4 +43,7 @@ export default tseslint.config(
     },
   },
   { files: ['**/*.js'], extends: [tseslint.configs.disableTypeChecked] },
+  // src/cli/commands/, src/modbus/models/, src/ocpp/v16/ are the deepest folders: add a depth when one nests further.
+  otherPartsByIndexOnly(1),
+  otherPartsByIndexOnly(2),
 );
