@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { StatusGuard } from '../http/index.js';
-import { STATUS_CSS, STATUS_HTML, STATUS_SCRIPT } from './page-assets.js';
+import { readStatusScript, STATUS_CSS, STATUS_HTML } from './page-assets.js';
 import { statusSnapshot, type StatusSnapshotSources } from './status-snapshot.js';
 
 /** Only our own script and style, no framing: the page is unauthenticated and may sit on the site LAN. */
@@ -21,9 +21,10 @@ function asset(reply: FastifyReply, contentType: string, body: string): FastifyR
  * its data pass `guard` (a status:read token on a non-loopback listener); the script and style hold no data.
  */
 export function statusPageRoutes(sources: StatusSnapshotSources, guard: StatusGuard): FastifyPluginAsync {
+  const script = readStatusScript();
   return async (app) => {
     app.get('/', { onRequest: guard }, (_request, reply) => asset(reply, 'text/html; charset=utf-8', STATUS_HTML));
-    app.get('/status.js', (_request, reply) => asset(reply, 'text/javascript; charset=utf-8', STATUS_SCRIPT));
+    app.get('/status.js', (_request, reply) => asset(reply, 'text/javascript; charset=utf-8', script));
     app.get('/status.css', (_request, reply) => asset(reply, 'text/css; charset=utf-8', STATUS_CSS));
     // Browsers ask for it on every page: an empty answer instead of a 404 in the console.
     app.get('/favicon.ico', (_request, reply) => reply.status(204).send());

@@ -3,6 +3,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { METER_MODELS } from '../../src/modbus/index.js';
 import type { StatusSnapshot } from '../../src/status-page/index.js';
+import { readStatusScript } from '../../src/status-page/page-assets.js';
 import { CP001, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { MeterSimulator } from '../support/meter-simulator.js';
 import type { SimulatedStation } from '../support/station.js';
@@ -124,11 +125,15 @@ describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
     expect(problems).toEqual([]);
   });
 
-  it('serves the page with a strict content security policy and the data as status.json', async () => {
+  it('serves the page and its script with a strict content security policy, and the data as status.json', async () => {
     const response = await fetch(`http://127.0.0.1:${httpPort}/`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(response.headers.get('content-security-policy')).toContain("script-src 'self'");
+    const script = await fetch(`http://127.0.0.1:${httpPort}/status.js`);
+    expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(script.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(await script.text()).toBe(readStatusScript());
     const snapshot = (await (await fetch(`http://127.0.0.1:${httpPort}/status.json`)).json()) as StatusSnapshot;
     expect(snapshot.sites).toEqual(['s1']);
     expect(snapshot.meters).toMatchObject([
