@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { ChargegateError } from '../errors/index.js';
 
 /**
  * The status page as three static assets: plain HTML and CSS kept as strings, and the script, which tsc compiles
@@ -58,7 +59,7 @@ th { background: #eef1f4; font-weight: 600; }
 const STATUS_SCRIPT_FILE = fileURLToPath(new URL('../../dist/status-page/browser/status.js', import.meta.url));
 
 /** The status page script is not where the build puts it: a checkout not built, or an install missing files. */
-export class StatusScriptMissingError extends Error {
+export class StatusScriptMissingError extends ChargegateError {
   override name = 'StatusScriptMissingError';
   readonly code = 'CHARGEGATE_STATUS_SCRIPT_MISSING';
 }

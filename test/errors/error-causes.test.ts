@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadPlugin } from '../../src/authorization/plugin.js';
@@ -6,6 +6,7 @@ import { ConfigError, loadConfig } from '../../src/config/index.js';
 import { cliFailure } from '../../src/cli/failure.js';
 import { ERROR_CODES, errorCodeOf } from '../../src/errors/index.js';
 import { readKeystoreDocument } from '../../src/keystore/keystore-file.js';
+import { ROOT } from '../support/cli.js';
 import { tempDirForTest } from '../support/for-test.js';
 
 describe('errors chargegate raises on purpose', () => {
@@ -38,5 +39,23 @@ describe('errors chargegate raises on purpose', () => {
     // A code that merely looks like ours (a cloned error from a dependency, a typo) is not ours.
     expect(errorCodeOf(Object.assign(new Error('x'), { code: 'CHARGEGATE_NOT_A_CODE' }))).toBeUndefined();
     expect(cliFailure(Object.assign(new Error('x'), { code: 'CHARGEGATE_NOT_A_CODE' }))).toBeUndefined();
+  });
+
+  it('every class in src that carries a CHARGEGATE_ code is a ChargegateError with a registered code', () => {
+    const files = readdirSync(path.join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+    const classes = files.flatMap((file) =>
+      [...readFileSync(path.join(ROOT, 'src', file), 'utf8').matchAll(/class (\w+) extends (\w+) \{[^}]*?readonly code(?:: \w+)? = '(CHARGEGATE_\w+)'/g)].map(
+        ([, name, base, code]) => ({
+          file,
+          name,
+          base,
+          code,
+        }),
+      ),
+    );
+    expect(classes.length).toBeGreaterThan(15);
+    // A subclass of one of ours is ours too (UnknownApplicationError extends ApplicationError).
+    const ours = new Set(['ChargegateError', ...classes.map((c) => c.name)]);
+    expect(classes.filter((c) => !ours.has(c.base!) || !(ERROR_CODES as readonly string[]).includes(c.code!))).toEqual([]);
   });
 });
