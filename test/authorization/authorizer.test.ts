@@ -1,32 +1,22 @@
-import { Writable } from 'node:stream';
 import { utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { createAuthorizer, PluginLoadError, putIdTag, type Authorizer } from '../../src/authorization/index.js';
 import { parseConfig, type Config } from '../../src/config/index.js';
-import { createLogger } from '../../src/log/index.js';
 import { connectUpstreamAsStation } from '../../src/ocpp/index.js';
 import { Site } from '../../src/site/index.js';
 import { DirectWriter, openDatabase, type Database } from '../../src/store/index.js';
 import { tempSiteForTest } from '../support/for-test.js';
 import { baseConfig, type TempSite } from '../support/temp-site.js';
 import { FakeCpo } from './fake-cpo.js';
+import { capturedLogger } from '../support/captured-log.js';
 
 describe('the Authorize decision chain', () => {
   let temp: TempSite;
   let db: Database;
   let site: Site;
   let config: Config;
-  const logs: Array<Record<string, unknown>> = [];
-  const logger = createLogger(
-    'info',
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        logs.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-        done();
-      },
-    }),
-  );
+  const { logger, lines: logs } = capturedLogger();
 
   const configure = (overrides: Record<string, unknown>): void => {
     config = parseConfig(

@@ -1,30 +1,23 @@
-import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { Registry } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpServer } from '../../src/http/index.js';
-import { createLogger } from '../../src/log/index.js';
+import { capturedLogger } from '../support/captured-log.js';
 
 /** The listener's one error path, seen from a client: a part's route that fails, and requests Fastify refuses to read. */
 describe('HTTP listener errors', () => {
   let app: FastifyInstance;
   let baseUrl: string;
-  const logs: Array<Record<string, unknown>> = [];
+  const { logger, lines: logs } = capturedLogger();
 
   beforeAll(async () => {
-    const sink = new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        for (const line of chunk.toString().split('\n')) if (line.startsWith('{')) logs.push(JSON.parse(line) as Record<string, unknown>);
-        done();
-      },
-    });
     const routes = async (part: FastifyInstance) => {
       part.post('/echo', async (request) => ({ received: request.body }));
       part.get('/broken', async () => {
         throw new Error('database file /secret/path is locked');
       });
     };
-    app = await createHttpServer({ logger: createLogger('info', sink), routes: [routes], health: () => [], metrics: new Registry(), statusGuard: async () => undefined });
+    app = await createHttpServer({ logger, routes: [routes], health: () => [], metrics: new Registry(), statusGuard: async () => undefined });
     await app.listen({ host: '127.0.0.1', port: 0 });
     baseUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
   });

@@ -1,15 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger, summarisedWarn } from '../../src/log/index.js';
-
-/** A real pino logger whose lines land in an array. */
-function loggerForTest(): { lines: Array<Record<string, unknown>>; logger: ReturnType<typeof createLogger> } {
-  const lines: Array<Record<string, unknown>> = [];
-  return { lines, logger: createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) }) };
-}
+import { summarisedWarn } from '../../src/log/index.js';
+import { capturedLogger } from '../support/captured-log.js';
 
 describe('summarisedWarn', () => {
   it('logs a message `perInterval` times an interval, then the next one after it with how many were not logged; each message on its own', () => {
-    const { lines, logger } = loggerForTest();
+    const { lines, logger } = capturedLogger();
     let now = 0;
     const warn = summarisedWarn(logger, { perInterval: 2, intervalMs: 60_000 }, () => now);
     for (let i = 0; i < 5; i += 1) warn({ i }, 'bad frame');

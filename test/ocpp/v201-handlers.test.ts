@@ -1,8 +1,7 @@
-import { Writable } from 'node:stream';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { createAuthorizer, putIdTag } from '../../src/authorization/index.js';
 import { parseConfig } from '../../src/config/index.js';
-import { createLogger, summarisedWarn } from '../../src/log/index.js';
+import { summarisedWarn } from '../../src/log/index.js';
 import type { StationHandlerDeps } from '../../src/ocpp/call-handling.js';
 import type { StationClient } from '../../src/ocpp/connections.js';
 import type { Ocpp201Actions } from '../../src/ocpp/index.js';
@@ -14,6 +13,7 @@ import { Site } from '../../src/site/index.js';
 import { DirectWriter, openDatabase } from '../../src/store/index.js';
 import { tempSiteForTest } from '../support/for-test.js';
 import { baseConfig } from '../support/temp-site.js';
+import { capturedLogger } from '../support/captured-log.js';
 
 type Request<A extends keyof Ocpp201Actions> = Ocpp201Actions[A][0];
 type Response<A extends keyof Ocpp201Actions> = Ocpp201Actions[A][1];
@@ -35,16 +35,7 @@ async function handlersForTest() {
     db.close();
   });
   const site = new Site({ db, config: () => config });
-  const logs: Array<Record<string, unknown>> = [];
-  const logger = createLogger(
-    'debug',
-    new Writable({
-      write(chunk: Buffer, _encoding, done) {
-        logs.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-        done();
-      },
-    }),
-  );
+  const { logger, lines: logs } = capturedLogger('debug');
   const authorizer = await createAuthorizer({ writer: new DirectWriter(db), config: () => config, site, logger, connectUpstream: () => Promise.reject(new Error('no CPO')) });
   onTestFinished(() => authorizer.close());
 

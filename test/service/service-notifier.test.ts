@@ -1,19 +1,7 @@
-import { Writable } from 'node:stream';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { createLogger } from '../../src/log/index.js';
 import { connectServiceManager, watchdogIntervalMs } from '../../src/service/index.js';
 import { notifySocketForTest } from '../support/for-test.js';
-
-function capturedLogger(): { logger: ReturnType<typeof createLogger>; lines: Array<Record<string, unknown>> } {
-  const lines: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { logger: createLogger('info', sink), lines };
-}
+import { capturedLogger } from '../support/captured-log.js';
 
 /** connectServiceManager for the running test: told the service is stopping when it finishes (ends the watchdog). */
 function serviceForTest(options: Parameters<typeof connectServiceManager>[0]): ReturnType<typeof connectServiceManager> {

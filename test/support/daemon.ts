@@ -1,11 +1,11 @@
 import { onTestFinished } from 'vitest';
-import { Writable } from 'node:stream';
 import { startDaemon, type Daemon } from '../../src/cli/daemon.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { openDatabase, type Database } from '../../src/store/index.js';
 import { connectStation, type SimulatedStation, type StationOptions } from './station.js';
 import { tempSite, type TempSite } from './temp-site.js';
+import { logSink } from './captured-log.js';
 
 /**
  * Per-test timeout for tests that start chargegate processes (CLI, daemon, simulator from source via tsx):
@@ -56,13 +56,7 @@ export async function daemonForTest(config: Record<string, unknown> = {}): Promi
 
 export async function startTestDaemon(config: Record<string, unknown> = {}): Promise<TestDaemon> {
   const temp = tempSite({ log: { level: 'info' }, ...config });
-  const logs: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line.startsWith('{')) logs.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
+  const { sink, lines: logs } = logSink();
   const loaded = loadConfig(temp.configPath);
   const daemon = await startDaemon({ configPath: temp.configPath, config: loaded, logger: createLogger(loaded.log.level, sink), handleSignals: false });
   // The config may put the data elsewhere (a small tmpfs, say): the assertions read the daemon's own database.

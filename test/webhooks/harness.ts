@@ -1,5 +1,4 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { expect, onTestFinished } from 'vitest';
 import { startReceiver, type Answer, type ReceivedRequest, type Receiver, type Responder } from '../support/receiver.js';
 import { fetchJwks, verifyDocumentedSignature, verifyRfc9421Signature } from '../support/webhook-verifier.js';
@@ -7,6 +6,7 @@ import { startDaemon, type Daemon } from '../../src/cli/daemon.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { CP001, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { logSink } from '../support/captured-log.js';
 
 export { eventually } from '../support/daemon.js';
 
@@ -77,13 +77,7 @@ export async function reconfigure(daemon: TestDaemon, webhooks: Array<Record<str
  */
 export async function restartDaemon(test: TestDaemon): Promise<{ daemon: Daemon; logs: Array<Record<string, unknown>> }> {
   await test.daemon.stop();
-  const logs: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line.startsWith('{')) logs.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
+  const { sink, lines: logs } = logSink();
   const config = loadConfig(test.temp.configPath);
   return { daemon: await startDaemon({ configPath: test.temp.configPath, config, logger: createLogger(config.log.level, sink), handleSignals: false }), logs };
 }
