@@ -3,9 +3,25 @@ import type { Logger } from '../log/index.js';
 import { RETRIES_EXHAUSTED, type DeliveryStore, type EventRecord, type PendingDelivery, type QueueKey } from '../outbox/index.js';
 import type { DeliveryObserver } from './delivery-metrics.js';
 import type { DeliveryWrite } from './delivery-writes.js';
-import type { PreparedRequest, WebhookSender } from './webhook-sender.js';
+import type { WebhookSender } from './webhook-sender.js';
 import type { WriteBatch } from './write-batch.js';
 import { retryWaitMs } from './retry-schedule.js';
+import {
+  STARTED,
+  claimed,
+  countedInItsCommit,
+  foundEmpty,
+  givenBack,
+  heldAsRead,
+  sentOne,
+  takeCountedWord,
+  takeExpected,
+  takenToSend,
+  told,
+  woke,
+  type Emptiness,
+  type HeldRow,
+} from './queue-states.js';
 
 export interface QueueWorkerDeps {
   queue: QueueKey;
@@ -31,12 +47,6 @@ const HEAD_BATCH = 16;
 // and the head signs while its attempt is being counted, so a queue pays signing beside its other waits, not after.
 const SIGN_AHEAD = 2;
 
-/** A claimed row's count and due time before its claim: what it gets back if it is not sent after all. */
-interface Claim {
-  attempts: number;
-  nextAttemptAt: number;
-}
-
 /**
  * The one worker of one (webhook, event type) queue. Strict FIFO: the head is retried at the fixed interval
  * until it is delivered or dead, and only then does the next event go. Every step is recorded in the outbox
@@ -50,22 +60,14 @@ export class QueueWorker {
   private wakeUp: (() => void) | undefined;
   private running: Promise<void> = Promise.resolve();
   private lastDequeued: number | undefined;
-  /** Rows whose attempt is counted but not sent yet. */
-  private readonly claimed = new Map<number, Claim>();
-  /** Requests signed ahead, by row id; dropped with the rows behind a failed head. */
-  private readonly prepared = new Map<number, Promise<PreparedRequest>>();
   /** Rows whose delivered or dead mark is on its way to a commit: the queue still reads them as pending. */
   private readonly leaving = new Set<number>();
   /** Counts given back and perhaps not committed yet: the queue is read again only once they are. */
   private givingBack: Promise<unknown> = Promise.resolve();
-  /** Asleep on an empty queue, and no event announced since: expect() may sign. */
-  private idle = false;
-  /** The request of the event expect() was told of while the queue was empty, signed while that event commits. */
-  private expected: { eventId: string; request: Promise<PreparedRequest> } | undefined;
+  /** What the worker knows of its queue being empty, for the two optimisations of an empty queue (queue-states.ts). */
+  private emptiness: Emptiness = STARTED;
   /** Rows whose first attempt the daemon counted in their events' commits for this worker, not taken up yet. */
-  private readonly countedForUs = new Set<number>();
-  /** onEmpty() was called and no row was sent since. */
-  private toldEmpty = false;
+  private readonly countedRows = new Set<number>();
 
   constructor(private readonly deps: QueueWorkerDeps) {}
 
@@ -92,15 +94,14 @@ export class QueueWorker {
    * count too many, never one too few.
    */
   expect(event: EventRecord, countedRow?: number): void {
-    if (countedRow !== undefined) this.countedForUs.add(countedRow);
-    if (!this.idle) return;
+    if (countedRow !== undefined) this.countedRows.add(countedRow);
+    if (this.emptiness.state !== 'asleep') return;
     const config = this.deps.config();
     const webhook = findWebhook(config, this.deps.queue);
     if (!webhook?.enabled) return;
-    this.idle = false;
     const request = this.deps.sender.prepare(webhook, event, config.timezone);
     request.catch(() => undefined);
-    this.expected = { eventId: event.eventId, request };
+    this.emptiness = told({ eventId: event.eventId, request });
   }
 
   /**
@@ -120,40 +121,38 @@ export class QueueWorker {
   }
 
   private async loop(): Promise<void> {
-    let buffer: PendingDelivery[] = [];
+    let buffer: HeldRow[] = [];
     while (!this.stopping) {
       try {
         if (buffer.length === 0) {
           // Outcomes are committed behind the worker's back: rows it sent stay pending until theirs is in.
           await this.givingBack;
-          buffer = this.deps.deliveries.head(this.deps.queue, HEAD_BATCH + this.leaving.size).filter((d) => !this.leaving.has(d.id));
+          buffer = this.deps.deliveries
+            .head(this.deps.queue, HEAD_BATCH + this.leaving.size)
+            .filter((d) => !this.leaving.has(d.id))
+            .map(heldAsRead);
           if (buffer.length === 0) {
-            // What was expected before is not coming (its change was undone) or was sent signed again.
-            this.expected = undefined;
-            this.idle = true;
-            if (!this.toldEmpty) {
-              this.toldEmpty = true;
-              this.deps.onEmpty?.();
-            }
+            const { emptiness, say } = foundEmpty(this.emptiness);
+            this.emptiness = emptiness;
+            if (say) this.deps.onEmpty?.();
             await this.sleep(this.deps.idlePollMs);
-            this.idle = false;
+            this.emptiness = woke(this.emptiness);
             continue;
           }
         }
         if (await this.process(buffer)) buffer.shift();
       } catch (err) {
         this.deps.logger.error({ err, ...this.deps.queue }, 'webhook worker error; retrying shortly');
-        this.release(buffer);
+        this.giveBack(buffer);
         buffer = [];
         await this.sleep(this.deps.idlePollMs);
       }
     }
-    this.release(buffer);
+    this.giveBack(buffer);
   }
 
   /** One step for the head of the buffer (the queue's oldest rows); true once it has left the queue. */
-  private async process(buffer: PendingDelivery[]): Promise<boolean> {
-    const delivery = buffer[0]!;
+  private async process(buffer: HeldRow[]): Promise<boolean> {
     const config = this.deps.config();
     const webhook = findWebhook(config, this.deps.queue);
     if (!webhook?.enabled) {
@@ -164,11 +163,13 @@ export class QueueWorker {
     const { maxRetries, requestTimeoutMs } = config.webhookDelivery;
     const maxAttempts = maxRetries + 1;
     const now = this.deps.now();
-    if (this.takeCounted(delivery)) {
-      this.claimed.set(delivery.id, { attempts: 0, nextAttemptAt: delivery.nextAttemptAt });
-      this.signAhead([delivery], webhook, config.timezone);
+    let head = buffer[0]!;
+    if (head.state === 'read' && takeCountedWord(this.countedRows, head)) {
+      head = buffer[0] = countedInItsCommit(head);
+      this.signAhead([head], webhook, config.timezone);
     }
-    if (!this.claimed.has(delivery.id)) {
+    if (head.state === 'read') {
+      const delivery = head.row;
       if (delivery.attempts >= maxAttempts) {
         // Only after a crash during the last attempt, or a reload that lowered maxRetries.
         this.deadLetter(delivery, delivery.lastStatus ?? undefined, delivery.lastError ?? 'no attempt left');
@@ -181,23 +182,24 @@ export class QueueWorker {
         await this.sleep(delivery.nextAttemptAt - now);
         return false;
       }
-      const due = buffer.slice(0, delivery.attempts > 0 ? 1 : SIGN_AHEAD).filter((d) => d.attempts < maxAttempts && d.nextAttemptAt <= now);
+      const due = buffer.slice(0, delivery.attempts > 0 ? 1 : SIGN_AHEAD).filter((h) => h.row.attempts < maxAttempts && h.row.nextAttemptAt <= now);
       this.signAhead(due, webhook, config.timezone);
-      // The row left the queue between reading and claiming it (changed by another process).
-      if (!(await this.claim(buffer, now, now + retryWaitMs(config.webhookDelivery, delivery.attempts + 1), maxAttempts))) {
-        this.prepared.clear();
+      head = await this.claim(buffer, now, now + retryWaitMs(config.webhookDelivery, delivery.attempts + 1), maxAttempts);
+      if (head.state === 'read') {
+        // The row left the queue between reading and claiming it (changed by another process).
+        for (const held of buffer) delete held.signed;
         return true;
       }
     }
-    this.claimed.delete(delivery.id);
-    const prepared = this.prepared.get(delivery.id);
-    this.prepared.delete(delivery.id);
+    const taken = takenToSend(head);
+    buffer[0] = taken.held;
+    const delivery = head.row;
     this.signAhead(
-      buffer.slice(1, 1 + SIGN_AHEAD).filter((d) => this.claimed.has(d.id)),
+      buffer.slice(1, 1 + SIGN_AHEAD).filter((h) => h.state === 'counted'),
       webhook,
       config.timezone,
     );
-    this.toldEmpty = false;
+    this.emptiness = sentOne(this.emptiness);
     if (this.lastDequeued !== delivery.id) {
       this.lastDequeued = delivery.id;
       void this.deps.writes.queue({ op: 'dequeued', queue: this.deps.queue, at: now });
@@ -207,7 +209,7 @@ export class QueueWorker {
       timeZone: config.timezone,
       timeoutMs: requestTimeoutMs,
       signal: this.abort.signal,
-      ...(prepared && { prepared }),
+      ...(taken.signed && { prepared: taken.signed }),
     });
     const done = this.deps.now();
     this.deps.observer.attempt(this.deps.queue, outcome);
@@ -230,7 +232,7 @@ export class QueueWorker {
       return true;
     }
     // The events behind a failed head wait for it: their counted attempts were not made, their signatures go stale.
-    this.release(buffer.slice(1));
+    this.giveBack(buffer, 1);
     const error = outcome.interrupted ? `interrupted: ${this.stopReason}` : (outcome.error ?? 'failed');
     delivery.lastStatus = outcome.status ?? null;
     delivery.lastError = error;
@@ -247,67 +249,43 @@ export class QueueWorker {
 
   /**
    * Counts the next attempt of the head and of the due rows right behind it, in one commit; each is sent in turn
-   * without another. False if the head left the queue.
+   * without another. Returns the head as it is held now: still `read` if it left the queue.
    */
-  private async claim(buffer: PendingDelivery[], now: number, nextAttemptAt: number, maxAttempts: number): Promise<boolean> {
-    const due: PendingDelivery[] = [];
-    for (const delivery of buffer) {
-      if (delivery.attempts >= maxAttempts || delivery.nextAttemptAt > now || this.claimed.has(delivery.id)) break;
-      due.push(delivery);
+  private async claim(buffer: HeldRow[], now: number, nextAttemptAt: number, maxAttempts: number): Promise<HeldRow> {
+    let due = 0;
+    for (const held of buffer) {
+      const delivery = held.row;
+      if (delivery.attempts >= maxAttempts || delivery.nextAttemptAt > now || held.state === 'counted') break;
+      due += 1;
       // A head being retried goes alone: the receiver is failing, the events behind it would only be given back.
       if (delivery.attempts > 0) break;
     }
-    const started = await this.deps.writes.run(due.map((d) => ({ op: 'startAttempt' as const, id: d.id, nextAttemptAt, at: now })));
-    due.forEach((delivery, i) => {
-      if (!started[i]) return;
-      this.claimed.set(delivery.id, { attempts: delivery.attempts, nextAttemptAt: delivery.nextAttemptAt });
-      delivery.attempts += 1;
-    });
-    return this.claimed.has(buffer[0]!.id);
+    const started = await this.deps.writes.run(buffer.slice(0, due).map((h) => ({ op: 'startAttempt' as const, id: h.row.id, nextAttemptAt, at: now })));
+    for (let i = 0; i < due; i++) if (started[i]) buffer[i] = claimed(buffer[i]!);
+    return buffer[0]!;
   }
 
   /** Starts signing the rows' requests that are not signed yet. */
-  private signAhead(rows: readonly PendingDelivery[], webhook: WebhookConfig, timeZone: string): void {
-    for (const delivery of rows) {
-      if (this.prepared.has(delivery.id)) continue;
-      const request = this.takeExpected(delivery.eventId) ?? this.deps.sender.prepare(webhook, delivery, timeZone);
+  private signAhead(rows: readonly HeldRow[], webhook: WebhookConfig, timeZone: string): void {
+    for (const held of rows) {
+      if (held.signed) continue;
+      const expected = takeExpected(this.emptiness, held.row.eventId);
+      this.emptiness = expected.emptiness;
+      const request = expected.request ?? this.deps.sender.prepare(webhook, held.row, timeZone);
       // Awaited only if its row is sent; send() signs again, and reports the error, if this one failed.
       request.catch(() => undefined);
-      this.prepared.set(delivery.id, request);
+      held.signed = request;
     }
   }
 
-  /**
-   * Whether the head's first attempt was counted for this worker in its event's commit, as the daemon left it (one
-   * attempt: an id a rolled-back row had may be reused by a row not counted). Words of rows before it are stale.
-   */
-  private takeCounted(head: PendingDelivery): boolean {
-    if (this.countedForUs.size === 0 || this.claimed.has(head.id)) return false;
-    const counted = this.countedForUs.has(head.id) && head.attempts === 1;
-    for (const id of this.countedForUs) if (id <= head.id) this.countedForUs.delete(id);
-    return counted;
-  }
-
-  /** The request signed while the event committed, if it is this one. */
-  private takeExpected(eventId: string): Promise<PreparedRequest> | undefined {
-    if (this.expected?.eventId !== eventId) return undefined;
-    const { request } = this.expected;
-    this.expected = undefined;
-    return request;
-  }
-
-  /** Gives claimed rows that were not sent (a failure ahead of them, a stop) their count and due time back; drops every request signed ahead. */
-  private release(rows: PendingDelivery[]): void {
-    this.prepared.clear();
+  /** Gives the counted rows from `from` on that were not sent (a failure ahead of them, a stop) their count and due time back; drops their requests signed ahead. */
+  private giveBack(buffer: HeldRow[], from = 0): void {
     const at = this.deps.now();
     const releases: DeliveryWrite[] = [];
-    for (const delivery of rows) {
-      const before = this.claimed.get(delivery.id);
-      if (!before) continue;
-      this.claimed.delete(delivery.id);
-      delivery.attempts = before.attempts;
-      delivery.nextAttemptAt = before.nextAttemptAt;
-      releases.push({ op: 'releaseAttempt', id: delivery.id, attempts: before.attempts, nextAttemptAt: before.nextAttemptAt, at });
+    for (let i = from; i < buffer.length; i++) {
+      const { held, write } = givenBack(buffer[i]!, at);
+      buffer[i] = held;
+      if (write) releases.push(write);
     }
     // Sent at once rather than lingering: until then the rows show attempts that were not made. The daemon logs a failure.
     if (releases.length > 0) this.givingBack = this.deps.writes.run(releases).catch(() => undefined);
