@@ -1,8 +1,18 @@
+// Both threads: what the delivery thread and the main thread tell each other.
 import type { Config } from '../config/index.js';
 import type { AppendedRecord, DeadReason, QueueKey } from '../outbox/index.js';
-import type { AttemptSummary } from './delivery-metrics.js';
 import type { DeliveryWrite } from './delivery-writes.js';
 import type { WebhookSigningKey } from './request-signature.js';
+import type { AttemptOutcome } from './webhook-sender.js';
+
+/** What the counters need to know of an attempt: small enough to cross from the delivery thread. */
+export type AttemptSummary = Pick<AttemptOutcome, 'delivered' | 'interrupted' | 'durationMs'>;
+
+/** Told of every attempt and dead letter as it happens (on the delivery thread, passed on to the daemon's counters). */
+export interface DeliveryObserver {
+  attempt(queue: QueueKey, outcome: AttemptSummary): void;
+  deadLetter(queue: QueueKey, reason: DeadReason): void;
+}
 
 /** What the delivery thread starts with (worker_threads workerData). */
 export interface DeliveryThreadData {

@@ -1,5 +1,6 @@
+// Both threads: the delivery thread makes these writes, the main thread applies them.
 import { RETRIES_EXHAUSTED, type DeliveryStore, type QueueKey } from '../outbox/index.js';
-import type { ExecutorStatsStore, RequestRecord } from './executor-stats.js';
+import type { ExecutorStatsStore, RequestRecord } from './main-thread/executor-stats.js';
 
 /**
  * The outbox writes delivery makes, as data. The delivery thread only reads the database; it sends these to the

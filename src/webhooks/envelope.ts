@@ -1,3 +1,4 @@
+// Both threads: loaded by the delivery thread and by the main thread.
 import type { EventType } from '../config/index.js';
 import { formatZonedTimestamp } from '../site/index.js';
 

@@ -1,3 +1,4 @@
+// Both threads: loaded by the delivery thread and by the main thread.
 import { request, type Dispatcher } from 'undici';
 
 export interface HttpAnswer {

@@ -1,3 +1,4 @@
+// Both threads: loaded by the delivery thread and by the main thread.
 import type { Dispatcher } from 'undici';
 import type { WebhookAuthConfig } from '../config/index.js';
 import { postBounded } from './http-exchange.js';

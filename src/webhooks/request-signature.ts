@@ -1,3 +1,4 @@
+// Both threads: loaded by the delivery thread and by the main thread.
 import { createHash, sign, constants, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import type { WebhookConfig } from '../config/index.js';

@@ -1,3 +1,4 @@
+// Both threads: loaded by the delivery thread and by the main thread.
 /**
  * RFC 9421 section 2.5 signature base: one `"component": value` line per covered component, then the
  * `"@signature-params"` line, joined by \n with no trailing newline. Both signature profiles sign these bytes.

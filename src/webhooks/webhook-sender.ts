@@ -1,3 +1,4 @@
+// Both threads: loaded by the delivery thread and by the main thread.
 import { randomUUID } from 'node:crypto';
 import { Agent, type Dispatcher } from 'undici';
 import type { WebhookConfig } from '../config/index.js';

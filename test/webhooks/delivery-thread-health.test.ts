@@ -6,7 +6,7 @@ import { openKeystore } from '../../src/keystore/index.js';
 import { createLogger, lineWriter } from '../../src/log/index.js';
 import { appendEvent } from '../../src/outbox/index.js';
 import { GroupCommit, openDatabase } from '../../src/store/index.js';
-import { threadLevel, WebhookDelivery } from '../../src/webhooks/webhook-delivery.js';
+import { threadLevel, WebhookDelivery } from '../../src/webhooks/main-thread/webhook-delivery.js';
 import { receiverForTest, tempSiteForTest } from '../support/for-test.js';
 import type { Receiver } from '../support/receiver.js';
 import type { TempSite } from '../support/temp-site.js';

@@ -5,10 +5,10 @@ import { createLogger } from '../../src/log/index.js';
 import { appendEvent, DeliveryStore, type AppendedRecord, type PendingDelivery } from '../../src/outbox/index.js';
 import { openDatabase, type Database } from '../../src/store/index.js';
 import { applyDeliveryWrites, type DeliveryWrite } from '../../src/webhooks/delivery-writes.js';
-import { ExecutorStatsStore } from '../../src/webhooks/executor-stats.js';
-import { QueueWorker } from '../../src/webhooks/queue-worker.js';
+import { ExecutorStatsStore } from '../../src/webhooks/main-thread/executor-stats.js';
+import { QueueWorker } from '../../src/webhooks/delivery-thread/queue-worker.js';
 import type { AttemptOutcome, PreparedRequest } from '../../src/webhooks/webhook-sender.js';
-import { WriteBatch } from '../../src/webhooks/write-batch.js';
+import { WriteBatch } from '../../src/webhooks/delivery-thread/write-batch.js';
 import { tempSite, type TempSite } from '../support/temp-site.js';
 
 /**

@@ -3,10 +3,10 @@ import { parseConfig, type Config } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { appendEvent, DeliveryStore, type PendingDelivery } from '../../src/outbox/index.js';
 import { applyDeliveryWrites, type DeliveryWrite } from '../../src/webhooks/delivery-writes.js';
-import { ExecutorStatsStore } from '../../src/webhooks/executor-stats.js';
-import { QueueWorker } from '../../src/webhooks/queue-worker.js';
+import { ExecutorStatsStore } from '../../src/webhooks/main-thread/executor-stats.js';
+import { QueueWorker } from '../../src/webhooks/delivery-thread/queue-worker.js';
 import type { AttemptOutcome } from '../../src/webhooks/webhook-sender.js';
-import { WriteBatch } from '../../src/webhooks/write-batch.js';
+import { WriteBatch } from '../../src/webhooks/delivery-thread/write-batch.js';
 import { databasePerTest } from '../support/temp-database.js';
 
 /**

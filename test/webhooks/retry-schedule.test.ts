@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import { retryWaitMs } from '../../src/webhooks/retry-schedule.js';
+import { retryWaitMs } from '../../src/webhooks/delivery-thread/retry-schedule.js';
 
 const delivery = (yaml: string) => parseConfig(`sites: [{ id: a }]\nwebhookDelivery: ${yaml}`).webhookDelivery;
 

@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { DeliveryWrite } from '../../src/webhooks/delivery-writes.js';
-import { WriteBatch } from '../../src/webhooks/write-batch.js';
+import { WriteBatch } from '../../src/webhooks/delivery-thread/write-batch.js';
 
 /** Fake setTimeout for the linger; real setImmediate, whose turns turns() gives without moving the clock. */
 async function turns(count = 5): Promise<void> {

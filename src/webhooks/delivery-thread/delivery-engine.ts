@@ -1,12 +1,13 @@
-import type { Config } from '../config/index.js';
-import type { Logger } from '../log/index.js';
-import { DELIVERIES_TOPIC, DeliveryStore, QUEUE_FULL, queueId, type AppendedRecord, type QueueKey } from '../outbox/index.js';
-import { openDatabase, watchChangeCounter, type Database } from '../store/index.js';
-import type { DeliveryObserver } from './delivery-metrics.js';
+// Delivery thread: runs in the worker thread that delivery-thread.ts starts, off the daemon's event loop.
+import type { Config } from '../../config/index.js';
+import type { Logger } from '../../log/index.js';
+import { DELIVERIES_TOPIC, DeliveryStore, QUEUE_FULL, queueId, type AppendedRecord, type QueueKey } from '../../outbox/index.js';
+import { openDatabase, watchChangeCounter, type Database } from '../../store/index.js';
+import type { DeliveryObserver } from '../delivery-thread-messages.js';
 import { QueueWorker } from './queue-worker.js';
-import { WebhookSender } from './webhook-sender.js';
+import { WebhookSender } from '../webhook-sender.js';
 import type { WriteBatch } from './write-batch.js';
-import type { WebhookSigningKey } from './request-signature.js';
+import type { WebhookSigningKey } from '../request-signature.js';
 
 export interface DeliveryEngineOptions {
   /** Where the outbox lives; delivery reads it through its own read-only connection. */

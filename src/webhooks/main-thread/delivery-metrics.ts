@@ -1,22 +1,14 @@
+// Main thread: the daemon's (or a CLI command's) side of delivery; the delivery thread never loads it.
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { DeadReason, QueueKey } from '../outbox/index.js';
+import type { DeadReason, QueueKey } from '../../outbox/index.js';
+import type { AttemptSummary, DeliveryObserver } from '../delivery-thread-messages.js';
 import type { ExecutorStatus } from './executor-status.js';
-import type { AttemptOutcome } from './webhook-sender.js';
 
 const LABELS = ['site', 'webhook', 'event_type'] as const;
 const LEVEL_VALUE = { ok: 0, warning: 1, critical: 2 } as const;
 
 function labels(queue: QueueKey): Record<(typeof LABELS)[number], string> {
   return { site: queue.siteId, webhook: queue.webhookId, event_type: queue.eventType };
-}
-
-/** What the counters need to know of an attempt: small enough to cross from the delivery thread. */
-export type AttemptSummary = Pick<AttemptOutcome, 'delivered' | 'interrupted' | 'durationMs'>;
-
-/** Told of every attempt and dead letter as it happens. */
-export interface DeliveryObserver {
-  attempt(queue: QueueKey, outcome: AttemptSummary): void;
-  deadLetter(queue: QueueKey, reason: DeadReason): void;
 }
 
 /** Prometheus view of delivery: executor gauges read at scrape time, counters and a histogram updated per attempt. */

@@ -1,5 +1,6 @@
-import type { QueueKey } from '../outbox/index.js';
-import type { Database } from '../store/index.js';
+// Main thread: the daemon's (or a CLI command's) side of delivery; the delivery thread never loads it.
+import type { QueueKey } from '../../outbox/index.js';
+import type { Database } from '../../store/index.js';
 
 /** What an executor last did (interface document 6 rule 5), persisted for health after restarts and for the CLI. */
 export interface ExecutorStats {

@@ -1,10 +1,11 @@
+// Delivery thread: runs in the worker thread that delivery-thread.ts starts, off the daemon's event loop.
 import { parentPort, workerData } from 'node:worker_threads';
-import type { Config } from '../config/index.js';
-import { createLogger } from '../log/index.js';
-import type { QueueKey } from '../outbox/index.js';
+import type { Config } from '../../config/index.js';
+import { createLogger } from '../../log/index.js';
+import type { QueueKey } from '../../outbox/index.js';
 import { DeliveryEngine } from './delivery-engine.js';
 import { WriteBatch } from './write-batch.js';
-import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from './delivery-thread-messages.js';
+import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from '../delivery-thread-messages.js';
 
 /**
  * The delivery thread's entry point: runs the DeliveryEngine on its own event loop and database connection, so

@@ -1,9 +1,10 @@
-import type { Config, WebhookConfig } from '../config/index.js';
-import type { Logger } from '../log/index.js';
-import { RETRIES_EXHAUSTED, type DeliveryStore, type EventRecord, type PendingDelivery, type QueueKey } from '../outbox/index.js';
-import type { DeliveryObserver } from './delivery-metrics.js';
-import type { DeliveryWrite } from './delivery-writes.js';
-import type { WebhookSender } from './webhook-sender.js';
+// Delivery thread: runs in the worker thread that delivery-thread.ts starts, off the daemon's event loop.
+import type { Config, WebhookConfig } from '../../config/index.js';
+import type { Logger } from '../../log/index.js';
+import { RETRIES_EXHAUSTED, type DeliveryStore, type EventRecord, type PendingDelivery, type QueueKey } from '../../outbox/index.js';
+import type { DeliveryObserver } from '../delivery-thread-messages.js';
+import type { DeliveryWrite } from '../delivery-writes.js';
+import type { WebhookSender } from '../webhook-sender.js';
 import type { WriteBatch } from './write-batch.js';
 import { retryWaitMs } from './retry-schedule.js';
 import {

@@ -1,6 +1,7 @@
-import type { PendingDelivery } from '../outbox/index.js';
-import type { DeliveryWrite } from './delivery-writes.js';
-import type { PreparedRequest } from './webhook-sender.js';
+// Delivery thread: runs in the worker thread that delivery-thread.ts starts, off the daemon's event loop.
+import type { PendingDelivery } from '../../outbox/index.js';
+import type { DeliveryWrite } from '../delivery-writes.js';
+import type { PreparedRequest } from '../webhook-sender.js';
 
 /**
  * The states of one queue's worker (queue-worker.ts drives them) and the transitions between them, in one place.

@@ -1,4 +1,5 @@
-import type { Config } from '../config/index.js';
+// Delivery thread: runs in the worker thread that delivery-thread.ts starts, off the daemon's event loop.
+import type { Config } from '../../config/index.js';
 
 type DeliverySettings = Config['webhookDelivery'];
 

@@ -1,4 +1,5 @@
-import type { DeliveryWrite } from './delivery-writes.js';
+// Delivery thread: runs in the worker thread that delivery-thread.ts starts, off the daemon's event loop.
+import type { DeliveryWrite } from '../delivery-writes.js';
 
 interface Batch {
   writes: DeliveryWrite[];

@@ -1,8 +1,9 @@
-import { EVENT_TYPES, type Config, type EventType } from '../config/index.js';
-import { worstLevel, type HealthLevel } from '../health/index.js';
-import { queueId, type DeliveryStore } from '../outbox/index.js';
+// Main thread: the daemon's (or a CLI command's) side of delivery; the delivery thread never loads it.
+import { EVENT_TYPES, type Config, type EventType } from '../../config/index.js';
+import { worstLevel, type HealthLevel } from '../../health/index.js';
+import { queueId, type DeliveryStore } from '../../outbox/index.js';
 import type { ExecutorStatsStore } from './executor-stats.js';
-import { formatZonedTimestamp } from '../site/index.js';
+import { formatZonedTimestamp } from '../../site/index.js';
 
 /** Interface document section 8, and contract section 7 for failures in a row. */
 const HEALTH_THRESHOLDS = {

@@ -1,16 +1,17 @@
+// Main thread: the daemon's (or a CLI command's) side of delivery; the delivery thread never loads it.
 import { Worker } from 'node:worker_threads';
 import type { Registry } from 'prom-client';
-import type { Config } from '../config/index.js';
-import { worstLevel, type HealthLevel, type HealthSource } from '../health/index.js';
-import { messageOf, type Logger } from '../log/index.js';
-import { DeliveryStore, queueId, type AppendedRecord, type QueueKey } from '../outbox/index.js';
-import type { Database, GroupCommit } from '../store/index.js';
+import type { Config } from '../../config/index.js';
+import { worstLevel, type HealthLevel, type HealthSource } from '../../health/index.js';
+import { messageOf, type Logger } from '../../log/index.js';
+import { DeliveryStore, queueId, type AppendedRecord, type QueueKey } from '../../outbox/index.js';
+import type { Database, GroupCommit } from '../../store/index.js';
 import { DeliveryMetrics } from './delivery-metrics.js';
-import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from './delivery-thread-messages.js';
-import { applyDeliveryWrites, type DeliveryWrite } from './delivery-writes.js';
+import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from '../delivery-thread-messages.js';
+import { applyDeliveryWrites, type DeliveryWrite } from '../delivery-writes.js';
 import { ExecutorStatsStore } from './executor-stats.js';
 import { executorStatuses, type ExecutorStatus } from './executor-status.js';
-import type { WebhookSigningKey } from './request-signature.js';
+import type { WebhookSigningKey } from '../request-signature.js';
 
 export interface WebhookDeliveryOptions {
   /** Where the outbox lives; the delivery thread opens its own connection to it. */
@@ -282,13 +283,13 @@ export function threadLevel(health: DeliveryThreadHealth, now = Date.now()): Hea
 }
 
 /**
- * The thread runs the compiled delivery-thread.js beside this file. Run from the TypeScript sources (tests, tsx),
+ * The thread runs the compiled delivery-thread/delivery-thread.js. Run from the TypeScript sources (tests, tsx),
  * the thread first registers tsx, the loader the parent process was started with.
  */
 function startDeliveryThread(workerData: DeliveryThreadData): Worker {
   const here = import.meta.url;
-  if (!here.endsWith('.ts')) return new Worker(new URL('./delivery-thread.js', here), { workerData });
+  if (!here.endsWith('.ts')) return new Worker(new URL('../delivery-thread/delivery-thread.js', here), { workerData });
   const tsx = import.meta.resolve('tsx/esm/api');
-  const script = new URL('./delivery-thread.ts', here).href;
+  const script = new URL('../delivery-thread/delivery-thread.ts', here).href;
   return new Worker(`import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(script)}); });`, { eval: true, workerData });
 }

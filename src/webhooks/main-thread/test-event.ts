@@ -1,9 +1,10 @@
+// Main thread: the daemon's (or a CLI command's) side of delivery; the delivery thread never loads it.
 import { v7 as timeOrderedUuid } from 'uuid';
-import type { Config, EventType, WebhookConfig } from '../config/index.js';
-import { formatZonedTimestamp, type AuthorizePayload, type ChargePointStatusPayload, type StartTransactionPayload, type StopTransactionPayload } from '../site/index.js';
-import type { DeliverableEvent } from './envelope.js';
-import { WebhookSender, type AttemptOutcome } from './webhook-sender.js';
-import type { WebhookSigningKey } from './request-signature.js';
+import type { Config, EventType, WebhookConfig } from '../../config/index.js';
+import { formatZonedTimestamp, type AuthorizePayload, type ChargePointStatusPayload, type StartTransactionPayload, type StopTransactionPayload } from '../../site/index.js';
+import type { DeliverableEvent } from '../envelope.js';
+import { WebhookSender, type AttemptOutcome } from '../webhook-sender.js';
+import type { WebhookSigningKey } from '../request-signature.js';
 
 /** The station and charge point id of `webhook test` events, so a receiver can tell them from real ones. */
 const TEST_STATION_ID = 'chargegate-webhook-test';
