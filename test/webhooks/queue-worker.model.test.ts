@@ -484,6 +484,21 @@ const commands = fc.oneof(
       ),
     ),
   },
+  {
+    weight: 1,
+    arbitrary: fc.constant(
+      command(
+        'disable as the daemon answers',
+        (m) => !m.disabled,
+        (m, w) => {
+          m.disabled = true;
+          w.enable(false);
+          w.slow = false;
+          w.answerAll();
+        },
+      ),
+    ),
+  },
 );
 
 describe('QueueWorker against its model (fast-check, fake timers, real outbox)', () => {

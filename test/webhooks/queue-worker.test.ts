@@ -56,6 +56,7 @@ describe('QueueWorker (fake timers, real outbox)', () => {
   });
 
   let refuse: (batch: number, error: string) => void = () => undefined;
+  let answer: (batch: number) => void = () => undefined;
   const rows = () =>
     t.db.prepare<[], { attempts: number; state: string; nextAttemptAt: number }>('SELECT attempts, state, next_attempt_at AS nextAttemptAt FROM deliveries ORDER BY id').all();
 
@@ -80,12 +81,17 @@ describe('QueueWorker (fake timers, real outbox)', () => {
     idTags.forEach((idTag) => append(idTag));
     const deliveries = new DeliveryStore(t.db);
     const stats = new ExecutorStatsStore(t.db);
+    const kept = new Map<number, DeliveryWrite[]>();
     const writes: WriteBatch = new WriteBatch((batch, list) => {
-      if (list.some((w) => w.op === held.op)) return void held.batches.push(batch);
+      if (list.some((w) => w.op === held.op)) {
+        kept.set(batch, list);
+        return void held.batches.push(batch);
+      }
       const results = t.db.transaction(() => applyDeliveryWrites(deliveries, stats, list))();
       queueMicrotask(() => writes.settle(batch, { results }));
     });
     refuse = (batch, error) => writes.settle(batch, { error });
+    answer = (batch) => writes.settle(batch, { results: t.db.transaction(() => applyDeliveryWrites(deliveries, stats, kept.get(batch)!))() });
     const log = { sent: [] as string[], attemptsSeenBySender: [] as number[], dead: 0, signedAhead: 0, signed: [] as string[], sentWith: [] as string[], toldEmpty: 0 };
     const idTagOf = (event: { payloadJson: string }) => (JSON.parse(event.payloadJson) as { idTag: string }).idTag;
     const started = new QueueWorker({
@@ -279,6 +285,22 @@ describe('QueueWorker (fake timers, real outbox)', () => {
     await advance(0);
     expect(log.sent).toEqual(['E1', 'E2']);
     expect(log.attemptsSeenBySender).toEqual([2, 1]);
+  });
+
+  it('a worker stopped while its attempt is being counted sends nothing and gives the count back', async () => {
+    const held: Held = { op: 'startAttempt', batches: [] };
+    const log = run(['E1'], 5, () => ({ delivered: true, status: 204 }), held);
+    await advance(0);
+    expect(held.batches).toHaveLength(1);
+    // Disabled; the count commits before the stop's abort (found by queue-worker.model.test.ts).
+    const stopped = worker!.stop(0, 'webhook disabled, removed or unsubscribed');
+    held.op = undefined;
+    answer(held.batches.shift()!);
+    await advance(0);
+    await stopped;
+    await advance(0);
+    expect(log.sent).toEqual([]);
+    expect(rows()).toEqual([expect.objectContaining({ state: 'pending', attempts: 0 })]);
   });
 
   it('a stop aborts a hanging request after its grace; the attempt stays counted and the event is due at once on restart', async () => {

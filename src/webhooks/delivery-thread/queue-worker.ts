@@ -192,6 +192,9 @@ export class QueueWorker {
         return true;
       }
     }
+    // Stopped while the attempt was being counted (a disable, a daemon stopping): the request would leave after the
+    // stop, before its abort. The row stays counted in the buffer, and the loop's end gives the count back.
+    if (this.stopping) return false;
     const taken = takenToSend(head);
     buffer[0] = taken.held;
     const delivery = head.row;
