@@ -79,6 +79,7 @@ export function told(expected: Expected): Emptiness {
   return { state: 'awake', saidEmpty: true, expected };
 }
 
+/** The sleep ended (a wake, the poll, a stop) with no event told: awake, having said its queue was empty. */
 export function woke(emptiness: Emptiness): Emptiness {
   return emptiness.state === 'asleep' ? { state: 'awake', saidEmpty: true } : emptiness;
 }
