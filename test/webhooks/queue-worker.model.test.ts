@@ -527,5 +527,6 @@ describe('QueueWorker against its model (fast-check, fake timers, real outbox)',
       }),
       { seed: 2811, numRuns: 100 },
     );
-  });
+    // ~3 s on a quiet box, 13 s beside other test files at load 8: twice the suite's 30 s default for a loaded CI box.
+  }, 60_000);
 });
