@@ -2,7 +2,7 @@
 import type { EventType } from '../config/index.js';
 import { formatZonedTimestamp } from '../site/index.js';
 
-/** Interface document 2.2: the body of every webhook request, fields in this order; contract section 8 adds occurredAt and test. */
+/** The body of every webhook request, fields in this order (README "Receiving webhooks (partners)"), occurredAt and test included. */
 export interface WebhookEnvelope {
   eventId: string;
   eventType: EventType;
@@ -25,7 +25,7 @@ export interface DeliverableEvent {
   test?: true;
 }
 
-/** The request body for one attempt; `timestamp` is the send time in the configured zone (contract section 5). */
+/** The request body for one attempt; `timestamp` is the send time in the configured zone (README "Receiving webhooks (partners)"). */
 export function envelopeBody(event: DeliverableEvent, sentAt: Date, timeZone: string): string {
   return JSON.stringify(envelopeOf(event, sentAt, timeZone));
 }

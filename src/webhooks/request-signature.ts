@@ -29,7 +29,7 @@ const signAsync = promisify(sign);
 
 /**
  * Signs one HTTP attempt. `createdS` is the signing time in Unix seconds: every attempt is signed afresh.
- * documented: RSASSA-PSS SHA-256, MGF1-SHA-256, salt 32, keyid "webhook", the interface document's header form.
+ * documented: RSASSA-PSS SHA-256, MGF1-SHA-256, salt 32, keyid "webhook", the header form partners were promised (README "Checking the signature").
  * rfc9421: rsa-pss-sha512 (salt 64) over the body's RFC 9530 Content-Digest too, keyid = the key's own id, which
  * the JWKS lists it under besides "sign": a kid-caching verifier needs nothing special across a rotation.
  */

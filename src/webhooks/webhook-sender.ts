@@ -8,7 +8,7 @@ import { PartnerAuth } from './partner-auth.js';
 import { signRequest } from './request-signature.js';
 import type { WebhookSigningKey } from './request-signature.js';
 
-/** What one attempt came to: `delivered` only for a 2xx within the timeout (contract section 5). */
+/** What one attempt came to: `delivered` only for a 2xx within the timeout (README "Webhook delivery (installers)"). */
 export interface AttemptOutcome {
   delivered: boolean;
   /** HTTP status of the last answer, absent when none came (timeout, connection error). */

@@ -5,8 +5,8 @@ type DeliverySettings = Config['webhookDelivery'];
 
 /**
  * How long a delivery waits after its n-th failed attempt (n from 1): the n-th entry of
- * webhookDelivery.retryIntervalsS, its last entry repeating (contract section 8); [retryIntervalS] when the list is
- * absent, the interface document's fixed schedule.
+ * webhookDelivery.retryIntervalsS, its last entry repeating; [retryIntervalS] when the list is absent, the fixed
+ * schedule partners were promised (README "Webhook delivery (installers)").
  */
 export function retryWaitMs(settings: DeliverySettings, failedAttempts: number): number {
   const schedule = settings.retryIntervalsS ?? [settings.retryIntervalS];

@@ -51,7 +51,7 @@ export class DeliveryMetrics implements DeliveryObserver {
       s.lastRequestDurationMs === null ? null : s.lastRequestDurationMs / 1000,
     );
     gauge('chargegate_webhook_dead_letters', 'Dead letters of the (webhook, event type) queue not replayed', (s) => s.deadLetters);
-    gauge('chargegate_webhook_health_level', 'Executor health: 0 ok, 1 warning, 2 critical (interface document section 8)', (s) => LEVEL_VALUE[s.status]);
+    gauge('chargegate_webhook_health_level', 'Executor health: 0 ok, 1 warning, 2 critical (README "Operating")', (s) => LEVEL_VALUE[s.status]);
     this.attempts = new Counter({ name: 'chargegate_webhook_attempts_total', help: 'Webhook HTTP attempts by outcome', labelNames: [...LABELS, 'outcome'], registers: [registry] });
     this.durations = new Histogram({
       name: 'chargegate_webhook_request_duration_seconds',

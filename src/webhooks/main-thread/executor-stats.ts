@@ -2,7 +2,7 @@
 import type { QueueKey } from '../../outbox/index.js';
 import type { Database } from '../../store/index.js';
 
-/** What an executor last did (interface document 6 rule 5), persisted for health after restarts and for the CLI. */
+/** What an executor last did (README "Webhook delivery (installers)", health), persisted for health after restarts and for the CLI. */
 export interface ExecutorStats {
   lastDequeueAt: number | null;
   lastRequestAt: number | null;

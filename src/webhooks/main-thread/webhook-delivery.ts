@@ -164,7 +164,7 @@ export class WebhookDelivery {
     return executorStatuses(this.options.config(), this.deliveries, this.stats);
   }
 
-  /** GET /health `webhooks`: per executor the interface document's metrics and level, worst level on top. */
+  /** GET /health `webhooks`: per executor its metrics and level (README "Operating"), worst level on top. */
   healthSource(): HealthSource {
     return {
       name: 'webhooks',
