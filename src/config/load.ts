@@ -67,8 +67,5 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   const at = formatKeyPath(issue.path);
   if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) return `${at}: required`;
   if (issue.code === 'unrecognized_keys') return `${at}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
-  if (issue.code === 'invalid_union' && 'discriminator' in issue && issue.discriminator) {
-    return `${at}.${issue.discriminator}: ${issue.message.replace(/^Invalid input: /, '')}`;
-  }
   return `${at}: ${issue.message.replace(/^Invalid input: /, '')}`;
 }

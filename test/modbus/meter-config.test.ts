@@ -72,6 +72,10 @@ describe('meter config', () => {
     expect(problems(meter('a', '{ type: tcp, host: h }', ', detection: { startDelayS: 0.05, stopDelayS: 1 }'))).toEqual([]);
   });
 
+  it('names an unknown connection type at its key path once', () => {
+    expect(problems(meter('a', '{ type: udp, host: h }'))).toEqual(["sites[0].meters[0].connection.type: Invalid discriminator value. Expected 'tcp' | 'rtu' | 'rtuovertcp'"]);
+  });
+
   it('check-config exits 2 naming the key path', async () => {
     const site = tempSiteForTest();
     writeFileSync(
