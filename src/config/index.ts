@@ -1,6 +1,7 @@
-export { configSchema, EVENT_TYPES, modbusBusKey, PERMISSIONS } from './schema.js';
+export { configSchema, EVENT_TYPES, modbusBusKey, PERMISSIONS, sessionMeters } from './schema.js';
 export { isLoopbackHost, isWildcardHost } from './hosts.js';
 export type {
+  CircuitMeterConfig,
   Config,
   EventType,
   GroupConfig,
@@ -8,6 +9,7 @@ export type {
   ModbusConnectionConfig,
   Permission,
   RegisterSpec,
+  SessionMeterConfig,
   SiteConfig,
   StationConfig,
   WebhookAuthConfig,

@@ -77,48 +77,64 @@ const registerSpec = z.strictObject({
   scale: z.number().default(1),
 });
 
-const meter = z
-  .strictObject({
-    id,
-    chargePointId: id,
-    connectorId: z.number().int().min(1),
-    model: z.enum(['sdm630', 'sdm120', 'abb-b23', 'em340', 'custom']),
-    registers: z
-      .strictObject({
-        energyImportKWh: registerSpec,
-        currentA: z.array(registerSpec).min(1).max(3),
-        powerW: registerSpec.optional(),
-        // Unwanted registers one request may read across to join two wanted ranges (0: contiguous ranges only).
-        maxReadGap: z.number().int().min(0).max(100).default(0),
-      })
-      .optional(),
-    connection: modbusConnection,
-    pollIntervalMs: z.number().int().min(50).default(1000),
-    detection: z
-      .strictObject({
-        startCurrentA: z.number().nonnegative().default(1.0),
-        startDelayS: seconds.default(10),
-        stopCurrentA: z.number().nonnegative().default(0.5),
-        stopDelayS: seconds.default(60),
-        offlineAfterS: seconds.default(30),
-        // Optional power thresholds: a session also starts above startPowerW and stops only below stopPowerW.
-        startPowerW: z.number().nonnegative().optional(),
-        stopPowerW: z.number().nonnegative().optional(),
-      })
-      .prefault({}),
-    idTag: z.string().min(1).max(20).optional(),
-  })
-  .superRefine((m, ctx) => {
-    if (m.model === 'custom' && !m.registers) ctx.addIssue({ code: 'custom', path: ['registers'], message: 'required when model is custom' });
-    if (m.model !== 'custom' && m.registers) ctx.addIssue({ code: 'custom', path: ['registers'], message: 'only allowed when model is custom' });
-    const d = m.detection;
-    if (d.stopCurrentA > d.startCurrentA) ctx.addIssue({ code: 'custom', path: ['detection', 'stopCurrentA'], message: `must not exceed startCurrentA (${d.startCurrentA})` });
-    if (d.startPowerW === undefined && d.stopPowerW !== undefined) ctx.addIssue({ code: 'custom', path: ['detection', 'startPowerW'], message: 'required when stopPowerW is set' });
-    if (d.startPowerW !== undefined && (d.stopPowerW ?? 0) > d.startPowerW)
-      ctx.addIssue({ code: 'custom', path: ['detection', 'stopPowerW'], message: `must not exceed startPowerW (${d.startPowerW})` });
-    if (m.connection.reconnectMinMs > m.connection.reconnectMaxMs)
-      ctx.addIssue({ code: 'custom', path: ['connection', 'reconnectMinMs'], message: `must not exceed reconnectMaxMs (${m.connection.reconnectMaxMs})` });
-  });
+/** What every meter has, whatever it measures. */
+const meterBase = {
+  id,
+  model: z.enum(['sdm630', 'sdm120', 'abb-b23', 'em340', 'custom']),
+  registers: z
+    .strictObject({
+      energyImportKWh: registerSpec,
+      currentA: z.array(registerSpec).min(1).max(3),
+      powerW: registerSpec.optional(),
+      // Unwanted registers one request may read across to join two wanted ranges (0: contiguous ranges only).
+      maxReadGap: z.number().int().min(0).max(100).default(0),
+    })
+    .optional(),
+  connection: modbusConnection,
+  pollIntervalMs: z.number().int().min(50).default(1000),
+};
+
+/** A meter on a charger that speaks no OCPP: its readings become that charge point's sessions. */
+const sessionMeter = z.strictObject({
+  role: z.literal('session').default('session'),
+  ...meterBase,
+  chargePointId: id,
+  connectorId: z.number().int().min(1),
+  detection: z
+    .strictObject({
+      startCurrentA: z.number().nonnegative().default(1.0),
+      startDelayS: seconds.default(10),
+      stopCurrentA: z.number().nonnegative().default(0.5),
+      stopDelayS: seconds.default(60),
+      offlineAfterS: seconds.default(30),
+      // Optional power thresholds: a session also starts above startPowerW and stops only below stopPowerW.
+      startPowerW: z.number().nonnegative().optional(),
+      stopPowerW: z.number().nonnegative().optional(),
+    })
+    .prefault({}),
+  idTag: z.string().min(1).max(20).optional(),
+});
+
+/** A meter on a circuit (contract 10.1): it measures what the circuit draws and detects no sessions. */
+const circuitMeter = z.strictObject({
+  role: z.literal('circuit'),
+  ...meterBase,
+  // A lost circuit meter sends the circuit's connectors to their failsafe, after the same silence as any meter.
+  detection: z.strictObject({ offlineAfterS: seconds.default(30) }).prefault({}),
+});
+
+const meter = z.discriminatedUnion('role', [sessionMeter, circuitMeter], { error: 'session or circuit' }).superRefine((m, ctx) => {
+  if (m.model === 'custom' && !m.registers) ctx.addIssue({ code: 'custom', path: ['registers'], message: 'required when model is custom' });
+  if (m.model !== 'custom' && m.registers) ctx.addIssue({ code: 'custom', path: ['registers'], message: 'only allowed when model is custom' });
+  if (m.connection.reconnectMinMs > m.connection.reconnectMaxMs)
+    ctx.addIssue({ code: 'custom', path: ['connection', 'reconnectMinMs'], message: `must not exceed reconnectMaxMs (${m.connection.reconnectMaxMs})` });
+  if (m.role === 'circuit') return;
+  const d = m.detection;
+  if (d.stopCurrentA > d.startCurrentA) ctx.addIssue({ code: 'custom', path: ['detection', 'stopCurrentA'], message: `must not exceed startCurrentA (${d.startCurrentA})` });
+  if (d.startPowerW === undefined && d.stopPowerW !== undefined) ctx.addIssue({ code: 'custom', path: ['detection', 'startPowerW'], message: 'required when stopPowerW is set' });
+  if (d.startPowerW !== undefined && (d.stopPowerW ?? 0) > d.startPowerW)
+    ctx.addIssue({ code: 'custom', path: ['detection', 'stopPowerW'], message: `must not exceed startPowerW (${d.startPowerW})` });
+});
 
 const webhookAuth = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('none') }),
@@ -292,6 +308,7 @@ export const configSchema = z
         });
       });
       s.meters.forEach((m, mi) => {
+        if (m.role === 'circuit') return;
         if (chargePointIds.has(m.chargePointId))
           ctx.addIssue({ code: 'custom', path: ['sites', si, 'meters', mi, 'chargePointId'], message: `charge point "${m.chargePointId}" is already used` });
         chargePointIds.add(m.chargePointId);
@@ -365,9 +382,16 @@ export type Config = z.output<typeof configSchema>;
 export type SiteConfig = Config['sites'][number];
 export type StationConfig = SiteConfig['stations'][number];
 export type MeterConfig = SiteConfig['meters'][number];
+export type SessionMeterConfig = Extract<MeterConfig, { role: 'session' }>;
+export type CircuitMeterConfig = Extract<MeterConfig, { role: 'circuit' }>;
 export type WebhookConfig = SiteConfig['webhooks'][number];
 export type WebhookAuthConfig = WebhookConfig['auth'];
 export type GroupConfig = Config['groups'][number];
 export type RegisterSpec = z.output<typeof registerSpec>;
 export type ModbusConnectionConfig = MeterConfig['connection'];
 export type Permission = (typeof PERMISSIONS)[number];
+
+/** The meters of a site that stand for a charge point and detect its sessions (not the circuit meters). */
+export function sessionMeters(site: SiteConfig): SessionMeterConfig[] {
+  return site.meters.filter((m) => m.role === 'session');
+}

@@ -1,6 +1,6 @@
-import type { MeterConfig } from '../config/index.js';
+import type { SessionMeterConfig } from '../config/index.js';
 
-export type DetectionConfig = MeterConfig['detection'];
+export type DetectionConfig = SessionMeterConfig['detection'];
 
 /**
  * idle: no session. starting: drawing, waiting out startDelayS. charging: in a session. stopping: in a session,

@@ -1,4 +1,4 @@
-import type { MeterConfig } from '../config/index.js';
+import type { SessionMeterConfig } from '../config/index.js';
 import { messageOf, type Logger } from '../log/index.js';
 import type { ConnectorRef, Site } from '../site/index.js';
 import type { Database } from '../store/index.js';
@@ -21,7 +21,7 @@ const METER_OFFLINE_STATUS = { status: 'Faulted', errorCode: 'PowerMeterFailure'
 const JUMP_CONFIRMATIONS = 3;
 
 export interface MeterPollerOptions {
-  meter: MeterConfig;
+  meter: SessionMeterConfig;
   siteId: string;
   site: Site;
   db: Database;
@@ -36,7 +36,7 @@ export interface MeterPollerOptions {
  * Site.startTransaction / stopTransaction with source `modbus`, and Site.recordStatus for the connector.
  */
 export class MeterPoller {
-  readonly meter: MeterConfig;
+  readonly meter: SessionMeterConfig;
   private readonly ref: ConnectorRef;
   private readonly reader: MeterReader;
   private readonly logger: Logger;

@@ -1,5 +1,5 @@
 import type { Registry } from 'prom-client';
-import { modbusBusKey, type Config, type MeterConfig } from '../config/index.js';
+import { modbusBusKey, sessionMeters, type Config, type SessionMeterConfig } from '../config/index.js';
 import { worstLevel, type HealthSource } from '../health/index.js';
 import type { Logger } from '../log/index.js';
 import type { Site } from '../site/index.js';
@@ -110,10 +110,11 @@ export class MeterService {
   }
 
   private async apply(config: Config): Promise<void> {
-    const wanted = config.sites.flatMap((site) => site.meters.map((meter) => ({ meter, siteId: site.id })));
+    // A circuit meter detects no sessions, so it gets no poller here; a session meter turned into one leaves like a removed meter.
+    const wanted = config.sites.flatMap((site) => sessionMeters(site).map((meter) => ({ meter, siteId: site.id })));
     const busSettings = busSettingsOf(wanted.map((w) => w.meter.connection));
     const busSignature = (s: BusSettings) => JSON.stringify(s);
-    const meterSignature = (meter: MeterConfig, siteId: string) => JSON.stringify({ meter, siteId, bus: busSettings.get(modbusBusKey(meter.connection)) });
+    const meterSignature = (meter: SessionMeterConfig, siteId: string) => JSON.stringify({ meter, siteId, bus: busSettings.get(modbusBusKey(meter.connection)) });
     const staleBuses = [...this.buses]
       .filter(([key, b]) => {
         const s = busSettings.get(key);

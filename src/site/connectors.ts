@@ -1,3 +1,4 @@
+import { sessionMeters } from '../config/index.js';
 import { statement } from '../store/index.js';
 import type { ChargePointRef } from './directory.js';
 import type { ChargePointStatusPayload } from './events.js';
@@ -166,7 +167,7 @@ export class Connectors {
         if (only && !only.has(station.id)) continue;
         for (const cp of station.chargePoints) for (const c of cp.connectors) connector(view(cp.id, station.id, site.id, online.has(station.id)), c);
       }
-      for (const meter of site.meters) {
+      for (const meter of sessionMeters(site)) {
         if (only && !only.has(meter.id)) continue;
         // A meter that stops answering reports PowerMeterFailure (src/modbus): its charge point shows offline.
         const healthy = rowOf.get(key(meter.id, meter.connectorId))?.errorCode !== 'PowerMeterFailure';

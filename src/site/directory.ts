@@ -1,4 +1,4 @@
-import type { Config, MeterConfig } from '../config/index.js';
+import { sessionMeters, type Config, type SessionMeterConfig } from '../config/index.js';
 
 /** Where a connector sits: which site, station and charge point. */
 export interface ChargePointRef {
@@ -14,7 +14,7 @@ export interface ChargePointRef {
 export class SiteDirectory {
   private readonly stationSite = new Map<string, string>();
   private readonly connectorChargePoint = new Map<string, string>();
-  private readonly meters = new Map<string, { siteId: string; meter: MeterConfig }>();
+  private readonly meters = new Map<string, { siteId: string; meter: SessionMeterConfig }>();
   private readonly chargePointStations = new Map<string, string[]>();
   private readonly stationChargePoints = new Map<string, string[]>();
 
@@ -32,7 +32,7 @@ export class SiteDirectory {
           this.addChargePointStation(cp.id, station.id);
         }
       }
-      for (const meter of site.meters) {
+      for (const meter of sessionMeters(site)) {
         this.meters.set(meter.id, { siteId: site.id, meter });
         this.addChargePointStation(meter.chargePointId, meter.id);
       }
@@ -62,7 +62,7 @@ export class SiteDirectory {
     return this.stationChargePoints.get(stationId) ?? [this.defaultChargePointOf(stationId)];
   }
 
-  meter(meterId: string): { siteId: string; meter: MeterConfig } | undefined {
+  meter(meterId: string): { siteId: string; meter: SessionMeterConfig } | undefined {
     return this.meters.get(meterId);
   }
 

@@ -1,4 +1,4 @@
-import { modbusBusKey, type Config } from '../config/index.js';
+import { modbusBusKey, sessionMeters, type Config } from '../config/index.js';
 import { worstLevel, type HealthLevel, type HealthSource } from '../health/index.js';
 import type { MeterHealth } from '../modbus/index.js';
 import { whToKWh, type ChargePointView, type Site } from '../site/index.js';
@@ -117,7 +117,7 @@ export function statusSnapshot(sources: StatusSnapshotSources): StatusSnapshot {
       source: t.source,
     })),
     meters: config.sites.flatMap((site) =>
-      site.meters.map((m) => ({
+      sessionMeters(site).map((m) => ({
         meterId: m.id,
         siteId: site.id,
         chargePointId: m.chargePointId,

@@ -72,6 +72,28 @@ describe('meter config', () => {
     expect(problems(meter('a', '{ type: tcp, host: h }', ', detection: { startDelayS: 0.05, stopDelayS: 1 }'))).toEqual([]);
   });
 
+  it('accepts a circuit meter without the session keys and refuses them on it; a meter without role is a session meter', () => {
+    const circuitMeter = (extra = '') => `      - { id: grid, role: circuit, model: sdm630, connection: { type: tcp, host: 10.0.0.5 }${extra} }\n`;
+    const config = parseConfig(`sites:\n  - id: s1\n    meters:\n${meter('a', '{ type: tcp, host: 10.0.0.5, unitId: 2 }')}${circuitMeter()}`);
+    const [a, grid] = config.sites[0]!.meters;
+    expect(a).toMatchObject({ role: 'session', chargePointId: 'cp-a', connectorId: 1 });
+    expect(grid).toEqual({
+      id: 'grid',
+      role: 'circuit',
+      model: 'sdm630',
+      connection: expect.objectContaining({ type: 'tcp', host: '10.0.0.5', unitId: 1 }),
+      pollIntervalMs: 1000,
+      detection: { offlineAfterS: 30 },
+    });
+    expect(problems(circuitMeter(', chargePointId: X, connectorId: 1, idTag: T'))).toEqual(['sites[0].meters[0]: unknown keys "chargePointId", "connectorId", "idTag"']);
+    expect(problems(circuitMeter(', detection: { startCurrentA: 2 }'))).toEqual(['sites[0].meters[0].detection: unknown key "startCurrentA"']);
+    expect(problems('      - { id: g, role: grid, model: sdm630, connection: { type: tcp, host: h } }\n')).toEqual(['sites[0].meters[0].role: session or circuit']);
+    expect(problems('      - { id: g, model: sdm630, connection: { type: tcp, host: h } }\n')).toEqual([
+      'sites[0].meters[0].chargePointId: required',
+      'sites[0].meters[0].connectorId: required',
+    ]);
+  });
+
   it('names an unknown connection type at its key path once', () => {
     expect(problems(meter('a', '{ type: udp, host: h }'))).toEqual(["sites[0].meters[0].connection.type: Invalid discriminator value. Expected 'tcp' | 'rtu' | 'rtuovertcp'"]);
   });

@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { parseConfig, type Config, type MeterConfig } from '../../src/config/index.js';
+import { parseConfig, sessionMeters, type Config, type MeterConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { BusError, registerMapOf, type BusStats, type RegisterRead } from '../../src/modbus/index.js';
 import { MeterPoller } from '../../src/modbus/meter-poller.js';
@@ -75,7 +75,7 @@ sites:
   }
 
   function start(): FakeLine {
-    const meter = config.sites[0]!.meters[0]!;
+    const meter = sessionMeters(config.sites[0]!)[0]!;
     const line = new FakeLine(meter);
     const site = new Site({ db: t.db, config: () => config });
     const started = new MeterPoller({ meter, siteId: 's1', site, db: t.db, bus: line, logger: createLogger('silent') });

@@ -116,4 +116,22 @@ describe('meters in the running daemon', () => {
     expect((await meterHealth(t.daemon.httpPort, 'm1'))?.rejected).toBe(2);
     expect(t.logged('energy jump confirmed by consistent readings; accepted')).toEqual([expect.objectContaining({ meter: 'm1', from: 0, to: 52_345.5, readings: 3 })]);
   }, 60_000);
+
+  it('a meter turned into a circuit meter on reload closes its session as a removed meter does, and stands for no charge point', async () => {
+    const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630 } });
+    onTestFinished(() => sim.close());
+    const tcp = { type: 'tcp', host: '127.0.0.1', port: sim.port } as const;
+    const t: TestDaemon = await daemonForTest({ sites: [{ id: 's1', meters: [meterConfig(1, tcp)], webhooks: [] }] });
+    await sim.set(1, { energyKWh: 7, currentA: [16, 16, 16], powerW: 11_040 });
+    await waitForEvent(t.db, 'm1', 'StartTransaction');
+
+    const { chargePointId: _cp, connectorId: _c, detection: _d, ...shared } = meterConfig(1, tcp);
+    t.temp.write({ sites: [{ id: 's1', meters: [{ ...shared, role: 'circuit' }], webhooks: [] }] });
+    expect(await t.daemon.reload()).toBe(true);
+    expect((await waitForEvent(t.db, 'm1', 'StopTransaction')).payload).toMatchObject({ reason: 'Other', meterStop: 7 });
+    const status = (await (await fetch(`http://127.0.0.1:${t.daemon.httpPort}/status.json`)).json()) as { meters: unknown[]; chargePoints: Array<{ chargePointId: string }> };
+    expect(status.meters).toEqual([]);
+    expect(status.chargePoints.map((cp) => cp.chargePointId)).not.toContain('MB-1');
+    expect(await meterHealth(t.daemon.httpPort, 'm1')).toBeUndefined();
+  }, 60_000);
 });

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createLogger } from '../../log/index.js';
-import type { Config } from '../../config/index.js';
+import { sessionMeters, type Config } from '../../config/index.js';
 import { dataDirHolder } from '../../store/index.js';
 import type { MeterHealth, MeterReadResult } from '../../modbus/index.js';
 
@@ -39,7 +39,7 @@ export function registerMeter(program: Command): void {
         const live = await liveMeterHealth(ctx.config);
         const stored = new Map(loadHealth(ctx.db).map((h) => [h.meterId, h]));
         const meters = ctx.config.sites.flatMap((site) =>
-          site.meters.map((m) => {
+          sessionMeters(site).map((m) => {
             const known = { meterId: m.id, siteId: site.id, chargePointId: m.chargePointId, connectorId: m.connectorId, model: m.model };
             const now = live?.[m.id];
             if (now) return { ...known, updatedAt: 'live', stale: false, ...now };
