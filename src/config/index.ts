@@ -1,10 +1,14 @@
 export { configSchema, EVENT_TYPES, modbusBusKey, PERMISSIONS, sessionMeters } from './schema.js';
+export { CHARGE_POINT_DEFAULTS, circuitTree, type CircuitNode } from './circuits.js';
 export { isLoopbackHost, isWildcardHost } from './hosts.js';
 export type {
+  ChargePointFactsConfig,
+  CircuitConfig,
   CircuitMeterConfig,
   Config,
   EventType,
   GroupConfig,
+  LoadManagementConfig,
   MeterConfig,
   ModbusConnectionConfig,
   Permission,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CHARGE_POINT_DEFAULTS, circuitProblems, withInheritedFailsafe } from './circuits.js';
 import { isLoopbackHost } from './hosts.js';
 
 /** The four webhook event types partners receive (README "Receiving webhooks (partners)"). */
@@ -170,10 +171,40 @@ const chargePoint = z.strictObject({ id, connectors: z.array(z.number().int().mi
 
 const station = z.strictObject({ id, chargePoints: z.array(chargePoint).default([]) });
 
+/** Per phase; a site connection of a few MVA stays well below it, a typo of a few zeros does not. */
+const amperes = z.number().positive().max(10_000, atMost(10_000));
+
+/** A charge point's electrical facts: what load management needs to share a circuit's current among them. */
+const chargePointFacts = z
+  .strictObject({
+    id,
+    maxCurrentA: amperes.default(CHARGE_POINT_DEFAULTS.maxCurrentA),
+    phases: z.union([z.literal(1), z.literal(3)], { error: '1 or 3' }).default(CHARGE_POINT_DEFAULTS.phases),
+    phase: z.enum(['L1', 'L2', 'L3']).optional(),
+  })
+  .superRefine((cp, ctx) => {
+    if (cp.phases === 1 && !cp.phase) ctx.addIssue({ code: 'custom', path: ['phase'], message: 'required when phases is 1' });
+    if (cp.phases === 3 && cp.phase) ctx.addIssue({ code: 'custom', path: ['phase'], message: 'only allowed when phases is 1' });
+  });
+
+const circuit = z.strictObject({
+  id,
+  parent: id.optional(),
+  maxCurrentA: amperes,
+  maxPowerW: z.number().positive().max(100_000_000, atMost(100_000_000)).optional(),
+  meter: id.optional(),
+  // Optional here: a child circuit inherits its parent's, which the whole site tells (withInheritedFailsafe).
+  failsafeCurrentA: z.number().nonnegative().max(10_000, atMost(10_000)).optional(),
+  chargePoints: z.array(id).default([]),
+});
+
 const site = z.strictObject({
   id,
   stations: z.array(station).default([]),
   meters: z.array(meter).default([]),
+  // A charge point not listed here has CHARGE_POINT_DEFAULTS.
+  chargePoints: z.array(chargePointFacts).default([]),
+  circuits: z.array(circuit).default([]),
   webhooks: z.array(webhook).default([]),
 });
 
@@ -269,6 +300,14 @@ export const configSchema = z
         retainStoppedTransactionsDays: z.number().positive().max(36_500, atMost(36_500)).default(400),
       })
       .prefault({}),
+    loadManagement: z
+      .strictObject({
+        // IEC 61851: below 6 A a car may not charge at all; its PWM signal ends at 80 A.
+        minCurrentA: z.number().positive().max(80, atMost(80)).default(6),
+        raiseAfterS: z.number().positive().max(3600, atMost(3600)).default(5),
+        profileValidityS: z.number().positive().max(86_400, atMost(86_400)).default(300),
+      })
+      .prefault({}),
     keystore: z
       .strictObject({
         passphraseEnv: z.string().min(1).default('CHARGEGATE_KEYSTORE_PASSPHRASE'),
@@ -292,6 +331,7 @@ export const configSchema = z
     c.sites.forEach((s, si) => {
       uniqueIds(s.webhooks, ['sites', si, 'webhooks'], ctx);
       uniqueIds(s.meters, ['sites', si, 'meters'], ctx);
+      uniqueIds(s.chargePoints, ['sites', si, 'chargePoints'], ctx);
       s.stations.forEach((st, sti) => {
         if (stationIds.has(st.id)) ctx.addIssue({ code: 'custom', path: ['sites', si, 'stations', sti, 'id'], message: `duplicate station id "${st.id}"` });
         stationIds.set(st.id, s.id);
@@ -315,6 +355,7 @@ export const configSchema = z
       });
     });
     meterConflicts(c.sites, stationIds, ctx);
+    circuitProblems(c.sites, c.loadManagement.minCurrentA, ctx);
     if (c.ocpp.securityProfile >= 2 && !c.ocpp.tls)
       ctx.addIssue({ code: 'custom', path: ['ocpp', 'tls'], message: `required when securityProfile is ${c.ocpp.securityProfile} ({ cert, key })` });
     // Profile 0 lets anyone who reaches the port act as a station: only acceptable when nobody else can reach it.
@@ -331,7 +372,8 @@ export const configSchema = z
         (level === 'company' && target === c.company.id) || (level === 'site' && c.sites.some((s) => s.id === target)) || level === 'station' || level === 'chargePoint';
       if (!known) ctx.addIssue({ code: 'custom', path: ['groups', gi, 'scope'], message: `no ${level} "${target}" in this config` });
     });
-  });
+  })
+  .transform((c) => ({ ...c, sites: c.sites.map((s) => ({ ...s, circuits: withInheritedFailsafe(s.circuits) })) }));
 
 /**
  * A meter id is its station id in transactions and events, so it is unique across sites and stations. Meters
@@ -384,6 +426,9 @@ export type StationConfig = SiteConfig['stations'][number];
 export type MeterConfig = SiteConfig['meters'][number];
 export type SessionMeterConfig = Extract<MeterConfig, { role: 'session' }>;
 export type CircuitMeterConfig = Extract<MeterConfig, { role: 'circuit' }>;
+export type ChargePointFactsConfig = SiteConfig['chargePoints'][number];
+export type CircuitConfig = SiteConfig['circuits'][number];
+export type LoadManagementConfig = Config['loadManagement'];
 export type WebhookConfig = SiteConfig['webhooks'][number];
 export type WebhookAuthConfig = WebhookConfig['auth'];
 export type GroupConfig = Config['groups'][number];

@@ -27,12 +27,13 @@ sites: [{ id: s1, webhooks: [{ id: partner-a, url: "http://127.0.0.1:7000/webhoo
     expect(plan.config.sites[0]!.webhooks.map((w) => w.id)).toEqual(['partner-a']);
   });
 
-  it('needs no restart when only reloadable keys changed', () => {
+  it('needs no restart when only reloadable keys changed, circuits and load management among them', () => {
     const next = parseConfig(`
 dataDir: /var/lib/chargegate
 http: { host: 127.0.0.1, port: 8080 }
 ocpp: { host: 127.0.0.1, port: 9000, securityProfile: 0, acceptUnknownStations: true }
-sites: [{ id: s1 }, { id: s2 }]
+sites: [{ id: s1, stations: [{ id: CP1, chargePoints: [{ id: CP1-A, connectors: [1] }] }], circuits: [{ id: main, maxCurrentA: 40, chargePoints: [CP1-A] }] }, { id: s2 }]
+loadManagement: { raiseAfterS: 10 }
 `);
     const plan = planReload(running, next);
     expect(plan.restartRequired).toEqual([]);
