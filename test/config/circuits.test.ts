@@ -1,4 +1,5 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { circuitTree, ConfigError, parseConfig } from '../../src/config/index.js';
 import { ROOT, runCli } from '../support/cli.js';
@@ -14,6 +15,14 @@ const site = (more: string) => `sites:
       - { id: mb1, chargePointId: MB-1, connectorId: 1, model: sdm120, connection: { type: tcp, host: 10.0.0.5, unitId: 2 } }
       - { id: grid, role: circuit, model: sdm630, connection: { type: tcp, host: 10.0.0.5, unitId: 1 } }
 ${more}`;
+
+/** The example config README "Circuits (load management)" prints. */
+function readmeExample(): string {
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  const example = /### Circuits \(load management\)[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme);
+  if (!example) throw new Error('README has no example in "Circuits (load management)"');
+  return example[1]!;
+}
 
 function problems(text: string): string[] {
   try {
@@ -176,13 +185,14 @@ loadManagement: { minCurrentA: 0, raiseAfterS: 0, profileValidityS: 86401 }`),
     expect(main!.children[0]!.children).toEqual([]);
   });
 
-  it('check-config exits 2 on a bad circuit naming the key path, and 0 on the load management example', async () => {
+  it('check-config exits 2 on a bad circuit naming the key path, and 0 on the example in README "Circuits (load management)"', async () => {
     const temp = tempSiteForTest();
     writeFileSync(temp.configPath, `dataDir: ${temp.dataDir}\n${site('    circuits: [{ id: main, maxCurrentA: 63, chargePoints: [CP404] }]')}`);
     const bad = await runCli(['check-config', '--config', temp.configPath]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain(`${temp.configPath}: sites[0].circuits[0].chargePoints[0]: no charge point "CP404" in this site`);
-    const example = await runCli(['check-config', '--config', `${ROOT}/test/config/fixtures/load-management.yaml`]);
+    writeFileSync(temp.configPath, `dataDir: ${temp.dataDir}\n${readmeExample()}`);
+    const example = await runCli(['check-config', '--config', temp.configPath]);
     expect(example.stderr).toBe('');
     expect(example.code).toBe(0);
   });
