@@ -3,6 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { circuitTree, ConfigError, parseConfig } from '../../src/config/index.js';
 import { ROOT, runCli } from '../support/cli.js';
+import { daemonForTest } from '../support/daemon.js';
 import { tempSiteForTest } from '../support/for-test.js';
 
 /** One site with a station CP001 (charge points CP001-A, CP001-B), a Modbus charge point MB-1 and a grid meter. */
@@ -196,4 +197,19 @@ loadManagement: { minCurrentA: 0, raiseAfterS: 0, profileValidityS: 86401 }`),
     expect(example.stderr).toBe('');
     expect(example.code).toBe(0);
   });
+
+  it('refuses a bad circuit at start with exit 2 and on SIGHUP, naming the key path', async () => {
+    const station = { id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1, 2] }] };
+    const circuits = (chargePoint: string) => ({ sites: [{ id: 's1', stations: [station], circuits: [{ id: 'main', maxCurrentA: 40, chargePoints: [chargePoint] }] }] });
+    const problem = 'sites[0].circuits[0].chargePoints[0]: no charge point "CP404" in this site';
+    const temp = tempSiteForTest(circuits('CP404'));
+    const start = await runCli(['run', '--config', temp.configPath]);
+    expect(start.code).toBe(2);
+    expect(start.stderr).toContain(problem);
+
+    const t = await daemonForTest(circuits('CP001-A'));
+    t.temp.write(circuits('CP404'));
+    expect(await t.daemon.reload()).toBe(false);
+    expect(t.logged('config reload refused; the running config stays')).toEqual([expect.objectContaining({ err: expect.stringContaining(problem) })]);
+  }, 60_000);
 });
