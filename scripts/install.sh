@@ -95,63 +95,20 @@ say "program installed in $target"
 node=$prefix/node_modules/.bin/node
 say "runtime: Node.js $("$destdir$node" --version) ($node)"
 
-# ---- the CLI on the PATH ---------------------------------------------------------------------------------------
+# ---- the CLI on the PATH, the unit, the user, config skeleton and keystore passphrase -----------------------------
+# Relative, so that a staged tree (--destdir) is complete in itself.
 mkdir -p "$destdir/usr/local/bin"
-cat >"$destdir/usr/local/bin/chargegate" <<WRAPPER
-#!/bin/sh
-# The chargegate CLI, installed by scripts/install.sh. Run as root, it drops to the service user, so files it
-# creates in the state directory stay the daemon's, and passes the keystore passphrase the service gets as a
-# credential.
-export CHARGEGATE_CONFIG="\${CHARGEGATE_CONFIG:-/etc/chargegate/chargegate.yaml}"
-if [ "\$(id -u)" -eq 0 ] && id chargegate >/dev/null 2>&1; then
-  passphrase=/etc/chargegate/credentials/keystore-passphrase
-  if [ -z "\${CHARGEGATE_KEYSTORE_PASSPHRASE:-}" ] && [ -r "\$passphrase" ]; then
-    CHARGEGATE_KEYSTORE_PASSPHRASE=\$(cat "\$passphrase")
-    export CHARGEGATE_KEYSTORE_PASSPHRASE
-  fi
-  exec setpriv --reuid=chargegate --regid=chargegate --init-groups -- "$node" "$prefix/dist/cli/main.js" "\$@"
-fi
-exec "$node" "$prefix/dist/cli/main.js" "\$@"
-WRAPPER
-chmod 0755 "$destdir/usr/local/bin/chargegate"
-
-# ---- the unit and the user -------------------------------------------------------------------------------------
+ln -sfr "$target/systemd/chargegate" "$destdir/usr/local/bin/chargegate"
 mkdir -p "$destdir/etc/systemd/system" "$destdir/etc/sysusers.d"
 sed -e "s#/opt/chargegate/#$prefix/#g" systemd/chargegate.service >"$destdir/etc/systemd/system/chargegate.service"
 chmod 0644 "$destdir/etc/systemd/system/chargegate.service"
 install -m 0644 systemd/chargegate.sysusers "$destdir/etc/sysusers.d/chargegate.conf"
-if [ -z "$destdir" ]; then
-  if command -v systemd-sysusers >/dev/null; then
-    systemd-sysusers /etc/sysusers.d/chargegate.conf
-  elif ! id chargegate >/dev/null 2>&1; then
-    useradd --system --user-group --home-dir /var/lib/chargegate --no-create-home --shell /usr/sbin/nologin chargegate
-  fi
-  getent group dialout >/dev/null && usermod -a -G dialout chargegate
-  install -d -o chargegate -g chargegate -m 0750 /var/lib/chargegate
-  say "user chargegate ready (groups: $(id -Gn chargegate))"
-fi
-
-# ---- config skeleton and keystore passphrase (never overwritten) -----------------------------------------------
-config_dir=$destdir/etc/chargegate
-mkdir -p "$config_dir"
-chmod 0755 "$config_dir"
-if [ -e "$config_dir/chargegate.yaml" ]; then
-  say "kept the existing $config_dir/chargegate.yaml"
+if [ -n "$destdir" ]; then
+  "$target/systemd/setup-host.sh" --root "$destdir" --no-user
 else
-  install -m 0640 systemd/chargegate.yaml "$config_dir/chargegate.yaml"
-  say "wrote the config skeleton $config_dir/chargegate.yaml"
+  "$target/systemd/setup-host.sh"
 fi
-[ -z "$destdir" ] && chgrp chargegate "$config_dir/chargegate.yaml"
-install -d -m 0700 "$config_dir/credentials"
-if [ -e "$config_dir/credentials/keystore-passphrase" ]; then
-  say "kept the existing keystore passphrase"
-else
-  # A new passphrase would lock out an existing keystore: it is made once, here, and never replaced.
-  (umask 077 && "$destdir$node" -e 'process.stdout.write(require("node:crypto").randomBytes(32).toString("base64url"))' >"$config_dir/credentials/keystore-passphrase")
-  say "made the keystore passphrase $config_dir/credentials/keystore-passphrase"
-fi
-
-"$destdir$node" "$target/dist/cli/main.js" check-config --config "$config_dir/chargegate.yaml"
+"$destdir$node" "$target/dist/cli/main.js" check-config --config "$destdir/etc/chargegate/chargegate.yaml"
 
 if systemd_running; then
   systemctl daemon-reload

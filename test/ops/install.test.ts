@@ -1,5 +1,5 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -76,9 +76,11 @@ describe('scripts/install.sh into a staging root', () => {
     expect(() => statSync(path.join(destdir, PREFIX, 'node_modules/better-sqlite3'))).not.toThrow();
     expect(() => statSync(path.join(destdir, PREFIX, 'node_modules/vitest'))).toThrow();
 
-    const wrapper = readFileSync(path.join(destdir, 'usr/local/bin/chargegate'), 'utf8');
-    expect(mode(path.join(destdir, 'usr/local/bin/chargegate'))).toBe('755');
-    expect(wrapper).toContain(`"${PREFIX}/node_modules/.bin/node" "${PREFIX}/dist/cli/main.js"`);
+    // The CLI runs the program it is linked to (here the staged one), on the Node.js that program brings.
+    const cli = path.join(destdir, 'usr/local/bin/chargegate');
+    expect(readlinkSync(cli)).toBe(`../../..${PREFIX}/systemd/chargegate`);
+    expect(mode(cli)).toBe('755');
+    expect(execFileSync(cli, ['--version'], { encoding: 'utf8' }).trim()).toBe(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version);
     expect(readFileSync(path.join(destdir, 'etc/sysusers.d/chargegate.conf'), 'utf8')).toMatch(/^u chargegate .*\nm chargegate dialout$/m);
 
     expect(mode(path.join(destdir, 'etc/chargegate/chargegate.yaml'))).toBe('640');
