@@ -23,6 +23,13 @@ const dpkgDebFound = await run('dpkg-deb', ['--version']).then(
 // CI installs nothing for this (dpkg is in every Debian); there a missing dpkg-deb fails instead of skipping.
 if (!dpkgDebFound) expect(process.env.CI, 'dpkg-deb is missing (a Debian machine has it)').not.toBe('true');
 
+/** Debian's arm64 loader and libraries for qemu-user (packages libc6-arm64-cross, libstdc++6-arm64-cross). */
+const ARM64_LIBS = '/usr/aarch64-linux-gnu';
+const qemuFound = await run('qemu-aarch64', ['-L', ARM64_LIBS, '--version']).then(
+  () => existsSync(path.join(ARM64_LIBS, 'lib/ld-linux-aarch64.so.1')) && existsSync(path.join(ARM64_LIBS, 'lib/libstdc++.so.6')),
+  () => false,
+);
+
 /**
  * dpkg into a scratch root rather than a debootstrapped chroot: the root holds nothing but the package and dpkg's
  * database, the maintainer scripts run on this machine's tools with DPKG_ROOT set (--force-script-chrootless), and
@@ -42,6 +49,43 @@ function idIn(file: string, name: string): number {
     .split('\n')
     .find((l) => l.startsWith(`${name}:`));
   return Number(line!.split(':')[2]);
+}
+
+/**
+ * `chargegate --version`, `check-config`, and `run` on a config on free ports under `root`: ready, /health 200, and
+ * exit 0 on SIGTERM. `command` is how the shipped program is started.
+ */
+async function expectWorkingProgram(command: string[], root: string): Promise<void> {
+  const [file, ...prefix] = command as [string, ...string[]];
+  // systemd's PATH, where only the distribution's node (if any) would be found.
+  const env = { PATH: '/usr/local/bin:/usr/bin:/bin' };
+  expect((await run(file, [...prefix, '--version'], { env })).stdout.trim()).toBe(VERSION);
+
+  const configPath = path.join(root, 'test-config.yaml');
+  writeFileSync(configPath, stringify({ ...baseConfig(path.join(root, 'var/lib/chargegate')), log: { level: 'info' } }));
+  expect((await run(file, [...prefix, 'check-config', '--config', configPath], { env })).stdout).toContain(`${configPath}: ok (1 site)`);
+
+  const daemon = spawn(file, [...prefix, 'run', '--config', configPath], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<number | null>((resolve) => daemon.once('exit', resolve));
+  try {
+    const httpPort = await new Promise<number>((resolve, reject) => {
+      let logs = '';
+      daemon.stdout.on('data', (chunk: Buffer) => {
+        logs += chunk.toString();
+        const ready = logs
+          .split('\n')
+          .map((l) => (l.startsWith('{') && l.endsWith('}') ? (JSON.parse(l) as { msg?: string; httpPort?: number }) : {}))
+          .find((l) => l.msg === 'chargegate ready');
+        if (ready) resolve(ready.httpPort!);
+      });
+      daemon.once('exit', (code) => reject(new Error(`chargegate run exited ${code} before it was ready:\n${logs}`)));
+    });
+    expect((await fetch(`http://127.0.0.1:${httpPort}/health`)).status).toBe(200);
+    daemon.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  } finally {
+    if (daemon.exitCode === null) daemon.kill('SIGKILL');
+  }
 }
 
 describe.skipIf(!dpkgDebFound)('npm run package: the .deb and .tar.gz for amd64 and arm64', () => {
@@ -138,36 +182,24 @@ describe.skipIf(!dpkgDebFound)('npm run package: the .deb and .tar.gz for amd64 
   it(
     'runs the shipped chargegate from the installed tree: --version, check-config, and run answering /health',
     async () => {
-      const cli = path.join(root, 'usr/bin/chargegate');
-      // systemd's PATH, where only the distribution's node (if any) would be found.
-      const env = { PATH: '/usr/local/bin:/usr/bin:/bin' };
-      expect((await run(cli, ['--version'], { env })).stdout.trim()).toBe(VERSION);
+      await expectWorkingProgram([path.join(root, 'usr/bin/chargegate')], root);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
-      const configPath = path.join(root, 'test-config.yaml');
-      writeFileSync(configPath, stringify({ ...baseConfig(path.join(root, 'var/lib/chargegate')), log: { level: 'info' } }));
-      expect((await run(cli, ['check-config', '--config', configPath], { env })).stdout).toContain(`${configPath}: ok (1 site)`);
-
-      const daemon = spawn(cli, ['run', '--config', configPath], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-      const exited = new Promise<number | null>((resolve) => daemon.once('exit', resolve));
-      try {
-        const httpPort = await new Promise<number>((resolve, reject) => {
-          let logs = '';
-          daemon.stdout.on('data', (chunk: Buffer) => {
-            logs += chunk.toString();
-            const ready = logs
-              .split('\n')
-              .map((l) => (l.startsWith('{') && l.endsWith('}') ? (JSON.parse(l) as { msg?: string; httpPort?: number }) : {}))
-              .find((l) => l.msg === 'chargegate ready');
-            if (ready) resolve(ready.httpPort!);
-          });
-          daemon.once('exit', (code) => reject(new Error(`chargegate run exited ${code} before it was ready:\n${logs}`)));
-        });
-        expect((await fetch(`http://127.0.0.1:${httpPort}/health`)).status).toBe(200);
-        daemon.kill('SIGTERM');
-        expect(await exited).toBe(0);
-      } finally {
-        if (daemon.exitCode === null) daemon.kill('SIGKILL');
+  it(
+    "arm64: the package's Node.js runs its program under qemu-user: --version, check-config, and run answering /health",
+    async () => {
+      if (!qemuFound) {
+        // CI installs qemu-user and Debian's arm64 runtime libraries (.ci/run): there, a missing one is a failure.
+        expect(process.env.CI, 'qemu-aarch64 is missing (apt-get install qemu-user libc6-arm64-cross libstdc++6-arm64-cross)').not.toBe('true');
+        return;
       }
+      const armRoot = path.join(out, 'arm64-root');
+      await run('dpkg-deb', ['-x', deb('arm64'), armRoot]);
+      // What /usr/bin/chargegate runs, with the loader and libraries an arm64 Debian has in / taken from the cross packages.
+      const program = path.join(armRoot, PROGRAM);
+      await expectWorkingProgram(['qemu-aarch64', '-L', ARM64_LIBS, path.join(program, 'node_modules/.bin/node'), path.join(program, 'dist/cli/main.js')], armRoot);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
