@@ -1,0 +1,2 @@
+export { allocate, type Share } from './allocation.js';
+export * from './types.js';
