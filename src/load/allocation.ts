@@ -18,16 +18,16 @@ export function allocate(site: LoadSite, observed: Observation, priority: readon
   const model = loadModel(site, observed);
   const rank = (id: string) => (priority.includes(id) ? priority.indexOf(id) : priority.length);
   const ordered = [...model.sharing].sort((a, b) => rank(a.id) - rank(b.id));
-  const sharesA = shareFairly(model.limits, ordered, site.settings);
+  const sharesA = shareFairly(model.limits, ordered, site.settings, new Set());
   return { connectors: sharesOf(site, model, sharesA), circuits: model.circuits };
 }
 
 /** The shares of the admitted connectors, by id; whoever is not in the map waits. */
-function shareFairly(limits: readonly Limit[], ordered: readonly ConnectorFacts[], settings: LoadSettings): Map<string, number> {
-  return roundedDown(waterFill(limits, admit(limits, ordered, settings.minCurrentA)));
+export function shareFairly(limits: readonly Limit[], ordered: readonly ConnectorFacts[], settings: LoadSettings, inTurn: ReadonlySet<string>): Map<string, number> {
+  return roundedDown(waterFill(limits, admit(limits, ordered, settings.minCurrentA, inTurn)));
 }
 
-function sharesOf(site: LoadSite, model: LoadModel, sharesA: ReadonlyMap<string, number>): Share[] {
+export function sharesOf(site: LoadSite, model: LoadModel, sharesA: ReadonlyMap<string, number>): Share[] {
   return site.connectors.flatMap((k): Share[] => {
     const failsafeA = model.failsafeA.get(k.id);
     if (failsafeA !== undefined) return [{ connectorId: k.id, state: 'failsafe', shareA: failsafeA }];
@@ -42,17 +42,21 @@ function sharesOf(site: LoadSite, model: LoadModel, sharesA: ReadonlyMap<string,
  * As many as fit at minCurrentA, first come first. One that does not fit is passed over and a later one may still
  * fit (another phase, another circuit); but if it would fit alone, its minCurrentA stays set aside on every limit
  * it is on against those after it, or single-phase connectors taking turns could keep a three-phase one waiting for
- * ever.
+ * ever. Connectors within their turn neither set aside nor yield to what is set aside: they keep their share until
+ * the turn ends.
  */
-function admit(limits: readonly Limit[], ordered: readonly ConnectorFacts[], minCurrentA: number): ConnectorFacts[] {
+function admit(limits: readonly Limit[], ordered: readonly ConnectorFacts[], minCurrentA: number, inTurn: ReadonlySet<string>): ConnectorFacts[] {
   const admittedA = limits.map(() => 0);
   const setAsideA = limits.map(() => 0);
   const minOf = (k: ConnectorFacts, limit: Limit) => (limit.weights.get(k.id) ?? 0) * minCurrentA;
   return ordered.filter((k) => {
     if (k.maxCurrentA < minCurrentA) return false;
-    const fits = limits.every((limit, i) => !limit.weights.has(k.id) || (admittedA[i] ?? 0) + (setAsideA[i] ?? 0) + minOf(k, limit) <= limit.capacityA + EPSILON_A);
+    const turnKept = inTurn.has(k.id);
+    const fits = limits.every(
+      (limit, i) => !limit.weights.has(k.id) || (admittedA[i] ?? 0) + (turnKept ? 0 : (setAsideA[i] ?? 0)) + minOf(k, limit) <= limit.capacityA + EPSILON_A,
+    );
     const fitsAlone = limits.every((limit) => minOf(k, limit) <= limit.capacityA + EPSILON_A);
-    if (fits || fitsAlone) {
+    if (fits || (fitsAlone && !turnKept)) {
       const into = fits ? admittedA : setAsideA;
       limits.forEach((limit, i) => (into[i] = (into[i] ?? 0) + minOf(k, limit)));
     }

@@ -34,7 +34,7 @@ function loadsPhase(connector: ConnectorFacts, phase: Phase): boolean {
 }
 
 /** The fail-safe a connector's TxDefaultProfile carries: its circuit's failsafeCurrentA or the nearest one above, at most its maxCurrentA. */
-function failsafeOf(site: LoadSite, connector: ConnectorFacts): number {
+export function failsafeOf(site: LoadSite, connector: ConnectorFacts): number {
   for (const circuit of ancestry(site, connector.circuitId)) {
     if (circuit.failsafeCurrentA !== undefined) return Math.min(circuit.failsafeCurrentA, connector.maxCurrentA);
   }
@@ -86,6 +86,11 @@ export function loadModel(site: LoadSite, observed: Observation): LoadModel {
   });
 
   return { sharing, failsafeA, uncontrolled: charging.filter((k) => !k.controllable), limits, circuits };
+}
+
+/** Whether allowances (absent: 0) overstep a limit. */
+export function oversteps(limits: readonly Limit[], allowedA: ReadonlyMap<string, number>): boolean {
+  return limits.some((limit) => [...limit.weights].reduce((sum, [id, weight]) => sum + weight * (allowedA.get(id) ?? 0), 0) > limit.capacityA + EPSILON_A);
 }
 
 /** The circuit and those above it, nearest first. */

@@ -1,2 +1,3 @@
 export { allocate, type Share } from './allocation.js';
+export { controlLoad, INITIAL_CONTROLLER_STATE } from './controller.js';
 export * from './types.js';

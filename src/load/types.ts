@@ -68,6 +68,17 @@ export interface Observation {
 
 export type ConnectorState = 'sharing' | 'waiting' | 'failsafe' | 'uncontrolled';
 
+export interface ConnectorDecision {
+  connectorId: string;
+  state: ConnectorState;
+  /** Its fair share now (failsafe: the fail-safe; uncontrolled: its maxCurrentA), which allowedA follows: down at once, up after raiseAfterS. */
+  shareA: number;
+  /** What the connector may draw per phase from now on. */
+  allowedA: number;
+  /** The limit to send now; absent when allowedA stays (a change inside the dead band, a raise still waiting). */
+  sendA?: number;
+}
+
 export interface CircuitLoad {
   circuitId: string;
   meter: 'none' | 'ok' | 'lost';
@@ -77,4 +88,25 @@ export interface CircuitLoad {
   otherA: PhaseCurrents;
   /** The limit minus the other load and the fail-safe allowances on the most loaded phase: what the sharing connectors share. */
   headroomA: number;
+}
+
+/** Where a charging connector stands in the rotation: holding a share since when (and its current turn since when), or waiting since when. */
+export type QueuePlace = { served: true; sinceMs: number; turnSinceMs: number } | { served: false; sinceMs: number };
+
+/** What the controller remembers about a charging connector between steps. */
+export interface ConnectorMemory {
+  allowedA: number;
+  place: QueuePlace;
+  /** A raise the shares show, not yet made: since when, and the lowest share seen since (what held all along). */
+  raise?: { sinceMs: number; toA: number };
+}
+
+export interface ControllerState {
+  connectors: Readonly<Record<string, ConnectorMemory>>;
+}
+
+export interface ControllerStep {
+  connectors: ConnectorDecision[];
+  circuits: CircuitLoad[];
+  state: ControllerState;
 }

@@ -1,4 +1,4 @@
-import type { CircuitFacts, ConnectorFacts, LoadSite, Observation, Phase } from '../../src/load/index.js';
+import type { CircuitFacts, ConnectorDecision, ConnectorFacts, LoadSite, Observation, Phase } from '../../src/load/index.js';
 
 /**
  * Contract 10.1 written out a second way, plainly and slowly, to judge the controller by: what each circuit must
@@ -79,4 +79,9 @@ export function violations(site: LoadSite, observed: Observation, allowedA: Read
     }
   }
   return found;
+}
+
+/** The allowances a step gave the connectors that share (failsafe ones are fixed, uncontrolled ones counted as other load). */
+export function sharedAllowances(decisions: readonly ConnectorDecision[]): Map<string, number> {
+  return new Map(decisions.filter((d) => d.state === 'sharing' || d.state === 'waiting').map((d) => [d.connectorId, d.allowedA]));
 }

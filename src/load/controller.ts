@@ -1,0 +1,74 @@
+import { shareFairly, sharesOf } from './allocation.js';
+import { failsafeOf, loadModel, oversteps } from './circuit-load.js';
+import { nextPlace, servingOrder } from './rotation.js';
+import type { ConnectorDecision, ConnectorMemory, ControllerState, ControllerStep, LoadSite, Observation } from './types.js';
+
+export const INITIAL_CONTROLLER_STATE: ControllerState = { connectors: {} };
+
+/** Changes smaller than this are not sent (a station re-planning for 0.3 A gains nothing), unless a limit needs the lowering. */
+const DEAD_BAND_TENTHS = 10;
+
+/**
+ * One step of the load controller (contract 10.1), pure: from what the site is, what this step observes and what
+ * the step before remembered, the allowance of every charging connector and what to send. Shares follow the
+ * allocation at once downward and after raiseAfterS of shares at least 1 A higher upward, to the lowest of them
+ * (the headroom that held all along); a connector that starts charging runs on its TxDefaultProfile, at the
+ * fail-safe, until then. Below a lost meter, the fail-safe at once.
+ */
+export function controlLoad(site: LoadSite, observed: Observation, previous: ControllerState): ControllerStep {
+  const { atMs } = observed;
+  const model = loadModel(site, observed);
+  const { ordered, inTurn, turnMs } = servingOrder(model.sharing, previous.connectors, model.limits, atMs);
+  const shares = sharesOf(site, model, shareFairly(model.limits, ordered, site.settings, inTurn));
+
+  const memory: Record<string, ConnectorMemory> = {};
+  const previousAllowedA = new Map<string, number>();
+  const allowedA = new Map<string, number>();
+  for (const { connectorId, state, shareA } of shares) {
+    if (state === 'uncontrolled') continue;
+    const connector = site.connectors.find((k) => k.id === connectorId);
+    const before = previous.connectors[connectorId];
+    const fromA = before?.allowedA ?? (connector ? failsafeOf(site, connector) : 0);
+    previousAllowedA.set(connectorId, fromA);
+    if (state === 'failsafe') {
+      allowedA.set(connectorId, shareA);
+      memory[connectorId] = { allowedA: shareA, place: before?.place ?? { served: false, sinceMs: atMs } };
+      continue;
+    }
+    const place = nextPlace(before?.place, state === 'sharing', turnMs.get(connectorId) ?? 0, atMs);
+    if (tenths(shareA) < tenths(fromA) + DEAD_BAND_TENTHS) {
+      // Lower (the dead band is settled below, against the limits) or hold: a raise under 1 A is not one.
+      allowedA.set(connectorId, Math.min(fromA, shareA));
+      memory[connectorId] = { allowedA: Math.min(fromA, shareA), place };
+      continue;
+    }
+    const raise = before?.raise ? { sinceMs: before.raise.sinceMs, toA: Math.min(before.raise.toA, shareA) } : { sinceMs: atMs, toA: shareA };
+    const raised = atMs - raise.sinceMs >= site.settings.raiseAfterS * 1000;
+    allowedA.set(connectorId, raised ? raise.toA : fromA);
+    memory[connectorId] = raised ? { allowedA: raise.toA, place } : { allowedA: fromA, place, raise };
+  }
+
+  // A lowering under 1 A is not sent when the limits hold without it.
+  for (const { connectorId, state } of shares) {
+    const fromA = previousAllowedA.get(connectorId) ?? 0;
+    const toA = allowedA.get(connectorId) ?? 0;
+    const entry = memory[connectorId];
+    if (state !== 'sharing' && state !== 'waiting') continue;
+    if (!entry || tenths(fromA) <= tenths(toA) || tenths(fromA) - tenths(toA) >= DEAD_BAND_TENTHS) continue;
+    allowedA.set(connectorId, fromA);
+    if (oversteps(model.limits, allowedA)) allowedA.set(connectorId, toA);
+    else memory[connectorId] = { ...entry, allowedA: fromA };
+  }
+
+  const connectors = shares.map(({ connectorId, state, shareA }): ConnectorDecision => {
+    if (state === 'uncontrolled') return { connectorId, state, shareA, allowedA: shareA };
+    const allowed = allowedA.get(connectorId) ?? 0;
+    return { connectorId, state, shareA, allowedA: allowed, ...(allowed === previousAllowedA.get(connectorId) ? {} : { sendA: allowed }) };
+  });
+  return { connectors, circuits: model.circuits, state: { connectors: memory } };
+}
+
+/** Allowances compared in the tenths of an ampere they are sent in, free of floating-point residue. */
+function tenths(a: number): number {
+  return Math.round(a * 10);
+}
