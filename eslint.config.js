@@ -16,7 +16,8 @@ const otherPartsByIndexOnly = (depth) => ({
         patterns: [
           {
             regex: `^(\\.\\./){${depth}}(?![^/]+/index\\.js$)`,
-            message: "Another folder of src/ is imported by its index.js only; export what you need from that folder's index.ts.",
+            message:
+              "Another folder of src/ is imported by its index.js only; export what you need from that folder's index.ts.",
           },
         ],
       },
@@ -37,7 +38,10 @@ export default tseslint.config(
       '@typescript-eslint/switch-exhaustiveness-check': 'error',
       '@typescript-eslint/no-unnecessary-type-assertion': 'error',
       // `_name` marks what a destructuring leaves out on purpose.
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_' },
+      ],
       // A `let` assigned once after a closure that reads it (a server's own URL) cannot be a const.
       'prefer-const': ['error', { ignoreReadBeforeAssign: true }],
     },

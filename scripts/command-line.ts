@@ -2,7 +2,9 @@ import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 
 const HELP = { help: { type: 'boolean', short: 'h' } } as const;
 
-type Values<O extends ParseArgsOptionsConfig> = ReturnType<typeof parseArgs<{ options: O & typeof HELP; args: string[] }>>['values'];
+type Values<O extends ParseArgsOptionsConfig> = ReturnType<
+  typeof parseArgs<{ options: O & typeof HELP; args: string[] }>
+>['values'];
 
 /**
  * A script's command line (simulators, the demo receiver): `convert` turns the parsed values into what the script
@@ -10,7 +12,12 @@ type Values<O extends ParseArgsOptionsConfig> = ReturnType<typeof parseArgs<{ op
  * with: 0 after printing the usage for --help, 2 after one line and the usage on stderr for any mistake (never a
  * stack trace).
  */
-export function scriptArguments<O extends ParseArgsOptionsConfig, R>(usage: string, options: O, convert: (values: Values<O>) => R, argv = process.argv.slice(2)): R | number {
+export function scriptArguments<O extends ParseArgsOptionsConfig, R>(
+  usage: string,
+  options: O,
+  convert: (values: Values<O>) => R,
+  argv = process.argv.slice(2),
+): R | number {
   try {
     const { values } = parseArgs({ args: argv, options: { ...options, ...HELP } });
     if ((values as { help?: boolean }).help) {

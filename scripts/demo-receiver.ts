@@ -35,7 +35,8 @@ export async function startDemoReceiver(options: DemoReceiverOptions): Promise<D
   const demo: DemoReceiver = { receiver: undefined as unknown as Receiver, verified: 0, rejected: 0 };
   demo.receiver = await startReceiver(
     async (request) => {
-      let envelope: { eventId?: string; eventType?: string; siteId?: string; timestamp?: string; payload?: unknown } = {};
+      let envelope: { eventId?: string; eventType?: string; siteId?: string; timestamp?: string; payload?: unknown } =
+        {};
       try {
         envelope = request.json();
       } catch {
@@ -43,12 +44,20 @@ export async function startDemoReceiver(options: DemoReceiverOptions): Promise<D
       }
       const issuer = typeof options.issuer === 'string' ? options.issuer : options.issuer();
       verifier ??= new JwksWebhookVerifier(`${issuer.replace(/\/$/, '')}/.well-known/jwks.json`);
-      const kid = await verifier.verify({ method: request.method, url: request.url, headers: request.headers, body: request.body }).catch(() => undefined);
+      const kid = await verifier
+        .verify({ method: request.method, url: request.url, headers: request.headers, body: request.body })
+        .catch(() => undefined);
       const summary = `${envelope.eventType ?? '?'} ${envelope.eventId ?? '?'} site ${envelope.siteId ?? '?'} at ${envelope.timestamp ?? '?'} ${JSON.stringify(envelope.payload ?? null)}`;
       if (kid === undefined || envelope.eventId === undefined) {
         demo.rejected += 1;
-        print(`REJECTED (signature does not verify) x-request-id ${String(request.headers['x-request-id'])}: ${summary}`);
-        return { status: 401, body: JSON.stringify({ error: 'invalid_signature' }), headers: { 'Content-Type': 'application/json' } };
+        print(
+          `REJECTED (signature does not verify) x-request-id ${String(request.headers['x-request-id'])}: ${summary}`,
+        );
+        return {
+          status: 401,
+          body: JSON.stringify({ error: 'invalid_signature' }),
+          headers: { 'Content-Type': 'application/json' },
+        };
       }
       demo.verified += 1;
       print(`verified (kid ${kid}) ${summary}`);
@@ -72,7 +81,8 @@ function parseCommandLine(): { issuer: string; host: string; port: number } | nu
     },
     (values) => {
       const port = Number(values.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port: a TCP port (0-65535), not "${values.port}"`);
+      if (!Number.isInteger(port) || port < 0 || port > 65535)
+        throw new Error(`--port: a TCP port (0-65535), not "${values.port}"`);
       return { issuer: values.issuer, host: values.host, port };
     },
   );
@@ -82,7 +92,9 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const options = parseCommandLine();
   if (typeof options === 'number') process.exit(options);
   const demo = await startDemoReceiver(options);
-  console.log(`demo receiver on ${demo.receiver.url()}, verifying against ${options.issuer}/.well-known/jwks.json (Ctrl-C to stop)`);
+  console.log(
+    `demo receiver on ${demo.receiver.url()}, verifying against ${options.issuer}/.well-known/jwks.json (Ctrl-C to stop)`,
+  );
   process.once('SIGINT', () => void demo.receiver.close().then(() => process.exit(0)));
   process.once('SIGTERM', () => void demo.receiver.close().then(() => process.exit(0)));
 }

@@ -37,7 +37,16 @@ interface Envelope {
   eventType: string;
   siteId: string;
   timestamp: string;
-  payload: { chargePointId?: string; stationId?: string; connectorId?: number; status?: string; transactionId?: number; meterStart?: number; meterStop?: number; reason?: string };
+  payload: {
+    chargePointId?: string;
+    stationId?: string;
+    connectorId?: number;
+    status?: string;
+    transactionId?: number;
+    meterStart?: number;
+    meterStop?: number;
+    reason?: string;
+  };
 }
 
 const say = (who: string, text: string) => console.log(`${`[${who}]`.padEnd(10)} ${text}`);
@@ -94,7 +103,13 @@ function writeDemoConfig(dir: string, meterPort: number, webhookUrl: string, htt
         webhooks: [{ id: 'demo-partner', url: webhookUrl, events: [...EVENT_TYPES], signature: 'documented' }],
       },
     ],
-    groups: [{ id: DEMO_GROUP, scope: 'company:demo', permissions: ['charge-points:read', 'charge-points:control', 'events:read'] }],
+    groups: [
+      {
+        id: DEMO_GROUP,
+        scope: 'company:demo',
+        permissions: ['charge-points:read', 'charge-points:control', 'events:read'],
+      },
+    ],
     webhookDelivery: { retryIntervalS: 1 },
   };
   writeFileSync(configPath, stringify(config));
@@ -120,7 +135,10 @@ async function ocppSession(station: SimulatedStation, inbox: PartnerInbox): Prom
   await station.stopTransaction({ transactionId, reason: 'EVDisconnected' });
   say('station', `StopTransaction ${transactionId} (EVDisconnected)`);
   await station.statusNotification({ connectorId: 1, status: 'Available' });
-  await inbox.waitFor('OCPP StopTransaction', (e) => e.eventType === 'StopTransaction' && e.payload.transactionId === transactionId);
+  await inbox.waitFor(
+    'OCPP StopTransaction',
+    (e) => e.eventType === 'StopTransaction' && e.payload.transactionId === transactionId,
+  );
 }
 
 /** The meter's import register when the demo starts: a meter that has been in service for a while. */
@@ -136,7 +154,10 @@ async function modbusSession(meter: MeterSimulator, inbox: PartnerInbox): Promis
   }, 250);
   try {
     await meter.set(1, { energyKWh, currentA: [16, 16, 16], powerW: 11_000 });
-    const started = await inbox.waitFor('Modbus StartTransaction', (e) => e.eventType === 'StartTransaction' && e.payload.chargePointId === 'MB-1');
+    const started = await inbox.waitFor(
+      'Modbus StartTransaction',
+      (e) => e.eventType === 'StartTransaction' && e.payload.chargePointId === 'MB-1',
+    );
     say('meter', `session detected as transaction ${started.payload.transactionId}; charging for 2 s`);
     await delay(2000);
   } finally {
@@ -144,14 +165,19 @@ async function modbusSession(meter: MeterSimulator, inbox: PartnerInbox): Promis
   }
   await meter.set(1, { energyKWh, currentA: [0, 0, 0], powerW: 0 });
   say('meter', `car done: 0 A, register at ${energyKWh.toFixed(2)} kWh`);
-  await inbox.waitFor('Modbus StopTransaction', (e) => e.eventType === 'StopTransaction' && e.payload.chargePointId === 'MB-1');
+  await inbox.waitFor(
+    'Modbus StopTransaction',
+    (e) => e.eventType === 'StopTransaction' && e.payload.chargePointId === 'MB-1',
+  );
 }
 
 /** Waits until GET /health shows every webhook queue empty: all events so far have reached the partner. */
 async function outboxDrained(httpPort: number): Promise<void> {
   const deadline = Date.now() + STEP_TIMEOUT_MS;
   for (;;) {
-    const health = (await (await fetch(`http://127.0.0.1:${httpPort}/health`)).json()) as { webhooks?: { executors?: Array<{ queueSize: number }> } };
+    const health = (await (await fetch(`http://127.0.0.1:${httpPort}/health`)).json()) as {
+      webhooks?: { executors?: Array<{ queueSize: number }> };
+    };
     if ((health.webhooks?.executors ?? []).every((e) => e.queueSize === 0)) return;
     if (Date.now() > deadline) throw new Error(`webhook queues not empty after ${STEP_TIMEOUT_MS / 1000} s`);
     await delay(200);
@@ -161,19 +187,25 @@ async function outboxDrained(httpPort: number): Promise<void> {
 function summary(inbox: PartnerInbox): boolean {
   const envelopes = inbox.envelopes;
   const { verified, rejected } = inbox.partner;
-  const count = (type: string, chargePointId: string) => envelopes.filter((e) => e.eventType === type && e.payload.chargePointId === chargePointId).length;
+  const count = (type: string, chargePointId: string) =>
+    envelopes.filter((e) => e.eventType === type && e.payload.chargePointId === chargePointId).length;
   console.log('\nverified webhooks by source:');
   console.log(`  ${'event type'.padEnd(18)} ${'OCPP (CP001-A)'.padEnd(15)} Modbus (MB-1)`);
-  for (const type of EVENT_TYPES) console.log(`  ${type.padEnd(18)} ${String(count(type, 'CP001-A')).padEnd(15)} ${count(type, 'MB-1')}`);
+  for (const type of EVENT_TYPES)
+    console.log(`  ${type.padEnd(18)} ${String(count(type, 'CP001-A')).padEnd(15)} ${count(type, 'MB-1')}`);
   console.log(`  ${verified} verified, ${rejected} rejected`);
-  const complete = ['StartTransaction', 'StopTransaction'].every((t) => count(t, 'CP001-A') === 1 && count(t, 'MB-1') === 1) && count('Authorize', 'CP001-A') >= 1;
+  const complete =
+    ['StartTransaction', 'StopTransaction'].every((t) => count(t, 'CP001-A') === 1 && count(t, 'MB-1') === 1) &&
+    count('Authorize', 'CP001-A') >= 1;
   return complete && rejected === 0 && verified === envelopes.length;
 }
 
 async function main(): Promise<number> {
   let keepRunning: boolean;
   try {
-    const { values } = parseArgs({ options: { 'keep-running': { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } } });
+    const { values } = parseArgs({
+      options: { 'keep-running': { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h' } },
+    });
     if (values.help) {
       console.log(USAGE);
       return 0;
@@ -196,7 +228,11 @@ async function main(): Promise<number> {
     say('meter', `simulated SDM630 on modbus tcp://127.0.0.1:${meter.port} unit 1`);
 
     let daemon: Daemon | undefined;
-    const partner = await startDemoReceiver({ issuer: () => `http://127.0.0.1:${daemon!.httpPort}`, port: 0, print: (line) => say('partner', line) });
+    const partner = await startDemoReceiver({
+      issuer: () => `http://127.0.0.1:${daemon!.httpPort}`,
+      port: 0,
+      print: (line) => say('partner', line),
+    });
     cleanups.push(() => partner.receiver.close());
     const inbox = new PartnerInbox(partner);
     say('partner', `webhook receiver on ${partner.receiver.url()}, verifying against the daemon's JWKS`);
@@ -204,13 +240,26 @@ async function main(): Promise<number> {
     const configPath = writeDemoConfig(dir, meter.port, partner.receiver.url(), await freePort());
     const db = openDatabase(path.join(dir, 'var'));
     putIdTag(db, { idTag: ID_TAG, status: 'Accepted', expiresAt: null, siteId: null });
-    const client = new Applications({ db }).create(loadConfig(configPath), { name: 'demo partner', groupIds: [DEMO_GROUP] });
+    const client = new Applications({ db }).create(loadConfig(configPath), {
+      name: 'demo partner',
+      groupIds: [DEMO_GROUP],
+    });
     db.close();
-    daemon = await startDaemon({ configPath, config: loadConfig(configPath), logger: createLogger('error'), handleSignals: false });
+    daemon = await startDaemon({
+      configPath,
+      config: loadConfig(configPath),
+      logger: createLogger('error'),
+      handleSignals: false,
+    });
     cleanups.push(() => daemon.stop());
-    say('daemon', `chargegate ready: status page http://127.0.0.1:${daemon.httpPort}/  OCPP ws://127.0.0.1:${daemon.ocppPort}/ocpp/CP001`);
+    say(
+      'daemon',
+      `chargegate ready: status page http://127.0.0.1:${daemon.httpPort}/  OCPP ws://127.0.0.1:${daemon.ocppPort}/ocpp/CP001`,
+    );
 
-    const station = await connectStation(`ws://127.0.0.1:${daemon.ocppPort}/ocpp`, 'CP001', undefined, { initialMeterWh: 7_250 });
+    const station = await connectStation(`ws://127.0.0.1:${daemon.ocppPort}/ocpp`, 'CP001', undefined, {
+      initialMeterWh: 7_250,
+    });
     cleanups.push(() => station.close());
     console.log('\n--- an OCPP charging session: authorize, start, meter values, stop ---');
     await ocppSession(station, inbox);
@@ -234,7 +283,11 @@ async function main(): Promise<number> {
       await new Promise<void>((resolve) => process.once('SIGINT', () => resolve()).once('SIGTERM', () => resolve()));
     }
     await cleanup();
-    console.log(ok ? '\ndemo complete: every session reached the partner, every signature verified' : '\ndemo incomplete: see above');
+    console.log(
+      ok
+        ? '\ndemo complete: every session reached the partner, every signature verified'
+        : '\ndemo incomplete: see above',
+    );
     return ok ? 0 : 1;
   } catch (err) {
     console.error(`\ndemo failed: ${(err as Error).message}`);

@@ -20,8 +20,18 @@ interface MessageSchema extends Record<string, unknown> {
 }
 
 const VERSIONS = [
-  { schemas: 'ocpp-rpc/lib/schemas/ocpp1_6.json', file: 'src/ocpp/v16/messages.ts', map: 'Ocpp16Actions', name: 'OCPP 1.6-J' },
-  { schemas: 'ocpp-rpc/lib/schemas/ocpp2_0_1.json', file: 'src/ocpp/v201/messages.ts', map: 'Ocpp201Actions', name: 'OCPP 2.0.1' },
+  {
+    schemas: 'ocpp-rpc/lib/schemas/ocpp1_6.json',
+    file: 'src/ocpp/v16/messages.ts',
+    map: 'Ocpp16Actions',
+    name: 'OCPP 1.6-J',
+  },
+  {
+    schemas: 'ocpp-rpc/lib/schemas/ocpp2_0_1.json',
+    file: 'src/ocpp/v201/messages.ts',
+    map: 'Ocpp201Actions',
+    name: 'OCPP 2.0.1',
+  },
 ] as const;
 
 /** Strips what does not change a type, so that two copies of one definition compare equal. */
@@ -63,7 +73,14 @@ function versionSchema(messages: MessageSchema[], mapName: string): JSONSchema {
       return [action, { tsType: `[${req}, ${conf}]` }];
     }),
   );
-  return { title: mapName, type: 'object', additionalProperties: false, required: Object.keys(properties), properties, definitions } as JSONSchema;
+  return {
+    title: mapName,
+    type: 'object',
+    additionalProperties: false,
+    required: Object.keys(properties),
+    properties,
+    definitions,
+  } as JSONSchema;
 }
 
 async function generate(version: (typeof VERSIONS)[number]): Promise<string> {
@@ -84,7 +101,10 @@ async function generate(version: (typeof VERSIONS)[number]): Promise<string> {
     style: { singleQuote: true, printWidth: 120 },
   });
   // The generator notes under every type that the map's schema referenced it: true of all of them, so noise.
-  return source.replace(/\/\*\*\n \* This interface was referenced by `\w+`'s JSON-Schema\n \* via the `definition` "\w+"\.\n \*\/\n/g, '');
+  return source.replace(
+    /\/\*\*\n \* This interface was referenced by `\w+`'s JSON-Schema\n \* via the `definition` "\w+"\.\n \*\/\n/g,
+    '',
+  );
 }
 
 const check = process.argv.includes('--check');

@@ -44,7 +44,8 @@ async function main(): Promise<number> {
       'energy-kwh': { type: 'string', default: '1000' },
     },
     (values) => {
-      if (!(values.model in METER_MODELS)) throw new Error(`--model: one of ${Object.keys(METER_MODELS).join(', ')}, not "${values.model}"`);
+      if (!(values.model in METER_MODELS))
+        throw new Error(`--model: one of ${Object.keys(METER_MODELS).join(', ')}, not "${values.model}"`);
       return {
         ...values,
         model: values.model as Exclude<MeterModel, 'custom'>,
@@ -69,9 +70,14 @@ async function main(): Promise<number> {
     ? `{ type: rtu, device: ${options.peer ?? '/dev/ttyUSB0'}, baudRate: ${options.baud}, unitId: ${options.unit} }`
     : `{ type: tcp, host: ${options.host}, port: ${meter.port}, unitId: ${options.unit} }`;
   // Indented for a site entry of the config: paste it under `- id: <your site>`, beside `stations:`.
-  console.log(`simulated ${map.name} answering on ${options.rtu ?? `tcp://${options.host}:${meter.port}`} unit ${options.unit}; config entry (paste under a site):`);
-  console.log(`    meters:\n      - { id: meter-sim, chargePointId: MB-SIM, connectorId: 1, model: ${options.model}, connection: ${connection} }`);
-  if (options.rtu && !options.peer) console.log('    # device: the serial port chargegate reads; --peer names it (the other end of a socat pair)');
+  console.log(
+    `simulated ${map.name} answering on ${options.rtu ?? `tcp://${options.host}:${meter.port}`} unit ${options.unit}; config entry (paste under a site):`,
+  );
+  console.log(
+    `    meters:\n      - { id: meter-sim, chargePointId: MB-SIM, connectorId: 1, model: ${options.model}, connection: ${connection} }`,
+  );
+  if (options.rtu && !options.peer)
+    console.log('    # device: the serial port chargegate reads; --peer names it (the other end of a socat pair)');
 
   let stopping = false;
   const stop = () => (stopping = true);
@@ -84,7 +90,9 @@ async function main(): Promise<number> {
     console.log(`${new Date().toISOString()} idle at ${energyKWh.toFixed(3)} kWh for ${options.idleS} s`);
     for (let s = 0; s < options.idleS && !stopping; s++) await delay(1000);
     const powerW = options.amps * VOLTS * phases;
-    console.log(`${new Date().toISOString()} charging ${options.amps} A on ${phases} phase${phases === 1 ? '' : 's'} (${powerW} W) for ${options.chargeS} s`);
+    console.log(
+      `${new Date().toISOString()} charging ${options.amps} A on ${phases} phase${phases === 1 ? '' : 's'} (${powerW} W) for ${options.chargeS} s`,
+    );
     for (let s = 0; s < options.chargeS && !stopping; s++) {
       await meter.set(options.unit, { energyKWh, currentA: Array(phases).fill(options.amps), powerW });
       await delay(1000);

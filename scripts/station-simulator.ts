@@ -11,7 +11,8 @@ import { readFileSync } from 'node:fs';
 import { connectStation, type SimulatedStation } from '../test/support/station.js';
 import { scriptArguments } from './command-line.js';
 
-const USAGE = 'usage: station-simulator [--url ws://127.0.0.1:9000/ocpp] [--id CP001] [--password P] [--id-tag TAG] [--connector N] [--ca FILE] [--stay]';
+const USAGE =
+  'usage: station-simulator [--url ws://127.0.0.1:9000/ocpp] [--id CP001] [--password P] [--id-tag TAG] [--connector N] [--ca FILE] [--stay]';
 
 async function main(): Promise<number> {
   const parsed = scriptArguments(
@@ -27,7 +28,8 @@ async function main(): Promise<number> {
     },
     (values) => {
       const connectorId = Number(values.connector);
-      if (!Number.isInteger(connectorId) || connectorId < 1) throw new Error(`--connector: a connector number of 1 or more, not "${values.connector}"`);
+      if (!Number.isInteger(connectorId) || connectorId < 1)
+        throw new Error(`--connector: a connector number of 1 or more, not "${values.connector}"`);
       return { values, connectorId };
     },
   );
@@ -39,11 +41,19 @@ async function main(): Promise<number> {
   step(`connecting to ${values.url}/${values.id}${values.password ? ' with basic auth' : ''}`);
   let station;
   try {
-    station = await connectStation(values.url, values.id, values.password, values.ca ? { ca: readFileSync(values.ca) } : {});
+    station = await connectStation(
+      values.url,
+      values.id,
+      values.password,
+      values.ca ? { ca: readFileSync(values.ca) } : {},
+    );
   } catch (err) {
     const status = (err as { code?: unknown }).code;
     console.error(`connection refused: ${(err as Error).message}`);
-    if (status === 401) console.error("the central system wants this station's password: `chargegate station pair <id> --site <site>` prints it; pass it with --password");
+    if (status === 401)
+      console.error(
+        "the central system wants this station's password: `chargegate station pair <id> --site <site>` prints it; pass it with --password",
+      );
     return 1;
   }
   try {
@@ -66,13 +76,17 @@ async function main(): Promise<number> {
     await station.statusNotification({ connectorId, status: 'Preparing' });
     const meterStart = 12_345;
     const started = await station.startTransactionWithInfo({ connectorId, idTag, meterStart });
-    step(`StartTransaction on connector ${connectorId}: transactionId ${started.transactionId}, tag ${started.idTagInfo.status}, meter ${meterStart} Wh`);
+    step(
+      `StartTransaction on connector ${connectorId}: transactionId ${started.transactionId}, tag ${started.idTagInfo.status}, meter ${meterStart} Wh`,
+    );
     await station.statusNotification({ connectorId, status: 'Charging' });
     station.addEnergy(connectorId, 7_500);
     await station.meterValues({ connectorId, transactionId: started.transactionId });
 
     const stopped = await station.stopTransaction({ transactionId: started.transactionId, reason: 'EVDisconnected' });
-    step(`StopTransaction: meter ${meterStart + 7_500} Wh, reason EVDisconnected${stopped.idTagInfo ? `, tag ${stopped.idTagInfo.status}` : ''}`);
+    step(
+      `StopTransaction: meter ${meterStart + 7_500} Wh, reason EVDisconnected${stopped.idTagInfo ? `, tag ${stopped.idTagInfo.status}` : ''}`,
+    );
     await station.statusNotification({ connectorId, status: 'Available' });
     if (values.stay) await stayOnline(station, boot.interval, step);
     step('done');
@@ -100,12 +114,19 @@ async function stayOnline(station: SimulatedStation, intervalS: number, step: (t
     process.once('SIGINT', leave);
     process.once('SIGTERM', leave);
   });
-  const heartbeats = setInterval(() => void station.heartbeat().catch((err: unknown) => step(`Heartbeat failed: ${(err as Error).message}`)), intervalS * 1000);
+  const heartbeats = setInterval(
+    () => void station.heartbeat().catch((err: unknown) => step(`Heartbeat failed: ${(err as Error).message}`)),
+    intervalS * 1000,
+  );
   // The mailboxes time out to let the loops see `leaving`; a timeout is not an error here.
-  const watch = async (next: () => Promise<{ transactionId: number; connectorId: number; idTag: string }>, what: string) => {
+  const watch = async (
+    next: () => Promise<{ transactionId: number; connectorId: number; idTag: string }>,
+    what: string,
+  ) => {
     while (!leaving) {
       const done = await next().catch(() => undefined);
-      if (done) step(`${what}: transactionId ${done.transactionId} on connector ${done.connectorId}, tag ${done.idTag}`);
+      if (done)
+        step(`${what}: transactionId ${done.transactionId} on connector ${done.connectorId}, tag ${done.idTag}`);
     }
   };
   const watchers = [

@@ -24,10 +24,13 @@ export function buildForBench(): BenchBuild {
   let daemonBuilt = true;
   try {
     // Rewriting a fresh dist/ would only race other processes reading it (npm test's pretest has just built it).
-    if (!distIsFresh()) execFileSync(process.execPath, [TSC, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' });
+    if (!distIsFresh())
+      execFileSync(process.execPath, [TSC, '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' });
   } catch (err) {
     daemonBuilt = false;
-    notes.push(`npm run build failed, so the daemon runs from source through tsx (RSS then includes the loader, ~50 MB): ${firstLines(err)}`);
+    notes.push(
+      `npm run build failed, so the daemon runs from source through tsx (RSS then includes the loader, ~50 MB): ${firstLines(err)}`,
+    );
   }
   try {
     execFileSync(process.execPath, [TSC, '-p', 'scripts/bench/tsconfig.json'], { cwd: ROOT, stdio: 'pipe' });
@@ -42,7 +45,9 @@ export function buildForBench(): BenchBuild {
   return {
     workerDir,
     daemonBuilt,
-    daemonCommand: daemonBuilt ? 'node dist/cli/main.js run --config <bench config>' : 'node --import tsx src/cli/main.ts run --config <bench config>',
+    daemonCommand: daemonBuilt
+      ? 'node dist/cli/main.js run --config <bench config>'
+      : 'node --import tsx src/cli/main.ts run --config <bench config>',
     notes,
   };
 }
@@ -51,7 +56,9 @@ export function buildForBench(): BenchBuild {
 function distIsFresh(): boolean {
   const built = path.join(ROOT, 'dist/cli/main.js');
   if (!existsSync(built)) return false;
-  const sources = readdirSync(path.join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+  const sources = readdirSync(path.join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).filter((f) =>
+    f.endsWith('.ts'),
+  );
   const newestSource = Math.max(...sources.map((f) => statSync(path.join(ROOT, 'src', f)).mtimeMs));
   return newestSource < statSync(built).mtimeMs;
 }

@@ -34,15 +34,28 @@ export interface DaemonLauncher {
  * Starts chargegate with the given top-level config keys over the test support's loopback base config.
  * Logging stays at `info`, the production default: what the daemon logs is part of what it costs.
  */
-export async function startChargegate(launcher: DaemonLauncher, processes: ProcessGroup, config: Record<string, unknown>, site: TempSite): Promise<ChargegateProcess> {
+export async function startChargegate(
+  launcher: DaemonLauncher,
+  processes: ProcessGroup,
+  config: Record<string, unknown>,
+  site: TempSite,
+): Promise<ChargegateProcess> {
   const httpPort = await freePort();
   const ocppPort = await freePort();
-  site.write({ log: { level: 'info' }, http: { host: '127.0.0.1', port: httpPort }, ocpp: { host: '127.0.0.1', port: ocppPort, path: '/ocpp', securityProfile: 0 }, ...config });
+  site.write({
+    log: { level: 'info' },
+    http: { host: '127.0.0.1', port: httpPort },
+    ocpp: { host: '127.0.0.1', port: ocppPort, path: '/ocpp', securityProfile: 0 },
+    ...config,
+  });
   const spawnedAt = nowMs();
   const { child, logs } = await spawnDaemon(site.configPath, {
     built: launcher.built,
     readyTimeoutMs: 60_000,
-    nodeArgs: [...(launcher.built ? installedNodeArgs() : []), ...(launcher.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${launcher.profileDir}/chargegate`] : [])],
+    nodeArgs: [
+      ...(launcher.built ? installedNodeArgs() : []),
+      ...(launcher.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${launcher.profileDir}/chargegate`] : []),
+    ],
   });
   const startupMs = nowMs() - spawnedAt;
   processes.adopt(child);
@@ -58,7 +71,13 @@ export function installedNodeArgs(): string[] {
   return execStart.slice(1, main);
 }
 
-function chargegateHandle(child: ChildProcess, logs: string[], site: TempSite, ocppPort: number, startupMs: number): ChargegateProcess {
+function chargegateHandle(
+  child: ChildProcess,
+  logs: string[],
+  site: TempSite,
+  ocppPort: number,
+  startupMs: number,
+): ChargegateProcess {
   const ready = logs.find((l) => l.includes('"chargegate ready"'));
   const selfReportedReadyMs = ready ? ((JSON.parse(ready) as { readyMs?: number }).readyMs ?? null) : null;
   const logTail = (lines = 20) => logs.slice(-lines).join('\n');
@@ -70,17 +89,32 @@ function chargegateHandle(child: ChildProcess, logs: string[], site: TempSite, o
     selfReportedReadyMs,
     logTail,
     assertAlive() {
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`chargegate exited (${child.signalCode ?? child.exitCode}):\n${logTail()}`);
+      if (child.exitCode !== null || child.signalCode !== null)
+        throw new Error(`chargegate exited (${child.signalCode ?? child.exitCode}):\n${logTail()}`);
     },
     stop: () => terminate(child, 10_000),
   };
 }
 
 /** The `sites` entry of a bench config: `stations` stations named CS0001..., one charge point with connector 1 each. */
-export function benchSite(options: { stations?: number; webhookUrl?: string; events?: string[]; meters?: object[] }): Record<string, unknown> {
-  const stations = stationIds(options.stations ?? 0).map((id) => ({ id, chargePoints: [{ id: `${id}-A`, connectors: [1] }] }));
+export function benchSite(options: {
+  stations?: number;
+  webhookUrl?: string;
+  events?: string[];
+  meters?: object[];
+}): Record<string, unknown> {
+  const stations = stationIds(options.stations ?? 0).map((id) => ({
+    id,
+    chargePoints: [{ id: `${id}-A`, connectors: [1] }],
+  }));
   const webhooks = options.webhookUrl
-    ? [{ id: 'bench', url: options.webhookUrl, events: options.events ?? ['Authorize', 'StartTransaction', 'StopTransaction', 'ChargePointStatus'] }]
+    ? [
+        {
+          id: 'bench',
+          url: options.webhookUrl,
+          events: options.events ?? ['Authorize', 'StartTransaction', 'StopTransaction', 'ChargePointStatus'],
+        },
+      ]
     : [];
   return { id: 'bench', stations, meters: options.meters ?? [], webhooks };
 }

@@ -15,14 +15,25 @@ export class Fleet {
   ) {}
 
   /** Starts the generators and connects every identity; throws unless all of them were accepted. */
-  static async connect(ctx: ScenarioContext, options: { url: string; identities: readonly string[]; generators: number; concurrency: number }): Promise<Fleet> {
+  static async connect(
+    ctx: ScenarioContext,
+    options: { url: string; identities: readonly string[]; generators: number; concurrency: number },
+  ): Promise<Fleet> {
     const shares = split(options.identities, options.generators);
-    const generators = await Promise.all(shares.map((_, i) => ctx.startWorker<StationsApi>('stations', `stations-${i + 1}`)));
-    const connects = await Promise.all(generators.map((g, i) => g.call('connect', { url: options.url, identities: shares[i]!, concurrency: options.concurrency })));
+    const generators = await Promise.all(
+      shares.map((_, i) => ctx.startWorker<StationsApi>('stations', `stations-${i + 1}`)),
+    );
+    const connects = await Promise.all(
+      generators.map((g, i) =>
+        g.call('connect', { url: options.url, identities: shares[i]!, concurrency: options.concurrency }),
+      ),
+    );
     const failed = connects.reduce((n, c) => n + c.errors, 0);
     if (failed > 0) {
       await Promise.all(generators.map((g) => g.stop()));
-      throw new Error(`${failed} of ${options.identities.length} stations could not connect and boot; first: ${connects.find((c) => c.firstError)?.firstError}`);
+      throw new Error(
+        `${failed} of ${options.identities.length} stations could not connect and boot; first: ${connects.find((c) => c.firstError)?.firstError}`,
+      );
     }
     return new Fleet(generators, Math.max(...connects.map((c) => c.seconds)));
   }
@@ -52,7 +63,10 @@ export function failureNote(results: ReadonlyArray<{ errors: number; firstError:
 }
 
 /** Runs fn against the bare ocpp-rpc baseline server, in its own process, on a port of its own. */
-export async function withBareOcppServer<T>(ctx: ScenarioContext, fn: (url: string, serverPid: number) => Promise<T>): Promise<T> {
+export async function withBareOcppServer<T>(
+  ctx: ScenarioContext,
+  fn: (url: string, serverPid: number) => Promise<T>,
+): Promise<T> {
   const server = await ctx.startWorker<BareOcppServerApi>('bare-ocpp-server');
   const port = await freePort();
   await server.call('listen', { port });
@@ -63,5 +77,8 @@ export async function withBareOcppServer<T>(ctx: ScenarioContext, fn: (url: stri
 
 /** One note for a figure from what went wrong on either side. */
 export function sidesNote(chargegate: string | undefined, baseline: string | undefined): string | undefined {
-  return [chargegate && `chargegate: ${chargegate}`, baseline && `baseline: ${baseline}`].filter(Boolean).join('; ') || undefined;
+  return (
+    [chargegate && `chargegate: ${chargegate}`, baseline && `baseline: ${baseline}`].filter(Boolean).join('; ') ||
+    undefined
+  );
 }

@@ -36,7 +36,9 @@ export interface ProcessStats {
   peakRssMB: number;
   /** User + system CPU time consumed so far. */
   cpuS: number;
-  /** Bytes the process caused to be written to storage so far (/proc/PID/io write_bytes: page cache flushes included). */
+  /**
+   * Bytes the process caused to be written to storage so far (/proc/PID/io write_bytes: page cache flushes included).
+   */
   writtenBytes: number;
 }
 

@@ -11,11 +11,15 @@ export interface OutboxCounts {
 export function outboxCounts(dataDir: string): OutboxCounts {
   const db = openDatabase(dataDir, { readonly: true });
   try {
-    const group = (sql: string) => Object.fromEntries((db.prepare(sql).all() as Array<{ k: string; n: number }>).map((r) => [r.k, r.n]));
+    const group = (sql: string) =>
+      Object.fromEntries((db.prepare(sql).all() as Array<{ k: string; n: number }>).map((r) => [r.k, r.n]));
     return {
       eventsByType: group('SELECT event_type AS k, COUNT(*) AS n FROM events GROUP BY event_type'),
       deliveriesByState: group('SELECT state AS k, COUNT(*) AS n FROM deliveries GROUP BY state'),
-      attemptedPending: db.prepare("SELECT COUNT(*) FROM deliveries WHERE state = 'pending' AND attempts > 0").pluck().get() as number,
+      attemptedPending: db
+        .prepare("SELECT COUNT(*) FROM deliveries WHERE state = 'pending' AND attempts > 0")
+        .pluck()
+        .get() as number,
     };
   } finally {
     db.close();
@@ -27,7 +31,9 @@ export function firstStartCommits(dataDir: string): Map<string, number> {
   const db = openDatabase(dataDir, { readonly: true });
   try {
     const rows = db
-      .prepare("SELECT json_extract(payload, '$.stationId') AS stationId, MIN(created_at) AS at FROM events WHERE event_type = 'StartTransaction' GROUP BY 1")
+      .prepare(
+        "SELECT json_extract(payload, '$.stationId') AS stationId, MIN(created_at) AS at FROM events WHERE event_type = 'StartTransaction' GROUP BY 1",
+      )
       .all() as Array<{ stationId: string; at: string }>;
     return new Map(rows.map((r) => [r.stationId, Date.parse(r.at)]));
   } finally {

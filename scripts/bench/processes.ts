@@ -32,11 +32,18 @@ export class ProcessGroup {
   /** Forks `<workerDir>/<module>.js` (compiled, so no loader inflates its memory) and waits for it to be ready. */
   async startWorker<Api extends WorkerApi>(module: string, name = module): Promise<WorkerHandle<Api>> {
     const execArgv = this.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(this.profileDir, name)}`] : [];
-    const child = fork(`${this.workerDir}/${module}.js`, [], { stdio: ['ignore', 'inherit', 'pipe', 'ipc'], serialization: 'advanced', execArgv });
+    const child = fork(`${this.workerDir}/${module}.js`, [], {
+      stdio: ['ignore', 'inherit', 'pipe', 'ipc'],
+      serialization: 'advanced',
+      execArgv,
+    });
     this.adopt(child);
     const stderr: string[] = [];
     child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
-    const pending = new Map<number, { resolve: (value: unknown) => void; reject: (err: Error) => void; command: string }>();
+    const pending = new Map<
+      number,
+      { resolve: (value: unknown) => void; reject: (err: Error) => void; command: string }
+    >();
     let exited: Error | undefined;
     child.on('message', (message: WorkerReply | typeof READY) => {
       if (message === READY) return;
@@ -47,7 +54,9 @@ export class ProcessGroup {
       else waiter.resolve(message.result);
     });
     child.once('exit', (code, signal) => {
-      exited = new Error(`${name} exited (${signal ?? code})${stderr.length ? `: ${stderr.join('').slice(-2000)}` : ''}`);
+      exited = new Error(
+        `${name} exited (${signal ?? code})${stderr.length ? `: ${stderr.join('').slice(-2000)}` : ''}`,
+      );
       for (const waiter of pending.values()) waiter.reject(exited);
       pending.clear();
     });

@@ -12,7 +12,10 @@ interface ProfileNode {
   callFrame: { functionName: string; url: string; lineNumber: number };
 }
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '25' }, from: { type: 'string' }, to: { type: 'string' } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { top: { type: 'string', default: '25' }, from: { type: 'string' }, to: { type: 'string' } },
+});
 const file = positionals[0];
 if (!file) {
   process.stderr.write('usage: profile-summary FILE.cpuprofile [--top N] [--from S] [--to S]\n');
@@ -21,7 +24,11 @@ if (!file) {
 const top = Number(values.top);
 const fromUs = values.from === undefined ? 0 : Number(values.from) * 1e6;
 const toUs = values.to === undefined ? Number.POSITIVE_INFINITY : Number(values.to) * 1e6;
-const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
+const profile = JSON.parse(readFileSync(file, 'utf8')) as {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+};
 
 // Each sample's delta belongs to the node it hit; the running sum of deltas is the sample's time.
 const selfUs = new Map<number, number>();
@@ -48,14 +55,18 @@ for (const node of profile.nodes) {
 const show = (title: string, entries: Map<string, number>) => {
   process.stdout.write(`\n${title}\n`);
   for (const [name, us] of [...entries].sort((a, b) => b[1] - a[1]).slice(0, top)) {
-    process.stdout.write(`${((100 * us) / totalUs).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${name}\n`);
+    process.stdout.write(
+      `${((100 * us) / totalUs).toFixed(1).padStart(5)}%  ${(us / 1000).toFixed(0).padStart(7)} ms  ${name}\n`,
+    );
   }
 };
 process.stdout.write(`${file}: ${(totalUs / 1e6).toFixed(2)} s sampled of ${(atUs / 1e6).toFixed(2)} s\n`);
 show('by package / folder (self time)', byOrigin);
 show('by function (self time)', byFunction);
 
-/** node_modules/<pkg>, the project folder (src/ocpp, dist/site...), node: internals, or V8's own (GC, idle, program). */
+/**
+ * node_modules/<pkg>, the project folder (src/ocpp, dist/site...), node: internals, or V8's own (GC, idle, program).
+ */
 function origin(url: string, functionName: string): string {
   if (!url) return `(${functionName || 'native'})`;
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);

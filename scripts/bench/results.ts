@@ -65,7 +65,13 @@ export function makeFigure(scenarioId: number, input: FigureInput): Figure {
   const ratio = input.chargegate !== null && baseline !== null && baseline !== 0 ? input.chargegate / baseline : null;
   const target = input.target ?? [];
   const met =
-    target.length === 0 ? null : target.every((c) => meets(c, c.on === 'ratio' ? ratio : input.chargegate)) ? true : unmeasurable(target, input.chargegate, ratio) ? null : false;
+    target.length === 0
+      ? null
+      : target.every((c) => meets(c, c.on === 'ratio' ? ratio : input.chargegate))
+        ? true
+        : unmeasurable(target, input.chargegate, ratio)
+          ? null
+          : false;
   return {
     scenario: scenarioId,
     name: input.name,

@@ -20,5 +20,10 @@ if (only?.some((id) => !Number.isInteger(id) || id < 1 || id > 7)) {
   process.exit(2);
 }
 
-const results = await runBench({ quick: values.quick, out: path.resolve(values.out), ...(only && { only }), ...(values.profile && { profileDir: path.resolve(values.profile) }) });
+const results = await runBench({
+  quick: values.quick,
+  out: path.resolve(values.out),
+  ...(only && { only }),
+  ...(values.profile && { profileDir: path.resolve(values.profile) }),
+});
 process.stdout.write(`${renderResults(results)}\n\nresults: ${path.resolve(values.out)}\n`);

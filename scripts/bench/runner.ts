@@ -36,7 +36,15 @@ export async function runBench(options: BenchOptions): Promise<BenchResults> {
   try {
     for (const scenario of SCENARIOS.filter((s) => !options.only || options.only.includes(s.id))) {
       log(`scenario ${scenario.id}: ${scenario.title}`);
-      const ctx = new ScenarioContext(scenario, settings, new ProcessGroup(build.workerDir, options.profileDir), launcher, keys, scenarios, log);
+      const ctx = new ScenarioContext(
+        scenario,
+        settings,
+        new ProcessGroup(build.workerDir, options.profileDir),
+        launcher,
+        keys,
+        scenarios,
+        log,
+      );
       const result = await runScenario(scenario, ctx, settings.scenarioTimeoutS);
       for (const error of result.errors) log(`  error: ${error}`);
       scenarios.push(result);

@@ -75,7 +75,11 @@ export class ScenarioContext {
   }
 
   /** Runs fn against a running chargegate, then checks the daemon survived it and stops it. */
-  async withChargegate<T>(config: Record<string, unknown>, fn: (daemon: ChargegateProcess) => Promise<T>, site?: TempSite): Promise<T> {
+  async withChargegate<T>(
+    config: Record<string, unknown>,
+    fn: (daemon: ChargegateProcess) => Promise<T>,
+    site?: TempSite,
+  ): Promise<T> {
     const daemon = await this.startChargegate(config, site);
     const result = await fn(daemon);
     daemon.assertAlive();
@@ -97,7 +101,12 @@ export class ScenarioContext {
 }
 
 /** Polls until check() holds; throws with describe()'s view of the state when it does not within timeoutMs. */
-export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, describe: () => string | Promise<string>, intervalMs = 50): Promise<void> {
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  describe: () => string | Promise<string>,
+  intervalMs = 50,
+): Promise<void> {
   const deadline = nowMs() + timeoutMs;
   while (!(await check())) {
     if (nowMs() > deadline) throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s: ${await describe()}`);

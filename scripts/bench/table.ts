@@ -22,7 +22,9 @@ export function renderResults(results: BenchResults): string {
       ];
     }),
   );
-  const problems = results.scenarios.filter((s) => s.status !== 'ok').map((s) => `scenario ${s.id} (${s.title}) ${s.status}: ${s.errors.join('; ')}`);
+  const problems = results.scenarios
+    .filter((s) => s.status !== 'ok')
+    .map((s) => `scenario ${s.id} (${s.title}) ${s.status}: ${s.errors.join('; ')}`);
   return [
     `chargegate bench, ${results.mode} run, ${results.machine.cpus} x ${results.machine.cpuModel}, Node ${results.machine.node}, load average ${results.machine.loadAverage.atStart.toFixed(1)} at start, ${results.machine.loadAverage.atEnd.toFixed(1)} at end`,
     '',

@@ -30,7 +30,11 @@ export function serveWorker(api: WorkerApi): void {
       })
       .then(
         (result) => send({ id: message.id, result: result ?? null } satisfies WorkerReply),
-        (err: unknown) => send({ id: message.id, error: err instanceof Error ? (err.stack ?? err.message) : String(err) } satisfies WorkerReply),
+        (err: unknown) =>
+          send({
+            id: message.id,
+            error: err instanceof Error ? (err.stack ?? err.message) : String(err),
+          } satisfies WorkerReply),
       );
   });
   process.on('disconnect', () => process.exit(0));

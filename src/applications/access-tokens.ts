@@ -49,7 +49,9 @@ export async function issueAccessToken(options: {
     jti: randomUUID(),
   };
   const key = options.keystore.accessTokenSigningKey();
-  const token = await new SignJWT(claims).setProtectedHeader({ alg: key.alg, typ: ACCESS_TOKEN_TYPE, kid: key.kid }).sign(key.privateKey);
+  const token = await new SignJWT(claims)
+    .setProtectedHeader({ alg: key.alg, typ: ACCESS_TOKEN_TYPE, kid: key.kid })
+    .sign(key.privateKey);
   return { token, claims };
 }
 
@@ -74,9 +76,16 @@ export class AccessTokenVerifier {
         requiredClaims: ['iss', 'aud', 'sub', 'client_id', 'scope', 'iat', 'exp', 'jti'],
         currentDate: this.options.now?.(),
       });
-      if (typeof payload.client_id !== 'string' || typeof payload.scope !== 'string' || payload.client_id !== payload.sub)
+      if (
+        typeof payload.client_id !== 'string' ||
+        typeof payload.scope !== 'string' ||
+        payload.client_id !== payload.sub
+      )
         throw new InvalidAccessTokenError('token claims are malformed');
-      return { ...payload, groups: Array.isArray(payload.groups) ? payload.groups.filter((g): g is string => typeof g === 'string') : [] } as AccessTokenClaims;
+      return {
+        ...payload,
+        groups: Array.isArray(payload.groups) ? payload.groups.filter((g): g is string => typeof g === 'string') : [],
+      } as AccessTokenClaims;
     } catch (err) {
       throw err instanceof InvalidAccessTokenError ? err : new InvalidAccessTokenError(describeJoseError(err));
     }
@@ -102,7 +111,8 @@ export class AccessTokenVerifier {
 
 function describeJoseError(err: unknown): string {
   if (err instanceof errors.JWTExpired) return 'token expired';
-  if (err instanceof errors.JWTClaimValidationFailed) return `token claim "${err.claim}" ${err.reason === 'missing' ? 'missing' : 'invalid'}`;
+  if (err instanceof errors.JWTClaimValidationFailed)
+    return `token claim "${err.claim}" ${err.reason === 'missing' ? 'missing' : 'invalid'}`;
   if (err instanceof errors.JWSSignatureVerificationFailed) return 'token signature invalid';
   if (err instanceof errors.JWKSNoMatchingKey) return 'token not signed by a published access-token key';
   if (err instanceof errors.JOSEAlgNotAllowed) return 'token algorithm not allowed';

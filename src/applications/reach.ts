@@ -52,7 +52,12 @@ function covers(grant: Grant, companyId: string, at: ChargePointLocation): boole
   }
 }
 
-export function reaches(grants: readonly Grant[], permission: Permission, companyId: string, at: ChargePointLocation): boolean {
+export function reaches(
+  grants: readonly Grant[],
+  permission: Permission,
+  companyId: string,
+  at: ChargePointLocation,
+): boolean {
   return grants.some((g) => g.permission === permission && covers(g, companyId, at));
 }
 
@@ -68,7 +73,11 @@ export interface ReachedIds {
  * this company reaches everything; otherwise a location is reached when its site, station or charge point is
  * among the ids granted (none: nothing is).
  */
-export function reachScope(grants: readonly Grant[], permission: Permission, companyId: string): 'everything' | ReachedIds {
+export function reachScope(
+  grants: readonly Grant[],
+  permission: Permission,
+  companyId: string,
+): 'everything' | ReachedIds {
   const ids: ReachedIds = { siteIds: [], stationIds: [], chargePointIds: [] };
   for (const g of grants) {
     if (g.permission !== permission) continue;

@@ -4,7 +4,13 @@ import type { AuthorizationStatus, StationRegistry, Transactions } from '../site
 import type { Writer } from '../store/index.js';
 import { findIdTag } from './id-tags.js';
 import { loadPlugin, pluginVersion, type AuthorizationPlugin } from './plugin.js';
-import { createUpstreamLink, lastUpstreamDecision, rememberUpstreamDecision, type UpstreamConnect, type UpstreamLink } from './upstream.js';
+import {
+  createUpstreamLink,
+  lastUpstreamDecision,
+  rememberUpstreamDecision,
+  type UpstreamConnect,
+  type UpstreamLink,
+} from './upstream.js';
 
 export interface AuthorizationRequest {
   idTag: string;
@@ -50,15 +56,21 @@ export interface Authorizer {
    * Decides and then calls `start` with the decision in the same synchronous turn as the ConcurrentTx check, so two
    * StartTransactions with one tag cannot both pass the check before either has committed its transaction.
    */
-  authorizeStart<T>(request: AuthorizationRequest, start: (decision: AuthorizationDecision) => T): Promise<{ decision: AuthorizationDecision; started: T }>;
-  /** Loads a changed plugin or upstream setting; throws PluginLoadError and keeps the old chain when the new plugin cannot load. */
+  authorizeStart<T>(
+    request: AuthorizationRequest,
+    start: (decision: AuthorizationDecision) => T,
+  ): Promise<{ decision: AuthorizationDecision; started: T }>;
+  /**
+   * Loads a changed plugin or upstream setting; throws PluginLoadError and keeps the old chain when the new plugin
+   * cannot load.
+   */
   reload(config: Config): Promise<void>;
   close(): Promise<void>;
 }
 
 /**
- * The decision chain (README "Connecting a station", who may charge): plugin, local idTag list, upstream CPO (falling back to its last
- * answer for the tag), default Invalid; then ConcurrentTx when the tag already charges elsewhere.
+ * The decision chain (README "Connecting a station", who may charge): plugin, local idTag list, upstream CPO (falling
+ * back to its last answer for the tag), default Invalid; then ConcurrentTx when the tag already charges elsewhere.
  */
 export async function createAuthorizer(options: AuthorizerOptions): Promise<Authorizer> {
   const { writer, site, logger } = options;
@@ -79,23 +91,46 @@ export async function createAuthorizer(options: AuthorizerOptions): Promise<Auth
     if (upstreamKey !== (upstream?.key ?? '')) {
       await upstream?.link.close();
       upstream = config.upstream
-        ? { key: upstreamKey, link: createUpstreamLink({ url: config.upstream.url, timeoutMs: config.upstream.timeoutMs, logger, connect: options.connectUpstream }) }
+        ? {
+            key: upstreamKey,
+            link: createUpstreamLink({
+              url: config.upstream.url,
+              timeoutMs: config.upstream.timeoutMs,
+              logger,
+              connect: options.connectUpstream,
+            }),
+          }
         : undefined;
     }
   };
   await configure(options.config());
 
-  const baseDecision = async (request: AuthorizationRequest, siteId: string): Promise<Omit<AuthorizationDecision, 'siteId' | 'connectorId'>> => {
+  const baseDecision = async (
+    request: AuthorizationRequest,
+    siteId: string,
+  ): Promise<Omit<AuthorizationDecision, 'siteId' | 'connectorId'>> => {
     if (plugin) {
-      const outcome = await plugin.decide({ idTag: request.idTag, stationId: request.stationId, connectorId: request.connectorId, siteId });
+      const outcome = await plugin.decide({
+        idTag: request.idTag,
+        stationId: request.stationId,
+        connectorId: request.connectorId,
+        siteId,
+      });
       if (outcome.kind === 'answered') return { status: outcome.status, source: 'plugin' };
       if (outcome.kind === 'failed')
-        logger.error({ stationId: request.stationId, siteId, plugin: plugin.path, reason: outcome.reason }, 'authorization plugin failed; passing to the local list');
+        logger.error(
+          { stationId: request.stationId, siteId, plugin: plugin.path, reason: outcome.reason },
+          'authorization plugin failed; passing to the local list',
+        );
     }
     const local = findIdTag(db, request.idTag, siteId);
     if (local) {
       const expired = local.expiresAt !== null && Date.parse(local.expiresAt) <= now().getTime();
-      return { status: expired && local.status === 'Accepted' ? 'Expired' : local.status, source: 'local', ...(local.expiresAt !== null && { expiryDate: local.expiresAt }) };
+      return {
+        status: expired && local.status === 'Accepted' ? 'Expired' : local.status,
+        source: 'local',
+        ...(local.expiresAt !== null && { expiryDate: local.expiresAt }),
+      };
     }
     if (upstream) {
       const answer = await upstream.link.authorize(request.stationId, request.idTag);
@@ -106,17 +141,26 @@ export async function createAuthorizer(options: AuthorizerOptions): Promise<Auth
       const cached = lastUpstreamDecision(db, request.idTag);
       if (cached) {
         const expired = cached.expiryDate !== undefined && Date.parse(cached.expiryDate) <= now().getTime();
-        return { ...cached, status: expired && cached.status === 'Accepted' ? 'Expired' : cached.status, source: 'upstream-cache' };
+        return {
+          ...cached,
+          status: expired && cached.status === 'Accepted' ? 'Expired' : cached.status,
+          source: 'upstream-cache',
+        };
       }
     }
     return { status: 'Invalid', source: 'default' };
   };
 
   /** The chain's answer plus ConcurrentTx: synchronous, so a caller can commit in the same turn. */
-  const settle = (request: AuthorizationRequest, siteId: string, base: Omit<AuthorizationDecision, 'siteId' | 'connectorId'>): AuthorizationDecision => {
+  const settle = (
+    request: AuthorizationRequest,
+    siteId: string,
+    base: Omit<AuthorizationDecision, 'siteId' | 'connectorId'>,
+  ): AuthorizationDecision => {
     const open = site.transactions.openOfTag(request.idTag).filter((t) => t.id !== request.transactionId);
     const here = open.find((t) => t.stationId === request.stationId);
-    const concurrent = base.status === 'Accepted' && open.length > 0 && !options.config().authorization.allowConcurrentTx;
+    const concurrent =
+      base.status === 'Accepted' && open.length > 0 && !options.config().authorization.allowConcurrentTx;
     const decision: AuthorizationDecision = {
       ...base,
       siteId,
@@ -124,7 +168,14 @@ export async function createAuthorizer(options: AuthorizerOptions): Promise<Auth
       ...(here && request.connectorId === undefined && { connectorId: here.connectorId }),
     };
     logger.info(
-      { stationId: request.stationId, siteId, idTag: request.idTag, connectorId: request.connectorId, status: decision.status, source: decision.source },
+      {
+        stationId: request.stationId,
+        siteId,
+        idTag: request.idTag,
+        connectorId: request.connectorId,
+        status: decision.status,
+        source: decision.source,
+      },
       'authorization decided',
     );
     return decision;

@@ -25,7 +25,13 @@ interface IdTagRow {
   updated_at: string;
 }
 
-const fromRow = (r: IdTagRow): IdTag => ({ idTag: r.id_tag, status: r.status, expiresAt: r.expires_at, siteId: r.site_id, updatedAt: r.updated_at });
+const fromRow = (r: IdTagRow): IdTag => ({
+  idTag: r.id_tag,
+  status: r.status,
+  expiresAt: r.expires_at,
+  siteId: r.site_id,
+  updatedAt: r.updated_at,
+});
 
 /** Adds the tag or replaces its status, expiry and scope (OCPP compares tags case-insensitively: one entry per tag). */
 export function putIdTag(db: Database, tag: Omit<IdTag, 'updatedAt'>, now: Date = new Date()): IdTag {
@@ -53,6 +59,9 @@ export function listIdTags(db: Database): IdTag[] {
 
 /** The tag as it applies at a site: a tag scoped to another site is not in this site's list. */
 export function findIdTag(db: Database, idTag: string, siteId: string): IdTag | undefined {
-  const row = statement<[string, string], IdTagRow>(db, 'SELECT * FROM id_tags WHERE id_tag = ? COLLATE NOCASE AND (site_id IS NULL OR site_id = ?)').get(idTag, siteId);
+  const row = statement<[string, string], IdTagRow>(
+    db,
+    'SELECT * FROM id_tags WHERE id_tag = ? COLLATE NOCASE AND (site_id IS NULL OR site_id = ?)',
+  ).get(idTag, siteId);
   return row && fromRow(row);
 }

@@ -7,6 +7,15 @@ export {
   type AuthorizerOptions,
   type DecisionSource,
 } from './authorizer.js';
-export { LOCAL_TAG_STATUSES, MAX_ID_TAG_LENGTH, findIdTag, listIdTags, putIdTag, removeIdTag, type IdTag, type LocalTagStatus } from './id-tags.js';
+export {
+  LOCAL_TAG_STATUSES,
+  MAX_ID_TAG_LENGTH,
+  findIdTag,
+  listIdTags,
+  putIdTag,
+  removeIdTag,
+  type IdTag,
+  type LocalTagStatus,
+} from './id-tags.js';
 export { PluginLoadError, type PluginRequest } from './plugin.js';
 export type { UpstreamClient, UpstreamConnect, UpstreamDecision } from './upstream.js';

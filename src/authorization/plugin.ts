@@ -12,7 +12,8 @@ export interface PluginRequest {
   siteId: string;
 }
 
-export type PluginOutcome = { kind: 'answered'; status: AuthorizationStatus } | { kind: 'passed' } | { kind: 'failed'; reason: string };
+export type PluginOutcome =
+  { kind: 'answered'; status: AuthorizationStatus } | { kind: 'passed' } | { kind: 'failed'; reason: string };
 
 export interface AuthorizationPlugin {
   readonly path: string;
@@ -61,8 +62,12 @@ export async function loadPlugin(path: string, timeoutMs: number): Promise<Autho
         try {
           const status = await authorize({ ...request });
           if (status === undefined || status === null) return { kind: 'passed' };
-          if (typeof status === 'string' && (AUTHORIZATION_STATUSES as readonly string[]).includes(status)) return { kind: 'answered', status: status as AuthorizationStatus };
-          return { kind: 'failed', reason: `returned ${JSON.stringify(status)}, not one of ${AUTHORIZATION_STATUSES.join(', ')} or undefined` };
+          if (typeof status === 'string' && (AUTHORIZATION_STATUSES as readonly string[]).includes(status))
+            return { kind: 'answered', status: status as AuthorizationStatus };
+          return {
+            kind: 'failed',
+            reason: `returned ${JSON.stringify(status)}, not one of ${AUTHORIZATION_STATUSES.join(', ')} or undefined`,
+          };
         } catch (err) {
           return { kind: 'failed', reason: `threw: ${messageOf(err)}` };
         }

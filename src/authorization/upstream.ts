@@ -9,7 +9,9 @@ export interface UpstreamDecision {
   parentIdTag?: string;
 }
 
-/** Sends one OCPP 1.6 Authorize to the CPO on behalf of a station; resolves undefined when it cannot (timeout, offline). */
+/**
+ * Sends one OCPP 1.6 Authorize to the CPO on behalf of a station; resolves undefined when it cannot (timeout, offline).
+ */
 export type UpstreamAuthorize = (stationId: string, idTag: string) => Promise<UpstreamDecision | undefined>;
 
 export interface UpstreamLink {
@@ -53,13 +55,18 @@ export function createUpstreamLink(options: UpstreamOptions): UpstreamLink {
   return {
     async authorize(stationId, idTag) {
       let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), options.timeoutMs)));
+      const timeout = new Promise<'timeout'>(
+        (resolve) => (timer = setTimeout(() => resolve('timeout'), options.timeoutMs)),
+      );
       const connection = connectionOf(stationId);
       const attempt = connection.then((client) => client.authorize(idTag));
       try {
         const result = await Promise.race([attempt, timeout]);
         if (result === 'timeout') {
-          options.logger.warn({ stationId, timeoutMs: options.timeoutMs }, 'upstream CPO did not answer Authorize in time');
+          options.logger.warn(
+            { stationId, timeoutMs: options.timeoutMs },
+            'upstream CPO did not answer Authorize in time',
+          );
           return undefined;
         }
         return result;

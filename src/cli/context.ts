@@ -59,7 +59,8 @@ export function output(json: boolean, data: unknown, human: () => string): void 
  */
 export function wholeNumber(min: number, max: number): (value: string) => number {
   return (value) => {
-    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new InvalidArgumentError(`expected a whole number of at least ${min} and at most ${max}`);
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max)
+      throw new InvalidArgumentError(`expected a whole number of at least ${min} and at most ${max}`);
     return Number(value);
   };
 }

@@ -23,7 +23,15 @@ import { connectUpstreamAsStation, startCentralSystem, type CentralSystem } from
 import { pruneDelivered } from '../outbox/index.js';
 import { LAST_SEEN_WRITE_MS, pruneStoppedTransactions, Site, type EventListener } from '../site/index.js';
 import { statusPageRoutes } from '../status-page/index.js';
-import { convertStorageLayout, GroupCommit, lockDataDir, openDatabase, schedulePruning, type Database, type DataDirLock } from '../store/index.js';
+import {
+  convertStorageLayout,
+  GroupCommit,
+  lockDataDir,
+  openDatabase,
+  schedulePruning,
+  type Database,
+  type DataDirLock,
+} from '../store/index.js';
 import { WebhookDelivery } from '../webhooks/index.js';
 import { packageVersion } from './package-version.js';
 
@@ -70,11 +78,16 @@ export function openStorage(dataDir: string, shared: DaemonShared): Storage {
     // retries, not every station a stalled event loop: the busy wait blocks the thread.
     db = openDatabase(dataDir, {
       busyTimeoutMs: WRITE_LOCK_WAIT_MS,
-      migrated: (applied) => logger.info({ dataDir, migrations: applied.map((m) => `${m.version}: ${m.name}`) }, 'database schema migrated'),
+      migrated: (applied) =>
+        logger.info({ dataDir, migrations: applied.map((m) => `${m.version}: ${m.name}`) }, 'database schema migrated'),
     });
     try {
       const converted = convertStorageLayout(db);
-      if (converted) logger.info({ dataDir, ...converted }, 'database converted to the current layout (once): smaller pages, pruned rows give their space back');
+      if (converted)
+        logger.info(
+          { dataDir, ...converted },
+          'database converted to the current layout (once): smaller pages, pruned rows give their space back',
+        );
     } catch (err) {
       // The old layout works, and VACUUM leaves it whole when it fails: the next start converts. Another process (a
       // CLI command, a backup) may have the file open, or the disk may lack room for the rewrite's journal.
@@ -91,7 +104,10 @@ export function openStorage(dataDir: string, shared: DaemonShared): Storage {
     // A failed commit makes the daemon critical at once (README "Guarantees and faults") until a commit succeeds again.
     shared.health.push({
       name: 'storage',
-      report: () => (group.lastFailure ? { status: 'critical', lastFailureAt: group.lastFailure.at.toISOString(), error: group.lastFailure.error } : { status: 'ok' }),
+      report: () =>
+        group.lastFailure
+          ? { status: 'critical', lastFailureAt: group.lastFailure.at.toISOString(), error: group.lastFailure.error }
+          : { status: 'ok' },
     });
     return { parts, lock, db, group };
   } catch (err) {
@@ -142,7 +158,10 @@ export function startRetention(group: GroupCommit, retention: () => RetentionDay
 }
 
 /** The domain on the shared writer; station last-seen times reach the database in one rare batch. */
-export function startSite(options: { storage: Storage; config: () => Config; webhooks: WebhookDelivery }): { part: DaemonPart; site: Site } {
+export function startSite(options: { storage: Storage; config: () => Config; webhooks: WebhookDelivery }): {
+  part: DaemonPart;
+  site: Site;
+} {
   const { storage, webhooks } = options;
   const events: EventListener = {
     appended: (appended) => webhooks.expect(appended),
@@ -161,10 +180,12 @@ export async function startOcpp(
   shared: DaemonShared,
 ): Promise<{ parts: DaemonPart[]; centralSystem: CentralSystem }> {
   const { config, storage, site, configPath, keystore } = options;
-  // Made at the first start under profile 3 (the listener trusts only it); otherwise on a station's first SignCertificate.
+  // Made at the first start under profile 3 (the listener trusts only it); otherwise on a station's first
+  // SignCertificate.
   const stationCa = {
     ...(config().ocpp.securityProfile === 3 && { certificate: await keystore.ensureStationCa() }),
-    issue: (csr: string, stationId: string) => keystore.issueStationCertificate(csr, stationId, STATION_CERTIFICATE_DAYS),
+    issue: (csr: string, stationId: string) =>
+      keystore.issueStationCertificate(csr, stationId, STATION_CERTIFICATE_DAYS),
   };
   const authorizer = await createAuthorizer({
     writer: storage.group,
@@ -175,9 +196,19 @@ export async function startOcpp(
   }).catch((err: unknown) => {
     throw err instanceof PluginLoadError ? new ConfigError(configPath, [err.message], { cause: err }) : err;
   });
-  const parts: DaemonPart[] = [{ name: 'authorization', stop: () => authorizer.close(), reload: (next) => authorizer.reload(next) }];
+  const parts: DaemonPart[] = [
+    { name: 'authorization', stop: () => authorizer.close(), reload: (next) => authorizer.reload(next) },
+  ];
   try {
-    const centralSystem = await startCentralSystem({ config, db: storage.db, site, authorizer, logger: shared.logger, metrics: shared.metrics, stationCa });
+    const centralSystem = await startCentralSystem({
+      config,
+      db: storage.db,
+      site,
+      authorizer,
+      logger: shared.logger,
+      metrics: shared.metrics,
+      stationCa,
+    });
     parts.push({ name: 'ocpp', stop: () => centralSystem.close(), reload: (next) => centralSystem.reload(next) });
     shared.health.push(centralSystem.health);
     return { parts, centralSystem };
@@ -188,8 +219,17 @@ export async function startOcpp(
 }
 
 /** Modbus buses and meters: polling and session detection through the Site. */
-export async function startMeters(options: { config: Config; site: Site; storage: Storage }, shared: DaemonShared): Promise<DaemonPart> {
-  const meters = await MeterService.start({ config: options.config, site: options.site, writer: options.storage.group, logger: shared.logger, metrics: shared.metrics });
+export async function startMeters(
+  options: { config: Config; site: Site; storage: Storage },
+  shared: DaemonShared,
+): Promise<DaemonPart> {
+  const meters = await MeterService.start({
+    config: options.config,
+    site: options.site,
+    writer: options.storage.group,
+    logger: shared.logger,
+    metrics: shared.metrics,
+  });
   shared.health.push(meters.healthSource());
   return { name: 'meters', stop: () => meters.stop(), reload: (next) => meters.reload(next) };
 }
@@ -204,7 +244,11 @@ export function addHttpRoutes(
 ): StatusGuard {
   const { config, storage, keystore, site, centralSystem } = options;
   const applications = new Applications({ db: storage.db });
-  const bearer = new BearerAuth({ verifier: new AccessTokenVerifier({ keystore, issuer: () => config().http.issuer }), applications, config });
+  const bearer = new BearerAuth({
+    verifier: new AccessTokenVerifier({ keystore, issuer: () => config().http.issuer }),
+    applications,
+    config,
+  });
   const guard = statusGuard(config, bearer);
   shared.routes.push(
     jwksRoutes(keystore),
@@ -213,7 +257,10 @@ export function addHttpRoutes(
     chargePointsApiRoutes({ site, auth: bearer, commands: centralSystem.commands, config, metrics: shared.metrics }),
     historyApiRoutes({ db: storage.db, auth: bearer, config }),
     openApiRoutes(config),
-    statusPageRoutes({ site, config, health: () => shared.health, startedAt: new Date(), version: packageVersion() }, guard),
+    statusPageRoutes(
+      { site, config, health: () => shared.health, startedAt: new Date(), version: packageVersion() },
+      guard,
+    ),
   );
   return guard;
 }
@@ -224,8 +271,14 @@ export async function startHttp(
   shared: DaemonShared,
 ): Promise<{ part: DaemonPart; port: number }> {
   const { tls, host, port } = options.http;
-  const https = tls && { cert: readConfiguredFile(tls.cert, 'http.tls.cert'), key: readConfiguredFile(tls.key, 'http.tls.key') };
-  const served = [options.ocppCertificate, tls && https && { listener: 'http', file: tls.cert, pem: https.cert }].filter((c) => !!c);
+  const https = tls && {
+    cert: readConfiguredFile(tls.cert, 'http.tls.cert'),
+    key: readConfiguredFile(tls.key, 'http.tls.key'),
+  };
+  const served = [
+    options.ocppCertificate,
+    tls && https && { listener: 'http', file: tls.cert, pem: https.cert },
+  ].filter((c) => !!c);
   if (served.length > 0) shared.health.push(certificatesHealthSource(served));
   const server = await createHttpServer({
     logger: shared.logger,
@@ -238,5 +291,8 @@ export async function startHttp(
   await server.listen({ host, port }).catch((err: unknown) => {
     throw listenFailure(err, 'http');
   });
-  return { part: { name: 'http', stop: () => server.close() }, port: (server.server.address() as { port: number }).port };
+  return {
+    part: { name: 'http', stop: () => server.close() },
+    port: (server.server.address() as { port: number }).port,
+  };
 }

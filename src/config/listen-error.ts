@@ -6,7 +6,10 @@ export class ListenError extends ChargegateError {
   readonly code = 'CHARGEGATE_LISTEN';
 }
 
-/** A failed listen() of the listener configured under `section` (`http` or `ocpp`) as a ListenError; other errors as they are. */
+/**
+ * A failed listen() of the listener configured under `section` (`http` or `ocpp`) as a ListenError; other errors as
+ * they are.
+ */
 export function listenFailure(err: unknown, section: 'http' | 'ocpp'): unknown {
   const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
   if (e?.syscall !== 'listen') return err;

@@ -52,20 +52,35 @@ function resolvePaths(config: Config): Config {
   return {
     ...config,
     dataDir: path.resolve(config.dataDir),
-    authorization: { ...config.authorization, plugin: config.authorization.plugin && path.resolve(config.authorization.plugin) },
-    http: { ...config.http, tls: config.http.tls && { cert: path.resolve(config.http.tls.cert), key: path.resolve(config.http.tls.key) } },
-    ocpp: { ...config.ocpp, tls: config.ocpp.tls && { cert: path.resolve(config.ocpp.tls.cert), key: path.resolve(config.ocpp.tls.key) } },
+    authorization: {
+      ...config.authorization,
+      plugin: config.authorization.plugin && path.resolve(config.authorization.plugin),
+    },
+    http: {
+      ...config.http,
+      tls: config.http.tls && { cert: path.resolve(config.http.tls.cert), key: path.resolve(config.http.tls.key) },
+    },
+    ocpp: {
+      ...config.ocpp,
+      tls: config.ocpp.tls && { cert: path.resolve(config.ocpp.tls.cert), key: path.resolve(config.ocpp.tls.key) },
+    },
   };
 }
 
 /** `sites[0].stations[1].id: required` */
 export function formatKeyPath(keyPath: ReadonlyArray<PropertyKey>): string {
-  return keyPath.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)), '') || '(top level)';
+  return (
+    keyPath.reduce<string>(
+      (acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)),
+      '',
+    ) || '(top level)'
+  );
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {
   const at = formatKeyPath(issue.path);
   if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) return `${at}: required`;
-  if (issue.code === 'unrecognized_keys') return `${at}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
+  if (issue.code === 'unrecognized_keys')
+    return `${at}: unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`;
   return `${at}: ${issue.message.replace(/^Invalid input: /, '')}`;
 }

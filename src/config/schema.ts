@@ -67,7 +67,9 @@ const modbusConnection = z.discriminatedUnion('type', [
 
 /** The physical bus or socket a meter talks through: meters with the same key share one request queue. */
 export function modbusBusKey(connection: z.output<typeof modbusConnection>): string {
-  return connection.type === 'rtu' ? `rtu:${connection.device}` : `${connection.type}://${connection.host}:${connection.port}`;
+  return connection.type === 'rtu'
+    ? `rtu:${connection.device}`
+    : `${connection.type}://${connection.host}:${connection.port}`;
 }
 
 const registerSpec = z.strictObject({
@@ -124,18 +126,36 @@ const circuitMeter = z.strictObject({
   detection: z.strictObject({ offlineAfterS: seconds.default(30) }).prefault({}),
 });
 
-const meter = z.discriminatedUnion('role', [sessionMeter, circuitMeter], { error: 'session or circuit' }).superRefine((m, ctx) => {
-  if (m.model === 'custom' && !m.registers) ctx.addIssue({ code: 'custom', path: ['registers'], message: 'required when model is custom' });
-  if (m.model !== 'custom' && m.registers) ctx.addIssue({ code: 'custom', path: ['registers'], message: 'only allowed when model is custom' });
-  if (m.connection.reconnectMinMs > m.connection.reconnectMaxMs)
-    ctx.addIssue({ code: 'custom', path: ['connection', 'reconnectMinMs'], message: `must not exceed reconnectMaxMs (${m.connection.reconnectMaxMs})` });
-  if (m.role === 'circuit') return;
-  const d = m.detection;
-  if (d.stopCurrentA > d.startCurrentA) ctx.addIssue({ code: 'custom', path: ['detection', 'stopCurrentA'], message: `must not exceed startCurrentA (${d.startCurrentA})` });
-  if (d.startPowerW === undefined && d.stopPowerW !== undefined) ctx.addIssue({ code: 'custom', path: ['detection', 'startPowerW'], message: 'required when stopPowerW is set' });
-  if (d.startPowerW !== undefined && (d.stopPowerW ?? 0) > d.startPowerW)
-    ctx.addIssue({ code: 'custom', path: ['detection', 'stopPowerW'], message: `must not exceed startPowerW (${d.startPowerW})` });
-});
+const meter = z
+  .discriminatedUnion('role', [sessionMeter, circuitMeter], { error: 'session or circuit' })
+  .superRefine((m, ctx) => {
+    if (m.model === 'custom' && !m.registers)
+      ctx.addIssue({ code: 'custom', path: ['registers'], message: 'required when model is custom' });
+    if (m.model !== 'custom' && m.registers)
+      ctx.addIssue({ code: 'custom', path: ['registers'], message: 'only allowed when model is custom' });
+    if (m.connection.reconnectMinMs > m.connection.reconnectMaxMs)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['connection', 'reconnectMinMs'],
+        message: `must not exceed reconnectMaxMs (${m.connection.reconnectMaxMs})`,
+      });
+    if (m.role === 'circuit') return;
+    const d = m.detection;
+    if (d.stopCurrentA > d.startCurrentA)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['detection', 'stopCurrentA'],
+        message: `must not exceed startCurrentA (${d.startCurrentA})`,
+      });
+    if (d.startPowerW === undefined && d.stopPowerW !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['detection', 'startPowerW'], message: 'required when stopPowerW is set' });
+    if (d.startPowerW !== undefined && (d.stopPowerW ?? 0) > d.startPowerW)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['detection', 'stopPowerW'],
+        message: `must not exceed startPowerW (${d.startPowerW})`,
+      });
+  });
 
 const webhookAuth = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('none') }),
@@ -148,7 +168,8 @@ const webhookAuth = z.discriminatedUnion('type', [
     clientSecret: z.string().min(1),
     scope: z.string().optional(),
     audience: z.string().optional(),
-    // How the client authenticates at the partner's token endpoint (RFC 6749 2.3.1; Basic is the one servers must support).
+    // How the client authenticates at the partner's token endpoint (RFC 6749 2.3.1; Basic is the one servers must
+    // support).
     tokenEndpointAuthMethod: z.enum(['client_secret_basic', 'client_secret_post']).default('client_secret_basic'),
   }),
 ]);
@@ -183,8 +204,10 @@ const chargePointFacts = z
     phase: z.enum(['L1', 'L2', 'L3']).optional(),
   })
   .superRefine((cp, ctx) => {
-    if (cp.phases === 1 && !cp.phase) ctx.addIssue({ code: 'custom', path: ['phase'], message: 'required when phases is 1' });
-    if (cp.phases === 3 && cp.phase) ctx.addIssue({ code: 'custom', path: ['phase'], message: 'only allowed when phases is 1' });
+    if (cp.phases === 1 && !cp.phase)
+      ctx.addIssue({ code: 'custom', path: ['phase'], message: 'required when phases is 1' });
+    if (cp.phases === 3 && cp.phase)
+      ctx.addIssue({ code: 'custom', path: ['phase'], message: 'only allowed when phases is 1' });
   });
 
 const circuit = z.strictObject({
@@ -208,7 +231,12 @@ const site = z.strictObject({
   webhooks: z.array(webhook).default([]),
 });
 
-const scope = z.string().regex(/^(company|site|station|chargePoint):[A-Za-z0-9._:-]+$/, 'company:<id>, site:<id>, station:<id> or chargePoint:<id>');
+const scope = z
+  .string()
+  .regex(
+    /^(company|site|station|chargePoint):[A-Za-z0-9._:-]+$/,
+    'company:<id>, site:<id>, station:<id> or chargePoint:<id>',
+  );
 
 export const PERMISSIONS = ['charge-points:read', 'charge-points:control', 'events:read', 'status:read'] as const;
 
@@ -228,7 +256,9 @@ export const configSchema = z
           return false;
         }
       }, 'an IANA time zone such as Europe/Brussels'),
-    log: z.strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info') }).prefault({}),
+    log: z
+      .strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace']).default('info') })
+      .prefault({}),
     http: z
       .strictObject({
         host: z.string().default('127.0.0.1'),
@@ -240,19 +270,24 @@ export const configSchema = z
         publicStatus: z.boolean().default(false),
       })
       .prefault({})
-      .transform((h) => ({ ...h, issuer: (h.issuer ?? `${h.tls ? 'https' : 'http'}://${h.host}:${h.port}`).replace(/\/$/, '') })),
+      .transform((h) => ({
+        ...h,
+        issuer: (h.issuer ?? `${h.tls ? 'https' : 'http'}://${h.host}:${h.port}`).replace(/\/$/, ''),
+      })),
     ocpp: z
       .strictObject({
         host: z.string().default('127.0.0.1'),
         port: port.default(9000),
         path: z.string().startsWith('/').default('/ocpp'),
-        securityProfile: z.union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)], { error: '0, 1, 2 or 3' }).default(1),
+        securityProfile: z
+          .union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)], { error: '0, 1, 2 or 3' })
+          .default(1),
         acceptUnknownStations: z.boolean().default(false),
         heartbeatIntervalS: z.number().int().positive().max(86_400, atMost(86_400)).default(300),
         callTimeoutMs: millis.default(30_000),
         // How soon the daemon notices `station pair|block|remove` run from the CLI.
         changePollMs: millis.default(1000),
-        // Contract section 7: a larger frame closes the socket (1009) before it is parsed, authenticated or not.
+        // README "Security": a larger frame closes the socket (1009) before it is parsed, authenticated or not.
         maxMessageBytes: z
           .number()
           .int()
@@ -272,7 +307,7 @@ export const configSchema = z
       .strictObject({
         allowConcurrentTx: z.boolean().default(false),
         plugin: z.string().min(1).nullable().default(null),
-        // Contract section 4: a plugin slower than this counts as passing.
+        // README "Connecting a station", who may charge: a plugin slower than this counts as passing.
         pluginTimeoutMs: millis.default(2000),
       })
       .prefault({}),
@@ -283,14 +318,16 @@ export const configSchema = z
     groups: z.array(group).default([]),
     webhookDelivery: z
       .strictObject({
-        // Contract section 7's bounds.
+        // The bounds of README "Configuration".
         retryIntervalS: retryWaitS.default(10),
-        // Contract section 8: the waits after the 1st, 2nd, ... failed attempt, the last repeating; replaces retryIntervalS.
+        // README "Webhook delivery (installers)": the waits after the 1st, 2nd, ... failed attempt, the last repeating;
+        // replaces retryIntervalS.
         retryIntervalsS: z.array(retryWaitS).min(1).max(100).optional(),
         maxRetries: z.number().int().nonnegative().max(100_000, atMost(100_000)).default(360),
         queueCapacity: z.number().int().positive().max(1_000_000, atMost(1_000_000)).default(1000),
         requestTimeoutMs: z.number().int().positive().max(300_000, atMost(300_000)).default(10_000),
-        // Delivered events are kept this long (for support questions), then pruned; dead letters are kept until replayed.
+        // Delivered events are kept this long (for support questions), then pruned; dead letters are kept until
+        // replayed.
         retainDeliveredDays: z.number().positive().max(36_500, atMost(36_500)).default(30),
       })
       .prefault({}),
@@ -333,16 +370,29 @@ export const configSchema = z
       uniqueIds(s.meters, ['sites', si, 'meters'], ctx);
       uniqueIds(s.chargePoints, ['sites', si, 'chargePoints'], ctx);
       s.stations.forEach((st, sti) => {
-        if (stationIds.has(st.id)) ctx.addIssue({ code: 'custom', path: ['sites', si, 'stations', sti, 'id'], message: `duplicate station id "${st.id}"` });
+        if (stationIds.has(st.id))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['sites', si, 'stations', sti, 'id'],
+            message: `duplicate station id "${st.id}"`,
+          });
         stationIds.set(st.id, s.id);
         const connectors = new Set<number>();
         st.chargePoints.forEach((cp, cpi) => {
           if (chargePointIds.has(cp.id))
-            ctx.addIssue({ code: 'custom', path: ['sites', si, 'stations', sti, 'chargePoints', cpi, 'id'], message: `duplicate charge point id "${cp.id}"` });
+            ctx.addIssue({
+              code: 'custom',
+              path: ['sites', si, 'stations', sti, 'chargePoints', cpi, 'id'],
+              message: `duplicate charge point id "${cp.id}"`,
+            });
           chargePointIds.add(cp.id);
           for (const n of cp.connectors) {
             if (connectors.has(n))
-              ctx.addIssue({ code: 'custom', path: ['sites', si, 'stations', sti, 'chargePoints', cpi, 'connectors'], message: `connector ${n} belongs to two charge points` });
+              ctx.addIssue({
+                code: 'custom',
+                path: ['sites', si, 'stations', sti, 'chargePoints', cpi, 'connectors'],
+                message: `connector ${n} belongs to two charge points`,
+              });
             connectors.add(n);
           }
         });
@@ -350,14 +400,22 @@ export const configSchema = z
       s.meters.forEach((m, mi) => {
         if (m.role === 'circuit') return;
         if (chargePointIds.has(m.chargePointId))
-          ctx.addIssue({ code: 'custom', path: ['sites', si, 'meters', mi, 'chargePointId'], message: `charge point "${m.chargePointId}" is already used` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['sites', si, 'meters', mi, 'chargePointId'],
+            message: `charge point "${m.chargePointId}" is already used`,
+          });
         chargePointIds.add(m.chargePointId);
       });
     });
     meterConflicts(c.sites, stationIds, ctx);
     circuitProblems(c.sites, c.loadManagement.minCurrentA, ctx);
     if (c.ocpp.securityProfile >= 2 && !c.ocpp.tls)
-      ctx.addIssue({ code: 'custom', path: ['ocpp', 'tls'], message: `required when securityProfile is ${c.ocpp.securityProfile} ({ cert, key })` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ocpp', 'tls'],
+        message: `required when securityProfile is ${c.ocpp.securityProfile} ({ cert, key })`,
+      });
     // Profile 0 lets anyone who reaches the port act as a station: only acceptable when nobody else can reach it.
     if (c.ocpp.securityProfile === 0 && !isLoopbackHost(c.ocpp.host)) {
       ctx.addIssue({
@@ -369,8 +427,16 @@ export const configSchema = z
     c.groups.forEach((g, gi) => {
       const [level, target] = g.scope.split(/:(.*)/s) as [string, string];
       const known =
-        (level === 'company' && target === c.company.id) || (level === 'site' && c.sites.some((s) => s.id === target)) || level === 'station' || level === 'chargePoint';
-      if (!known) ctx.addIssue({ code: 'custom', path: ['groups', gi, 'scope'], message: `no ${level} "${target}" in this config` });
+        (level === 'company' && target === c.company.id) ||
+        (level === 'site' && c.sites.some((s) => s.id === target)) ||
+        level === 'station' ||
+        level === 'chargePoint';
+      if (!known)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['groups', gi, 'scope'],
+          message: `no ${level} "${target}" in this config`,
+        });
     });
   })
   .transform((c) => ({ ...c, sites: c.sites.map((s) => ({ ...s, circuits: withInheritedFailsafe(s.circuits) })) }));
@@ -379,7 +445,11 @@ export const configSchema = z
  * A meter id is its station id in transactions and events, so it is unique across sites and stations. Meters
  * sharing a bus need distinct unit ids and one set of serial settings; a gateway port speaks one framing.
  */
-function meterConflicts(sites: ReadonlyArray<{ meters: ReadonlyArray<z.output<typeof meter>> }>, stationIds: ReadonlyMap<string, string>, ctx: z.RefinementCtx): void {
+function meterConflicts(
+  sites: ReadonlyArray<{ meters: ReadonlyArray<z.output<typeof meter>> }>,
+  stationIds: ReadonlyMap<string, string>,
+  ctx: z.RefinementCtx,
+): void {
   const meterSites = new Map<string, number>();
   const units = new Set<string>();
   const serial = new Map<string, string>();
@@ -387,25 +457,45 @@ function meterConflicts(sites: ReadonlyArray<{ meters: ReadonlyArray<z.output<ty
   sites.forEach((s, si) =>
     s.meters.forEach((m, mi) => {
       const at = ['sites', si, 'meters', mi];
-      if (stationIds.has(m.id)) ctx.addIssue({ code: 'custom', path: [...at, 'id'], message: `"${m.id}" is already a station id` });
+      if (stationIds.has(m.id))
+        ctx.addIssue({ code: 'custom', path: [...at, 'id'], message: `"${m.id}" is already a station id` });
       const firstSite = meterSites.get(m.id);
-      if (firstSite !== undefined && firstSite !== si) ctx.addIssue({ code: 'custom', path: [...at, 'id'], message: `meter "${m.id}" is already in sites[${firstSite}]` });
+      if (firstSite !== undefined && firstSite !== si)
+        ctx.addIssue({
+          code: 'custom',
+          path: [...at, 'id'],
+          message: `meter "${m.id}" is already in sites[${firstSite}]`,
+        });
       meterSites.set(m.id, firstSite ?? si);
       const c = m.connection;
       const bus = modbusBusKey(c);
       const unitKey = `${bus}#${c.unitId}`;
-      if (units.has(unitKey)) ctx.addIssue({ code: 'custom', path: [...at, 'connection', 'unitId'], message: `unit ${c.unitId} on ${bus} is already used by another meter` });
+      if (units.has(unitKey))
+        ctx.addIssue({
+          code: 'custom',
+          path: [...at, 'connection', 'unitId'],
+          message: `unit ${c.unitId} on ${bus} is already used by another meter`,
+        });
       units.add(unitKey);
       if (c.type === 'rtu') {
         const settings = `${c.baudRate} ${c.dataBits}${c.parity[0]?.toUpperCase()}${c.stopBits}`;
         const other = serial.get(c.device);
         if (other !== undefined && other !== settings)
-          ctx.addIssue({ code: 'custom', path: [...at, 'connection'], message: `${c.device} is already used at ${other}; meters on one bus need the same serial settings` });
+          ctx.addIssue({
+            code: 'custom',
+            path: [...at, 'connection'],
+            message: `${c.device} is already used at ${other}; meters on one bus need the same serial settings`,
+          });
         serial.set(c.device, other ?? settings);
       } else {
         const endpoint = `${c.host}:${c.port}`;
         const other = framing.get(endpoint);
-        if (other !== undefined && other !== c.type) ctx.addIssue({ code: 'custom', path: [...at, 'connection', 'type'], message: `${endpoint} is already used as ${other}` });
+        if (other !== undefined && other !== c.type)
+          ctx.addIssue({
+            code: 'custom',
+            path: [...at, 'connection', 'type'],
+            message: `${endpoint} is already used as ${other}`,
+          });
         framing.set(endpoint, other ?? c.type);
       }
     }),
@@ -415,7 +505,8 @@ function meterConflicts(sites: ReadonlyArray<{ meters: ReadonlyArray<z.output<ty
 function uniqueIds(items: ReadonlyArray<{ id: string }>, path: (string | number)[], ctx: z.RefinementCtx): void {
   const seen = new Set<string>();
   items.forEach((item, i) => {
-    if (seen.has(item.id)) ctx.addIssue({ code: 'custom', path: [...path, i, 'id'], message: `duplicate id "${item.id}"` });
+    if (seen.has(item.id))
+      ctx.addIssue({ code: 'custom', path: [...path, i, 'id'], message: `duplicate id "${item.id}"` });
     seen.add(item.id);
   });
 }

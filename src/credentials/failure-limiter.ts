@@ -16,7 +16,7 @@ export interface CheckTicket {
 export type LimiterVerdict = { allowed: true; ticket: CheckTicket } | { allowed: false; retryAfterS: number };
 
 /**
- * Contract section 7: failed OCPP upgrades and token requests are counted per remote address; after `limit`
+ * README "Security": failed OCPP upgrades and token requests are counted per remote address; after `limit`
  * failures in a minute the address is answered at once, without hashing, until the oldest failure leaves the
  * window. Its checks still in flight count too, so a burst sent all at once gets at most `limit` hashes; stations
  * behind one NAT reconnecting all at once after a power cut get a 429 beyond that and come back on their retry.
@@ -31,7 +31,11 @@ export class FailureLimiter {
     if (entry && entry.failures.length + entry.inFlight >= this.options.limit) {
       // With only checks in flight, the wait is until they end: a second is plenty.
       const oldest = entry.failures[0];
-      return { allowed: false, retryAfterS: oldest === undefined ? 1 : Math.max(1, Math.ceil((oldest + this.options.windowMs - this.now()) / 1000)) };
+      return {
+        allowed: false,
+        retryAfterS:
+          oldest === undefined ? 1 : Math.max(1, Math.ceil((oldest + this.options.windowMs - this.now()) / 1000)),
+      };
     }
     const tracked = this.track(address);
     tracked.inFlight += 1;

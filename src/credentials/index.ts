@@ -1,2 +1,7 @@
 export { generateSecret, hashSecret, verifySecret } from './secret-hash.js';
-export { FailureLimiter, type CheckTicket, type FailureLimiterOptions, type LimiterVerdict } from './failure-limiter.js';
+export {
+  FailureLimiter,
+  type CheckTicket,
+  type FailureLimiterOptions,
+  type LimiterVerdict,
+} from './failure-limiter.js';

@@ -11,7 +11,11 @@ export const apiSchemas = z.registry<{ id: string }>();
 export const connectorStateSchema = z
   .strictObject({
     connectorId: z.number().int().describe('Connector number on the charge point'),
-    status: z.string().describe('Last OCPP 1.6 ChargePointStatus reported (Available, Preparing, Charging, ...); Unavailable when never reported'),
+    status: z
+      .string()
+      .describe(
+        'Last OCPP 1.6 ChargePointStatus reported (Available, Preparing, Charging, ...); Unavailable when never reported',
+      ),
     errorCode: z.string().describe('Last OCPP 1.6 ChargePointErrorCode (NoError, ...)'),
     transactionId: z.number().int().optional().describe('The open transaction on this connector, if any'),
   })
@@ -34,25 +38,36 @@ export const chargePointParamsSchema = z.strictObject({ chargePointId: z.string(
 export const startRequestSchema = z
   .strictObject({
     connectorId: z.number().int().min(1).describe('Connector to start charging on'),
-    idTag: z.string().min(1).max(20).describe('Identification tag the transaction runs under (OCPP IdToken, at most 20 characters)'),
+    idTag: z
+      .string()
+      .min(1)
+      .max(20)
+      .describe('Identification tag the transaction runs under (OCPP IdToken, at most 20 characters)'),
   })
   .register(apiSchemas, { id: 'StartRequest' });
 
 export const stopRequestSchema = z
   .strictObject({
-    transactionId: z.number().int().min(1).describe('Transaction to stop, as GET /charge-points or the StartTransaction webhook reports it'),
+    transactionId: z
+      .number()
+      .int()
+      .min(1)
+      .describe('Transaction to stop, as GET /charge-points or the StartTransaction webhook reports it'),
   })
   .register(apiSchemas, { id: 'StopRequest' });
 
 export const commandAcceptedSchema = z
   .strictObject({
-    status: z.literal('Accepted').describe("The station accepted the command; the transaction's StartTransaction/StopTransaction webhook follows"),
+    status: z
+      .literal('Accepted')
+      .describe("The station accepted the command; the transaction's StartTransaction/StopTransaction webhook follows"),
     chargePointId: z.string(),
     stationId: z.string(),
   })
   .register(apiSchemas, { id: 'CommandAccepted' });
 
-const zonedTime = (description: string) => z.string().describe(`${description}, in the site's time zone with milliseconds and offset (as webhook timestamps)`);
+const zonedTime = (description: string) =>
+  z.string().describe(`${description}, in the site's time zone with milliseconds and offset (as webhook timestamps)`);
 
 export const transactionSchema = z
   .strictObject({
@@ -76,7 +91,10 @@ export const TRANSACTIONS_MAX_LIMIT = 10_000;
 const EARLIEST_INSTANT_MS = Date.parse('0000-01-01T00:00:00.000Z');
 const LATEST_INSTANT_MS = Date.parse('9999-12-31T23:59:59.999Z');
 
-/** An instant whose UTC form has a four-digit year: stored start times compare with it as text (an offset can carry 9999 into 10000). */
+/**
+ * An instant whose UTC form has a four-digit year: stored start times compare with it as text (an offset can carry 9999
+ * into 10000).
+ */
 const historyInstant = z.iso.datetime({ offset: true }).refine((iso) => {
   const ms = Date.parse(iso);
   return ms >= EARLIEST_INSTANT_MS && ms <= LATEST_INSTANT_MS;
@@ -86,7 +104,12 @@ export const transactionsQuerySchema = z.strictObject({
   from: historyInstant.optional().describe('Started at or after this instant'),
   to: historyInstant.optional().describe('Started before this instant'),
   status: z.enum(['open', 'stopped']).optional(),
-  after: z.coerce.number().int().min(0).optional().describe('Only transactions with a larger transactionId: the next page'),
+  after: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe('Only transactions with a larger transactionId: the next page'),
   limit: z.coerce.number().int().min(1).max(TRANSACTIONS_MAX_LIMIT).default(1000),
 });
 
@@ -97,7 +120,10 @@ export const eventsQuerySchema = z.strictObject({
     .string()
     .regex(/^\d*$/, 'a cursor from an earlier answer')
     // Past the largest safe integer a cursor would come back rounded (1e+29), a form this schema refuses.
-    .refine((cursor) => Number.isSafeInteger(Number(cursor)), `a cursor from an earlier answer (at most ${Number.MAX_SAFE_INTEGER})`)
+    .refine(
+      (cursor) => Number.isSafeInteger(Number(cursor)),
+      `a cursor from an earlier answer (at most ${Number.MAX_SAFE_INTEGER})`,
+    )
     .optional()
     .describe('The cursor of the last event you have; empty or absent starts at the oldest event kept'),
   limit: z.coerce.number().int().min(1).max(EVENTS_MAX_LIMIT).default(100),
@@ -116,9 +142,13 @@ export const eventPageSchema = z
           occurredAt: z.string(),
           payload: z.looseObject({}),
         })
-        .describe('The envelope a webhook carries (README "Receiving webhooks (partners)"), without a signature, plus its cursor'),
+        .describe(
+          'The envelope a webhook carries (README "Receiving webhooks (partners)"), without a signature, plus its cursor',
+        ),
     ),
-    cursor: z.string().describe('Pass as `after` for the next page; the same as `after` when nothing new has been committed'),
+    cursor: z
+      .string()
+      .describe('Pass as `after` for the next page; the same as `after` when nothing new has been committed'),
   })
   .register(apiSchemas, { id: 'EventPage' });
 
@@ -133,6 +163,15 @@ export const errorSchema = z
 export function parseRequest<T extends z.ZodType>(schema: T, value: unknown, what: string): z.output<T> {
   const result = schema.safeParse(value ?? {});
   if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => ({ path: formatKeyPath(issue.path), message: issue.message.replace(/^Invalid input: /, '') }));
-  throw new ApiError(400, 'invalid_request', `${what}: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`, {}, { problems });
+  const problems = result.error.issues.map((issue) => ({
+    path: formatKeyPath(issue.path),
+    message: issue.message.replace(/^Invalid input: /, ''),
+  }));
+  throw new ApiError(
+    400,
+    'invalid_request',
+    `${what}: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`,
+    {},
+    { problems },
+  );
 }

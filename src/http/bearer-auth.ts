@@ -1,5 +1,12 @@
 import type { FastifyRequest } from 'fastify';
-import { grantsOf, InvalidAccessTokenError, type AccessTokenClaims, type AccessTokenVerifier, type Applications, type Grant } from '../applications/index.js';
+import {
+  grantsOf,
+  InvalidAccessTokenError,
+  type AccessTokenClaims,
+  type AccessTokenVerifier,
+  type Applications,
+  type Grant,
+} from '../applications/index.js';
 import type { Config, Permission } from '../config/index.js';
 import { ApiError } from './http-errors.js';
 
@@ -18,7 +25,9 @@ const REALM = 'chargegate';
  * `WWW-Authenticate: Bearer` challenge when the token is not acceptable; 403 `insufficient_scope` otherwise.
  */
 export class BearerAuth {
-  constructor(private readonly options: { verifier: AccessTokenVerifier; applications: Applications; config: () => Config }) {}
+  constructor(
+    private readonly options: { verifier: AccessTokenVerifier; applications: Applications; config: () => Config },
+  ) {}
 
   async authenticate(request: FastifyRequest, permission: Permission): Promise<Caller> {
     const header = request.headers.authorization;
@@ -47,7 +56,9 @@ export class BearerAuth {
 
 /** A 401 carrying the Bearer challenge; without a token there is no error code (RFC 6750 section 3.1). */
 function unauthorized(error: 'invalid_token' | undefined, description: string): ApiError {
-  return new ApiError(401, error ?? 'unauthorized', description, { 'www-authenticate': challenge(error, error ? description : undefined) });
+  return new ApiError(401, error ?? 'unauthorized', description, {
+    'www-authenticate': challenge(error, error ? description : undefined),
+  });
 }
 
 function challenge(error: string | undefined, description: string | undefined, scope?: string): string {

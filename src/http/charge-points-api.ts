@@ -24,14 +24,16 @@ export interface ChargePointsApiOptions {
 export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyPluginAsync {
   const { site, auth, commands } = options;
 
-  const reachable = (caller: Caller, permission: Permission, at: ChargePointView): boolean => reaches(caller.grants, permission, options.config().company.id, at);
+  const reachable = (caller: Caller, permission: Permission, at: ChargePointView): boolean =>
+    reaches(caller.grants, permission, options.config().company.id, at);
 
   /** The charge point named in the path, if it exists and the caller's groups reach it. */
   const reachableChargePoint = (caller: Caller, params: unknown, permission: Permission): ChargePointView => {
     const { chargePointId } = parseRequest(chargePointParamsSchema, params, 'path');
     const chargePoint = site.connectors.chargePoint(chargePointId);
     if (!chargePoint) throw new ApiError(404, 'not_found', `no charge point "${chargePointId}"`);
-    if (!reachable(caller, permission, chargePoint)) throw new ApiError(403, 'forbidden', `charge point "${chargePointId}" is outside the application's groups`);
+    if (!reachable(caller, permission, chargePoint))
+      throw new ApiError(403, 'forbidden', `charge point "${chargePointId}" is outside the application's groups`);
     return chargePoint;
   };
 
@@ -58,7 +60,11 @@ export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyP
 
   return async (app) => {
     app.addHook('onResponse', async (request, reply) => {
-      answers?.inc({ method: request.method, route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) });
+      answers?.inc({
+        method: request.method,
+        route: request.routeOptions.url ?? 'unknown',
+        status: String(reply.statusCode),
+      });
     });
 
     app.get('/charge-points', async (request) => {
@@ -83,7 +89,10 @@ export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyP
         );
       }
       const { status } = await commands.startCharging(chargePoint.stationId, { connectorId, idTag });
-      request.log.info({ clientId: caller.clientId, stationId: chargePoint.stationId, connectorId, status }, 'remote start');
+      request.log.info(
+        { clientId: caller.clientId, stationId: chargePoint.stationId, connectorId, status },
+        'remote start',
+      );
       return answer(reply, status, chargePoint, 'RemoteStartTransaction');
     });
 
@@ -93,16 +102,34 @@ export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyP
       const { transactionId } = parseRequest(stopRequestSchema, request.body, 'body');
       const transaction = site.transactions.byId(transactionId);
       if (!transaction || transaction.chargePointId !== chargePoint.chargePointId)
-        throw new ApiError(404, 'not_found', `no transaction ${transactionId} on charge point "${chargePoint.chargePointId}"`);
-      if (transaction.stoppedAt !== null) throw new ApiError(409, 'transaction_stopped', `transaction ${transactionId} already stopped at ${transaction.stoppedAt}`);
+        throw new ApiError(
+          404,
+          'not_found',
+          `no transaction ${transactionId} on charge point "${chargePoint.chargePointId}"`,
+        );
+      if (transaction.stoppedAt !== null)
+        throw new ApiError(
+          409,
+          'transaction_stopped',
+          `transaction ${transactionId} already stopped at ${transaction.stoppedAt}`,
+        );
       const { status } = await commands.stopCharging(transaction.stationId, transaction);
-      request.log.info({ clientId: caller.clientId, stationId: transaction.stationId, transactionId, status }, 'remote stop');
+      request.log.info(
+        { clientId: caller.clientId, stationId: transaction.stationId, transactionId, status },
+        'remote stop',
+      );
       return answer(reply, status, chargePoint, 'RemoteStopTransaction');
     });
   };
 }
 
-function answer(reply: FastifyReply, status: 'Accepted' | 'Rejected', chargePoint: ChargePointView, action: string): FastifyReply {
-  if (status === 'Rejected') throw new ApiError(409, 'rejected', `station "${chargePoint.stationId}" rejected ${action}`, {}, { status });
+function answer(
+  reply: FastifyReply,
+  status: 'Accepted' | 'Rejected',
+  chargePoint: ChargePointView,
+  action: string,
+): FastifyReply {
+  if (status === 'Rejected')
+    throw new ApiError(409, 'rejected', `station "${chargePoint.stationId}" rejected ${action}`, {}, { status });
   return reply.status(202).send({ status, chargePointId: chargePoint.chargePointId, stationId: chargePoint.stationId });
 }

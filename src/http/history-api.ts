@@ -5,7 +5,13 @@ import { eventsAfter } from '../outbox/index.js';
 import { formatZonedTimestamp, transactionHistory, whToKWh, type Transaction } from '../site/index.js';
 import type { Database } from '../store/index.js';
 import { envelopeOf } from '../webhooks/index.js';
-import { eventsQuerySchema, parseRequest, transactionsQuerySchema, type eventPageSchema, type transactionSchema } from './api-schemas.js';
+import {
+  eventsQuerySchema,
+  parseRequest,
+  transactionsQuerySchema,
+  type eventPageSchema,
+  type transactionSchema,
+} from './api-schemas.js';
 import type { BearerAuth, Caller } from './bearer-auth.js';
 import type { z } from 'zod';
 
@@ -27,8 +33,11 @@ const EVENTS_SCAN_FACTOR = 10;
 export function historyApiRoutes(options: HistoryApiOptions): FastifyPluginAsync {
   const { db, auth, config } = options;
   const now = options.now ?? (() => new Date());
-  const reachable = (caller: Caller, permission: Permission, at: { siteId: string; stationId: string; chargePointId: string }) =>
-    reaches(caller.grants, permission, config().company.id, at);
+  const reachable = (
+    caller: Caller,
+    permission: Permission,
+    at: { siteId: string; stationId: string; chargePointId: string },
+  ) => reaches(caller.grants, permission, config().company.id, at);
 
   return async (app) => {
     app.get('/events', async (request): Promise<z.output<typeof eventPageSchema>> => {
@@ -43,7 +52,14 @@ export function historyApiRoutes(options: HistoryApiOptions): FastifyPluginAsync
         cursor = event.seq;
         const envelope = envelopeOf(event, sentAt, timezone);
         const { stationId, chargePointId } = envelope.payload as { stationId?: string; chargePointId?: string };
-        if (!reachable(caller, 'events:read', { siteId: event.siteId, stationId: stationId ?? '', chargePointId: chargePointId ?? '' })) continue;
+        if (
+          !reachable(caller, 'events:read', {
+            siteId: event.siteId,
+            stationId: stationId ?? '',
+            chargePointId: chargePointId ?? '',
+          })
+        )
+          continue;
         events.push({ cursor: String(event.seq), ...envelope });
         if (events.length === query.limit) break;
       }

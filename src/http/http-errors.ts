@@ -25,7 +25,10 @@ export const API_ERROR_CODES = [
 
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
 
-/** A request answered with an error on purpose: status, a machine-readable `error`, a human `message`, headers and extra body fields. */
+/**
+ * A request answered with an error on purpose: status, a machine-readable `error`, a human `message`, headers and extra
+ * body fields.
+ */
 export class HttpError<Code extends string = string> extends Error {
   constructor(
     readonly statusCode: number,
@@ -43,7 +46,9 @@ export class ApiError extends HttpError<ApiErrorCode> {
   override name = 'ApiError';
 }
 
-/** How one surface words its errors: its log line, its body, and its vocabulary for refusals it did not raise itself. */
+/**
+ * How one surface words its errors: its log line, its body, and its vocabulary for refusals it did not raise itself.
+ */
 export interface ErrorSurface {
   /** Logs say `<name> request refused` / `<name> request failed`. */
   name: string;
@@ -77,14 +82,24 @@ export function jsonErrorHandler(surface: ErrorSurface) {
     }
     const refusal = surface.translate?.(raised) ?? raised;
     request.log[surface.refusalLevel](
-      { status: refusal.statusCode, error: refusal.error, reason: refusal.message, method: request.method, url: request.url, address: request.ip },
+      {
+        status: refusal.statusCode,
+        error: refusal.error,
+        reason: refusal.message,
+        method: request.method,
+        url: request.url,
+        address: request.ip,
+      },
       `${surface.name} request refused`,
     );
     return reply.headers(refusal.headers).status(refusal.statusCode).send(surface.body(refusal));
   };
 }
 
-/** chargegate's own errors a route lets through, by their stable code: a station's failures as the API's status codes (README "For partners"). */
+/**
+ * chargegate's own errors a route lets through, by their stable code: a station's failures as the API's status codes
+ * (README "For partners").
+ */
 const STATION_REFUSALS: Partial<Record<ErrorCode, [status: number, error: ApiErrorCode]>> = {
   CHARGEGATE_STATION_OFFLINE: [503, 'station_offline'],
   CHARGEGATE_STATION_TIMEOUT: [504, 'station_timeout'],
@@ -95,14 +110,27 @@ function chargegateRefusal(err: Error & { ocppErrorCode?: string }): ApiError | 
   const code = errorCodeOf(err);
   const refusal = code === undefined ? undefined : STATION_REFUSALS[code];
   if (!refusal) return undefined;
-  return new ApiError(refusal[0], refusal[1], err.message, {}, err.ocppErrorCode === undefined ? {} : { ocppErrorCode: err.ocppErrorCode });
+  return new ApiError(
+    refusal[0],
+    refusal[1],
+    err.message,
+    {},
+    err.ocppErrorCode === undefined ? {} : { ocppErrorCode: err.ocppErrorCode },
+  );
 }
 
-/** Fastify's refusals before a handler runs (unreadable body, unsupported media type, body too large, bad URL) as API errors. */
+/**
+ * Fastify's refusals before a handler runs (unreadable body, unsupported media type, body too large, bad URL) as API
+ * errors.
+ */
 function fastifyRefusal(err: FastifyError, request: FastifyRequest): ApiError | undefined {
   switch (err.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ApiError(415, 'unsupported_media_type', `content-type "${request.headers['content-type'] ?? '(none)'}" is not supported; send application/json`);
+      return new ApiError(
+        415,
+        'unsupported_media_type',
+        `content-type "${request.headers['content-type'] ?? '(none)'}" is not supported; send application/json`,
+      );
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError(413, 'payload_too_large', `request body over ${request.routeOptions.bodyLimit} bytes`);
     case 'FST_ERR_CTP_INVALID_JSON_BODY':

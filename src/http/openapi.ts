@@ -70,7 +70,8 @@ function openApiDocument(config: Config): Record<string, unknown> {
     info: {
       title: 'chargegate',
       version: '1',
-      description: 'Edge controller API: OAuth 2.0 client credentials token, JWKS, charge points and remote start/stop, session history, event catch-up, health and metrics.',
+      description:
+        'Edge controller API: OAuth 2.0 client credentials token, JWKS, charge points and remote start/stop, session history, event catch-up, health and metrics.',
     },
     servers: [{ url: issuer }],
     components: {
@@ -83,7 +84,10 @@ function openApiDocument(config: Config): Record<string, unknown> {
             grant_type: { type: 'string', enum: ['client_credentials'] },
             client_id: { type: 'string', description: 'Required unless sent via HTTP Basic' },
             client_secret: { type: 'string', description: 'Required unless sent via HTTP Basic' },
-            scope: { type: 'string', description: "Space-separated subset of the application's permissions: the token gets only these" },
+            scope: {
+              type: 'string',
+              description: "Space-separated subset of the application's permissions: the token gets only these",
+            },
           },
           description: "Without `scope` the token gets every permission of the application's groups.",
         },
@@ -125,9 +129,21 @@ function openApiDocument(config: Config): Record<string, unknown> {
         },
       },
       securitySchemes: {
-        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: `Access token from POST ${issuer}/oauth2/token` },
-        clientBasic: { type: 'http', scheme: 'basic', description: 'client_id and client_secret, each form-urlencoded (RFC 6749 2.3.1)' },
-        oauth2: { type: 'oauth2', flows: { clientCredentials: { tokenUrl: `${issuer}/oauth2/token`, scopes: PERMISSION_DESCRIPTIONS } } },
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description: `Access token from POST ${issuer}/oauth2/token`,
+        },
+        clientBasic: {
+          type: 'http',
+          scheme: 'basic',
+          description: 'client_id and client_secret, each form-urlencoded (RFC 6749 2.3.1)',
+        },
+        oauth2: {
+          type: 'oauth2',
+          flows: { clientCredentials: { tokenUrl: `${issuer}/oauth2/token`, scopes: PERMISSION_DESCRIPTIONS } },
+        },
       },
     },
     paths: {
@@ -136,7 +152,10 @@ function openApiDocument(config: Config): Record<string, unknown> {
           operationId: 'getToken',
           summary: 'Client credentials grant',
           security: [{}, { clientBasic: [] }],
-          requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: ref('TokenRequest') } } },
+          requestBody: {
+            required: true,
+            content: { 'application/x-www-form-urlencoded': { schema: ref('TokenRequest') } },
+          },
           responses: {
             '200': json(ref('TokenResponse'), 'Access token; Cache-Control: no-store'),
             '400': json(
@@ -151,7 +170,8 @@ function openApiDocument(config: Config): Record<string, unknown> {
       '/.well-known/jwks.json': {
         get: {
           operationId: 'getJwks',
-          summary: 'Public signing keys, each under its own stable kid; the current webhook key also as kid "sign" (the documented profile)',
+          summary:
+            'Public signing keys, each under its own stable kid; the current webhook key also as kid "sign" (the documented profile)',
           security: [],
           responses: { '200': json(ref('Jwks'), 'JWKS') },
         },
@@ -161,7 +181,12 @@ function openApiDocument(config: Config): Record<string, unknown> {
           operationId: 'getAuthorizationServerMetadata',
           summary: 'RFC 8414 metadata: token endpoint, JWKS URI, supported client authentication methods',
           security: [],
-          responses: { '200': json({ type: 'object', required: ['issuer', 'token_endpoint', 'jwks_uri'], additionalProperties: true }, 'Metadata') },
+          responses: {
+            '200': json(
+              { type: 'object', required: ['issuer', 'token_endpoint', 'jwks_uri'], additionalProperties: true },
+              'Metadata',
+            ),
+          },
         },
       },
       '/charge-points': {
@@ -178,22 +203,50 @@ function openApiDocument(config: Config): Record<string, unknown> {
           summary: 'One charge point, as the list shows it',
           security: [{ bearer: [] }, { oauth2: ['charge-points:read'] }],
           parameters: [{ name: 'chargePointId', in: 'path', required: true, schema: { type: 'string' } }],
-          responses: { '200': json(ref('ChargePoint'), 'The charge point'), ...BEARER_ERRORS, '404': error('No such charge point') },
+          responses: {
+            '200': json(ref('ChargePoint'), 'The charge point'),
+            ...BEARER_ERRORS,
+            '404': error('No such charge point'),
+          },
         },
       },
       '/transactions': {
         get: {
           operationId: 'listTransactions',
-          summary: "Session history of the charge points the application's groups reach, oldest first (kept store.retainStoppedTransactionsDays)",
+          summary:
+            "Session history of the charge points the application's groups reach, oldest first (kept store.retainStoppedTransactionsDays)",
           security: [{ bearer: [] }, { oauth2: ['charge-points:read'] }],
           parameters: [
-            { name: 'from', in: 'query', schema: { type: 'string', format: 'date-time' }, description: 'Started at or after this instant' },
-            { name: 'to', in: 'query', schema: { type: 'string', format: 'date-time' }, description: 'Started before this instant' },
+            {
+              name: 'from',
+              in: 'query',
+              schema: { type: 'string', format: 'date-time' },
+              description: 'Started at or after this instant',
+            },
+            {
+              name: 'to',
+              in: 'query',
+              schema: { type: 'string', format: 'date-time' },
+              description: 'Started before this instant',
+            },
             { name: 'status', in: 'query', schema: { type: 'string', enum: ['open', 'stopped'] } },
-            { name: 'after', in: 'query', schema: { type: 'integer', minimum: 0 }, description: 'Only larger transactionIds: pass the last one you got for the next page' },
-            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: TRANSACTIONS_MAX_LIMIT, default: 1000 } },
+            {
+              name: 'after',
+              in: 'query',
+              schema: { type: 'integer', minimum: 0 },
+              description: 'Only larger transactionIds: pass the last one you got for the next page',
+            },
+            {
+              name: 'limit',
+              in: 'query',
+              schema: { type: 'integer', minimum: 1, maximum: TRANSACTIONS_MAX_LIMIT, default: 1000 },
+            },
           ],
-          responses: { '200': json(ref('TransactionList'), 'Transactions'), '400': error('A query parameter is invalid'), ...BEARER_ERRORS },
+          responses: {
+            '200': json(ref('TransactionList'), 'Transactions'),
+            '400': error('A query parameter is invalid'),
+            ...BEARER_ERRORS,
+          },
         },
       },
       '/events': {
@@ -203,14 +256,35 @@ function openApiDocument(config: Config): Record<string, unknown> {
             "The site events in commit order from a cursor, as webhooks carry them: catch up after an outage without a replay (events are kept webhookDelivery.retainDeliveredDays after delivery). Only events of charge points the application's groups reach.",
           security: [{ bearer: [] }, { oauth2: ['events:read'] }],
           parameters: [
-            { name: 'after', in: 'query', schema: { type: 'string', pattern: '^[0-9]*$' }, description: 'A cursor from an earlier answer; empty or absent: the oldest event kept' },
-            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: EVENTS_MAX_LIMIT, default: 100 } },
+            {
+              name: 'after',
+              in: 'query',
+              schema: { type: 'string', pattern: '^[0-9]*$' },
+              description: 'A cursor from an earlier answer; empty or absent: the oldest event kept',
+            },
+            {
+              name: 'limit',
+              in: 'query',
+              schema: { type: 'integer', minimum: 1, maximum: EVENTS_MAX_LIMIT, default: 100 },
+            },
           ],
-          responses: { '200': json(ref('EventPage'), 'Events and the cursor to continue from'), '400': error('A query parameter is invalid'), ...BEARER_ERRORS },
+          responses: {
+            '200': json(ref('EventPage'), 'Events and the cursor to continue from'),
+            '400': error('A query parameter is invalid'),
+            ...BEARER_ERRORS,
+          },
         },
       },
-      '/charge-points/{chargePointId}/start': commandOperation('startTransaction', 'RemoteStartTransaction on a connector', 'StartRequest'),
-      '/charge-points/{chargePointId}/stop': commandOperation('stopTransaction', 'RemoteStopTransaction of a transaction', 'StopRequest'),
+      '/charge-points/{chargePointId}/start': commandOperation(
+        'startTransaction',
+        'RemoteStartTransaction on a connector',
+        'StartRequest',
+      ),
+      '/charge-points/{chargePointId}/stop': commandOperation(
+        'stopTransaction',
+        'RemoteStopTransaction of a transaction',
+        'StopRequest',
+      ),
       '/health': {
         get: {
           operationId: 'getHealth',
@@ -218,10 +292,23 @@ function openApiDocument(config: Config): Record<string, unknown> {
           security: [],
           responses: {
             '200': json(
-              { type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok', 'warning'] } }, additionalProperties: true },
+              {
+                type: 'object',
+                required: ['status'],
+                properties: { status: { type: 'string', enum: ['ok', 'warning'] } },
+                additionalProperties: true,
+              },
               'Health: ok or warning',
             ),
-            '503': json({ type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['critical'] } }, additionalProperties: true }, 'Health: critical'),
+            '503': json(
+              {
+                type: 'object',
+                required: ['status'],
+                properties: { status: { type: 'string', enum: ['critical'] } },
+                additionalProperties: true,
+              },
+              'Health: critical',
+            ),
           },
         },
       },
@@ -230,11 +317,18 @@ function openApiDocument(config: Config): Record<string, unknown> {
           operationId: 'getMetrics',
           summary: 'Prometheus metrics',
           security: [],
-          responses: { '200': { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } },
+          responses: {
+            '200': { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } },
+          },
         },
       },
       '/openapi.json': {
-        get: { operationId: 'getOpenApi', summary: 'This document', security: [], responses: { '200': json({ type: 'object' }, 'OpenAPI 3 document') } },
+        get: {
+          operationId: 'getOpenApi',
+          summary: 'This document',
+          security: [],
+          responses: { '200': json({ type: 'object' }, 'OpenAPI 3 document') },
+        },
       },
     },
   };

@@ -1,4 +1,13 @@
-export { Keystore, listKeys, ACCESS_TOKEN_LIFETIME_S, type KeyInfo, type KeyState, type KeystoreOptions, type RotationResult, type SigningKey } from './keystore.js';
+export {
+  Keystore,
+  listKeys,
+  ACCESS_TOKEN_LIFETIME_S,
+  type KeyInfo,
+  type KeyState,
+  type KeystoreOptions,
+  type RotationResult,
+  type SigningKey,
+} from './keystore.js';
 export { KeystoreError, KEYSTORE_FILE, type KeyPurpose } from './keystore-file.js';
 export { keystorePassphrase, type PassphraseSource } from './passphrase.js';
 export type { PublicJwk } from './signing-keys.js';

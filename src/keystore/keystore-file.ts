@@ -1,4 +1,14 @@
-import { closeSync, fsyncSync, linkSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  linkSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { ChargegateError } from '../errors/index.js';
@@ -81,7 +91,9 @@ export function readKeystoreDocument(file: string): KeystoreDocument {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new KeystoreError(`${file}: cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+    throw new KeystoreError(`${file}: cannot read: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
+      cause: err,
+    });
   }
   let json: unknown;
   try {
@@ -92,7 +104,9 @@ export function readKeystoreDocument(file: string): KeystoreDocument {
   const parsed = keystoreDocumentSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new KeystoreError(`${file}: not a chargegate keystore (${issue ? `${issue.path.join('.') || 'top level'}: ${issue.message}` : 'invalid'})`);
+    throw new KeystoreError(
+      `${file}: not a chargegate keystore (${issue ? `${issue.path.join('.') || 'top level'}: ${issue.message}` : 'invalid'})`,
+    );
   }
   return parsed.data;
 }

@@ -17,13 +17,26 @@ import {
   type KeystoreDocument,
   type StoredKey,
 } from './keystore-file.js';
-import { exportPrivateKey, generateKeys, importPrivateKey, isEncryptedPem, publicJwk, scheduledKey, type PublicJwk } from './signing-keys.js';
+import {
+  exportPrivateKey,
+  generateKeys,
+  importPrivateKey,
+  isEncryptedPem,
+  publicJwk,
+  scheduledKey,
+  type PublicJwk,
+} from './signing-keys.js';
 import { createStationCa, readStationCsr, signStationCsr } from './station-ca.js';
 
-/** The JWKS kid partners verify webhooks with (README "Checking the signature"): always the webhook key that signs now. */
+/**
+ * The JWKS kid partners verify webhooks with (README "Checking the signature"): always the webhook key that signs now.
+ */
 export const WEBHOOK_SIGNING_KID = 'sign';
 
-/** Access tokens live this long (README "Getting a token (partners)"); a retired token key outlives every token it signed. */
+/**
+ * Access tokens live this long (README "Getting a token (partners)"); a retired token key outlives every token it
+ * signed.
+ */
 export const ACCESS_TOKEN_LIFETIME_S = 900;
 
 /** Clocks of the gateway and of a partner's verifier may differ by this much. */
@@ -33,7 +46,9 @@ export interface KeystoreOptions {
   dataDir: string;
   /** Encrypts the private keys (PKCS#8, AES-256-CBC); see keystorePassphrase(). */
   passphrase?: string;
-  /** How long a retired key stays in the JWKS after its successor started signing (config keystore.retiredKeyGraceS). */
+  /**
+   * How long a retired key stays in the JWKS after its successor started signing (config keystore.retiredKeyGraceS).
+   */
   retiredKeyGraceS: number;
   /** How long `keys rotate` publishes the next key before it signs (config keystore.nextKeyLeadS). */
   nextKeyLeadS?: number;
@@ -119,9 +134,9 @@ export class Keystore {
   }
 
   /**
-   * Public keys only: every key that is next, signing, or retired within its grace period, each under its own
-   * stable kid; the signing webhook key also under `sign`, first (README "Verifying through a key rotation (partners)").
-   * Of one purpose if given.
+   * Public keys only: every key that is next, signing, or retired within its grace period, each under its own stable
+   * kid; the signing webhook key also under `sign`, first (README "Verifying through a key rotation (partners)"). Of
+   * one purpose if given.
    */
   jwks(purpose?: KeyPurpose): { keys: PublicJwk[] } {
     this.refresh();
@@ -131,7 +146,11 @@ export class Keystore {
       .filter((key) => purpose === undefined || key.stored.purpose === purpose)
       .map((key) => ({ key, state: stateOf(this.stored(), key.stored, now) }))
       .filter(({ state }) => state !== 'expired')
-      .sort((a, b) => KEY_PURPOSES.indexOf(a.key.stored.purpose) - KEY_PURPOSES.indexOf(b.key.stored.purpose) || order[a.state] - order[b.state]);
+      .sort(
+        (a, b) =>
+          KEY_PURPOSES.indexOf(a.key.stored.purpose) - KEY_PURPOSES.indexOf(b.key.stored.purpose) ||
+          order[a.state] - order[b.state],
+      );
     return {
       keys: published.flatMap(({ key, state }) => {
         const own = { ...key.jwk, kid: key.stored.id };
@@ -176,7 +195,12 @@ export class Keystore {
     this.refresh();
     this.options.logger?.info({ keys: result.ids, activatesAt: result.activatesAt }, 'keystore rotation started');
     const now = this.now();
-    return { activatesAt: result.activatesAt, keys: this.loaded.filter((k) => result.ids.includes(k.stored.id)).map((k) => keyInfo(this.stored(), k.stored, now)) };
+    return {
+      activatesAt: result.activatesAt,
+      keys: this.loaded
+        .filter((k) => result.ids.includes(k.stored.id))
+        .map((k) => keyInfo(this.stored(), k.stored, now)),
+    };
   }
 
   /** The station CA's certificate, made now (once, under the keystore lock) if there is none yet. */
@@ -184,19 +208,28 @@ export class Keystore {
     const existing = readKeystoreDocument(this.file).stationCa?.certificate;
     if (existing) return existing;
     const made = await createStationCa(hostname());
-    const privateKey = exportPrivateKey(importPrivateKey(made.privateKeyPem, undefined, 'station CA key'), this.options.passphrase);
+    const privateKey = exportPrivateKey(
+      importPrivateKey(made.privateKeyPem, undefined, 'station CA key'),
+      this.options.passphrase,
+    );
     const certificate = withKeystoreLock(this.file, () => {
       const doc = readKeystoreDocument(this.file);
       // Another process may have made one meanwhile: the first one stays, so certificates it issued stay valid.
       if (doc.stationCa) return doc.stationCa.certificate;
-      writeKeystoreDocument(this.file, { ...doc, stationCa: { certificate: made.certificate, privateKey, createdAt: this.now().toISOString() } });
+      writeKeystoreDocument(this.file, {
+        ...doc,
+        stationCa: { certificate: made.certificate, privateKey, createdAt: this.now().toISOString() },
+      });
       this.options.logger?.info({ file: this.file }, 'station CA created (security profile 3)');
       return made.certificate;
     });
     return certificate;
   }
 
-  /** A client certificate for the station from its CSR, signed by the station CA (made first if needed: a refused CSR makes none). */
+  /**
+   * A client certificate for the station from its CSR, signed by the station CA (made first if needed: a refused CSR
+   * makes none).
+   */
   async issueStationCertificate(csrPem: string, stationId: string, validDays: number): Promise<string> {
     const csr = await readStationCsr(csrPem, stationId);
     const certificate = await this.ensureStationCa();
@@ -214,25 +247,39 @@ export class Keystore {
     if (!fileStamp(this.file)) {
       const generated = await generateKeys(this.options.passphrase);
       const now = this.now();
-      const doc: KeystoreDocument = { format: 'chargegate-keystore/1', keys: generated.map((key) => scheduledKey(key, now, now)) };
+      const doc: KeystoreDocument = {
+        format: 'chargegate-keystore/1',
+        keys: generated.map((key) => scheduledKey(key, now, now)),
+      };
       if (createKeystoreDocument(this.file, doc))
-        this.options.logger?.info({ file: this.file, keys: doc.keys.map((k) => k.id), encrypted: Boolean(this.options.passphrase) }, 'keystore created');
+        this.options.logger?.info(
+          { file: this.file, keys: doc.keys.map((k) => k.id), encrypted: Boolean(this.options.passphrase) },
+          'keystore created',
+        );
     }
     this.tightenMode();
     this.refresh();
-    if (this.options.passphrase && !privateKeysOf(readKeystoreDocument(this.file)).every(isEncryptedPem)) this.encryptExisting();
+    if (this.options.passphrase && !privateKeysOf(readKeystoreDocument(this.file)).every(isEncryptedPem))
+      this.encryptExisting();
     const missing = KEY_PURPOSES.filter((p) => !this.loaded.some((k) => k.stored.purpose === p));
     if (missing.length > 0) throw new KeystoreError(`${this.file}: no ${missing.join(' or ')} signing key`);
   }
 
-  /** A passphrase configured after the keystore was created: encrypt the keys that are still plain (the station CA's too). */
+  /**
+   * A passphrase configured after the keystore was created: encrypt the keys that are still plain (the station CA's
+   * too).
+   */
   private encryptExisting(): void {
     const passphrase = this.options.passphrase;
-    const encrypt = (pem: string, what: string): string => (isEncryptedPem(pem) ? pem : exportPrivateKey(importPrivateKey(pem, undefined, what), passphrase));
+    const encrypt = (pem: string, what: string): string =>
+      isEncryptedPem(pem) ? pem : exportPrivateKey(importPrivateKey(pem, undefined, what), passphrase);
     withKeystoreLock(this.file, () => {
       const doc = readKeystoreDocument(this.file);
       const keys = doc.keys.map((k) => ({ ...k, privateKey: encrypt(k.privateKey, `${this.file}: key ${k.id}`) }));
-      const stationCa = doc.stationCa && { ...doc.stationCa, privateKey: encrypt(doc.stationCa.privateKey, `${this.file}: station CA key`) };
+      const stationCa = doc.stationCa && {
+        ...doc.stationCa,
+        privateKey: encrypt(doc.stationCa.privateKey, `${this.file}: station CA key`),
+      };
       writeKeystoreDocument(this.file, { ...doc, keys, ...(stationCa && { stationCa }) });
     });
     this.refresh();
@@ -243,7 +290,10 @@ export class Keystore {
     const mode = statSync(this.file).mode & 0o777;
     if ((mode & 0o077) === 0) return;
     chmodSync(this.file, 0o600);
-    this.options.logger?.warn({ file: this.file, mode: mode.toString(8) }, 'keystore was readable by others; mode set to 0600');
+    this.options.logger?.warn(
+      { file: this.file, mode: mode.toString(8) },
+      'keystore was readable by others; mode set to 0600',
+    );
   }
 
   /** Re-reads the file when another process replaced it; otherwise a stat is the whole cost. */
@@ -252,7 +302,11 @@ export class Keystore {
     if (sameStamp(stamp, this.stamp)) return;
     if (!stamp) {
       if (this.loaded.length === 0) throw new KeystoreError(`${this.file}: keystore missing`);
-      if (this.stamp) this.options.logger?.error({ file: this.file }, 'keystore file disappeared; signing with the keys already loaded');
+      if (this.stamp)
+        this.options.logger?.error(
+          { file: this.file },
+          'keystore file disappeared; signing with the keys already loaded',
+        );
       this.stamp = undefined;
       return;
     }
@@ -269,7 +323,10 @@ export class Keystore {
     } catch (err) {
       // A running daemon keeps signing with what it has rather than failing every webhook and API call.
       if (!(err instanceof KeystoreError) || previous.size === 0) throw err;
-      this.options.logger?.error({ file: this.file, err: err.message }, 'keystore changed on disk but cannot be read; signing with the keys already loaded');
+      this.options.logger?.error(
+        { file: this.file, err: err.message },
+        'keystore changed on disk but cannot be read; signing with the keys already loaded',
+      );
       this.stamp = stamp;
       return;
     }
@@ -288,7 +345,8 @@ export class Keystore {
     const key = stored && this.loaded.find((k) => k.stored === stored);
     if (!key) throw new KeystoreError(`${this.file}: no ${purpose} signing key`);
     if (this.signingIds.get(purpose) !== key.stored.id) {
-      if (this.signingIds.has(purpose)) this.options.logger?.info({ purpose, id: key.stored.id }, 'signing key switched');
+      if (this.signingIds.has(purpose))
+        this.options.logger?.info({ purpose, id: key.stored.id }, 'signing key switched');
       this.signingIds.set(purpose, key.stored.id);
     }
     return key;
@@ -343,11 +401,16 @@ function keyInfo(all: StoredKey[], stored: StoredKey, now: Date): KeyInfo {
 
 function refuseWhileRotating(doc: KeystoreDocument, now: Date): void {
   const pending = doc.keys.find((k) => new Date(k.activatesAt) > now);
-  if (pending) throw new KeystoreError(`a rotation is already in progress: ${pending.id} starts signing at ${pending.activatesAt}`);
+  if (pending)
+    throw new KeystoreError(
+      `a rotation is already in progress: ${pending.id} starts signing at ${pending.activatesAt}`,
+    );
 }
 
 /** The key of a purpose that signs at `now`: the most recently activated one (the earliest if the clock went back). */
 function signingKeyOf(keys: StoredKey[], purpose: KeyPurpose, now: Date): StoredKey | undefined {
-  const ofPurpose = keys.filter((k) => k.purpose === purpose).sort((a, b) => a.activatesAt.localeCompare(b.activatesAt));
+  const ofPurpose = keys
+    .filter((k) => k.purpose === purpose)
+    .sort((a, b) => a.activatesAt.localeCompare(b.activatesAt));
   return ofPurpose.filter((k) => new Date(k.activatesAt) <= now).at(-1) ?? ofPurpose[0];
 }

@@ -7,7 +7,10 @@ import { keystorePassphrase } from './passphrase.js';
 import { isEncryptedPem } from './signing-keys.js';
 
 /** The keystore of a config's dataDir, with the passphrase and rotation timings the config names. */
-export function openKeystore(config: Config, options: { logger?: Logger; env?: NodeJS.ProcessEnv; now?: () => Date } = {}): Promise<Keystore> {
+export function openKeystore(
+  config: Config,
+  options: { logger?: Logger; env?: NodeJS.ProcessEnv; now?: () => Date } = {},
+): Promise<Keystore> {
   return Keystore.open({
     dataDir: config.dataDir,
     passphrase: keystorePassphrase(config.keystore, options.env),

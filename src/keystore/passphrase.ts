@@ -23,6 +23,9 @@ export function keystorePassphrase(source: PassphraseSource, env: NodeJS.Process
     return readFileSync(file, 'utf8').replace(/\r?\n$/, '') || undefined;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new KeystoreError(`${file}: cannot read the keystore passphrase credential: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { cause: err });
+    throw new KeystoreError(
+      `${file}: cannot read the keystore passphrase credential: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      { cause: err },
+    );
   }
 }

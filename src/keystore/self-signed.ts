@@ -26,7 +26,11 @@ export async function selfSignedCertificate(options: {
 }): Promise<{ certificate: string; privateKeyPem: string }> {
   const [{ default: forge }, { privateKey: privateKeyPem }] = await Promise.all([
     import('node-forge'),
-    generateRsaKeyPair('rsa', { modulusLength: options.modulusLength, privateKeyEncoding: { type: 'pkcs1', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } }),
+    generateRsaKeyPair('rsa', {
+      modulusLength: options.modulusLength,
+      privateKeyEncoding: { type: 'pkcs1', format: 'pem' },
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+    }),
   ]);
   const key = forge.pki.privateKeyFromPem(privateKeyPem);
   const cert = forge.pki.createCertificate();

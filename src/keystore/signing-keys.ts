@@ -1,12 +1,19 @@
-import { createHash, createPrivateKey, createPublicKey, generateKeyPair, type JsonWebKey, type KeyObject } from 'node:crypto';
+import {
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPair,
+  type JsonWebKey,
+  type KeyObject,
+} from 'node:crypto';
 import { promisify } from 'node:util';
 import { KEY_PURPOSES, KeystoreError, type KeyPurpose, type StoredKey } from './keystore-file.js';
 
 const generateRsaKeyPair = promisify(generateKeyPair);
 
 /**
- * What each purpose signs with. Webhooks: RSASSA-PSS SHA-256 on RSA 3072 (README "Checking the signature"). Access tokens:
- * RS256, the algorithm RFC 9068 requires every resource server to support, on RSA 2048 as common identity
+ * What each purpose signs with. Webhooks: RSASSA-PSS SHA-256 on RSA 3072 (README "Checking the signature"). Access
+ * tokens: RS256, the algorithm RFC 9068 requires every resource server to support, on RSA 2048 as common identity
  * providers use.
  */
 export const KEY_PROFILES: Record<KeyPurpose, { alg: 'PS256' | 'RS256'; modulusLength: number; idPrefix: string }> = {
@@ -36,16 +43,32 @@ export function generateKeys(passphrase: string | undefined): Promise<GeneratedK
 async function generateKey(purpose: KeyPurpose, passphrase: string | undefined): Promise<GeneratedKey> {
   const { alg, modulusLength, idPrefix } = KEY_PROFILES[purpose];
   const { privateKey } = await generateRsaKeyPair('rsa', { modulusLength });
-  return { id: `${idPrefix}${thumbprint(privateKey).slice(0, 16)}`, purpose, alg, privateKey: exportPrivateKey(privateKey, passphrase) };
+  return {
+    id: `${idPrefix}${thumbprint(privateKey).slice(0, 16)}`,
+    purpose,
+    alg,
+    privateKey: exportPrivateKey(privateKey, passphrase),
+  };
 }
 
 export function scheduledKey(key: GeneratedKey, createdAt: Date, activatesAt: Date): StoredKey {
   const { id, purpose, alg, privateKey } = key;
-  return { id, purpose, alg, createdAt: createdAt.toISOString(), activatesAt: activatesAt.toISOString(), retiresAt: null, expiresAt: null, privateKey };
+  return {
+    id,
+    purpose,
+    alg,
+    createdAt: createdAt.toISOString(),
+    activatesAt: activatesAt.toISOString(),
+    retiresAt: null,
+    expiresAt: null,
+    privateKey,
+  };
 }
 
 export function exportPrivateKey(key: KeyObject, passphrase: string | undefined): string {
-  return passphrase ? (key.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase }) as string) : (key.export({ type: 'pkcs8', format: 'pem' }) as string);
+  return passphrase
+    ? (key.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase }) as string)
+    : (key.export({ type: 'pkcs8', format: 'pem' }) as string);
 }
 
 export function isEncryptedPem(pem: string): boolean {
@@ -53,7 +76,10 @@ export function isEncryptedPem(pem: string): boolean {
 }
 
 export function importPrivateKey(pem: string, passphrase: string | undefined, what: string): KeyObject {
-  if (isEncryptedPem(pem) && !passphrase) throw new KeystoreError(`${what} is encrypted: provide the keystore passphrase (environment variable or systemd credential)`);
+  if (isEncryptedPem(pem) && !passphrase)
+    throw new KeystoreError(
+      `${what} is encrypted: provide the keystore passphrase (environment variable or systemd credential)`,
+    );
   try {
     return createPrivateKey(passphrase && isEncryptedPem(pem) ? { key: pem, passphrase } : { key: pem });
   } catch (err) {

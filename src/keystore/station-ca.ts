@@ -20,8 +20,14 @@ const CA_VALID_YEARS = 20;
 /** How long a station's client certificate from SignCertificate or `station cert` is valid, by default. */
 export const STATION_CERTIFICATE_DAYS = 825;
 
-/** A new CA for security profile 3: it signs the client certificates stations present, and the OCPP listener trusts only it. */
-export function createStationCa(name: string, now = new Date()): Promise<{ certificate: string; privateKeyPem: string }> {
+/**
+ * A new CA for security profile 3: it signs the client certificates stations present, and the OCPP listener trusts only
+ * it.
+ */
+export function createStationCa(
+  name: string,
+  now = new Date(),
+): Promise<{ certificate: string; privateKeyPem: string }> {
   return selfSignedCertificate({
     modulusLength: 3072,
     subject: [
@@ -38,7 +44,9 @@ export function createStationCa(name: string, now = new Date()): Promise<{ certi
   });
 }
 
-/** RSA station keys: smaller ones are breakable, larger ones add nothing a station needs and only cost the gateway time. */
+/**
+ * RSA station keys: smaller ones are breakable, larger ones add nothing a station needs and only cost the gateway time.
+ */
 const RSA_MODULUS_BITS = { min: 2048, max: 4096 };
 /** The one exponent keys are made with; any other (a huge one above all) only makes checking a signature slow. */
 const RSA_PUBLIC_EXPONENT = 65537n;
@@ -57,14 +65,18 @@ const SIGNATURE_ALGORITHMS: Record<string, { keyType: 'rsa' | 'ec'; digest: stri
 
 /** node-forge functions its type declarations leave out. */
 interface ForgeUndeclared {
-  asn1: { validate(obj: forgeModule.asn1.Asn1, shape: object, capture: Record<string, unknown>, errors: string[]): boolean };
+  asn1: {
+    validate(obj: forgeModule.asn1.Asn1, shape: object, capture: Record<string, unknown>, errors: string[]): boolean;
+  };
   pki: {
     RDNAttributesAsArray(name: forgeModule.asn1.Asn1): Array<{ shortName?: string; value: unknown }>;
     getTBSCertificate(cert: forgeModule.pki.Certificate): forgeModule.asn1.Asn1;
   };
 }
 
-/** The parts of a PKCS#10 CertificationRequest (RFC 2986) a CSR is checked by, as forge's asn1.validate captures them. */
+/**
+ * The parts of a PKCS#10 CertificationRequest (RFC 2986) a CSR is checked by, as forge's asn1.validate captures them.
+ */
 function certificationRequestShape(forge: typeof forgeModule): object {
   const { UNIVERSAL } = forge.asn1.Class;
   const { SEQUENCE, INTEGER, OID, BITSTRING } = forge.asn1.Type;
@@ -83,7 +95,13 @@ function certificationRequestShape(forge: typeof forgeModule): object {
         value: [
           { name: 'version', tagClass: UNIVERSAL, type: INTEGER, constructed: false },
           { name: 'subject', tagClass: UNIVERSAL, type: SEQUENCE, constructed: true, captureAsn1: 'subject' },
-          { name: 'subjectPKInfo', tagClass: UNIVERSAL, type: SEQUENCE, constructed: true, captureAsn1: 'subjectPublicKeyInfo' },
+          {
+            name: 'subjectPKInfo',
+            tagClass: UNIVERSAL,
+            type: SEQUENCE,
+            constructed: true,
+            captureAsn1: 'subjectPublicKeyInfo',
+          },
         ],
       },
       {
@@ -93,12 +111,20 @@ function certificationRequestShape(forge: typeof forgeModule): object {
         constructed: true,
         value: [{ name: 'algorithm', tagClass: UNIVERSAL, type: OID, constructed: false, capture: 'signatureOid' }],
       },
-      { name: 'signature', tagClass: UNIVERSAL, type: BITSTRING, constructed: false, captureBitStringValue: 'signature' },
+      {
+        name: 'signature',
+        tagClass: UNIVERSAL,
+        type: BITSTRING,
+        constructed: false,
+        captureBitStringValue: 'signature',
+      },
     ],
   };
 }
 
-/** A station's CSR that passed every check: the station it names and its public key (SubjectPublicKeyInfo DER, as sent). */
+/**
+ * A station's CSR that passed every check: the station it names and its public key (SubjectPublicKeyInfo DER, as sent).
+ */
 export interface StationCsr {
   stationId: string;
   keyType: 'rsa' | 'ec';
@@ -106,15 +132,19 @@ export interface StationCsr {
 }
 
 /**
- * Reads and checks a station's CSR: it must name that station (README "Connecting a station", "Profile 3 certificates"), carry an RSA or EC key
- * within the limits above, and be signed by that key. Everything cheap comes first; the signature is checked last,
- * natively on the thread pool, so no request can hold the event loop. Any refusal is a StationCsrError.
+ * Reads and checks a station's CSR: it must name that station (README "Connecting a station", "Profile 3
+ * certificates"), carry an RSA or EC key within the limits above, and be signed by that key. Everything cheap comes
+ * first; the signature is checked last, natively on the thread pool, so no request can hold the event loop. Any refusal
+ * is a StationCsrError.
  */
 export async function readStationCsr(csrPem: string, stationId: string): Promise<StationCsr> {
   const { default: forge } = await import('node-forge');
   const request = requestParts(forge, csrPem);
   const { commonName } = request;
-  if (commonName !== stationId) throw new StationCsrError(`the request names "${typeof commonName === 'string' ? commonName : '(no common name)'}", not station "${stationId}"`);
+  if (commonName !== stationId)
+    throw new StationCsrError(
+      `the request names "${typeof commonName === 'string' ? commonName : '(no common name)'}", not station "${stationId}"`,
+    );
 
   let publicKey: KeyObject;
   try {
@@ -125,11 +155,19 @@ export async function readStationCsr(csrPem: string, stationId: string): Promise
   const keyType = acceptedKeyType(publicKey);
 
   const algorithm = SIGNATURE_ALGORITHMS[request.signatureOid];
-  if (!algorithm) throw new StationCsrError(`signature algorithm ${request.signatureOid} not supported: only SHA-256, SHA-384 or SHA-512 with RSA or ECDSA`);
-  if (algorithm.keyType !== keyType) throw new StationCsrError(`signature algorithm ${request.signatureOid} does not fit the request's ${keyType.toUpperCase()} key`);
+  if (!algorithm)
+    throw new StationCsrError(
+      `signature algorithm ${request.signatureOid} not supported: only SHA-256, SHA-384 or SHA-512 with RSA or ECDSA`,
+    );
+  if (algorithm.keyType !== keyType)
+    throw new StationCsrError(
+      `signature algorithm ${request.signatureOid} does not fit the request's ${keyType.toUpperCase()} key`,
+    );
   const valid = await new Promise<boolean>((resolve) =>
     // With a callback, OpenSSL checks it on the thread pool; an error is a signature that could not be checked.
-    verify(algorithm.digest, request.certificationRequestInfo, publicKey, request.signature, (err, result) => resolve(!err && result)),
+    verify(algorithm.digest, request.certificationRequestInfo, publicKey, request.signature, (err, result) =>
+      resolve(!err && result),
+    ),
   );
   if (!valid) throw new StationCsrError('the certificate signing request is not signed by its own key');
   return { stationId, keyType, subjectPublicKeyInfo: request.subjectPublicKeyInfo };
@@ -142,19 +180,34 @@ export async function readStationCsr(csrPem: string, stationId: string): Promise
 function requestParts(
   forge: typeof forgeModule,
   csrPem: string,
-): { commonName: unknown; subjectPublicKeyInfo: Buffer; signatureOid: string; certificationRequestInfo: Buffer; signature: Buffer } {
+): {
+  commonName: unknown;
+  subjectPublicKeyInfo: Buffer;
+  signatureOid: string;
+  certificationRequestInfo: Buffer;
+  signature: Buffer;
+} {
   const undeclared = forge as unknown as ForgeUndeclared;
   const derOf = (node: forgeModule.asn1.Asn1): Buffer => Buffer.from(forge.asn1.toDer(node).getBytes(), 'binary');
   try {
-    const block = forge.pem.decode(csrPem).find((b) => b.type === 'CERTIFICATE REQUEST' || b.type === 'NEW CERTIFICATE REQUEST');
+    const block = forge.pem
+      .decode(csrPem)
+      .find((b) => b.type === 'CERTIFICATE REQUEST' || b.type === 'NEW CERTIFICATE REQUEST');
     if (!block) throw new StationCsrError('not a PEM certificate signing request');
     const capture: Record<string, unknown> = {};
     const errors: string[] = [];
     if (!undeclared.asn1.validate(forge.asn1.fromDer(block.body), certificationRequestShape(forge), capture, errors))
       throw new StationCsrError(`not a PKCS#10 certificate signing request (${errors[0] ?? 'unexpected structure'})`);
-    const parts = capture as { info: forgeModule.asn1.Asn1; subject: forgeModule.asn1.Asn1; subjectPublicKeyInfo: forgeModule.asn1.Asn1; signatureOid: string; signature: string };
+    const parts = capture as {
+      info: forgeModule.asn1.Asn1;
+      subject: forgeModule.asn1.Asn1;
+      subjectPublicKeyInfo: forgeModule.asn1.Asn1;
+      signatureOid: string;
+      signature: string;
+    };
     return {
-      commonName: undeclared.pki.RDNAttributesAsArray(parts.subject).find((attribute) => attribute.shortName === 'CN')?.value,
+      commonName: undeclared.pki.RDNAttributesAsArray(parts.subject).find((attribute) => attribute.shortName === 'CN')
+        ?.value,
       subjectPublicKeyInfo: derOf(parts.subjectPublicKeyInfo),
       signatureOid: forge.asn1.derToOid(parts.signatureOid),
       certificationRequestInfo: derOf(parts.info),
@@ -175,21 +228,33 @@ function acceptedKeyType(key: KeyObject): 'rsa' | 'ec' {
       throw new StationCsrError(`an RSA key of ${bits} bits: only ${RSA_MODULUS_BITS.min} to ${RSA_MODULUS_BITS.max}`);
     const exponent = details.publicExponent ?? 0n;
     if (exponent !== RSA_PUBLIC_EXPONENT)
-      throw new StationCsrError(`an RSA public exponent ${exponent <= 0xffffffffn ? exponent : `of ${exponent.toString(2).length} bits`}: only ${RSA_PUBLIC_EXPONENT}`);
+      throw new StationCsrError(
+        `an RSA public exponent ${exponent <= 0xffffffffn ? exponent : `of ${exponent.toString(2).length} bits`}: only ${RSA_PUBLIC_EXPONENT}`,
+      );
     return 'rsa';
   }
   if (key.asymmetricKeyType === 'ec') {
-    if (!EC_CURVES[details.namedCurve ?? '']) throw new StationCsrError(`an EC key on curve ${details.namedCurve ?? '(unnamed)'}: only ${Object.values(EC_CURVES).join(' and ')}`);
+    if (!EC_CURVES[details.namedCurve ?? ''])
+      throw new StationCsrError(
+        `an EC key on curve ${details.namedCurve ?? '(unnamed)'}: only ${Object.values(EC_CURVES).join(' and ')}`,
+      );
     return 'ec';
   }
-  throw new StationCsrError(`a key of type ${key.asymmetricKeyType ?? 'unknown'}: only RSA or EC (${Object.values(EC_CURVES).join(', ')})`);
+  throw new StationCsrError(
+    `a key of type ${key.asymmetricKeyType ?? 'unknown'}: only RSA or EC (${Object.values(EC_CURVES).join(', ')})`,
+  );
 }
 
 /**
  * Issues the station's client certificate for a checked CSR: its common name is the station id, valid
  * `validDays`, signed by the station CA natively on the thread pool.
  */
-export async function signStationCsr(ca: StationCaMaterial, csr: StationCsr, validDays: number, now = new Date()): Promise<string> {
+export async function signStationCsr(
+  ca: StationCaMaterial,
+  csr: StationCsr,
+  validDays: number,
+  now = new Date(),
+): Promise<string> {
   const { default: forge } = await import('node-forge');
   const caCert = forge.pki.certificateFromPem(ca.certificate);
   const cert = forge.pki.createCertificate();
@@ -210,13 +275,18 @@ export async function signStationCsr(ca: StationCaMaterial, csr: StationCsr, val
   cert.siginfo.algorithmOid = cert.signatureOid = forge.pki.oids.sha256WithRSAEncryption!;
   const tbs = (forge as unknown as ForgeUndeclared).pki.getTBSCertificate(cert);
   const SUBJECT_PUBLIC_KEY_INFO = 6; // version, serialNumber, signature, issuer, validity, subject, then the key
-  (tbs.value as forgeModule.asn1.Asn1[])[SUBJECT_PUBLIC_KEY_INFO] = forge.asn1.fromDer(csr.subjectPublicKeyInfo.toString('binary'));
+  (tbs.value as forgeModule.asn1.Asn1[])[SUBJECT_PUBLIC_KEY_INFO] = forge.asn1.fromDer(
+    csr.subjectPublicKeyInfo.toString('binary'),
+  );
   cert.tbsCertificate = tbs;
   const tbsDer = Buffer.from(forge.asn1.toDer(tbs).getBytes(), 'binary');
-  const signature = await new Promise<Buffer>((resolve, reject) => sign('sha256', tbsDer, ca.privateKey, (err, result) => (err ? reject(err) : resolve(result))));
+  const signature = await new Promise<Buffer>((resolve, reject) =>
+    sign('sha256', tbsDer, ca.privateKey, (err, result) => (err ? reject(err) : resolve(result))),
+  );
   cert.signature = signature.toString('binary');
   const pem = forge.pki.certificateToPem(cert);
   // What a TLS stack will check, checked once here with Node's own X.509 code.
-  if (!new X509Certificate(pem).checkIssued(new X509Certificate(ca.certificate))) throw new Error('issued certificate does not chain to the station CA');
+  if (!new X509Certificate(pem).checkIssued(new X509Certificate(ca.certificate)))
+    throw new Error('issued certificate does not chain to the station CA');
   return pem;
 }

@@ -4,7 +4,10 @@ import type { CircuitLoad, ConnectorFacts, ConnectorState, LoadSettings, LoadSit
 export interface Share {
   connectorId: string;
   state: ConnectorState;
-  /** sharing: its fair share (0 or at least minCurrentA); waiting: 0; failsafe: the fail-safe; uncontrolled: its maxCurrentA. */
+  /**
+   * sharing: its fair share (0 or at least minCurrentA); waiting: 0; failsafe: the fail-safe; uncontrolled: its
+   * maxCurrentA.
+   */
   shareA: number;
 }
 
@@ -14,7 +17,11 @@ export interface Share {
  * for one that waits), the rest wait at 0 A; the admitted share max-min fairly. Charging connectors come back in
  * site order.
  */
-export function allocate(site: LoadSite, observed: Observation, priority: readonly string[]): { connectors: Share[]; circuits: CircuitLoad[] } {
+export function allocate(
+  site: LoadSite,
+  observed: Observation,
+  priority: readonly string[],
+): { connectors: Share[]; circuits: CircuitLoad[] } {
   const model = loadModel(site, observed);
   const rank = (id: string) => (priority.includes(id) ? priority.indexOf(id) : priority.length);
   const ordered = [...model.sharing].sort((a, b) => rank(a.id) - rank(b.id));
@@ -23,7 +30,12 @@ export function allocate(site: LoadSite, observed: Observation, priority: readon
 }
 
 /** The shares of the admitted connectors, by id; whoever is not in the map waits. */
-export function shareFairly(limits: readonly Limit[], ordered: readonly ConnectorFacts[], settings: LoadSettings, inTurn: ReadonlySet<string>): Map<string, number> {
+export function shareFairly(
+  limits: readonly Limit[],
+  ordered: readonly ConnectorFacts[],
+  settings: LoadSettings,
+  inTurn: ReadonlySet<string>,
+): Map<string, number> {
   return roundedDown(waterFill(limits, admit(limits, ordered, settings.minCurrentA, inTurn)));
 }
 
@@ -34,7 +46,11 @@ export function sharesOf(site: LoadSite, model: LoadModel, sharesA: ReadonlyMap<
     if (model.uncontrolled.includes(k)) return [{ connectorId: k.id, state: 'uncontrolled', shareA: k.maxCurrentA }];
     if (!model.sharing.includes(k)) return [];
     const shareA = sharesA.get(k.id);
-    return [shareA === undefined ? { connectorId: k.id, state: 'waiting', shareA: 0 } : { connectorId: k.id, state: 'sharing', shareA }];
+    return [
+      shareA === undefined
+        ? { connectorId: k.id, state: 'waiting', shareA: 0 }
+        : { connectorId: k.id, state: 'sharing', shareA },
+    ];
   });
 }
 
@@ -45,7 +61,12 @@ export function sharesOf(site: LoadSite, model: LoadModel, sharesA: ReadonlyMap<
  * ever. Connectors within their turn neither set aside nor yield to what is set aside: they keep their share until
  * the turn ends.
  */
-function admit(limits: readonly Limit[], ordered: readonly ConnectorFacts[], minCurrentA: number, inTurn: ReadonlySet<string>): ConnectorFacts[] {
+function admit(
+  limits: readonly Limit[],
+  ordered: readonly ConnectorFacts[],
+  minCurrentA: number,
+  inTurn: ReadonlySet<string>,
+): ConnectorFacts[] {
   const admittedA = limits.map(() => 0);
   const setAsideA = limits.map(() => 0);
   const minOf = (k: ConnectorFacts, limit: Limit) => (limit.weights.get(k.id) ?? 0) * minCurrentA;
@@ -53,7 +74,9 @@ function admit(limits: readonly Limit[], ordered: readonly ConnectorFacts[], min
     if (k.maxCurrentA < minCurrentA) return false;
     const turnKept = inTurn.has(k.id);
     const fits = limits.every(
-      (limit, i) => !limit.weights.has(k.id) || (admittedA[i] ?? 0) + (turnKept ? 0 : (setAsideA[i] ?? 0)) + minOf(k, limit) <= limit.capacityA + EPSILON_A,
+      (limit, i) =>
+        !limit.weights.has(k.id) ||
+        (admittedA[i] ?? 0) + (turnKept ? 0 : (setAsideA[i] ?? 0)) + minOf(k, limit) <= limit.capacityA + EPSILON_A,
     );
     const fitsAlone = limits.every((limit) => minOf(k, limit) <= limit.capacityA + EPSILON_A);
     if (fits || (fitsAlone && !turnKept)) {
@@ -66,7 +89,8 @@ function admit(limits: readonly Limit[], ordered: readonly ConnectorFacts[], min
 
 /**
  * Max-min fair shares: everyone rises together; a connector stops at its maxCurrentA, and everyone on a limit that
- * fills stops there, leaving the rest to rise further. Since everyone admitted fits at minCurrentA, nobody stops below it.
+ * fills stops there, leaving the rest to rise further. Since everyone admitted fits at minCurrentA, nobody stops below
+ * it.
  */
 function waterFill(limits: readonly Limit[], admitted: readonly ConnectorFacts[]): Map<string, number> {
   const sharesA = new Map<string, number>();
@@ -77,7 +101,9 @@ function waterFill(limits: readonly Limit[], admitted: readonly ConnectorFacts[]
     const risingWeights = limits.map((l) => rising.reduce((sum, k) => sum + (l.weights.get(k.id) ?? 0), 0));
     const nextA = Math.min(
       ...rising.map((k) => k.maxCurrentA),
-      ...limits.flatMap((_, i) => ((risingWeights[i] ?? 0) > 0 ? [levelA + (residualA[i] ?? 0) / (risingWeights[i] ?? 1)] : [])),
+      ...limits.flatMap((_, i) =>
+        (risingWeights[i] ?? 0) > 0 ? [levelA + (residualA[i] ?? 0) / (risingWeights[i] ?? 1)] : [],
+      ),
     );
     residualA.forEach((r, i) => (residualA[i] = r - (nextA - levelA) * (risingWeights[i] ?? 0)));
     levelA = nextA;

@@ -1,8 +1,20 @@
-import { PHASES, type CircuitFacts, type CircuitLoad, type ConnectorFacts, type LoadSite, type Observation, type Phase, type PhaseCurrents } from './types.js';
+import {
+  PHASES,
+  type CircuitFacts,
+  type CircuitLoad,
+  type ConnectorFacts,
+  type LoadSite,
+  type Observation,
+  type Phase,
+  type PhaseCurrents,
+} from './types.js';
 
 /** The contract's default failsafeCurrentA, for a tree where no circuit sets one. */
 const DEFAULT_FAILSAFE_A = 6;
-/** maxPowerW becomes a current summed over the phases at the nominal 230 V per phase (power factor 1: a load drawing reactive current is over-counted, never under). */
+/**
+ * maxPowerW becomes a current summed over the phases at the nominal 230 V per phase (power factor 1: a load drawing
+ * reactive current is over-counted, never under).
+ */
 const VOLTS_PER_PHASE = 230;
 /** Floating-point sums of tenths of amperes: a limit met to within this is met. */
 export const EPSILON_A = 1e-9;
@@ -33,7 +45,10 @@ function loadsPhase(connector: ConnectorFacts, phase: Phase): boolean {
   return connector.phases === 3 || connector.phase === phase;
 }
 
-/** The fail-safe a connector's TxDefaultProfile carries: its circuit's failsafeCurrentA or the nearest one above, at most its maxCurrentA. */
+/**
+ * The fail-safe a connector's TxDefaultProfile carries: its circuit's failsafeCurrentA or the nearest one above, at
+ * most its maxCurrentA.
+ */
 export function failsafeOf(site: LoadSite, connector: ConnectorFacts): number {
   for (const circuit of ancestry(site, connector.circuitId)) {
     if (circuit.failsafeCurrentA !== undefined) return Math.min(circuit.failsafeCurrentA, connector.maxCurrentA);
@@ -46,26 +61,41 @@ export function loadModel(site: LoadSite, observed: Observation): LoadModel {
   const sessions = new Map(observed.sessions.map((s) => [s.connectorId, s]));
   const lost = (circuit: CircuitFacts) => circuit.metered && !readings.has(circuit.id);
   const charging = site.connectors.filter((k) => sessions.has(k.id));
-  const failsafeA = new Map(charging.filter((k) => k.controllable && ancestry(site, k.circuitId).some(lost)).map((k) => [k.id, failsafeOf(site, k)]));
+  const failsafeA = new Map(
+    charging
+      .filter((k) => k.controllable && ancestry(site, k.circuitId).some(lost))
+      .map((k) => [k.id, failsafeOf(site, k)]),
+  );
   const sharing = charging.filter((k) => k.controllable && !failsafeA.has(k.id));
   const below = new Map(site.circuits.map((c) => [c.id, connectorsBelow(site, c.id)]));
 
-  /** Measured minus what the managed connectors draw; without a working meter, uncontrolled connectors at their maximum plus what the circuits below carry. */
+  /**
+   * Measured minus what the managed connectors draw; without a working meter, uncontrolled connectors at their maximum
+   * plus what the circuits below carry.
+   */
   const otherLoad = (circuit: CircuitFacts, phase: Phase): number => {
     const measured = readings.get(circuit.id);
     if (circuit.metered && measured) {
-      const drawn = (below.get(circuit.id) ?? []).filter((k) => k.controllable && loadsPhase(k, phase)).reduce((sum, k) => sum + (sessions.get(k.id)?.drawnA ?? 0), 0);
+      const drawn = (below.get(circuit.id) ?? [])
+        .filter((k) => k.controllable && loadsPhase(k, phase))
+        .reduce((sum, k) => sum + (sessions.get(k.id)?.drawnA ?? 0), 0);
       return Math.max(0, measured[phase] - drawn);
     }
-    const uncontrolled = site.connectors.filter((k) => !k.controllable && k.circuitId === circuit.id && loadsPhase(k, phase)).reduce((sum, k) => sum + k.maxCurrentA, 0);
-    return site.circuits.filter((c) => c.parent === circuit.id).reduce((sum, c) => sum + otherLoad(c, phase), uncontrolled);
+    const uncontrolled = site.connectors
+      .filter((k) => !k.controllable && k.circuitId === circuit.id && loadsPhase(k, phase))
+      .reduce((sum, k) => sum + k.maxCurrentA, 0);
+    return site.circuits
+      .filter((c) => c.parent === circuit.id)
+      .reduce((sum, c) => sum + otherLoad(c, phase), uncontrolled);
   };
 
   const limits: Limit[] = [];
   const circuits = site.circuits.map((circuit): CircuitLoad => {
     const on = below.get(circuit.id) ?? [];
     const otherA = phaseCurrents((p) => otherLoad(circuit, p));
-    const fixedA = phaseCurrents((p) => otherA[p] + on.filter((k) => loadsPhase(k, p)).reduce((sum, k) => sum + (failsafeA.get(k.id) ?? 0), 0));
+    const fixedA = phaseCurrents(
+      (p) => otherA[p] + on.filter((k) => loadsPhase(k, p)).reduce((sum, k) => sum + (failsafeA.get(k.id) ?? 0), 0),
+    );
     const sharers = on.filter((k) => sharing.includes(k));
     for (const p of PHASES) {
       const weights = new Map(sharers.filter((k) => loadsPhase(k, p)).map((k) => [k.id, 1]));
@@ -73,7 +103,10 @@ export function loadModel(site: LoadSite, observed: Observation): LoadModel {
     }
     if (circuit.maxPowerW !== undefined && sharers.length > 0) {
       const fixedTotalA = PHASES.reduce((sum, p) => sum + fixedA[p], 0);
-      limits.push({ capacityA: Math.max(0, circuit.maxPowerW / VOLTS_PER_PHASE - fixedTotalA), weights: new Map(sharers.map((k) => [k.id, k.phases])) });
+      limits.push({
+        capacityA: Math.max(0, circuit.maxPowerW / VOLTS_PER_PHASE - fixedTotalA),
+        weights: new Map(sharers.map((k) => [k.id, k.phases])),
+      });
     }
     const measuredA = readings.get(circuit.id);
     return {
@@ -90,7 +123,11 @@ export function loadModel(site: LoadSite, observed: Observation): LoadModel {
 
 /** Whether allowances (absent: 0) overstep a limit. */
 export function oversteps(limits: readonly Limit[], allowedA: ReadonlyMap<string, number>): boolean {
-  return limits.some((limit) => [...limit.weights].reduce((sum, [id, weight]) => sum + weight * (allowedA.get(id) ?? 0), 0) > limit.capacityA + EPSILON_A);
+  return limits.some(
+    (limit) =>
+      [...limit.weights].reduce((sum, [id, weight]) => sum + weight * (allowedA.get(id) ?? 0), 0) >
+      limit.capacityA + EPSILON_A,
+  );
 }
 
 /** The circuit and those above it, nearest first. */

@@ -1,11 +1,21 @@
 import { shareFairly, sharesOf } from './allocation.js';
 import { failsafeOf, loadModel, oversteps } from './circuit-load.js';
 import { nextPlace, servingOrder } from './rotation.js';
-import type { ConnectorDecision, ConnectorMemory, ControllerState, ControllerStep, LoadSite, Observation } from './types.js';
+import type {
+  ConnectorDecision,
+  ConnectorMemory,
+  ControllerState,
+  ControllerStep,
+  LoadSite,
+  Observation,
+} from './types.js';
 
 export const INITIAL_CONTROLLER_STATE: ControllerState = { connectors: {} };
 
-/** Changes smaller than this are not sent (a station re-planning for 0.3 A gains nothing), unless a limit needs the lowering. */
+/**
+ * Changes smaller than this are not sent (a station re-planning for 0.3 A gains nothing), unless a limit needs the
+ * lowering.
+ */
 const DEAD_BAND_TENTHS = 10;
 
 /**
@@ -42,7 +52,9 @@ export function controlLoad(site: LoadSite, observed: Observation, previous: Con
       memory[connectorId] = { allowedA: Math.min(fromA, shareA), place };
       continue;
     }
-    const raise = before?.raise ? { sinceMs: before.raise.sinceMs, toA: Math.min(before.raise.toA, shareA) } : { sinceMs: atMs, toA: shareA };
+    const raise = before?.raise
+      ? { sinceMs: before.raise.sinceMs, toA: Math.min(before.raise.toA, shareA) }
+      : { sinceMs: atMs, toA: shareA };
     const raised = atMs - raise.sinceMs >= site.settings.raiseAfterS * 1000;
     allowedA.set(connectorId, raised ? raise.toA : fromA);
     memory[connectorId] = raised ? { allowedA: raise.toA, place } : { allowedA: fromA, place, raise };
@@ -63,7 +75,13 @@ export function controlLoad(site: LoadSite, observed: Observation, previous: Con
   const connectors = shares.map(({ connectorId, state, shareA }): ConnectorDecision => {
     if (state === 'uncontrolled') return { connectorId, state, shareA, allowedA: shareA };
     const allowed = allowedA.get(connectorId) ?? 0;
-    return { connectorId, state, shareA, allowedA: allowed, ...(allowed === previousAllowedA.get(connectorId) ? {} : { sendA: allowed }) };
+    return {
+      connectorId,
+      state,
+      shareA,
+      allowedA: allowed,
+      ...(allowed === previousAllowedA.get(connectorId) ? {} : { sendA: allowed }),
+    };
   });
   return { connectors, circuits: model.circuits, state: { connectors: memory } };
 }

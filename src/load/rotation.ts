@@ -31,21 +31,38 @@ export function servingOrder(
   atMs: number,
 ): { ordered: ConnectorFacts[]; inTurn: ReadonlySet<string>; turnMs: ReadonlyMap<string, number> } {
   const placeOf = (k: ConnectorFacts): QueuePlace => memory[k.id]?.place ?? { served: false, sinceMs: atMs };
-  const servedShare = limits.map((l) => [...l.weights.keys()].filter((id) => memory[id]?.place.served === true).length / l.weights.size);
-  const turnMs = new Map(sharing.map((k) => [k.id, (ROTATION_MS / 2) * Math.min(1, ...limits.flatMap((l, i) => (l.weights.has(k.id) ? [servedShare[i] ?? 1] : [])))]));
+  const servedShare = limits.map(
+    (l) => [...l.weights.keys()].filter((id) => memory[id]?.place.served === true).length / l.weights.size,
+  );
+  const turnMs = new Map(
+    sharing.map((k) => [
+      k.id,
+      (ROTATION_MS / 2) * Math.min(1, ...limits.flatMap((l, i) => (l.weights.has(k.id) ? [servedShare[i] ?? 1] : []))),
+    ]),
+  );
   const rank = (k: ConnectorFacts): [number, number, number] => {
     const place = placeOf(k);
-    if (!place.served) return atMs - place.sinceMs >= ROTATION_MS ? [OVERDUE, place.sinceMs, 0] : [QUEUED, place.sinceMs, WAITING_FIRST];
+    if (!place.served)
+      return atMs - place.sinceMs >= ROTATION_MS ? [OVERDUE, place.sinceMs, 0] : [QUEUED, place.sinceMs, WAITING_FIRST];
     const turnEndsMs = place.turnSinceMs + (turnMs.get(k.id) ?? ROTATION_MS);
     return atMs < turnEndsMs ? [IN_TURN, -place.sinceMs, 0] : [QUEUED, turnEndsMs, -place.sinceMs];
   };
   const ranked = sharing.map((k) => ({ k, rank: rank(k) }));
   ranked.sort((a, b) => a.rank[0] - b.rank[0] || a.rank[1] - b.rank[1] || a.rank[2] - b.rank[2]);
-  return { ordered: ranked.map((r) => r.k), inTurn: new Set(ranked.filter((r) => r.rank[0] === IN_TURN).map((r) => r.k.id)), turnMs };
+  return {
+    ordered: ranked.map((r) => r.k),
+    inTurn: new Set(ranked.filter((r) => r.rank[0] === IN_TURN).map((r) => r.k.id)),
+    turnMs,
+  };
 }
 
 /** Where a connector stands after this step: a served one whose turn ended and was admitted again starts a new turn. */
-export function nextPlace(previous: QueuePlace | undefined, admitted: boolean, turnMs: number, atMs: number): QueuePlace {
+export function nextPlace(
+  previous: QueuePlace | undefined,
+  admitted: boolean,
+  turnMs: number,
+  atMs: number,
+): QueuePlace {
   if (!admitted) return previous && !previous.served ? previous : { served: false, sinceMs: atMs };
   if (!previous?.served) return { served: true, sinceMs: atMs, turnSinceMs: atMs };
   return atMs >= previous.turnSinceMs + turnMs ? { ...previous, turnSinceMs: atMs } : previous;

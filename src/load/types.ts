@@ -71,7 +71,10 @@ export type ConnectorState = 'sharing' | 'waiting' | 'failsafe' | 'uncontrolled'
 export interface ConnectorDecision {
   connectorId: string;
   state: ConnectorState;
-  /** Its fair share now (failsafe: the fail-safe; uncontrolled: its maxCurrentA), which allowedA follows: down at once, up after raiseAfterS. */
+  /**
+   * Its fair share now (failsafe: the fail-safe; uncontrolled: its maxCurrentA), which allowedA follows: down at once,
+   * up after raiseAfterS.
+   */
   shareA: number;
   /** What the connector may draw per phase from now on. */
   allowedA: number;
@@ -84,13 +87,22 @@ export interface CircuitLoad {
   meter: 'none' | 'ok' | 'lost';
   /** What the meter measured; absent without a working meter. */
   measuredA?: PhaseCurrents;
-  /** What the managed connectors do not draw: measured minus their draw, or (without a meter) uncontrolled connectors at their maximum. */
+  /**
+   * What the managed connectors do not draw: measured minus their draw, or (without a meter) uncontrolled connectors at
+   * their maximum.
+   */
   otherA: PhaseCurrents;
-  /** The limit minus the other load and the fail-safe allowances on the most loaded phase: what the sharing connectors share. */
+  /**
+   * The limit minus the other load and the fail-safe allowances on the most loaded phase: what the sharing connectors
+   * share.
+   */
   headroomA: number;
 }
 
-/** Where a charging connector stands in the rotation: holding a share since when (and its current turn since when), or waiting since when. */
+/**
+ * Where a charging connector stands in the rotation: holding a share since when (and its current turn since when), or
+ * waiting since when.
+ */
 export type QueuePlace = { served: true; sinceMs: number; turnSinceMs: number } | { served: false; sinceMs: number };
 
 /** What the controller remembers about a charging connector between steps. */

@@ -5,7 +5,18 @@ import { pino, type Logger } from 'pino';
 export type { Logger };
 
 /** Keys that may carry secrets anywhere in a log object; pino replaces their values. */
-const REDACTED = ['password', 'clientSecret', 'client_secret', 'secret', 'token', 'accessToken', 'access_token', 'authorization', 'passphrase', 'privateKey'];
+const REDACTED = [
+  'password',
+  'clientSecret',
+  'client_secret',
+  'secret',
+  'token',
+  'accessToken',
+  'access_token',
+  'authorization',
+  'passphrase',
+  'privateKey',
+];
 
 /** The destination each logger createLogger made writes to, kept for lineWriter (pino has no public getter). */
 const destinations = new WeakMap<Logger, pino.DestinationStream>();
@@ -13,7 +24,15 @@ const destinations = new WeakMap<Logger, pino.DestinationStream>();
 /** To stdout by default (see stdoutDestination), or to the given destination (a worker thread's, a test's). */
 export function createLogger(level = 'info', destination: pino.DestinationStream = stdoutDestination()): Logger {
   const paths = REDACTED.flatMap((k) => [k, `*.${k}`, `*.*.${k}`]);
-  const logger = pino({ level, base: { service: 'chargegate' }, redact: { paths, censor: '[redacted]' }, timestamp: pino.stdTimeFunctions.isoTime }, destination);
+  const logger = pino(
+    {
+      level,
+      base: { service: 'chargegate' },
+      redact: { paths, censor: '[redacted]' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
+    destination,
+  );
   destinations.set(logger, destination);
   return logger;
 }
@@ -27,7 +46,12 @@ function stdoutDestination(): pino.DestinationStream {
   if (process.stdout.isTTY) {
     // Loaded only here: a gateway's daemon never pays for it.
     const pretty = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
-    return pretty.build({ colorize: true, sync: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname,service' });
+    return pretty.build({
+      colorize: true,
+      sync: true,
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,hostname,service',
+    });
   }
   const stdout = pino.destination(1);
   return stdoutIsJournal() ? withSyslogPriority(stdout) : stdout;

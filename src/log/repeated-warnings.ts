@@ -35,7 +35,9 @@ export function summarisedWarn(logger: Logger, budget: WarningBudget, now: () =>
     state.repeated = 0;
   };
   warn.flush = (): void => {
-    const repeated = Object.fromEntries([...seen].filter(([, s]) => s.repeated > 0).map(([message, s]) => [message, s.repeated]));
+    const repeated = Object.fromEntries(
+      [...seen].filter(([, s]) => s.repeated > 0).map(([message, s]) => [message, s.repeated]),
+    );
     seen.clear();
     if (Object.keys(repeated).length > 0) logger.warn({ repeated }, 'repeated warnings, summarised');
   };

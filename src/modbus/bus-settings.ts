@@ -1,8 +1,18 @@
 import { modbusBusKey, type ModbusConnectionConfig } from '../config/index.js';
 
-/** How to open a bus: host and port, or the device and its serial settings (unit id and timeout go with each request). */
+/**
+ * How to open a bus: host and port, or the device and its serial settings (unit id and timeout go with each request).
+ */
 export type BusTransport =
-  { type: 'tcp' | 'rtuovertcp'; host: string; port: number } | { type: 'rtu'; device: string; baudRate: number; parity: 'none' | 'even' | 'odd'; dataBits: 7 | 8; stopBits: 1 | 2 };
+  | { type: 'tcp' | 'rtuovertcp'; host: string; port: number }
+  | {
+      type: 'rtu';
+      device: string;
+      baudRate: number;
+      parity: 'none' | 'even' | 'odd';
+      dataBits: 7 | 8;
+      stopBits: 1 | 2;
+    };
 
 /** One physical bus or socket: how to open it and how to pace and recover requests on it. */
 export interface BusSettings {
@@ -37,6 +47,13 @@ export function busSettingsOf(connections: readonly ModbusConnectionConfig[]): M
 
 function transportOf(c: ModbusConnectionConfig): BusTransport {
   return c.type === 'rtu'
-    ? { type: c.type, device: c.device, baudRate: c.baudRate, parity: c.parity, dataBits: c.dataBits, stopBits: c.stopBits }
+    ? {
+        type: c.type,
+        device: c.device,
+        baudRate: c.baudRate,
+        parity: c.parity,
+        dataBits: c.dataBits,
+        stopBits: c.stopBits,
+      }
     : { type: c.type, host: c.host, port: c.port };
 }

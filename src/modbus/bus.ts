@@ -119,8 +119,11 @@ export class ModbusBus {
     this.counters.requests += 1;
     try {
       const result =
-        request.functionCode === 3 ? await client.readHoldingRegisters(request.address, request.count) : await client.readInputRegisters(request.address, request.count);
-      if (result.data.length !== request.count) throw new BusError('transport', `${what}: got ${result.data.length} registers`);
+        request.functionCode === 3
+          ? await client.readHoldingRegisters(request.address, request.count)
+          : await client.readInputRegisters(request.address, request.count);
+      if (result.data.length !== request.count)
+        throw new BusError('transport', `${what}: got ${result.data.length} registers`);
       this.answered(started, 'ok');
       this.failures = 0;
       return result.data;
@@ -131,7 +134,8 @@ export class ModbusBus {
       if (error.kind === 'timeout') this.counters.timeouts += 1;
       else this.answered(started, error.kind);
       if (error.kind === 'exception') this.failures = 0;
-      else if (!(error.kind === 'timeout' && this.settings.connection.type === 'rtuovertcp')) await this.dropClient(error);
+      else if (!(error.kind === 'timeout' && this.settings.connection.type === 'rtuovertcp'))
+        await this.dropClient(error);
       throw error;
     } finally {
       this.lastUnitId = unitId;
@@ -156,7 +160,13 @@ export class ModbusBus {
     const opening = this.open(client);
     let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([opening, new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no connection within ${timeoutMs} ms`)), timeoutMs)))]);
+      await Promise.race([
+        opening,
+        new Promise(
+          (_, reject) =>
+            (timer = setTimeout(() => reject(new Error(`no connection within ${timeoutMs} ms`)), timeoutMs)),
+        ),
+      ]);
     } catch (err) {
       void opening.then(
         () => this.closeClient(client),
@@ -189,7 +199,12 @@ export class ModbusBus {
         // modbus-serial's TelnetPort sends exactly that; its "TcpRTUBuffered" port adds an MBAP header instead.
         return client.connectTelnet(c.host, { port: c.port });
       case 'rtu':
-        return client.connectRTUBuffered(c.device, { baudRate: c.baudRate, parity: c.parity, dataBits: c.dataBits, stopBits: c.stopBits });
+        return client.connectRTUBuffered(c.device, {
+          baudRate: c.baudRate,
+          parity: c.parity,
+          dataBits: c.dataBits,
+          stopBits: c.stopBits,
+        });
     }
   }
 
@@ -204,7 +219,10 @@ export class ModbusBus {
     this.client = undefined;
     this.failures += 1;
     this.reconnectAt = Date.now() + this.backoffMs();
-    this.logger.debug({ cause: cause.message, reconnectInMs: this.reconnectAt - Date.now() }, 'closing modbus client to recreate it');
+    this.logger.debug(
+      { cause: cause.message, reconnectInMs: this.reconnectAt - Date.now() },
+      'closing modbus client to recreate it',
+    );
     if (client) await this.closeClient(client);
   }
 
@@ -243,7 +261,9 @@ function classify(err: unknown, what: string, timeoutMs: number): BusError {
   return new BusError('transport', `${what}: ${messageOf(err)}`);
 }
 
-/** serialport says "Error: No such file or directory, cannot open /dev/x": the reason alone, the path is ours to say. */
+/**
+ * serialport says "Error: No such file or directory, cannot open /dev/x": the reason alone, the path is ours to say.
+ */
 function openFailure(err: unknown): string {
   return messageOf(err)
     .replace(/^(Error: )+/, '')

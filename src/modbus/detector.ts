@@ -26,7 +26,9 @@ export interface DetectorInput {
   powerW?: number;
 }
 
-export type DetectorAction = { type: 'start'; startedAt: Date; meterStartWh: number } | { type: 'stop'; transactionId: number; stoppedAt: Date; meterStopWh: number };
+export type DetectorAction =
+  | { type: 'start'; startedAt: Date; meterStartWh: number }
+  | { type: 'stop'; transactionId: number; stoppedAt: Date; meterStopWh: number };
 
 /**
  * How far short of a delay, in poll intervals, a run may measure and still count. Readings are timed when their
@@ -45,25 +47,45 @@ const DELAY_SLACK = 0.25;
  * Readings that never came (a meter offline) neither confirm nor cancel anything.
  * After a `start` the caller records the session and puts its transactionId into the returned state.
  */
-export function detect(state: DetectorState, input: DetectorInput, detection: DetectionConfig, pollIntervalMs: number): { state: DetectorState; action?: DetectorAction } {
+export function detect(
+  state: DetectorState,
+  input: DetectorInput,
+  detection: DetectionConfig,
+  pollIntervalMs: number,
+): { state: DetectorState; action?: DetectorAction } {
   const slackMs = pollIntervalMs * DELAY_SLACK;
-  const lasted = (since: Date | undefined, delayS: number) => input.at.getTime() - (since ?? input.at).getTime() >= delayS * 1000 - slackMs;
+  const lasted = (since: Date | undefined, delayS: number) =>
+    input.at.getTime() - (since ?? input.at).getTime() >= delayS * 1000 - slackMs;
   switch (state.phase) {
     case 'idle':
     case 'starting': {
       if (!isDrawing(input, detection)) return { state: { phase: 'idle' } };
-      const starting = state.phase === 'starting' ? state : { phase: 'starting' as const, since: input.at, candidateEnergyWh: input.energyWh };
+      const starting =
+        state.phase === 'starting'
+          ? state
+          : { phase: 'starting' as const, since: input.at, candidateEnergyWh: input.energyWh };
       if (!lasted(starting.since, detection.startDelayS)) return { state: starting };
-      return { state: { phase: 'charging' }, action: { type: 'start', startedAt: starting.since ?? input.at, meterStartWh: starting.candidateEnergyWh ?? input.energyWh } };
+      return {
+        state: { phase: 'charging' },
+        action: {
+          type: 'start',
+          startedAt: starting.since ?? input.at,
+          meterStartWh: starting.candidateEnergyWh ?? input.energyWh,
+        },
+      };
     }
     case 'charging':
     case 'stopping': {
       const transactionId = state.transactionId;
       if (transactionId === undefined) return { state: { phase: 'idle' } };
       if (!isQuiet(input, detection)) return { state: { phase: 'charging', transactionId } };
-      const stopping = state.phase === 'stopping' ? state : { phase: 'stopping' as const, since: input.at, transactionId };
+      const stopping =
+        state.phase === 'stopping' ? state : { phase: 'stopping' as const, since: input.at, transactionId };
       if (!lasted(stopping.since, detection.stopDelayS)) return { state: stopping };
-      return { state: { phase: 'idle' }, action: { type: 'stop', transactionId, stoppedAt: stopping.since ?? input.at, meterStopWh: input.energyWh } };
+      return {
+        state: { phase: 'idle' },
+        action: { type: 'stop', transactionId, stoppedAt: stopping.since ?? input.at, meterStopWh: input.energyWh },
+      };
     }
   }
 }
@@ -78,7 +100,10 @@ function peakCurrentA(input: DetectorInput): number {
 }
 
 function isDrawing(input: DetectorInput, d: DetectionConfig): boolean {
-  return peakCurrentA(input) >= d.startCurrentA || (d.startPowerW !== undefined && input.powerW !== undefined && input.powerW >= d.startPowerW);
+  return (
+    peakCurrentA(input) >= d.startCurrentA ||
+    (d.startPowerW !== undefined && input.powerW !== undefined && input.powerW >= d.startPowerW)
+  );
 }
 
 function isQuiet(input: DetectorInput, d: DetectionConfig): boolean {

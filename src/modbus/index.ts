@@ -12,4 +12,11 @@ export { REGISTER_WORDS, type MeterRegisterMap, type RegisterSpec } from './regi
 export { planReads, type RegisterRead } from './read-plan.js';
 export { decodeRegister } from './decode.js';
 export { readingProblem, type EnergyBaseline, type MeterReading, type ReadingProblem } from './reading.js';
-export { detect, type DetectionConfig, type DetectorAction, type DetectorInput, type DetectorPhase, type DetectorState } from './detector.js';
+export {
+  detect,
+  type DetectionConfig,
+  type DetectorAction,
+  type DetectorInput,
+  type DetectorPhase,
+  type DetectorState,
+} from './detector.js';

@@ -93,7 +93,8 @@ export class MeterPoller {
     this.offlineDeadline = setTimeout(
       () => {
         if (this.stopped) return;
-        if (this.silentMs() >= this.meter.detection.offlineAfterS * 1000) this.goOffline(this.lastError ?? `no good reading for ${this.meter.detection.offlineAfterS} s`);
+        if (this.silentMs() >= this.meter.detection.offlineAfterS * 1000)
+          this.goOffline(this.lastError ?? `no good reading for ${this.meter.detection.offlineAfterS} s`);
         if (this.online) this.armOfflineDeadline();
       },
       Math.max(0, dueInMs),
@@ -113,7 +114,11 @@ export class MeterPoller {
 
   /** What survives a restart: written on every phase change and by the service's periodic flush. */
   snapshot(): StoredDetector {
-    return { state: this.state, ...(this.baseline && { baseline: this.baseline }), ...(this.lastGoodAt && { lastGoodAt: this.lastGoodAt }) };
+    return {
+      state: this.state,
+      ...(this.baseline && { baseline: this.baseline }),
+      ...(this.lastGoodAt && { lastGoodAt: this.lastGoodAt }),
+    };
   }
 
   health(): MeterHealth {
@@ -126,11 +131,22 @@ export class MeterPoller {
       bus: bus.key,
       unitId: this.meter.connection.unitId,
       ...(this.lastGoodAt && { lastGoodReadingAt: this.lastGoodAt.toISOString() }),
-      ...(r && { lastReading: { energyKWh: r.energyKWh, currentA: r.currentA, ...(r.powerW !== undefined && { powerW: r.powerW }) } }),
+      ...(r && {
+        lastReading: {
+          energyKWh: r.energyKWh,
+          currentA: r.currentA,
+          ...(r.powerW !== undefined && { powerW: r.powerW }),
+        },
+      }),
       ...this.counts,
       ...(this.lastError !== undefined && { lastError: this.lastError }),
-      session: { phase: this.state.phase, ...(this.state.transactionId !== undefined && { transactionId: this.state.transactionId }) },
-      ...((bus.lastLatencyMs !== undefined || bus.averageLatencyMs !== undefined) && { busLatencyMs: { last: bus.lastLatencyMs, average: bus.averageLatencyMs } }),
+      session: {
+        phase: this.state.phase,
+        ...(this.state.transactionId !== undefined && { transactionId: this.state.transactionId }),
+      },
+      ...((bus.lastLatencyMs !== undefined || bus.averageLatencyMs !== undefined) && {
+        busLatencyMs: { last: bus.lastLatencyMs, average: bus.averageLatencyMs },
+      }),
     };
   }
 
@@ -143,7 +159,10 @@ export class MeterPoller {
       .open()
       .filter((t) => t.stationId === this.meter.id && t.source === 'modbus')
       .at(-1);
-    if (open) return stored && inSession(stored.phase) && stored.transactionId === open.id ? stored : { phase: 'charging', transactionId: open.id };
+    if (open)
+      return stored && inSession(stored.phase) && stored.transactionId === open.id
+        ? stored
+        : { phase: 'charging', transactionId: open.id };
     return stored && !inSession(stored.phase) ? stored : { phase: 'idle' };
   }
 
@@ -183,7 +202,10 @@ export class MeterPoller {
     }
     const problem = readingProblem(reading, this.baseline);
     if (problem?.kind === 'jump' && this.jumpConfirmed(reading)) {
-      this.logger.warn({ from: this.baseline?.energyKWh, to: reading.energyKWh, readings: JUMP_CONFIRMATIONS }, 'energy jump confirmed by consistent readings; accepted');
+      this.logger.warn(
+        { from: this.baseline?.energyKWh, to: reading.energyKWh, readings: JUMP_CONFIRMATIONS },
+        'energy jump confirmed by consistent readings; accepted',
+      );
     } else if (problem) {
       this.counts.rejected += 1;
       this.failed(`bad reading: ${problem.message}`, 'bad meter reading rejected', reading);
@@ -198,7 +220,10 @@ export class MeterPoller {
   private jumpConfirmed(reading: MeterReading): boolean {
     const pending = this.pendingJump;
     const consistent = pending !== undefined && readingProblem(reading, pending.baseline) === undefined;
-    this.pendingJump = { baseline: { energyKWh: reading.energyKWh, at: reading.at }, count: consistent ? pending.count + 1 : 1 };
+    this.pendingJump = {
+      baseline: { energyKWh: reading.energyKWh, at: reading.at },
+      count: consistent ? pending.count + 1 : 1,
+    };
     return this.pendingJump.count >= JUMP_CONFIRMATIONS;
   }
 
@@ -206,7 +231,10 @@ export class MeterPoller {
     this.counts.consecutiveFailures += 1;
     // A new problem at warn; the same one again (a meter that stays silent, or keeps sending NaN) only at debug.
     const level = this.counts.consecutiveFailures === 1 || message !== this.lastError ? 'warn' : 'debug';
-    this.logger[level]({ error: message, consecutiveFailures: this.counts.consecutiveFailures, ...(reading && { reading }) }, logMessage);
+    this.logger[level](
+      { error: message, consecutiveFailures: this.counts.consecutiveFailures, ...(reading && { reading }) },
+      logMessage,
+    );
     this.lastError = message;
     if (this.silentMs() >= this.meter.detection.offlineAfterS * 1000) this.goOffline(message);
   }
@@ -215,7 +243,11 @@ export class MeterPoller {
     if (this.online) {
       this.online = false;
       this.logger.error(
-        { error: reason, lastGoodReadingAt: this.lastGoodAt?.toISOString() ?? null, session: this.state.transactionId ?? null },
+        {
+          error: reason,
+          lastGoodReadingAt: this.lastGoodAt?.toISOString() ?? null,
+          session: this.state.transactionId ?? null,
+        },
         'meter offline; an open session stays open',
       );
     }
@@ -235,7 +267,12 @@ export class MeterPoller {
     this.lastReading = reading;
     // The deadline stopped re-arming while the meter was offline.
     if (wasOffline) this.armOfflineDeadline();
-    const input = { at: reading.at, energyWh: kWhToWh(reading.energyKWh), currentA: reading.currentA, ...(reading.powerW !== undefined && { powerW: reading.powerW }) };
+    const input = {
+      at: reading.at,
+      energyWh: kWhToWh(reading.energyKWh),
+      currentA: reading.currentA,
+      ...(reading.powerW !== undefined && { powerW: reading.powerW }),
+    };
     const previous = this.state;
     const { state, action } = detect(previous, input, this.meter.detection, this.meter.pollIntervalMs);
     // The connector status changes in the same commit as the session it accompanies.
@@ -271,14 +308,29 @@ export class MeterPoller {
         }
         // snapshot() reads this.state; the catch below puts the previous one back if the transaction fails.
         this.state = next;
-        if (next.phase !== previous.phase || action) saveDetector(this.options.db, this.meter.id, this.snapshot(), this.now());
+        if (next.phase !== previous.phase || action)
+          saveDetector(this.options.db, this.meter.id, this.snapshot(), this.now());
         return written;
       });
       if (statusWritten) this.reportedStatus = statusKey(connectorStatus.status, connectorStatus.errorCode);
       if (action?.type === 'start')
-        this.logger.info({ transactionId: this.state.transactionId, meterStartWh: action.meterStartWh, startedAt: action.startedAt.toISOString() }, 'modbus session started');
+        this.logger.info(
+          {
+            transactionId: this.state.transactionId,
+            meterStartWh: action.meterStartWh,
+            startedAt: action.startedAt.toISOString(),
+          },
+          'modbus session started',
+        );
       if (action?.type === 'stop')
-        this.logger.info({ transactionId: action.transactionId, meterStopWh: action.meterStopWh, stoppedAt: action.stoppedAt.toISOString() }, 'modbus session stopped');
+        this.logger.info(
+          {
+            transactionId: action.transactionId,
+            meterStopWh: action.meterStopWh,
+            stoppedAt: action.stoppedAt.toISOString(),
+          },
+          'modbus session stopped',
+        );
     } catch (err) {
       // The detector keeps its previous state, so the next good reading tries the same change again.
       this.state = previous;
@@ -290,7 +342,10 @@ export class MeterPoller {
     this.options.metrics?.state(this.meter.id, true, inSession(this.state.phase));
   }
 
-  /** Records the connector status when it differs from what this poller last reported (the domain dedups across restarts). */
+  /**
+   * Records the connector status when it differs from what this poller last reported (the domain dedups across
+   * restarts).
+   */
   private reportStatus(status: string, errorCode: string, info?: object): void {
     const key = statusKey(status, errorCode);
     if (this.reportedStatus === key) return;
@@ -298,7 +353,10 @@ export class MeterPoller {
       this.options.site.inOneCommit(() => this.options.site.connectors.recordStatus(this.ref, status, errorCode, info));
       this.reportedStatus = key;
     } catch (err) {
-      this.logger.error({ err, status, errorCode }, 'could not record the connector status; retrying with the next poll');
+      this.logger.error(
+        { err, status, errorCode },
+        'could not record the connector status; retrying with the next poll',
+      );
     }
   }
 }

@@ -8,7 +8,14 @@ import { ModbusBus, type BusStats } from './bus.js';
 import { busSettingsOf, type BusSettings } from './bus-settings.js';
 import type { MeterHealth } from './meter-health.js';
 import { MeterPoller } from './meter-poller.js';
-import { deleteMeter, loadDetector, saveDetector, saveMeters, storedMeterIds, type StoredDetector } from './meter-store.js';
+import {
+  deleteMeter,
+  loadDetector,
+  saveDetector,
+  saveMeters,
+  storedMeterIds,
+  type StoredDetector,
+} from './meter-store.js';
 import { MeterMetrics } from './metrics.js';
 import { kWhToWh } from './reading.js';
 
@@ -110,11 +117,13 @@ export class MeterService {
   }
 
   private async apply(config: Config): Promise<void> {
-    // A circuit meter detects no sessions, so it gets no poller here; a session meter turned into one leaves like a removed meter.
+    // A circuit meter detects no sessions, so it gets no poller here; a session meter turned into one leaves like a
+    // removed meter.
     const wanted = config.sites.flatMap((site) => sessionMeters(site).map((meter) => ({ meter, siteId: site.id })));
     const busSettings = busSettingsOf(wanted.map((w) => w.meter.connection));
     const busSignature = (s: BusSettings) => JSON.stringify(s);
-    const meterSignature = (meter: SessionMeterConfig, siteId: string) => JSON.stringify({ meter, siteId, bus: busSettings.get(modbusBusKey(meter.connection)) });
+    const meterSignature = (meter: SessionMeterConfig, siteId: string) =>
+      JSON.stringify({ meter, siteId, bus: busSettings.get(modbusBusKey(meter.connection)) });
     const staleBuses = [...this.buses]
       .filter(([key, b]) => {
         const s = busSettings.get(key);
@@ -131,7 +140,11 @@ export class MeterService {
     this.closeOrphanSessions(new Set(wanted.map((w) => w.meter.id)));
 
     for (const [key, settings] of busSettings) {
-      if (!this.buses.has(key)) this.buses.set(key, { bus: new ModbusBus(settings, this.logger, this.metrics), signature: busSignature(settings) });
+      if (!this.buses.has(key))
+        this.buses.set(key, {
+          bus: new ModbusBus(settings, this.logger, this.metrics),
+          signature: busSignature(settings),
+        });
     }
     for (const { meter, siteId } of wanted) {
       if (this.pollers.has(meter.id)) continue;
@@ -148,7 +161,10 @@ export class MeterService {
       });
       this.pollers.set(meter.id, { poller, signature: meterSignature(meter, siteId) });
       poller.start();
-      this.logger.info({ meter: meter.id, model: meter.model, bus: bus.settings.key, unitId: meter.connection.unitId }, 'polling meter');
+      this.logger.info(
+        { meter: meter.id, model: meter.model, bus: bus.settings.key, unitId: meter.connection.unitId },
+        'polling meter',
+      );
     }
   }
 
@@ -159,7 +175,8 @@ export class MeterService {
     await Promise.all(busKeys.map((key) => this.buses.get(key)!.bus.close()));
     await Promise.all(pollers.map((p) => p.finished()));
     this.options.writer.writeNow(() => {
-      for (const poller of pollers) saveDetector(this.options.writer.db, poller.meter.id, poller.snapshot(), this.now());
+      for (const poller of pollers)
+        saveDetector(this.options.writer.db, poller.meter.id, poller.snapshot(), this.now());
     });
     for (const id of meterIds) {
       this.pollers.delete(id);
@@ -178,8 +195,17 @@ export class MeterService {
       if (open.source !== 'modbus' || configured.has(open.stationId)) continue;
       const baseline = loadDetector(writer.db, open.stationId)?.baseline;
       const meterStopWh = baseline ? Math.max(open.meterStartWh, kWhToWh(baseline.energyKWh)) : open.meterStartWh;
-      site.transactions.stop({ stationId: open.stationId, transactionId: open.id, meterStopWh, stoppedAt: baseline?.at ?? this.now(), reason: 'Other' });
-      this.logger.warn({ meter: open.stationId, transactionId: open.id, meterStopWh }, 'meter left the config during a session; session closed with reason Other');
+      site.transactions.stop({
+        stationId: open.stationId,
+        transactionId: open.id,
+        meterStopWh,
+        stoppedAt: baseline?.at ?? this.now(),
+        reason: 'Other',
+      });
+      this.logger.warn(
+        { meter: open.stationId, transactionId: open.id, meterStopWh },
+        'meter left the config during a session; session closed with reason Other',
+      );
     }
     for (const meterId of storedMeterIds(writer.db)) {
       if (configured.has(meterId)) continue;
@@ -203,14 +229,16 @@ export class MeterService {
       const health = poller.health();
       const key = JSON.stringify([detector.state, health.status, health.online, health.lastError ?? null]);
       const last = this.flushed.get(meterId);
-      const energyMoved = last !== undefined && detector.baseline?.energyKWh !== last.energyKWh && now - last.at >= METER_ENERGY_WRITE_MS;
+      const energyMoved =
+        last !== undefined && detector.baseline?.energyKWh !== last.energyKWh && now - last.at >= METER_ENERGY_WRITE_MS;
       if (last?.key === key && !energyMoved) continue;
       due.push({ meterId, detector, health, key });
     }
     if (due.length === 0) return;
     try {
       saveMeters(this.options.writer, due, this.now());
-      for (const { meterId, detector, key } of due) this.flushed.set(meterId, { key, energyKWh: detector.baseline?.energyKWh, at: now });
+      for (const { meterId, detector, key } of due)
+        this.flushed.set(meterId, { key, energyKWh: detector.baseline?.energyKWh, at: now });
     } catch (err) {
       this.logger.error({ err }, 'could not write meter health');
     }

@@ -31,7 +31,8 @@ export function loadDetector(db: Database, meterId: string): StoredDetector | un
       ...(row.candidate_energy_wh !== null && { candidateEnergyWh: row.candidate_energy_wh }),
       ...(row.transaction_id !== null && { transactionId: row.transaction_id }),
     },
-    ...(row.last_energy_wh !== null && lastGoodAt && { baseline: { energyKWh: row.last_energy_wh / 1000, at: lastGoodAt } }),
+    ...(row.last_energy_wh !== null &&
+      lastGoodAt && { baseline: { energyKWh: row.last_energy_wh / 1000, at: lastGoodAt } }),
     ...(lastGoodAt && { lastGoodAt }),
   };
 }
@@ -58,7 +59,11 @@ export function saveDetector(db: Database, meterId: string, stored: StoredDetect
 }
 
 /** The periodic flush: the given meters' detector and health in one transaction (one fsync, not one per meter). */
-export function saveMeters(writer: Writer, meters: ReadonlyArray<{ meterId: string; detector: StoredDetector; health: MeterHealth }>, now: Date): void {
+export function saveMeters(
+  writer: Writer,
+  meters: ReadonlyArray<{ meterId: string; detector: StoredDetector; health: MeterHealth }>,
+  now: Date,
+): void {
   if (meters.length === 0) return;
   const { db } = writer;
   const health = statement(
@@ -75,7 +80,10 @@ export function saveMeters(writer: Writer, meters: ReadonlyArray<{ meterId: stri
 
 /** Meters the database holds state for, configured or not. */
 export function storedMeterIds(db: Database): string[] {
-  return db.prepare<[], string>('SELECT meter_id FROM meter_detectors UNION SELECT meter_id FROM meter_health').pluck().all();
+  return db
+    .prepare<[], string>('SELECT meter_id FROM meter_detectors UNION SELECT meter_id FROM meter_health')
+    .pluck()
+    .all();
 }
 
 /** Forgets a meter that left the config. */
@@ -94,6 +102,14 @@ export interface StoredHealth {
 
 /** The health the daemon last wrote, for `chargegate meter status` (another process). */
 export function loadHealth(db: Database): StoredHealth[] {
-  const rows = db.prepare<[], { meter_id: string; report: string; updated_at: string }>('SELECT meter_id, report, updated_at FROM meter_health ORDER BY meter_id').all();
-  return rows.map((r) => ({ meterId: r.meter_id, health: JSON.parse(r.report) as MeterHealth, updatedAt: new Date(r.updated_at) }));
+  const rows = db
+    .prepare<[], { meter_id: string; report: string; updated_at: string }>(
+      'SELECT meter_id, report, updated_at FROM meter_health ORDER BY meter_id',
+    )
+    .all();
+  return rows.map((r) => ({
+    meterId: r.meter_id,
+    health: JSON.parse(r.report) as MeterHealth,
+    updatedAt: new Date(r.updated_at),
+  }));
 }

@@ -24,12 +24,42 @@ export class MeterMetrics implements BusObserver {
       labelNames: ['meter', 'result'],
       registers,
     });
-    this.up = new Gauge({ name: 'chargegate_meter_up', help: '1 while the meter answers with good readings, 0 once it is offline', labelNames: ['meter'], registers });
-    this.lastGood = new Gauge({ name: 'chargegate_meter_last_good_reading_timestamp_seconds', help: 'Unix time of the last good reading', labelNames: ['meter'], registers });
-    this.energy = new Gauge({ name: 'chargegate_meter_energy_import_kwh', help: 'Total import energy of the last good reading', labelNames: ['meter'], registers });
-    this.current = new Gauge({ name: 'chargegate_meter_current_amperes', help: 'Phase current of the last good reading', labelNames: ['meter', 'phase'], registers });
-    this.power = new Gauge({ name: 'chargegate_meter_power_watts', help: 'Total active power of the last good reading', labelNames: ['meter'], registers });
-    this.session = new Gauge({ name: 'chargegate_meter_session_active', help: '1 while a detected session is open', labelNames: ['meter'], registers });
+    this.up = new Gauge({
+      name: 'chargegate_meter_up',
+      help: '1 while the meter answers with good readings, 0 once it is offline',
+      labelNames: ['meter'],
+      registers,
+    });
+    this.lastGood = new Gauge({
+      name: 'chargegate_meter_last_good_reading_timestamp_seconds',
+      help: 'Unix time of the last good reading',
+      labelNames: ['meter'],
+      registers,
+    });
+    this.energy = new Gauge({
+      name: 'chargegate_meter_energy_import_kwh',
+      help: 'Total import energy of the last good reading',
+      labelNames: ['meter'],
+      registers,
+    });
+    this.current = new Gauge({
+      name: 'chargegate_meter_current_amperes',
+      help: 'Phase current of the last good reading',
+      labelNames: ['meter', 'phase'],
+      registers,
+    });
+    this.power = new Gauge({
+      name: 'chargegate_meter_power_watts',
+      help: 'Total active power of the last good reading',
+      labelNames: ['meter'],
+      registers,
+    });
+    this.session = new Gauge({
+      name: 'chargegate_meter_session_active',
+      help: '1 while a detected session is open',
+      labelNames: ['meter'],
+      registers,
+    });
     this.requestSeconds = new Histogram({
       name: 'chargegate_modbus_request_duration_seconds',
       help: 'Modbus request latency per bus and outcome',

@@ -36,9 +36,16 @@ export function planReads(map: MeterRegisterMap): RegisterRead[] {
 }
 
 /** The registers of one value, taken from the responses to a plan's requests. */
-export function wordsOf(spec: RegisterSpec, reads: readonly RegisterRead[], responses: ReadonlyArray<readonly number[]>): number[] {
+export function wordsOf(
+  spec: RegisterSpec,
+  reads: readonly RegisterRead[],
+  responses: ReadonlyArray<readonly number[]>,
+): number[] {
   const words = REGISTER_WORDS[spec.type];
-  const index = reads.findIndex((r) => r.functionCode === spec.functionCode && spec.address >= r.address && spec.address + words <= r.address + r.count);
+  const index = reads.findIndex(
+    (r) =>
+      r.functionCode === spec.functionCode && spec.address >= r.address && spec.address + words <= r.address + r.count,
+  );
   const response = responses[index];
   const read = reads[index];
   if (!response || !read) throw new Error(`no request covers register ${spec.address} (function ${spec.functionCode})`);

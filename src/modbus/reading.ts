@@ -22,7 +22,10 @@ export interface EnergyBaseline {
  */
 const PLAUSIBLE_POWER_KW = 1000;
 const PLAUSIBLE_JUMP_KWH = 1;
-/** Energy registers of these meters show at most 8 digits: anything beyond what the domain takes is a misread, however often. */
+/**
+ * Energy registers of these meters show at most 8 digits: anything beyond what the domain takes is a misread, however
+ * often.
+ */
 const MAX_ENERGY_KWH = MAX_ENERGY_WH / 1000;
 
 /** Why a reading cannot be trusted. Only a `jump` can turn out real, when the next readings confirm it. */
@@ -33,17 +36,26 @@ export interface ReadingProblem {
 
 /** NaN or infinite values, negative or absurd energy, energy going backwards or jumping; undefined when sound. */
 export function readingProblem(reading: MeterReading, baseline?: EnergyBaseline): ReadingProblem | undefined {
-  const values: Array<[string, number]> = [['energy', reading.energyKWh], ...reading.currentA.map((a, i): [string, number] => [`current L${i + 1}`, a])];
+  const values: Array<[string, number]> = [
+    ['energy', reading.energyKWh],
+    ...reading.currentA.map((a, i): [string, number] => [`current L${i + 1}`, a]),
+  ];
   if (reading.powerW !== undefined) values.push(['power', reading.powerW]);
   const notNumber = values.find(([, v]) => !Number.isFinite(v));
   if (notNumber) return { kind: 'invalid', message: `${notNumber[0]} is ${notNumber[1]}` };
   if (reading.energyKWh < 0) return { kind: 'invalid', message: `negative energy ${reading.energyKWh} kWh` };
-  if (reading.energyKWh > MAX_ENERGY_KWH) return { kind: 'invalid', message: `energy ${reading.energyKWh} kWh is beyond any meter register` };
+  if (reading.energyKWh > MAX_ENERGY_KWH)
+    return { kind: 'invalid', message: `energy ${reading.energyKWh} kWh is beyond any meter register` };
   if (!baseline) return undefined;
-  if (reading.energyKWh < baseline.energyKWh) return { kind: 'backwards', message: `energy went backwards from ${baseline.energyKWh} to ${reading.energyKWh} kWh` };
+  if (reading.energyKWh < baseline.energyKWh)
+    return {
+      kind: 'backwards',
+      message: `energy went backwards from ${baseline.energyKWh} to ${reading.energyKWh} kWh`,
+    };
   const hours = Math.max(0, reading.at.getTime() - baseline.at.getTime()) / 3_600_000;
   const rise = reading.energyKWh - baseline.energyKWh;
-  if (rise > PLAUSIBLE_JUMP_KWH + PLAUSIBLE_POWER_KW * hours) return { kind: 'jump', message: `energy jumped by ${rise} kWh in ${Math.round(hours * 3600)} s` };
+  if (rise > PLAUSIBLE_JUMP_KWH + PLAUSIBLE_POWER_KW * hours)
+    return { kind: 'jump', message: `energy jumped by ${rise} kWh in ${Math.round(hours * 3600)} s` };
   return undefined;
 }
 

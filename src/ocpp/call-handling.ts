@@ -12,7 +12,10 @@ export interface StationHandlerDeps {
   authorizer: Authorizer;
   config: () => Config;
   logger: Logger;
-  /** Warnings about what the station sent: a station repeating one mistake is logged a few times a minute, the rest counted. */
+  /**
+   * Warnings about what the station sent: a station repeating one mistake is logged a few times a minute, the rest
+   * counted.
+   */
   warn: (fields: object, message: string) => void;
   /** Counts each handled call by action and outcome (ok or the CALLERROR code). */
   countCall: (action: string, outcome: string) => void;
@@ -27,7 +30,10 @@ export interface StationHandlerDeps {
  * installer should add and returns true; the caller answers and changes nothing (events would name a charge
  * point nobody configured).
  */
-export function unconfiguredConnectorCheck(stationId: string, deps: Pick<StationHandlerDeps, 'site' | 'warn'>): (action: string, connectorId: number) => boolean {
+export function unconfiguredConnectorCheck(
+  stationId: string,
+  deps: Pick<StationHandlerDeps, 'site' | 'warn'>,
+): (action: string, connectorId: number) => boolean {
   return (action, connectorId) => {
     const fix = deps.site.connectors.unconfigured(stationId, connectorId);
     if (fix) deps.warn({ action, connectorId, fix }, 'connector not in the config: answered, no event');
@@ -35,7 +41,9 @@ export function unconfiguredConnectorCheck(stationId: string, deps: Pick<Station
   };
 }
 
-export type CallHandler<Actions extends ActionMap<Actions>, A extends keyof Actions> = (params: Actions[A][0]) => Actions[A][1] | Promise<Actions[A][1]>;
+export type CallHandler<Actions extends ActionMap<Actions>, A extends keyof Actions> = (
+  params: Actions[A][0],
+) => Actions[A][1] | Promise<Actions[A][1]>;
 
 /**
  * How every station call is handled, whatever the protocol version: a station that is not accepted gets
@@ -45,15 +53,23 @@ export type CallHandler<Actions extends ActionMap<Actions>, A extends keyof Acti
 export function callRegistrar<Actions extends ActionMap<Actions>>(client: StationClient, deps: StationHandlerDeps) {
   const { site, config, logger: log, warn } = deps;
   const stationId = client.session.stationId;
-  const admitted = (): boolean => isAdmitted(site.stations.admission(stationId).verdict, config().ocpp.acceptUnknownStations);
+  const admitted = (): boolean =>
+    isAdmitted(site.stations.admission(stationId).verdict, config().ocpp.acceptUnknownStations);
 
-  return <A extends keyof Actions & string>(action: A, handler: CallHandler<Actions, A>, options: { beforeAcceptance?: boolean } = {}): void => {
+  return <A extends keyof Actions & string>(
+    action: A,
+    handler: CallHandler<Actions, A>,
+    options: { beforeAcceptance?: boolean } = {},
+  ): void => {
     client.handle(action, async ({ params }) => {
       site.stations.touch(stationId);
       if (!options.beforeAcceptance && !admitted()) {
         warn({ action }, 'call from a station that is not accepted; refused with SecurityError');
         deps.countCall(action, 'SecurityError');
-        throw rpcError('SecurityError', `${stationId} is not accepted by this central system; send BootNotification and wait for Accepted`);
+        throw rpcError(
+          'SecurityError',
+          `${stationId} is not accepted by this central system; send BootNotification and wait for Accepted`,
+        );
       }
       try {
         // The station hears of a change only once its own writes are durable (the domain commits a turn's changes
@@ -87,7 +103,11 @@ export function stationTime(timestamp: string): Date {
 }
 
 /** The domain took a stop time before the start as the start (a station clock set back): the installer should know. */
-export function warnIfStoppedBeforeStart(stopped: Transaction, stoppedAt: Date, warn: StationHandlerDeps['warn']): void {
+export function warnIfStoppedBeforeStart(
+  stopped: Transaction,
+  stoppedAt: Date,
+  warn: StationHandlerDeps['warn'],
+): void {
   if (stopped.stoppedAt === stoppedAt.toISOString()) return;
   warn(
     { transactionId: stopped.id, stationTimestamp: stoppedAt.toISOString(), startedAt: stopped.startedAt },

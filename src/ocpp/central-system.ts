@@ -29,7 +29,10 @@ export interface CentralSystemOptions {
 }
 
 export interface StationCa {
-  /** Present once the CA exists: always under profile 3 (made at start), else after a first SignCertificate or `station cert`. */
+  /**
+   * Present once the CA exists: always under profile 3 (made at start), else after a first SignCertificate or `station
+   * cert`.
+   */
   certificate?: string;
   issue(csrPem: string, stationId: string): Promise<string>;
 }
@@ -47,8 +50,8 @@ export interface CentralSystem {
 }
 
 /**
- * The OCPP central system (2.0.1 and 1.6-J side by side): one HTTP(S) listener at ocpp.host:port whose WebSocket upgrades under ocpp.path
- * become station connections (ocpp-rpc, strict schema validation both ways).
+ * The OCPP central system (2.0.1 and 1.6-J side by side): one HTTP(S) listener at ocpp.host:port whose WebSocket
+ * upgrades under ocpp.path become station connections (ocpp-rpc, strict schema validation both ways).
  */
 export async function startCentralSystem(options: CentralSystemOptions): Promise<CentralSystem> {
   const { config, site, logger } = options;
@@ -78,7 +81,12 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   const { server, certificate } = createListener(config(), options.stationCa);
   server.on('request', (_request, response) => {
     response.writeHead(426, { 'content-type': 'application/json', upgrade: 'websocket' });
-    response.end(JSON.stringify({ error: 'upgrade_required', message: `connect a WebSocket with subprotocol ocpp2.0.1 or ocpp1.6 to ${ocpp.path}/<stationId>` }));
+    response.end(
+      JSON.stringify({
+        error: 'upgrade_required',
+        message: `connect a WebSocket with subprotocol ocpp2.0.1 or ocpp1.6 to ${ocpp.path}/<stationId>`,
+      }),
+    );
   });
   server.on('upgrade', (request, socket, head) => {
     if (closing) return socket.destroy();
@@ -97,7 +105,8 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
     });
   });
   const port = (server.address() as AddressInfo).port;
-  // Without a handler an 'error' after listen (an accept failure) would end the process; recorded, it shows on GET /health.
+  // Without a handler an 'error' after listen (an accept failure) would end the process; recorded, it shows on GET
+  // /health.
   let listenerError: { at: Date; error: string } | undefined;
   server.on('error', (err) => {
     listenerError = { at: new Date(), error: err.message };
@@ -117,10 +126,16 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
       try {
         const admission = site.stations.admission(client.session.stationId);
         if (!accessChanged(client.session, admission, profile)) continue;
-        log.info({ stationId: client.session.stationId, was: client.session.admission, now: admission.verdict }, 'station access changed: closing its connection');
+        log.info(
+          { stationId: client.session.stationId, was: client.session.admission, now: admission.verdict },
+          'station access changed: closing its connection',
+        );
         void client.close({ code: 1008, reason: 'station access changed' });
       } catch (err) {
-        log.error({ err, stationId: client.session.stationId }, 'could not re-check station access; will retry on the next change');
+        log.error(
+          { err, stationId: client.session.stationId },
+          'could not re-check station access; will retry on the next change',
+        );
       }
     }
   };

@@ -13,8 +13,8 @@ const OCPP16_CODE: Record<string, string> = {
 
 /**
  * ocpp-rpc puts the offending params (`details.data`) and the validator's errors in a CALLERROR, and echoes
- * the message id and the parser's message: a station could make us send back whatever it sent. Contract section
- * 7 allows at most 1 KiB of it; these shares keep the whole frame under that.
+ * the message id and the parser's message: a station could make us send back whatever it sent. README
+ * "Security" allows at most 1 KiB of it; these shares keep the whole frame under that.
  */
 const MAX_ID = 64;
 const MAX_DESCRIPTION = 400;
@@ -41,5 +41,11 @@ export function toStationFrame(frame: string, protocol: string | undefined): str
   const parsed = JSON.parse(frame) as [number, string, string, string, unknown];
   const [, id, code, description, details] = parsed;
   const shown = protocol === OCPP16 ? (OCPP16_CODE[code] ?? code) : code;
-  return JSON.stringify([4, clip(String(id), MAX_ID), shown, clip(String(description), MAX_DESCRIPTION), boundedDetails(details)]);
+  return JSON.stringify([
+    4,
+    clip(String(id), MAX_ID),
+    shown,
+    clip(String(description), MAX_DESCRIPTION),
+    boundedDetails(details),
+  ]);
 }

@@ -4,7 +4,16 @@ export { createStationCommands, type StationCommands } from './station-commands.
 export { StationCallError, StationOfflineError, StationTimeoutError } from './errors.js';
 export { SIGN_CERTIFICATE_PER_STATION_PER_MINUTE } from './sign-certificate-throttle.js';
 export { connectUpstreamAsStation } from './upstream-client.js';
-export { createRpcClient, createRpcServer, isRpcError, OCPP16, type RpcClient, type RpcConnection, type RpcServer, type RpcServerClient } from './rpc.js';
+export {
+  createRpcClient,
+  createRpcServer,
+  isRpcError,
+  OCPP16,
+  type RpcClient,
+  type RpcConnection,
+  type RpcServer,
+  type RpcServerClient,
+} from './rpc.js';
 export type * from './v16/messages.js';
 export type { Ocpp201Actions } from './v201/messages.js';
 /** What a station learns about an idTag (Authorize, StartTransaction, StopTransaction answers). */

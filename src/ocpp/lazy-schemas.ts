@@ -26,10 +26,16 @@ const SCHEMAS: Array<[subprotocol: string, file: string]> = [
 export function loadOcppRpc(): typeof import('ocpp-rpc') {
   const validatorsPath = require.resolve('ocpp-rpc/lib/standard-validators.js');
   if (!require.cache[validatorsPath]) {
-    const { createValidator } = require('ocpp-rpc/lib/validator.js') as { createValidator(subprotocol: string, schema: object): SchemaValidator };
+    const { createValidator } = require('ocpp-rpc/lib/validator.js') as {
+      createValidator(subprotocol: string, schema: object): SchemaValidator;
+    };
     const lazy = ([subprotocol, file]: [string, string]): SchemaValidator => {
       let validator: SchemaValidator | undefined;
-      return { subprotocol, validate: (schemaId, params) => (validator ??= createValidator(subprotocol, require(file) as object)).validate(schemaId, params) };
+      return {
+        subprotocol,
+        validate: (schemaId, params) =>
+          (validator ??= createValidator(subprotocol, require(file) as object)).validate(schemaId, params),
+      };
     };
     const standard = new Module(validatorsPath);
     standard.filename = validatorsPath;

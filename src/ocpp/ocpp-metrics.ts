@@ -5,7 +5,10 @@ import type { StationConnections } from './connections.js';
  * The central system's metrics (README "Operating"): calls by action and outcome, and the stations connected.
  * Returns what counts a handled call; without a registry it counts nothing.
  */
-export function registerOcppMetrics(registry: Registry | undefined, connections: StationConnections): (action: string, outcome: string) => void {
+export function registerOcppMetrics(
+  registry: Registry | undefined,
+  connections: StationConnections,
+): (action: string, outcome: string) => void {
   if (!registry) return () => undefined;
   const calls = new Counter({
     name: 'chargegate_ocpp_calls_total',

@@ -11,7 +11,9 @@ const ocppRpc = loadOcppRpc();
 
 export const OCPP16 = 'ocpp1.6';
 export const OCPP201 = 'ocpp2.0.1';
-/** What the central system speaks, preferred first: a station offering both gets 2.0.1 (README "OCPP 2.0.1 stations"). */
+/**
+ * What the central system speaks, preferred first: a station offering both gets 2.0.1 (README "OCPP 2.0.1 stations").
+ */
 export const CENTRAL_SYSTEM_PROTOCOLS = [OCPP201, OCPP16];
 
 export interface RpcCallContext {
@@ -45,7 +47,12 @@ export interface RpcConnection {
   call(method: string, params?: unknown, options?: { callTimeoutMs?: number; signal?: AbortSignal }): Promise<unknown>;
   handle(method: string, handler: RpcHandler): void;
   handle(handler: RpcHandler): void;
-  close(options?: { code?: number; reason?: string; awaitPending?: boolean; force?: boolean }): Promise<{ code?: number; reason?: string } | undefined>;
+  close(options?: {
+    code?: number;
+    reason?: string;
+    awaitPending?: boolean;
+    force?: boolean;
+  }): Promise<{ code?: number; reason?: string } | undefined>;
   sendRaw(message: string): void;
   on<E extends keyof RpcClientEvents>(event: E, listener: (event: RpcClientEvents[E]) => void): unknown;
   once<E extends keyof RpcClientEvents>(event: E, listener: (event: RpcClientEvents[E]) => void): unknown;
@@ -65,7 +72,9 @@ export type TypedCall<Actions extends ActionMap<Actions>> = <A extends keyof Act
  * The calls chargegate makes on a connection, typed. Strict mode validated every answer against the schema the
  * action map was generated from, so this is the one place the `unknown` ocpp-rpc resolves to becomes that type.
  */
-export function typedCall<Actions extends ActionMap<Actions>>(connection: Pick<RpcConnection, 'call'>): TypedCall<Actions> {
+export function typedCall<Actions extends ActionMap<Actions>>(
+  connection: Pick<RpcConnection, 'call'>,
+): TypedCall<Actions> {
   return (action, params, options) => connection.call(action, params, options);
 }
 
@@ -89,9 +98,18 @@ export interface RpcServerClient<Session> extends RpcConnection {
 }
 
 export interface RpcServer<Session> {
-  auth(callback: (accept: (session: Session) => void, reject: (code: number, message: string) => void, handshake: RpcHandshake) => void | Promise<void>): void;
+  auth(
+    callback: (
+      accept: (session: Session) => void,
+      reject: (code: number, message: string) => void,
+      handshake: RpcHandshake,
+    ) => void | Promise<void>,
+  ): void;
   on(event: 'client', listener: (client: RpcServerClient<Session>) => void): unknown;
-  on(event: 'upgradeAborted', listener: (event: { error: Error; identity: string; request: IncomingMessage }) => void): unknown;
+  on(
+    event: 'upgradeAborted',
+    listener: (event: { error: Error; identity: string; request: IncomingMessage }) => void,
+  ): unknown;
   on(event: 'error', listener: (error: Error) => void): unknown;
   readonly handleUpgrade: (request: IncomingMessage, socket: Duplex, head: Buffer) => Promise<void>;
   close(options?: { code?: number; reason?: string; awaitPending?: boolean; force?: boolean }): Promise<void>;
@@ -134,7 +152,13 @@ export function createRpcServer<Session>(options: RpcServerOptions): RpcServer<S
   const Server = ocppRpc.RPCServer as unknown as new (options: object) => RpcServer<Session>;
   const { maxMessageBytes, maxBadMessages, outgoingFrame, ...rest } = options;
   // ocpp-rpc closes once its count of bad frames in a row exceeds the limit: the limit-th bad frame closes.
-  const server = new Server({ protocols: CENTRAL_SYSTEM_PROTOCOLS, strictMode: true, ...rest, maxBadMessages: maxBadMessages - 1, wssOptions: { maxPayload: maxMessageBytes } });
+  const server = new Server({
+    protocols: CENTRAL_SYSTEM_PROTOCOLS,
+    strictMode: true,
+    ...rest,
+    maxBadMessages: maxBadMessages - 1,
+    wssOptions: { maxPayload: maxMessageBytes },
+  });
   if (outgoingFrame) {
     // ocpp-rpc offers no hook for the frames it writes itself (the CALLERRORs of malformed frames and failed schema
     // checks), but every frame leaves through the client's public sendRaw(): wrapped here, before anyone else

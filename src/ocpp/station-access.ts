@@ -9,12 +9,13 @@ export function isAdmitted(verdict: StationAdmission['verdict'], acceptUnknownSt
   return verdict === 'known' || (verdict === 'unknown' && acceptUnknownStations);
 }
 
-export type AccessDecision = { accepted: true; session: StationSession } | { accepted: false; status: 400 | 401 | 404; reason: string };
+export type AccessDecision =
+  { accepted: true; session: StationSession } | { accepted: false; status: 400 | 401 | 404; reason: string };
 
 /** OCPP identities end up in URLs, logs and the database: keep them to what a config id may hold. */
 
 /**
- * Contract section 4 at the WebSocket upgrade. Known stations must prove their `station pair` password under
+ * README "Connecting a station" at the WebSocket upgrade. Known stations must prove their `station pair` password under
  * profiles 1 and 2. Unknown stations are let in so their BootNotification can be answered Pending and recorded;
  * blocked or removed ones so it can be answered Rejected. Neither may do anything else (see station-handlers).
  */
@@ -28,15 +29,22 @@ export async function decideAccess(input: {
   /** Under profile 3: the certificate the station presented in the TLS handshake. */
   clientCertificate?: ClientCertificate;
 }): Promise<AccessDecision> {
-  if (trimSlash(input.endpoint) !== trimSlash(input.path)) return { accepted: false, status: 404, reason: `no OCPP endpoint at ${input.endpoint}` };
-  if (!isStationId(input.identity)) return { accepted: false, status: 400, reason: `station identity must be ${STATION_ID_RULE}` };
+  if (trimSlash(input.endpoint) !== trimSlash(input.path))
+    return { accepted: false, status: 404, reason: `no OCPP endpoint at ${input.endpoint}` };
+  if (!isStationId(input.identity))
+    return { accepted: false, status: 400, reason: `station identity must be ${STATION_ID_RULE}` };
   const { admission } = input;
-  const session = (passwordHash: string | null): AccessDecision => ({ accepted: true, session: { stationId: input.identity, admission: admission.verdict, passwordHash } });
+  const session = (passwordHash: string | null): AccessDecision => ({
+    accepted: true,
+    session: { stationId: input.identity, admission: admission.verdict, passwordHash },
+  });
   if (input.profile === 3) return certificateAccess(input.identity, admission, input.clientCertificate, session);
   if (admission.verdict !== 'known' || input.profile === 0) return session(null);
-  if (!admission.passwordHash) return { accepted: false, status: 401, reason: 'station has no password yet: run `chargegate station pair`' };
+  if (!admission.passwordHash)
+    return { accepted: false, status: 401, reason: 'station has no password yet: run `chargegate station pair`' };
   if (!input.password) return { accepted: false, status: 401, reason: 'no HTTP Basic password' };
-  if (!(await verifySecret(input.password.toString('utf8'), admission.passwordHash))) return { accepted: false, status: 401, reason: 'wrong password' };
+  if (!(await verifySecret(input.password.toString('utf8'), admission.passwordHash)))
+    return { accepted: false, status: 401, reason: 'wrong password' };
   return session(admission.passwordHash);
 }
 
@@ -66,8 +74,14 @@ function certificateAccess(
       reason: `no client certificate from this gateway's station CA${certificate?.error ? ` (${certificate.error})` : ''}: run \`chargegate station cert\``,
     };
   }
-  if (certificate.commonName !== identity) return { accepted: false, status: 401, reason: `the client certificate is for "${certificate.commonName ?? ''}", not "${identity}"` };
-  if (admission.verdict === 'rejected') return { accepted: false, status: 401, reason: `station ${admission.state}: its certificate no longer admits it` };
+  if (certificate.commonName !== identity)
+    return {
+      accepted: false,
+      status: 401,
+      reason: `the client certificate is for "${certificate.commonName ?? ''}", not "${identity}"`,
+    };
+  if (admission.verdict === 'rejected')
+    return { accepted: false, status: 401, reason: `station ${admission.state}: its certificate no longer admits it` };
   return session(admission.verdict === 'known' ? admission.passwordHash : null);
 }
 

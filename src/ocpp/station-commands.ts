@@ -5,7 +5,14 @@ import { isRpcError, isRpcTimeout, OCPP201, RPC_OPEN, typedCall, type ActionMap,
 
 /** The OCPP 1.6 commands chargegate sends, each typed by the generated action map. */
 type Command =
-  'RemoteStartTransaction' | 'RemoteStopTransaction' | 'ChangeConfiguration' | 'GetConfiguration' | 'Reset' | 'UnlockConnector' | 'TriggerMessage' | 'ChangeAvailability';
+  | 'RemoteStartTransaction'
+  | 'RemoteStopTransaction'
+  | 'ChangeConfiguration'
+  | 'GetConfiguration'
+  | 'Reset'
+  | 'UnlockConnector'
+  | 'TriggerMessage'
+  | 'ChangeAvailability';
 type Send<A extends Command> = (stationId: string, req: Ocpp16Actions[A][0]) => Promise<Ocpp16Actions[A][1]>;
 
 /**
@@ -15,13 +22,22 @@ type Send<A extends Command> = (stationId: string, req: Ocpp16Actions[A][0]) => 
  * StationTimeoutError (no answer in time) or StationCallError (CALLERROR).
  */
 export interface StationCommands {
-  startCharging(stationId: string, request: { connectorId: number; idTag: string }): Promise<{ status: 'Accepted' | 'Rejected' }>;
+  startCharging(
+    stationId: string,
+    request: { connectorId: number; idTag: string },
+  ): Promise<{ status: 'Accepted' | 'Rejected' }>;
   /** The transaction as the domain keeps it: a 2.0.1 station knows it by its own id. */
-  stopCharging(stationId: string, transaction: { id: number; stationTransactionId: string | null }): Promise<{ status: 'Accepted' | 'Rejected' }>;
+  stopCharging(
+    stationId: string,
+    transaction: { id: number; stationTransactionId: string | null },
+  ): Promise<{ status: 'Accepted' | 'Rejected' }>;
   remoteStartTransaction: Send<'RemoteStartTransaction'>;
   remoteStopTransaction: Send<'RemoteStopTransaction'>;
   changeConfiguration: Send<'ChangeConfiguration'>;
-  getConfiguration: (stationId: string, req?: Ocpp16Actions['GetConfiguration'][0]) => Promise<Ocpp16Actions['GetConfiguration'][1]>;
+  getConfiguration: (
+    stationId: string,
+    req?: Ocpp16Actions['GetConfiguration'][0],
+  ) => Promise<Ocpp16Actions['GetConfiguration'][1]>;
   reset: Send<'Reset'>;
   unlockConnector: Send<'UnlockConnector'>;
   triggerMessage: Send<'TriggerMessage'>;
@@ -42,7 +58,11 @@ export function createStationCommands(connections: ConnectionLookup): StationCom
     if (!connection || connection.state !== RPC_OPEN) throw new StationOfflineError(stationId);
     return connection;
   };
-  const call = async <Actions extends ActionMap<Actions>, A extends keyof Actions & string>(stationId: string, action: A, req: Actions[A][0]): Promise<Actions[A][1]> => {
+  const call = async <Actions extends ActionMap<Actions>, A extends keyof Actions & string>(
+    stationId: string,
+    action: A,
+    req: Actions[A][0],
+  ): Promise<Actions[A][1]> => {
     const connection = connectionOf(stationId);
     try {
       return await typedCall<Actions>(connection)(action, req);
@@ -50,24 +70,38 @@ export function createStationCommands(connections: ConnectionLookup): StationCom
       if (isRpcTimeout(err)) throw new StationTimeoutError(stationId, action);
       if (isRpcError(err)) throw new StationCallError(stationId, action, err.rpcErrorCode, err.message);
       // ocpp-rpc rejects in-flight calls with a plain Error when the socket closes under them.
-      if (connections.connectionOf(stationId) !== connection || connection.state !== RPC_OPEN) throw new StationOfflineError(stationId);
+      if (connections.connectionOf(stationId) !== connection || connection.state !== RPC_OPEN)
+        throw new StationOfflineError(stationId);
       throw err;
     }
   };
-  const send = <A extends Command>(stationId: string, action: A, req: Ocpp16Actions[A][0]): Promise<Ocpp16Actions[A][1]> => call<Ocpp16Actions, A>(stationId, action, req);
-  const send201 = <A extends keyof Ocpp201Actions & string>(stationId: string, action: A, req: Ocpp201Actions[A][0]): Promise<Ocpp201Actions[A][1]> =>
-    call<Ocpp201Actions, A>(stationId, action, req);
+  const send = <A extends Command>(
+    stationId: string,
+    action: A,
+    req: Ocpp16Actions[A][0],
+  ): Promise<Ocpp16Actions[A][1]> => call<Ocpp16Actions, A>(stationId, action, req);
+  const send201 = <A extends keyof Ocpp201Actions & string>(
+    stationId: string,
+    action: A,
+    req: Ocpp201Actions[A][0],
+  ): Promise<Ocpp201Actions[A][1]> => call<Ocpp201Actions, A>(stationId, action, req);
   const speaks201 = (stationId: string): boolean => connectionOf(stationId).protocol === OCPP201;
   return {
     async startCharging(stationId, { connectorId, idTag }) {
       if (!speaks201(stationId)) return send(stationId, 'RemoteStartTransaction', { connectorId, idTag });
       remoteStartId += 1;
-      const { status } = await send201(stationId, 'RequestStartTransaction', { idToken: { idToken: idTag, type: 'Central' }, evseId: connectorId, remoteStartId });
+      const { status } = await send201(stationId, 'RequestStartTransaction', {
+        idToken: { idToken: idTag, type: 'Central' },
+        evseId: connectorId,
+        remoteStartId,
+      });
       return { status };
     },
     async stopCharging(stationId, transaction) {
       if (!speaks201(stationId)) return send(stationId, 'RemoteStopTransaction', { transactionId: transaction.id });
-      const { status } = await send201(stationId, 'RequestStopTransaction', { transactionId: transaction.stationTransactionId ?? String(transaction.id) });
+      const { status } = await send201(stationId, 'RequestStopTransaction', {
+        transactionId: transaction.stationTransactionId ?? String(transaction.id),
+      });
       return { status };
     },
     remoteStartTransaction: (stationId, req) => send(stationId, 'RemoteStartTransaction', req),

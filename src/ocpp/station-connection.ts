@@ -17,7 +17,10 @@ export type SharedHandlerDeps = Omit<StationHandlerDeps, 'logger' | 'warn'>;
  * A station's accepted connection, from open to close: it replaces the station's previous one, is marked online,
  * gets its protocol version's handlers and a logger of its own, and is marked offline once it closes.
  */
-export function openStationConnection(client: StationClient, options: { connections: StationConnections; log: Logger; deps: SharedHandlerDeps }): void {
+export function openStationConnection(
+  client: StationClient,
+  options: { connections: StationConnections; log: Logger; deps: SharedHandlerDeps },
+): void {
   const { connections, deps } = options;
   const { site, config } = deps;
   const { stationId, admission } = client.session;
@@ -41,9 +44,15 @@ export function openStationConnection(client: StationClient, options: { connecti
   if (client.protocol === OCPP201) registerV201Handlers(client, { ...deps, logger: log, warn });
   else registerV16Handlers(client, { ...deps, logger: log, warn });
   const schema = client.protocol === OCPP201 ? 'OCPP 2.0.1' : 'OCPP 1.6';
-  client.on('badMessage', ({ error, response }) => warn({ error: error.message, answered: response?.[2] }, 'malformed frame from station'));
+  client.on('badMessage', ({ error, response }) =>
+    warn({ error: error.message, answered: response?.[2] }, 'malformed frame from station'),
+  );
   client.on('strictValidationFailure', ({ method, error, outbound, isCall }) => {
-    if (outbound) log.error({ action: method, error: error.message, isCall }, `our own message failed the ${schema} schema; not sent`);
+    if (outbound)
+      log.error(
+        { action: method, error: error.message, isCall },
+        `our own message failed the ${schema} schema; not sent`,
+      );
     else warn({ action: method, error: error.message }, `station message failed the ${schema} schema`);
   });
   client.once('close', ({ code, reason }) => {
@@ -51,5 +60,13 @@ export function openStationConnection(client: StationClient, options: { connecti
     warn.flush();
     log.info({ code, reason }, 'station disconnected');
   });
-  log.info({ remoteAddress: client.handshake.remoteAddress, protocol: client.protocol, admission, securityProfile: config().ocpp.securityProfile }, 'station connected');
+  log.info(
+    {
+      remoteAddress: client.handshake.remoteAddress,
+      protocol: client.protocol,
+      admission,
+      securityProfile: config().ocpp.securityProfile,
+    },
+    'station connected',
+  );
 }

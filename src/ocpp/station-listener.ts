@@ -12,13 +12,25 @@ import type { ClientCertificate } from './station-access.js';
  * client certificate of the station CA; an upgrade without a good one is refused with its reason, not at the
  * handshake, so the log says why.
  */
-export function createListener(config: Config, stationCa: StationCa | undefined): { server: http.Server; certificate?: ServedCertificate } {
+export function createListener(
+  config: Config,
+  stationCa: StationCa | undefined,
+): { server: http.Server; certificate?: ServedCertificate } {
   const { securityProfile, tls } = config.ocpp;
   if (securityProfile < 2) return { server: http.createServer() };
   if (!tls) throw new Error(`ocpp.tls: required when securityProfile is ${securityProfile}`);
   const cert = readConfiguredFile(tls.cert, 'ocpp.tls.cert');
-  const clientCertificates = securityProfile === 3 && { requestCert: true, rejectUnauthorized: false, ca: stationCa?.certificate ?? missingStationCa() };
-  const server = https.createServer({ cert, key: readConfiguredFile(tls.key, 'ocpp.tls.key'), minVersion: 'TLSv1.2', ...clientCertificates });
+  const clientCertificates = securityProfile === 3 && {
+    requestCert: true,
+    rejectUnauthorized: false,
+    ca: stationCa?.certificate ?? missingStationCa(),
+  };
+  const server = https.createServer({
+    cert,
+    key: readConfiguredFile(tls.key, 'ocpp.tls.key'),
+    minVersion: 'TLSv1.2',
+    ...clientCertificates,
+  });
   return { server, certificate: { listener: 'ocpp', file: tls.cert, pem: cert } };
 }
 
@@ -28,7 +40,8 @@ function missingStationCa(): never {
 
 export function clientCertificateOf(request: IncomingMessage): ClientCertificate {
   const socket = request.socket as TLSSocket;
-  if (typeof socket.getPeerCertificate !== 'function') return { authorized: false, commonName: undefined, error: 'not a TLS connection' };
+  if (typeof socket.getPeerCertificate !== 'function')
+    return { authorized: false, commonName: undefined, error: 'not a TLS connection' };
   const subject = socket.getPeerCertificate().subject as Record<string, string | string[]> | undefined;
   const commonName = subject?.CN;
   return {

@@ -10,7 +10,10 @@ export interface OutboxEvent {
   eventType: EventType;
   siteId: string;
   payload: object;
-  /** When it happened, if not when it is committed: a station's own time for a start or stop (README "Receiving webhooks (partners)"). */
+  /**
+   * When it happened, if not when it is committed: a station's own time for a start or stop (README "Receiving webhooks
+   * (partners)").
+   */
   occurredAt?: Date;
 }
 
@@ -59,14 +62,24 @@ export interface AppendOptions {
  * the one that changes the state the event describes, so both commit or neither does. A delivery that finds
  * its queue full is written as a dead letter (README "Webhook delivery (installers)"), flagged for the daemon to log.
  */
-export function appendEvent(db: Database, event: OutboxEvent, webhookIds: readonly string[], now: Date, options: AppendOptions = {}): AppendedEvent {
+export function appendEvent(
+  db: Database,
+  event: OutboxEvent,
+  webhookIds: readonly string[],
+  now: Date,
+  options: AppendOptions = {},
+): AppendedEvent {
   // A time-ordered UUID (version 7): each new id lands at the right edge of the event_id index, so the events of
-  // one commit share its last page instead of each rewriting a random 4 KiB leaf (README "What the daemon writes (flash wear)").
+  // one commit share its last page instead of each rewriting a random 4 KiB leaf (README "What the daemon writes (flash
+  // wear)").
   const eventId = timeOrderedUuid();
   const at = now.toISOString();
   const payloadJson = JSON.stringify(event.payload);
   const occurredAt = event.occurredAt?.toISOString();
-  const { lastInsertRowid } = statement(db, 'INSERT INTO events (event_id, event_type, site_id, payload, created_at, occurred_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+  const { lastInsertRowid } = statement(
+    db,
+    'INSERT INTO events (event_id, event_type, site_id, payload, created_at, occurred_at) VALUES (?, ?, ?, ?, ?, ?)',
+  ).run(
     eventId,
     event.eventType,
     event.siteId,
@@ -78,7 +91,10 @@ export function appendEvent(db: Database, event: OutboxEvent, webhookIds: readon
   const seq = Number(lastInsertRowid);
   const queueFull: string[] = [];
   const counted: CountedDelivery[] = [];
-  const insert = statement(db, 'INSERT INTO deliveries (event_seq, webhook_id, site_id, event_type, updated_at, attempts) VALUES (?, ?, ?, ?, ?, ?)');
+  const insert = statement(
+    db,
+    'INSERT INTO deliveries (event_seq, webhook_id, site_id, event_type, updated_at, attempts) VALUES (?, ?, ?, ?, ?, ?)',
+  );
   const insertDead = statement(
     db,
     `INSERT INTO deliveries (event_seq, webhook_id, site_id, event_type, updated_at, state, dead_reason, unreported) VALUES (?, ?, ?, ?, ?, 'dead', '${QUEUE_FULL}', 1)`,
@@ -94,5 +110,14 @@ export function appendEvent(db: Database, event: OutboxEvent, webhookIds: readon
     const { lastInsertRowid: id } = insert.run(seq, webhookId, event.siteId, event.eventType, at, countNow ? 1 : 0);
     if (countNow) counted.push({ webhookId, id: Number(id) });
   }
-  return { eventId, eventType: event.eventType, siteId: event.siteId, payloadJson, occurredAt: occurredAt ?? at, seq, queueFull, counted };
+  return {
+    eventId,
+    eventType: event.eventType,
+    siteId: event.siteId,
+    payloadJson,
+    occurredAt: occurredAt ?? at,
+    seq,
+    queueFull,
+    counted,
+  };
 }

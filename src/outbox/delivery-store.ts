@@ -76,11 +76,21 @@ export class DeliveryStore {
           WHERE d.state = 'pending' AND d.site_id = ? AND d.webhook_id = ? AND d.event_type = ?
           ORDER BY d.id LIMIT ?`,
       ),
-      startAttempt: db.prepare("UPDATE deliveries SET attempts = attempts + 1, next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'pending'"),
-      release: db.prepare("UPDATE deliveries SET attempts = ?, next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'pending'"),
-      delivered: db.prepare("UPDATE deliveries SET state = 'delivered', last_status = ?, last_error = NULL, updated_at = ? WHERE id = ? AND state = 'pending'"),
-      failed: db.prepare("UPDATE deliveries SET last_status = ?, last_error = ?, next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'pending'"),
-      dead: db.prepare("UPDATE deliveries SET state = 'dead', dead_reason = ?, last_status = ?, last_error = ?, updated_at = ? WHERE id = ? AND state = 'pending'"),
+      startAttempt: db.prepare(
+        "UPDATE deliveries SET attempts = attempts + 1, next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'pending'",
+      ),
+      release: db.prepare(
+        "UPDATE deliveries SET attempts = ?, next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'pending'",
+      ),
+      delivered: db.prepare(
+        "UPDATE deliveries SET state = 'delivered', last_status = ?, last_error = NULL, updated_at = ? WHERE id = ? AND state = 'pending'",
+      ),
+      failed: db.prepare(
+        "UPDATE deliveries SET last_status = ?, last_error = ?, next_attempt_at = ?, updated_at = ? WHERE id = ? AND state = 'pending'",
+      ),
+      dead: db.prepare(
+        "UPDATE deliveries SET state = 'dead', dead_reason = ?, last_status = ?, last_error = ?, updated_at = ? WHERE id = ? AND state = 'pending'",
+      ),
       queueSizes: db.prepare<[], QueueKey & { size: number }>(
         'SELECT site_id AS siteId, webhook_id AS webhookId, event_type AS eventType, size FROM webhook_queue_sizes WHERE size > 0',
       ),
@@ -109,7 +119,9 @@ export class DeliveryStore {
     return this.statements.startAttempt.run(nextAttemptAt, at.toISOString(), id).changes === 1;
   }
 
-  /** Takes back an attempt counted by startAttempt that was never sent: the row gets its previous count and due time. */
+  /**
+   * Takes back an attempt counted by startAttempt that was never sent: the row gets its previous count and due time.
+   */
   releaseAttempt(id: number, attempts: number, nextAttemptAt: number, at: Date): void {
     this.statements.release.run(attempts, nextAttemptAt, at.toISOString(), id);
   }
@@ -157,7 +169,9 @@ export class DeliveryStore {
 
   private deadRows(filter: { eventId?: string }): Array<DeadLetter & { id: number }> {
     const { eventId } = filter;
-    return statement<string[], DeadLetter & { id: number }>(this.db, deadLetterSql(eventId !== undefined)).all(...(eventId !== undefined ? [eventId] : []));
+    return statement<string[], DeadLetter & { id: number }>(this.db, deadLetterSql(eventId !== undefined)).all(
+      ...(eventId !== undefined ? [eventId] : []),
+    );
   }
 
   /**

@@ -1,6 +1,23 @@
-export { appendEvent, type AppendedEvent, type AppendedRecord, type AppendOptions, type CountedDelivery, type EventRecord, type OutboxEvent } from './append.js';
+export {
+  appendEvent,
+  type AppendedEvent,
+  type AppendedRecord,
+  type AppendOptions,
+  type CountedDelivery,
+  type EventRecord,
+  type OutboxEvent,
+} from './append.js';
 export { subscribedWebhooks } from './subscriptions.js';
 export { eventsAfter, type LoggedEvent } from './event-log.js';
-export { DeliveryStore, DELIVERIES_TOPIC, queueId, type DeadLetter, type PendingDelivery, type QueueKey, type ReplayResult, type StoredEvent } from './delivery-store.js';
+export {
+  DeliveryStore,
+  DELIVERIES_TOPIC,
+  queueId,
+  type DeadLetter,
+  type PendingDelivery,
+  type QueueKey,
+  type ReplayResult,
+  type StoredEvent,
+} from './delivery-store.js';
 export { QUEUE_FULL, RETRIES_EXHAUSTED, type DeadReason } from './dead-reasons.js';
 export { pruneDelivered, type PruneResult } from './prune-delivered.js';

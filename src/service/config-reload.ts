@@ -28,7 +28,10 @@ export async function reloadConfig(options: ConfigReloadOptions): Promise<boolea
   try {
     next = loadConfig(options.configPath);
   } catch (err) {
-    logger.error({ err: err instanceof ConfigError ? err.message : err }, 'config reload refused; the running config stays');
+    logger.error(
+      { err: err instanceof ConfigError ? err.message : err },
+      'config reload refused; the running config stays',
+    );
     return false;
   }
   const plan = planReload(options.running, next);
@@ -41,7 +44,8 @@ export async function reloadConfig(options: ConfigReloadOptions): Promise<boolea
       logger.error({ err, part: part.name }, 'part failed to apply the reloaded config');
     }
   }
-  if (plan.restartRequired.length > 0) logger.warn({ keys: plan.restartRequired }, 'these config changes take effect only after a restart');
+  if (plan.restartRequired.length > 0)
+    logger.warn({ keys: plan.restartRequired }, 'these config changes take effect only after a restart');
   logger.info({ config: options.configPath }, 'config reloaded');
   return true;
 }

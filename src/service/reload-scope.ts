@@ -28,7 +28,8 @@ export function planReload(running: Config, next: Config): ReloadPlan {
     const kept: Record<string, unknown> = { ...next[section] };
     for (const key of RESTART_ONLY[section]) {
       const runningValue = (running[section] as Record<string, unknown>)[key];
-      if (!isDeepStrictEqual(runningValue, (next[section] as Record<string, unknown>)[key])) restartRequired.push(`${section}.${key}`);
+      if (!isDeepStrictEqual(runningValue, (next[section] as Record<string, unknown>)[key]))
+        restartRequired.push(`${section}.${key}`);
       kept[key] = runningValue;
     }
     Object.assign(config, { [section]: kept });

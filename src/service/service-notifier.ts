@@ -51,7 +51,9 @@ export function createServiceNotifier(options: ServiceNotifierOptions): ServiceN
         const e = err as NodeJS.ErrnoException & { stderr?: string };
         if (e.code === 'ENOENT') {
           enabled = false;
-          log.warn('NOTIFY_SOCKET is set but systemd-notify is not installed: readiness and watchdog notifications are off');
+          log.warn(
+            'NOTIFY_SOCKET is set but systemd-notify is not installed: readiness and watchdog notifications are off',
+          );
           return;
         }
         log.warn({ err: e.stderr || e.message, message: assignments.join(' ') }, 'service manager notification failed');

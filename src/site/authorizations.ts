@@ -15,12 +15,19 @@ export class Authorizations {
     this.ctx.commit(() => this.write(stationId, idTag, status, connectorId));
   }
 
-  /** Emits the event inside the caller's commit; `at` when the caller already knows the connector (a StartTransaction). */
+  /**
+   * Emits the event inside the caller's commit; `at` when the caller already knows the connector (a StartTransaction).
+   */
   write(stationId: string, idTag: string, status: AuthorizationStatus, connectorId?: number, at?: ConnectorRef): void {
     const { directory } = this.ctx;
     const chargePoints = directory.chargePointsOf(stationId);
     const chargePointId =
-      at?.chargePointId ?? (connectorId !== undefined ? directory.chargePointOf(stationId, connectorId) : chargePoints.length === 1 ? chargePoints[0] : undefined);
+      at?.chargePointId ??
+      (connectorId !== undefined
+        ? directory.chargePointOf(stationId, connectorId)
+        : chargePoints.length === 1
+          ? chargePoints[0]
+          : undefined);
     const payload: AuthorizePayload = {
       stationId,
       idTag,
@@ -28,6 +35,9 @@ export class Authorizations {
       ...(chargePointId !== undefined && { chargePointId }),
       ...(connectorId !== undefined && { connectorId }),
     };
-    this.ctx.emit({ eventType: 'Authorize', siteId: at?.siteId ?? this.stations.siteOf(stationId), payload }, this.ctx.now());
+    this.ctx.emit(
+      { eventType: 'Authorize', siteId: at?.siteId ?? this.stations.siteOf(stationId), payload },
+      this.ctx.now(),
+    );
   }
 }

@@ -62,7 +62,12 @@ export class Connectors {
 
   /** Where an OCPP station's connector sits. */
   locate(stationId: string, connectorId: number): ConnectorRef {
-    return { siteId: this.stations.siteOf(stationId), stationId, chargePointId: this.ctx.directory.chargePointOf(stationId, connectorId), connectorId };
+    return {
+      siteId: this.stations.siteOf(stationId),
+      stationId,
+      chargePointId: this.ctx.directory.chargePointOf(stationId, connectorId),
+      connectorId,
+    };
   }
 
   /** StatusNotification from a station. Connector 0 is the whole station: one event per charge point. */
@@ -71,7 +76,9 @@ export class Connectors {
     const { directory } = this.ctx;
     const refs =
       connectorId === 0
-        ? directory.chargePointsOf(stationId).map((chargePointId) => ({ siteId, stationId, chargePointId, connectorId: 0 }))
+        ? directory
+            .chargePointsOf(stationId)
+            .map((chargePointId) => ({ siteId, stationId, chargePointId, connectorId: 0 }))
         : [{ siteId, stationId, chargePointId: directory.chargePointOf(stationId, connectorId), connectorId }];
     this.ctx.commit(() => {
       // Connector 0 is one row per station (the primary key), shared by its charge points: compare it once,
@@ -88,7 +95,9 @@ export class Connectors {
     });
   }
 
-  /** Status of any connector (Modbus meters use this). Emits ChargePointStatus only when status or errorCode changed. */
+  /**
+   * Status of any connector (Modbus meters use this). Emits ChargePointStatus only when status or errorCode changed.
+   */
   recordStatus(at: ConnectorRef, status: string, errorCode: string, info?: object): void {
     this.ctx.commit(() => this.write(at, status, errorCode, info));
   }
@@ -112,7 +121,13 @@ export class Connectors {
        ON CONFLICT (station_id, connector_id) DO UPDATE SET charge_point_id = excluded.charge_point_id, status = excluded.status, error_code = excluded.error_code, info = excluded.info, updated_at = excluded.updated_at`,
     ).run(at.stationId, at.connectorId, at.chargePointId, status, errorCode, infoJson, now.toISOString());
     if (quiet || unchanged) return;
-    const payload: ChargePointStatusPayload = { stationId: at.stationId, chargePointId: at.chargePointId, connectorId: at.connectorId, status, errorCode };
+    const payload: ChargePointStatusPayload = {
+      stationId: at.stationId,
+      chargePointId: at.chargePointId,
+      connectorId: at.connectorId,
+      status,
+      errorCode,
+    };
     this.ctx.emit({ eventType: 'ChargePointStatus', siteId: at.siteId, payload }, now);
   }
 
@@ -123,10 +138,14 @@ export class Connectors {
 
   /** One charge point as chargePoints() shows it, reading only the stations it is on (an API command's lookup). */
   chargePoint(chargePointId: string): ChargePointView | undefined {
-    const reported = statement<[string], { stationId: string }>(this.ctx.db, 'SELECT DISTINCT station_id AS stationId FROM connectors WHERE charge_point_id = ?').all(
-      chargePointId,
-    );
-    const stationIds = new Set([...this.ctx.directory.stationsOfChargePoint(chargePointId), ...reported.map((r) => r.stationId)]);
+    const reported = statement<[string], { stationId: string }>(
+      this.ctx.db,
+      'SELECT DISTINCT station_id AS stationId FROM connectors WHERE charge_point_id = ?',
+    ).all(chargePointId);
+    const stationIds = new Set([
+      ...this.ctx.directory.stationsOfChargePoint(chargePointId),
+      ...reported.map((r) => r.stationId),
+    ]);
     return stationIds.size === 0 ? undefined : this.views(stationIds).find((v) => v.chargePointId === chargePointId);
   }
 
@@ -159,13 +178,19 @@ export class Connectors {
       if (v.connectors.some((c) => c.connectorId === connectorId)) return;
       const row = rowOf.get(key(v.stationId, connectorId));
       const transactionId = open.get(key(v.stationId, connectorId));
-      v.connectors.push({ connectorId, status: row?.status ?? 'Unavailable', errorCode: row?.errorCode ?? 'NoError', ...(transactionId !== undefined && { transactionId }) });
+      v.connectors.push({
+        connectorId,
+        status: row?.status ?? 'Unavailable',
+        errorCode: row?.errorCode ?? 'NoError',
+        ...(transactionId !== undefined && { transactionId }),
+      });
     };
     const config = this.ctx.config();
     for (const site of config.sites) {
       for (const station of site.stations) {
         if (only && !only.has(station.id)) continue;
-        for (const cp of station.chargePoints) for (const c of cp.connectors) connector(view(cp.id, station.id, site.id, online.has(station.id)), c);
+        for (const cp of station.chargePoints)
+          for (const c of cp.connectors) connector(view(cp.id, station.id, site.id, online.has(station.id)), c);
       }
       for (const meter of sessionMeters(site)) {
         if (only && !only.has(meter.id)) continue;

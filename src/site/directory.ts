@@ -54,7 +54,9 @@ export class SiteDirectory {
 
   /** False only for a connector that a station configured with charge points does not list. */
   hasConnector(stationId: string, connectorId: number): boolean {
-    return !this.stationChargePoints.has(stationId) || this.connectorChargePoint.has(`${stationId}\u0000${connectorId}`);
+    return (
+      !this.stationChargePoints.has(stationId) || this.connectorChargePoint.has(`${stationId}\u0000${connectorId}`)
+    );
   }
 
   /** Charge points of a configured station (or the one named after it), for station-wide (connector 0) status. */

@@ -34,7 +34,7 @@ export interface StartTransactionPayload {
   meterStart: number;
   transactionId: number;
   reservationId?: string;
-  /** Contract section 8: the station's own time, in the configured zone. */
+  /** README "Receiving webhooks (partners)": the station's own time, in the configured zone. */
   startedAt: string;
 }
 
@@ -59,7 +59,7 @@ export interface ChargePointStatusPayload {
   errorCode: string;
 }
 
-/** Contract section 5: energies travel in kWh; the domain keeps Wh as stations report them. */
+/** README "Receiving webhooks (partners)": energies travel in kWh; the domain keeps Wh as stations report them. */
 export function whToKWh(wh: number): number {
   return wh / 1000;
 }

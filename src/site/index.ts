@@ -2,10 +2,27 @@ export { Site, LAST_SEEN_WRITE_MS, type SiteOptions } from './site.js';
 export type { EventListener } from './site-context.js';
 export { DomainError } from './domain-error.js';
 export { checkEnergyWh, checkInstant, MAX_ENERGY_WH, OutOfBoundsError } from './input-bounds.js';
-export { StationRegistry, STATIONS_TOPIC, type BootVerdict, type StationAdmission, type StationListing } from './station-registry.js';
-export { Connectors, type ChargePointView, type ConnectorRef, type ConnectorState, type ConnectorStatusChange } from './connectors.js';
+export {
+  StationRegistry,
+  STATIONS_TOPIC,
+  type BootVerdict,
+  type StationAdmission,
+  type StationListing,
+} from './station-registry.js';
+export {
+  Connectors,
+  type ChargePointView,
+  type ConnectorRef,
+  type ConnectorState,
+  type ConnectorStatusChange,
+} from './connectors.js';
 export { Authorizations } from './authorizations.js';
-export { Transactions, type StartTransactionInput, type StopTransactionInput, type Transaction } from './transactions.js';
+export {
+  Transactions,
+  type StartTransactionInput,
+  type StopTransactionInput,
+  type Transaction,
+} from './transactions.js';
 export { pruneStoppedTransactions } from './prune-stopped-transactions.js';
 export { transactionHistory, type TransactionFilter } from './transaction-history.js';
 export { SiteDirectory, type ChargePointRef } from './directory.js';

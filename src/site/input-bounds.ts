@@ -21,13 +21,15 @@ export class OutOfBoundsError extends ChargegateError {
 
 /** An energy register reading in Wh: finite, not negative, within MAX_ENERGY_WH. */
 export function checkEnergyWh(field: string, wh: number): number {
-  if (!Number.isFinite(wh) || wh < 0 || wh > MAX_ENERGY_WH) throw new OutOfBoundsError(`${field}: ${wh} Wh is not an energy register reading (0 to ${MAX_ENERGY_WH} Wh)`);
+  if (!Number.isFinite(wh) || wh < 0 || wh > MAX_ENERGY_WH)
+    throw new OutOfBoundsError(`${field}: ${wh} Wh is not an energy register reading (0 to ${MAX_ENERGY_WH} Wh)`);
   return wh;
 }
 
 /** A station's time: a real instant between 1970 and 9999 (a leap second, which no Date holds, is refused too). */
 export function checkInstant(field: string, at: Date): Date {
   const ms = at.getTime();
-  if (!(ms >= EARLIEST && ms < LATEST)) throw new OutOfBoundsError(`${field}: not a time between 1970 and 9999 that can be stored and sent back`);
+  if (!(ms >= EARLIEST && ms < LATEST))
+    throw new OutOfBoundsError(`${field}: not a time between 1970 and 9999 that can be stored and sent back`);
   return at;
 }

@@ -1,5 +1,11 @@
 import type { Config, EventType } from '../config/index.js';
-import { appendEvent, subscribedWebhooks, type AppendedRecord, type OutboxEvent, type QueueKey } from '../outbox/index.js';
+import {
+  appendEvent,
+  subscribedWebhooks,
+  type AppendedRecord,
+  type OutboxEvent,
+  type QueueKey,
+} from '../outbox/index.js';
 import type { Database, Writer } from '../store/index.js';
 import { SiteDirectory } from './directory.js';
 import { formatZonedTimestamp } from './zoned-timestamp.js';
@@ -14,7 +20,10 @@ export interface EventListener {
   appended(events: readonly AppendedRecord[]): void;
   /** Events committed (a burst may be told once): delivery wakes up without polling. */
   committed(): void;
-  /** Asked per delivery row of a change: count its first attempt in the change's commit (AppendOptions.countFirstAttempt)? */
+  /**
+   * Asked per delivery row of a change: count its first attempt in the change's commit
+   * (AppendOptions.countFirstAttempt)?
+   */
   countsFirstAttempt(queue: QueueKey): boolean;
 }
 
@@ -68,7 +77,10 @@ export class SiteContext {
       queueCapacity: config.webhookDelivery.queueCapacity,
       // Not without a retry to spare: a counted row that its worker never took up (a crash before it was sent) reads
       // as attempted, and with maxRetries 0 it would go to the dead letters unsent.
-      ...(this.depth > 0 && config.webhookDelivery.maxRetries > 0 && { countFirstAttempt: (queue) => this.listener.countsFirstAttempt(queue) }),
+      ...(this.depth > 0 &&
+        config.webhookDelivery.maxRetries > 0 && {
+          countFirstAttempt: (queue) => this.listener.countsFirstAttempt(queue),
+        }),
     });
     if (webhookIds.length > 0) this.appended.push(appended);
   }
@@ -78,7 +90,10 @@ export class SiteContext {
     return formatZonedTimestamp(at, this.config().timezone);
   }
 
-  /** Tells delivery about new events now, and again once they have committed (the listener coalesces a burst into one wake). */
+  /**
+   * Tells delivery about new events now, and again once they have committed (the listener coalesces a burst into one
+   * wake).
+   */
   private announceEvents(events: AppendedRecord[]): void {
     this.listener.appended(events);
     if (!this.db.inTransaction) return this.listener.committed();

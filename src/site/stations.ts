@@ -15,14 +15,17 @@ export interface StoredStation {
   bootInfo: string | null;
 }
 
-const STATION_COLUMNS = 'id, site_id AS siteId, state, password_hash AS passwordHash, online, last_seen AS lastSeen, first_seen AS firstSeen, boot_info AS bootInfo';
+const STATION_COLUMNS =
+  'id, site_id AS siteId, state, password_hash AS passwordHash, online, last_seen AS lastSeen, first_seen AS firstSeen, boot_info AS bootInfo';
 
 type StationRow = Omit<StoredStation, 'online'> & { online: 0 | 1 };
 
 const fromRow = (row: StationRow): StoredStation => ({ ...row, online: row.online === 1 });
 
 export function findStation(db: Database, stationId: string): StoredStation | undefined {
-  const row = statement<[string], StationRow>(db, `SELECT ${STATION_COLUMNS} FROM stations WHERE id = ?`).get(stationId);
+  const row = statement<[string], StationRow>(db, `SELECT ${STATION_COLUMNS} FROM stations WHERE id = ?`).get(
+    stationId,
+  );
   return row && fromRow(row);
 }
 
@@ -33,12 +36,10 @@ export function allStations(db: Database): StoredStation[] {
 /** Creates the row on first contact; later calls leave the state alone. True when it created it. */
 export function ensureStation(db: Database, stationId: string, state: StationState, now: Date): boolean {
   return (
-    statement(db, 'INSERT INTO stations (id, state, first_seen, last_seen) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING').run(
-      stationId,
-      state,
-      now.toISOString(),
-      now.toISOString(),
-    ).changes === 1
+    statement(
+      db,
+      'INSERT INTO stations (id, state, first_seen, last_seen) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO NOTHING',
+    ).run(stationId, state, now.toISOString(), now.toISOString()).changes === 1
   );
 }
 
@@ -46,13 +47,17 @@ export function ensureStation(db: Database, stationId: string, state: StationSta
 const PENDING_KEPT_MS = 7 * 86_400_000;
 
 /**
- * Contract section 7: unknown stations are remembered as pending only up to `max` (the least recently seen go
+ * README "Security": unknown stations are remembered as pending only up to `max` (the least recently seen go
  * first) and for 7 days, so identities made up by whoever reaches the port cannot grow the table for ever.
  */
 export function prunePendingStations(db: Database, max: number, now: Date, configured: readonly string[]): void {
   // Stations listed in the config have rows in state 'pending' too (until paired); they are known, not counted.
   const unknown = "state = 'pending' AND id NOT IN (SELECT value FROM json_each(:configured))";
-  const params = { configured: JSON.stringify(configured), max, before: new Date(now.getTime() - PENDING_KEPT_MS).toISOString() };
+  const params = {
+    configured: JSON.stringify(configured),
+    max,
+    before: new Date(now.getTime() - PENDING_KEPT_MS).toISOString(),
+  };
   statement(db, `DELETE FROM stations WHERE ${unknown} AND COALESCE(last_seen, first_seen) < :before`).run(params);
   statement(
     db,

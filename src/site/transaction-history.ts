@@ -30,7 +30,12 @@ interface HistoryParams {
  * as text (callers keep `from` and `to` within the years 0000-9999, whose ISO form has that shape).
  */
 export function transactionHistory(db: Database, filter: TransactionFilter): Transaction[] {
-  const status = filter.status === 'open' ? 'AND stopped_at IS NULL' : filter.status === 'stopped' ? 'AND stopped_at IS NOT NULL' : '';
+  const status =
+    filter.status === 'open'
+      ? 'AND stopped_at IS NULL'
+      : filter.status === 'stopped'
+        ? 'AND stopped_at IS NOT NULL'
+        : '';
   // The unary + keeps SQLite off any index on these columns: it walks the ids in order and stops when the page is
   // full, where an index would have it read and sort every reached row for each page.
   const within = filter.within

@@ -2,7 +2,13 @@ import { statement } from '../store/index.js';
 import type { Authorizations } from './authorizations.js';
 import type { ConnectorRef, Connectors, ConnectorStatusChange } from './connectors.js';
 import { checkEnergyWh, checkInstant, OutOfBoundsError } from './input-bounds.js';
-import { whToKWh, type AuthorizationStatus, type StartTransactionPayload, type StopReason, type StopTransactionPayload } from './events.js';
+import {
+  whToKWh,
+  type AuthorizationStatus,
+  type StartTransactionPayload,
+  type StopReason,
+  type StopTransactionPayload,
+} from './events.js';
 import type { SiteContext } from './site-context.js';
 
 /** A charging session, OCPP or Modbus, as the domain keeps it. Energy in Wh, times as stored (ISO, UTC). */
@@ -83,7 +89,8 @@ export class Transactions {
   start(input: StartTransactionInput): Transaction {
     const { at } = input;
     // Connector 0 is the whole station: a transaction there would hold its tag for ever (nothing ever ends it).
-    if (at.connectorId < 1) throw new OutOfBoundsError(`connector ${at.connectorId}: a transaction needs connector 1 or more`);
+    if (at.connectorId < 1)
+      throw new OutOfBoundsError(`connector ${at.connectorId}: a transaction needs connector 1 or more`);
     checkEnergyWh('meter start', input.meterStartWh);
     checkInstant('start time', input.startedAt);
     return this.ctx.commit(() => {
@@ -108,7 +115,10 @@ export class Transactions {
       const transaction = this.byId(Number(lastInsertRowid))!;
       // A 2.0.1 start: whatever began on this connector without a driver is now this transaction, or over.
       if (input.stationTransactionId !== undefined) {
-        statement(this.ctx.db, 'DELETE FROM transaction_starts_without_driver WHERE station_id = ? AND connector_id = ?').run(at.stationId, at.connectorId);
+        statement(
+          this.ctx.db,
+          'DELETE FROM transaction_starts_without_driver WHERE station_id = ? AND connector_id = ?',
+        ).run(at.stationId, at.connectorId);
       }
       const payload: StartTransactionPayload = {
         stationId: at.stationId,
@@ -120,9 +130,14 @@ export class Transactions {
         ...(input.reservationId !== undefined && { reservationId: String(input.reservationId) }),
         startedAt: this.ctx.zoned(input.startedAt),
       };
-      this.ctx.emit({ eventType: 'StartTransaction', siteId: at.siteId, payload, occurredAt: input.startedAt }, this.ctx.now());
-      if (input.authorizationStatus) this.authorizations.write(at.stationId, input.idTag, input.authorizationStatus, at.connectorId, at);
-      if (input.connectorStatus) this.connectors.write(at, input.connectorStatus.status, input.connectorStatus.errorCode);
+      this.ctx.emit(
+        { eventType: 'StartTransaction', siteId: at.siteId, payload, occurredAt: input.startedAt },
+        this.ctx.now(),
+      );
+      if (input.authorizationStatus)
+        this.authorizations.write(at.stationId, input.idTag, input.authorizationStatus, at.connectorId, at);
+      if (input.connectorStatus)
+        this.connectors.write(at, input.connectorStatus.status, input.connectorStatus.errorCode);
       return transaction;
     });
   }
@@ -137,11 +152,10 @@ export class Transactions {
     if (start.meterStartWh !== null) checkEnergyWh('meter start', start.meterStartWh);
     checkInstant('start time', start.startedAt);
     this.ctx.commit(() => {
-      statement(this.ctx.db, 'DELETE FROM transaction_starts_without_driver WHERE station_id = ? AND connector_id = ? AND station_transaction_id != ?').run(
-        stationId,
-        start.connectorId,
-        stationTransactionId,
-      );
+      statement(
+        this.ctx.db,
+        'DELETE FROM transaction_starts_without_driver WHERE station_id = ? AND connector_id = ? AND station_transaction_id != ?',
+      ).run(stationId, start.connectorId, stationTransactionId);
       statement(
         this.ctx.db,
         'INSERT OR IGNORE INTO transaction_starts_without_driver (station_id, station_transaction_id, connector_id, started_at, meter_start_wh) VALUES (?, ?, ?, ?, ?)',
@@ -161,7 +175,10 @@ export class Transactions {
   /** The transaction ended before any event named its driver: nothing was billed, nothing is kept. */
   forgetStartWithoutDriver(stationId: string, stationTransactionId: string): void {
     this.ctx.commit(() => {
-      statement(this.ctx.db, 'DELETE FROM transaction_starts_without_driver WHERE station_id = ? AND station_transaction_id = ?').run(stationId, stationTransactionId);
+      statement(
+        this.ctx.db,
+        'DELETE FROM transaction_starts_without_driver WHERE station_id = ? AND station_transaction_id = ?',
+      ).run(stationId, stationTransactionId);
     });
   }
 
@@ -181,24 +198,36 @@ export class Transactions {
   }
 
   byId(transactionId: number): Transaction | undefined {
-    return statement<[number], Transaction>(this.ctx.db, `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = ?`).get(transactionId);
+    return statement<[number], Transaction>(
+      this.ctx.db,
+      `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = ?`,
+    ).get(transactionId);
   }
 
   /** The transaction with this id if `stationId` started it: how a station (or meter) names its own. */
   ofStation(stationId: string, transactionId: number): Transaction | undefined {
-    return statement<[number, string], Transaction>(this.ctx.db, `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = ? AND station_id = ?`).get(transactionId, stationId);
+    return statement<[number, string], Transaction>(
+      this.ctx.db,
+      `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = ? AND station_id = ?`,
+    ).get(transactionId, stationId);
   }
 
   /** The transaction an OCPP 2.0.1 station knows by its own id. */
   byStationTransactionId(stationId: string, stationTransactionId: string): Transaction | undefined {
-    return statement<[string, string], Transaction>(this.ctx.db, `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE station_id = ? AND station_transaction_id = ?`).get(
-      stationId,
-      stationTransactionId,
-    );
+    return statement<[string, string], Transaction>(
+      this.ctx.db,
+      `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE station_id = ? AND station_transaction_id = ?`,
+    ).get(stationId, stationTransactionId);
   }
 
   /** The transaction a StartTransaction with exactly these fields already opened (open or since stopped), if any. */
-  answeredStart(stationId: string, connectorId: number, idTag: string, meterStartWh: number, startedAt: Date): Transaction | undefined {
+  answeredStart(
+    stationId: string,
+    connectorId: number,
+    idTag: string,
+    meterStartWh: number,
+    startedAt: Date,
+  ): Transaction | undefined {
     return statement<[string, number, string, string, number], Transaction>(
       this.ctx.db,
       `SELECT ${TRANSACTION_COLUMNS} FROM transactions
@@ -207,7 +236,10 @@ export class Transactions {
   }
 
   openOfTag(idTag: string): Transaction[] {
-    return statement<[string], Transaction>(this.ctx.db, `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id_tag = ? AND stopped_at IS NULL ORDER BY id`).all(idTag);
+    return statement<[string], Transaction>(
+      this.ctx.db,
+      `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id_tag = ? AND stopped_at IS NULL ORDER BY id`,
+    ).all(idTag);
   }
 
   openOn(stationId: string, connectorId: number): Transaction | undefined {
@@ -218,20 +250,23 @@ export class Transactions {
   }
 
   open(): Transaction[] {
-    return statement<[], Transaction>(this.ctx.db, `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE stopped_at IS NULL ORDER BY id`).all();
+    return statement<[], Transaction>(
+      this.ctx.db,
+      `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE stopped_at IS NULL ORDER BY id`,
+    ).all();
   }
 
-  /** A stop time before the start (a station clock set back) is taken as the start: partners never see a negative duration. */
+  /**
+   * A stop time before the start (a station clock set back) is taken as the start: partners never see a negative
+   * duration.
+   */
   private close(open: Transaction, stop: Omit<StopTransactionInput, 'stationId' | 'transactionId'>): Transaction {
     const startedAt = new Date(open.startedAt);
     const input = stop.stoppedAt < startedAt ? { ...stop, stoppedAt: startedAt } : stop;
-    statement(this.ctx.db, 'UPDATE transactions SET meter_stop_wh = ?, stopped_at = ?, stop_reason = ?, stop_id_tag = ? WHERE id = ?').run(
-      input.meterStopWh,
-      input.stoppedAt.toISOString(),
-      input.reason ?? null,
-      input.idTag ?? null,
-      open.id,
-    );
+    statement(
+      this.ctx.db,
+      'UPDATE transactions SET meter_stop_wh = ?, stopped_at = ?, stop_reason = ?, stop_id_tag = ? WHERE id = ?',
+    ).run(input.meterStopWh, input.stoppedAt.toISOString(), input.reason ?? null, input.idTag ?? null, open.id);
     const payload: StopTransactionPayload = {
       stationId: open.stationId,
       chargePointId: open.chargePointId,
@@ -244,8 +279,16 @@ export class Transactions {
       startedAt: this.ctx.zoned(startedAt),
       stoppedAt: this.ctx.zoned(input.stoppedAt),
     };
-    this.ctx.emit({ eventType: 'StopTransaction', siteId: open.siteId, payload, occurredAt: input.stoppedAt }, this.ctx.now());
-    const at = { siteId: open.siteId, stationId: open.stationId, chargePointId: open.chargePointId, connectorId: open.connectorId };
+    this.ctx.emit(
+      { eventType: 'StopTransaction', siteId: open.siteId, payload, occurredAt: input.stoppedAt },
+      this.ctx.now(),
+    );
+    const at = {
+      siteId: open.siteId,
+      stationId: open.stationId,
+      chargePointId: open.chargePointId,
+      connectorId: open.connectorId,
+    };
     if (input.connectorStatus) this.connectors.write(at, input.connectorStatus.status, input.connectorStatus.errorCode);
     return this.byId(open.id)!;
   }

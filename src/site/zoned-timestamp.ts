@@ -1,11 +1,15 @@
 /**
- * Envelope timestamps (README "Receiving webhooks (partners)"): the send time as wall-clock time in the configured IANA zone,
- * millisecond precision and a numeric offset, e.g. 2026-11-21T10:15:30.123+01:00. The offset comes from the
- * zone rules at that instant, so daylight-saving changes are right without any table of our own.
+ * Envelope timestamps (README "Receiving webhooks (partners)"): the send time as wall-clock time in the configured IANA
+ * zone, millisecond precision and a numeric offset, e.g. 2026-11-21T10:15:30.123+01:00. The offset comes from the zone
+ * rules at that instant, so daylight-saving changes are right without any table of our own.
  */
 export function formatZonedTimestamp(instant: Date, timeZone: string): string {
   const wall = wallClock(instant, timeZone);
-  const offsetMinutes = Math.round((Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute, wall.second) - Math.floor(instant.getTime() / 1000) * 1000) / 60_000);
+  const offsetMinutes = Math.round(
+    (Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute, wall.second) -
+      Math.floor(instant.getTime() / 1000) * 1000) /
+      60_000,
+  );
   const sign = offsetMinutes < 0 ? '-' : '+';
   const abs = Math.abs(offsetMinutes);
   const ms = ((instant.getTime() % 1000) + 1000) % 1000;
@@ -43,8 +47,16 @@ function wallClock(instant: Date, timeZone: string): WallClock {
     formatters.set(timeZone, formatter);
   }
   const parts: Partial<Record<Intl.DateTimeFormatPartTypes, number>> = {};
-  for (const part of formatter.formatToParts(instant)) if (part.type !== 'literal') parts[part.type] = Number(part.value);
-  return { year: parts.year ?? 0, month: parts.month ?? 1, day: parts.day ?? 1, hour: parts.hour ?? 0, minute: parts.minute ?? 0, second: parts.second ?? 0 };
+  for (const part of formatter.formatToParts(instant))
+    if (part.type !== 'literal') parts[part.type] = Number(part.value);
+  return {
+    year: parts.year ?? 0,
+    month: parts.month ?? 1,
+    day: parts.day ?? 1,
+    hour: parts.hour ?? 0,
+    minute: parts.minute ?? 0,
+    second: parts.second ?? 0,
+  };
 }
 
 function pad(n: number, width = 2): string {

@@ -69,8 +69,11 @@ export function readStatusScript(file = STATUS_SCRIPT_FILE): string {
   try {
     return readFileSync(file, 'utf8');
   } catch (err) {
-    throw new StatusScriptMissingError(`cannot read the status page script ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}: run npm run build, or install again`, {
-      cause: err,
-    });
+    throw new StatusScriptMissingError(
+      `cannot read the status page script ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}: run npm run build, or install again`,
+      {
+        cause: err,
+      },
+    );
   }
 }

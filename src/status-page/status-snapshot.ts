@@ -83,7 +83,9 @@ export function statusSnapshot(sources: StatusSnapshotSources): StatusSnapshot {
   const config = sources.config();
   const raw = sources.health().map((s) => [s.name, s.report()] as const);
   const meterHealth = meterHealthOf(raw.find(([name]) => name === 'meters')?.[1]);
-  const reports = Object.fromEntries(raw.map(([name, report]) => [name, hideSecrets(report) as Record<string, unknown>]));
+  const reports = Object.fromEntries(
+    raw.map(([name, report]) => [name, hideSecrets(report) as Record<string, unknown>]),
+  );
   return {
     generatedAt: (sources.now?.() ?? new Date()).toISOString(),
     startedAt: sources.startedAt.toISOString(),

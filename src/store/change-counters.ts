@@ -5,11 +5,15 @@ import type { Database } from './database.js';
  * and the daemon polls the versions cheaply to refresh what it caches.
  */
 export function bumpChangeCounter(db: Database, topic: string): void {
-  db.prepare('INSERT INTO change_counters (topic, version) VALUES (?, 1) ON CONFLICT (topic) DO UPDATE SET version = version + 1').run(topic);
+  db.prepare(
+    'INSERT INTO change_counters (topic, version) VALUES (?, 1) ON CONFLICT (topic) DO UPDATE SET version = version + 1',
+  ).run(topic);
 }
 
 export function readChangeCounter(db: Database, topic: string): number {
-  const row = db.prepare<[string], { version: number }>('SELECT version FROM change_counters WHERE topic = ?').get(topic);
+  const row = db
+    .prepare<[string], { version: number }>('SELECT version FROM change_counters WHERE topic = ?')
+    .get(topic);
   return row?.version ?? 0;
 }
 

@@ -47,7 +47,9 @@ export function lockDataDir(dataDir: string): DataDirLock {
   } catch (err) {
     lock.close();
     if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw storageOpenFailure(err, dataDir, file);
-    throw new DataDirInUseError(`${path.resolve(dataDir)} is in use by another chargegate (${holderOf(dataDir)}): stop that one first, or give this one another dataDir`);
+    throw new DataDirInUseError(
+      `${path.resolve(dataDir)} is in use by another chargegate (${holderOf(dataDir)}): stop that one first, or give this one another dataDir`,
+    );
   }
   const holder = path.join(dataDir, HOLDER_FILE);
   const self = { pid: process.pid, since: new Date().toISOString() };

@@ -48,7 +48,8 @@ function prepare(db: Database, options: OpenOptions): void {
     db.pragma('journal_mode = WAL');
     // After a checkpoint the WAL file is cut back to this size: a burst does not leave it large for ever.
     db.pragma(`journal_size_limit = ${WAL_SIZE_LIMIT_BYTES}`);
-    // Events are acknowledged to stations only after commit: FULL makes the commit survive power loss, not just a crash.
+    // Events are acknowledged to stations only after commit: FULL makes the commit survive power loss, not just a
+    // crash.
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
     const applied = migrate(db);

@@ -63,7 +63,9 @@ export class GroupCommit implements Writer {
     }
   }
 
-  /** Runs fn in this turn's transaction and commits the group before returning (inside a write, fn joins that write). */
+  /**
+   * Runs fn in this turn's transaction and commits the group before returning (inside a write, fn joins that write).
+   */
   writeNow<T>(fn: () => T): T {
     const result = this.write(fn);
     if (!this.writing) this.commitNow();
@@ -92,7 +94,10 @@ export class GroupCommit implements Writer {
     return this.depth > 0;
   }
 
-  /** Resolves once everything written so far in this turn has committed; rejects if that commit failed (the writes are undone). */
+  /**
+   * Resolves once everything written so far in this turn has committed; rejects if that commit failed (the writes are
+   * undone).
+   */
   committed(): Promise<void> {
     return this.open?.committed ?? Promise.resolve();
   }

@@ -1,9 +1,23 @@
-export { convertStorageLayout, DATABASE_FILE, inTransaction, openDatabase, type Database, type LayoutChange, type OpenOptions } from './database.js';
+export {
+  convertStorageLayout,
+  DATABASE_FILE,
+  inTransaction,
+  openDatabase,
+  type Database,
+  type LayoutChange,
+  type OpenOptions,
+} from './database.js';
 export { MIGRATIONS, migrate, NewerDatabaseError, type Migration } from './migrations.js';
 export { statement } from './statement-cache.js';
 export { bumpChangeCounter, readChangeCounter, watchChangeCounter } from './change-counters.js';
 export { GroupCommit } from './group-commit.js';
 export { DirectWriter, type Writer } from './writer.js';
-export { DataDirInUseError, dataDirHolder, lockDataDir, type DataDirHolder, type DataDirLock } from './data-dir-lock.js';
+export {
+  DataDirInUseError,
+  dataDirHolder,
+  lockDataDir,
+  type DataDirHolder,
+  type DataDirLock,
+} from './data-dir-lock.js';
 export { deleteInBatches, reclaimFreePages, schedulePruning, type Pruned } from './pruning.js';
 export { DatabaseDamagedError, DataDirUnusableError } from './storage-errors.js';

@@ -271,7 +271,9 @@ export class NewerDatabaseError extends ChargegateError {
 
 /** Applies the migrations the database lacks, in one transaction, and returns them (oldest first). */
 export function migrate(db: BetterSqlite3.Database, migrations: Migration[] = MIGRATIONS): Migration[] {
-  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+  );
   const apply = db.transaction(() => {
     const applied = new Set(db.prepare<[], number>('SELECT version FROM schema_migrations').pluck().all());
     const known = Math.max(0, ...migrations.map((m) => m.version));
@@ -280,7 +282,11 @@ export function migrate(db: BetterSqlite3.Database, migrations: Migration[] = MI
     const missing = [...migrations].sort((a, b) => a.version - b.version).filter((m) => !applied.has(m.version));
     for (const m of missing) {
       db.exec(m.sql);
-      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(m.version, m.name, new Date().toISOString());
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        m.version,
+        m.name,
+        new Date().toISOString(),
+      );
     }
     return missing;
   });

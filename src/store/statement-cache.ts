@@ -4,11 +4,14 @@ import type { Database } from './database.js';
 const caches = new WeakMap<Database, Map<string, BetterSqlite3.Statement>>();
 
 /**
- * The prepared statement for this SQL on this connection, prepared once, typed by its parameters and the row its
- * SELECT returns (`statement<[string], Transaction>(db, 'SELECT ... WHERE id = ?').get(id)` is a Transaction | undefined). Preparing on every call cost the OCPP hot
- * path about an eighth of its CPU in the benchmarks.
+ * The prepared statement for this SQL on this connection, prepared once, typed by its parameters and the row its SELECT
+ * returns (`statement<[string], Transaction>(db, 'SELECT ... WHERE id = ?').get(id)` is a Transaction | undefined).
+ * Preparing on every call cost the OCPP hot path about an eighth of its CPU in the benchmarks.
  */
-export function statement<Params extends unknown[] = unknown[], Row = unknown>(db: Database, sql: string): BetterSqlite3.Statement<Params, Row> {
+export function statement<Params extends unknown[] = unknown[], Row = unknown>(
+  db: Database,
+  sql: string,
+): BetterSqlite3.Statement<Params, Row> {
   let cache = caches.get(db);
   if (!cache) caches.set(db, (cache = new Map()));
   let prepared = cache.get(sql);

@@ -22,12 +22,18 @@ const DATA_DIR_CODES = new Set(['SQLITE_CANTOPEN', 'SQLITE_READONLY', 'EACCES', 
 export function storageOpenFailure(err: unknown, dataDir: string, file: string): unknown {
   const code = (err as { code?: unknown }).code;
   if (code === 'SQLITE_CORRUPT' || code === 'SQLITE_NOTADB') {
-    return new DatabaseDamagedError(`database ${file} is damaged (${(err as Error).message}): restore it from a backup, or move it aside to start with an empty one`, {
-      cause: err,
-    });
+    return new DatabaseDamagedError(
+      `database ${file} is damaged (${(err as Error).message}): restore it from a backup, or move it aside to start with an empty one`,
+      {
+        cause: err,
+      },
+    );
   }
   if (typeof code === 'string' && DATA_DIR_CODES.has(code)) {
-    return new DataDirUnusableError(`data dir ${path.resolve(dataDir)}: ${(err as Error).message}: dataDir must be a directory the chargegate user can write`, { cause: err });
+    return new DataDirUnusableError(
+      `data dir ${path.resolve(dataDir)}: ${(err as Error).message}: dataDir must be a directory the chargegate user can write`,
+      { cause: err },
+    );
   }
   return err;
 }

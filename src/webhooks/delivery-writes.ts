@@ -17,8 +17,15 @@ export type DeliveryWrite =
   | { op: 'requested'; queue: QueueKey; record: RequestRecord }
   | { op: 'reported'; ids: number[] };
 
-/** Applies writes in order, in the caller's transaction. Per write: false only for an attempt on a row that left its queue. */
-export function applyDeliveryWrites(deliveries: DeliveryStore, stats: ExecutorStatsStore, writes: readonly DeliveryWrite[]): boolean[] {
+/**
+ * Applies writes in order, in the caller's transaction. Per write: false only for an attempt on a row that left its
+ * queue.
+ */
+export function applyDeliveryWrites(
+  deliveries: DeliveryStore,
+  stats: ExecutorStatsStore,
+  writes: readonly DeliveryWrite[],
+): boolean[] {
   return writes.map((w) => {
     switch (w.op) {
       case 'startAttempt':

@@ -2,7 +2,10 @@
 import type { EventType } from '../config/index.js';
 import { formatZonedTimestamp } from '../site/index.js';
 
-/** The body of every webhook request, fields in this order (README "Receiving webhooks (partners)"), occurredAt and test included. */
+/**
+ * The body of every webhook request, fields in this order (README "Receiving webhooks (partners)"), occurredAt and test
+ * included.
+ */
 export interface WebhookEnvelope {
   eventId: string;
   eventType: EventType;
@@ -25,7 +28,10 @@ export interface DeliverableEvent {
   test?: true;
 }
 
-/** The request body for one attempt; `timestamp` is the send time in the configured zone (README "Receiving webhooks (partners)"). */
+/**
+ * The request body for one attempt; `timestamp` is the send time in the configured zone (README "Receiving webhooks
+ * (partners)").
+ */
 export function envelopeBody(event: DeliverableEvent, sentAt: Date, timeZone: string): string {
   return JSON.stringify(envelopeOf(event, sentAt, timeZone));
 }

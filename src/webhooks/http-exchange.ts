@@ -48,5 +48,10 @@ export async function postBounded(url: URL, options: PostOptions): Promise<HttpA
     truncated = true;
   }
   const contentType = response.headers['content-type'];
-  return { status: response.statusCode, contentType: Array.isArray(contentType) ? contentType[0] : contentType, body: Buffer.concat(chunks).toString('utf8'), truncated };
+  return {
+    status: response.statusCode,
+    contentType: Array.isArray(contentType) ? contentType[0] : contentType,
+    body: Buffer.concat(chunks).toString('utf8'),
+    truncated,
+  };
 }

@@ -21,9 +21,9 @@ export class PartnerTokenError extends ChargegateError {
 const MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
 
 /**
- * Interface document 5.3: the Authorization header a webhook's `auth` asks for. OAuth2 client-credentials
- * tokens are cached per (token URL, client, secret, scope, audience) and refreshed shortly before they expire;
- * concurrent workers of one webhook share one token request.
+ * README "Webhook delivery (installers)": the Authorization header a webhook's `auth` asks for. OAuth2
+ * client-credentials tokens are cached per (token URL, client, secret, scope, audience) and refreshed shortly before
+ * they expire; concurrent workers of one webhook share one token request.
  */
 export class PartnerAuth {
   private readonly tokens = new Map<string, CachedToken>();
@@ -61,7 +61,9 @@ export class PartnerAuth {
     if (cached && cached.refreshAt > this.now()) return cached;
     let pending = this.inFlight.get(key);
     if (!pending) {
-      pending = this.fetchToken(auth, AbortSignal.timeout(this.tokenTimeoutMs)).finally(() => this.inFlight.delete(key));
+      pending = this.fetchToken(auth, AbortSignal.timeout(this.tokenTimeoutMs)).finally(() =>
+        this.inFlight.delete(key),
+      );
       this.inFlight.set(key, pending);
     }
     const token = await untilAborted(pending, signal);
@@ -86,7 +88,13 @@ export class PartnerAuth {
     if (auth.scope !== undefined) form.set('scope', auth.scope);
     if (auth.audience !== undefined) form.set('audience', auth.audience);
     const requestedAt = this.now();
-    const answer = await postBounded(new URL(auth.tokenUrl), { dispatcher: this.dispatcher, headers, body: form.toString(), signal, maxBodyBytes: MAX_TOKEN_RESPONSE_BYTES });
+    const answer = await postBounded(new URL(auth.tokenUrl), {
+      dispatcher: this.dispatcher,
+      headers,
+      body: form.toString(),
+      signal,
+      maxBodyBytes: MAX_TOKEN_RESPONSE_BYTES,
+    });
     let json: unknown;
     try {
       json = JSON.parse(answer.body);
@@ -95,24 +103,38 @@ export class PartnerAuth {
     }
     const body = (typeof json === 'object' && json !== null ? json : {}) as Record<string, unknown>;
     if (answer.status < 200 || answer.status > 299) {
-      const reason = typeof body.error === 'string' ? `: ${body.error}${typeof body.error_description === 'string' ? ` (${body.error_description})` : ''}` : '';
+      const reason =
+        typeof body.error === 'string'
+          ? `: ${body.error}${typeof body.error_description === 'string' ? ` (${body.error_description})` : ''}`
+          : '';
       throw new PartnerTokenError(`token endpoint answered ${answer.status}${reason}`);
     }
-    if (typeof body.access_token !== 'string' || body.access_token === '') throw new PartnerTokenError('token endpoint answer has no access_token');
+    if (typeof body.access_token !== 'string' || body.access_token === '')
+      throw new PartnerTokenError('token endpoint answer has no access_token');
     if (typeof body.token_type !== 'string' || body.token_type.toLowerCase() !== 'bearer')
       throw new PartnerTokenError(`token endpoint gave token_type ${JSON.stringify(body.token_type)}, expected Bearer`);
     const lifetimeS = typeof body.expires_in === 'number' && body.expires_in > 0 ? body.expires_in : undefined;
     // Refresh a little early (a tenth of the lifetime, at most a minute) so a token never expires in flight.
-    const refreshAt = lifetimeS === undefined ? Infinity : requestedAt + lifetimeS * 1000 - Math.min(60_000, lifetimeS * 100);
+    const refreshAt =
+      lifetimeS === undefined ? Infinity : requestedAt + lifetimeS * 1000 - Math.min(60_000, lifetimeS * 100);
     return { accessToken: body.access_token, refreshAt };
   }
 }
 
 function cacheKey(auth: OAuth2Auth): string {
-  return JSON.stringify([auth.tokenUrl, auth.clientId, auth.clientSecret, auth.scope, auth.audience, auth.tokenEndpointAuthMethod]);
+  return JSON.stringify([
+    auth.tokenUrl,
+    auth.clientId,
+    auth.clientSecret,
+    auth.scope,
+    auth.audience,
+    auth.tokenEndpointAuthMethod,
+  ]);
 }
 
-/** The promise's outcome, or the signal's reason as soon as this caller gives up waiting; the promise itself runs on. */
+/**
+ * The promise's outcome, or the signal's reason as soon as this caller gives up waiting; the promise itself runs on.
+ */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {

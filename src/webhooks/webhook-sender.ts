@@ -86,7 +86,9 @@ export class WebhookSender {
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
     let requestId: string | undefined;
     try {
-      let request = (await this.fresh(options.prepared, webhook, options.timeZone)) ?? (await this.prepare(webhook, event, options.timeZone));
+      let request =
+        (await this.fresh(options.prepared, webhook, options.timeZone)) ??
+        (await this.prepare(webhook, event, options.timeZone));
       requestId = request.requestId;
       let answer = await this.exchange(webhook, request, signal);
       if (answer.status === 401 && webhook.auth.type === 'oauth2') {
@@ -109,8 +111,20 @@ export class WebhookSender {
       };
     } catch (err) {
       const interrupted = options.signal?.aborted === true;
-      const error = interrupted ? 'interrupted' : timeout.aborted ? `no answer within ${options.timeoutMs} ms` : describeError(err);
-      return { delivered: false, error, responseBody: '', requestId: requestId ?? randomUUID(), startedAt, durationMs: performance.now() - clock, interrupted };
+      const error = interrupted
+        ? 'interrupted'
+        : timeout.aborted
+          ? `no answer within ${options.timeoutMs} ms`
+          : describeError(err);
+      return {
+        delivered: false,
+        error,
+        responseBody: '',
+        requestId: requestId ?? randomUUID(),
+        startedAt,
+        durationMs: performance.now() - clock,
+        interrupted,
+      };
     }
   }
 
@@ -124,14 +138,28 @@ export class WebhookSender {
     const preparedAt = this.now();
     const body = envelopeBody(event, new Date(preparedAt), timeZone);
     const key = this.signingKey();
-    const signatureHeaders = await signRequest(webhook.signature, { method: 'POST', url, requestId, contentType: CONTENT_TYPE, body }, key, Math.floor(preparedAt / 1000));
+    const signatureHeaders = await signRequest(
+      webhook.signature,
+      { method: 'POST', url, requestId, contentType: CONTENT_TYPE, body },
+      key,
+      Math.floor(preparedAt / 1000),
+    );
     const headers: Array<[string, string]> = [
       ['Content-Type', CONTENT_TYPE],
       ['Content-Length', String(Buffer.byteLength(body))],
       ['x-request-id', requestId],
       ...signatureHeaders,
     ];
-    return { requestId, body, headers, preparedAt, url: webhook.url, signature: webhook.signature, timeZone, keyId: key.id };
+    return {
+      requestId,
+      body,
+      headers,
+      preparedAt,
+      url: webhook.url,
+      signature: webhook.signature,
+      timeZone,
+      keyId: key.id,
+    };
   }
 
   async close(): Promise<void> {
@@ -139,18 +167,35 @@ export class WebhookSender {
   }
 
   /** The request signed ahead, if it signed and still fits: fresh, same URL, profile, zone and key. */
-  private async fresh(prepared: Promise<PreparedRequest> | undefined, webhook: WebhookConfig, timeZone: string): Promise<PreparedRequest | undefined> {
+  private async fresh(
+    prepared: Promise<PreparedRequest> | undefined,
+    webhook: WebhookConfig,
+    timeZone: string,
+  ): Promise<PreparedRequest | undefined> {
     // A failed signing ahead is not reported: signing again in send() reports it as the attempt's error.
     const request = await prepared?.catch(() => undefined);
     if (!request || this.now() - request.preparedAt > MAX_PREPARED_AGE_MS) return undefined;
-    const fits = request.url === webhook.url && request.signature === webhook.signature && request.timeZone === timeZone && request.keyId === this.signingKey().id;
+    const fits =
+      request.url === webhook.url &&
+      request.signature === webhook.signature &&
+      request.timeZone === timeZone &&
+      request.keyId === this.signingKey().id;
     return fits ? request : undefined;
   }
 
   private async exchange(webhook: WebhookConfig, request: PreparedRequest, signal: AbortSignal): Promise<HttpAnswer> {
     const authorization = await this.auth.authorization(webhook.auth, signal);
-    const headers = authorization === undefined ? request.headers : [...request.headers, ['Authorization', authorization] as [string, string]];
-    return postBounded(new URL(request.url), { dispatcher: this.dispatcher, headers, body: request.body, signal, maxBodyBytes: MAX_RESPONSE_BYTES });
+    const headers =
+      authorization === undefined
+        ? request.headers
+        : [...request.headers, ['Authorization', authorization] as [string, string]];
+    return postBounded(new URL(request.url), {
+      dispatcher: this.dispatcher,
+      headers,
+      body: request.body,
+      signal,
+      maxBodyBytes: MAX_RESPONSE_BYTES,
+    });
   }
 }
 

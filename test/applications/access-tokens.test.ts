@@ -8,7 +8,14 @@ import { AccessTokenVerifier, issueAccessToken, type Application } from '../../s
 import { KEYSTORE_FILE, Keystore } from '../../src/keystore/index.js';
 
 const ISSUER = 'http://127.0.0.1:8080';
-const APPLICATION: Application = { clientId: 'app-test', name: 'test', description: null, groupIds: ['ops'], createdAt: '2026-01-01T00:00:00.000Z', revokedAt: null };
+const APPLICATION: Application = {
+  clientId: 'app-test',
+  name: 'test',
+  description: null,
+  groupIds: ['ops'],
+  createdAt: '2026-01-01T00:00:00.000Z',
+  revokedAt: null,
+};
 
 /**
  * The daemon's verifier against a real keystore file that another Keystore instance rotates, as `chargegate keys
@@ -23,7 +30,16 @@ describe('AccessTokenVerifier', () => {
   let cliKeystore: Keystore;
   let verifier: AccessTokenVerifier;
 
-  const issue = async (keystore: Keystore) => (await issueAccessToken({ keystore, issuer: ISSUER, application: APPLICATION, scope: 'charge-points:read', now: now() })).token;
+  const issue = async (keystore: Keystore) =>
+    (
+      await issueAccessToken({
+        keystore,
+        issuer: ISSUER,
+        application: APPLICATION,
+        scope: 'charge-points:read',
+        now: now(),
+      })
+    ).token;
   const kid = (token: string) => decodeProtectedHeader(token).kid;
   /** A token with valid claims for now, signed with a key the keystore no longer lets anyone sign with. */
   const signWith = (privateKey: KeyObject, keyId: string) =>
@@ -79,15 +95,22 @@ describe('AccessTokenVerifier', () => {
     const file = path.join(dataDir, KEYSTORE_FILE);
     const doc = JSON.parse(readFileSync(file, 'utf8')) as { keys: Array<{ id: string }> };
     const edited = `${file}.edit`;
-    writeFileSync(edited, JSON.stringify({ ...doc, keys: doc.keys.filter((k) => k.id !== retiredKid) }), { mode: 0o600 });
+    writeFileSync(edited, JSON.stringify({ ...doc, keys: doc.keys.filter((k) => k.id !== retiredKid) }), {
+      mode: 0o600,
+    });
     renameSync(edited, file);
     await expect(verifier.verify(retired)).rejects.toThrow('token not signed by a published access-token key');
     expect(await verifier.verify(current)).toMatchObject({ client_id: 'app-test' });
   });
 
-  /** A key's private half as the keystore file holds it (no passphrase here, so plain PKCS#8): the keystore only hands out signing keys. */
+  /**
+   * A key's private half as the keystore file holds it (no passphrase here, so plain PKCS#8): the keystore only hands
+   * out signing keys.
+   */
   function retiredPrivateKey(id: string): KeyObject {
-    const doc = JSON.parse(readFileSync(path.join(dataDir, KEYSTORE_FILE), 'utf8')) as { keys: Array<{ id: string; privateKey: string }> };
+    const doc = JSON.parse(readFileSync(path.join(dataDir, KEYSTORE_FILE), 'utf8')) as {
+      keys: Array<{ id: string; privateKey: string }>;
+    };
     return createPrivateKey(doc.keys.find((k) => k.id === id)!.privateKey);
   }
 });

@@ -29,16 +29,33 @@ describe('chargegate app', { timeout: 120_000 }, () => {
   afterAll(() => temp.cleanup());
 
   it('create prints clientId and clientSecret once (JSON keys exactly these); only a scrypt hash is stored', async () => {
-    const created = await cliJson<Record<string, string>>('app', 'create', '--name', 'Partner A', '--group', 'ops', '--group', 'viewer');
+    const created = await cliJson<Record<string, string>>(
+      'app',
+      'create',
+      '--name',
+      'Partner A',
+      '--group',
+      'ops',
+      '--group',
+      'viewer',
+    );
     expect(created.code).toBe(0);
     expect(Object.keys(created.data)).toEqual(['clientId', 'clientSecret']);
     const { clientId, clientSecret } = created.data as { clientId: string; clientSecret: string };
-    const row = withDb((db) => db.prepare('SELECT * FROM applications WHERE client_id = ?').get(clientId)) as { secret_hash: string; group_ids: string };
+    const row = withDb((db) => db.prepare('SELECT * FROM applications WHERE client_id = ?').get(clientId)) as {
+      secret_hash: string;
+      group_ids: string;
+    };
     expect(row.secret_hash).toMatch(/^scrypt\$/);
     expect(row.secret_hash).not.toContain(clientSecret);
     expect(JSON.parse(row.group_ids)).toEqual(['ops', 'viewer']);
-    await expect(withDb((db) => new Applications({ db }).authenticate(clientId, clientSecret))).resolves.toMatchObject({ clientId, name: 'Partner A' });
-    await expect(withDb((db) => new Applications({ db }).authenticate(clientId, `${clientSecret}x`))).resolves.toBeUndefined();
+    await expect(withDb((db) => new Applications({ db }).authenticate(clientId, clientSecret))).resolves.toMatchObject({
+      clientId,
+      name: 'Partner A',
+    });
+    await expect(
+      withDb((db) => new Applications({ db }).authenticate(clientId, `${clientSecret}x`)),
+    ).resolves.toBeUndefined();
 
     const human = await cli('app', 'create', '--name', 'Partner B', '--group', 'viewer');
     expect(human.code).toBe(0);
@@ -76,7 +93,11 @@ describe('chargegate app', { timeout: 120_000 }, () => {
 
     const revoked = await cliJson<Application & { alreadyRevoked: boolean }>('app', 'revoke', target.clientId);
     expect(revoked.code).toBe(0);
-    expect(revoked.data).toMatchObject({ clientId: target.clientId, revokedAt: expect.any(String), alreadyRevoked: false });
+    expect(revoked.data).toMatchObject({
+      clientId: target.clientId,
+      revokedAt: expect.any(String),
+      alreadyRevoked: false,
+    });
     expect(withDb((db) => new Applications({ db }).revoke(target.clientId)).alreadyRevoked).toBe(true);
     // Not found is exit 1, as for every command (2 is for usage and config mistakes).
     const unknown = await cli('app', 'revoke', 'app-nope');

@@ -23,7 +23,9 @@ const CP3 = { siteId: 'south', stationId: 'ST2', chargePointId: 'CP3' };
 describe('group reach', () => {
   it('a grant covers its level and everything below it', () => {
     const reach = (groups: string[], permission: 'charge-points:read' | 'charge-points:control') =>
-      [CP1, CP2, CP3].filter((cp) => reaches(grantsOf(config, groups), permission, 'acme', cp)).map((cp) => cp.chargePointId);
+      [CP1, CP2, CP3]
+        .filter((cp) => reaches(grantsOf(config, groups), permission, 'acme', cp))
+        .map((cp) => cp.chargePointId);
     expect(reach(['company'], 'charge-points:read')).toEqual(['CP1', 'CP2', 'CP3']);
     expect(reach(['company'], 'charge-points:control')).toEqual([]);
     expect(reach(['north'], 'charge-points:control')).toEqual(['CP1', 'CP2']);

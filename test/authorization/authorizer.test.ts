@@ -32,7 +32,13 @@ describe('the Authorize decision chain', () => {
   };
   const start = async (overrides: Record<string, unknown> = {}): Promise<Authorizer> => {
     configure(overrides);
-    const authorizer = await createAuthorizer({ writer: new DirectWriter(db), config: () => config, site, logger, connectUpstream: connectUpstreamAsStation });
+    const authorizer = await createAuthorizer({
+      writer: new DirectWriter(db),
+      config: () => config,
+      site,
+      logger,
+      connectUpstream: connectUpstreamAsStation,
+    });
     onTestFinished(() => authorizer.close());
     return authorizer;
   };
@@ -67,16 +73,35 @@ describe('the Authorize decision chain', () => {
     expect(await decide('S2-ONLY')).toMatchObject({ status: 'Invalid', source: 'default' });
     expect(await decide('S2-ONLY', 'CP201')).toMatchObject({ status: 'Accepted', siteId: 's2' });
     expect(await decide('NOBODY')).toMatchObject({ status: 'Invalid', source: 'default' });
-    expect(logs.filter((l) => l.msg === 'authorization decided').at(-1)).toMatchObject({ stationId: 'CP001', siteId: 's1', idTag: 'NOBODY', status: 'Invalid', source: 'default' });
+    expect(logs.filter((l) => l.msg === 'authorization decided').at(-1)).toMatchObject({
+      stationId: 'CP001',
+      siteId: 's1',
+      idTag: 'NOBODY',
+      status: 'Invalid',
+      source: 'default',
+    });
   });
 
   it('ConcurrentTx when the tag already charges and allowConcurrentTx is false, with the connector of its transaction here', async () => {
     const chain = await start();
     putIdTag(db, { idTag: 'BUSY', status: 'Accepted', expiresAt: null, siteId: null });
-    const tx = site.transactions.start({ at: site.connectors.locate('CP001', 2), idTag: 'BUSY', meterStartWh: 0, startedAt: new Date(), source: 'ocpp' });
-    expect(await chain.authorize({ idTag: 'BUSY', stationId: 'CP001' })).toMatchObject({ status: 'ConcurrentTx', connectorId: 2 });
-    expect(await chain.authorize({ idTag: 'BUSY', stationId: 'CP201' })).toEqual(expect.not.objectContaining({ connectorId: expect.anything() }));
-    expect(await chain.authorize({ idTag: 'BUSY', stationId: 'CP001', connectorId: 2, transactionId: tx.id })).toMatchObject({ status: 'Accepted' });
+    const tx = site.transactions.start({
+      at: site.connectors.locate('CP001', 2),
+      idTag: 'BUSY',
+      meterStartWh: 0,
+      startedAt: new Date(),
+      source: 'ocpp',
+    });
+    expect(await chain.authorize({ idTag: 'BUSY', stationId: 'CP001' })).toMatchObject({
+      status: 'ConcurrentTx',
+      connectorId: 2,
+    });
+    expect(await chain.authorize({ idTag: 'BUSY', stationId: 'CP201' })).toEqual(
+      expect.not.objectContaining({ connectorId: expect.anything() }),
+    );
+    expect(
+      await chain.authorize({ idTag: 'BUSY', stationId: 'CP001', connectorId: 2, transactionId: tx.id }),
+    ).toMatchObject({ status: 'Accepted' });
 
     configure({ authorization: { allowConcurrentTx: true } });
     expect(await chain.authorize({ idTag: 'BUSY', stationId: 'CP001' })).toMatchObject({ status: 'Accepted' });
@@ -84,7 +109,9 @@ describe('the Authorize decision chain', () => {
 
   it('two StartTransactions with one tag deciding at the same time: one starts Accepted, the other is ConcurrentTx', async () => {
     // Both answers resolve in one tick (as two upstream replies read from one socket would), before either commits.
-    const file = plugin(`let answer; export function authorize() { return (answer ??= new Promise((resolve) => setTimeout(() => resolve('Accepted'), 50))); }`);
+    const file = plugin(
+      `let answer; export function authorize() { return (answer ??= new Promise((resolve) => setTimeout(() => resolve('Accepted'), 50))); }`,
+    );
     const chain = await start({ authorization: { plugin: file } });
     const startOn = (stationId: string) =>
       chain.authorizeStart({ idTag: 'TWICE', stationId, connectorId: 1 }, (decision) =>
@@ -114,27 +141,60 @@ describe('the Authorize decision chain', () => {
         return undefined;
       }`);
     const chain = await start({ authorization: { plugin: file, pluginTimeoutMs: 150 } });
-    expect(await chain.authorize({ idTag: 'VIP', stationId: 'CP001' })).toMatchObject({ status: 'Accepted', source: 'plugin' });
-    expect(await chain.authorize({ idTag: 'LOCAL', stationId: 'CP001', connectorId: 1 })).toMatchObject({ status: 'Blocked', source: 'plugin' });
-    expect(await chain.authorize({ idTag: 'LOCAL', stationId: 'CP001' })).toMatchObject({ status: 'Accepted', source: 'local' });
-    for (const idTag of ['BOOM', 'ODD', 'SLOW']) expect(await chain.authorize({ idTag, stationId: 'CP001' })).toMatchObject({ status: 'Invalid', source: 'default' });
-    const failures = logs.filter((l) => l.msg === 'authorization plugin failed; passing to the local list').map((l) => l.reason);
-    expect(failures).toEqual(['threw: database of the plugin is down', expect.stringContaining('returned "Maybe"'), 'no answer within 150 ms']);
+    expect(await chain.authorize({ idTag: 'VIP', stationId: 'CP001' })).toMatchObject({
+      status: 'Accepted',
+      source: 'plugin',
+    });
+    expect(await chain.authorize({ idTag: 'LOCAL', stationId: 'CP001', connectorId: 1 })).toMatchObject({
+      status: 'Blocked',
+      source: 'plugin',
+    });
+    expect(await chain.authorize({ idTag: 'LOCAL', stationId: 'CP001' })).toMatchObject({
+      status: 'Accepted',
+      source: 'local',
+    });
+    for (const idTag of ['BOOM', 'ODD', 'SLOW'])
+      expect(await chain.authorize({ idTag, stationId: 'CP001' })).toMatchObject({
+        status: 'Invalid',
+        source: 'default',
+      });
+    const failures = logs
+      .filter((l) => l.msg === 'authorization plugin failed; passing to the local list')
+      .map((l) => l.reason);
+    expect(failures).toEqual([
+      'threw: database of the plugin is down',
+      expect.stringContaining('returned "Maybe"'),
+      'no answer within 150 ms',
+    ]);
 
     // An edited plugin is imported again on reload (SIGHUP); one that no longer loads leaves the old one in place.
     writeFileSync(file, "export const authorize = () => 'Expired';");
     utimesSync(file, new Date(), new Date(Date.now() + 5000));
     await chain.reload(config);
-    expect(await chain.authorize({ idTag: 'VIP', stationId: 'CP001' })).toMatchObject({ status: 'Expired', source: 'plugin' });
+    expect(await chain.authorize({ idTag: 'VIP', stationId: 'CP001' })).toMatchObject({
+      status: 'Expired',
+      source: 'plugin',
+    });
     writeFileSync(file, 'export const nothing = 1;');
     utimesSync(file, new Date(), new Date(Date.now() + 10_000));
     await expect(chain.reload(config)).rejects.toThrow(/exports no authorize function/);
-    expect(await chain.authorize({ idTag: 'VIP', stationId: 'CP001' })).toMatchObject({ status: 'Expired', source: 'plugin' });
+    expect(await chain.authorize({ idTag: 'VIP', stationId: 'CP001' })).toMatchObject({
+      status: 'Expired',
+      source: 'plugin',
+    });
 
-    await expect(start({ authorization: { plugin: path.join(temp.dir, 'missing.mjs') } })).rejects.toBeInstanceOf(PluginLoadError);
-    await expect(createAuthorizer({ writer: new DirectWriter(db), config: () => config, site, logger, connectUpstream: connectUpstreamAsStation })).rejects.toThrow(
-      /^authorization\.plugin: cannot load/,
+    await expect(start({ authorization: { plugin: path.join(temp.dir, 'missing.mjs') } })).rejects.toBeInstanceOf(
+      PluginLoadError,
     );
+    await expect(
+      createAuthorizer({
+        writer: new DirectWriter(db),
+        config: () => config,
+        site,
+        logger,
+        connectUpstream: connectUpstreamAsStation,
+      }),
+    ).rejects.toThrow(/^authorization\.plugin: cannot load/);
   });
 
   it('upstream CPO: forwards with the station identity, caches the answer, falls back to it on timeout or when the CPO is gone', async () => {
@@ -145,9 +205,19 @@ describe('the Authorize decision chain', () => {
     // (a full run once fell back to the default answer).
     const chain = await start({ upstream: { url: cpo.url, timeoutMs: 1000 } });
 
-    expect(await chain.authorize({ idTag: 'ROAMING', stationId: 'CP001' })).toMatchObject({ status: 'Accepted', source: 'upstream', expiryDate: '2099-01-01T00:00:00.000Z' });
-    expect(await chain.authorize({ idTag: 'STRANGER', stationId: 'CP201' })).toMatchObject({ status: 'Invalid', source: 'upstream' });
-    expect(await chain.authorize({ idTag: 'MINE', stationId: 'CP001' })).toMatchObject({ status: 'Blocked', source: 'local' });
+    expect(await chain.authorize({ idTag: 'ROAMING', stationId: 'CP001' })).toMatchObject({
+      status: 'Accepted',
+      source: 'upstream',
+      expiryDate: '2099-01-01T00:00:00.000Z',
+    });
+    expect(await chain.authorize({ idTag: 'STRANGER', stationId: 'CP201' })).toMatchObject({
+      status: 'Invalid',
+      source: 'upstream',
+    });
+    expect(await chain.authorize({ idTag: 'MINE', stationId: 'CP001' })).toMatchObject({
+      status: 'Blocked',
+      source: 'local',
+    });
     expect(cpo.identities.sort()).toEqual(['CP001', 'CP201']);
     expect(db.prepare('SELECT id_tag, status, expires_at FROM upstream_decisions ORDER BY id_tag').all()).toEqual([
       { id_tag: 'ROAMING', status: 'Accepted', expires_at: '2099-01-01T00:00:00.000Z' },
@@ -155,12 +225,26 @@ describe('the Authorize decision chain', () => {
     ]);
 
     cpo.silent = true;
-    expect(await chain.authorize({ idTag: 'ROAMING', stationId: 'CP001' })).toMatchObject({ status: 'Accepted', source: 'upstream-cache' });
-    expect(logs.some((l) => l.msg === 'upstream CPO did not answer Authorize in time' && l.stationId === 'CP001')).toBe(true);
+    expect(await chain.authorize({ idTag: 'ROAMING', stationId: 'CP001' })).toMatchObject({
+      status: 'Accepted',
+      source: 'upstream-cache',
+    });
+    expect(logs.some((l) => l.msg === 'upstream CPO did not answer Authorize in time' && l.stationId === 'CP001')).toBe(
+      true,
+    );
 
     await cpo.stop();
-    expect(await chain.authorize({ idTag: 'ROAMING', stationId: 'CP001' })).toMatchObject({ status: 'Accepted', source: 'upstream-cache' });
-    expect(await chain.authorize({ idTag: 'NEVER-SEEN', stationId: 'CP001' })).toMatchObject({ status: 'Invalid', source: 'default' });
-    expect(await chain.authorize({ idTag: 'ROAMING', stationId: 'CP201' })).toMatchObject({ status: 'Accepted', source: 'upstream-cache' });
+    expect(await chain.authorize({ idTag: 'ROAMING', stationId: 'CP001' })).toMatchObject({
+      status: 'Accepted',
+      source: 'upstream-cache',
+    });
+    expect(await chain.authorize({ idTag: 'NEVER-SEEN', stationId: 'CP001' })).toMatchObject({
+      status: 'Invalid',
+      source: 'default',
+    });
+    expect(await chain.authorize({ idTag: 'ROAMING', stationId: 'CP201' })).toMatchObject({
+      status: 'Accepted',
+      source: 'upstream-cache',
+    });
   });
 });

@@ -23,15 +23,34 @@ describe('chargegate idtag', () => {
           sessions += 1;
         }
       })();
-      const added = await runCliJson(['idtag', 'add', 'CARD-1', '--expires', '2099-12-31T23:00:00+01:00', '--site', 's1', ...config]);
+      const added = await runCliJson([
+        'idtag',
+        'add',
+        'CARD-1',
+        '--expires',
+        '2099-12-31T23:00:00+01:00',
+        '--site',
+        's1',
+        ...config,
+      ]);
       streaming = false;
       await traffic;
       expect(sessions).toBeGreaterThan(0);
-      expect(added).toMatchObject({ code: 0, data: { idTag: 'CARD-1', status: 'Accepted', expiresAt: '2099-12-31T22:00:00.000Z', siteId: 's1' } });
+      expect(added).toMatchObject({
+        code: 0,
+        data: { idTag: 'CARD-1', status: 'Accepted', expiresAt: '2099-12-31T22:00:00.000Z', siteId: 's1' },
+      });
       expect(await station.authorize('CARD-1')).toEqual({ status: 'Accepted', expiryDate: '2099-12-31T22:00:00.000Z' });
 
       const listed = await runCliJson<{ idTags: unknown[] }>(['idtag', 'list', ...config]);
-      expect(listed.data.idTags).toEqual([expect.objectContaining({ idTag: 'CARD-1', status: 'Accepted', expiresAt: '2099-12-31T22:00:00.000Z', siteId: 's1' })]);
+      expect(listed.data.idTags).toEqual([
+        expect.objectContaining({
+          idTag: 'CARD-1',
+          status: 'Accepted',
+          expiresAt: '2099-12-31T22:00:00.000Z',
+          siteId: 's1',
+        }),
+      ]);
 
       expect((await runCli(['idtag', 'remove', 'CARD-1', ...config])).code).toBe(0);
       expect(await station.authorize('CARD-1')).toEqual({ status: 'Invalid' });
@@ -51,7 +70,10 @@ describe('chargegate idtag', () => {
           runCli(['idtag', 'remove', 'NOT-THERE', ...config]),
         ]);
         expect(tooLong).toMatchObject({ code: 2, stderr: expect.stringContaining('tag: must be 1 to 20 characters') });
-        expect(badDate).toMatchObject({ code: 2, stderr: expect.stringContaining('--expires: "next tuesday" is not an ISO 8601 date-time') });
+        expect(badDate).toMatchObject({
+          code: 2,
+          stderr: expect.stringContaining('--expires: "next tuesday" is not an ISO 8601 date-time'),
+        });
         expect(missing).toMatchObject({ code: 1, stderr: expect.stringContaining('no tag "NOT-THERE"') });
       } finally {
         temp.cleanup();

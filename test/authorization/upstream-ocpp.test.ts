@@ -11,6 +11,8 @@ describe('Authorize forwarded to the upstream CPO end to end', () => {
     await station.boot();
     expect(await station.authorize('ROAM-1')).toEqual({ status: 'Blocked' });
     expect(cpo.identities).toEqual(['CP001']);
-    expect(t.events('Authorize').map((e) => e.payload)).toEqual([{ stationId: 'CP001', idTag: 'ROAM-1', status: 'Blocked', chargePointId: 'CP001-A' }]);
+    expect(t.events('Authorize').map((e) => e.payload)).toEqual([
+      { stationId: 'CP001', idTag: 'ROAM-1', status: 'Blocked', chargePointId: 'CP001-A' },
+    ]);
   });
 });

@@ -17,8 +17,12 @@ describe('npm run bench -- --quick', () => {
   it('measures all seven scenarios and writes them as JSON beside the printed table', async () => {
     const out = path.join(dir, 'results.json');
     const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile('npm', ['run', 'bench', '--silent', '--', '--quick', '--out', out], { cwd: ROOT, timeout: 600_000, maxBuffer: 16 * 2 ** 20 }, (err, stdout, stderr) =>
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+      execFile(
+        'npm',
+        ['run', 'bench', '--silent', '--', '--quick', '--out', out],
+        { cwd: ROOT, timeout: 600_000, maxBuffer: 16 * 2 ** 20 },
+        (err, stdout, stderr) =>
+          resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
       );
     });
     expect(code, stderr).toBe(0);
@@ -34,15 +38,18 @@ describe('npm run bench -- --quick', () => {
         expect(figure.chargegate, `${scenario.id} ${figure.name}`).not.toBeNull();
         // A figure with a target is judged: measured inputs give met true or false, never "unknown".
         if (figure.target.length > 0) expect(typeof figure.met, `${scenario.id} ${figure.name}`).toBe('boolean');
-        if (figure.target.some((c) => c.on === 'ratio')) expect(figure.baseline, `${scenario.id} ${figure.name}`).not.toBeNull();
+        if (figure.target.some((c) => c.on === 'ratio'))
+          expect(figure.baseline, `${scenario.id} ${figure.name}`).not.toBeNull();
       }
     }
     // Each of the issue's baselines is measured in the same run.
-    const baselineOf = (id: number) => results.scenarios.find((s) => s.id === id)!.figures.filter((f) => f.baseline !== null);
+    const baselineOf = (id: number) =>
+      results.scenarios.find((s) => s.id === id)!.figures.filter((f) => f.baseline !== null);
     for (const id of [1, 3, 4, 5, 6, 7]) expect(baselineOf(id).length, `scenario ${id} baseline`).toBeGreaterThan(0);
 
     const header = stdout.split('\n').find((line) => line.startsWith('#'));
     expect(header?.split(/\s{2,}/)).toEqual(['#', 'figure', 'chargegate', 'baseline', 'ratio', 'target', 'met?']);
-    for (const scenario of results.scenarios) for (const figure of scenario.figures) expect(stdout).toContain(figure.name);
+    for (const scenario of results.scenarios)
+      for (const figure of scenario.figures) expect(stdout).toContain(figure.name);
   }, 600_000);
 });

@@ -54,7 +54,15 @@ describe('circuits (load management)', () => {
     ]);
     expect(config.sites[0]!.circuits).toEqual([
       { id: 'main', maxCurrentA: 63, failsafeCurrentA: 6, chargePoints: ['CP001-A'] },
-      { id: 'garage', parent: 'main', maxCurrentA: 32, maxPowerW: 20000, meter: 'grid', failsafeCurrentA: 6, chargePoints: [] },
+      {
+        id: 'garage',
+        parent: 'main',
+        maxCurrentA: 32,
+        maxPowerW: 20000,
+        meter: 'grid',
+        failsafeCurrentA: 6,
+        chargePoints: [],
+      },
     ]);
   });
 
@@ -67,7 +75,13 @@ describe('circuits (load management)', () => {
       - { id: bay-1, parent: carport, maxCurrentA: 16 }
       - { id: annex, maxCurrentA: 25 }`),
     );
-    expect(Object.fromEntries(config.sites[0]!.circuits.map((c) => [c.id, c.failsafeCurrentA]))).toEqual({ garage: 10, main: 10, carport: 0, 'bay-1': 0, annex: 6 });
+    expect(Object.fromEntries(config.sites[0]!.circuits.map((c) => [c.id, c.failsafeCurrentA]))).toEqual({
+      garage: 10,
+      main: 10,
+      carport: 0,
+      'bay-1': 0,
+      annex: 6,
+    });
   });
 
   it('refuses charge points, meters and parents this site does not have, and one meter on two circuits, naming each key path', () => {
@@ -85,16 +99,23 @@ describe('circuits (load management)', () => {
       'sites[0].circuits[1].parent: no circuit "nothing" in this site',
       'sites[0].circuits[1].meter: meter "mb1" is role: session; a circuit needs a role: circuit meter',
     ]);
-    expect(problems(site('    circuits: [{ id: main, maxCurrentA: 63, meter: grid }, { id: sub, parent: main, maxCurrentA: 32, meter: grid }]'))).toEqual([
-      'sites[0].circuits[1].meter: meter "grid" already measures circuit "main"',
-    ]);
+    expect(
+      problems(
+        site(
+          '    circuits: [{ id: main, maxCurrentA: 63, meter: grid }, { id: sub, parent: main, maxCurrentA: 32, meter: grid }]',
+        ),
+      ),
+    ).toEqual(['sites[0].circuits[1].meter: meter "grid" already measures circuit "main"']);
   });
 
   it('refuses a charge point or meter of another site', () => {
     const text = `${site('')}  - id: s2
     circuits: [{ id: other, maxCurrentA: 32, meter: grid, chargePoints: [MB-1] }]
 `;
-    expect(problems(text)).toEqual(['sites[1].circuits[0].meter: no meter "grid" in this site', 'sites[1].circuits[0].chargePoints[0]: no charge point "MB-1" in this site']);
+    expect(problems(text)).toEqual([
+      'sites[1].circuits[0].meter: no meter "grid" in this site',
+      'sites[1].circuits[0].chargePoints[0]: no charge point "MB-1" in this site',
+    ]);
   });
 
   it('refuses a cycle of parents once, at its first circuit', () => {
@@ -107,7 +128,10 @@ describe('circuits (load management)', () => {
       - { id: d, parent: a, maxCurrentA: 32 }
       - { id: e, parent: e, maxCurrentA: 32 }`),
       ),
-    ).toEqual(['sites[0].circuits[0].parent: a cycle: a -> c -> b -> a', 'sites[0].circuits[4].parent: a cycle: e -> e']);
+    ).toEqual([
+      'sites[0].circuits[0].parent: a cycle: a -> c -> b -> a',
+      'sites[0].circuits[4].parent: a cycle: e -> e',
+    ]);
   });
 
   it('refuses a charge point in two circuits and duplicate circuit ids, also across sites', () => {
@@ -143,12 +167,18 @@ loadManagement: { minCurrentA: 8 }`),
   });
 
   it('refuses a single-phase charge point without its phase, and a phase on a three-phase one', () => {
-    expect(problems(site('    chargePoints: [{ id: CP001-A, phases: 1 }, { id: CP001-B, phase: L1 }, { id: MB-1, phases: 2 }]'))).toEqual([
+    expect(
+      problems(
+        site('    chargePoints: [{ id: CP001-A, phases: 1 }, { id: CP001-B, phase: L1 }, { id: MB-1, phases: 2 }]'),
+      ),
+    ).toEqual([
       'sites[0].chargePoints[0].phase: required when phases is 1',
       'sites[0].chargePoints[1].phase: only allowed when phases is 1',
       'sites[0].chargePoints[2].phases: 1 or 3',
     ]);
-    expect(problems(site('    chargePoints: [{ id: CP001-A }, { id: CP001-A, maxCurrentA: 16 }]'))).toEqual(['sites[0].chargePoints[1].id: duplicate id "CP001-A"']);
+    expect(problems(site('    chargePoints: [{ id: CP001-A }, { id: CP001-A, maxCurrentA: 16 }]'))).toEqual([
+      'sites[0].chargePoints[1].id: duplicate id "CP001-A"',
+    ]);
   });
 
   it('refuses loadManagement and circuit values out of bounds, and durations of 0', () => {
@@ -166,7 +196,9 @@ loadManagement: { minCurrentA: 0, raiseAfterS: 0, profileValidityS: 86401 }`),
       'loadManagement.raiseAfterS',
       'loadManagement.profileValidityS',
     ]);
-    expect(problems(site('loadManagement: { minCurrentA: 80, raiseAfterS: 3600, profileValidityS: 86400 }'))).toEqual([]);
+    expect(problems(site('loadManagement: { minCurrentA: 80, raiseAfterS: 3600, profileValidityS: 86400 }'))).toEqual(
+      [],
+    );
   });
 
   it('resolves the circuit tree of a site with each charge point’s electrical facts', () => {
@@ -188,10 +220,15 @@ loadManagement: { minCurrentA: 0, raiseAfterS: 0, profileValidityS: 86401 }`),
 
   it('check-config exits 2 on a bad circuit naming the key path, and 0 on the example in README "Circuits (load management)"', async () => {
     const temp = tempSiteForTest();
-    writeFileSync(temp.configPath, `dataDir: ${temp.dataDir}\n${site('    circuits: [{ id: main, maxCurrentA: 63, chargePoints: [CP404] }]')}`);
+    writeFileSync(
+      temp.configPath,
+      `dataDir: ${temp.dataDir}\n${site('    circuits: [{ id: main, maxCurrentA: 63, chargePoints: [CP404] }]')}`,
+    );
     const bad = await runCli(['check-config', '--config', temp.configPath]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain(`${temp.configPath}: sites[0].circuits[0].chargePoints[0]: no charge point "CP404" in this site`);
+    expect(bad.stderr).toContain(
+      `${temp.configPath}: sites[0].circuits[0].chargePoints[0]: no charge point "CP404" in this site`,
+    );
     writeFileSync(temp.configPath, `dataDir: ${temp.dataDir}\n${readmeExample()}`);
     const example = await runCli(['check-config', '--config', temp.configPath]);
     expect(example.stderr).toBe('');
@@ -200,7 +237,11 @@ loadManagement: { minCurrentA: 0, raiseAfterS: 0, profileValidityS: 86401 }`),
 
   it('refuses a bad circuit at start with exit 2 and on SIGHUP, naming the key path', async () => {
     const station = { id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1, 2] }] };
-    const circuits = (chargePoint: string) => ({ sites: [{ id: 's1', stations: [station], circuits: [{ id: 'main', maxCurrentA: 40, chargePoints: [chargePoint] }] }] });
+    const circuits = (chargePoint: string) => ({
+      sites: [
+        { id: 's1', stations: [station], circuits: [{ id: 'main', maxCurrentA: 40, chargePoints: [chargePoint] }] },
+      ],
+    });
     const problem = 'sites[0].circuits[0].chargePoints[0]: no charge point "CP404" in this site';
     const temp = tempSiteForTest(circuits('CP404'));
     const start = await runCli(['run', '--config', temp.configPath]);
@@ -210,6 +251,8 @@ loadManagement: { minCurrentA: 0, raiseAfterS: 0, profileValidityS: 86401 }`),
     const t = await daemonForTest(circuits('CP001-A'));
     t.temp.write(circuits('CP404'));
     expect(await t.daemon.reload()).toBe(false);
-    expect(t.logged('config reload refused; the running config stays')).toEqual([expect.objectContaining({ err: expect.stringContaining(problem) })]);
+    expect(t.logged('config reload refused; the running config stays')).toEqual([
+      expect.objectContaining({ err: expect.stringContaining(problem) }),
+    ]);
   }, 60_000);
 });

@@ -10,7 +10,13 @@ describe('config', () => {
     const config = loadConfig(`${ROOT}/config/default.yaml`);
     expect(config.sites[0]?.stations[0]?.id).toBe('CP001');
     expect(config.http.host).toBe('127.0.0.1');
-    expect(config.webhookDelivery).toEqual({ retryIntervalS: 10, maxRetries: 360, queueCapacity: 1000, requestTimeoutMs: 10000, retainDeliveredDays: 30 });
+    expect(config.webhookDelivery).toEqual({
+      retryIntervalS: 10,
+      maxRetries: 360,
+      queueCapacity: 1000,
+      requestTimeoutMs: 10000,
+      retainDeliveredDays: 30,
+    });
   });
 
   it('names the key path of every problem', () => {
@@ -23,7 +29,12 @@ describe('config', () => {
       expect((err as Error).message).toContain('f.yaml: sites[0].stations[1].id: required');
       problems = (err as ConfigError).problems;
     }
-    expect(problems).toEqual(expect.arrayContaining(['sites[0].stations[1].id: required', expect.stringMatching(/^http\.port: expected number/)]));
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'sites[0].stations[1].id: required',
+        expect.stringMatching(/^http\.port: expected number/),
+      ]),
+    );
   });
 
   it('refuses a webhook URL that is not http(s)', () => {
@@ -39,7 +50,9 @@ describe('config', () => {
     } catch (err) {
       problems = (err as ConfigError).problems;
     }
-    expect(problems).toEqual(expect.arrayContaining(['(top level): unknown key "bogus"', 'sites[1].stations[0].id: duplicate station id "X"']));
+    expect(problems).toEqual(
+      expect.arrayContaining(['(top level): unknown key "bogus"', 'sites[1].stations[0].id: duplicate station id "X"']),
+    );
   });
 
   it("refuses values out of the contract's bounds and durations no timer can hold, naming each key path", () => {
@@ -67,7 +80,11 @@ describe('config', () => {
       'webhookDelivery.retryIntervalS',
     ]);
     expect(problems).toContain('webhookDelivery.requestTimeoutMs: at most 300000');
-    expect(() => parseConfig('sites: [{ id: a }]\nwebhookDelivery: { requestTimeoutMs: 300000, retryIntervalS: 86400, maxRetries: 100000, queueCapacity: 1000000 }')).not.toThrow();
+    expect(() =>
+      parseConfig(
+        'sites: [{ id: a }]\nwebhookDelivery: { requestTimeoutMs: 300000, retryIntervalS: 86400, maxRetries: 100000, queueCapacity: 1000000 }',
+      ),
+    ).not.toThrow();
   });
 
   it('check-config exits 2 naming the file and key path, 0 when good', async () => {
@@ -79,32 +96,58 @@ describe('config', () => {
   });
 
   it('check-config --json lists every problem; exit 2', async () => {
-    const bad = await runCliJson<{ ok: boolean; file: string; problems: string[] }>(['check-config', '--config', `${ROOT}/test/config/fixtures/missing-station-id.yaml`]);
+    const bad = await runCliJson<{ ok: boolean; file: string; problems: string[] }>([
+      'check-config',
+      '--config',
+      `${ROOT}/test/config/fixtures/missing-station-id.yaml`,
+    ]);
     expect(bad.code).toBe(2);
-    expect(bad.data).toEqual({ ok: false, file: `${ROOT}/test/config/fixtures/missing-station-id.yaml`, problems: ['sites[0].stations[0].id: required'] });
+    expect(bad.data).toEqual({
+      ok: false,
+      file: `${ROOT}/test/config/fixtures/missing-station-id.yaml`,
+      problems: ['sites[0].stations[0].id: required'],
+    });
   });
 
   it('check-config warns, exit 0, about an issuer on a wildcard address and an unencrypted keystore on a LAN listener', async () => {
     const site = tempSite({ http: { host: '0.0.0.0', port: 8080 } });
     try {
-      const plain = await runCliJson<{ ok: boolean; warnings: string[] }>(['check-config', '--config', site.configPath], { env: { CHARGEGATE_KEYSTORE_PASSPHRASE: '' } });
+      const plain = await runCliJson<{ ok: boolean; warnings: string[] }>(
+        ['check-config', '--config', site.configPath],
+        { env: { CHARGEGATE_KEYSTORE_PASSPHRASE: '' } },
+      );
       expect(plain.code).toBe(0);
       expect(plain.data.warnings).toEqual([
         expect.stringMatching(/^http\.issuer: http:\/\/0\.0\.0\.0:8080 names every interface/),
-        expect.stringMatching(/^keystore: the signing keys are stored unencrypted while http\.host is 0\.0\.0\.0; give a passphrase in \$CHARGEGATE_KEYSTORE_PASSPHRASE/),
+        expect.stringMatching(
+          /^keystore: the signing keys are stored unencrypted while http\.host is 0\.0\.0\.0; give a passphrase in \$CHARGEGATE_KEYSTORE_PASSPHRASE/,
+        ),
       ]);
-      const human = await runCli(['check-config', '--config', site.configPath], { env: { CHARGEGATE_KEYSTORE_PASSPHRASE: 'correct horse' } });
+      const human = await runCli(['check-config', '--config', site.configPath], {
+        env: { CHARGEGATE_KEYSTORE_PASSPHRASE: 'correct horse' },
+      });
       expect(human.code).toBe(0);
-      expect(human.stdout.trim().split('\n')).toEqual([`${site.configPath}: ok (1 site)`, expect.stringMatching(/^warning: http\.issuer: /)]);
+      expect(human.stdout.trim().split('\n')).toEqual([
+        `${site.configPath}: ok (1 site)`,
+        expect.stringMatching(/^warning: http\.issuer: /),
+      ]);
       // A keystore that cannot be read is told as a warning naming the file, not a crash.
       mkdirSync(site.dataDir, { recursive: true });
       writeFileSync(path.join(site.dataDir, 'keystore.json'), 'not json');
       const damaged = await runCliJson<{ warnings: string[] }>(['check-config', '--config', site.configPath]);
       expect(damaged.code).toBe(0);
-      expect(damaged.data.warnings).toContainEqual(expect.stringMatching(/^keystore: .*keystore\.json: not a chargegate keystore/));
+      expect(damaged.data.warnings).toContainEqual(
+        expect.stringMatching(/^keystore: .*keystore\.json: not a chargegate keystore/),
+      );
       rmSync(path.join(site.dataDir, 'keystore.json'));
       site.write({ http: { host: '0.0.0.0', port: 8080, issuer: 'http://gateway.local:8080' } });
-      expect((await runCliJson<{ warnings: string[] }>(['check-config', '--config', site.configPath], { env: { CHARGEGATE_KEYSTORE_PASSPHRASE: 's' } })).data.warnings).toEqual([]);
+      expect(
+        (
+          await runCliJson<{ warnings: string[] }>(['check-config', '--config', site.configPath], {
+            env: { CHARGEGATE_KEYSTORE_PASSPHRASE: 's' },
+          })
+        ).data.warnings,
+      ).toEqual([]);
     } finally {
       site.cleanup();
     }

@@ -13,11 +13,15 @@ describe('errors chargegate raises on purpose', () => {
   it('keep what they wrap as `cause`: an unreadable config, a damaged keystore, a plugin that throws on import', async () => {
     const dir = tempDirForTest('errors');
     const missing = path.join(dir, 'missing.yaml');
-    expect(() => loadConfig(missing)).toThrow(expect.objectContaining({ code: 'CHARGEGATE_CONFIG', cause: expect.objectContaining({ code: 'ENOENT' }) }));
+    expect(() => loadConfig(missing)).toThrow(
+      expect.objectContaining({ code: 'CHARGEGATE_CONFIG', cause: expect.objectContaining({ code: 'ENOENT' }) }),
+    );
 
     const keystore = path.join(dir, 'keystore.json');
     writeFileSync(keystore, '{not json');
-    expect(() => readKeystoreDocument(keystore)).toThrow(expect.objectContaining({ code: 'CHARGEGATE_KEYSTORE', cause: expect.any(SyntaxError) }));
+    expect(() => readKeystoreDocument(keystore)).toThrow(
+      expect.objectContaining({ code: 'CHARGEGATE_KEYSTORE', cause: expect.any(SyntaxError) }),
+    );
 
     // An installer's plugin keeps its own stack: the line that threw is in the cause.
     const plugin = path.join(dir, 'plugins', 'broken.mjs');
@@ -27,7 +31,10 @@ describe('errors chargegate raises on purpose', () => {
       () => expect.fail('the plugin loaded'),
       (err: unknown) => err as Error,
     );
-    expect(loading).toMatchObject({ code: 'CHARGEGATE_PLUGIN_LOAD', message: expect.stringContaining('plugin exploded') });
+    expect(loading).toMatchObject({
+      code: 'CHARGEGATE_PLUGIN_LOAD',
+      message: expect.stringContaining('plugin exploded'),
+    });
     expect((loading.cause as Error).stack).toMatch(/broken\.mjs(\?\S*)?:2:/);
   });
 
@@ -42,20 +49,26 @@ describe('errors chargegate raises on purpose', () => {
   });
 
   it('every class in src that carries a CHARGEGATE_ code is a ChargegateError with a registered code', () => {
-    const files = readdirSync(path.join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts'));
+    const files = readdirSync(path.join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).filter((f) =>
+      f.endsWith('.ts'),
+    );
     const classes = files.flatMap((file) =>
-      [...readFileSync(path.join(ROOT, 'src', file), 'utf8').matchAll(/class (\w+) extends (\w+) \{[^}]*?readonly code(?:: \w+)? = '(CHARGEGATE_\w+)'/g)].map(
-        ([, name, base, code]) => ({
-          file,
-          name,
-          base,
-          code,
-        }),
-      ),
+      [
+        ...readFileSync(path.join(ROOT, 'src', file), 'utf8').matchAll(
+          /class (\w+) extends (\w+) \{[^}]*?readonly code(?:: \w+)? = '(CHARGEGATE_\w+)'/g,
+        ),
+      ].map(([, name, base, code]) => ({
+        file,
+        name,
+        base,
+        code,
+      })),
     );
     expect(classes.length).toBeGreaterThan(15);
     // A subclass of one of ours is ours too (UnknownApplicationError extends ApplicationError).
     const ours = new Set(['ChargegateError', ...classes.map((c) => c.name)]);
-    expect(classes.filter((c) => !ours.has(c.base) || !(ERROR_CODES as readonly string[]).includes(c.code!))).toEqual([]);
+    expect(classes.filter((c) => !ours.has(c.base) || !(ERROR_CODES as readonly string[]).includes(c.code!))).toEqual(
+      [],
+    );
   });
 });

@@ -11,14 +11,22 @@ import { freePort } from '../support/free-port.js';
 const DAY_MS = 86_400_000;
 
 /** A certificate issued `issuedDaysAgo` days ago, valid `validDays` from then. */
-async function certificate(issuedDaysAgo: number, validDays: number): Promise<{ certificate: string; privateKey: string }> {
-  return createGatewayCertificate({ names: ['localhost', '127.0.0.1'], validDays, now: new Date(Date.now() - issuedDaysAgo * DAY_MS) });
+async function certificate(
+  issuedDaysAgo: number,
+  validDays: number,
+): Promise<{ certificate: string; privateKey: string }> {
+  return createGatewayCertificate({
+    names: ['localhost', '127.0.0.1'],
+    validDays,
+    now: new Date(Date.now() - issuedDaysAgo * DAY_MS),
+  });
 }
 
 describe('TLS certificate expiry on GET /health', () => {
   it('is ok with a month or more left, a warning within 30 days, critical once expired or before it is valid', async () => {
     const file = 'cert.pem';
-    const level = async (issuedDaysAgo: number, validDays: number) => certificateHealth({ listener: 'ocpp', file, pem: (await certificate(issuedDaysAgo, validDays)).certificate });
+    const level = async (issuedDaysAgo: number, validDays: number) =>
+      certificateHealth({ listener: 'ocpp', file, pem: (await certificate(issuedDaysAgo, validDays)).certificate });
     expect(await level(0, 90)).toMatchObject({ status: 'ok', daysLeft: 89 });
     expect(await level(0, 10)).toMatchObject({ status: 'warning', daysLeft: 9 });
     expect(await level(400, 365)).toMatchObject({ status: 'critical' });
@@ -47,7 +55,10 @@ describe('TLS certificate expiry on GET /health', () => {
     onTestFinished(() => dispatcher.close());
     const response = await fetch(`https://127.0.0.1:${port}/health`, { dispatcher });
     expect(response.status).toBe(503);
-    const health = (await response.json()) as { status: string; certificates: { status: string; certificates: unknown[] } };
+    const health = (await response.json()) as {
+      status: string;
+      certificates: { status: string; certificates: unknown[] };
+    };
     expect(health.status).toBe('critical');
     expect(health.certificates.status).toBe('critical');
     expect(health.certificates.certificates).toEqual([

@@ -12,7 +12,12 @@ export const API_SITES = [
     meters: [],
     webhooks: [],
   },
-  { id: 's2', stations: [{ id: 'CP002', chargePoints: [{ id: 'CP002-A', connectors: [1] }] }], meters: [], webhooks: [] },
+  {
+    id: 's2',
+    stations: [{ id: 'CP002', chargePoints: [{ id: 'CP002-A', connectors: [1] }] }],
+    meters: [],
+    webhooks: [],
+  },
 ];
 
 export const API_GROUPS = [
@@ -47,7 +52,12 @@ export async function apiDaemonForTest(config: Record<string, unknown> = {}): Pr
 export async function startApiDaemon(config: Record<string, unknown> = {}): Promise<ApiDaemon> {
   // The issuer must name the real port, which port 0 cannot give before the daemon listens.
   const port = await freePort();
-  const test = await startTestDaemon({ http: { host: '127.0.0.1', port }, sites: API_SITES, groups: API_GROUPS, ...config });
+  const test = await startTestDaemon({
+    http: { host: '127.0.0.1', port },
+    sites: API_SITES,
+    groups: API_GROUPS,
+    ...config,
+  });
   const baseUrl = `http://127.0.0.1:${port}`;
   const applications = new Applications({ db: test.db });
   const call: ApiDaemon['call'] = async (method, path, options = {}) => {
@@ -60,20 +70,30 @@ export async function startApiDaemon(config: Record<string, unknown> = {}): Prom
       },
       ...(options.body !== undefined && { body: JSON.stringify(options.body) }),
     });
-    return { status: response.status, headers: response.headers, body: (await response.json()) as Record<string, unknown> & unknown[] };
+    return {
+      status: response.status,
+      headers: response.headers,
+      body: (await response.json()) as Record<string, unknown> & unknown[],
+    };
   };
   return {
     ...test,
     baseUrl,
     jwksUrl: `${baseUrl}/.well-known/jwks.json`,
-    createApp: (...groupIds) => applications.create(loadConfig(test.temp.configPath), { name: `test ${groupIds.join('+')}`, groupIds }),
+    createApp: (...groupIds) =>
+      applications.create(loadConfig(test.temp.configPath), { name: `test ${groupIds.join('+')}`, groupIds }),
     async token(app) {
       const response = await fetch(`${baseUrl}/oauth2/token`, {
         method: 'POST',
-        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: app.clientSecret }),
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: app.clientId,
+          client_secret: app.clientSecret,
+        }),
       });
       const body = (await response.json()) as { access_token?: string };
-      if (response.status !== 200 || !body.access_token) throw new Error(`token request answered ${response.status}: ${JSON.stringify(body)}`);
+      if (response.status !== 200 || !body.access_token)
+        throw new Error(`token request answered ${response.status}: ${JSON.stringify(body)}`);
       return body.access_token;
     },
     call,

@@ -20,10 +20,18 @@ describe('bearer tokens on the API', () => {
   afterAll(() => api.stop());
 
   /** A token with the real claims of `ops`, changed as a forger would, signed as told. */
-  async function forge(options: { claims?: Record<string, unknown>; header?: Record<string, unknown>; key?: Parameters<SignJWT['sign']>[0] } = {}): Promise<string> {
+  async function forge(
+    options: {
+      claims?: Record<string, unknown>;
+      header?: Record<string, unknown>;
+      key?: Parameters<SignJWT['sign']>[0];
+    } = {},
+  ): Promise<string> {
     const signing = keystore.accessTokenSigningKey();
     const claims = { ...decodeJwt(valid), ...options.claims };
-    return new SignJWT(claims).setProtectedHeader({ alg: 'RS256', typ: 'at+jwt', kid: signing.kid, ...options.header }).sign(options.key ?? signing.privateKey);
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: 'RS256', typ: 'at+jwt', kid: signing.kid, ...options.header })
+      .sign(options.key ?? signing.privateKey);
   }
 
   async function expect401(token: string | undefined, reason: RegExp, headers: Record<string, string> = {}) {
@@ -42,7 +50,9 @@ describe('bearer tokens on the API', () => {
   it('401 without a bearer token, with a bare challenge', async () => {
     const missing = await expect401(undefined, /missing bearer token/);
     expect(missing.headers.get('www-authenticate')).toBe('Bearer realm="chargegate"');
-    await expect401(undefined, /missing bearer token/, { authorization: `Basic ${Buffer.from(`${ops.clientId}:${ops.clientSecret}`).toString('base64')}` });
+    await expect401(undefined, /missing bearer token/, {
+      authorization: `Basic ${Buffer.from(`${ops.clientId}:${ops.clientSecret}`).toString('base64')}`,
+    });
   });
 
   it('401 invalid_token for a malformed token', async () => {
@@ -70,17 +80,26 @@ describe('bearer tokens on the API', () => {
   it('401 for a token signed with another key, whatever kid it claims', async () => {
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     await expect401(await forge({ key: privateKey }), /signature invalid/);
-    await expect401(await forge({ key: privateKey, header: { kid: 'token-made-up' } }), /not signed by a published access-token key/);
+    await expect401(
+      await forge({ key: privateKey, header: { kid: 'token-made-up' } }),
+      /not signed by a published access-token key/,
+    );
   });
 
   it('401 for a token signed with the webhook key (published, but not for tokens)', async () => {
     const webhook = keystore.webhookSigningKey();
-    await expect401(await forge({ key: webhook.privateKey, header: { alg: 'PS256', kid: 'sign' } }), /algorithm not allowed|not signed by a published/);
+    await expect401(
+      await forge({ key: webhook.privateKey, header: { alg: 'PS256', kid: 'sign' } }),
+      /algorithm not allowed|not signed by a published/,
+    );
   });
 
   it('401 for HS256 keyed with the public key (algorithm confusion)', async () => {
     const publicJwk = keystore.jwks('token').keys[0]!;
-    await expect401(await forge({ key: new TextEncoder().encode(JSON.stringify(publicJwk)), header: { alg: 'HS256' } }), /algorithm not allowed/);
+    await expect401(
+      await forge({ key: new TextEncoder().encode(JSON.stringify(publicJwk)), header: { alg: 'HS256' } }),
+      /algorithm not allowed/,
+    );
   });
 
   it('401 for another issuer, another audience, or not an access token', async () => {
@@ -101,7 +120,10 @@ describe('bearer tokens on the API', () => {
 
   it('403 insufficient_scope when the groups lack the permission', async () => {
     const viewer = await api.token(api.createApp('viewer-s1'));
-    const response = await api.call('POST', '/charge-points/CP001-A/start', { token: viewer, body: { connectorId: 1, idTag: 'TAG' } });
+    const response = await api.call('POST', '/charge-points/CP001-A/start', {
+      token: viewer,
+      body: { connectorId: 1, idTag: 'TAG' },
+    });
     expect(response.status).toBe(403);
     expect(response.body).toMatchObject({ error: 'insufficient_scope' });
     expect(response.headers.get('www-authenticate')).toBe(
@@ -111,10 +133,16 @@ describe('bearer tokens on the API', () => {
 
   it('403 for a charge point outside the groups, 404 for one that does not exist', async () => {
     const stationApp = await api.token(api.createApp('station-cp002'));
-    const outside = await api.call('POST', '/charge-points/CP001-A/start', { token: stationApp, body: { connectorId: 1, idTag: 'TAG' } });
+    const outside = await api.call('POST', '/charge-points/CP001-A/start', {
+      token: stationApp,
+      body: { connectorId: 1, idTag: 'TAG' },
+    });
     expect(outside.status).toBe(403);
     expect(outside.body).toMatchObject({ error: 'forbidden' });
-    const missing = await api.call('POST', '/charge-points/NOPE/start', { token: stationApp, body: { connectorId: 1, idTag: 'TAG' } });
+    const missing = await api.call('POST', '/charge-points/NOPE/start', {
+      token: stationApp,
+      body: { connectorId: 1, idTag: 'TAG' },
+    });
     expect(missing.status).toBe(404);
   });
 

@@ -17,7 +17,10 @@ describe('charge-points API with real stations', () => {
   let cp001: SimulatedStation;
   let token: string;
 
-  const webhooks = (eventType: string) => receiver.requests.map((r) => r.json<{ eventType: string; payload: Record<string, unknown> }>()).filter((e) => e.eventType === eventType);
+  const webhooks = (eventType: string) =>
+    receiver.requests
+      .map((r) => r.json<{ eventType: string; payload: Record<string, unknown> }>())
+      .filter((e) => e.eventType === eventType);
 
   beforeAll(async () => {
     receiver = await startReceiver();
@@ -54,8 +57,10 @@ describe('charge-points API with real stations', () => {
     await receiver.close();
   });
 
-  const start = (chargePointId: string, body: unknown) => api.call('POST', `/charge-points/${chargePointId}/start`, { token, body });
-  const stop = (chargePointId: string, body: unknown) => api.call('POST', `/charge-points/${chargePointId}/stop`, { token, body });
+  const start = (chargePointId: string, body: unknown) =>
+    api.call('POST', `/charge-points/${chargePointId}/start`, { token, body });
+  const stop = (chargePointId: string, body: unknown) =>
+    api.call('POST', `/charge-points/${chargePointId}/stop`, { token, body });
 
   it('remote start makes the station start a transaction, and its StartTransaction reaches the outbox and the partner; remote stop likewise', async () => {
     const listed = await api.call('GET', '/charge-points', { token });
@@ -75,33 +80,55 @@ describe('charge-points API with real stations', () => {
     expect(api.events('StartTransaction')).toEqual([
       expect.objectContaining({
         siteId: 's1',
-        payload: expect.objectContaining({ chargePointId: 'CP001-A', connectorId: 1, idTag: 'API-TAG', transactionId: transaction.transactionId }),
+        payload: expect.objectContaining({
+          chargePointId: 'CP001-A',
+          connectorId: 1,
+          idTag: 'API-TAG',
+          transactionId: transaction.transactionId,
+        }),
       }),
     ]);
     await receiver.waitFor(() => webhooks('StartTransaction').length === 1);
-    expect(webhooks('StartTransaction')[0]!.payload).toMatchObject({ stationId: 'CP001', chargePointId: 'CP001-A', transactionId: transaction.transactionId });
+    expect(webhooks('StartTransaction')[0]!.payload).toMatchObject({
+      stationId: 'CP001',
+      chargePointId: 'CP001-A',
+      transactionId: transaction.transactionId,
+    });
     // The partner can verify what it received with the published `sign` key.
     expect(await new JwksWebhookVerifier(api.jwksUrl).verify(receiver.requests[0]!)).toBe('sign');
 
     const busy = await api.call('GET', '/charge-points', { token });
-    expect((busy.body as unknown as Array<{ chargePointId: string; connectors: unknown[] }>).find((cp) => cp.chargePointId === 'CP001-A')!.connectors).toEqual([
-      expect.objectContaining({ connectorId: 1, transactionId: transaction.transactionId }),
-    ]);
+    expect(
+      (busy.body as unknown as Array<{ chargePointId: string; connectors: unknown[] }>).find(
+        (cp) => cp.chargePointId === 'CP001-A',
+      )!.connectors,
+    ).toEqual([expect.objectContaining({ connectorId: 1, transactionId: transaction.transactionId })]);
 
     const stopped = await stop('CP001-A', { transactionId: transaction.transactionId });
     expect(stopped.status).toBe(202);
     await cp001.nextRemoteStop();
-    expect(api.events('StopTransaction')).toEqual([expect.objectContaining({ payload: expect.objectContaining({ transactionId: transaction.transactionId, reason: 'Remote' }) })]);
+    expect(api.events('StopTransaction')).toEqual([
+      expect.objectContaining({
+        payload: expect.objectContaining({ transactionId: transaction.transactionId, reason: 'Remote' }),
+      }),
+    ]);
     await receiver.waitFor(() => webhooks('StopTransaction').length === 1);
-    expect(webhooks('StopTransaction')[0]!.payload).toMatchObject({ transactionId: transaction.transactionId, reason: 'Remote' });
+    expect(webhooks('StopTransaction')[0]!.payload).toMatchObject({
+      transactionId: transaction.transactionId,
+      reason: 'Remote',
+    });
 
     const again = await stop('CP001-A', { transactionId: transaction.transactionId });
     expect(again.status).toBe(409);
     expect(again.body).toMatchObject({ error: 'transaction_stopped' });
 
     const metrics = await (await fetch(`${api.baseUrl}/metrics`)).text();
-    expect(metrics).toContain('chargegate_api_requests_total{method="POST",route="/charge-points/:chargePointId/start",status="202"} 1');
-    expect(metrics).toContain('chargegate_api_requests_total{method="POST",route="/charge-points/:chargePointId/stop",status="409"} 1');
+    expect(metrics).toContain(
+      'chargegate_api_requests_total{method="POST",route="/charge-points/:chargePointId/start",status="202"} 1',
+    );
+    expect(metrics).toContain(
+      'chargegate_api_requests_total{method="POST",route="/charge-points/:chargePointId/stop",status="409"} 1',
+    );
   });
 
   it('409 when the station rejects, 502 on a CALLERROR, 504 when it does not answer, 503 once it is gone', async () => {
@@ -136,7 +163,11 @@ describe('charge-points API with real stations', () => {
     const bad = await start('CP001-A', { connectorId: 'one', extra: true });
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ error: 'invalid_request' });
-    expect((bad.body.problems as Array<{ path: string }>).map((p) => p.path).sort()).toEqual(['(top level)', 'connectorId', 'idTag']);
+    expect((bad.body.problems as Array<{ path: string }>).map((p) => p.path).sort()).toEqual([
+      '(top level)',
+      'connectorId',
+      'idTag',
+    ]);
 
     const notJson = await fetch(`${api.baseUrl}/charge-points/CP001-A/start`, {
       method: 'POST',
@@ -164,7 +195,9 @@ describe('charge-points API with real stations', () => {
   it('finds a charge point directly as the list shows it: configured, Modbus-metered (no remote commands) and of a station paired from the CLI', async () => {
     // `chargegate station pair` in its own process: a station the config does not list. (A write on this process's
     // own connection would wait on the in-process daemon's open group commit, which the same event loop must finish.)
-    expect((await runCliJson(['station', 'pair', 'CP009', '--site', 's2', '--config', api.temp.configPath])).code).toBe(0);
+    expect((await runCliJson(['station', 'pair', 'CP009', '--site', 's2', '--config', api.temp.configPath])).code).toBe(
+      0,
+    );
     const site = new Site({ db: api.db, config: () => loadConfig(api.temp.configPath) });
     const cp009 = await api.connect('CP009');
     await cp009.boot();
@@ -172,7 +205,8 @@ describe('charge-points API with real stations', () => {
 
     const listed = (await api.call('GET', '/charge-points', { token })).body as unknown as ChargePointView[];
     expect(listed.map((cp) => cp.chargePointId)).toEqual(['CP001-A', 'CP001-B', 'CP002-A', 'CP009', 'MB-1']);
-    for (const chargePoint of listed) expect(site.connectors.chargePoint(chargePoint.chargePointId)).toEqual(chargePoint);
+    for (const chargePoint of listed)
+      expect(site.connectors.chargePoint(chargePoint.chargePointId)).toEqual(chargePoint);
     expect(site.connectors.chargePoint('NOPE')).toBeUndefined();
 
     const metered = await start('MB-1', { connectorId: 1, idTag: 'API-TAG' });

@@ -7,7 +7,15 @@ import { freePort } from '../support/free-port.js';
 import { API_GROUPS, API_SITES, startApiDaemon, type ApiDaemon } from './api-harness.js';
 
 interface EventPage {
-  events: Array<{ cursor: string; eventId: string; eventType: string; siteId: string; timestamp: string; occurredAt: string; payload: Record<string, unknown> }>;
+  events: Array<{
+    cursor: string;
+    eventId: string;
+    eventType: string;
+    siteId: string;
+    timestamp: string;
+    occurredAt: string;
+    payload: Record<string, unknown>;
+  }>;
   cursor: string;
 }
 interface TransactionJson {
@@ -52,7 +60,8 @@ describe('history API: GET /events, GET /transactions, GET /charge-points/{id}',
       webhookDelivery: { retryIntervalS: 0.05, maxRetries: 1 },
     });
     putIdTag(api.db, { idTag: 'TAG-1', status: 'Accepted', expiresAt: null, siteId: null });
-    for (const group of ['events-all', 'events-s2', 'ops', 'viewer-s1', 'station-cp002']) apps[group] = api.createApp(group);
+    for (const group of ['events-all', 'events-s2', 'ops', 'viewer-s1', 'station-cp002'])
+      apps[group] = api.createApp(group);
     cp001 = await api.connect('CP001');
     await cp001.boot();
     cp002 = await api.connect('CP002');
@@ -63,20 +72,33 @@ describe('history API: GET /events, GET /transactions, GET /charge-points/{id}',
       const startedAt = new Date(Date.parse('2026-10-29T08:00:00Z') + day * DAY_MS);
       const stoppedAt = new Date(startedAt.getTime() + 2 * 3_600_000);
       const id = await cp001.startTransaction({ connectorId: 1, idTag: 'TAG-1', meterStart: wh, timestamp: startedAt });
-      await cp001.stopTransaction({ transactionId: id, meterStop: wh + 1000, reason: 'EVDisconnected', timestamp: stoppedAt });
+      await cp001.stopTransaction({
+        transactionId: id,
+        meterStop: wh + 1000,
+        reason: 'EVDisconnected',
+        timestamp: stoppedAt,
+      });
       sessions.push({ id, startedAt, stoppedAt, whStart: wh, whStop: wh + 1000 });
       wh += 1000;
     }
     // An open one on the other site.
-    await cp002.startTransaction({ connectorId: 1, idTag: 'TAG-1', meterStart: 5000, timestamp: new Date('2026-11-15T10:00:00Z') });
+    await cp002.startTransaction({
+      connectorId: 1,
+      idTag: 'TAG-1',
+      meterStart: 5000,
+      timestamp: new Date('2026-11-15T10:00:00Z'),
+    });
   }, 120_000);
   afterAll(() => api.stop());
 
-  const get = <T>(path: string, token: string) => api.call('GET', path, { token }) as Promise<{ status: number; body: T }>;
+  const get = <T>(path: string, token: string) =>
+    api.call('GET', path, { token }) as Promise<{ status: number; body: T }>;
 
   it('a partner back from an outage pages through GET /events and gets every committed event, in order, as its webhook would have', async () => {
     const token = await api.token(apps['events-all']!);
-    const committed = api.db.prepare('SELECT seq, event_id, event_type, site_id, payload FROM events ORDER BY seq').all() as Array<{
+    const committed = api.db
+      .prepare('SELECT seq, event_id, event_type, site_id, payload FROM events ORDER BY seq')
+      .all() as Array<{
       seq: number;
       event_id: string;
       event_type: string;
@@ -97,8 +119,20 @@ describe('history API: GET /events, GET /transactions, GET /charge-points/{id}',
     expect(seen.map((e) => e.eventId)).toEqual(committed.map((c) => c.event_id));
     expect(seen.map((e) => e.cursor)).toEqual(committed.map((c) => String(c.seq)));
     for (const [i, event] of seen.entries()) {
-      expect(Object.keys(event)).toEqual(['cursor', 'eventId', 'eventType', 'siteId', 'timestamp', 'occurredAt', 'payload']);
-      expect(event).toMatchObject({ eventType: committed[i]!.event_type, siteId: committed[i]!.site_id, payload: JSON.parse(committed[i]!.payload) as object });
+      expect(Object.keys(event)).toEqual([
+        'cursor',
+        'eventId',
+        'eventType',
+        'siteId',
+        'timestamp',
+        'occurredAt',
+        'payload',
+      ]);
+      expect(event).toMatchObject({
+        eventType: committed[i]!.event_type,
+        siteId: committed[i]!.site_id,
+        payload: JSON.parse(committed[i]!.payload) as object,
+      });
     }
     // The station's own time, as in the webhook.
     const firstStart = seen.find((e) => e.eventType === 'StartTransaction')!;
@@ -107,7 +141,11 @@ describe('history API: GET /events, GET /transactions, GET /charge-points/{id}',
     expect((await get<EventPage>(`/events?after=${after}`, token)).body).toEqual({ events: [], cursor: after });
     // Every webhook delivery dead-lettered during the outage: the catch-up needed no replay.
     const undelivered = () => api.db.prepare('SELECT state, COUNT(*) AS n FROM deliveries GROUP BY state').all();
-    await eventually(() => JSON.stringify(undelivered()) === JSON.stringify([{ state: 'dead', n: committed.length }]), 30_000, 'every delivery dead');
+    await eventually(
+      () => JSON.stringify(undelivered()) === JSON.stringify([{ state: 'dead', n: committed.length }]),
+      30_000,
+      'every delivery dead',
+    );
   });
 
   it("GET /events shows only what the application's groups reach, and needs events:read", async () => {
@@ -145,12 +183,24 @@ describe('history API: GET /events, GET /transactions, GET /charge-points/{id}',
       expect(answer.status).toBe(400);
       return answer.body;
     };
-    expect(await refused(`from=${encodeURIComponent('9999-12-31T23:00:00-05:00')}`)).toMatchObject({ error: 'invalid_request', problems: [{ path: 'from' }] });
-    expect(await refused(`to=${encodeURIComponent('0000-01-01T00:30:00+01:00')}`)).toMatchObject({ error: 'invalid_request', problems: [{ path: 'to' }] });
+    expect(await refused(`from=${encodeURIComponent('9999-12-31T23:00:00-05:00')}`)).toMatchObject({
+      error: 'invalid_request',
+      problems: [{ path: 'from' }],
+    });
+    expect(await refused(`to=${encodeURIComponent('0000-01-01T00:30:00+01:00')}`)).toMatchObject({
+      error: 'invalid_request',
+      problems: [{ path: 'to' }],
+    });
     // The bounds themselves: nothing starts after the last instant, everything before it.
     const all = await get<TransactionJson[]>('/transactions', token);
-    expect((await get<TransactionJson[]>(`/transactions?from=${encodeURIComponent('9999-12-31T23:59:59.999Z')}`, token)).body).toEqual([]);
-    const before = await get<TransactionJson[]>(`/transactions?from=0000-01-01T00:00:00Z&to=${encodeURIComponent('9999-12-31T23:59:59.999Z')}`, token);
+    expect(
+      (await get<TransactionJson[]>(`/transactions?from=${encodeURIComponent('9999-12-31T23:59:59.999Z')}`, token))
+        .body,
+    ).toEqual([]);
+    const before = await get<TransactionJson[]>(
+      `/transactions?from=0000-01-01T00:00:00Z&to=${encodeURIComponent('9999-12-31T23:59:59.999Z')}`,
+      token,
+    );
     expect(before.body).toEqual(all.body);
     expect(all.body).toHaveLength(34);
   });
@@ -238,17 +288,26 @@ describe('GET /transactions on a long history', () => {
       }
     })();
     allIds = api.db.prepare<[], number>('SELECT id FROM transactions ORDER BY id').pluck().all();
-    cp002Ids = api.db.prepare<[], number>("SELECT id FROM transactions WHERE station_id = 'CP002' ORDER BY id").pluck().all();
+    cp002Ids = api.db
+      .prepare<[], number>("SELECT id FROM transactions WHERE station_id = 'CP002' ORDER BY id")
+      .pluck()
+      .all();
     expect(allIds).toHaveLength(ROWS);
     expect(cp002Ids).toHaveLength(8);
   });
   afterAll(() => api.stop());
 
-  const list = (path: string, token: string) => api.call('GET', path, { token }) as Promise<{ status: number; body: TransactionJson[] }>;
+  const list = (path: string, token: string) =>
+    api.call('GET', path, { token }) as Promise<{ status: number; body: TransactionJson[] }>;
 
-  /** The statements on transactions the daemon (in this process, through the same better-sqlite3) runs while fn runs. */
+  /**
+   * The statements on transactions the daemon (in this process, through the same better-sqlite3) runs while fn runs.
+   */
   async function transactionQueriesDuring<T>(fn: () => Promise<T>): Promise<{ result: T; queries: number }> {
-    const statementPrototype = Object.getPrototypeOf(api.db.prepare('SELECT 1')) as { all: () => unknown[]; iterate: () => Iterable<unknown> };
+    const statementPrototype = Object.getPrototypeOf(api.db.prepare('SELECT 1')) as {
+      all: () => unknown[];
+      iterate: () => Iterable<unknown>;
+    };
     const all = vi.spyOn(statementPrototype, 'all');
     const iterate = vi.spyOn(statementPrototype, 'iterate');
     try {
@@ -267,7 +326,9 @@ describe('GET /transactions on a long history', () => {
     const queriesPerRequest: number[] = [];
     let after = 0;
     for (;;) {
-      const { result: page, queries } = await transactionQueriesDuring(() => list(`/transactions?limit=1&after=${after}`, token));
+      const { result: page, queries } = await transactionQueriesDuring(() =>
+        list(`/transactions?limit=1&after=${after}`, token),
+      );
       expect(page.status).toBe(200);
       queriesPerRequest.push(queries);
       if (page.body.length === 0) return { ids, queriesPerRequest };
@@ -283,19 +344,27 @@ describe('GET /transactions on a long history', () => {
   });
 
   it('a charge point, a site and the company each get their own rows, one query per page', async () => {
-    const cp001B = api.db.prepare<[], number>("SELECT id FROM transactions WHERE charge_point_id = 'CP001-B' ORDER BY id").pluck().all();
+    const cp001B = api.db
+      .prepare<[], number>("SELECT id FROM transactions WHERE charge_point_id = 'CP001-B' ORDER BY id")
+      .pluck()
+      .all();
     const token = await api.token(apps['only-cp001-b']!);
-    const { result: page, queries } = await transactionQueriesDuring(() => list(`/transactions?limit=10000&after=${cp001B[99]}`, token));
+    const { result: page, queries } = await transactionQueriesDuring(() =>
+      list(`/transactions?limit=10000&after=${cp001B[99]}`, token),
+    );
     expect(page.body.map((t) => t.transactionId)).toEqual(cp001B.slice(100, 10_100));
     expect(queries).toBe(1);
-    // Site s1 holds all but CP002's rows; the one open transaction, the last, is CP002's: status filters in the same query.
+    // Site s1 holds all but CP002's rows; the one open transaction, the last, is CP002's: status filters in the same
+    // query.
     const s1Token = await api.token(apps['viewer-s1']!);
     const site = await transactionQueriesDuring(() => list('/transactions?limit=5', s1Token));
     expect(site.result.body.map((t) => t.transactionId)).toEqual(allIds.slice(3, 8));
     expect(site.queries).toBe(1);
     expect((await list('/transactions?status=open', s1Token)).body).toEqual([]);
     const stationToken = await api.token(apps['station-cp002']!);
-    expect((await list('/transactions?status=open', stationToken)).body.map((t) => t.transactionId)).toEqual([allIds.at(-1)]);
+    expect((await list('/transactions?status=open', stationToken)).body.map((t) => t.transactionId)).toEqual([
+      allIds.at(-1),
+    ]);
     const opsToken = await api.token(apps.ops!);
     const company = await transactionQueriesDuring(() => list(`/transactions?limit=3&after=${allIds[1]}`, opsToken));
     expect(company.queries).toBe(1);

@@ -17,7 +17,10 @@ const GROUPS = [
 
 describe('HTTP over TLS; status behind status:read on a LAN listener (contract section 8)', () => {
   it('serves HTTPS; /, status.json and /metrics need a status:read token on a non-loopback listener, /health does not; publicStatus opens them', async () => {
-    const { certificate, privateKey } = await createGatewayCertificate({ names: ['localhost', '127.0.0.1'], validDays: 1 });
+    const { certificate, privateKey } = await createGatewayCertificate({
+      names: ['localhost', '127.0.0.1'],
+      validDays: 1,
+    });
     const port = await freePort();
     const http = { host: '0.0.0.0', port, issuer: `https://127.0.0.1:${port}` };
     const dir = tempDirForTest('tls');
@@ -29,13 +32,21 @@ describe('HTTP over TLS; status behind status:read on a LAN listener (contract s
 
     const dispatcher = new Agent({ connect: { ca: certificate } });
     const base = `https://127.0.0.1:${port}`;
-    const get = (route: string, token?: string) => fetch(`${base}${route}`, { dispatcher, headers: token ? { authorization: `Bearer ${token}` } : {} });
+    const get = (route: string, token?: string) =>
+      fetch(`${base}${route}`, { dispatcher, headers: token ? { authorization: `Bearer ${token}` } : {} });
     const tokenFor = async (groupId: string): Promise<string> => {
-      const app = new Applications({ db: t.db }).create(loadConfig(t.temp.configPath), { name: groupId, groupIds: [groupId] });
+      const app = new Applications({ db: t.db }).create(loadConfig(t.temp.configPath), {
+        name: groupId,
+        groupIds: [groupId],
+      });
       const response = await fetch(`${base}/oauth2/token`, {
         dispatcher,
         method: 'POST',
-        body: new URLSearchParams({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: app.clientSecret }),
+        body: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: app.clientId,
+          client_secret: app.clientSecret,
+        }),
       });
       expect(response.status).toBe(200);
       return ((await response.json()) as { access_token: string }).access_token;
@@ -50,7 +61,8 @@ describe('HTTP over TLS; status behind status:read on a LAN listener (contract s
     expect((await get('/status.css')).status).toBe(200);
 
     const monitoring = await tokenFor('monitoring');
-    for (const route of ['/', '/status.json', '/metrics']) expect({ route, status: (await get(route, monitoring)).status }).toEqual({ route, status: 200 });
+    for (const route of ['/', '/status.json', '/metrics'])
+      expect({ route, status: (await get(route, monitoring)).status }).toEqual({ route, status: 200 });
     const viewer = await tokenFor('viewer');
     const refused = await get('/status.json', viewer);
     expect(refused.status).toBe(403);
@@ -66,7 +78,9 @@ describe('HTTP over TLS; status behind status:read on a LAN listener (contract s
     const t = await daemonForTest({});
     const response = await fetch(`http://127.0.0.1:${t.daemon.httpPort}/status.json`);
     expect(response.status).toBe(200);
-    t.temp.write({ http: { host: '127.0.0.1', port: 0, tls: { cert: '/nonexistent/http.crt', key: '/nonexistent/http.key' } } });
+    t.temp.write({
+      http: { host: '127.0.0.1', port: 0, tls: { cert: '/nonexistent/http.crt', key: '/nonexistent/http.key' } },
+    });
     const checked = await runCli(['check-config', '--config', t.temp.configPath]);
     expect(checked.code).toBe(2);
     expect(checked.stderr).toContain('http.tls.cert: cannot read /nonexistent/http.crt: ENOENT');

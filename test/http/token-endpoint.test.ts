@@ -20,7 +20,10 @@ describe('POST /oauth2/token', () => {
 
   /** openid-client against our RFC 8414 metadata; http:// is allowed only because the test runs on loopback. */
   const discover = (auth: client.ClientAuth, credentials = app) =>
-    client.discovery(new URL(api.baseUrl), credentials.clientId, undefined, auth, { algorithm: 'oauth2', execute: [client.allowInsecureRequests] });
+    client.discovery(new URL(api.baseUrl), credentials.clientId, undefined, auth, {
+      algorithm: 'oauth2',
+      execute: [client.allowInsecureRequests],
+    });
 
   beforeAll(async () => {
     api = await startApiDaemon();
@@ -38,7 +41,12 @@ describe('POST /oauth2/token', () => {
       algorithms: ['RS256'],
     });
     expect(protectedHeader.kid).toMatch(/^token-/);
-    expect(payload).toMatchObject({ sub: clientId, client_id: clientId, scope: 'charge-points:control charge-points:read', groups: ['ops'] });
+    expect(payload).toMatchObject({
+      sub: clientId,
+      client_id: clientId,
+      scope: 'charge-points:control charge-points:read',
+      groups: ['ops'],
+    });
     expect(payload.exp! - payload.iat!).toBe(900);
     expect(payload.jti).toMatch(/^[0-9a-f-]{36}$/);
   }
@@ -58,7 +66,9 @@ describe('POST /oauth2/token', () => {
   });
 
   it('answers exactly the interface fields with Cache-Control: no-store', async () => {
-    const response = await post(form({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: app.clientSecret }));
+    const response = await post(
+      form({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: app.clientSecret }),
+    );
     expect(response.status).toBe(200);
     expect(response.headers.get('cache-control')).toBe('no-store');
     const body = (await response.json()) as Record<string, unknown>;
@@ -76,19 +86,26 @@ describe('POST /oauth2/token', () => {
   });
 
   it('accepts Basic and body credentials together when they agree, refuses them with invalid_request when they differ', async () => {
-    const agree = await post(form({ grant_type: 'client_credentials', client_id: app.clientId }), { authorization: basic(app.clientId, app.clientSecret) });
-    expect(agree.status).toBe(200);
-    const other = api.createApp('viewer-s1');
-    const differ = await post(form({ grant_type: 'client_credentials', client_id: other.clientId, client_secret: other.clientSecret }), {
+    const agree = await post(form({ grant_type: 'client_credentials', client_id: app.clientId }), {
       authorization: basic(app.clientId, app.clientSecret),
     });
+    expect(agree.status).toBe(200);
+    const other = api.createApp('viewer-s1');
+    const differ = await post(
+      form({ grant_type: 'client_credentials', client_id: other.clientId, client_secret: other.clientSecret }),
+      {
+        authorization: basic(app.clientId, app.clientSecret),
+      },
+    );
     expect(differ.status).toBe(400);
     expect(await differ.json()).toMatchObject({ error: 'invalid_request' });
     expect(differ.headers.get('cache-control')).toBe('no-store');
   });
 
   it('refuses wrong or unknown credentials with 401 invalid_client, challenging Basic only when Basic was used', async () => {
-    const wrongBody = await post(form({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: 'wrong' }));
+    const wrongBody = await post(
+      form({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: 'wrong' }),
+    );
     expect(wrongBody.status).toBe(401);
     expect(await wrongBody.json()).toMatchObject({ error: 'invalid_client' });
     expect(wrongBody.headers.get('www-authenticate')).toBeNull();
@@ -98,7 +115,9 @@ describe('POST /oauth2/token', () => {
     expect(wrongBasic.status).toBe(401);
     expect(wrongBasic.headers.get('www-authenticate')).toMatch(/^Basic realm="chargegate"/);
 
-    const unknown = await post(form({ grant_type: 'client_credentials', client_id: 'app-unknown', client_secret: app.clientSecret }));
+    const unknown = await post(
+      form({ grant_type: 'client_credentials', client_id: 'app-unknown', client_secret: app.clientSecret }),
+    );
     expect(unknown.status).toBe(401);
     const none = await post(form({ grant_type: 'client_credentials' }));
     expect(none.status).toBe(401);
@@ -106,26 +125,42 @@ describe('POST /oauth2/token', () => {
 
     // openid-client surfaces the 401 as the Basic challenge it carries.
     const config = await discover(client.ClientSecretBasic('wrong'));
-    await expect(client.clientCredentialsGrant(config)).rejects.toMatchObject({ status: 401, cause: [expect.objectContaining({ scheme: 'basic' })] });
+    await expect(client.clientCredentialsGrant(config)).rejects.toMatchObject({
+      status: 401,
+      cause: [expect.objectContaining({ scheme: 'basic' })],
+    });
   });
 
   it('narrows a token to the scope asked for (openid-client through OpenID discovery); a scope beyond the groups is invalid_scope', async () => {
     // OpenID Connect discovery reads /.well-known/openid-configuration: the same metadata as RFC 8414's.
     const metadata = async (path: string) => (await fetch(`${api.baseUrl}${path}`)).json();
-    expect(await metadata('/.well-known/openid-configuration')).toEqual(await metadata('/.well-known/oauth-authorization-server'));
-    const config = await client.discovery(new URL(api.baseUrl), app.clientId, undefined, client.ClientSecretPost(app.clientSecret), {
-      algorithm: 'oidc',
-      execute: [client.allowInsecureRequests],
-    });
+    expect(await metadata('/.well-known/openid-configuration')).toEqual(
+      await metadata('/.well-known/oauth-authorization-server'),
+    );
+    const config = await client.discovery(
+      new URL(api.baseUrl),
+      app.clientId,
+      undefined,
+      client.ClientSecretPost(app.clientSecret),
+      {
+        algorithm: 'oidc',
+        execute: [client.allowInsecureRequests],
+      },
+    );
     const narrow = await client.clientCredentialsGrant(config, { scope: 'charge-points:read' });
     expect(narrow.scope).toBe('charge-points:read');
     expect((await api.call('GET', '/charge-points', { token: narrow.access_token })).status).toBe(200);
-    const start = await api.call('POST', '/charge-points/CP001-A/start', { token: narrow.access_token, body: { connectorId: 1, idTag: 'T' } });
+    const start = await api.call('POST', '/charge-points/CP001-A/start', {
+      token: narrow.access_token,
+      body: { connectorId: 1, idTag: 'T' },
+    });
     expect(start.status).toBe(403);
     expect(start.body).toMatchObject({ error: 'insufficient_scope' });
 
     for (const scope of ['events:read', 'charge-points:read events:read', '', 'nonsense']) {
-      const response = await post(form({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: app.clientSecret, scope }));
+      const response = await post(
+        form({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: app.clientSecret, scope }),
+      );
       expect(response.status, `scope "${scope}"`).toBe(400);
       expect(await response.json()).toMatchObject({ error: 'invalid_scope' });
     }
@@ -134,7 +169,13 @@ describe('POST /oauth2/token', () => {
   it('app rotate-secret: the new secret works at once, the old one until its grace ends, then invalid_client', async () => {
     const partner = api.createApp('viewer-s1');
     const rotate = (...args: string[]) =>
-      runCliJson<{ clientId: string; clientSecret: string; previousValidUntil: string | null }>(['app', 'rotate-secret', ...args, '--config', api.temp.configPath]);
+      runCliJson<{ clientId: string; clientSecret: string; previousValidUntil: string | null }>([
+        'app',
+        'rotate-secret',
+        ...args,
+        '--config',
+        api.temp.configPath,
+      ]);
     const rotated = await rotate(partner.clientId, '--grace', '3');
     expect(rotated.code).toBe(0);
     expect(Object.keys(rotated.data)).toEqual(['clientId', 'clientSecret', 'previousValidUntil']);
@@ -144,7 +185,9 @@ describe('POST /oauth2/token', () => {
     await api.token(partner);
     const graceEnds = Date.parse(rotated.data.previousValidUntil!);
     await new Promise((resolve) => setTimeout(resolve, graceEnds - Date.now() + 200));
-    const late = await post(form({ grant_type: 'client_credentials', client_id: partner.clientId, client_secret: partner.clientSecret }));
+    const late = await post(
+      form({ grant_type: 'client_credentials', client_id: partner.clientId, client_secret: partner.clientSecret }),
+    );
     expect(late.status).toBe(401);
     expect(await late.json()).toMatchObject({ error: 'invalid_client' });
     await api.token(withNew);
@@ -152,32 +195,55 @@ describe('POST /oauth2/token', () => {
     // --grace 0: the previous secret stops at once; mistakes are usage errors.
     const immediate = await rotate(partner.clientId, '--grace', '0');
     expect(immediate.data.previousValidUntil).toBeNull();
-    expect((await post(form({ grant_type: 'client_credentials', client_id: partner.clientId, client_secret: withNew.clientSecret }))).status).toBe(401);
+    expect(
+      (
+        await post(
+          form({ grant_type: 'client_credentials', client_id: partner.clientId, client_secret: withNew.clientSecret }),
+        )
+      ).status,
+    ).toBe(401);
     expect((await rotate('app-nobody')).code).toBe(1);
     // A bad option value is commander's usage error; with --json it is still one JSON document.
     expect(await rotate(partner.clientId, '--grace', 'soon')).toMatchObject({
       code: 2,
-      data: { error: "option '--grace <seconds>' argument 'soon' is invalid. expected a whole number of at least 0 and at most 31536000" },
+      data: {
+        error:
+          "option '--grace <seconds>' argument 'soon' is invalid. expected a whole number of at least 0 and at most 31536000",
+      },
     });
   });
 
   it('refuses other grant types with unsupported_grant_type and malformed requests with invalid_request', async () => {
-    const password = await post(form({ grant_type: 'password', client_id: app.clientId, client_secret: app.clientSecret }));
+    const password = await post(
+      form({ grant_type: 'password', client_id: app.clientId, client_secret: app.clientSecret }),
+    );
     expect(password.status).toBe(400);
     expect(await password.json()).toMatchObject({ error: 'unsupported_grant_type' });
 
     const cases: Array<[string, RequestInit]> = [
       ['no grant_type', { body: form({ client_id: app.clientId, client_secret: app.clientSecret }) }],
       ['repeated parameter', { body: 'grant_type=client_credentials&grant_type=client_credentials' }],
-      ['JSON body', { body: JSON.stringify({ grant_type: 'client_credentials' }), headers: { 'content-type': 'application/json' } }],
+      [
+        'JSON body',
+        { body: JSON.stringify({ grant_type: 'client_credentials' }), headers: { 'content-type': 'application/json' } },
+      ],
       ['no body', {}],
       ['body over the limit', { body: `grant_type=client_credentials&padding=${'a'.repeat(70_000)}` }],
     ];
     for (const [what, init] of cases) {
-      const headers = init.headers ?? (typeof init.body === 'string' ? { 'content-type': 'application/x-www-form-urlencoded' } : undefined);
-      const response = await fetch(`${api.baseUrl}/oauth2/token`, { method: 'POST', ...init, ...(headers && { headers }) });
+      const headers =
+        init.headers ??
+        (typeof init.body === 'string' ? { 'content-type': 'application/x-www-form-urlencoded' } : undefined);
+      const response = await fetch(`${api.baseUrl}/oauth2/token`, {
+        method: 'POST',
+        ...init,
+        ...(headers && { headers }),
+      });
       expect(response.status, what).toBe(400);
-      expect(await response.json(), what).toMatchObject({ error: 'invalid_request', error_description: expect.any(String) });
+      expect(await response.json(), what).toMatchObject({
+        error: 'invalid_request',
+        error_description: expect.any(String),
+      });
       expect(response.headers.get('cache-control'), what).toBe('no-store');
     }
   });
@@ -185,17 +251,30 @@ describe('POST /oauth2/token', () => {
   it('refuses a revoked application', async () => {
     const doomed = api.createApp('ops');
     await api.token(doomed);
-    api.db.prepare('UPDATE applications SET revoked_at = ? WHERE client_id = ?').run(new Date().toISOString(), doomed.clientId);
-    const response = await post(form({ grant_type: 'client_credentials', client_id: doomed.clientId, client_secret: doomed.clientSecret }));
+    api.db
+      .prepare('UPDATE applications SET revoked_at = ? WHERE client_id = ?')
+      .run(new Date().toISOString(), doomed.clientId);
+    const response = await post(
+      form({ grant_type: 'client_credentials', client_id: doomed.clientId, client_secret: doomed.clientSecret }),
+    );
     expect(response.status).toBe(401);
   });
 
   it('refuses an address at once (429, Retry-After) after 10 failed client authentications in a minute, and logs each refusal', async () => {
     // From another loopback address, so the other tests' client on 127.0.0.1 is not refused afterwards.
     const elsewhere = new Agent({ localAddress: '127.0.0.3' });
-    const wrong = form({ grant_type: 'client_credentials', client_id: app.clientId, client_secret: 'guess' }).toString();
+    const wrong = form({
+      grant_type: 'client_credentials',
+      client_id: app.clientId,
+      client_secret: 'guess',
+    }).toString();
     const attempt = () =>
-      request(`${api.baseUrl}/oauth2/token`, { method: 'POST', dispatcher: elsewhere, headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: wrong });
+      request(`${api.baseUrl}/oauth2/token`, {
+        method: 'POST',
+        dispatcher: elsewhere,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: wrong,
+      });
     for (let i = 0; i < 10; i += 1) {
       const response = await attempt();
       await response.body.dump();

@@ -20,11 +20,18 @@ describe('chargegate keys', { timeout: 120_000 }, () => {
     expect(list.stdout).toMatch(/token-\S+ +token +RS256 +signing +token-/);
     expect(list.stdout).not.toContain('PRIVATE');
 
-    const rotated = await runCliJson<{ activatesAt: string; keys: KeyInfo[] }>(['keys', 'rotate', '--config', temp.configPath]);
+    const rotated = await runCliJson<{ activatesAt: string; keys: KeyInfo[] }>([
+      'keys',
+      'rotate',
+      '--config',
+      temp.configPath,
+    ]);
     expect(rotated.code).toBe(0);
     // The default lead: published now, signing in ten minutes; until then another rotation is refused.
     expect(Date.parse(rotated.data.activatesAt) - Date.now()).toBeGreaterThan(590_000);
-    await expect((await openKeystore(loadConfig(temp.configPath))).rotate()).rejects.toThrow('a rotation is already in progress');
+    await expect((await openKeystore(loadConfig(temp.configPath))).rotate()).rejects.toThrow(
+      'a rotation is already in progress',
+    );
   });
 
   it('encrypts the keystore with the passphrase from the configured environment variable and refuses to sign without; list needs none', async () => {
@@ -48,16 +55,13 @@ describe('chargegate keys', { timeout: 120_000 }, () => {
 
   it('tls-cert makes a certificate the OCPP listener serves under security profile 2 and a station trusts', async () => {
     const temp = tempSiteForTest();
-    const made = await runCliJson<{ cert: string; key: string; names: string[]; fingerprintSha256: string; certificate: string }>([
-      'keys',
-      'tls-cert',
-      '--name',
-      '127.0.0.1',
-      '--days',
-      '30',
-      '--config',
-      temp.configPath,
-    ]);
+    const made = await runCliJson<{
+      cert: string;
+      key: string;
+      names: string[];
+      fingerprintSha256: string;
+      certificate: string;
+    }>(['keys', 'tls-cert', '--name', '127.0.0.1', '--days', '30', '--config', temp.configPath]);
     expect(made.code).toBe(0);
     expect(made.data.cert).toBe(path.join(temp.dataDir, 'tls', 'ocpp-cert.pem'));
     expect(statSync(made.data.key).mode & 0o777).toBe(0o600);
@@ -68,8 +72,13 @@ describe('chargegate keys', { timeout: 120_000 }, () => {
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('--force');
 
-    const daemon = await apiDaemonForTest({ ocpp: { host: '127.0.0.1', port: 0, securityProfile: 2, tls: { cert: made.data.cert, key: made.data.key } } });
-    const { password } = new Site({ db: daemon.db, config: () => loadConfig(daemon.temp.configPath) }).stations.pair('CP001', 's1');
+    const daemon = await apiDaemonForTest({
+      ocpp: { host: '127.0.0.1', port: 0, securityProfile: 2, tls: { cert: made.data.cert, key: made.data.key } },
+    });
+    const { password } = new Site({ db: daemon.db, config: () => loadConfig(daemon.temp.configPath) }).stations.pair(
+      'CP001',
+      's1',
+    );
     const station = await daemon.connect('CP001', password, { ca: made.data.certificate });
     expect(await station.boot()).toMatchObject({ status: 'Accepted' });
   });

@@ -1,4 +1,12 @@
-import { constants, createPublicKey, generateKeyPairSync, sign, verify, X509Certificate, type KeyObject } from 'node:crypto';
+import {
+  constants,
+  createPublicKey,
+  generateKeyPairSync,
+  sign,
+  verify,
+  X509Certificate,
+  type KeyObject,
+} from 'node:crypto';
 import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import forge from 'node-forge';
@@ -22,7 +30,11 @@ function stationCsr(commonName: string, privateKey: KeyObject): string {
 }
 
 function pssSign(keystore: Keystore, data: Buffer): Buffer {
-  return sign('sha256', data, { key: keystore.webhookSigningKey().privateKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 });
+  return sign('sha256', data, {
+    key: keystore.webhookSigningKey().privateKey,
+    padding: constants.RSA_PKCS1_PSS_PADDING,
+    saltLength: 32,
+  });
 }
 
 // Every keystore made here generates real RSA 3072/2048 keys: the tests share keystores to keep the CPU cost down.
@@ -57,10 +69,15 @@ describe('keystore', () => {
   });
 
   it('two opens at once on a new data dir (a daemon and a CLI command on a fresh gateway) both use the keys written first', async () => {
-    const [a, b] = await Promise.all([Keystore.open({ dataDir, retiredKeyGraceS: 60, now }), Keystore.open({ dataDir, retiredKeyGraceS: 60, now })]);
+    const [a, b] = await Promise.all([
+      Keystore.open({ dataDir, retiredKeyGraceS: 60, now }),
+      Keystore.open({ dataDir, retiredKeyGraceS: 60, now }),
+    ]);
     expect(a.jwks().keys).toHaveLength(3);
     expect(b.jwks()).toEqual(a.jwks());
-    expect(JSON.parse(readFileSync(file(), 'utf8')).keys.map((k: { id: string }) => k.id)).toEqual(a.list().map((k) => k.id));
+    expect(JSON.parse(readFileSync(file(), 'utf8')).keys.map((k: { id: string }) => k.id)).toEqual(
+      a.list().map((k) => k.id),
+    );
   });
 
   it('rotation: the next key is published before it signs, `sign` switches at activation, each old key stays for its grace', async () => {
@@ -127,17 +144,24 @@ describe('keystore', () => {
   it('encrypts an existing plain keystore once a passphrase is given, keeping its keys; refuses to open it without or with a wrong one', async () => {
     const plain = (await Keystore.open({ dataDir, retiredKeyGraceS: 60, now })).jwks();
     expect(readFileSync(file(), 'utf8')).toContain('BEGIN PRIVATE KEY');
-    expect((await Keystore.open({ dataDir, passphrase: 'correct horse', retiredKeyGraceS: 60, now })).jwks()).toEqual(plain);
+    expect((await Keystore.open({ dataDir, passphrase: 'correct horse', retiredKeyGraceS: 60, now })).jwks()).toEqual(
+      plain,
+    );
     const text = readFileSync(file(), 'utf8');
     expect(text).toContain('ENCRYPTED PRIVATE KEY');
     expect(text).not.toContain('BEGIN PRIVATE KEY');
-    await expect(Keystore.open({ dataDir, retiredKeyGraceS: 60, now })).rejects.toThrow(/encrypted: provide the keystore passphrase/);
-    await expect(Keystore.open({ dataDir, passphrase: 'wrong', retiredKeyGraceS: 60, now })).rejects.toThrow(/wrong keystore passphrase/);
+    await expect(Keystore.open({ dataDir, retiredKeyGraceS: 60, now })).rejects.toThrow(
+      /encrypted: provide the keystore passphrase/,
+    );
+    await expect(Keystore.open({ dataDir, passphrase: 'wrong', retiredKeyGraceS: 60, now })).rejects.toThrow(
+      /wrong keystore passphrase/,
+    );
   });
 
   it('encrypts the station CA key too when a passphrase comes later, and still issues certificates with it', async () => {
     const caCertificate = await (await Keystore.open({ dataDir, retiredKeyGraceS: 60, now })).ensureStationCa();
-    const stored = () => (JSON.parse(readFileSync(file(), 'utf8')) as { stationCa: { privateKey: string } }).stationCa.privateKey;
+    const stored = () =>
+      (JSON.parse(readFileSync(file(), 'utf8')) as { stationCa: { privateKey: string } }).stationCa.privateKey;
     expect(stored()).toContain('BEGIN PRIVATE KEY');
     const encrypted = await Keystore.open({ dataDir, passphrase: 'correct horse', retiredKeyGraceS: 60, now });
     expect(stored()).toContain('ENCRYPTED PRIVATE KEY');
@@ -153,7 +177,9 @@ describe('keystore', () => {
     const before = running.jwks();
     writeFileSync(`${file()}.new`, '{"format":"something else"}', { mode: 0o600 });
     renameSync(`${file()}.new`, file());
-    await expect(Keystore.open({ dataDir, retiredKeyGraceS: 60, now })).rejects.toThrow(/keystore\.json: not a chargegate keystore \(format/);
+    await expect(Keystore.open({ dataDir, retiredKeyGraceS: 60, now })).rejects.toThrow(
+      /keystore\.json: not a chargegate keystore \(format/,
+    );
     expect(running.jwks()).toEqual(before);
     expect(running.webhookSigningKey().kid).toBe('sign');
   });

@@ -52,7 +52,9 @@ describe('key rotation end to end', { timeout: 120_000 }, () => {
     await kidReceiver.close();
   });
 
-  /** A real webhook: the station changes status and the daemon delivers the signed ChargePointStatus (both profiles). */
+  /**
+   * A real webhook: the station changes status and the daemon delivers the signed ChargePointStatus (both profiles).
+   */
   async function webhook(): Promise<ReceivedRequest> {
     const before = receiver.requests.length;
     statusFlip += 1;
@@ -71,7 +73,8 @@ describe('key rotation end to end', { timeout: 120_000 }, () => {
     const partner = new JwksWebhookVerifier(api.jwksUrl);
     // jose re-fetches the JWKS when a token names a kid it has not seen; no cooldown, as a re-fetch on failure.
     const tokenKeys = createRemoteJWKSet(new URL(api.jwksUrl), { cooldownDuration: 0 });
-    const verifyToken = (token: string) => jwtVerify(token, tokenKeys, { issuer: api.baseUrl, audience: api.baseUrl, typ: 'at+jwt' });
+    const verifyToken = (token: string) =>
+      jwtVerify(token, tokenKeys, { issuer: api.baseUrl, audience: api.baseUrl, typ: 'at+jwt' });
 
     // And one that verifies rfc9421 by keyid through jose's kid cache. jose fetches again on an unknown kid at most
     // every cooldownDuration (30 s by default, well inside the default 600 s lead); this test's lead is 8 s.
@@ -85,7 +88,12 @@ describe('key rotation end to end', { timeout: 120_000 }, () => {
     const tokenBefore = await api.token(app);
     await verifyToken(tokenBefore);
 
-    const rotation = await runCliJson<{ activatesAt: string; keys: KeyInfo[] }>(['keys', 'rotate', '--config', api.temp.configPath]);
+    const rotation = await runCliJson<{ activatesAt: string; keys: KeyInfo[] }>([
+      'keys',
+      'rotate',
+      '--config',
+      api.temp.configPath,
+    ]);
     expect(rotation.code).toBe(0);
     const [nextWebhook, nextToken] = rotation.data.keys;
     expect(nextWebhook).toMatchObject({ purpose: 'webhook', state: 'next', jwksKid: nextWebhook!.id });
@@ -103,7 +111,11 @@ describe('key rotation end to end', { timeout: 120_000 }, () => {
     expect(Date.now()).toBeLessThan(Date.parse(rotation.data.activatesAt));
 
     // The switch: `sign` is the new key; the daemon noticed the CLI's rotation without a restart.
-    await eventually(async () => (await signKey()).n === during.find((k) => k.kid === nextWebhook!.id)!.n, (LEAD_S + 5) * 1000, 'the new key to become `sign`');
+    await eventually(
+      async () => (await signKey()).n === during.find((k) => k.kid === nextWebhook!.id)!.n,
+      (LEAD_S + 5) * 1000,
+      'the new key to become `sign`',
+    );
     // The delivery thread picks the new key up within a second or so; until then the old key (still published) signs.
     // The kid-caching partner meets a kid it has not seen, fetches the JWKS once more, and verifies.
     const webhookAfter = await eventually(
@@ -131,7 +143,11 @@ describe('key rotation end to end', { timeout: 120_000 }, () => {
     }
 
     // After the grace period the old webhook key is gone; the old token key stays while its tokens can live.
-    await eventually(async () => !(await jwks()).some((k) => k.kid === oldWebhookId), (GRACE_S + 5) * 1000, 'the old webhook key to leave the JWKS');
+    await eventually(
+      async () => !(await jwks()).some((k) => k.kid === oldWebhookId),
+      (GRACE_S + 5) * 1000,
+      'the old webhook key to leave the JWKS',
+    );
     expect((await jwks()).map((k) => k.kid)).toContain(decodeProtectedHeader(tokenBefore).kid);
     expect((await api.call('GET', '/charge-points', { token: tokenBefore })).status).toBe(200);
     expect(await new JwksWebhookVerifier(api.jwksUrl).verify(webhookBefore)).toBeUndefined();

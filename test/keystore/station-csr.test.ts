@@ -10,7 +10,8 @@ import { tempDirForTest } from '../support/for-test.js';
 import { externalTool } from '../support/meter-simulator.js';
 
 const derOf = (csrPem: string): Buffer => Buffer.from(csrPem.replace(/-----[A-Z ]+-----/g, ''), 'base64');
-const pemOf = (der: Buffer): string => `-----BEGIN CERTIFICATE REQUEST-----\n${der.toString('base64')}\n-----END CERTIFICATE REQUEST-----\n`;
+const pemOf = (der: Buffer): string =>
+  `-----BEGIN CERTIFICATE REQUEST-----\n${der.toString('base64')}\n-----END CERTIFICATE REQUEST-----\n`;
 
 /** The same PEM request with one byte of its signature (the end of the DER) changed. */
 function withSignatureByteFlipped(csrPem: string): string {
@@ -24,7 +25,21 @@ function opensslCertificate(dir: string, commonName: string): string {
   const cert = path.join(dir, 'self-signed.crt');
   execFileSync(
     'openssl',
-    ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', path.join(dir, 'self-signed.key'), '-out', cert, '-days', '1', '-subj', `/CN=${commonName}`],
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      path.join(dir, 'self-signed.key'),
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      `/CN=${commonName}`,
+    ],
     {
       stdio: 'ignore',
     },
@@ -55,9 +70,15 @@ describe.skipIf(!externalTool('openssl', ['version']))('station CSRs', () => {
       const issued = new X509Certificate(pem);
       expect(issued.subject).toBe('CN=EV201');
       expect(issued.publicKey.asymmetricKeyDetails).toEqual(keyDetails);
-      expect(issued.publicKey.export({ type: 'spki', format: 'der' })).toEqual(createPublicKey(key).export({ type: 'spki', format: 'der' }));
+      expect(issued.publicKey.export({ type: 'spki', format: 'der' })).toEqual(
+        createPublicKey(key).export({ type: 'spki', format: 'der' }),
+      );
       expect(issued.keyUsage).toEqual(['1.3.6.1.5.5.7.3.2']); // clientAuth
-      expect(execFileSync('openssl', ['verify', '-purpose', 'sslclient', '-CAfile', caFile, path.join(dir, `${name}.crt`)], { encoding: 'utf8' })).toContain(': OK');
+      expect(
+        execFileSync('openssl', ['verify', '-purpose', 'sslclient', '-CAfile', caFile, path.join(dir, `${name}.crt`)], {
+          encoding: 'utf8',
+        }),
+      ).toContain(': OK');
     }
   });
 
@@ -67,28 +88,66 @@ describe.skipIf(!externalTool('openssl', ['version']))('station CSRs', () => {
     const rsa = opensslKeyAndCsr(dir, 'rsa', 'EV201').csr;
     const refusals: Array<[what: string, csr: string, reason: string | RegExp]> = [
       ['8192 bits, huge exponent (issue 35)', oversizedRsaCsr(rsa), 'an RSA key of 8192 bits: only 2048 to 4096'],
-      ['1024 bits', opensslKeyAndCsr(dir, 'rsa1024', 'EV201', { newKey: 'rsa:1024' }).csr, 'an RSA key of 1024 bits: only 2048 to 4096'],
+      [
+        '1024 bits',
+        opensslKeyAndCsr(dir, 'rsa1024', 'EV201', { newKey: 'rsa:1024' }).csr,
+        'an RSA key of 1024 bits: only 2048 to 4096',
+      ],
       ['4096 bits, huge exponent', oversizedRsaCsr(rsa, 4096), 'an RSA public exponent of 4096 bits: only 65537'],
-      ['exponent 3', opensslKeyAndCsr(dir, 'e3', 'EV201', { keyOptions: ['rsa_keygen_pubexp:3'] }).csr, 'an RSA public exponent 3: only 65537'],
-      ['secp256k1', opensslKeyAndCsr(dir, 'k1', 'EV201', { newKey: 'ec', keyOptions: ['ec_paramgen_curve:secp256k1'] }).csr, 'an EC key on curve secp256k1: only P-256 and P-384'],
-      ['Ed25519', opensslKeyAndCsr(dir, 'ed', 'EV201', { newKey: 'ed25519' }).csr, 'a key of type ed25519: only RSA or EC (P-256, P-384)'],
-      ['SHA-1', opensslKeyAndCsr(dir, 'sha1', 'EV201', { digest: 'sha1' }).csr, /^signature algorithm 1\.2\.840\.113549\.1\.1\.5 not supported/],
+      [
+        'exponent 3',
+        opensslKeyAndCsr(dir, 'e3', 'EV201', { keyOptions: ['rsa_keygen_pubexp:3'] }).csr,
+        'an RSA public exponent 3: only 65537',
+      ],
+      [
+        'secp256k1',
+        opensslKeyAndCsr(dir, 'k1', 'EV201', { newKey: 'ec', keyOptions: ['ec_paramgen_curve:secp256k1'] }).csr,
+        'an EC key on curve secp256k1: only P-256 and P-384',
+      ],
+      [
+        'Ed25519',
+        opensslKeyAndCsr(dir, 'ed', 'EV201', { newKey: 'ed25519' }).csr,
+        'a key of type ed25519: only RSA or EC (P-256, P-384)',
+      ],
+      [
+        'SHA-1',
+        opensslKeyAndCsr(dir, 'sha1', 'EV201', { digest: 'sha1' }).csr,
+        /^signature algorithm 1\.2\.840\.113549\.1\.1\.5 not supported/,
+      ],
       ['not PEM', 'hello', 'not a PEM certificate signing request (Invalid PEM formatted message.)'],
-      ['a PEM header only', '-----BEGIN CERTIFICATE REQUEST-----', 'not a PEM certificate signing request (Invalid PEM formatted message.)'],
+      [
+        'a PEM header only',
+        '-----BEGIN CERTIFICATE REQUEST-----',
+        'not a PEM certificate signing request (Invalid PEM formatted message.)',
+      ],
       ['a certificate', opensslCertificate(dir, 'EV201'), 'not a PEM certificate signing request'],
       [
         'random bytes',
         `-----BEGIN CERTIFICATE REQUEST-----\n${Buffer.from('0\x82\x01\x00garbage').toString('base64')}\n-----END CERTIFICATE REQUEST-----`,
         /^not a PEM certificate signing request \(.+\)$/,
       ],
-      ['another station id', opensslKeyAndCsr(dir, 'cp001', 'CP001').csr, 'the request names "CP001", not station "EV201"'],
-      ['RSA signature changed', withSignatureByteFlipped(rsa), 'the certificate signing request is not signed by its own key'],
       [
-        'ECDSA signature changed',
-        withSignatureByteFlipped(opensslKeyAndCsr(dir, 'p256', 'EV201', { newKey: 'ec', keyOptions: ['ec_paramgen_curve:P-256'] }).csr),
+        'another station id',
+        opensslKeyAndCsr(dir, 'cp001', 'CP001').csr,
+        'the request names "CP001", not station "EV201"',
+      ],
+      [
+        'RSA signature changed',
+        withSignatureByteFlipped(rsa),
         'the certificate signing request is not signed by its own key',
       ],
-      ['another 2048-bit key than the one that signed', oversizedRsaCsr(rsa, 2048, 'F4'), 'the certificate signing request is not signed by its own key'],
+      [
+        'ECDSA signature changed',
+        withSignatureByteFlipped(
+          opensslKeyAndCsr(dir, 'p256', 'EV201', { newKey: 'ec', keyOptions: ['ec_paramgen_curve:P-256'] }).csr,
+        ),
+        'the certificate signing request is not signed by its own key',
+      ],
+      [
+        'another 2048-bit key than the one that signed',
+        oversizedRsaCsr(rsa, 2048, 'F4'),
+        'the certificate signing request is not signed by its own key',
+      ],
     ];
     for (const [what, csr, reason] of refusals) {
       const refused = await keystore.issueStationCertificate(csr, 'EV201', 30).then(
@@ -103,7 +162,10 @@ describe.skipIf(!externalTool('openssl', ['version']))('station CSRs', () => {
   it('a real request with bytes changed or cut short is signed or refused as a StationCsrError, never another error', async () => {
     const dir = tempDirForTest('station-csr');
     const keystore = await Keystore.open({ dataDir: dir, retiredKeyGraceS: 60 });
-    const requests = [opensslKeyAndCsr(dir, 'rsa', 'EV201').csr, opensslKeyAndCsr(dir, 'p256', 'EV201', { newKey: 'ec', keyOptions: ['ec_paramgen_curve:P-256'] }).csr].map(derOf);
+    const requests = [
+      opensslKeyAndCsr(dir, 'rsa', 'EV201').csr,
+      opensslKeyAndCsr(dir, 'p256', 'EV201', { newKey: 'ec', keyOptions: ['ec_paramgen_curve:P-256'] }).csr,
+    ].map(derOf);
     await fc.assert(
       fc.asyncProperty(
         fc.constantFrom(...requests),
@@ -117,8 +179,10 @@ describe.skipIf(!externalTool('openssl', ['version']))('station CSRs', () => {
             () => 'signed',
             (err: unknown) => err,
           );
-          // Signed: a change outside what the signature covers and what is checked (the signature algorithm's NULL parameter, say).
-          if (outcome !== 'signed') expect(outcome).toMatchObject({ name: 'StationCsrError', code: 'CHARGEGATE_STATION_CSR' });
+          // Signed: a change outside what the signature covers and what is checked (the signature algorithm's NULL
+          // parameter, say).
+          if (outcome !== 'signed')
+            expect(outcome).toMatchObject({ name: 'StationCsrError', code: 'CHARGEGATE_STATION_CSR' });
         },
       ),
       { numRuns: 300 },

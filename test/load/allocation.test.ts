@@ -9,7 +9,9 @@ const PHASES = ['L1', 'L2', 'L3'] as const;
 const ROUNDING = 0.1;
 const TOLERANCE = 1e-6;
 
-const scenario = siteArbitrary().chain((site) => fc.record({ site: fc.constant(site), observed: observationArbitrary(site, 0) }));
+const scenario = siteArbitrary().chain((site) =>
+  fc.record({ site: fc.constant(site), observed: observationArbitrary(site, 0) }),
+);
 
 function sharesOf(site: LoadSite, observed: Observation) {
   const charging = observed.sessions.map((s) => s.connectorId);
@@ -27,17 +29,31 @@ function limitsOf(site: LoadSite, observed: Observation, sharing: ReadonlyMap<st
     const below = subtreeIds(site, c.id);
     const on = site.connectors.filter((k) => below.has(k.circuitId));
     const fixed = (p: (typeof PHASES)[number]) =>
-      otherLoad(site, observed, c, p) + on.filter((k) => loadsPhase(k, p)).reduce((sum, k) => sum + (failsafeOf(site, observed, k) ?? 0), 0);
+      otherLoad(site, observed, c, p) +
+      on.filter((k) => loadsPhase(k, p)).reduce((sum, k) => sum + (failsafeOf(site, observed, k) ?? 0), 0);
     const perPhase = PHASES.map((p) => {
       const members = on.filter((k) => loadsPhase(k, p) && sharing.has(k.id));
       const used = members.reduce((sum, k) => sum + (sharing.get(k.id) ?? 0), 0);
-      return { name: `${c.id} ${p}`, members: members.map((k) => k.id), slack: Math.max(0, c.maxCurrentA - fixed(p)) - used, weight: members.length };
+      return {
+        name: `${c.id} ${p}`,
+        members: members.map((k) => k.id),
+        slack: Math.max(0, c.maxCurrentA - fixed(p)) - used,
+        weight: members.length,
+      };
     });
     if (c.maxPowerW === undefined) return perPhase;
     const members = on.filter((k) => sharing.has(k.id));
     const used = members.reduce((sum, k) => sum + (sharing.get(k.id) ?? 0) * k.phases, 0);
     const room = Math.max(0, c.maxPowerW / 230 - PHASES.reduce((sum, p) => sum + fixed(p), 0));
-    return [...perPhase, { name: `${c.id} power`, members: members.map((k) => k.id), slack: room - used, weight: members.reduce((sum, k) => sum + k.phases, 0) }];
+    return [
+      ...perPhase,
+      {
+        name: `${c.id} power`,
+        members: members.map((k) => k.id),
+        slack: room - used,
+        weight: members.reduce((sum, k) => sum + k.phases, 0),
+      },
+    ];
   });
 }
 
@@ -94,7 +110,10 @@ describe('allocate', () => {
           const k = site.connectors.find((x) => x.id === id);
           const ownMax = k !== undefined && shareA >= k.maxCurrentA - ROUNDING - TOLERANCE;
           const bottleneck = limits.find(
-            (l) => l.members.includes(id) && l.slack <= ROUNDING * l.weight + TOLERANCE && l.members.every((m) => (sharing.get(m) ?? 0) <= shareA + ROUNDING + TOLERANCE),
+            (l) =>
+              l.members.includes(id) &&
+              l.slack <= ROUNDING * l.weight + TOLERANCE &&
+              l.members.every((m) => (sharing.get(m) ?? 0) <= shareA + ROUNDING + TOLERANCE),
           );
           expect(ownMax || bottleneck !== undefined, `${id} at ${shareA} A while another has ${largest} A`).toBe(true);
         }
@@ -106,41 +125,84 @@ describe('allocate', () => {
   it('serves first those listed first', () => {
     const site: LoadSite = {
       circuits: [{ id: 'garage', maxCurrentA: 13, metered: false }],
-      connectors: ['a', 'b', 'c'].map((id) => ({ id, circuitId: 'garage', maxCurrentA: 32, controllable: true, phases: 3 as const })),
+      connectors: ['a', 'b', 'c'].map((id) => ({
+        id,
+        circuitId: 'garage',
+        maxCurrentA: 32,
+        controllable: true,
+        phases: 3 as const,
+      })),
       settings: { minCurrentA: 6, raiseAfterS: 5 },
     };
-    const observed = { atMs: 0, readings: [], sessions: [{ connectorId: 'a' }, { connectorId: 'b' }, { connectorId: 'c' }] };
-    expect(allocate(site, observed, ['c', 'a', 'b']).connectors.map((c) => [c.connectorId, c.state, c.shareA])).toEqual([
-      ['a', 'sharing', 6.5],
-      ['b', 'waiting', 0],
-      ['c', 'sharing', 6.5],
-    ]);
+    const observed = {
+      atMs: 0,
+      readings: [],
+      sessions: [{ connectorId: 'a' }, { connectorId: 'b' }, { connectorId: 'c' }],
+    };
+    expect(allocate(site, observed, ['c', 'a', 'b']).connectors.map((c) => [c.connectorId, c.state, c.shareA])).toEqual(
+      [
+        ['a', 'sharing', 6.5],
+        ['b', 'waiting', 0],
+        ['c', 'sharing', 6.5],
+      ],
+    );
   });
 });
 
 describe('allocate, worked examples (contract 10.1: main 63 A, garage 32 A below it)', () => {
-  const threePhase = (id: string, circuitId: string, controllable = true) => ({ id, circuitId, maxCurrentA: 32, controllable, phases: 3 as const });
+  const threePhase = (id: string, circuitId: string, controllable = true) => ({
+    id,
+    circuitId,
+    maxCurrentA: 32,
+    controllable,
+    phases: 3 as const,
+  });
   const site = (main: { metered?: boolean; maxPowerW?: number } = {}): LoadSite => ({
     circuits: [
-      { id: 'main', maxCurrentA: 63, metered: main.metered ?? false, ...(main.maxPowerW === undefined ? {} : { maxPowerW: main.maxPowerW }) },
+      {
+        id: 'main',
+        maxCurrentA: 63,
+        metered: main.metered ?? false,
+        ...(main.maxPowerW === undefined ? {} : { maxPowerW: main.maxPowerW }),
+      },
       { id: 'garage', parent: 'main', maxCurrentA: 32, metered: false },
     ],
-    connectors: [threePhase('CP001-A', 'main'), threePhase('CP002-A', 'main'), threePhase('G1', 'garage'), threePhase('G2', 'garage'), threePhase('G3', 'garage')],
+    connectors: [
+      threePhase('CP001-A', 'main'),
+      threePhase('CP002-A', 'main'),
+      threePhase('G1', 'garage'),
+      threePhase('G2', 'garage'),
+      threePhase('G3', 'garage'),
+    ],
     settings: { minCurrentA: 6, raiseAfterS: 5 },
   });
-  const everyone = { atMs: 0, readings: [], sessions: ['CP001-A', 'CP002-A', 'G1', 'G2', 'G3'].map((connectorId) => ({ connectorId })) };
-  const sharesIn = (s: LoadSite, o: Observation) => Object.fromEntries(allocate(s, o, []).connectors.map((c) => [c.connectorId, c.shareA]));
+  const everyone = {
+    atMs: 0,
+    readings: [],
+    sessions: ['CP001-A', 'CP002-A', 'G1', 'G2', 'G3'].map((connectorId) => ({ connectorId })),
+  };
+  const sharesIn = (s: LoadSite, o: Observation) =>
+    Object.fromEntries(allocate(s, o, []).connectors.map((c) => [c.connectorId, c.shareA]));
 
   it('the garage binds first: its three get 32/3 = 10.6 A, the two on main share the 31 A left, 15.5 A each', () => {
     expect(sharesIn(site(), everyone)).toEqual({ 'CP001-A': 15.5, 'CP002-A': 15.5, G1: 10.6, G2: 10.6, G3: 10.6 });
   });
 
   it('maxPowerW 40000 (173.9 A over all phases at 230 V) leaves the two on main (173.9 - 9 x 10.67) / 6 = 12.98 A, rounded down', () => {
-    expect(sharesIn(site({ maxPowerW: 40_000 }), everyone)).toEqual({ 'CP001-A': 12.9, 'CP002-A': 12.9, G1: 10.6, G2: 10.6, G3: 10.6 });
+    expect(sharesIn(site({ maxPowerW: 40_000 }), everyone)).toEqual({
+      'CP001-A': 12.9,
+      'CP002-A': 12.9,
+      G1: 10.6,
+      G2: 10.6,
+      G3: 10.6,
+    });
   });
 
   it('with a meter: the other load is what it measures minus what the managed connectors draw, and headroom its most loaded phase', () => {
-    const metered: LoadSite = { ...site({ metered: true }), connectors: [...site().connectors, threePhase('MB-1', 'main', false)] };
+    const metered: LoadSite = {
+      ...site({ metered: true }),
+      connectors: [...site().connectors, threePhase('MB-1', 'main', false)],
+    };
     const observed: Observation = {
       atMs: 0,
       readings: [{ circuitId: 'main', currentA: { L1: 40, L2: 35, L3: 30 } }],
@@ -162,7 +224,10 @@ describe('allocate, worked examples (contract 10.1: main 63 A, garage 32 A below
   });
 
   it('without a meter an uncontrolled connector counts at its maxCurrentA: 63 - 32 leaves 31 A, 15.5 A each', () => {
-    const withModbus: LoadSite = { ...site(), connectors: [threePhase('CP001-A', 'main'), threePhase('G1', 'garage'), threePhase('MB-1', 'main', false)] };
+    const withModbus: LoadSite = {
+      ...site(),
+      connectors: [threePhase('CP001-A', 'main'), threePhase('G1', 'garage'), threePhase('MB-1', 'main', false)],
+    };
     const observed = { atMs: 0, readings: [], sessions: [{ connectorId: 'CP001-A' }, { connectorId: 'G1' }] };
     expect(sharesIn(withModbus, observed)).toEqual({ 'CP001-A': 15.5, G1: 15.5 });
   });
@@ -171,7 +236,14 @@ describe('allocate, worked examples (contract 10.1: main 63 A, garage 32 A below
     const small: LoadSite = {
       circuits: [{ id: 'main', maxCurrentA: 20, metered: false }],
       connectors: [
-        ...['a', 'b', 'c'].map((id) => ({ id, circuitId: 'main', maxCurrentA: 32, controllable: true, phases: 1 as const, phase: 'L1' as const })),
+        ...['a', 'b', 'c'].map((id) => ({
+          id,
+          circuitId: 'main',
+          maxCurrentA: 32,
+          controllable: true,
+          phases: 1 as const,
+          phase: 'L1' as const,
+        })),
         threePhase('d', 'main'),
       ],
       settings: { minCurrentA: 6, raiseAfterS: 5 },
@@ -181,7 +253,10 @@ describe('allocate, worked examples (contract 10.1: main 63 A, garage 32 A below
   });
 
   it('a lost meter puts every charging connector below it at failsafeCurrentA, inherited from the circuit above', () => {
-    const lost: LoadSite = { ...site({ metered: true }), circuits: site({ metered: true }).circuits.map((c) => (c.id === 'main' ? { ...c, failsafeCurrentA: 8 } : c)) };
+    const lost: LoadSite = {
+      ...site({ metered: true }),
+      circuits: site({ metered: true }).circuits.map((c) => (c.id === 'main' ? { ...c, failsafeCurrentA: 8 } : c)),
+    };
     const { connectors, circuits } = allocate(lost, everyone, []);
     expect(connectors.map((c) => [c.connectorId, c.state, c.shareA])).toEqual([
       ['CP001-A', 'failsafe', 8],

@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { controlLoad, INITIAL_CONTROLLER_STATE, type CircuitFacts, type ControllerState, type ControllerStep, type LoadSite, type Observation } from '../../src/load/index.js';
+import {
+  controlLoad,
+  INITIAL_CONTROLLER_STATE,
+  type CircuitFacts,
+  type ControllerState,
+  type ControllerStep,
+  type LoadSite,
+  type Observation,
+} from '../../src/load/index.js';
 import { failsafeOf, loadsPhase, sharedAllowances, subtreeIds, violations } from './reference.js';
 import { observationArbitrary, siteArbitrary } from './site-arbitraries.js';
 
@@ -21,12 +29,15 @@ function run(site: LoadSite, observations: readonly Observation[]): Run[] {
   });
 }
 
-/** What a connector that starts charging runs on before the controller speaks: its TxDefaultProfile, at the fail-safe. */
+/**
+ * What a connector that starts charging runs on before the controller speaks: its TxDefaultProfile, at the fail-safe.
+ */
 function txDefaultOf(site: LoadSite, connectorId: string): number {
   const k = site.connectors.find((x) => x.id === connectorId);
   if (!k) return 0;
   let circuit = site.circuits.find((c) => c.id === k.circuitId);
-  while (circuit && circuit.failsafeCurrentA === undefined) circuit = site.circuits.find((c) => c.id === circuit?.parent);
+  while (circuit && circuit.failsafeCurrentA === undefined)
+    circuit = site.circuits.find((c) => c.id === circuit?.parent);
   return Math.min(circuit?.failsafeCurrentA ?? 6, k.maxCurrentA);
 }
 
@@ -34,7 +45,14 @@ function txDefaultOf(site: LoadSite, connectorId: string): number {
 const walk = siteArbitrary().chain((site) =>
   fc.record({
     site: fc.constant(site),
-    steps: fc.array(fc.record({ afterS: fc.integer({ min: 1, max: 20 }), same: fc.boolean(), observed: observationArbitrary(site, 0) }), { minLength: 1, maxLength: 40 }),
+    steps: fc.array(
+      fc.record({
+        afterS: fc.integer({ min: 1, max: 20 }),
+        same: fc.boolean(),
+        observed: observationArbitrary(site, 0),
+      }),
+      { minLength: 1, maxLength: 40 },
+    ),
   }),
 );
 
@@ -54,7 +72,13 @@ function* decisionsWithPrevious(site: LoadSite, runs: readonly Run[]) {
     const before = runs[i - 1]?.step.connectors;
     for (const decision of step.connectors) {
       const previous = before?.find((d) => d.connectorId === decision.connectorId);
-      yield { i, observed, decision, previous, previousAllowedA: previous?.allowedA ?? txDefaultOf(site, decision.connectorId) };
+      yield {
+        i,
+        observed,
+        decision,
+        previous,
+        previousAllowedA: previous?.allowedA ?? txDefaultOf(site, decision.connectorId),
+      };
     }
   }
 }
@@ -80,8 +104,11 @@ describe('controlLoad over random circuit trees, sessions, readings and time ste
             expect(decision.sendA).toBeUndefined();
             continue;
           }
-          expect(decision.sendA, decision.connectorId).toBe(decision.allowedA === previousAllowedA ? undefined : decision.allowedA);
-          if (decision.sendA !== undefined && decision.state !== 'failsafe') expect(decision.sendA === 0 || decision.sendA >= site.settings.minCurrentA).toBe(true);
+          expect(decision.sendA, decision.connectorId).toBe(
+            decision.allowedA === previousAllowedA ? undefined : decision.allowedA,
+          );
+          if (decision.sendA !== undefined && decision.state !== 'failsafe')
+            expect(decision.sendA === 0 || decision.sendA >= site.settings.minCurrentA).toBe(true);
         }
       }),
       { numRuns: 300 },
@@ -100,8 +127,14 @@ describe('controlLoad over random circuit trees, sessions, readings and time ste
           }
           const lowered = previousAllowedA - decision.allowedA;
           if (lowered > 0 && lowered < 1 - 1e-9) {
-            const kept = new Map([...sharedAllowances(runs[i]?.step.connectors ?? []), [decision.connectorId, previousAllowedA]]);
-            expect(violations(site, observed, kept), `${decision.connectorId} lowered by ${lowered} A without need`).not.toEqual([]);
+            const kept = new Map([
+              ...sharedAllowances(runs[i]?.step.connectors ?? []),
+              [decision.connectorId, previousAllowedA],
+            ]);
+            expect(
+              violations(site, observed, kept),
+              `${decision.connectorId} lowered by ${lowered} A without need`,
+            ).not.toEqual([]);
           }
         }
       }),
@@ -134,13 +167,16 @@ describe('controlLoad over random circuit trees, sessions, readings and time ste
     fc.assert(
       fc.property(walk, ({ site, steps }) => {
         for (const { observed, step } of run(site, observationsOf(steps))) {
-          expect(step.connectors.map((d) => d.connectorId).sort()).toEqual(observed.sessions.map((s) => s.connectorId).sort());
+          expect(step.connectors.map((d) => d.connectorId).sort()).toEqual(
+            observed.sessions.map((s) => s.connectorId).sort(),
+          );
           for (const decision of step.connectors) {
             const k = site.connectors.find((x) => x.id === decision.connectorId);
             if (!k) throw new Error(`unknown connector ${decision.connectorId}`);
             const failsafe = failsafeOf(site, observed, k);
             if (!k.controllable) expect(decision.state).toBe('uncontrolled');
-            else if (failsafe !== undefined) expect([decision.state, decision.allowedA]).toEqual(['failsafe', failsafe]);
+            else if (failsafe !== undefined)
+              expect([decision.state, decision.allowedA]).toEqual(['failsafe', failsafe]);
             else expect(['sharing', 'waiting']).toContain(decision.state);
           }
         }
@@ -153,7 +189,10 @@ describe('controlLoad over random circuit trees, sessions, readings and time ste
     const crowded = siteArbitrary({ allControllable: true, minMaxCurrentA: 6 }).chain((site) =>
       fc.record({
         site: fc.constant({ ...site, settings: { ...site.settings, minCurrentA: 6 } }),
-        otherA: fc.array(fc.integer({ min: 0, max: 20 }), { minLength: site.circuits.length, maxLength: site.circuits.length }),
+        otherA: fc.array(fc.integer({ min: 0, max: 20 }), {
+          minLength: site.circuits.length,
+          maxLength: site.circuits.length,
+        }),
         stepsS: fc.array(fc.integer({ min: 1, max: 10 }), { minLength: 50, maxLength: 50 }),
       }),
     );
@@ -164,7 +203,9 @@ describe('controlLoad over random circuit trees, sessions, readings and time ste
         const otherOf = (c: CircuitFacts) => otherA[site.circuits.indexOf(c)] ?? 0;
         const first: Observation = {
           atMs: 0,
-          readings: site.circuits.filter((c) => c.metered).map((c) => ({ circuitId: c.id, currentA: { L1: otherOf(c), L2: otherOf(c), L3: otherOf(c) } })),
+          readings: site.circuits
+            .filter((c) => c.metered)
+            .map((c) => ({ circuitId: c.id, currentA: { L1: otherOf(c), L2: otherOf(c), L3: otherOf(c) } })),
           sessions,
         };
         fc.pre(site.connectors.every((k) => violations(site, first, atMin([k.id])).length === 0));
@@ -184,17 +225,28 @@ describe('controlLoad over random circuit trees, sessions, readings and time ste
               const base = otherOf(c);
               const below = subtreeIds(site, c.id);
               const drawn = (p: 'L1' | 'L2' | 'L3') =>
-                site.connectors.filter((k) => below.has(k.circuitId) && loadsPhase(k, p)).reduce((sum, k) => sum + (allowed.get(k.id) ?? 0), 0);
-              return { circuitId: c.id, currentA: { L1: base + drawn('L1'), L2: base + drawn('L2'), L3: base + drawn('L3') } };
+                site.connectors
+                  .filter((k) => below.has(k.circuitId) && loadsPhase(k, p))
+                  .reduce((sum, k) => sum + (allowed.get(k.id) ?? 0), 0);
+              return {
+                circuitId: c.id,
+                currentA: { L1: base + drawn('L1'), L2: base + drawn('L2'), L3: base + drawn('L3') },
+              };
             });
-          const step = controlLoad(site, { atMs, readings, sessions: sessions.map((s) => ({ ...s, drawnA: allowed.get(s.connectorId) ?? 0 })) }, state);
+          const step = controlLoad(
+            site,
+            { atMs, readings, sessions: sessions.map((s) => ({ ...s, drawnA: allowed.get(s.connectorId) ?? 0 })) },
+            state,
+          );
           state = step.state;
           allowed = new Map(step.connectors.map((d) => [d.connectorId, d.allowedA]));
           for (const d of step.connectors) {
             if (d.state === 'waiting') {
               const since = waitingSince.get(d.connectorId) ?? atMs;
               waitingSince.set(d.connectorId, since);
-              expect(atMs - since, `${d.connectorId} waiting since ${since} ms`).toBeLessThanOrEqual((ROTATION_S + stepS) * 1000);
+              expect(atMs - since, `${d.connectorId} waiting since ${since} ms`).toBeLessThanOrEqual(
+                (ROTATION_S + stepS) * 1000,
+              );
             } else waitingSince.delete(d.connectorId);
           }
         }
@@ -207,7 +259,13 @@ describe('controlLoad over random circuit trees, sessions, readings and time ste
 describe('controlLoad, worked example: main 63 A with a meter, two connectors, raiseAfterS 5', () => {
   const site: LoadSite = {
     circuits: [{ id: 'main', maxCurrentA: 63, metered: true }],
-    connectors: ['A', 'B'].map((id) => ({ id, circuitId: 'main', maxCurrentA: 32, controllable: true, phases: 3 as const })),
+    connectors: ['A', 'B'].map((id) => ({
+      id,
+      circuitId: 'main',
+      maxCurrentA: 32,
+      controllable: true,
+      phases: 3 as const,
+    })),
     settings: { minCurrentA: 6, raiseAfterS: 5 },
   };
   const sessions = [{ connectorId: 'A' }, { connectorId: 'B' }];
@@ -219,7 +277,20 @@ describe('controlLoad, worked example: main 63 A with a meter, two connectors, r
   });
 
   it('starts on the TxDefaultProfile, raises after 5 s, lowers at once, ignores a raise under 1 A, falls back to the fail-safe', () => {
-    const timeline = run(site, [at(0, 20), at(4, 20), at(5, 20), at(7, 40), at(8, 20), at(12, 20), at(13, 20), at(20, 21), at(21, 20.5), at(30), at(31, 20), at(36, 20)]);
+    const timeline = run(site, [
+      at(0, 20),
+      at(4, 20),
+      at(5, 20),
+      at(7, 40),
+      at(8, 20),
+      at(12, 20),
+      at(13, 20),
+      at(20, 21),
+      at(21, 20.5),
+      at(30),
+      at(31, 20),
+      at(36, 20),
+    ]);
     const a = timeline.map(({ observed, step }) => {
       const d = step.connectors.find((x) => x.connectorId === 'A');
       return [observed.atMs / 1000, d?.state, d?.shareA, d?.allowedA, d?.sendA];
@@ -238,22 +309,43 @@ describe('controlLoad, worked example: main 63 A with a meter, two connectors, r
       [31, 'sharing', 21.5, 6, undefined],
       [36, 'sharing', 21.5, 21.5, 21.5],
     ]);
-    expect(timeline[0]?.step.circuits).toEqual([{ circuitId: 'main', meter: 'ok', measuredA: { L1: 20, L2: 20, L3: 20 }, otherA: { L1: 20, L2: 20, L3: 20 }, headroomA: 43 }]);
+    expect(timeline[0]?.step.circuits).toEqual([
+      {
+        circuitId: 'main',
+        meter: 'ok',
+        measuredA: { L1: 20, L2: 20, L3: 20 },
+        otherA: { L1: 20, L2: 20, L3: 20 },
+        headroomA: 43,
+      },
+    ]);
   });
 });
 
 describe('controlLoad, worked example: a 13 A garage, three connectors, room for two at 6 A', () => {
   const site: LoadSite = {
     circuits: [{ id: 'garage', maxCurrentA: 13, metered: false }],
-    connectors: ['a', 'b', 'c'].map((id) => ({ id, circuitId: 'garage', maxCurrentA: 32, controllable: true, phases: 3 as const })),
+    connectors: ['a', 'b', 'c'].map((id) => ({
+      id,
+      circuitId: 'garage',
+      maxCurrentA: 32,
+      controllable: true,
+      phases: 3 as const,
+    })),
     settings: { minCurrentA: 6, raiseAfterS: 5 },
   };
 
   it('serves two at 6.5 A, the third waits at 0 A; every 5 minutes (a turn: half of 15 minutes x 2 served / 3) the one that waited longest takes a turn', () => {
-    const observations = Array.from({ length: 241 }, (_, n) => ({ atMs: n * 10_000, readings: [], sessions: ['a', 'b', 'c'].map((connectorId) => ({ connectorId })) }));
+    const observations = Array.from({ length: 241 }, (_, n) => ({
+      atMs: n * 10_000,
+      readings: [],
+      sessions: ['a', 'b', 'c'].map((connectorId) => ({ connectorId })),
+    }));
     const waiting = run(site, observations)
       .filter(({ observed }) => observed.atMs % 300_000 === 0)
-      .map(({ observed, step }) => [observed.atMs / 60_000, step.connectors.filter((d) => d.state === 'waiting').map((d) => d.connectorId)]);
+      .map(({ observed, step }) => [
+        observed.atMs / 60_000,
+        step.connectors.filter((d) => d.state === 'waiting').map((d) => d.connectorId),
+      ]);
     expect(waiting).toEqual([
       [0, ['c']],
       [5, ['b']],
@@ -269,7 +361,14 @@ describe('controlLoad, worked example: a 13 A garage, three connectors, room for
 });
 
 describe('controlLoad, worked example: three-phase connectors among single-phase ones on a 10 A circuit (one 6 A place per phase)', () => {
-  const single = (id: string, phase: 'L1' | 'L3') => ({ id, circuitId: 'c', maxCurrentA: 16, controllable: true, phases: 1 as const, phase });
+  const single = (id: string, phase: 'L1' | 'L3') => ({
+    id,
+    circuitId: 'c',
+    maxCurrentA: 16,
+    controllable: true,
+    phases: 1 as const,
+    phase,
+  });
   const three = (id: string) => ({ id, circuitId: 'c', maxCurrentA: 16, controllable: true, phases: 3 as const });
   const site: LoadSite = {
     circuits: [{ id: 'c', maxCurrentA: 10, metered: false }],

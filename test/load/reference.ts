@@ -1,4 +1,11 @@
-import type { CircuitFacts, ConnectorDecision, ConnectorFacts, LoadSite, Observation, Phase } from '../../src/load/index.js';
+import type {
+  CircuitFacts,
+  ConnectorDecision,
+  ConnectorFacts,
+  LoadSite,
+  Observation,
+  Phase,
+} from '../../src/load/index.js';
 
 /**
  * Contract 10.1 written out a second way, plainly and slowly, to judge the controller by: what each circuit must
@@ -29,7 +36,8 @@ export function subtreeIds(site: LoadSite, circuitId: string): Set<string> {
 
 function ancestry(site: LoadSite, circuitId: string): CircuitFacts[] {
   const chain: CircuitFacts[] = [];
-  for (let c = site.circuits.find((x) => x.id === circuitId); c; c = site.circuits.find((x) => x.id === c?.parent)) chain.push(c);
+  for (let c = site.circuits.find((x) => x.id === circuitId); c; c = site.circuits.find((x) => x.id === c?.parent))
+    chain.push(c);
   return chain;
 }
 
@@ -46,7 +54,10 @@ export function failsafeOf(site: LoadSite, observed: Observation, k: ConnectorFa
   return Math.min(failsafe, k.maxCurrentA);
 }
 
-/** What circuit `c` carries on phase `p` that chargegate does not allow: measured other load, or uncontrolled connectors at their maximum. */
+/**
+ * What circuit `c` carries on phase `p` that chargegate does not allow: measured other load, or uncontrolled connectors
+ * at their maximum.
+ */
 export function otherLoad(site: LoadSite, observed: Observation, c: CircuitFacts, p: Phase): number {
   const reading = observed.readings.find((r) => r.circuitId === c.id);
   if (c.metered && reading) {
@@ -56,8 +67,12 @@ export function otherLoad(site: LoadSite, observed: Observation, c: CircuitFacts
       .reduce((sum, k) => sum + (observed.sessions.find((s) => s.connectorId === k.id)?.drawnA ?? 0), 0);
     return Math.max(0, reading.currentA[p] - drawn);
   }
-  const uncontrolled = site.connectors.filter((k) => !k.controllable && k.circuitId === c.id && loadsPhase(k, p)).reduce((sum, k) => sum + k.maxCurrentA, 0);
-  return site.circuits.filter((child) => child.parent === c.id).reduce((sum, child) => sum + otherLoad(site, observed, child, p), uncontrolled);
+  const uncontrolled = site.connectors
+    .filter((k) => !k.controllable && k.circuitId === c.id && loadsPhase(k, p))
+    .reduce((sum, k) => sum + k.maxCurrentA, 0);
+  return site.circuits
+    .filter((child) => child.parent === c.id)
+    .reduce((sum, child) => sum + otherLoad(site, observed, child, p), uncontrolled);
 }
 
 /** Every way the allowances of the sharing (and waiting) connectors overstep a circuit: empty when they fit. */
@@ -66,8 +81,11 @@ export function violations(site: LoadSite, observed: Observation, allowedA: Read
   for (const c of site.circuits) {
     const below = subtreeIds(site, c.id);
     const on = site.connectors.filter((k) => below.has(k.circuitId));
-    const fixed = (p: Phase) => otherLoad(site, observed, c, p) + on.filter((k) => loadsPhase(k, p)).reduce((sum, k) => sum + (failsafeOf(site, observed, k) ?? 0), 0);
-    const shared = (p: Phase) => on.filter((k) => loadsPhase(k, p)).reduce((sum, k) => sum + (allowedA.get(k.id) ?? 0), 0);
+    const fixed = (p: Phase) =>
+      otherLoad(site, observed, c, p) +
+      on.filter((k) => loadsPhase(k, p)).reduce((sum, k) => sum + (failsafeOf(site, observed, k) ?? 0), 0);
+    const shared = (p: Phase) =>
+      on.filter((k) => loadsPhase(k, p)).reduce((sum, k) => sum + (allowedA.get(k.id) ?? 0), 0);
     for (const p of PHASES) {
       const room = Math.max(0, c.maxCurrentA - fixed(p));
       if (shared(p) > room + TOLERANCE) found.push(`${c.id} ${p}: ${shared(p)} A allowed, ${room} A free`);
@@ -81,7 +99,12 @@ export function violations(site: LoadSite, observed: Observation, allowedA: Read
   return found;
 }
 
-/** The allowances a step gave the connectors that share (failsafe ones are fixed, uncontrolled ones counted as other load). */
+/**
+ * The allowances a step gave the connectors that share (failsafe ones are fixed, uncontrolled ones counted as other
+ * load).
+ */
 export function sharedAllowances(decisions: readonly ConnectorDecision[]): Map<string, number> {
-  return new Map(decisions.filter((d) => d.state === 'sharing' || d.state === 'waiting').map((d) => [d.connectorId, d.allowedA]));
+  return new Map(
+    decisions.filter((d) => d.state === 'sharing' || d.state === 'waiting').map((d) => [d.connectorId, d.allowedA]),
+  );
 }

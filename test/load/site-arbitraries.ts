@@ -1,10 +1,21 @@
 import fc from 'fast-check';
-import type { CircuitFacts, CircuitReading, ConnectorFacts, LoadSite, Observation, Phase, Session } from '../../src/load/index.js';
+import type {
+  CircuitFacts,
+  CircuitReading,
+  ConnectorFacts,
+  LoadSite,
+  Observation,
+  Phase,
+  Session,
+} from '../../src/load/index.js';
 
 const phase = fc.constantFrom<Phase>('L1', 'L2', 'L3');
 const tenths = (min: number, max: number) => fc.integer({ min: min * 10, max: max * 10 }).map((n) => n / 10);
 
-/** Circuit trees 1-3 levels deep: each circuit hangs under an earlier one that is not yet at the third level, or is a root. */
+/**
+ * Circuit trees 1-3 levels deep: each circuit hangs under an earlier one that is not yet at the third level, or is a
+ * root.
+ */
 const circuits: fc.Arbitrary<CircuitFacts[]> = fc
   .array(
     fc.record({
@@ -20,7 +31,8 @@ const circuits: fc.Arbitrary<CircuitFacts[]> = fc
     const depth: number[] = [];
     return drawn.map(({ parentPick, maxCurrentA, maxPowerW, failsafeCurrentA, metered }, i) => {
       const parents = depth.flatMap((d, j) => (d < 3 ? [j] : []));
-      const parentIndex = i === 0 || parentPick === undefined || parents.length === 0 ? undefined : parents[parentPick % parents.length];
+      const parentIndex =
+        i === 0 || parentPick === undefined || parents.length === 0 ? undefined : parents[parentPick % parents.length];
       depth.push(parentIndex === undefined ? 1 : (depth[parentIndex] ?? 0) + 1);
       return {
         id: `c${i}`,
@@ -33,13 +45,18 @@ const circuits: fc.Arbitrary<CircuitFacts[]> = fc
     });
   });
 
-function connectorsOn(circuitIds: string[], options: { allControllable: boolean; minMaxCurrentA: number }): fc.Arbitrary<ConnectorFacts[]> {
+function connectorsOn(
+  circuitIds: string[],
+  options: { allControllable: boolean; minMaxCurrentA: number },
+): fc.Arbitrary<ConnectorFacts[]> {
   return fc
     .array(
       fc.record({
         circuitId: fc.constantFrom(...circuitIds),
         maxCurrentA: tenths(options.minMaxCurrentA, 32),
-        controllable: options.allControllable ? fc.constant(true) : fc.boolean().chain((b) => (b ? fc.constant(true) : fc.boolean())),
+        controllable: options.allControllable
+          ? fc.constant(true)
+          : fc.boolean().chain((b) => (b ? fc.constant(true) : fc.boolean())),
         single: fc.option(phase, { nil: undefined }),
       }),
       { maxLength: 8 },
@@ -66,19 +83,32 @@ export function siteArbitrary(options: SiteOptions = {}): fc.Arbitrary<LoadSite>
         cs.map((c) => c.id),
         { allControllable: options.allControllable ?? false, minMaxCurrentA: options.minMaxCurrentA ?? 1 },
       ),
-      settings: fc.record({ minCurrentA: fc.integer({ min: 0, max: 10 }), raiseAfterS: fc.integer({ min: 0, max: 30 }) }),
+      settings: fc.record({
+        minCurrentA: fc.integer({ min: 0, max: 10 }),
+        raiseAfterS: fc.integer({ min: 0, max: 30 }),
+      }),
     }),
   );
 }
 
 /** Which connectors charge and what meters read: some metered circuits have lost their meter. */
-export function observationArbitrary(site: LoadSite, atMs: number, options: { meterLoss?: boolean } = {}): fc.Arbitrary<Observation> {
+export function observationArbitrary(
+  site: LoadSite,
+  atMs: number,
+  options: { meterLoss?: boolean } = {},
+): fc.Arbitrary<Observation> {
   const reading = (circuitId: string): fc.Arbitrary<CircuitReading> =>
-    fc.record({ L1: tenths(0, 100), L2: tenths(0, 100), L3: tenths(0, 100) }).map((currentA) => ({ circuitId, currentA }));
-  const readings = site.circuits.filter((c) => c.metered).map((c) => ((options.meterLoss ?? true) ? fc.option(reading(c.id), { nil: undefined, freq: 8 }) : reading(c.id)));
+    fc
+      .record({ L1: tenths(0, 100), L2: tenths(0, 100), L3: tenths(0, 100) })
+      .map((currentA) => ({ circuitId, currentA }));
+  const readings = site.circuits
+    .filter((c) => c.metered)
+    .map((c) => ((options.meterLoss ?? true) ? fc.option(reading(c.id), { nil: undefined, freq: 8 }) : reading(c.id)));
   const sessions = site.connectors.map((k) =>
     fc.option(
-      fc.option(tenths(0, k.maxCurrentA), { nil: undefined }).map((drawnA): Session => (drawnA === undefined ? { connectorId: k.id } : { connectorId: k.id, drawnA })),
+      fc
+        .option(tenths(0, k.maxCurrentA), { nil: undefined })
+        .map((drawnA): Session => (drawnA === undefined ? { connectorId: k.id } : { connectorId: k.id, drawnA })),
       { nil: undefined, freq: 3 },
     ),
   );

@@ -2,7 +2,14 @@ import { createServer, type Socket } from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
-import { BusError, busSettingsOf, METER_MODELS, MeterReader, ModbusBus, type BusSettings } from '../../src/modbus/index.js';
+import {
+  BusError,
+  busSettingsOf,
+  METER_MODELS,
+  MeterReader,
+  ModbusBus,
+  type BusSettings,
+} from '../../src/modbus/index.js';
 import { externalTool, MeterSimulator, openPtyPair } from '../support/meter-simulator.js';
 import { tempSiteForTest } from '../support/for-test.js';
 import { eventually } from './harness.js';
@@ -12,7 +19,9 @@ const SDM630_CURRENTS = { functionCode: 4, address: 6, count: 6 } as const;
 
 /** The bus settings the daemon would derive from meter connections written as in the config file. */
 function settingsFor(connections: string[]): BusSettings {
-  const meters = connections.map((c, i) => `      - { id: m${i}, chargePointId: cp${i}, connectorId: 1, model: sdm630, connection: ${c} }`).join('\n');
+  const meters = connections
+    .map((c, i) => `      - { id: m${i}, chargePointId: cp${i}, connectorId: 1, model: sdm630, connection: ${c} }`)
+    .join('\n');
   const config = parseConfig(`sites:\n  - id: s\n    meters:\n${meters}\n`);
   const buses = busSettingsOf(config.sites[0]!.meters.map((m) => m.connection));
   expect(buses.size).toBe(1);
@@ -21,7 +30,10 @@ function settingsFor(connections: string[]): BusSettings {
 
 describe('Modbus bus', () => {
   async function tcpMeters(responseDelayMs = 0) {
-    const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630, 2: METER_MODELS.sdm630 }, responseDelayMs });
+    const sim = await MeterSimulator.tcp({
+      units: { 1: METER_MODELS.sdm630, 2: METER_MODELS.sdm630 },
+      responseDelayMs,
+    });
     onTestFinished(() => sim.close());
     return sim;
   }
@@ -46,7 +58,9 @@ describe('Modbus bus', () => {
     const port = sim.port;
     const lines: string[] = [];
     const bus = new ModbusBus(
-      settingsFor([`{ type: tcp, host: 127.0.0.1, port: ${port}, unitId: 1, reconnectMinMs: 50, reconnectMaxMs: 100 }`]),
+      settingsFor([
+        `{ type: tcp, host: 127.0.0.1, port: ${port}, unitId: 1, reconnectMinMs: 50, reconnectMaxMs: 100 }`,
+      ]),
       createLogger('info', { write: (line: string) => void lines.push(line) }),
     );
     onTestFinished(() => bus.close());
@@ -55,7 +69,11 @@ describe('Modbus bus', () => {
     await expect(bus.read(1, SDM630_CURRENTS, 300)).rejects.toBeInstanceOf(BusError);
     const back = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630 }, port });
     onTestFinished(() => back.close());
-    await eventually(() => bus.read(1, SDM630_CURRENTS, 300).catch(() => undefined), 10_000, 'a reading from the meter that came back');
+    await eventually(
+      () => bus.read(1, SDM630_CURRENTS, 300).catch(() => undefined),
+      10_000,
+      'a reading from the meter that came back',
+    );
     const line = lines.find((l) => l.includes('modbus bus reconnected'))!;
     expect(line.match(/"bus":/g)).toEqual(['"bus":']);
     expect(line).toContain(`"bus":"tcp://127.0.0.1:${port}"`);
@@ -94,7 +112,10 @@ describe('Modbus bus', () => {
     const bus = openBus(settingsFor([`{ type: tcp, host: 127.0.0.1, port: ${sim.port}, unitId: 1 }`]));
     const silent = bus.read(2, SDM630_CURRENTS, 200);
     const answered = bus.read(1, { functionCode: 4, address: 0x48, count: 2 }, 200);
-    await expect(silent).rejects.toMatchObject({ kind: 'timeout', message: expect.stringMatching(/unit 2 function 4 registers 6\+6: no answer within 200 ms/) });
+    await expect(silent).rejects.toMatchObject({
+      kind: 'timeout',
+      message: expect.stringMatching(/unit 2 function 4 registers 6\+6: no answer within 200 ms/),
+    });
     expect(await answered).toEqual([0x422a, 0x0000]);
     expect(bus.stats()).toMatchObject({ requests: 2, errors: 1, timeouts: 1 });
   });
@@ -102,7 +123,11 @@ describe('Modbus bus', () => {
   it('recreates the client after the meter goes away and comes back on the same port', async () => {
     const sim = await tcpMeters();
     const port = sim.port;
-    const bus = openBus(settingsFor([`{ type: tcp, host: 127.0.0.1, port: ${port}, unitId: 1, reconnectMinMs: 50, reconnectMaxMs: 100 }`]));
+    const bus = openBus(
+      settingsFor([
+        `{ type: tcp, host: 127.0.0.1, port: ${port}, unitId: 1, reconnectMinMs: 50, reconnectMaxMs: 100 }`,
+      ]),
+    );
     expect(await bus.read(1, SDM630_CURRENTS, 500)).toHaveLength(6);
     await sim.close();
     await expect(bus.read(1, SDM630_CURRENTS, 300)).rejects.toBeInstanceOf(BusError);
@@ -110,7 +135,11 @@ describe('Modbus bus', () => {
     const back = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630 }, port });
     onTestFinished(() => back.close());
     await back.set(1, { currentA: [16] });
-    const words = await eventually(() => bus.read(1, SDM630_CURRENTS, 300).catch(() => undefined), 10_000, 'a reading from the meter that came back');
+    const words = await eventually(
+      () => bus.read(1, SDM630_CURRENTS, 300).catch(() => undefined),
+      10_000,
+      'a reading from the meter that came back',
+    );
     expect(words.slice(0, 2)).toEqual([0x4180, 0x0000]);
     expect(bus.stats().reconnects).toBe(1);
   });
@@ -127,7 +156,11 @@ describe('Modbus bus', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
     const port = (server.address() as { port: number }).port;
-    const bus = openBus(settingsFor([`{ type: tcp, host: 127.0.0.1, port: ${port}, unitId: 1, reconnectMinMs: 200, reconnectMaxMs: 400 }`]));
+    const bus = openBus(
+      settingsFor([
+        `{ type: tcp, host: 127.0.0.1, port: ${port}, unitId: 1, reconnectMinMs: 200, reconnectMaxMs: 400 }`,
+      ]),
+    );
 
     const until = Date.now() + 1500;
     let failures = 0;
@@ -151,36 +184,47 @@ describe('Modbus bus', () => {
     expect(sim.requests).toHaveLength(1);
   });
 
-  it.skipIf(!externalTool('socat'))('reads two RTU meters on one serial line through a pseudo-terminal pair', async () => {
-    const temp = tempSiteForTest();
-    const pty = await openPtyPair(temp.dir);
-    onTestFinished(() => pty.close());
-    const sim = await MeterSimulator.rtu({ device: pty.meterSide, units: { 1: METER_MODELS.sdm630, 7: METER_MODELS.em340 } });
-    onTestFinished(() => sim.close());
-    await sim.set(1, { energyKWh: 1234.5, currentA: [16, 15.5, 0.25], powerW: 7300 });
-    await sim.set(7, { energyKWh: 987.6, currentA: [10.123, 0, 0], powerW: -250.5 });
-    const connection = (unitId: number) => `{ type: rtu, device: ${pty.controllerSide}, baudRate: 19200, parity: even, unitId: ${unitId} }`;
-    const config = parseConfig(`sites:
+  it.skipIf(!externalTool('socat'))(
+    'reads two RTU meters on one serial line through a pseudo-terminal pair',
+    async () => {
+      const temp = tempSiteForTest();
+      const pty = await openPtyPair(temp.dir);
+      onTestFinished(() => pty.close());
+      const sim = await MeterSimulator.rtu({
+        device: pty.meterSide,
+        units: { 1: METER_MODELS.sdm630, 7: METER_MODELS.em340 },
+      });
+      onTestFinished(() => sim.close());
+      await sim.set(1, { energyKWh: 1234.5, currentA: [16, 15.5, 0.25], powerW: 7300 });
+      await sim.set(7, { energyKWh: 987.6, currentA: [10.123, 0, 0], powerW: -250.5 });
+      const connection = (unitId: number) =>
+        `{ type: rtu, device: ${pty.controllerSide}, baudRate: 19200, parity: even, unitId: ${unitId} }`;
+      const config = parseConfig(`sites:
   - id: s
     meters:
       - { id: a, chargePointId: A, connectorId: 1, model: sdm630, connection: ${connection(1)} }
       - { id: b, chargePointId: B, connectorId: 1, model: em340, connection: ${connection(7)} }
 `);
-    const [a, b] = config.sites[0]!.meters;
-    const bus = openBus([...busSettingsOf([a!.connection, b!.connection]).values()][0]!);
-    expect(bus.settings).toMatchObject({ key: `rtu:${pty.controllerSide}`, interRequestDelayMs: 100, unitChangeDelayMs: 200 });
-    // Both readers queue at once: the bus serves their requests first come, first served.
-    const [first, second] = await Promise.all([new MeterReader(bus, a!).read(), new MeterReader(bus, b!).read()]);
-    expect(first).toMatchObject({ energyKWh: 1234.5, currentA: [16, 15.5, 0.25], powerW: 7300 });
-    expect(second.energyKWh).toBeCloseTo(987.6, 9);
-    expect(second.currentA[0]).toBeCloseTo(10.123, 9);
-    expect(second.powerW).toBeCloseTo(-250.5, 9);
-    expect(sim.requests.map((r) => [r.unitId, r.functionCode, r.address, r.count])).toEqual([
-      [1, 4, 0x06, 6],
-      [7, 3, 0x0c, 42],
-      [1, 4, 0x34, 2],
-      [1, 4, 0x48, 2],
-    ]);
-    expect(sim.maxInFlight).toBe(1);
-  });
+      const [a, b] = config.sites[0]!.meters;
+      const bus = openBus([...busSettingsOf([a!.connection, b!.connection]).values()][0]!);
+      expect(bus.settings).toMatchObject({
+        key: `rtu:${pty.controllerSide}`,
+        interRequestDelayMs: 100,
+        unitChangeDelayMs: 200,
+      });
+      // Both readers queue at once: the bus serves their requests first come, first served.
+      const [first, second] = await Promise.all([new MeterReader(bus, a!).read(), new MeterReader(bus, b!).read()]);
+      expect(first).toMatchObject({ energyKWh: 1234.5, currentA: [16, 15.5, 0.25], powerW: 7300 });
+      expect(second.energyKWh).toBeCloseTo(987.6, 9);
+      expect(second.currentA[0]).toBeCloseTo(10.123, 9);
+      expect(second.powerW).toBeCloseTo(-250.5, 9);
+      expect(sim.requests.map((r) => [r.unitId, r.functionCode, r.address, r.count])).toEqual([
+        [1, 4, 0x06, 6],
+        [7, 3, 0x0c, 42],
+        [1, 4, 0x34, 2],
+        [1, 4, 0x48, 2],
+      ]);
+      expect(sim.maxInFlight).toBe(1);
+    },
+  );
 });

@@ -1,18 +1,37 @@
 import { describe, expect, it } from 'vitest';
 import { detect, type DetectionConfig, type DetectorAction, type DetectorState } from '../../src/modbus/index.js';
 
-const detection: DetectionConfig = { startCurrentA: 1, startDelayS: 10, stopCurrentA: 0.5, stopDelayS: 60, offlineAfterS: 30 };
+const detection: DetectionConfig = {
+  startCurrentA: 1,
+  startDelayS: 10,
+  stopCurrentA: 0.5,
+  stopDelayS: 60,
+  offlineAfterS: 30,
+};
 const t0 = Date.parse('2026-01-01T10:00:00Z');
 
 type Reading = [seconds: number, amps: number, wh?: number, powerW?: number];
 
-/** Feeds readings (second, amps, Wh) of a meter polled every pollIntervalMs through the detector; returns the actions and the last state. */
-function run(readings: Reading[], config = detection, initial: DetectorState = { phase: 'idle' }, pollIntervalMs = 1000) {
+/**
+ * Feeds readings (second, amps, Wh) of a meter polled every pollIntervalMs through the detector; returns the actions
+ * and the last state.
+ */
+function run(
+  readings: Reading[],
+  config = detection,
+  initial: DetectorState = { phase: 'idle' },
+  pollIntervalMs = 1000,
+) {
   let state = initial;
   const actions: DetectorAction[] = [];
   let nextTransaction = 1;
   for (const [s, amps, wh = 1000, powerW] of readings) {
-    const step = detect(state, { at: new Date(t0 + s * 1000), energyWh: wh, currentA: [amps, 0, 0], ...(powerW !== undefined && { powerW }) }, config, pollIntervalMs);
+    const step = detect(
+      state,
+      { at: new Date(t0 + s * 1000), energyWh: wh, currentA: [amps, 0, 0], ...(powerW !== undefined && { powerW }) },
+      config,
+      pollIntervalMs,
+    );
     state = step.state;
     if (step.action) {
       actions.push(step.action);
@@ -66,7 +85,9 @@ describe('session detector', () => {
     const { actions, state } = run(polledEverySecond(10.7));
     expect(actions).toEqual([]);
     expect(state).toEqual({ phase: 'starting', since: at(1.012), candidateEnergyWh: 1000 });
-    expect(run([...polledEverySecond(10.7), [11.7, 16, 1021]]).actions).toEqual([{ type: 'start', startedAt: at(1.012), meterStartWh: 1000 }]);
+    expect(run([...polledEverySecond(10.7), [11.7, 16, 1021]]).actions).toEqual([
+      { type: 'start', startedAt: at(1.012), meterStartWh: 1000 },
+    ]);
   });
 
   it('scales the slack with the poll interval: half a second short confirms at 4 s polls, not at 1 s polls', () => {

@@ -11,13 +11,25 @@ export { eventually };
 export const FAST_DETECTION = { startCurrentA: 1, startDelayS: 1, stopCurrentA: 0.5, stopDelayS: 3, offlineAfterS: 10 };
 
 /** Pacing for tests: small delays, quick reconnects. */
-export const FAST_BUS = { timeoutMs: 1000, interRequestDelayMs: 5, unitChangeDelayMs: 10, reconnectMinMs: 100, reconnectMaxMs: 400 };
+export const FAST_BUS = {
+  timeoutMs: 1000,
+  interRequestDelayMs: 5,
+  unitChangeDelayMs: 10,
+  reconnectMinMs: 100,
+  reconnectMaxMs: 400,
+};
 
 export type ConnectionConfig =
-  { type: 'tcp'; host: string; port: number } | { type: 'rtuovertcp'; host: string; port: number } | { type: 'rtu'; device: string; baudRate?: number };
+  | { type: 'tcp'; host: string; port: number }
+  | { type: 'rtuovertcp'; host: string; port: number }
+  | { type: 'rtu'; device: string; baudRate?: number };
 
 /** A meter `m<unit>` on charge point `MB-<unit>` connector 1, polled every 200 ms. */
-export function meterConfig(unitId: number, connection: ConnectionConfig, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function meterConfig(
+  unitId: number,
+  connection: ConnectionConfig,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     id: `m${unitId}`,
     chargePointId: `MB-${unitId}`,
@@ -32,23 +44,53 @@ export function meterConfig(unitId: number, connection: ConnectionConfig, extra:
 
 /** The outbox events one meter caused, oldest first. */
 export function meterEvents(db: Database, meterId: string, eventType?: string): EventRow[] {
-  const rows = db.prepare('SELECT event_type, site_id, payload FROM events ORDER BY seq').all() as Array<{ event_type: string; site_id: string; payload: string }>;
+  const rows = db.prepare('SELECT event_type, site_id, payload FROM events ORDER BY seq').all() as Array<{
+    event_type: string;
+    site_id: string;
+    payload: string;
+  }>;
   return rows
-    .map((r) => ({ eventType: r.event_type, siteId: r.site_id, payload: JSON.parse(r.payload) as Record<string, unknown> }))
+    .map((r) => ({
+      eventType: r.event_type,
+      siteId: r.site_id,
+      payload: JSON.parse(r.payload) as Record<string, unknown>,
+    }))
     .filter((e) => e.payload.stationId === meterId && (eventType === undefined || e.eventType === eventType));
 }
 
 /** `status/errorCode` of each ChargePointStatus a meter caused. */
 export function statusTrail(db: Database, meterId: string): string[] {
-  return meterEvents(db, meterId, 'ChargePointStatus').map((e) => `${String(e.payload.status)}/${String(e.payload.errorCode)}`);
+  return meterEvents(db, meterId, 'ChargePointStatus').map(
+    (e) => `${String(e.payload.status)}/${String(e.payload.errorCode)}`,
+  );
 }
 
-export function waitForEvent(db: Database, meterId: string, eventType: string, count = 1, timeoutMs = 20_000): Promise<EventRow> {
-  return eventually(() => meterEvents(db, meterId, eventType)[count - 1], timeoutMs, `${eventType} #${count} of ${meterId}`);
+export function waitForEvent(
+  db: Database,
+  meterId: string,
+  eventType: string,
+  count = 1,
+  timeoutMs = 20_000,
+): Promise<EventRow> {
+  return eventually(
+    () => meterEvents(db, meterId, eventType)[count - 1],
+    timeoutMs,
+    `${eventType} #${count} of ${meterId}`,
+  );
 }
 
-export function waitForStatus(db: Database, meterId: string, status: string, count = 1, timeoutMs = 20_000): Promise<true> {
-  return eventually(() => statusTrail(db, meterId).filter((s) => s.startsWith(`${status}/`)).length >= count, timeoutMs, `status ${status} #${count} of ${meterId}`);
+export function waitForStatus(
+  db: Database,
+  meterId: string,
+  status: string,
+  count = 1,
+  timeoutMs = 20_000,
+): Promise<true> {
+  return eventually(
+    () => statusTrail(db, meterId).filter((s) => s.startsWith(`${status}/`)).length >= count,
+    timeoutMs,
+    `status ${status} #${count} of ${meterId}`,
+  );
 }
 
 /** The daemon's GET /health report of one meter. */
@@ -60,10 +102,16 @@ export async function meterHealth(httpPort: number, meterId: string): Promise<Me
 
 /** Delivery rows of the outbox for a meter's events: one per event and subscribed webhook. */
 export function deliveriesOf(db: Database, meterId: string): Array<{ eventType: string; webhookId: string }> {
-  const rows = db.prepare('SELECT d.event_type, d.webhook_id, e.payload FROM deliveries d JOIN events e ON e.seq = d.event_seq ORDER BY d.id').all() as Array<{
+  const rows = db
+    .prepare(
+      'SELECT d.event_type, d.webhook_id, e.payload FROM deliveries d JOIN events e ON e.seq = d.event_seq ORDER BY d.id',
+    )
+    .all() as Array<{
     event_type: string;
     webhook_id: string;
     payload: string;
   }>;
-  return rows.filter((r) => (JSON.parse(r.payload) as { stationId?: string }).stationId === meterId).map((r) => ({ eventType: r.event_type, webhookId: r.webhook_id }));
+  return rows
+    .filter((r) => (JSON.parse(r.payload) as { stationId?: string }).stationId === meterId)
+    .map((r) => ({ eventType: r.event_type, webhookId: r.webhook_id }));
 }

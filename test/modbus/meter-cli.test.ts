@@ -21,7 +21,8 @@ interface ReadJson {
 }
 
 const VALUES = { energyKWh: 1234.5, currentA: [16, 15.5, 0.25], powerW: 7300.5 };
-const interop = externalTool('mbpoll', ['-V']) && externalTool('socat') && externalTool(DEBIAN_PYTHON, ['-c', 'import pymodbus']);
+const interop =
+  externalTool('mbpoll', ['-V']) && externalTool('socat') && externalTool(DEBIAN_PYTHON, ['-c', 'import pymodbus']);
 
 /**
  * mbpoll (libmodbus) reading SDM630 float32 input registers, PDU addressing, high word first. Returns the values
@@ -29,15 +30,22 @@ const interop = externalTool('mbpoll', ['-V']) && externalTool('socat') && exter
  */
 function mbpoll(where: string[], address: number, count: number): Promise<Map<number, number>> {
   return new Promise((resolve, reject) => {
-    execFile('mbpoll', [...where, '-a', '1', '-t', '3:float', '-B', '-0', '-r', String(address), '-c', String(count), '-1', '-o', '2'], { timeout: 15_000 }, (err, stdout) => {
-      if (err) return reject(new Error(`mbpoll failed: ${err.message}\n${stdout}`));
-      resolve(new Map([...stdout.matchAll(/^\[(\d+)\]:\s+(\S+)$/gm)].map((m) => [Number(m[1]), Number(m[2])])));
-    });
+    execFile(
+      'mbpoll',
+      [...where, '-a', '1', '-t', '3:float', '-B', '-0', '-r', String(address), '-c', String(count), '-1', '-o', '2'],
+      { timeout: 15_000 },
+      (err, stdout) => {
+        if (err) return reject(new Error(`mbpoll failed: ${err.message}\n${stdout}`));
+        resolve(new Map([...stdout.matchAll(/^\[(\d+)\]:\s+(\S+)$/gm)].map((m) => [Number(m[1]), Number(m[2])])));
+      },
+    );
   });
 }
 
 describe('chargegate meter read / status', () => {
-  const withMeter = (connection: ConnectionConfig, extra: Record<string, unknown> = {}) => ({ sites: [{ id: 's1', meters: [meterConfig(1, connection, extra)], webhooks: [] }] });
+  const withMeter = (connection: ConnectionConfig, extra: Record<string, unknown> = {}) => ({
+    sites: [{ id: 's1', meters: [meterConfig(1, connection, extra)], webhooks: [] }],
+  });
 
   function siteWith(connection: ConnectionConfig, extra: Record<string, unknown> = {}) {
     return tempSiteForTest(withMeter(connection, extra));
@@ -81,14 +89,20 @@ describe('chargegate meter read / status', () => {
       site.write(withMeter({ type: 'rtu', device: pty.controllerSide, baudRate: 19200 }));
       await expectSameAsMbpoll(site.configPath, ['-m', 'rtu', '-b', '19200', '-P', 'none', pty.controllerSide]);
 
-      // While another process (here: this one, as the daemon would) holds the serial device, a reading by hand is refused.
+      // While another process (here: this one, as the daemon would) holds the serial device, a reading by hand is
+      // refused.
       const config = loadConfig(site.configPath);
-      const holder = new ModbusBus([...busSettingsOf(config.sites[0]!.meters.map((m) => m.connection)).values()][0]!, createLogger('silent'));
+      const holder = new ModbusBus(
+        [...busSettingsOf(config.sites[0]!.meters.map((m) => m.connection)).values()][0]!,
+        createLogger('silent'),
+      );
       onTestFinished(() => holder.close());
       await holder.read(1, { functionCode: 4, address: 0x48, count: 2 }, 2000);
       const locked = await runCli(['meter', 'read', 'm1', '--config', site.configPath]);
       expect(locked.code).toBe(1);
-      expect(locked.stderr).toContain('Cannot lock port (a running daemon holds this serial device; stop it to read the meter by hand)');
+      expect(locked.stderr).toContain(
+        'Cannot lock port (a running daemon holds this serial device; stop it to read the meter by hand)',
+      );
     },
     60_000,
   );
@@ -117,7 +131,9 @@ describe('chargegate meter read / status', () => {
     await sim.setRegisters(1, 4, 0x48, [0x7fc0, 0x0000]);
     await sim.setOnline(2, false);
     const tcp = { type: 'tcp', host: '127.0.0.1', port: sim.port } as const;
-    const site = tempSiteForTest({ sites: [{ id: 's1', meters: [meterConfig(1, tcp), meterConfig(2, tcp)], webhooks: [] }] });
+    const site = tempSiteForTest({
+      sites: [{ id: 's1', meters: [meterConfig(1, tcp), meterConfig(2, tcp)], webhooks: [] }],
+    });
 
     const nan = await runCliJson<ReadJson>(['meter', 'read', 'm1', '--config', site.configPath]);
     expect(nan.code).toBe(1);
@@ -125,7 +141,9 @@ describe('chargegate meter read / status', () => {
 
     const silent = await runCli(['meter', 'read', 'm2', '--config', site.configPath]);
     expect(silent.code).toBe(1);
-    expect(silent.stderr).toContain(`chargegate: meter m2: tcp://127.0.0.1:${sim.port} unit 2 function 4 registers 6+6: no answer within ${FAST_BUS.timeoutMs} ms`);
+    expect(silent.stderr).toContain(
+      `chargegate: meter m2: tcp://127.0.0.1:${sim.port} unit 2 function 4 registers 6+6: no answer within ${FAST_BUS.timeoutMs} ms`,
+    );
 
     const unknown = await runCli(['meter', 'read', 'nope', '--config', site.configPath]);
     expect(unknown.code).toBe(1);

@@ -24,7 +24,9 @@ class FakeLine {
     if (this.silent) return Promise.reject(new BusError('timeout', 'no answer within 1000 ms'));
     const map = registerMapOf(this.meter);
     const put = (spec: (typeof map)['energyImportKWh'], value: number) =>
-      encodeRegister(spec, value).forEach((word, i) => this.registers.set(`${spec.functionCode}:${spec.address + i}`, word));
+      encodeRegister(spec, value).forEach((word, i) =>
+        this.registers.set(`${spec.functionCode}:${spec.address + i}`, word),
+      );
     put(map.energyImportKWh, this.energyKWh);
     map.currentA.forEach((spec, i) => put(spec, this.currentA[i] ?? 0));
     if (map.powerW)
@@ -32,7 +34,12 @@ class FakeLine {
         map.powerW,
         this.currentA.reduce((sum, a) => sum + a * 230, 0),
       );
-    return Promise.resolve(Array.from({ length: request.count }, (_, i) => this.registers.get(`${request.functionCode}:${request.address + i}`) ?? 0));
+    return Promise.resolve(
+      Array.from(
+        { length: request.count },
+        (_, i) => this.registers.get(`${request.functionCode}:${request.address + i}`) ?? 0,
+      ),
+    );
   }
 
   stats(): BusStats {
@@ -104,7 +111,9 @@ sites:
     await seconds(9);
     expect(transactions()).toEqual([]);
     await seconds(2);
-    expect(transactions()).toEqual([{ startedAt: new Date(rose).toISOString(), stoppedAt: null, meterStartWh: 1_000_000, meterStopWh: null }]);
+    expect(transactions()).toEqual([
+      { startedAt: new Date(rose).toISOString(), stoppedAt: null, meterStartWh: 1_000_000, meterStopWh: null },
+    ]);
     expect(poller!.health().session.phase).toBe('charging');
 
     line.energyKWh = 1000.05;
@@ -113,7 +122,14 @@ sites:
     await seconds(59);
     expect(transactions()[0]!.stoppedAt).toBeNull();
     await seconds(2);
-    expect(transactions()).toEqual([{ startedAt: new Date(rose).toISOString(), stoppedAt: new Date(fell).toISOString(), meterStartWh: 1_000_000, meterStopWh: 1_000_050 }]);
+    expect(transactions()).toEqual([
+      {
+        startedAt: new Date(rose).toISOString(),
+        stoppedAt: new Date(fell).toISOString(),
+        meterStartWh: 1_000_000,
+        meterStopWh: 1_000_050,
+      },
+    ]);
     expect(statusTrail(t.db, 'm1')).toEqual(['Available/NoError', 'Charging/NoError', 'Available/NoError']);
   });
 
@@ -127,7 +143,11 @@ sites:
     await seconds(29);
     expect(poller!.health()).toMatchObject({ online: true, status: 'warning' });
     await seconds(2);
-    expect(poller!.health()).toMatchObject({ online: false, status: 'critical', lastGoodReadingAt: new Date(lastGood).toISOString() });
+    expect(poller!.health()).toMatchObject({
+      online: false,
+      status: 'critical',
+      lastGoodReadingAt: new Date(lastGood).toISOString(),
+    });
     expect(statusTrail(t.db, 'm1').at(-1)).toBe('Faulted/PowerMeterFailure');
     expect(transactions()[0]!.stoppedAt).toBeNull();
 

@@ -4,7 +4,10 @@ import { daemonForTest } from '../support/daemon.js';
 import { MeterSimulator } from '../support/meter-simulator.js';
 import { eventually, FAST_DETECTION, meterConfig, statusTrail, waitForStatus } from './harness.js';
 
-/** Contract section 7, "Modbus lines": offline offlineAfterS after the last good reading, within 1 s, whatever the back-off. */
+/**
+ * Contract section 7, "Modbus lines": offline offlineAfterS after the last good reading, within 1 s, whatever the
+ * back-off.
+ */
 describe('two meters on one line that goes away', () => {
   it('are each declared offline offlineAfterS after their last good reading, within 1 s', async () => {
     const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630, 2: METER_MODELS.sdm630 } });
@@ -28,14 +31,18 @@ describe('two meters on one line that goes away', () => {
 
     // The time of each meter's last good reading, as the daemon reports it; then the line goes away.
     const lastGood = async (id: string) => {
-      const body = (await (await fetch(`http://127.0.0.1:${t.daemon.httpPort}/health`)).json()) as { meters: { meters: Record<string, { lastGoodReadingAt?: string }> } };
+      const body = (await (await fetch(`http://127.0.0.1:${t.daemon.httpPort}/health`)).json()) as {
+        meters: { meters: Record<string, { lastGoodReadingAt?: string }> };
+      };
       return Date.parse(body.meters.meters[id]!.lastGoodReadingAt!);
     };
     await takeLineAway();
     const faultedAt: Record<string, number> = {};
     await eventually(
       () => {
-        for (const id of ['m1', 'm2']) if (faultedAt[id] === undefined && statusTrail(t.db, id).includes('Faulted/PowerMeterFailure')) faultedAt[id] = Date.now();
+        for (const id of ['m1', 'm2'])
+          if (faultedAt[id] === undefined && statusTrail(t.db, id).includes('Faulted/PowerMeterFailure'))
+            faultedAt[id] = Date.now();
         return Object.keys(faultedAt).length === 2;
       },
       15_000,

@@ -1,8 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import { decodeRegister, METER_MODELS, planReads, readingProblem, registerMapOf, type RegisterSpec } from '../../src/modbus/index.js';
+import {
+  decodeRegister,
+  METER_MODELS,
+  planReads,
+  readingProblem,
+  registerMapOf,
+  type RegisterSpec,
+} from '../../src/modbus/index.js';
 
-const spec = (type: RegisterSpec['type'], wordOrder: 'big' | 'little' = 'big', scale = 1): RegisterSpec => ({ functionCode: 4, address: 0, type, wordOrder, scale });
+const spec = (type: RegisterSpec['type'], wordOrder: 'big' | 'little' = 'big', scale = 1): RegisterSpec => ({
+  functionCode: 4,
+  address: 0,
+  type,
+  wordOrder,
+  scale,
+});
 
 describe('register decoding', () => {
   // Raw words as the devices' manuals show them, not produced by our own encoder.
@@ -90,7 +103,12 @@ sites:
 describe('reading checks', () => {
   const at = new Date('2026-01-01T10:00:00Z');
   const later = (s: number) => new Date(at.getTime() + s * 1000);
-  const reading = (energyKWh: number, seconds = 1, currentA = [16, 16, 16]) => ({ at: later(seconds), energyKWh, currentA, powerW: 11_000 });
+  const reading = (energyKWh: number, seconds = 1, currentA = [16, 16, 16]) => ({
+    at: later(seconds),
+    energyKWh,
+    currentA,
+    powerW: 11_000,
+  });
   const baseline = { energyKWh: 100, at };
 
   it('accepts a plausible reading', () => {
@@ -100,18 +118,33 @@ describe('reading checks', () => {
 
   it('rejects NaN and infinities in any value', () => {
     expect(readingProblem(reading(Number.NaN), baseline)).toEqual({ kind: 'invalid', message: 'energy is NaN' });
-    expect(readingProblem(reading(100, 1, [16, Number.NaN, 16]), baseline)).toEqual({ kind: 'invalid', message: 'current L2 is NaN' });
-    expect(readingProblem({ ...reading(100), powerW: Number.POSITIVE_INFINITY }, baseline)).toEqual({ kind: 'invalid', message: 'power is Infinity' });
+    expect(readingProblem(reading(100, 1, [16, Number.NaN, 16]), baseline)).toEqual({
+      kind: 'invalid',
+      message: 'current L2 is NaN',
+    });
+    expect(readingProblem({ ...reading(100), powerW: Number.POSITIVE_INFINITY }, baseline)).toEqual({
+      kind: 'invalid',
+      message: 'power is Infinity',
+    });
   });
 
   it('rejects negative or absurd energy, and energy going backwards', () => {
     expect(readingProblem(reading(-5))).toEqual({ kind: 'invalid', message: 'negative energy -5 kWh' });
-    expect(readingProblem(reading(3.4e38))).toEqual({ kind: 'invalid', message: 'energy 3.4e+38 kWh is beyond any meter register' });
-    expect(readingProblem(reading(99.9), baseline)).toEqual({ kind: 'backwards', message: 'energy went backwards from 100 to 99.9 kWh' });
+    expect(readingProblem(reading(3.4e38))).toEqual({
+      kind: 'invalid',
+      message: 'energy 3.4e+38 kWh is beyond any meter register',
+    });
+    expect(readingProblem(reading(99.9), baseline)).toEqual({
+      kind: 'backwards',
+      message: 'energy went backwards from 100 to 99.9 kWh',
+    });
   });
 
   it('calls a rise no charger could cause a jump (the poller believes it only when it repeats), but not after enough time', () => {
-    expect(readingProblem(reading(110, 1), baseline)).toEqual({ kind: 'jump', message: 'energy jumped by 10 kWh in 1 s' });
+    expect(readingProblem(reading(110, 1), baseline)).toEqual({
+      kind: 'jump',
+      message: 'energy jumped by 10 kWh in 1 s',
+    });
     expect(readingProblem(reading(110, 3600), baseline)).toBeUndefined();
   });
 });

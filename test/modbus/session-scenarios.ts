@@ -4,14 +4,28 @@ import { openDatabase, type Database } from '../../src/store/index.js';
 import { daemonForTest, type EventRow } from '../support/daemon.js';
 import { receiverForTest, spawnDaemonForTest, tempSiteForTest } from '../support/for-test.js';
 import { openDeviceServer, openPtyPair, type ScriptableMeter } from '../support/meter-simulator.js';
-import { deliveriesOf, eventually, FAST_DETECTION, meterConfig, meterEvents, meterHealth, statusTrail, waitForEvent, waitForStatus, type ConnectionConfig } from './harness.js';
+import {
+  deliveriesOf,
+  eventually,
+  FAST_DETECTION,
+  meterConfig,
+  meterEvents,
+  meterHealth,
+  statusTrail,
+  waitForEvent,
+  waitForStatus,
+  type ConnectionConfig,
+} from './harness.js';
 
 /** A simulator the scenarios run against: ours on modbus-serial, or Debian's pymodbus; over TCP or RTU. */
 export interface SimulatorFactory {
   name: string;
   /** False when an external tool is missing outside CI (in CI that is an error, see externalTool). */
   available: boolean;
-  start(dir: string, units: number[]): Promise<{ meter: ScriptableMeter; connection: ConnectionConfig; close(): Promise<void> }>;
+  start(
+    dir: string,
+    units: number[],
+  ): Promise<{ meter: ScriptableMeter; connection: ConnectionConfig; close(): Promise<void> }>;
   /**
    * Also the kill -9 mid-session scenario (default true). It tests what the detector keeps across a crash, which
    * no transport changes: our simulator over TCP and over RTU run it, the other transports only the bus scenario.
@@ -20,7 +34,10 @@ export interface SimulatorFactory {
 }
 
 /** A simulator on one end of a socat pseudo-terminal pair, chargegate on the other: Modbus RTU as on a cable. */
-export async function onPtyPair(dir: string, startMeter: (device: string) => Promise<ScriptableMeter>): ReturnType<SimulatorFactory['start']> {
+export async function onPtyPair(
+  dir: string,
+  startMeter: (device: string) => Promise<ScriptableMeter>,
+): ReturnType<SimulatorFactory['start']> {
   const pty = await openPtyPair(dir);
   const meter = await startMeter(pty.meterSide);
   return {
@@ -34,7 +51,10 @@ export async function onPtyPair(dir: string, startMeter: (device: string) => Pro
 }
 
 /** A simulator on the far side of a socat serial device server in transparent mode: raw RTU over TCP. */
-export async function behindDeviceServer(dir: string, startMeter: (device: string) => Promise<ScriptableMeter>): ReturnType<SimulatorFactory['start']> {
+export async function behindDeviceServer(
+  dir: string,
+  startMeter: (device: string) => Promise<ScriptableMeter>,
+): ReturnType<SimulatorFactory['start']> {
   const server = await openDeviceServer(dir);
   const meter = await startMeter(server.meterSide);
   return {
@@ -87,8 +107,12 @@ function expectOneSession(p: Profile, meterStart: number, meterStop: number, sta
   expect(stops).toHaveLength(1);
   const transactionId = starts[0]!.payload.transactionId;
   const at = { stationId: p.meterId, chargePointId: `MB-${p.unitId}`, connectorId: 1, idTag: `MODBUS-${p.meterId}` };
-  // startedAt/stoppedAt: the first reading above startCurrentA and the first quiet one, as the transaction row has them.
-  const row = p.db.prepare('SELECT started_at, stopped_at FROM transactions WHERE id = ?').get(transactionId) as { started_at: string; stopped_at: string };
+  // startedAt/stoppedAt: the first reading above startCurrentA and the first quiet one, as the transaction row has
+  // them.
+  const row = p.db.prepare('SELECT started_at, stopped_at FROM transactions WHERE id = ?').get(transactionId) as {
+    started_at: string;
+    stopped_at: string;
+  };
   const startedAt = expect.toSatisfy((t: string) => Date.parse(t) === Date.parse(row.started_at));
   const stoppedAt = expect.toSatisfy((t: string) => Date.parse(t) === Date.parse(row.stopped_at));
   expect(starts[0]!.payload).toEqual({ ...at, meterStart, transactionId: expect.any(Number), startedAt });
@@ -114,7 +138,9 @@ async function sessionWithPause(p: Profile): Promise<void> {
   expectOneSession(p, 200, 201, ['Available/NoError', 'Charging/NoError', 'Available/NoError']);
 }
 
-/** The meter stops answering mid-session: Faulted/PowerMeterFailure, the session stays open, and ends normally later. */
+/**
+ * The meter stops answering mid-session: Faulted/PowerMeterFailure, the session stays open, and ends normally later.
+ */
 async function meterDropsOff(p: Profile): Promise<void> {
   await startSession(p, 300);
   const faultedBefore = statusTrail(p.db, p.meterId).filter((s) => s.startsWith('Faulted/')).length;
@@ -126,7 +152,13 @@ async function meterDropsOff(p: Profile): Promise<void> {
   await waitForStatus(p.db, p.meterId, 'Charging', 2);
   expect(meterEvents(p.db, p.meterId, 'StopTransaction')).toHaveLength(0);
   await stopSession(p, 300.5);
-  expectOneSession(p, 300, 300.5, ['Available/NoError', 'Charging/NoError', 'Faulted/PowerMeterFailure', 'Charging/NoError', 'Available/NoError']);
+  expectOneSession(p, 300, 300.5, [
+    'Available/NoError',
+    'Charging/NoError',
+    'Faulted/PowerMeterFailure',
+    'Charging/NoError',
+    'Available/NoError',
+  ]);
 }
 
 /**
@@ -137,7 +169,11 @@ async function garbageRegisters(p: Profile): Promise<void> {
   const rejectedSoFar = async () => (await meterHealth(p.httpPort, p.meterId))?.rejected ?? 0;
   const waitRejected = async (more: number) => {
     const target = (await rejectedSoFar()) + more;
-    await eventually(async () => (await rejectedSoFar()) >= target, 30_000, `${more} more rejected readings of ${p.meterId}`);
+    await eventually(
+      async () => (await rejectedSoFar()) >= target,
+      30_000,
+      `${more} more rejected readings of ${p.meterId}`,
+    );
   };
   await idleAt(p, 400);
   await p.meter.setRegisters(p.unitId, 4, SDM630_ENERGY, NAN_WORDS);
@@ -183,10 +219,13 @@ export function sessionScenarios(factory: SimulatorFactory): void {
       const units = PROFILES.map((_, i) => i + 1);
       const sim = await factory.start(scratch.dir, units);
       onTestFinished(() => sim.close());
-      for (const [i, profile] of PROFILES.entries()) await sim.meter.set(i + 1, { energyKWh: profile.startKWh, ...IDLE });
+      for (const [i, profile] of PROFILES.entries())
+        await sim.meter.set(i + 1, { energyKWh: profile.startKWh, ...IDLE });
       const receiver = await receiverForTest();
       const meters = PROFILES.map((profile, i) => meterConfig(i + 1, sim.connection, profile.config));
-      const daemon = await daemonForTest({ sites: [{ id: 's1', meters, webhooks: [{ id: 'partner', url: receiver.url('/webhook/events') }] }] });
+      const daemon = await daemonForTest({
+        sites: [{ id: 's1', meters, webhooks: [{ id: 'partner', url: receiver.url('/webhook/events') }] }],
+      });
       onTestFailed(() =>
         console.log(
           daemon.logs
@@ -196,14 +235,28 @@ export function sessionScenarios(factory: SimulatorFactory): void {
         ),
       );
 
-      await Promise.all(PROFILES.map((profile, i) => profile.run({ meter: sim.meter, unitId: i + 1, meterId: `m${i + 1}`, db: daemon.db, httpPort: daemon.daemon.httpPort })));
+      await Promise.all(
+        PROFILES.map((profile, i) =>
+          profile.run({
+            meter: sim.meter,
+            unitId: i + 1,
+            meterId: `m${i + 1}`,
+            db: daemon.db,
+            httpPort: daemon.daemon.httpPort,
+          }),
+        ),
+      );
 
       // Payload and delivery as for OCPP events: one outbox row per event and webhook, each delivered signed.
       const events = units.flatMap((u) => meterEvents(daemon.db, `m${u}`));
-      for (const u of units) expect(deliveriesOf(daemon.db, `m${u}`)).toHaveLength(meterEvents(daemon.db, `m${u}`).length);
+      for (const u of units)
+        expect(deliveriesOf(daemon.db, `m${u}`)).toHaveLength(meterEvents(daemon.db, `m${u}`).length);
       await receiver.waitFor((requests) => requests.length >= events.length, 20_000);
       const delivered = receiver.requests.map((r) => r.json<{ eventType: string; payload: object }>());
-      for (const event of events) expect(delivered).toContainEqual(expect.objectContaining({ eventType: event.eventType, siteId: 's1', payload: event.payload }));
+      for (const event of events)
+        expect(delivered).toContainEqual(
+          expect.objectContaining({ eventType: event.eventType, siteId: 's1', payload: event.payload }),
+        );
       expect(daemon.logged('bad meter reading rejected').some((l) => l.meter === 'm4')).toBe(true);
     }, 120_000);
 
@@ -217,7 +270,13 @@ export function sessionScenarios(factory: SimulatorFactory): void {
         onTestFinished(() => sim.close());
         site.write({
           log: { level: 'info' },
-          sites: [{ id: 's1', meters: [meterConfig(1, sim.connection)], webhooks: [{ id: 'partner', url: 'http://127.0.0.1:9/webhook/events' }] }],
+          sites: [
+            {
+              id: 's1',
+              meters: [meterConfig(1, sim.connection)],
+              webhooks: [{ id: 'partner', url: 'http://127.0.0.1:9/webhook/events' }],
+            },
+          ],
         });
         const run = async () => {
           const { child, logs, ready } = await spawnDaemonForTest(site.configPath);
@@ -228,7 +287,9 @@ export function sessionScenarios(factory: SimulatorFactory): void {
         onTestFinished(() => void db.close());
         const p: Profile = { meter: sim.meter, unitId: 1, meterId: 'm1', db, httpPort: 0 };
 
-        const stored = () => db.prepare('SELECT phase, phase_since FROM meter_detectors WHERE meter_id = ?').get('m1') as { phase: string; phase_since: string | null } | undefined;
+        const stored = () =>
+          db.prepare('SELECT phase, phase_since FROM meter_detectors WHERE meter_id = ?').get('m1') as
+            { phase: string; phase_since: string | null } | undefined;
         // Readings live in the daemon's memory (an idle meter writes nothing): the running daemon's /health tells them.
         const live = (daemon: { httpPort: number }) => meterHealth(daemon.httpPort, 'm1');
         const killAndRestart = async (daemon: Awaited<ReturnType<typeof run>>) => {
@@ -236,27 +297,44 @@ export function sessionScenarios(factory: SimulatorFactory): void {
           await new Promise((resolve) => daemon.child.once('exit', resolve));
           const restarted = await run();
           // Readings taken by the restarted daemon while the current kept flowing.
-          await eventually(async () => ((await live(restarted))?.readings ?? 0) >= 3, 20_000, 'readings of the restarted daemon');
+          await eventually(
+            async () => ((await live(restarted))?.readings ?? 0) >= 3,
+            20_000,
+            'readings of the restarted daemon',
+          );
           return restarted;
         };
 
         let daemon = await run();
         const started = await startSession(p, 500);
         await p.meter.set(1, { energyKWh: 500.875 });
-        await eventually(async () => (await live(daemon))?.lastReading?.energyKWh === 500.875, 20_000, 'a reading of 500.875 kWh');
+        await eventually(
+          async () => (await live(daemon))?.lastReading?.energyKWh === 500.875,
+          20_000,
+          'a reading of 500.875 kWh',
+        );
 
         // Killed while charging: the session goes on, no second StartTransaction.
         daemon = await killAndRestart(daemon);
-        expect((await live(daemon))?.session).toEqual({ phase: 'charging', transactionId: started.payload.transactionId });
+        expect((await live(daemon))?.session).toEqual({
+          phase: 'charging',
+          transactionId: started.payload.transactionId,
+        });
         expect(meterEvents(db, 'm1', 'StartTransaction')).toHaveLength(1);
 
         // Killed while waiting out stopDelayS: the stop still comes, dated from the first quiet reading.
         await p.meter.set(1, IDLE);
-        const quietSince = await eventually(() => (stored()?.phase === 'stopping' ? stored()?.phase_since : undefined), 20_000, 'the stopping phase');
+        const quietSince = await eventually(
+          () => (stored()?.phase === 'stopping' ? stored()?.phase_since : undefined),
+          20_000,
+          'the stopping phase',
+        );
         daemon = await killAndRestart(daemon);
         await waitForEvent(db, 'm1', 'StopTransaction');
         expectOneSession(p, 500, 500.875, ['Available/NoError', 'Charging/NoError', 'Available/NoError']);
-        expect(db.prepare('SELECT stopped_at FROM transactions WHERE id = ?').pluck().get(started.payload.transactionId)).toBe(quietSince);
+        expect(
+          db.prepare('SELECT stopped_at FROM transactions WHERE id = ?').pluck().get(started.payload.transactionId),
+        ).toBe(quietSince);
         expect(deliveriesOf(db, 'm1')).toHaveLength(meterEvents(db, 'm1').length);
       },
       120_000,

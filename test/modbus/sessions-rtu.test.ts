@@ -5,5 +5,8 @@ import { onPtyPair, sessionScenarios } from './session-scenarios.js';
 sessionScenarios({
   name: 'our simulator over Modbus RTU on a socat pseudo-terminal pair (modbus-serial ServerSerial)',
   available: externalTool('socat'),
-  start: (dir, units) => onPtyPair(dir, (device) => MeterSimulator.rtu({ device, units: Object.fromEntries(units.map((u) => [u, METER_MODELS.sdm630])) })),
+  start: (dir, units) =>
+    onPtyPair(dir, (device) =>
+      MeterSimulator.rtu({ device, units: Object.fromEntries(units.map((u) => [u, METER_MODELS.sdm630])) }),
+    ),
 });

@@ -52,20 +52,34 @@ describe('bad input from stations', () => {
     const raw = await RawStation.open(`${t.url}/CP001`);
     onTestFinished(() => raw.close());
 
-    expect(await raw.exchange('[2,"b1","BootNotification",{"chargePointVendor":"Raw","chargePointModel":"R"}]')).toEqual([
-      3,
-      'b1',
-      expect.objectContaining({ status: 'Accepted' }),
-    ]);
+    expect(
+      await raw.exchange('[2,"b1","BootNotification",{"chargePointVendor":"Raw","chargePointModel":"R"}]'),
+    ).toEqual([3, 'b1', expect.objectContaining({ status: 'Accepted' })]);
     expect(await raw.exchange('{this is not json')).toEqual([4, '-1', 'FormationViolation', expect.any(String), {}]);
     expect(await raw.exchange('{"an":"object"}')).toEqual([4, '-1', 'FormationViolation', expect.any(String), {}]);
-    expect(await raw.exchange('[9,"m1","Heartbeat",{}]')).toEqual([4, '-1', 'FormationViolation', expect.any(String), {}]);
-    expect(await raw.exchange('[2,"m2","SelfDestruct",{}]')).toEqual([4, 'm2', 'NotImplemented', expect.any(String), {}]);
-    const wrongType = await raw.exchange('[2,"m3","StatusNotification",{"connectorId":"one","errorCode":"NoError","status":"Available"}]');
+    expect(await raw.exchange('[9,"m1","Heartbeat",{}]')).toEqual([
+      4,
+      '-1',
+      'FormationViolation',
+      expect.any(String),
+      {},
+    ]);
+    expect(await raw.exchange('[2,"m2","SelfDestruct",{}]')).toEqual([
+      4,
+      'm2',
+      'NotImplemented',
+      expect.any(String),
+      {},
+    ]);
+    const wrongType = await raw.exchange(
+      '[2,"m3","StatusNotification",{"connectorId":"one","errorCode":"NoError","status":"Available"}]',
+    );
     expect(wrongType.slice(0, 3)).toEqual([4, 'm3', 'TypeConstraintViolation']);
     const missing = await raw.exchange('[2,"m4","Authorize",{}]');
     expect(missing.slice(0, 3)).toEqual([4, 'm4', 'OccurrenceConstraintViolation']);
-    const badEnum = await raw.exchange('[2,"m5","StatusNotification",{"connectorId":1,"errorCode":"NoError","status":"Sleeping"}]');
+    const badEnum = await raw.exchange(
+      '[2,"m5","StatusNotification",{"connectorId":1,"errorCode":"NoError","status":"Sleeping"}]',
+    );
     expect(badEnum.slice(0, 3)).toEqual([4, 'm5', 'FormationViolation']);
     const tooLong = await raw.exchange('[2,"m6","Authorize",{"idTag":"ABCDEFGHIJKLMNOPQRSTUVWXYZ"}]');
     expect(tooLong.slice(0, 3)).toEqual([4, 'm6', 'FormationViolation']);
@@ -74,8 +88,12 @@ describe('bad input from stations', () => {
     expect(await raw.exchange('[2,"m7","Heartbeat",{}]')).toEqual([3, 'm7', { currentTime: expect.any(String) }]);
     expect(await healthy.authorize('T')).toEqual({ status: 'Invalid' });
     expect(t.events('ChargePointStatus')).toEqual([]);
-    expect(t.logged('malformed frame from station').filter((l) => l.stationId === 'CP001').length).toBeGreaterThanOrEqual(3);
-    expect(t.logged('station message failed the OCPP 1.6 schema').filter((l) => l.stationId === 'CP001').length).toBeGreaterThanOrEqual(4);
+    expect(
+      t.logged('malformed frame from station').filter((l) => l.stationId === 'CP001').length,
+    ).toBeGreaterThanOrEqual(3);
+    expect(
+      t.logged('station message failed the OCPP 1.6 schema').filter((l) => l.stationId === 'CP001').length,
+    ).toBeGreaterThanOrEqual(4);
   });
 
   it('refuses upgrades offering neither ocpp2.0.1 nor ocpp1.6, outside ocpp.path, or with an unusable identity', async () => {
@@ -102,7 +120,8 @@ describe('frame bounds', () => {
       ws.once('error', reject);
     });
   }
-  const closed = (ws: WebSocket): Promise<number> => new Promise((resolve) => ws.once('close', (code) => resolve(code)));
+  const closed = (ws: WebSocket): Promise<number> =>
+    new Promise((resolve) => ws.once('close', (code) => resolve(code)));
 
   it('closes a socket with 1009 on a frame over ocpp.maxMessageBytes, before parsing it; other stations keep working', async () => {
     const t = await daemonForTest({
@@ -136,14 +155,29 @@ describe('frame bounds', () => {
     await eventually(() => answers.length >= 3, 10_000, 'three CALLERRORs');
     for (const answer of answers) {
       expect(answer.length).toBeLessThanOrEqual(1024);
-      expect(JSON.parse(answer)).toEqual([4, expect.any(String), expect.any(String), expect.any(String), expect.any(Object)]);
+      expect(JSON.parse(answer)).toEqual([
+        4,
+        expect.any(String),
+        expect.any(String),
+        expect.any(String),
+        expect.any(Object),
+      ]);
     }
     // What the station's developer needs stays: the code and the validator's first complaint.
-    expect(JSON.parse(answers[0]!)).toEqual([4, 'm1', 'PropertyConstraintViolation', expect.any(String), { error: '/ must NOT have additional properties' }]);
+    expect(JSON.parse(answers[0]!)).toEqual([
+      4,
+      'm1',
+      'PropertyConstraintViolation',
+      expect.any(String),
+      { error: '/ must NOT have additional properties' },
+    ]);
   });
 
   it('disconnects a station after ocpp.maxBadMessages bad frames in a row; a good frame resets the count', async () => {
-    const t = await daemonForTest({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, maxBadMessages: 5 } });
+    const t = await daemonForTest({
+      ...siteWith(),
+      ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, maxBadMessages: 5 },
+    });
     const ws = await open(`${t.url}/CP001`);
     const answers: string[] = [];
     ws.on('message', (data: Buffer) => answers.push(data.toString()));

@@ -20,23 +20,48 @@ const CALLS = 1_500;
 
 /** Valid RFC 3339 all; some name no instant a Date holds, year 10000 in UTC, or come before the others. */
 const timestamp = fc.oneof(
-  { weight: 6, arbitrary: fc.date({ noInvalidDate: true, min: new Date('2026-01-01T00:00:00Z'), max: new Date('2026-12-31T00:00:00Z') }).map((d) => d.toISOString()) },
-  { weight: 1, arbitrary: fc.constantFrom('9999-12-31T23:59:59-14:00', '2016-12-31T23:59:60Z', '1000-01-01T00:00:00Z', '1969-12-31T23:59:59Z') },
+  {
+    weight: 6,
+    arbitrary: fc
+      .date({ noInvalidDate: true, min: new Date('2026-01-01T00:00:00Z'), max: new Date('2026-12-31T00:00:00Z') })
+      .map((d) => d.toISOString()),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '9999-12-31T23:59:59-14:00',
+      '2016-12-31T23:59:60Z',
+      '1000-01-01T00:00:00Z',
+      '1969-12-31T23:59:59Z',
+    ),
+  },
 );
 const evseId = fc.integer({ min: 0, max: 3 });
 const energySample = fc.record(
   {
-    value: fc.oneof(fc.integer({ min: 0, max: 100_000 }), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.constantFrom(1e308, -1, 2e12, -0)),
+    value: fc.oneof(
+      fc.integer({ min: 0, max: 100_000 }),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.constantFrom(1e308, -1, 2e12, -0),
+    ),
     measurand: fc.constantFrom('Energy.Active.Import.Register' as const, 'Power.Active.Import' as const),
     phase: fc.constantFrom('L1' as const),
-    unitOfMeasure: fc.record({ unit: fc.constantFrom('Wh', 'kWh'), multiplier: fc.integer({ min: -3, max: 3 }) }, { requiredKeys: [] }),
+    unitOfMeasure: fc.record(
+      { unit: fc.constantFrom('Wh', 'kWh'), multiplier: fc.integer({ min: -3, max: 3 }) },
+      { requiredKeys: [] },
+    ),
   },
   { requiredKeys: ['value'] },
 );
-const meterValue = fc.array(fc.record({ timestamp, sampledValue: fc.array(energySample, { minLength: 1, maxLength: 2 }) }), { minLength: 1, maxLength: 2 }).map(
-  // minLength 1: the schema's non-empty list.
-  (values) => values as Request<'MeterValues'>['meterValue'],
-);
+const meterValue = fc
+  .array(fc.record({ timestamp, sampledValue: fc.array(energySample, { minLength: 1, maxLength: 2 }) }), {
+    minLength: 1,
+    maxLength: 2,
+  })
+  .map(
+    // minLength 1: the schema's non-empty list.
+    (values) => values as Request<'MeterValues'>['meterValue'],
+  );
 // A few transaction ids that come back (lying sequences) and many that never end (state that must stay bounded).
 const transactionId = fc.oneof(fc.constantFrom('t0', 't1', 't2', 't3'), fc.uuid());
 
@@ -75,7 +100,11 @@ const call = fc.oneof(
   {
     weight: 1,
     arbitrary: fc
-      .record({ timestamp, evseId, connectorStatus: fc.constantFrom('Available' as const, 'Occupied' as const, 'Faulted' as const) })
+      .record({
+        timestamp,
+        evseId,
+        connectorStatus: fc.constantFrom('Available' as const, 'Occupied' as const, 'Faulted' as const),
+      })
       .map((p) => ['StatusNotification', { ...p, connectorId: 1 }] as const),
   },
 );
@@ -84,7 +113,8 @@ const call = fc.oneof(
 describe('fuzzing the OCPP 2.0.1 handlers', () => {
   it('no transaction on EVSE 0, no energy or time partners cannot read back, every call answered without an internal error', async () => {
     const t = await daemonForTest(siteWith([], [EV201]));
-    for (const idTag of ['TAG-1', 'TAG-2']) putIdTag(t.db, { idTag, status: 'Accepted', expiresAt: null, siteId: null });
+    for (const idTag of ['TAG-1', 'TAG-2'])
+      putIdTag(t.db, { idTag, status: 'Accepted', expiresAt: null, siteId: null });
     const station = await stationV201ForTest(t.url, 'EV201');
     await station.boot();
 
@@ -100,10 +130,14 @@ describe('fuzzing the OCPP 2.0.1 handlers', () => {
     // Refused only as out of bounds: never an internal error, never a call left unanswered.
     expect([...refusals]).toEqual(['PropertyConstraintViolation']);
     expect(t.logged('station call failed')).toEqual([]);
-    const onStation = t.db.prepare('SELECT count(*) AS n FROM transactions WHERE connector_id < 1').get() as { n: number };
+    const onStation = t.db.prepare('SELECT count(*) AS n FROM transactions WHERE connector_id < 1').get() as {
+      n: number;
+    };
     expect(onStation.n).toBe(0);
     const transactions = t.db
-      .prepare('SELECT meter_start_wh AS meterStartWh, meter_stop_wh AS meterStopWh, started_at AS startedAt, stopped_at AS stoppedAt FROM transactions')
+      .prepare(
+        'SELECT meter_start_wh AS meterStartWh, meter_stop_wh AS meterStopWh, started_at AS startedAt, stopped_at AS stoppedAt FROM transactions',
+      )
       .all() as Array<{
       meterStartWh: number;
       meterStopWh: number | null;
@@ -119,7 +153,8 @@ describe('fuzzing the OCPP 2.0.1 handlers', () => {
     expect(billed.length).toBeGreaterThan(10);
     for (const { payload } of billed) {
       for (const kWh of [payload.meterStart, payload.meterStop ?? 0]) expect(Number.isFinite(kWh)).toBe(true);
-      for (const at of [payload.startedAt, payload.stoppedAt ?? payload.startedAt]) expect(at).toMatch(/^(19[7-9]\d|[2-9]\d{3})-\d\d-\d\dT/);
+      for (const at of [payload.startedAt, payload.stoppedAt ?? payload.startedAt])
+        expect(at).toMatch(/^(19[7-9]\d|[2-9]\d{3})-\d\d-\d\dT/);
     }
 
     // The daemon still serves: the same station, and /health.

@@ -41,7 +41,10 @@ const params = fc.oneof(
       chargePointModel: fc.string({ maxLength: 25 }),
       vendorId: fc.string({ maxLength: 10 }),
       meterValue: fc.array(
-        fc.record({ timestamp: fc.constant('2026-11-24T12:00:00Z'), sampledValue: fc.array(fc.record({ value: fc.string({ maxLength: 6 }) }), { maxLength: 2 }) }),
+        fc.record({
+          timestamp: fc.constant('2026-11-24T12:00:00Z'),
+          sampledValue: fc.array(fc.record({ value: fc.string({ maxLength: 6 }) }), { maxLength: 2 }),
+        }),
         { maxLength: 2 },
       ),
       junk: fc.jsonValue({ maxDepth: 2 }),
@@ -51,10 +54,17 @@ const params = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }),
 );
 
-const call = fc.tuple(fc.string({ minLength: 1, maxLength: 40 }), fc.constantFrom(...ACTIONS), params).map(([id, action, p]) => JSON.stringify([2, id, action, p]));
+const call = fc
+  .tuple(fc.string({ minLength: 1, maxLength: 40 }), fc.constantFrom(...ACTIONS), params)
+  .map(([id, action, p]) => JSON.stringify([2, id, action, p]));
 const frame = fc.oneof(
   { weight: 6, arbitrary: call },
-  { weight: 1, arbitrary: fc.tuple(fc.constantFrom(3, 4), fc.string({ maxLength: 40 }), fc.jsonValue({ maxDepth: 2 })).map((t) => JSON.stringify(t)) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .tuple(fc.constantFrom(3, 4), fc.string({ maxLength: 40 }), fc.jsonValue({ maxDepth: 2 }))
+      .map((t) => JSON.stringify(t)),
+  },
   { weight: 1, arbitrary: fc.string({ maxLength: 200 }) },
   { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)) },
   { weight: 1, arbitrary: fc.tuple(call, fc.nat()).map(([text, cut]) => text.slice(0, cut % (text.length + 1))) },
@@ -126,7 +136,8 @@ describe('fuzzing the OCPP listener', () => {
       // A CALL must be answered; anything else may get a CALLERROR or nothing, so only a short wait.
       const outcome = await socket.exchange(text, id === undefined ? 5 : 5_000);
       if (id !== undefined && outcome === 'quiet') unanswered.push(text);
-      if (id !== undefined && outcome !== 'quiet' && outcome !== 'closed') answers.push((JSON.parse(outcome) as unknown[])[0]);
+      if (id !== undefined && outcome !== 'quiet' && outcome !== 'closed')
+        answers.push((JSON.parse(outcome) as unknown[])[0]);
     }
     socket.close();
 

@@ -11,7 +11,11 @@ describe('the generated OCPP message types', () => {
   it(
     'are what the schemas ocpp-rpc validates with give today (npm run generate:ocpp-types after an upgrade)',
     async () => {
-      const result = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/generate-ocpp-types.ts'), '--check'], { cwd: ROOT }).then(
+      const result = await run(
+        process.execPath,
+        ['--import', 'tsx', path.join(ROOT, 'scripts/generate-ocpp-types.ts'), '--check'],
+        { cwd: ROOT },
+      ).then(
         ({ stderr }) => ({ code: 0, stderr }),
         (err: { code: number; stderr: string }) => err,
       );

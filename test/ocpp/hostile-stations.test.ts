@@ -14,11 +14,18 @@ const EV201 = {
   ],
 };
 
-/** A TransactionEvent as a hostile station may send it: valid against the 2.0.1 schema, its values chosen by the test. */
+/**
+ * A TransactionEvent as a hostile station may send it: valid against the 2.0.1 schema, its values chosen by the test.
+ */
 function transactionEvent(
   eventType: TransactionEventRequest['eventType'],
   transactionId: string,
-  options: { evseId?: number; idToken?: string; timestamp?: string; energy?: { value: number; multiplier?: number; unit?: string } } = {},
+  options: {
+    evseId?: number;
+    idToken?: string;
+    timestamp?: string;
+    energy?: { value: number; multiplier?: number; unit?: string };
+  } = {},
 ): TransactionEventRequest {
   const timestamp = options.timestamp ?? new Date().toISOString();
   return {
@@ -37,7 +44,10 @@ function transactionEvent(
             {
               value: options.energy.value,
               measurand: 'Energy.Active.Import.Register',
-              unitOfMeasure: { unit: options.energy.unit ?? 'Wh', ...(options.energy.multiplier !== undefined && { multiplier: options.energy.multiplier }) },
+              unitOfMeasure: {
+                unit: options.energy.unit ?? 'Wh',
+                ...(options.energy.multiplier !== undefined && { multiplier: options.energy.multiplier }),
+              },
             },
           ],
         },
@@ -55,12 +65,22 @@ describe('hostile input from stations (issue 35)', () => {
     const station = await stationV201ForTest(t.url, 'EV201');
     await station.boot();
 
-    await expect(station.call('TransactionEvent', transactionEvent('Started', 'tx-evse0', { evseId: 0, idToken: 'TAG-0', energy: { value: 100 } }))).rejects.toMatchObject(refused);
+    await expect(
+      station.call(
+        'TransactionEvent',
+        transactionEvent('Started', 'tx-evse0', { evseId: 0, idToken: 'TAG-0', energy: { value: 100 } }),
+      ),
+    ).rejects.toMatchObject(refused);
     expect(t.events('StartTransaction')).toEqual([]);
     expect(t.db.prepare('SELECT count(*) AS n FROM transactions').get()).toEqual({ n: 0 });
 
     // The tag was never taken: a start on a real EVSE is accepted, not ConcurrentTx.
-    expect(await station.call('TransactionEvent', transactionEvent('Started', 'tx-evse1', { evseId: 1, idToken: 'TAG-0', energy: { value: 100 } }))).toEqual({
+    expect(
+      await station.call(
+        'TransactionEvent',
+        transactionEvent('Started', 'tx-evse1', { evseId: 1, idToken: 'TAG-0', energy: { value: 100 } }),
+      ),
+    ).toEqual({
       idTokenInfo: { status: 'Accepted' },
     });
     expect(t.events('StartTransaction').map((e) => e.payload.connectorId)).toEqual([1]);
@@ -72,12 +92,25 @@ describe('hostile input from stations (issue 35)', () => {
     await station.boot();
 
     for (const energy of [{ value: 1e308, multiplier: 3 }, { value: -5 }, { value: 2e12, unit: 'kWh' }]) {
-      await expect(station.call('TransactionEvent', transactionEvent('Started', `tx-${energy.value}`, { evseId: 1, idToken: 'TAG-1', energy }))).rejects.toMatchObject(refused);
+      await expect(
+        station.call(
+          'TransactionEvent',
+          transactionEvent('Started', `tx-${energy.value}`, { evseId: 1, idToken: 'TAG-1', energy }),
+        ),
+      ).rejects.toMatchObject(refused);
       await expect(
         station.call('MeterValues', {
           evseId: 1,
           meterValue: [
-            { timestamp: new Date().toISOString(), sampledValue: [{ value: energy.value, unitOfMeasure: { unit: energy.unit ?? 'Wh', multiplier: energy.multiplier ?? 0 } }] },
+            {
+              timestamp: new Date().toISOString(),
+              sampledValue: [
+                {
+                  value: energy.value,
+                  unitOfMeasure: { unit: energy.unit ?? 'Wh', multiplier: energy.multiplier ?? 0 },
+                },
+              ],
+            },
           ],
         }),
       ).rejects.toMatchObject(refused);
@@ -87,7 +120,10 @@ describe('hostile input from stations (issue 35)', () => {
 
     // A sane session afterwards bills from its own readings, not from anything refused before.
     await station.call('TransactionEvent', transactionEvent('Started', 'tx-good', { evseId: 1, idToken: 'TAG-1' }));
-    await station.call('TransactionEvent', transactionEvent('Ended', 'tx-good', { energy: { value: 2.5, unit: 'kWh' } }));
+    await station.call(
+      'TransactionEvent',
+      transactionEvent('Ended', 'tx-good', { energy: { value: 2.5, unit: 'kWh' } }),
+    );
     expect(t.events('StartTransaction').map((e) => e.payload.meterStart)).toEqual([0]);
     expect(t.events('StopTransaction').map((e) => e.payload.meterStop)).toEqual([2.5]);
   });
@@ -96,8 +132,12 @@ describe('hostile input from stations (issue 35)', () => {
     const t = await daemonForTest(siteWith([], [CP001]));
     const station = await t.connect('CP001');
     await station.boot();
-    await expect(station.startTransaction({ connectorId: 1, idTag: 'T1', meterStart: 1e300 })).rejects.toMatchObject(refused);
-    await expect(station.startTransaction({ connectorId: 1, idTag: 'T1', meterStart: -1 })).rejects.toMatchObject(refused);
+    await expect(station.startTransaction({ connectorId: 1, idTag: 'T1', meterStart: 1e300 })).rejects.toMatchObject(
+      refused,
+    );
+    await expect(station.startTransaction({ connectorId: 1, idTag: 'T1', meterStart: -1 })).rejects.toMatchObject(
+      refused,
+    );
     expect(t.events('StartTransaction')).toEqual([]);
     const transactionId = await station.startTransaction({ connectorId: 1, idTag: 'T1', meterStart: 1000 });
     await expect(station.stopTransaction({ transactionId, meterStop: 1e300 })).rejects.toMatchObject(refused);
@@ -112,12 +152,20 @@ describe('hostile input from stations (issue 35)', () => {
     await station.boot();
     // Valid RFC 3339 both: the first is 10000-01-01 in UTC, the second no JavaScript Date can hold.
     for (const timestamp of ['9999-12-31T23:59:59-14:00', '2016-12-31T23:59:60Z']) {
-      await expect(station.call('TransactionEvent', transactionEvent('Started', `tx-${timestamp}`, { evseId: 1, idToken: 'TAG-1', timestamp }))).rejects.toMatchObject(refused);
+      await expect(
+        station.call(
+          'TransactionEvent',
+          transactionEvent('Started', `tx-${timestamp}`, { evseId: 1, idToken: 'TAG-1', timestamp }),
+        ),
+      ).rejects.toMatchObject(refused);
     }
     expect(t.events('StartTransaction')).toEqual([]);
     expect(t.logged('station call failed')).toEqual([]);
 
-    await station.call('TransactionEvent', transactionEvent('Started', 'tx-1', { evseId: 1, idToken: 'TAG-1', timestamp: '2026-11-26T10:00:00Z' }));
+    await station.call(
+      'TransactionEvent',
+      transactionEvent('Started', 'tx-1', { evseId: 1, idToken: 'TAG-1', timestamp: '2026-11-26T10:00:00Z' }),
+    );
     await station.call('TransactionEvent', transactionEvent('Ended', 'tx-1', { timestamp: '2026-11-26T09:00:00Z' }));
     const [stop] = t.events('StopTransaction');
     expect(stop!.payload.stoppedAt).toBe(stop!.payload.startedAt);
@@ -128,13 +176,19 @@ describe('hostile input from stations (issue 35)', () => {
     const t = await daemonForTest(siteWith([], [EV201]));
     const station = await stationV201ForTest(t.url, 'EV201');
     await station.boot();
-    // Events naming no EVSE and no known transaction: each is answered, warned about ten times a minute, the rest counted.
-    for (let i = 0; i < 50; i += 1) expect(await station.call('TransactionEvent', transactionEvent('Updated', `lost-${i}`))).toEqual({});
-    const warnings = t.logged('TransactionEvent names no EVSE and none is known for its transaction: answered, no event');
+    // Events naming no EVSE and no known transaction: each is answered, warned about ten times a minute, the rest
+    // counted.
+    for (let i = 0; i < 50; i += 1)
+      expect(await station.call('TransactionEvent', transactionEvent('Updated', `lost-${i}`))).toEqual({});
+    const warnings = t.logged(
+      'TransactionEvent names no EVSE and none is known for its transaction: answered, no event',
+    );
     expect(warnings).toHaveLength(10);
     await station.close();
     await expect.poll(() => t.logged('repeated warnings, summarised').length).toBe(1);
     const [summary] = t.logged('repeated warnings, summarised');
-    expect(summary!.repeated).toEqual({ 'TransactionEvent names no EVSE and none is known for its transaction: answered, no event': 40 });
+    expect(summary!.repeated).toEqual({
+      'TransactionEvent names no EVSE and none is known for its transaction: answered, no event': 40,
+    });
   });
 });

@@ -8,7 +8,10 @@ describe('durability', () => {
   it(
     'kill -9 right after the acknowledgements: every acknowledged Start/StopTransaction has its event and delivery rows',
     async () => {
-      const temp = tempSiteForTest({ log: { level: 'info' }, ...siteWith([{ id: 'partner', url: 'http://127.0.0.1:9/events' }]) });
+      const temp = tempSiteForTest({
+        log: { level: 'info' },
+        ...siteWith([{ id: 'partner', url: 'http://127.0.0.1:9/events' }]),
+      });
       const { child, ready } = await spawnDaemonForTest(temp.configPath);
       const station = await stationForTest(ready.ocppUrl, 'CP001', undefined, { callTimeoutMs: 5000 });
       await station.boot();
@@ -19,7 +22,11 @@ describe('durability', () => {
       // Sessions keep coming; the daemon dies mid-stream, in the same tick as the 15th stop acknowledgement.
       const traffic = (async () => {
         for (let i = 0; i < 40; i += 1) {
-          const transactionId = await station.startTransaction({ connectorId: 1 + (i % 2), idTag: `TAG-${i}`, meterStart: i * 1000 });
+          const transactionId = await station.startTransaction({
+            connectorId: 1 + (i % 2),
+            idTag: `TAG-${i}`,
+            meterStart: i * 1000,
+          });
           ackedStarts.push(transactionId);
           await station.stopTransaction({ transactionId, meterStop: i * 1000 + 500, reason: 'EVDisconnected' });
           ackedStops.push(transactionId);
@@ -33,9 +40,11 @@ describe('durability', () => {
       const db = openDatabase(temp.dataDir);
       try {
         const ids = (type: string) =>
-          (db.prepare('SELECT payload FROM events WHERE event_type = ? ORDER BY seq').all(type) as Array<{ payload: string }>).map(
-            (r) => (JSON.parse(r.payload) as { transactionId: number }).transactionId,
-          );
+          (
+            db.prepare('SELECT payload FROM events WHERE event_type = ? ORDER BY seq').all(type) as Array<{
+              payload: string;
+            }>
+          ).map((r) => (JSON.parse(r.payload) as { transactionId: number }).transactionId);
         expect(ids('StartTransaction')).toEqual(expect.arrayContaining(ackedStarts));
         expect(ids('StopTransaction')).toEqual(expect.arrayContaining(ackedStops));
         const undelivered = db
@@ -57,13 +66,20 @@ describe('durability of an OCPP 2.0.1 transaction', () => {
   it(
     'kill -9 mid-transaction: after the restart the Ended event closes the transaction its Started opened, by the station transaction id',
     async () => {
-      const temp = tempSiteForTest({ log: { level: 'info' }, ...siteWith([], [{ id: 'EV201', chargePoints: [{ id: 'EV201-A', connectors: [1] }] }]) });
+      const temp = tempSiteForTest({
+        log: { level: 'info' },
+        ...siteWith([], [{ id: 'EV201', chargePoints: [{ id: 'EV201-A', connectors: [1] }] }]),
+      });
       const first = await spawnDaemonForTest(temp.configPath);
       const before = await stationV201ForTest(first.ready.ocppUrl, 'EV201');
       await before.boot();
       const transactionId = before.newTransactionId();
       before.meterWh = 2000;
-      await before.transactionEvent('Started', transactionId, { evseId: 1, idToken: 'TAG-K9', chargingState: 'Charging' });
+      await before.transactionEvent('Started', transactionId, {
+        evseId: 1,
+        idToken: 'TAG-K9',
+        chargingState: 'Charging',
+      });
       first.child.kill('SIGKILL');
       await exitOf(first.child);
 
@@ -76,13 +92,21 @@ describe('durability of an OCPP 2.0.1 transaction', () => {
       const db = openDatabase(temp.dataDir);
       try {
         const payloads = (type: string) =>
-          (db.prepare('SELECT payload FROM events WHERE event_type = ? ORDER BY seq').all(type) as Array<{ payload: string }>).map(
-            (r) => JSON.parse(r.payload) as Record<string, unknown>,
-          );
+          (
+            db.prepare('SELECT payload FROM events WHERE event_type = ? ORDER BY seq').all(type) as Array<{
+              payload: string;
+            }>
+          ).map((r) => JSON.parse(r.payload) as Record<string, unknown>);
         const [started] = payloads('StartTransaction');
         expect(payloads('StartTransaction')).toHaveLength(1);
         expect(payloads('StopTransaction')).toEqual([
-          expect.objectContaining({ transactionId: started!.transactionId, meterStart: 2, meterStop: 9, reason: 'EVDisconnected', idTag: 'TAG-K9' }),
+          expect.objectContaining({
+            transactionId: started!.transactionId,
+            meterStart: 2,
+            meterStop: 9,
+            reason: 'EVDisconnected',
+            idTag: 'TAG-K9',
+          }),
         ]);
       } finally {
         db.close();

@@ -40,7 +40,10 @@ describe("ocpp-rpc's schemas are read when first needed", () => {
   it(
     'none at load, 1.6 on the first 1.6 call, 2.0.1 only once a 2.0.1 station calls, 2.1 never',
     async () => {
-      const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', SCRIPT], { cwd: ROOT, timeout: 60_000 });
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', SCRIPT], {
+        cwd: ROOT,
+        timeout: 60_000,
+      });
       expect(JSON.parse(stdout.trim().split('\n').at(-1)!)).toEqual({
         afterLoad: [],
         after16: ['ocpp1_6.json'],

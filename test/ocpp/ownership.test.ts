@@ -20,9 +20,14 @@ describe('transactions belong to the station that started them', () => {
     await intruder.boot();
     const tx = await owner.startTransaction({ connectorId: 1, idTag: 'TAG-1', meterStart: 1_000 });
 
-    expect(await intruder.stopTransaction({ transactionId: tx, meterStop: 9_999_000, reason: 'EmergencyStop' })).toEqual({});
+    expect(
+      await intruder.stopTransaction({ transactionId: tx, meterStop: 9_999_000, reason: 'EmergencyStop' }),
+    ).toEqual({});
     expect(await intruder.meterValues({ connectorId: 1, transactionId: tx, wh: 5 })).toEqual({});
-    expect(t.db.prepare('SELECT stopped_at, meter_stop_wh FROM transactions WHERE id = ?').get(tx)).toEqual({ stopped_at: null, meter_stop_wh: null });
+    expect(t.db.prepare('SELECT stopped_at, meter_stop_wh FROM transactions WHERE id = ?').get(tx)).toEqual({
+      stopped_at: null,
+      meter_stop_wh: null,
+    });
     expect(t.events('StopTransaction')).toEqual([]);
     expect(t.logged("StopTransaction for another station's transaction: answered, nothing changed")).toEqual([
       expect.objectContaining({ stationId: 'CP002', transactionId: tx, owner: 'CP001' }),
@@ -31,20 +36,32 @@ describe('transactions belong to the station that started them', () => {
 
     // The owner still stops it, with its own meter reading.
     await owner.stopTransaction({ transactionId: tx, meterStop: 2_000 });
-    expect(t.events('StopTransaction').map((e) => e.payload)).toEqual([expect.objectContaining({ stationId: 'CP001', transactionId: tx, meterStop: 2 })]);
+    expect(t.events('StopTransaction').map((e) => e.payload)).toEqual([
+      expect.objectContaining({ stationId: 'CP001', transactionId: tx, meterStop: 2 }),
+    ]);
   });
 
   it('a StartTransaction on a connector with an open transaction closes the old one first (reason Other, meterStop = new meterStart)', async () => {
     const t = await twoStations();
     const station = await t.connect('CP001');
     await station.boot();
-    const zombie = await station.startTransaction({ connectorId: 1, idTag: 'TAG-1', meterStart: 1_000, timestamp: new Date('2026-11-21T09:00:00.000Z') });
-    const next = await station.startTransaction({ connectorId: 1, idTag: 'TAG-1', meterStart: 4_000, timestamp: new Date('2026-11-21T11:00:00.000Z') });
+    const zombie = await station.startTransaction({
+      connectorId: 1,
+      idTag: 'TAG-1',
+      meterStart: 1_000,
+      timestamp: new Date('2026-11-21T09:00:00.000Z'),
+    });
+    const next = await station.startTransaction({
+      connectorId: 1,
+      idTag: 'TAG-1',
+      meterStart: 4_000,
+      timestamp: new Date('2026-11-21T11:00:00.000Z'),
+    });
 
     expect(next).not.toBe(zombie);
-    expect(t.db.prepare('SELECT id, meter_stop_wh, stop_reason FROM transactions WHERE stopped_at IS NOT NULL').all()).toEqual([
-      { id: zombie, meter_stop_wh: 4_000, stop_reason: 'Other' },
-    ]);
+    expect(
+      t.db.prepare('SELECT id, meter_stop_wh, stop_reason FROM transactions WHERE stopped_at IS NOT NULL').all(),
+    ).toEqual([{ id: zombie, meter_stop_wh: 4_000, stop_reason: 'Other' }]);
     expect(t.events().map((e) => [e.eventType, e.payload.transactionId])).toEqual([
       ['StartTransaction', zombie],
       ['Authorize', undefined],
@@ -92,11 +109,17 @@ describe('transactions belong to the station that started them', () => {
 
     expect(t.events()).toEqual([]);
     expect(t.db.prepare('SELECT COUNT(*) AS n FROM transactions').get()).toEqual({ n: 0 });
-    const status = (await (await fetch(`http://127.0.0.1:${t.daemon.httpPort}/status.json`)).json()) as { chargePoints: Array<{ chargePointId: string }> };
+    const status = (await (await fetch(`http://127.0.0.1:${t.daemon.httpPort}/status.json`)).json()) as {
+      chargePoints: Array<{ chargePointId: string }>;
+    };
     expect(status.chargePoints.map((cp) => cp.chargePointId).sort()).toEqual(['CP001-A', 'CP002-A']);
     expect(t.db.prepare('SELECT COUNT(*) AS n FROM connectors').get()).toEqual({ n: 0 });
     const warnings = t.logged('connector not in the config: answered, no event');
     expect(warnings).toHaveLength(2);
-    expect(warnings[0]).toMatchObject({ stationId: 'CP001', connectorId: 99, fix: 'add connector 99 to a chargePoints entry of station CP001 (site s1) in the config' });
+    expect(warnings[0]).toMatchObject({
+      stationId: 'CP001',
+      connectorId: 99,
+      fix: 'add connector 99 to a chargePoints entry of station CP001 (site s1) in the config',
+    });
   });
 });

@@ -20,7 +20,9 @@ describe('station security profiles', () => {
     await expect(t.connect('CP001')).rejects.toMatchObject({ code: 401 }); // configured, never paired: no password exists yet
     const password = pair(t, 'CP001');
 
-    const stored = t.db.prepare('SELECT password_hash FROM stations WHERE id = ?').get('CP001') as { password_hash: string };
+    const stored = t.db.prepare('SELECT password_hash FROM stations WHERE id = ?').get('CP001') as {
+      password_hash: string;
+    };
     expect(stored.password_hash).toMatch(/^scrypt\$/);
     expect(stored.password_hash).not.toContain(password);
 
@@ -30,7 +32,11 @@ describe('station security profiles', () => {
     expect(await station.boot()).toMatchObject({ status: 'Accepted' });
 
     const refusals = t.logged('station connection refused');
-    expect(refusals.map((l) => l.reason)).toEqual(['station has no password yet: run `chargegate station pair`', 'no HTTP Basic password', 'wrong password']);
+    expect(refusals.map((l) => l.reason)).toEqual([
+      'station has no password yet: run `chargegate station pair`',
+      'no HTTP Basic password',
+      'wrong password',
+    ]);
     expect(JSON.stringify(t.logs)).not.toContain(password);
 
     // An unknown station gets in without a password, but only to be told Pending.
@@ -39,13 +45,19 @@ describe('station security profiles', () => {
   });
 
   it('profile 2: TLS with ocpp.tls plus the basic-auth password; plain ws is not served', async () => {
-    const { certificate: cert, privateKey: key } = await createGatewayCertificate({ names: ['localhost', '127.0.0.1'], validDays: 1 });
+    const { certificate: cert, privateKey: key } = await createGatewayCertificate({
+      names: ['localhost', '127.0.0.1'],
+      validDays: 1,
+    });
     const files = tempDirForTest('tls');
     const certFile = path.join(files, 'cert.pem');
     const keyFile = path.join(files, 'key.pem');
     writeFileSync(certFile, cert);
     writeFileSync(keyFile, key, { mode: 0o600 });
-    const t = await daemonForTest({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 2, tls: { cert: certFile, key: keyFile } } });
+    const t = await daemonForTest({
+      ...siteWith(),
+      ocpp: { host: '127.0.0.1', port: 0, securityProfile: 2, tls: { cert: certFile, key: keyFile } },
+    });
     expect(t.url.startsWith('wss://')).toBe(true);
     const password = pair(t, 'CP001');
 
@@ -62,7 +74,9 @@ describe('station security profiles', () => {
     'profile 0 is refused off loopback, naming ocpp.securityProfile (check-config exits 2)',
     async () => {
       const text = 'ocpp: { host: 0.0.0.0, securityProfile: 0 }\nsites: [{ id: a }]\n';
-      expect(() => parseConfig(text, 'c.yaml')).toThrow(/c\.yaml: ocpp\.securityProfile: 0 \(no station authentication\) is only allowed when ocpp\.host is loopback/);
+      expect(() => parseConfig(text, 'c.yaml')).toThrow(
+        /c\.yaml: ocpp\.securityProfile: 0 \(no station authentication\) is only allowed when ocpp\.host is loopback/,
+      );
       expect(() => parseConfig('ocpp: { host: 127.0.0.1, securityProfile: 0 }\nsites: [{ id: a }]\n')).not.toThrow();
 
       const file = path.join(tempDirForTest('config'), 'profile0.yaml');

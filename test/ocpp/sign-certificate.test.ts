@@ -45,9 +45,15 @@ describe.skipIf(!externalTool('openssl', ['version']))('SignCertificate from a h
       expect(Math.max(...roundTripsMs)).toBeLessThan(1000);
       await expect(answer).resolves.toEqual({ status: 'Rejected' });
 
-      const logLines = daemon.logs.filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+      const logLines = daemon.logs
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
       expect(logLines.filter((l) => l.msg === 'SignCertificate refused')).toEqual([
-        expect.objectContaining({ level: 40, stationId: 'EV201', reason: expect.stringMatching(/^an RSA key of 8192 bits/) }),
+        expect.objectContaining({
+          level: 40,
+          stationId: 'EV201',
+          reason: expect.stringMatching(/^an RSA key of 8192 bits/),
+        }),
       ]);
       expect(logLines.filter((l) => (l.level as number) >= 50)).toEqual([]);
     },
@@ -64,7 +70,8 @@ describe.skipIf(!externalTool('openssl', ['version']))('SignCertificate from a h
     const csr = opensslKeyAndCsr(dir, 'ev201', 'EV201').csr;
 
     const answers = [];
-    for (let i = 0; i < SIGN_CERTIFICATE_PER_STATION_PER_MINUTE; i += 1) answers.push(await looping.call('SignCertificate', { csr }));
+    for (let i = 0; i < SIGN_CERTIFICATE_PER_STATION_PER_MINUTE; i += 1)
+      answers.push(await looping.call('SignCertificate', { csr }));
     expect(answers).toEqual(Array(SIGN_CERTIFICATE_PER_STATION_PER_MINUTE).fill({ status: 'Accepted' }));
     // Past the limit even garbage is not read: no CSR refusal is logged for it.
     expect(await looping.call('SignCertificate', { csr })).toEqual({ status: 'Rejected' });
@@ -74,8 +81,14 @@ describe.skipIf(!externalTool('openssl', ['version']))('SignCertificate from a h
     const reconnected = await stationV201ForTest(t.url, 'EV201');
     expect(await reconnected.call('SignCertificate', { csr })).toEqual({ status: 'Rejected' });
 
-    expect(await other.call('SignCertificate', { csr: opensslKeyAndCsr(dir, 'ev202', 'EV202').csr })).toEqual({ status: 'Accepted' });
-    expect(t.logged('SignCertificate refused: too many from this station in a minute; more this minute are refused unlogged')).toEqual([
+    expect(await other.call('SignCertificate', { csr: opensslKeyAndCsr(dir, 'ev202', 'EV202').csr })).toEqual({
+      status: 'Accepted',
+    });
+    expect(
+      t.logged(
+        'SignCertificate refused: too many from this station in a minute; more this minute are refused unlogged',
+      ),
+    ).toEqual([
       expect.objectContaining({ level: 40, stationId: 'EV201', limit: SIGN_CERTIFICATE_PER_STATION_PER_MINUTE }),
     ]);
     expect(t.logged('SignCertificate refused')).toEqual([]);

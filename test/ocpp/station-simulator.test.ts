@@ -10,8 +10,12 @@ import { startApiDaemon } from '../http/api-harness.js';
 
 function simulate(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/station-simulator.ts'), ...args], { cwd: ROOT, timeout: 60_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', path.join(ROOT, 'scripts/station-simulator.ts'), ...args],
+      { cwd: ROOT, timeout: 60_000 },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -28,7 +32,9 @@ describe('scripts/station-simulator.ts', () => {
       expect(run.stdout).toContain('[CP001] done');
 
       const events = t.events();
-      expect(new Set(events.map((e) => e.eventType))).toEqual(new Set(['Authorize', 'ChargePointStatus', 'StartTransaction', 'StopTransaction']));
+      expect(new Set(events.map((e) => e.eventType))).toEqual(
+        new Set(['Authorize', 'ChargePointStatus', 'StartTransaction', 'StopTransaction']),
+      );
       const start = events.find((e) => e.eventType === 'StartTransaction')!.payload;
       const zonedTime = expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+0[12]:00$/);
       expect(start).toEqual({
@@ -40,8 +46,15 @@ describe('scripts/station-simulator.ts', () => {
         transactionId: expect.any(Number),
         startedAt: zonedTime,
       });
-      expect(events.find((e) => e.eventType === 'StopTransaction')!.payload).toEqual({ ...start, meterStop: 19.845, reason: 'EVDisconnected', stoppedAt: zonedTime });
-      expect(t.db.prepare("SELECT COUNT(*) AS n FROM deliveries WHERE webhook_id = 'partner-a'").get()).toEqual({ n: events.length });
+      expect(events.find((e) => e.eventType === 'StopTransaction')!.payload).toEqual({
+        ...start,
+        meterStop: 19.845,
+        reason: 'EVDisconnected',
+        stoppedAt: zonedTime,
+      });
+      expect(t.db.prepare("SELECT COUNT(*) AS n FROM deliveries WHERE webhook_id = 'partner-a'").get()).toEqual({
+        n: events.length,
+      });
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
@@ -65,22 +78,47 @@ describe('scripts/station-simulator.ts', () => {
       onTestFinished(() => api.stop());
       putIdTag(api.db, { idTag: 'API-TAG', status: 'Accepted', expiresAt: null, siteId: null });
       const token = await api.token(api.createApp('ops'));
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/station-simulator.ts'), '--url', api.url, '--id', 'CP001', '--stay'], {
-        cwd: ROOT,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
+      const child = spawn(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          path.join(ROOT, 'scripts/station-simulator.ts'),
+          '--url',
+          api.url,
+          '--id',
+          'CP001',
+          '--stay',
+        ],
+        {
+          cwd: ROOT,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
       const lines: string[] = [];
       createInterface({ input: child.stdout }).on('line', (line) => lines.push(line));
-      const said = (text: string) => eventually(() => lines.find((l) => l.includes(text)), 30_000, `"${text}" from the simulator`);
+      const said = (text: string) =>
+        eventually(() => lines.find((l) => l.includes(text)), 30_000, `"${text}" from the simulator`);
       try {
         await said('staying online for remote start and stop');
-        expect((await api.call('POST', '/charge-points/CP001-A/start', { token, body: { connectorId: 1, idTag: 'API-TAG' } })).status).toBe(202);
+        expect(
+          (
+            await api.call('POST', '/charge-points/CP001-A/start', {
+              token,
+              body: { connectorId: 1, idTag: 'API-TAG' },
+            })
+          ).status,
+        ).toBe(202);
         const started = await said('RemoteStartTransaction -> StartTransaction');
         const transactionId = Number(/transactionId (\d+)/.exec(started)![1]);
         expect(started).toContain('on connector 1, tag API-TAG');
-        expect((await api.call('POST', '/charge-points/CP001-A/stop', { token, body: { transactionId } })).status).toBe(202);
+        expect((await api.call('POST', '/charge-points/CP001-A/stop', { token, body: { transactionId } })).status).toBe(
+          202,
+        );
         await said(`RemoteStopTransaction -> StopTransaction: transactionId ${transactionId}`);
-        expect(api.db.prepare('SELECT stop_reason FROM transactions WHERE id = ?').pluck().get(transactionId)).toBe('Remote');
+        expect(api.db.prepare('SELECT stop_reason FROM transactions WHERE id = ?').pluck().get(transactionId)).toBe(
+          'Remote',
+        );
         child.kill('SIGTERM');
         const [code] = (await once(child, 'exit')) as [number];
         expect(code).toBe(0);

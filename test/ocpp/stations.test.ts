@@ -3,7 +3,9 @@ import { runCli, runCliJson } from '../support/cli.js';
 import { eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, daemonForTest } from '../support/daemon.js';
 import { tempSite } from '../support/temp-site.js';
 
-function closed(station: { rpc: { once(event: 'close', listener: (e: { code: number; reason: string }) => void): unknown } }): Promise<{ code: number; reason: string }> {
+function closed(station: {
+  rpc: { once(event: 'close', listener: (e: { code: number; reason: string }) => void): unknown };
+}): Promise<{ code: number; reason: string }> {
   return new Promise((resolve) => station.rpc.once('close', resolve));
 }
 
@@ -16,12 +18,21 @@ describe('station pair', () => {
       for (const bad of ['CP 001', 'CP\n001', '\u001b[31mRED', 'X'.repeat(49), '', 'CP/001']) {
         const result = await runCli(['station', 'pair', bad, '--site', 's1', '--config', temp.configPath]);
         expect({ bad, code: result.code }).toEqual({ bad, code: 2 });
-        expect(result.stderr).toContain('is not a station id the OCPP listener admits: 1-48 letters, digits or . _ : -');
+        expect(result.stderr).toContain(
+          'is not a station id the OCPP listener admits: 1-48 letters, digits or . _ : -',
+        );
         expect(result.stderr.trim().split('\n')).toHaveLength(1);
       }
-      const listed = await runCliJson<{ stations: Array<{ id: string }> }>(['station', 'list', '--config', temp.configPath]);
+      const listed = await runCliJson<{ stations: Array<{ id: string }> }>([
+        'station',
+        'list',
+        '--config',
+        temp.configPath,
+      ]);
       expect(listed.data.stations.map((s) => s.id)).toEqual(['CP001']);
-      expect((await runCli(['station', 'pair', 'CP-0042.a:b_c', '--site', 's1', '--config', temp.configPath])).code).toBe(0);
+      expect(
+        (await runCli(['station', 'pair', 'CP-0042.a:b_c', '--site', 's1', '--config', temp.configPath])).code,
+      ).toBe(0);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
@@ -33,7 +44,10 @@ describe('station pair without --site', () => {
     async () => {
       const one = tempSite();
       onTestFinished(() => one.cleanup());
-      expect(await runCliJson(['station', 'pair', 'CP-NEW', '--config', one.configPath])).toMatchObject({ code: 0, data: { stationId: 'CP-NEW', siteId: 's1' } });
+      expect(await runCliJson(['station', 'pair', 'CP-NEW', '--config', one.configPath])).toMatchObject({
+        code: 0,
+        data: { stationId: 'CP-NEW', siteId: 's1' },
+      });
 
       const two = tempSite({
         sites: [
@@ -42,7 +56,10 @@ describe('station pair without --site', () => {
         ],
       });
       onTestFinished(() => two.cleanup());
-      expect(await runCliJson(['station', 'pair', 'CP201', '--config', two.configPath])).toMatchObject({ code: 0, data: { stationId: 'CP201', siteId: 's2' } });
+      expect(await runCliJson(['station', 'pair', 'CP201', '--config', two.configPath])).toMatchObject({
+        code: 0,
+        data: { stationId: 'CP201', siteId: 's2' },
+      });
       const asked = await runCli(['station', 'pair', 'CP-NEW', '--config', two.configPath]);
       expect(asked.code).toBe(2);
       expect(asked.stderr.trim()).toBe('chargegate: --site is needed: the config has 2 sites (s1, s2)');
@@ -55,42 +72,75 @@ describe('station admission, pairing and connections', () => {
   it(
     'answers an unknown station Pending, records it, refuses its other calls with SecurityError, and admits it once paired',
     async () => {
-      const t = await daemonForTest({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, changePollMs: 100 } });
+      const t = await daemonForTest({
+        ...siteWith(),
+        ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, changePollMs: 100 },
+      });
       const stranger = await t.connect('CP-NEW');
-      expect(await stranger.boot({ chargePointVendor: 'Acme', chargePointModel: 'X1' })).toMatchObject({ status: 'Pending', interval: 300 });
+      expect(await stranger.boot({ chargePointVendor: 'Acme', chargePointModel: 'X1' })).toMatchObject({
+        status: 'Pending',
+        interval: 300,
+      });
       await expect(stranger.authorize('TAG')).rejects.toMatchObject({ rpcErrorCode: 'SecurityError' });
-      await expect(stranger.statusNotification({ connectorId: 1, status: 'Available' })).rejects.toMatchObject({ rpcErrorCode: 'SecurityError' });
+      await expect(stranger.statusNotification({ connectorId: 1, status: 'Available' })).rejects.toMatchObject({
+        rpcErrorCode: 'SecurityError',
+      });
       expect(t.events()).toEqual([]);
-      expect(t.logs.some((l) => l.stationId === 'CP-NEW' && l.msg === 'call from a station that is not accepted; refused with SecurityError')).toBe(true);
+      expect(
+        t.logs.some(
+          (l) =>
+            l.stationId === 'CP-NEW' &&
+            l.msg === 'call from a station that is not accepted; refused with SecurityError',
+        ),
+      ).toBe(true);
 
-      const pending = await runCliJson<{ stations: Array<{ id: string; state: string; online: boolean; bootInfo: object }> }>([
+      const pending = await runCliJson<{
+        stations: Array<{ id: string; state: string; online: boolean; bootInfo: object }>;
+      }>(['station', 'list', '--pending', '--config', t.temp.configPath]);
+      expect(pending.code).toBe(0);
+      expect(pending.data.stations).toEqual([
+        expect.objectContaining({
+          id: 'CP-NEW',
+          state: 'pending',
+          online: true,
+          bootInfo: expect.objectContaining({ chargePointVendor: 'Acme' }),
+        }),
+      ]);
+
+      // Pairing from the CLI: the daemon notices, closes the pending connection; the station reconnects and is
+      // Accepted.
+      const wasClosed = closed(stranger);
+      const paired = await runCliJson<{ password: string }>([
         'station',
-        'list',
-        '--pending',
+        'pair',
+        'CP-NEW',
+        '--site',
+        's1',
         '--config',
         t.temp.configPath,
       ]);
-      expect(pending.code).toBe(0);
-      expect(pending.data.stations).toEqual([
-        expect.objectContaining({ id: 'CP-NEW', state: 'pending', online: true, bootInfo: expect.objectContaining({ chargePointVendor: 'Acme' }) }),
-      ]);
-
-      // Pairing from the CLI: the daemon notices, closes the pending connection; the station reconnects and is Accepted.
-      const wasClosed = closed(stranger);
-      const paired = await runCliJson<{ password: string }>(['station', 'pair', 'CP-NEW', '--site', 's1', '--config', t.temp.configPath]);
       expect(paired.code).toBe(0);
       expect(paired.data.password).toMatch(/^[A-Za-z0-9_-]{20,}$/);
       expect((await wasClosed).code).toBe(1008);
       const again = await t.connect('CP-NEW');
       expect(await again.boot()).toMatchObject({ status: 'Accepted' });
       await again.statusNotification({ connectorId: 1, status: 'Available' });
-      expect(t.events('ChargePointStatus')[0]?.payload).toEqual({ stationId: 'CP-NEW', chargePointId: 'CP-NEW', connectorId: 1, status: 'Available', errorCode: 'NoError' });
+      expect(t.events('ChargePointStatus')[0]?.payload).toEqual({
+        stationId: 'CP-NEW',
+        chargePointId: 'CP-NEW',
+        connectorId: 1,
+        status: 'Available',
+        errorCode: 'NoError',
+      });
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
 
   it('accepts unknown stations when acceptUnknownStations is set', async () => {
-    const t = await daemonForTest({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, acceptUnknownStations: true } });
+    const t = await daemonForTest({
+      ...siteWith(),
+      ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, acceptUnknownStations: true },
+    });
     const station = await t.connect('CP-ANY');
     expect(await station.boot()).toMatchObject({ status: 'Accepted' });
     expect(await station.authorize('NOPE')).toEqual({ status: 'Invalid' });
@@ -99,7 +149,10 @@ describe('station admission, pairing and connections', () => {
   it(
     'blocking a station closes its socket and Rejects its next BootNotification',
     async () => {
-      const t = await daemonForTest({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, changePollMs: 100 } });
+      const t = await daemonForTest({
+        ...siteWith(),
+        ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, changePollMs: 100 },
+      });
       const station = await t.connect();
       await station.boot();
       const wasClosed = closed(station);
@@ -118,10 +171,20 @@ describe('station admission, pairing and connections', () => {
       // A removed station leaves the lists (station list, the status page); --all still shows it.
       expect((await runCliJson(['station', 'remove', 'CP001', '--config', t.temp.configPath])).code).toBe(0);
       const ids = async (...args: string[]) =>
-        (await runCliJson<{ stations: Array<{ id: string; state: string }> }>(['station', 'list', ...args, '--config', t.temp.configPath])).data.stations;
+        (
+          await runCliJson<{ stations: Array<{ id: string; state: string }> }>([
+            'station',
+            'list',
+            ...args,
+            '--config',
+            t.temp.configPath,
+          ])
+        ).data.stations;
       expect((await ids()).map((s) => s.id)).not.toContain('CP001');
       expect(await ids('--all')).toContainEqual(expect.objectContaining({ id: 'CP001', state: 'removed' }));
-      const status = (await (await fetch(`http://127.0.0.1:${t.daemon.httpPort}/status.json`)).json()) as { stations: Array<{ id: string }> };
+      const status = (await (await fetch(`http://127.0.0.1:${t.daemon.httpPort}/status.json`)).json()) as {
+        stations: Array<{ id: string }>;
+      };
       expect(status.stations.map((s) => s.id)).not.toContain('CP001');
     },
     PROCESS_TEST_TIMEOUT_MS,
@@ -135,7 +198,8 @@ describe('station admission, pairing and connections', () => {
     const second = await t.connect();
     expect(await firstClosed).toMatchObject({ code: 1000, reason: 'replaced by a new connection' });
     expect(await second.heartbeat()).toHaveProperty('currentTime');
-    const online = () => (t.db.prepare('SELECT online FROM stations WHERE id = ?').get('CP001') as { online: number }).online;
+    const online = () =>
+      (t.db.prepare('SELECT online FROM stations WHERE id = ?').get('CP001') as { online: number }).online;
     expect(online()).toBe(1);
     await second.close();
     await eventually(() => online() === 0, 5000, 'offline after the last connection closed');
@@ -147,15 +211,23 @@ describe('station admission, pairing and connections', () => {
 /** Contract section 7: identities made up by whoever reaches the port cannot grow the stations table. */
 describe('pending stations', () => {
   it('are kept up to ocpp.maxPendingStations, the least recently seen dropped first, and for 7 days; configured stations are not counted', async () => {
-    const t = await daemonForTest({ ...siteWith(), ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, maxPendingStations: 3 } });
-    t.db.prepare("INSERT INTO stations (id, state, first_seen, last_seen) VALUES ('OLD-1', 'pending', ?, ?)").run('2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z');
+    const t = await daemonForTest({
+      ...siteWith(),
+      ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, maxPendingStations: 3 },
+    });
+    t.db
+      .prepare("INSERT INTO stations (id, state, first_seen, last_seen) VALUES ('OLD-1', 'pending', ?, ?)")
+      .run('2026-01-01T00:00:00.000Z', '2026-01-01T00:00:00.000Z');
     const configured = await t.connect('CP001');
     await configured.boot();
     for (const id of ['U-1', 'U-2', 'U-3', 'U-4', 'U-5']) {
       const stranger = await t.connect(id);
       expect(await stranger.boot()).toMatchObject({ status: 'Pending' });
     }
-    const pending = t.db.prepare("SELECT id FROM stations WHERE state = 'pending' AND id <> 'CP001' ORDER BY id").pluck().all();
+    const pending = t.db
+      .prepare("SELECT id FROM stations WHERE state = 'pending' AND id <> 'CP001' ORDER BY id")
+      .pluck()
+      .all();
     expect(pending).toEqual(['U-3', 'U-4', 'U-5']);
     expect(t.db.prepare("SELECT id FROM stations WHERE id = 'CP001'").pluck().get()).toBe('CP001');
   });

@@ -36,7 +36,13 @@ async function handlersForTest() {
   });
   const site = new Site({ db, config: () => config });
   const { logger, lines: logs } = capturedLogger('debug');
-  const authorizer = await createAuthorizer({ writer: new DirectWriter(db), config: () => config, site, logger, connectUpstream: () => Promise.reject(new Error('no CPO')) });
+  const authorizer = await createAuthorizer({
+    writer: new DirectWriter(db),
+    config: () => config,
+    site,
+    logger,
+    connectUpstream: () => Promise.reject(new Error('no CPO')),
+  });
   onTestFinished(() => authorizer.close());
 
   const handlers = new Map<string, RpcHandler>();
@@ -59,7 +65,14 @@ async function handlersForTest() {
   const connect = () => {
     registerV201Handlers(client, deps);
     return <A extends keyof Ocpp201Actions & string>(action: A, params: Request<A>): Promise<Response<A>> =>
-      Promise.resolve(handlers.get(action)!({ method: action, params, messageId: 'm', signal: new AbortController().signal }) as Response<A>);
+      Promise.resolve(
+        handlers.get(action)!({
+          method: action,
+          params,
+          messageId: 'm',
+          signal: new AbortController().signal,
+        }) as Response<A>,
+      );
   };
   const events = (type: string) =>
     db
@@ -76,7 +89,9 @@ const energy = (wh: number): Request<'MeterValues'>['meterValue'] => [
 function event(
   eventType: Request<'TransactionEvent'>['eventType'],
   transactionId: string,
-  extra: Partial<Request<'TransactionEvent'>> & { chargingState?: Request<'TransactionEvent'>['transactionInfo']['chargingState'] } = {},
+  extra: Partial<Request<'TransactionEvent'>> & {
+    chargingState?: Request<'TransactionEvent'>['transactionInfo']['chargingState'];
+  } = {},
 ): Request<'TransactionEvent'> {
   const { chargingState, ...rest } = extra;
   return {
@@ -94,9 +109,25 @@ describe('the OCPP 2.0.1 handlers, without a daemon', () => {
     const t = await handlersForTest();
     putIdTag(t.db, { idTag: 'TAG-1', status: 'Accepted', expiresAt: null, siteId: null });
     const call = t.connect();
-    expect(await call('BootNotification', { chargingStation: { vendorName: 'ACME', model: 'W' }, reason: 'PowerUp' })).toMatchObject({ status: 'Accepted' });
-    await call('StatusNotification', { timestamp: '2026-11-26T10:00:00Z', connectorStatus: 'Occupied', evseId: 1, connectorId: 1 });
-    expect(await call('TransactionEvent', event('Started', 'tx-1', { evse: { id: 1 }, idToken: { idToken: 'TAG-1', type: 'ISO14443' }, meterValue: energy(1000) }))).toEqual({
+    expect(
+      await call('BootNotification', { chargingStation: { vendorName: 'ACME', model: 'W' }, reason: 'PowerUp' }),
+    ).toMatchObject({ status: 'Accepted' });
+    await call('StatusNotification', {
+      timestamp: '2026-11-26T10:00:00Z',
+      connectorStatus: 'Occupied',
+      evseId: 1,
+      connectorId: 1,
+    });
+    expect(
+      await call(
+        'TransactionEvent',
+        event('Started', 'tx-1', {
+          evse: { id: 1 },
+          idToken: { idToken: 'TAG-1', type: 'ISO14443' },
+          meterValue: energy(1000),
+        }),
+      ),
+    ).toEqual({
       idTokenInfo: { status: 'Accepted' },
     });
     await call('TransactionEvent', event('Updated', 'tx-1', { chargingState: 'Charging' }));
@@ -104,7 +135,9 @@ describe('the OCPP 2.0.1 handlers, without a daemon', () => {
     await call('TransactionEvent', event('Ended', 'tx-1', { timestamp: '2026-11-26T11:00:00Z' }));
 
     expect(t.events('ChargePointStatus').map((e) => e.status)).toEqual(['Preparing', 'Charging', 'Finishing']);
-    expect(t.events('StartTransaction')).toEqual([expect.objectContaining({ connectorId: 1, idTag: 'TAG-1', meterStart: 1 })]);
+    expect(t.events('StartTransaction')).toEqual([
+      expect.objectContaining({ connectorId: 1, idTag: 'TAG-1', meterStart: 1 }),
+    ]);
     // No energy in the Ended event: the last MeterValues reading of its EVSE is the bill's end.
     expect(t.events('StopTransaction')).toEqual([expect.objectContaining({ meterStart: 1, meterStop: 3.5 })]);
   });
@@ -116,15 +149,24 @@ describe('the OCPP 2.0.1 handlers, without a daemon', () => {
     expect(t.events('StartTransaction')).toEqual([]);
     const second = t.connect();
     // This event names no EVSE: the domain, not the lost connection memory, knows where the transaction is.
-    await second('TransactionEvent', event('Updated', 'tx-2', { idToken: { idToken: 'TAG-2', type: 'ISO14443' }, timestamp: '2026-11-26T10:05:00Z' }));
-    expect(t.events('StartTransaction')).toEqual([expect.objectContaining({ connectorId: 1, idTag: 'TAG-2', meterStart: 0.5 })]);
+    await second(
+      'TransactionEvent',
+      event('Updated', 'tx-2', { idToken: { idToken: 'TAG-2', type: 'ISO14443' }, timestamp: '2026-11-26T10:05:00Z' }),
+    );
+    expect(t.events('StartTransaction')).toEqual([
+      expect.objectContaining({ connectorId: 1, idTag: 'TAG-2', meterStart: 0.5 }),
+    ]);
   });
 
   it('SignCertificate without a station CA is Rejected with a warning, and the station is not called', async () => {
     const t = await handlersForTest();
     const call = t.connect();
-    expect(await call('SignCertificate', { csr: '-----BEGIN CERTIFICATE REQUEST-----' })).toEqual({ status: 'Rejected' });
-    expect(t.logs.filter((l) => l.level === 40).map((l) => l.msg)).toEqual(['SignCertificate refused: only a ChargingStationCertificate, and only with a station CA']);
+    expect(await call('SignCertificate', { csr: '-----BEGIN CERTIFICATE REQUEST-----' })).toEqual({
+      status: 'Rejected',
+    });
+    expect(t.logs.filter((l) => l.level === 40).map((l) => l.msg)).toEqual([
+      'SignCertificate refused: only a ChargingStationCertificate, and only with a station CA',
+    ]);
     expect(t.sent).toEqual([]);
   });
 
@@ -132,8 +174,14 @@ describe('the OCPP 2.0.1 handlers, without a daemon', () => {
     const t = await handlersForTest();
     t.deps.issueStationCertificate = (csr, stationId) => Promise.resolve(`chain for ${stationId}`);
     const call = t.connect();
-    expect(await call('SignCertificate', { csr: '-----BEGIN CERTIFICATE REQUEST-----' })).toEqual({ status: 'Accepted' });
-    await expect.poll(() => t.sent).toEqual([['CertificateSigned', { certificateChain: 'chain for EV201', certificateType: 'ChargingStationCertificate' }]]);
+    expect(await call('SignCertificate', { csr: '-----BEGIN CERTIFICATE REQUEST-----' })).toEqual({
+      status: 'Accepted',
+    });
+    await expect
+      .poll(() => t.sent)
+      .toEqual([
+        ['CertificateSigned', { certificateChain: 'chain for EV201', certificateType: 'ChargingStationCertificate' }],
+      ]);
     await expect.poll(() => t.logs.map((l) => l.msg)).toContain('station certificate sent');
   });
 });

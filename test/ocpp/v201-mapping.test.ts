@@ -18,18 +18,39 @@ describe("OCPP 2.0.1 -> the webhooks' 1.6 words", () => {
   });
 
   it('stoppedReason: the reasons both versions share keep their name, ImmediateReset is HardReset, none is Local, the rest Other', () => {
-    for (const same of ['DeAuthorized', 'EmergencyStop', 'EVDisconnected', 'Local', 'PowerLoss', 'Reboot', 'Remote'] as const) expect(stopReasonOf(same)).toBe(same);
+    for (const same of [
+      'DeAuthorized',
+      'EmergencyStop',
+      'EVDisconnected',
+      'Local',
+      'PowerLoss',
+      'Reboot',
+      'Remote',
+    ] as const)
+      expect(stopReasonOf(same)).toBe(same);
     expect(stopReasonOf('ImmediateReset')).toBe('HardReset');
     expect(stopReasonOf(undefined)).toBe('Local');
-    for (const other of ['EnergyLimitReached', 'GroundFault', 'StoppedByEV', 'Timeout', 'SOCLimitReached', 'Other'] as const) expect(stopReasonOf(other)).toBe('Other');
+    for (const other of [
+      'EnergyLimitReached',
+      'GroundFault',
+      'StoppedByEV',
+      'Timeout',
+      'SOCLimitReached',
+      'Other',
+    ] as const)
+      expect(stopReasonOf(other)).toBe('Other');
   });
 
   it('meter start and stop: Energy.Active.Import.Register (the default measurand) in Wh whatever the unit; phases and other measurands ignored', () => {
     const at = '2026-11-25T09:00:00.000Z';
     expect(importedEnergyWh(undefined)).toBeUndefined();
     expect(importedEnergyWh([{ timestamp: at, sampledValue: [{ value: 1500 }] }])).toBe(1500);
-    expect(importedEnergyWh([{ timestamp: at, sampledValue: [{ value: 4.25, unitOfMeasure: { unit: 'kWh' } }] }])).toBe(4250);
-    expect(importedEnergyWh([{ timestamp: at, sampledValue: [{ value: 3, unitOfMeasure: { unit: 'Wh', multiplier: 3 } }] }])).toBe(3000);
+    expect(importedEnergyWh([{ timestamp: at, sampledValue: [{ value: 4.25, unitOfMeasure: { unit: 'kWh' } }] }])).toBe(
+      4250,
+    );
+    expect(
+      importedEnergyWh([{ timestamp: at, sampledValue: [{ value: 3, unitOfMeasure: { unit: 'Wh', multiplier: 3 } }] }]),
+    ).toBe(3000);
     expect(
       importedEnergyWh([
         {

@@ -18,7 +18,8 @@ const MIXED = [
 ];
 
 describe('OCPP 2.0.1 stations (contract section 9)', () => {
-  const connect = (url: string, identity = 'EV201', protocols?: string[]): Promise<StationV201> => stationV201ForTest(url, identity, protocols ? { protocols } : {});
+  const connect = (url: string, identity = 'EV201', protocols?: string[]): Promise<StationV201> =>
+    stationV201ForTest(url, identity, protocols ? { protocols } : {});
 
   it('negotiates on one URL: both offered -> ocpp2.0.1, only ocpp1.6 -> ocpp1.6', async () => {
     const t = await daemonForTest(siteWith([], MIXED));
@@ -39,16 +40,26 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
     station.meterWh = 1500;
     const transactionId = station.newTransactionId();
     const startedAt = new Date('2026-11-25T09:00:00.000Z');
-    const started = await station.transactionEvent('Started', transactionId, { evseId: 1, idToken: 'TAG-201', chargingState: 'EVConnected', timestamp: startedAt });
+    const started = await station.transactionEvent('Started', transactionId, {
+      evseId: 1,
+      idToken: 'TAG-201',
+      chargingState: 'EVConnected',
+      timestamp: startedAt,
+    });
     // Unknown tag, default chain: Invalid, exactly as a 1.6 station would hear it.
     expect(started).toEqual({ idTokenInfo: { status: 'Invalid' } });
-    await station.transactionEvent('Updated', transactionId, { chargingState: 'Charging', triggerReason: 'ChargingStateChanged' });
+    await station.transactionEvent('Updated', transactionId, {
+      chargingState: 'Charging',
+      triggerReason: 'ChargingStateChanged',
+    });
     station.meterWh = 4250;
     const stoppedAt = new Date('2026-11-25T10:30:00.000Z');
     await station.transactionEvent('Ended', transactionId, { stoppedReason: 'EVDisconnected', timestamp: stoppedAt });
     await station.status(1, 'Available');
 
-    expect(t.events('ChargePointStatus').map((e) => [e.payload.connectorId, e.payload.status, e.payload.errorCode])).toEqual([
+    expect(
+      t.events('ChargePointStatus').map((e) => [e.payload.connectorId, e.payload.status, e.payload.errorCode]),
+    ).toEqual([
       [1, 'Available', 'NoError'],
       [1, 'Preparing', 'NoError'],
       [1, 'Charging', 'NoError'],
@@ -65,7 +76,9 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
       transactionId: expect.any(Number),
       startedAt: '2026-11-25T10:00:00.000+01:00',
     });
-    expect(t.events('Authorize').map((e) => e.payload)).toEqual([{ stationId: 'EV201', idTag: 'TAG-201', status: 'Invalid', chargePointId: 'EV201-A', connectorId: 1 }]);
+    expect(t.events('Authorize').map((e) => e.payload)).toEqual([
+      { stationId: 'EV201', idTag: 'TAG-201', status: 'Invalid', chargePointId: 'EV201-A', connectorId: 1 },
+    ]);
     expect(t.events('StopTransaction').map((e) => e.payload)).toEqual([
       {
         stationId: 'EV201',
@@ -83,16 +96,24 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
   });
 
   const pluggedAt = new Date('2026-11-25T08:00:00.000Z');
-  /** A daemon and a 2.0.1 station whose EVSE 2 began a transaction at pluggedAt, meter 10 kWh, before any driver was known. */
+  /**
+   * A daemon and a 2.0.1 station whose EVSE 2 began a transaction at pluggedAt, meter 10 kWh, before any driver was
+   * known.
+   */
   const pluggedInWithoutDriver = async () => {
     const t = await daemonForTest(siteWith([], MIXED));
     const station = await connect(t.url);
     await station.boot();
     const transactionId = station.newTransactionId();
     station.meterWh = 10_000;
-    expect(await station.transactionEvent('Started', transactionId, { evseId: 2, chargingState: 'EVConnected', triggerReason: 'CablePluggedIn', timestamp: pluggedAt })).toEqual(
-      {},
-    );
+    expect(
+      await station.transactionEvent('Started', transactionId, {
+        evseId: 2,
+        chargingState: 'EVConnected',
+        triggerReason: 'CablePluggedIn',
+        timestamp: pluggedAt,
+      }),
+    ).toEqual({});
     return { t, station, transactionId };
   };
 
@@ -102,10 +123,21 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
     station.meterWh = 10_020;
     await station.transactionEvent('Updated', transactionId, { idToken: 'LATE-TAG', chargingState: 'Charging' });
     expect(t.events('StartTransaction').map((e) => e.payload)).toEqual([
-      expect.objectContaining({ connectorId: 2, chargePointId: 'EV201-B', idTag: 'LATE-TAG', meterStart: 10, startedAt: '2026-11-25T09:00:00.000+01:00' }),
+      expect.objectContaining({
+        connectorId: 2,
+        chargePointId: 'EV201-B',
+        idTag: 'LATE-TAG',
+        meterStart: 10,
+        startedAt: '2026-11-25T09:00:00.000+01:00',
+      }),
     ]);
     // A station that lost the answer sends it again, possibly flagged offline: the same transaction.
-    await station.transactionEvent('Started', transactionId, { evseId: 2, idToken: 'LATE-TAG', offline: true, timestamp: pluggedAt });
+    await station.transactionEvent('Started', transactionId, {
+      evseId: 2,
+      idToken: 'LATE-TAG',
+      offline: true,
+      timestamp: pluggedAt,
+    });
     expect(t.events('StartTransaction')).toHaveLength(1);
     expect(t.db.prepare('SELECT COUNT(*) FROM transactions').pluck().get()).toBe(1);
   });
@@ -125,9 +157,17 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
     after.meterWh = 12_000;
     await after.transactionEvent('Ended', transactionId, { stoppedReason: 'EVDisconnected' });
     expect(t.events('StartTransaction').map((e) => e.payload)).toEqual([
-      expect.objectContaining({ connectorId: 2, chargePointId: 'EV201-B', idTag: 'LATE-TAG', meterStart: 10, startedAt: '2026-11-25T09:00:00.000+01:00' }),
+      expect.objectContaining({
+        connectorId: 2,
+        chargePointId: 'EV201-B',
+        idTag: 'LATE-TAG',
+        meterStart: 10,
+        startedAt: '2026-11-25T09:00:00.000+01:00',
+      }),
     ]);
-    expect(t.events('StopTransaction').map((e) => e.payload)).toEqual([expect.objectContaining({ connectorId: 2, meterStart: 10, meterStop: 12, reason: 'EVDisconnected' })]);
+    expect(t.events('StopTransaction').map((e) => e.payload)).toEqual([
+      expect.objectContaining({ connectorId: 2, meterStart: 10, meterStop: 12, reason: 'EVDisconnected' }),
+    ]);
     expect(t.db.prepare('SELECT COUNT(*) FROM transaction_starts_without_driver').pluck().get()).toBe(0);
   });
 
@@ -137,28 +177,49 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
     await station.boot();
     const now = new Date().toISOString();
     expect(await station.call('Heartbeat', {})).toEqual({ currentTime: expect.any(String) });
-    expect(await station.call('Authorize', { idToken: { idToken: 'NOBODY', type: 'ISO14443' } })).toEqual({ idTokenInfo: { status: 'Invalid' } });
-    expect(await station.call('MeterValues', { evseId: 1, meterValue: [{ timestamp: now, sampledValue: [{ value: 12.5, unitOfMeasure: { unit: 'kWh' } }] }] })).toEqual({});
+    expect(await station.call('Authorize', { idToken: { idToken: 'NOBODY', type: 'ISO14443' } })).toEqual({
+      idTokenInfo: { status: 'Invalid' },
+    });
+    expect(
+      await station.call('MeterValues', {
+        evseId: 1,
+        meterValue: [{ timestamp: now, sampledValue: [{ value: 12.5, unitOfMeasure: { unit: 'kWh' } }] }],
+      }),
+    ).toEqual({});
     expect(await station.call('NotifyReport', { requestId: 1, generatedAt: now, seqNo: 0 })).toEqual({});
     expect(
       await station.call('NotifyEvent', {
         generatedAt: now,
         seqNo: 0,
         eventData: [
-          { eventId: 1, timestamp: now, trigger: 'Alerting', actualValue: 'x', eventNotificationType: 'HardWiredNotification', component: { name: 'C' }, variable: { name: 'V' } },
+          {
+            eventId: 1,
+            timestamp: now,
+            trigger: 'Alerting',
+            actualValue: 'x',
+            eventNotificationType: 'HardWiredNotification',
+            component: { name: 'C' },
+            variable: { name: 'V' },
+          },
         ],
       }),
     ).toEqual({});
     expect(await station.call('SecurityEventNotification', { type: 'FirmwareUpdated', timestamp: now })).toEqual({});
-    expect(await station.call('SignCertificate', { csr: '-----BEGIN CERTIFICATE REQUEST-----' })).toEqual({ status: 'Rejected' });
+    expect(await station.call('SignCertificate', { csr: '-----BEGIN CERTIFICATE REQUEST-----' })).toEqual({
+      status: 'Rejected',
+    });
     expect(await station.call('FirmwareStatusNotification', { status: 'Installed' })).toEqual({});
     expect(await station.call('LogStatusNotification', { status: 'Uploaded' })).toEqual({});
     expect(await station.call('DataTransfer', { vendorId: 'acme' })).toEqual({ status: 'UnknownVendorId' });
-    expect(t.events('Authorize').map((e) => e.payload)).toEqual([{ stationId: 'EV201', idTag: 'NOBODY', status: 'Invalid' }]);
+    expect(t.events('Authorize').map((e) => e.payload)).toEqual([
+      { stationId: 'EV201', idTag: 'NOBODY', status: 'Invalid' },
+    ]);
 
     // An EVSE the config does not list is answered and changes nothing, as a 1.6 connector would be.
     expect(await station.status(5, 'Occupied')).toEqual({});
-    expect(await station.transactionEvent('Started', station.newTransactionId(), { evseId: 5, idToken: 'NOBODY' })).toEqual({ idTokenInfo: { status: 'Invalid' } });
+    expect(
+      await station.transactionEvent('Started', station.newTransactionId(), { evseId: 5, idToken: 'NOBODY' }),
+    ).toEqual({ idTokenInfo: { status: 'Invalid' } });
     expect(t.events('StartTransaction')).toEqual([]);
     expect(t.events('ChargePointStatus')).toEqual([]);
     expect(t.logged('connector not in the config: answered, no event').map((l) => [l.action, l.connectorId])).toEqual([
@@ -169,7 +230,10 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
 
   it('a 1.6 and a 2.0.1 station on one site: the partner receives the same four event types, signed, with the same envelope and payload keys', async () => {
     const partner = await receiverForTest();
-    const t = await daemonForTest({ ...siteWith([{ id: 'partner', url: partner.url() }], MIXED), webhookDelivery: { retryIntervalS: 0.2 } });
+    const t = await daemonForTest({
+      ...siteWith([{ id: 'partner', url: partner.url() }], MIXED),
+      webhookDelivery: { retryIntervalS: 0.2 },
+    });
     const modern = await connect(t.url);
     await modern.boot();
     const legacy = await t.connect('CP001');
@@ -192,8 +256,10 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
     for (const request of partner.requests) await expectSignedWebhook(request, signingKey);
     const envelopes = partner.requests.map((r) => r.json<{ eventType: string; payload: Record<string, unknown> }>());
     for (const type of ['StartTransaction', 'StopTransaction', 'Authorize', 'ChargePointStatus']) {
-      const of = (stationId: string) => envelopes.filter((e) => e.eventType === type && e.payload.stationId === stationId);
-      const keys = (stationId: string) => of(stationId).map((e) => [Object.keys(e).join(','), Object.keys(e.payload).sort().join(',')]);
+      const of = (stationId: string) =>
+        envelopes.filter((e) => e.eventType === type && e.payload.stationId === stationId);
+      const keys = (stationId: string) =>
+        of(stationId).map((e) => [Object.keys(e).join(','), Object.keys(e.payload).sort().join(',')]);
       expect(of('EV201').length).toBeGreaterThan(0);
       expect({ type, keys: keys('EV201')[0] }).toEqual({ type, keys: keys('CP001')[0] });
     }
@@ -204,14 +270,36 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
     const token = await api.token(api.createApp('ops'));
     const station = await connect(api.url);
     await station.boot();
-    const started = await api.call('POST', '/charge-points/EV201-B/start', { token, body: { connectorId: 2, idTag: 'APP-201' } });
-    expect(started).toMatchObject({ status: 202, body: { status: 'Accepted', chargePointId: 'EV201-B', stationId: 'EV201' } });
-    const [start] = await eventually(() => api.events('StartTransaction').length > 0 && api.events('StartTransaction'), 10_000, 'StartTransaction');
-    expect(start!.payload).toMatchObject({ stationId: 'EV201', chargePointId: 'EV201-B', connectorId: 2, idTag: 'APP-201' });
+    const started = await api.call('POST', '/charge-points/EV201-B/start', {
+      token,
+      body: { connectorId: 2, idTag: 'APP-201' },
+    });
+    expect(started).toMatchObject({
+      status: 202,
+      body: { status: 'Accepted', chargePointId: 'EV201-B', stationId: 'EV201' },
+    });
+    const [start] = await eventually(
+      () => api.events('StartTransaction').length > 0 && api.events('StartTransaction'),
+      10_000,
+      'StartTransaction',
+    );
+    expect(start!.payload).toMatchObject({
+      stationId: 'EV201',
+      chargePointId: 'EV201-B',
+      connectorId: 2,
+      idTag: 'APP-201',
+    });
 
-    const stopped = await api.call('POST', '/charge-points/EV201-B/stop', { token, body: { transactionId: start!.payload.transactionId } });
+    const stopped = await api.call('POST', '/charge-points/EV201-B/stop', {
+      token,
+      body: { transactionId: start!.payload.transactionId },
+    });
     expect(stopped).toMatchObject({ status: 202, body: { status: 'Accepted' } });
-    const [stop] = await eventually(() => api.events('StopTransaction').length > 0 && api.events('StopTransaction'), 10_000, 'StopTransaction');
+    const [stop] = await eventually(
+      () => api.events('StopTransaction').length > 0 && api.events('StopTransaction'),
+      10_000,
+      'StopTransaction',
+    );
     expect(stop!.payload).toMatchObject({ transactionId: start!.payload.transactionId, reason: 'Remote' });
   });
 });

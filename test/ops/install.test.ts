@@ -1,5 +1,14 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -20,7 +29,10 @@ function mode(file: string): string {
 
 /** `npm test` builds dist/ first (pretest); the installer's own build step is plain `npm run build`. */
 function install(destdir: string): Promise<{ stdout: string; stderr: string }> {
-  return run('bash', [path.join(ROOT, 'scripts/install.sh'), '--destdir', destdir, '--no-build'], { cwd: tmpdir(), timeout: 180_000 });
+  return run('bash', [path.join(ROOT, 'scripts/install.sh'), '--destdir', destdir, '--no-build'], {
+    cwd: tmpdir(),
+    timeout: 180_000,
+  });
 }
 
 /** The unit's ExecStart as argv, the way systemd runs it. */
@@ -69,8 +81,17 @@ describe('scripts/install.sh into a staging root', () => {
     const argv = execStart(unit);
     // The unit runs the Node.js chargegate brings, copied with the program, whatever node the machine has.
     expect(argv[0]).toBe(`${PREFIX}/node_modules/.bin/node`);
-    expect(execFileSync(path.join(destdir, argv[0]!), ['--version'], { encoding: 'utf8' }).trim()).toBe(`v${pinnedNodeVersion()}`);
-    expect(argv.slice(1)).toEqual(['--enable-source-maps', '--max-semi-space-size=2', `${PREFIX}/dist/cli/main.js`, 'run', '--config', '/etc/chargegate/chargegate.yaml']);
+    expect(execFileSync(path.join(destdir, argv[0]!), ['--version'], { encoding: 'utf8' }).trim()).toBe(
+      `v${pinnedNodeVersion()}`,
+    );
+    expect(argv.slice(1)).toEqual([
+      '--enable-source-maps',
+      '--max-semi-space-size=2',
+      `${PREFIX}/dist/cli/main.js`,
+      'run',
+      '--config',
+      '/etc/chargegate/chargegate.yaml',
+    ]);
     expect(statSync(path.join(destdir, PREFIX, 'dist/cli/main.js')).isFile()).toBe(true);
     // Runtime dependencies only: the gateway gets no test tooling.
     expect(() => statSync(path.join(destdir, PREFIX, 'node_modules/better-sqlite3'))).not.toThrow();
@@ -80,13 +101,19 @@ describe('scripts/install.sh into a staging root', () => {
     const cli = path.join(destdir, 'usr/local/bin/chargegate');
     expect(readlinkSync(cli)).toBe(`../../..${PREFIX}/systemd/chargegate`);
     expect(mode(cli)).toBe('755');
-    expect(execFileSync(cli, ['--version'], { encoding: 'utf8' }).trim()).toBe(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version);
-    expect(readFileSync(path.join(destdir, 'etc/sysusers.d/chargegate.conf'), 'utf8')).toMatch(/^u chargegate .*\nm chargegate dialout$/m);
+    expect(execFileSync(cli, ['--version'], { encoding: 'utf8' }).trim()).toBe(
+      JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version,
+    );
+    expect(readFileSync(path.join(destdir, 'etc/sysusers.d/chargegate.conf'), 'utf8')).toMatch(
+      /^u chargegate .*\nm chargegate dialout$/m,
+    );
 
     expect(mode(path.join(destdir, 'etc/chargegate/chargegate.yaml'))).toBe('640');
     expect(mode(path.join(destdir, 'etc/chargegate/credentials'))).toBe('700');
     expect(mode(path.join(destdir, 'etc/chargegate/credentials/keystore-passphrase'))).toBe('600');
-    expect(readFileSync(path.join(destdir, 'etc/chargegate/credentials/keystore-passphrase'), 'utf8')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(readFileSync(path.join(destdir, 'etc/chargegate/credentials/keystore-passphrase'), 'utf8')).toMatch(
+      /^[A-Za-z0-9_-]{43}$/,
+    );
   });
 
   it('passes systemd-analyze verify without a warning', async () => {
@@ -95,10 +122,14 @@ describe('scripts/install.sh into a staging root', () => {
       expect(process.env.CI, 'systemd-analyze is missing (apt-get install systemd)').not.toBe('true');
       return;
     }
-    // verify checks that the Exec lines' binary exists: on the box it is the runtime under the prefix, here the staged one.
+    // verify checks that the Exec lines' binary exists: on the box it is the runtime under the prefix, here the staged
+    // one.
     const staged = path.join(destdir, 'verify/chargegate.service');
     mkdirSync(path.dirname(staged), { recursive: true });
-    writeFileSync(staged, readFileSync(unitPath, 'utf8').replace(new RegExp(`^(Exec\\w+=)${PREFIX}/`, 'gm'), `$1${destdir}${PREFIX}/`));
+    writeFileSync(
+      staged,
+      readFileSync(unitPath, 'utf8').replace(new RegExp(`^(Exec\\w+=)${PREFIX}/`, 'gm'), `$1${destdir}${PREFIX}/`),
+    );
     const { stdout, stderr } = await run('systemd-analyze', ['verify', staged]);
     expect(stderr).toBe('');
     expect(stdout).toBe('');
@@ -116,12 +147,21 @@ describe('scripts/install.sh into a staging root', () => {
 
   it('refuses a prefix the service cannot see under ProtectHome=yes (exit 2, names the directory)', async () => {
     for (const prefix of ['/home/installer/chargegate', '/root/chargegate']) {
-      const refused = await run('bash', [path.join(ROOT, 'scripts/install.sh'), '--destdir', destdir, '--prefix', prefix, '--no-build']).then(
+      const refused = await run('bash', [
+        path.join(ROOT, 'scripts/install.sh'),
+        '--destdir',
+        destdir,
+        '--prefix',
+        prefix,
+        '--no-build',
+      ]).then(
         () => ({ code: 0, stderr: '' }),
         (err: { code: number; stderr: string }) => err,
       );
       expect(refused.code).toBe(2);
-      expect(refused.stderr).toContain(`--prefix ${prefix} is under /home, /root or /run/user, which the service cannot see (ProtectHome=yes)`);
+      expect(refused.stderr).toContain(
+        `--prefix ${prefix} is under /home, /root or /run/user, which the service cannot see (ProtectHome=yes)`,
+      );
     }
     expect(existsSync(path.join(destdir, 'home'))).toBe(false);
   });
@@ -147,7 +187,9 @@ describe('scripts/install.sh into a staging root', () => {
       writeFileSync(configPath, stringify({ ...baseConfig(dataDir), log: { level: 'info' } }));
       notify = await openNotifySocket();
       const [node, ...args] = execStart(readFileSync(unitPath, 'utf8'));
-      const argv = args.map((a) => (a === '/etc/chargegate/chargegate.yaml' ? configPath : a.startsWith(PREFIX) ? path.join(destdir, a) : a));
+      const argv = args.map((a) =>
+        a === '/etc/chargegate/chargegate.yaml' ? configPath : a.startsWith(PREFIX) ? path.join(destdir, a) : a,
+      );
       // What the unit's LoadCredential= and Type=notify give the service; systemd's PATH, where only the
       // distribution's node (if any) would be found.
       const env = {
@@ -185,7 +227,9 @@ describe('scripts/install.sh into a staging root', () => {
       expect(signal).toEqual(['/bin/kill', '-HUP', '$MAINPID']);
       const configPath = path.join(destdir, 'reload-config.yaml');
       const [node, ...args] = check!;
-      const argv = args.map((a) => (a === '/etc/chargegate/chargegate.yaml' ? configPath : a.startsWith(PREFIX) ? path.join(destdir, a) : a));
+      const argv = args.map((a) =>
+        a === '/etc/chargegate/chargegate.yaml' ? configPath : a.startsWith(PREFIX) ? path.join(destdir, a) : a,
+      );
       const checkConfig = (config: Record<string, unknown>) => {
         writeFileSync(configPath, stringify(config));
         return new Promise<{ code: number | null; stderr: string }>((resolve) => {
@@ -196,7 +240,10 @@ describe('scripts/install.sh into a staging root', () => {
         });
       };
       expect((await checkConfig(baseConfig(path.join(destdir, 'var/lib/chargegate')))).code).toBe(0);
-      const refused = await checkConfig({ ...baseConfig(path.join(destdir, 'var/lib/chargegate')), webhookDelivery: { retryIntervalS: 999_999 } });
+      const refused = await checkConfig({
+        ...baseConfig(path.join(destdir, 'var/lib/chargegate')),
+        webhookDelivery: { retryIntervalS: 999_999 },
+      });
       expect(refused.code).toBe(2);
       expect(refused.stderr).toContain('webhookDelivery.retryIntervalS');
     },
@@ -206,10 +253,19 @@ describe('scripts/install.sh into a staging root', () => {
   it('uninstalls the program, the CLI and the unit, and keeps the config, the passphrase and the data', async () => {
     const { stdout } = await run('bash', [path.join(ROOT, 'scripts/install.sh'), '--destdir', destdir, '--uninstall']);
     expect(stdout).toContain('removed the program, the CLI and the unit');
-    for (const gone of [PREFIX, 'usr/local/bin/chargegate', 'etc/systemd/system/chargegate.service', 'etc/sysusers.d/chargegate.conf']) {
+    for (const gone of [
+      PREFIX,
+      'usr/local/bin/chargegate',
+      'etc/systemd/system/chargegate.service',
+      'etc/sysusers.d/chargegate.conf',
+    ]) {
       expect(existsSync(path.join(destdir, gone)), gone).toBe(false);
     }
-    for (const kept of ['etc/chargegate/chargegate.yaml', 'etc/chargegate/credentials/keystore-passphrase', 'var/lib/chargegate/chargegate.db']) {
+    for (const kept of [
+      'etc/chargegate/chargegate.yaml',
+      'etc/chargegate/credentials/keystore-passphrase',
+      'var/lib/chargegate/chargegate.db',
+    ]) {
       expect(existsSync(path.join(destdir, kept)), kept).toBe(true);
     }
   });

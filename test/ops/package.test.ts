@@ -1,5 +1,14 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -26,7 +35,9 @@ if (!dpkgDebFound) expect(process.env.CI, 'dpkg-deb is missing (a Debian machine
 /** Debian's arm64 loader and libraries for qemu-user (packages libc6-arm64-cross, libstdc++6-arm64-cross). */
 const ARM64_LIBS = '/usr/aarch64-linux-gnu';
 const qemuFound = await run('qemu-aarch64', ['-L', ARM64_LIBS, '--version']).then(
-  () => existsSync(path.join(ARM64_LIBS, 'lib/ld-linux-aarch64.so.1')) && existsSync(path.join(ARM64_LIBS, 'lib/libstdc++.so.6')),
+  () =>
+    existsSync(path.join(ARM64_LIBS, 'lib/ld-linux-aarch64.so.1')) &&
+    existsSync(path.join(ARM64_LIBS, 'lib/libstdc++.so.6')),
   () => false,
 );
 
@@ -36,7 +47,9 @@ const qemuFound = await run('qemu-aarch64', ['-L', ARM64_LIBS, '--version']).the
  * the program runs from where dpkg put it. The host's systemd is not running that root, so nothing is started.
  */
 function dpkg(root: string, ...args: string[]): Promise<{ stdout: string; stderr: string }> {
-  return run('dpkg', [`--root=${root}`, '--force-script-chrootless', '--force-depends', '--log=/dev/null', ...args], { timeout: 120_000 });
+  return run('dpkg', [`--root=${root}`, '--force-script-chrootless', '--force-depends', '--log=/dev/null', ...args], {
+    timeout: 120_000,
+  });
 }
 
 function mode(file: string): string {
@@ -62,8 +75,13 @@ async function expectWorkingProgram(command: string[], root: string): Promise<vo
   expect((await run(file, [...prefix, '--version'], { env })).stdout.trim()).toBe(VERSION);
 
   const configPath = path.join(root, 'test-config.yaml');
-  writeFileSync(configPath, stringify({ ...baseConfig(path.join(root, 'var/lib/chargegate')), log: { level: 'info' } }));
-  expect((await run(file, [...prefix, 'check-config', '--config', configPath], { env })).stdout).toContain(`${configPath}: ok (1 site)`);
+  writeFileSync(
+    configPath,
+    stringify({ ...baseConfig(path.join(root, 'var/lib/chargegate')), log: { level: 'info' } }),
+  );
+  expect((await run(file, [...prefix, 'check-config', '--config', configPath], { env })).stdout).toContain(
+    `${configPath}: ok (1 site)`,
+  );
 
   const daemon = spawn(file, [...prefix, 'run', '--config', configPath], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<number | null>((resolve) => daemon.once('exit', resolve));
@@ -74,7 +92,9 @@ async function expectWorkingProgram(command: string[], root: string): Promise<vo
         logs += chunk.toString();
         const ready = logs
           .split('\n')
-          .map((l) => (l.startsWith('{') && l.endsWith('}') ? (JSON.parse(l) as { msg?: string; httpPort?: number }) : {}))
+          .map((l) =>
+            l.startsWith('{') && l.endsWith('}') ? (JSON.parse(l) as { msg?: string; httpPort?: number }) : {},
+          )
           .find((l) => l.msg === 'chargegate ready');
         if (ready) resolve(ready.httpPort!);
       });
@@ -96,7 +116,10 @@ describe.skipIf(!dpkgDebFound)('npm run package: the .deb and .tar.gz for amd64 
   beforeAll(async () => {
     out = mkdtempSync(path.join(tmpdir(), 'chargegate-package-'));
     // `npm test` builds dist/ first (pretest); the packages are built once for every test here.
-    await run('bash', [path.join(ROOT, 'scripts/package.sh'), '--arch', 'all', '--out', out], { cwd: ROOT, timeout: 600_000 });
+    await run('bash', [path.join(ROOT, 'scripts/package.sh'), '--arch', 'all', '--out', out], {
+      cwd: ROOT,
+      timeout: 600_000,
+    });
     root = path.join(out, 'root');
     mkdirSync(path.join(root, 'var/lib/dpkg/info'), { recursive: true });
     mkdirSync(path.join(root, 'var/lib/dpkg/updates'));
@@ -109,52 +132,82 @@ describe.skipIf(!dpkgDebFound)('npm run package: the .deb and .tar.gz for amd64 
     if (out) rmSync(out, { recursive: true, force: true });
   });
 
-  it.each(Object.entries(ARCHES))('%s: control data, file list, and binaries built for that architecture', async (arch, { cpu, elfMachine }) => {
-    const file = deb(arch as keyof typeof ARCHES);
-    const info = (await run('dpkg-deb', ['--info', file])).stdout;
-    expect(info).toMatch(new RegExp(`^ Package: chargegate\\n Version: ${VERSION}\\n Architecture: ${arch}\\n`, 'm'));
-    expect(info).toMatch(/^ Depends: libc6 \(>= 2\.28\), libstdc\+\+6, libgcc-s1, systemd$/m);
-    for (const script of ['postinst', 'prerm', 'postrm']) expect(info).toMatch(new RegExp(`^ +\\d+ bytes, +\\d+ lines +\\* +${script} +#!/bin/sh$`, 'm'));
+  it.each(Object.entries(ARCHES))(
+    '%s: control data, file list, and binaries built for that architecture',
+    async (arch, { cpu, elfMachine }) => {
+      const file = deb(arch as keyof typeof ARCHES);
+      const info = (await run('dpkg-deb', ['--info', file])).stdout;
+      expect(info).toMatch(new RegExp(`^ Package: chargegate\\n Version: ${VERSION}\\n Architecture: ${arch}\\n`, 'm'));
+      expect(info).toMatch(/^ Depends: libc6 \(>= 2\.28\), libstdc\+\+6, libgcc-s1, systemd$/m);
+      for (const script of ['postinst', 'prerm', 'postrm'])
+        expect(info).toMatch(new RegExp(`^ +\\d+ bytes, +\\d+ lines +\\* +${script} +#!/bin/sh$`, 'm'));
 
-    const listing = (await run('dpkg-deb', ['--contents', file], { maxBuffer: 64 * 1024 * 1024 })).stdout.trim().split('\n');
-    const names = listing.map((l) => l.split(/\s+/).slice(5).join(' ').replace(/^\.\//, ''));
-    expect(names).toContain('usr/bin/chargegate -> ../lib/chargegate/systemd/chargegate');
-    expect(names).toContain(`${PROGRAM}/node_modules/.bin/node -> ../node-linux-${cpu}/bin/node`);
-    for (const shipped of ['usr/lib/systemd/system/chargegate.service', 'usr/lib/sysusers.d/chargegate.conf', `${PROGRAM}/dist/cli/main.js`, `${PROGRAM}/systemd/setup-host.sh`]) {
-      expect(names).toContain(shipped);
-    }
-    // The config and the passphrase are the postinst's to write once; a file in the package would be replaced.
-    expect(names.filter((n) => n.startsWith('etc/'))).toEqual([]);
-    // Runtime dependencies only, and nothing that only a compiler would read.
-    for (const absent of ['node_modules/vitest/', 'node_modules/typescript/', `node_modules/node-linux-${cpu}/include/`, 'node_modules/better-sqlite3/deps/']) {
-      expect(
-        names.some((n) => n.startsWith(`${PROGRAM}/${absent}`)),
-        absent,
-      ).toBe(false);
-    }
-    const addons = names.filter((n) => n.endsWith('.node'));
-    expect(addons.sort()).toEqual([
-      `${PROGRAM}/node_modules/@serialport/bindings-cpp/prebuilds/linux-${cpu}/@serialport+bindings-cpp${cpu === 'arm64' ? '.armv8' : ''}.glibc.node`,
-      `${PROGRAM}/node_modules/better-sqlite3/prebuilds/linux-${cpu}.node`,
-    ]);
+      const listing = (await run('dpkg-deb', ['--contents', file], { maxBuffer: 64 * 1024 * 1024 })).stdout
+        .trim()
+        .split('\n');
+      const names = listing.map((l) => l.split(/\s+/).slice(5).join(' ').replace(/^\.\//, ''));
+      expect(names).toContain('usr/bin/chargegate -> ../lib/chargegate/systemd/chargegate');
+      expect(names).toContain(`${PROGRAM}/node_modules/.bin/node -> ../node-linux-${cpu}/bin/node`);
+      for (const shipped of [
+        'usr/lib/systemd/system/chargegate.service',
+        'usr/lib/sysusers.d/chargegate.conf',
+        `${PROGRAM}/dist/cli/main.js`,
+        `${PROGRAM}/systemd/setup-host.sh`,
+      ]) {
+        expect(names).toContain(shipped);
+      }
+      // The config and the passphrase are the postinst's to write once; a file in the package would be replaced.
+      expect(names.filter((n) => n.startsWith('etc/'))).toEqual([]);
+      // Runtime dependencies only, and nothing that only a compiler would read.
+      for (const absent of [
+        'node_modules/vitest/',
+        'node_modules/typescript/',
+        `node_modules/node-linux-${cpu}/include/`,
+        'node_modules/better-sqlite3/deps/',
+      ]) {
+        expect(
+          names.some((n) => n.startsWith(`${PROGRAM}/${absent}`)),
+          absent,
+        ).toBe(false);
+      }
+      const addons = names.filter((n) => n.endsWith('.node'));
+      expect(addons.sort()).toEqual([
+        `${PROGRAM}/node_modules/@serialport/bindings-cpp/prebuilds/linux-${cpu}/@serialport+bindings-cpp${cpu === 'arm64' ? '.armv8' : ''}.glibc.node`,
+        `${PROGRAM}/node_modules/better-sqlite3/prebuilds/linux-${cpu}.node`,
+      ]);
 
-    // The ELF header's e_machine of the runtime and both addons, read from the package's own data.
-    const extracted = path.join(out, `x-${arch}`);
-    const binaries = [`${PROGRAM}/node_modules/node-linux-${cpu}/bin/node`, ...addons];
-    mkdirSync(extracted);
-    await run('bash', ['-c', 'dpkg-deb --fsys-tarfile "$1" | tar -x -C "$2" "${@:3}"', 'extract', file, extracted, ...binaries.map((b) => `./${b}`)]);
-    for (const binary of binaries) expect(readFileSync(path.join(extracted, binary)).readUInt16LE(18), binary).toBe(elfMachine);
+      // The ELF header's e_machine of the runtime and both addons, read from the package's own data.
+      const extracted = path.join(out, `x-${arch}`);
+      const binaries = [`${PROGRAM}/node_modules/node-linux-${cpu}/bin/node`, ...addons];
+      mkdirSync(extracted);
+      await run('bash', [
+        '-c',
+        'dpkg-deb --fsys-tarfile "$1" | tar -x -C "$2" "${@:3}"',
+        'extract',
+        file,
+        extracted,
+        ...binaries.map((b) => `./${b}`),
+      ]);
+      for (const binary of binaries)
+        expect(readFileSync(path.join(extracted, binary)).readUInt16LE(18), binary).toBe(elfMachine);
 
-    // The .tar.gz is the same tree without dpkg's control data.
-    const tarNames = (await run('tar', ['-tzf', path.join(out, `chargegate_${VERSION}_${arch}.tar.gz`)], { maxBuffer: 64 * 1024 * 1024 })).stdout.trim().split('\n');
-    const plain = (n: string) => n.replace(/ -> .*$/, '').replace(/\/$/, '');
-    expect(tarNames.map(plain).sort()).toEqual(
-      names
-        .map(plain)
-        .filter((n) => n !== '')
-        .sort(),
-    );
-  });
+      // The .tar.gz is the same tree without dpkg's control data.
+      const tarNames = (
+        await run('tar', ['-tzf', path.join(out, `chargegate_${VERSION}_${arch}.tar.gz`)], {
+          maxBuffer: 64 * 1024 * 1024,
+        })
+      ).stdout
+        .trim()
+        .split('\n');
+      const plain = (n: string) => n.replace(/ -> .*$/, '').replace(/\/$/, '');
+      expect(tarNames.map(plain).sort()).toEqual(
+        names
+          .map(plain)
+          .filter((n) => n !== '')
+          .sort(),
+      );
+    },
+  );
 
   it('installs the amd64 package with dpkg: the service user, the unit enabled, the config and passphrase written once', async () => {
     const { stdout } = await dpkg(root, '--install', deb('amd64'));
@@ -169,8 +222,12 @@ describe.skipIf(!dpkgDebFound)('npm run package: the .deb and .tar.gz for amd64 
     expect(mode(path.join(root, 'etc/chargegate/chargegate.yaml'))).toBe('640');
     expect(mode(path.join(root, 'etc/chargegate/credentials'))).toBe('700');
     expect(mode(path.join(root, 'etc/chargegate/credentials/keystore-passphrase'))).toBe('600');
-    expect(readFileSync(path.join(root, 'etc/chargegate/credentials/keystore-passphrase'), 'utf8')).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(readlinkSync(path.join(root, 'etc/systemd/system/multi-user.target.wants/chargegate.service'))).toBe('/usr/lib/systemd/system/chargegate.service');
+    expect(readFileSync(path.join(root, 'etc/chargegate/credentials/keystore-passphrase'), 'utf8')).toMatch(
+      /^[A-Za-z0-9_-]{43}$/,
+    );
+    expect(readlinkSync(path.join(root, 'etc/systemd/system/multi-user.target.wants/chargegate.service'))).toBe(
+      '/usr/lib/systemd/system/chargegate.service',
+    );
 
     // The unit runs the Node.js the package brings.
     const unit = readFileSync(path.join(root, 'usr/lib/systemd/system/chargegate.service'), 'utf8');
@@ -192,14 +249,27 @@ describe.skipIf(!dpkgDebFound)('npm run package: the .deb and .tar.gz for amd64 
     async () => {
       if (!qemuFound) {
         // CI installs qemu-user and Debian's arm64 runtime libraries (.ci/run): there, a missing one is a failure.
-        expect(process.env.CI, 'qemu-aarch64 is missing (apt-get install qemu-user libc6-arm64-cross libstdc++6-arm64-cross)').not.toBe('true');
+        expect(
+          process.env.CI,
+          'qemu-aarch64 is missing (apt-get install qemu-user libc6-arm64-cross libstdc++6-arm64-cross)',
+        ).not.toBe('true');
         return;
       }
       const armRoot = path.join(out, 'arm64-root');
       await run('dpkg-deb', ['-x', deb('arm64'), armRoot]);
-      // What /usr/bin/chargegate runs, with the loader and libraries an arm64 Debian has in / taken from the cross packages.
+      // What /usr/bin/chargegate runs, with the loader and libraries an arm64 Debian has in / taken from the cross
+      // packages.
       const program = path.join(armRoot, PROGRAM);
-      await expectWorkingProgram(['qemu-aarch64', '-L', ARM64_LIBS, path.join(program, 'node_modules/.bin/node'), path.join(program, 'dist/cli/main.js')], armRoot);
+      await expectWorkingProgram(
+        [
+          'qemu-aarch64',
+          '-L',
+          ARM64_LIBS,
+          path.join(program, 'node_modules/.bin/node'),
+          path.join(program, 'dist/cli/main.js'),
+        ],
+        armRoot,
+      );
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
@@ -221,12 +291,20 @@ describe.skipIf(!dpkgDebFound)('npm run package: the .deb and .tar.gz for amd64 
     await dpkg(root, '--remove', 'chargegate');
     expect(existsSync(path.join(root, PROGRAM)), PROGRAM).toBe(false);
     expect(existsSync(path.join(root, 'usr/bin/chargegate'))).toBe(false);
-    for (const kept of ['etc/chargegate/chargegate.yaml', 'etc/chargegate/credentials/keystore-passphrase', 'var/lib/chargegate/chargegate.db']) {
+    for (const kept of [
+      'etc/chargegate/chargegate.yaml',
+      'etc/chargegate/credentials/keystore-passphrase',
+      'var/lib/chargegate/chargegate.db',
+    ]) {
       expect(existsSync(path.join(root, kept)), kept).toBe(true);
     }
 
     await dpkg(root, '--purge', 'chargegate');
-    for (const gone of ['etc/chargegate', 'var/lib/chargegate', 'etc/systemd/system/multi-user.target.wants/chargegate.service']) {
+    for (const gone of [
+      'etc/chargegate',
+      'var/lib/chargegate',
+      'etc/systemd/system/multi-user.target.wants/chargegate.service',
+    ]) {
       expect(existsSync(path.join(root, gone)), gone).toBe(false);
     }
   });

@@ -28,7 +28,11 @@ sites:
   });
 
   it('writes the event and its delivery rows in the caller transaction: a rollback leaves neither', () => {
-    const event = { eventType: 'Authorize' as const, siteId: 'a', payload: { stationId: 'CP001', idTag: 'T', status: 'Accepted' } };
+    const event = {
+      eventType: 'Authorize' as const,
+      siteId: 'a',
+      payload: { stationId: 'CP001', idTag: 'T', status: 'Accepted' },
+    };
     expect(() =>
       inTransaction(t.db, () => {
         appendEvent(t.db, event, ['w1', 'w2'], new Date());

@@ -11,11 +11,19 @@ describe('webhook queue sizes kept by triggers (migration 6)', () => {
   const append = (n: number, webhookIds = ['w1'], capacity?: number) =>
     inTransaction(t.db, () => {
       for (let i = 0; i < n; i += 1)
-        appendEvent(t.db, { eventType: 'Authorize', siteId: 's1', payload: { i } }, webhookIds, new Date(), capacity === undefined ? {} : { queueCapacity: capacity });
+        appendEvent(
+          t.db,
+          { eventType: 'Authorize', siteId: 's1', payload: { i } },
+          webhookIds,
+          new Date(),
+          capacity === undefined ? {} : { queueCapacity: capacity },
+        );
     });
   const counted = () =>
     t.db
-      .prepare("SELECT site_id AS siteId, webhook_id AS webhookId, event_type AS eventType, COUNT(*) AS size FROM deliveries WHERE state = 'pending' GROUP BY 1, 2, 3 ORDER BY 2")
+      .prepare(
+        "SELECT site_id AS siteId, webhook_id AS webhookId, event_type AS eventType, COUNT(*) AS size FROM deliveries WHERE state = 'pending' GROUP BY 1, 2, 3 ORDER BY 2",
+      )
       .all();
   const kept = () => new DeliveryStore(t.db).queueSizes().sort((a, b) => a.webhookId.localeCompare(b.webhookId));
 
@@ -44,7 +52,10 @@ describe('webhook queue sizes kept by triggers (migration 6)', () => {
     append(3, ['w1'], 3);
     expect(kept()).toEqual([{ ...AUTHORIZE, size: 3 }]);
     append(1, ['w1'], 3);
-    expect(t.db.prepare('SELECT state, dead_reason FROM deliveries ORDER BY id DESC LIMIT 1').get()).toEqual({ state: 'dead', dead_reason: 'queue_full' });
+    expect(t.db.prepare('SELECT state, dead_reason FROM deliveries ORDER BY id DESC LIMIT 1').get()).toEqual({
+      state: 'dead',
+      dead_reason: 'queue_full',
+    });
     expect(kept()).toEqual([{ ...AUTHORIZE, size: 3 }]);
   });
 

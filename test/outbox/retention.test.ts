@@ -9,8 +9,10 @@ describe('outbox retention', () => {
   const recent = new Date('2026-11-20T00:00:00.000Z');
   const cutoff = new Date('2026-10-22T00:00:00.000Z');
 
-  const append = (at: Date, webhooks: string[]) => appendEvent(t.db, { eventType: 'StartTransaction', siteId: 's1', payload: { at: at.toISOString() } }, webhooks, at);
-  const deliveryIds = (seq: number) => t.db.prepare('SELECT id FROM deliveries WHERE event_seq = ? ORDER BY id').pluck().all(seq) as number[];
+  const append = (at: Date, webhooks: string[]) =>
+    appendEvent(t.db, { eventType: 'StartTransaction', siteId: 's1', payload: { at: at.toISOString() } }, webhooks, at);
+  const deliveryIds = (seq: number) =>
+    t.db.prepare('SELECT id FROM deliveries WHERE event_seq = ? ORDER BY id').pluck().all(seq) as number[];
   const count = (sql: string) => t.db.prepare(sql).pluck().get() as number;
 
   it('prunes old delivered rows and their events; keeps pending, dead letters, recent deliveries and events still owed to a partner', () => {
@@ -21,7 +23,11 @@ describe('outbox retention', () => {
     store.markDelivered(deliveryIds(halfDelivered.seq)[0]!, 204, old);
     const pending = append(old, ['a']);
     const dead = append(old, ['a']);
-    t.db.prepare("UPDATE deliveries SET state = 'dead', dead_reason = 'retries_exhausted', updated_at = ? WHERE event_seq = ?").run(old.toISOString(), dead.seq);
+    t.db
+      .prepare(
+        "UPDATE deliveries SET state = 'dead', dead_reason = 'retries_exhausted', updated_at = ? WHERE event_seq = ?",
+      )
+      .run(old.toISOString(), dead.seq);
     const fresh = append(recent, ['a']);
     store.markDelivered(deliveryIds(fresh.seq)[0]!, 204, recent);
     append(old, []);

@@ -16,7 +16,9 @@ describe('the Node.js chargegate runs on', () => {
     // A PATH that finds another node first would run the whole suite on it: this fails then.
     expect(process.versions.node).toBe(pinned);
     expect(execFileSync('node', ['-p', 'process.versions.node'], { encoding: 'utf8' }).trim()).toBe(pinned);
-    expect(path.relative(ROOT, execFileSync('sh', ['-c', 'command -v node'], { encoding: 'utf8' }).trim())).toBe('node_modules/.bin/node');
+    expect(path.relative(ROOT, execFileSync('sh', ['-c', 'command -v node'], { encoding: 'utf8' }).trim())).toBe(
+      'node_modules/.bin/node',
+    );
   });
 
   it('is what the CLI requires: another major exits 1 with one line that says which node to use', async () => {
@@ -33,12 +35,20 @@ describe('the Node.js chargegate runs on', () => {
       expect(process.env.CI, 'no node of another major on this machine').not.toBe('true');
       return;
     }
-    const result = await run(others[0]!, [path.join(ROOT, 'dist/cli/main.js'), 'check-config', '--config', 'config/default.yaml'], { cwd: ROOT }).then(
+    const result = await run(
+      others[0]!,
+      [path.join(ROOT, 'dist/cli/main.js'), 'check-config', '--config', 'config/default.yaml'],
+      { cwd: ROOT },
+    ).then(
       () => ({ code: 0, stderr: '' }),
       (err: { code: number; stderr: string }) => err,
     );
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(new RegExp(`^chargegate: this is Node\\.js \\d+\\.\\d+\\.\\d+ .*runs on the Node\\.js ${pinned.replace(/\./g, '\\.')} it brings`));
+    expect(result.stderr).toMatch(
+      new RegExp(
+        `^chargegate: this is Node\\.js \\d+\\.\\d+\\.\\d+ .*runs on the Node\\.js ${pinned.replace(/\./g, '\\.')} it brings`,
+      ),
+    );
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
   });
 
@@ -57,12 +67,19 @@ describe('the Node.js chargegate runs on', () => {
     onTestFinished(() => temp.cleanup());
     for (let i = 0; i < 20; i++) {
       const { child, logs } = await spawnDaemon(temp.configPath, { built: true, readyTimeoutMs: 30_000 });
-      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        child.once('exit', (code, signal) => resolve({ code, signal })),
+      );
       child.kill('SIGTERM');
       const { code, signal } = await exited;
       // The ready line says which Node.js the daemon runs on, for an installer reading the journal.
       expect(JSON.parse(logs.find((l) => l.includes('"chargegate ready"'))!).node).toBe(pinnedNodeVersion());
-      expect({ start: i, code, signal, aborted: logs.some((l) => /Assertion failed|Aborted|Segmentation/.test(l)) }).toEqual({ start: i, code: 0, signal: null, aborted: false });
+      expect({
+        start: i,
+        code,
+        signal,
+        aborted: logs.some((l) => /Assertion failed|Aborted|Segmentation/.test(l)),
+      }).toEqual({ start: i, code: 0, signal: null, aborted: false });
     }
   }, 300_000);
 });

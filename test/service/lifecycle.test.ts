@@ -4,7 +4,13 @@ import BetterSqlite3 from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { exitOf } from '../support/cli.js';
 import { PROCESS_TEST_TIMEOUT_MS, siteWith } from '../support/daemon.js';
-import { notifySocketForTest, receiverForTest, spawnDaemonForTest, stationForTest, tempSiteForTest } from '../support/for-test.js';
+import {
+  notifySocketForTest,
+  receiverForTest,
+  spawnDaemonForTest,
+  stationForTest,
+  tempSiteForTest,
+} from '../support/for-test.js';
 import type { Receiver } from '../support/receiver.js';
 import type { TempSite } from '../support/temp-site.js';
 
@@ -33,7 +39,9 @@ describe('daemon lifecycle: systemd notifications, SIGHUP reload, SIGTERM stop',
     async () => {
       const notify = await notifySocketForTest();
       const site = tempSiteForTest(INFO);
-      const started = await spawnDaemonForTest(site.configPath, { env: { NOTIFY_SOCKET: notify.path, WATCHDOG_USEC: '500000' } });
+      const started = await spawnDaemonForTest(site.configPath, {
+        env: { NOTIFY_SOCKET: notify.path, WATCHDOG_USEC: '500000' },
+      });
       const daemon = started.child;
 
       expect(await notify.waitFor('READY=1')).toContain(`MAINPID=${daemon.pid}`);
@@ -104,7 +112,12 @@ describe('daemon lifecycle: systemd notifications, SIGHUP reload, SIGTERM stop',
       await receiver.waitForCount(1);
       const envelope = receiver.requests[0]!.json<{ eventType: string; payload: Record<string, unknown> }>();
       expect(envelope.eventType).toBe('ChargePointStatus');
-      expect(envelope.payload).toMatchObject({ stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, status: 'Charging' });
+      expect(envelope.payload).toMatchObject({
+        stationId: 'CP001',
+        chargePointId: 'CP001-A',
+        connectorId: 1,
+        status: 'Charging',
+      });
       expect(logged(started.logs, 'chargegate ready')).toHaveLength(1);
     },
     PROCESS_TEST_TIMEOUT_MS,
@@ -145,7 +158,9 @@ export async function authorize() {
       const db = openDb(site);
       try {
         const states = db
-          .prepare("SELECT d.state, e.event_type AS eventType FROM deliveries d JOIN events e ON e.seq = d.event_seq WHERE e.event_type = 'ChargePointStatus'")
+          .prepare(
+            "SELECT d.state, e.event_type AS eventType FROM deliveries d JOIN events e ON e.seq = d.event_seq WHERE e.event_type = 'ChargePointStatus'",
+          )
           .all();
         expect(states).toEqual([{ state: 'delivered', eventType: 'ChargePointStatus' }]);
       } finally {

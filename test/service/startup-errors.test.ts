@@ -26,27 +26,40 @@ describe('chargegate run: failures at start are one clear line', () => {
     const port = (busy.address() as { port: number }).port;
     expectOneLine(
       await run(site({ http: { host: '127.0.0.1', port } })),
-      new RegExp(`^chargegate: cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use\\. Is chargegate already running\\? .*http\\.port$`),
+      new RegExp(
+        `^chargegate: cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use\\. Is chargegate already running\\? .*http\\.port$`,
+      ),
     );
   });
 
   it('a data dir that is a file names the path', async () => {
     const t = site();
     writeFileSync(t.dataDir, 'not a directory');
-    expectOneLine(await run(t), new RegExp(`^chargegate: data dir ${t.dataDir.replaceAll('/', '\\/')}: .*dataDir must be a directory the chargegate user can write$`));
+    expectOneLine(
+      await run(t),
+      new RegExp(
+        `^chargegate: data dir ${t.dataDir.replaceAll('/', '\\/')}: .*dataDir must be a directory the chargegate user can write$`,
+      ),
+    );
   });
 
   it('a damaged database names the file and what to do', async () => {
     const t = site();
     mkdirSync(t.dataDir, { recursive: true });
     writeFileSync(path.join(t.dataDir, DATABASE_FILE), 'x'.repeat(8192));
-    expectOneLine(await run(t), /^chargegate: database .*chargegate\.db is damaged \(file is not a database\): restore it from a backup, or move it aside/);
+    expectOneLine(
+      await run(t),
+      /^chargegate: database .*chargegate\.db is damaged \(file is not a database\): restore it from a backup, or move it aside/,
+    );
   });
 
   it('a database a newer chargegate migrated names the file and what to do', async () => {
     const t = site();
     const db = openDatabase(t.dataDir);
-    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, ?, ?)').run('from the future', new Date().toISOString());
+    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, ?, ?)').run(
+      'from the future',
+      new Date().toISOString(),
+    );
     db.close();
     expectOneLine(
       await run(t),
@@ -58,21 +71,35 @@ describe('chargegate run: failures at start are one clear line', () => {
     const damaged = site();
     mkdirSync(damaged.dataDir, { recursive: true });
     writeFileSync(path.join(damaged.dataDir, DATABASE_FILE), 'x'.repeat(8192));
-    expectOneLine(await runCli(['station', 'list', '--config', damaged.configPath]), /^chargegate: database .*chargegate\.db is damaged/);
+    expectOneLine(
+      await runCli(['station', 'list', '--config', damaged.configPath]),
+      /^chargegate: database .*chargegate\.db is damaged/,
+    );
 
     const newer = site();
     const db = openDatabase(newer.dataDir);
-    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, ?, ?)').run('from the future', new Date().toISOString());
+    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, ?, ?)').run(
+      'from the future',
+      new Date().toISOString(),
+    );
     db.close();
-    expectOneLine(await runCli(['deadletter', 'list', '--config', newer.configPath]), /^chargegate: database .*was migrated by a newer chargegate/);
+    expectOneLine(
+      await runCli(['deadletter', 'list', '--config', newer.configPath]),
+      /^chargegate: database .*was migrated by a newer chargegate/,
+    );
   });
 
   it('a wrong keystore passphrase says so, naming the keystore file', async () => {
     const t = site();
     // keys list creates the keystore, encrypted with the first passphrase.
-    const created = await runCli(['keys', 'list', '--config', t.configPath], { env: { CHARGEGATE_KEYSTORE_PASSPHRASE: 'right one' } });
+    const created = await runCli(['keys', 'list', '--config', t.configPath], {
+      env: { CHARGEGATE_KEYSTORE_PASSPHRASE: 'right one' },
+    });
     expect(created.code).toBe(0);
-    expectOneLine(await run(t, { CHARGEGATE_KEYSTORE_PASSPHRASE: 'wrong one' }), /^chargegate: .*keystore\.json: .*wrong keystore passphrase/);
+    expectOneLine(
+      await run(t, { CHARGEGATE_KEYSTORE_PASSPHRASE: 'wrong one' }),
+      /^chargegate: .*keystore\.json: .*wrong keystore passphrase/,
+    );
   });
 
   it('--version prints the version', async () => {

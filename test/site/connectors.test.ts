@@ -7,7 +7,8 @@ describe('connectors (site/connectors.ts)', () => {
   it('a repeated connector status writes nothing: no event, and updated_at stays the time of the change', () => {
     let clock = new Date('2026-11-21T10:00:00.000Z');
     const site = t.rebuild({ now: () => clock });
-    const row = () => t.db.prepare('SELECT status, updated_at FROM connectors WHERE station_id = ? AND connector_id = 1').get('CP001');
+    const row = () =>
+      t.db.prepare('SELECT status, updated_at FROM connectors WHERE station_id = ? AND connector_id = 1').get('CP001');
     site.connectors.recordStationStatus('CP001', 1, 'Available', 'NoError');
     clock = new Date('2026-11-21T10:05:00.000Z');
     site.connectors.recordStationStatus('CP001', 1, 'Available', 'NoError');
@@ -34,7 +35,13 @@ describe('connectors (site/connectors.ts)', () => {
   it('shows charge points with online state and the open transaction per connector', () => {
     t.site.stations.setOnline('CP001', true);
     t.site.connectors.recordStationStatus('CP001', 1, 'Charging', 'NoError');
-    const tx = t.site.transactions.start({ at: t.site.connectors.locate('CP001', 1), idTag: 'T', meterStartWh: 0, startedAt: new Date(), source: 'ocpp' });
+    const tx = t.site.transactions.start({
+      at: t.site.connectors.locate('CP001', 1),
+      idTag: 'T',
+      meterStartWh: 0,
+      startedAt: new Date(),
+      source: 'ocpp',
+    });
     expect(t.site.connectors.chargePoints()).toEqual([
       {
         chargePointId: 'CP001-A',
@@ -43,13 +50,21 @@ describe('connectors (site/connectors.ts)', () => {
         online: true,
         connectors: [{ connectorId: 1, status: 'Charging', errorCode: 'NoError', transactionId: tx.id }],
       },
-      { chargePointId: 'CP001-B', stationId: 'CP001', siteId: 's1', online: true, connectors: [{ connectorId: 2, status: 'Unavailable', errorCode: 'NoError' }] },
+      {
+        chargePointId: 'CP001-B',
+        stationId: 'CP001',
+        siteId: 's1',
+        online: true,
+        connectors: [{ connectorId: 2, status: 'Unavailable', errorCode: 'NoError' }],
+      },
     ]);
   });
 
   it('names the config entry to add for a connector a configured station does not list', () => {
     expect(t.site.connectors.unconfigured('CP001', 1)).toBeUndefined();
     expect(t.site.connectors.unconfigured('CP001', 0)).toBeUndefined();
-    expect(t.site.connectors.unconfigured('CP001', 3)).toBe('add connector 3 to a chargePoints entry of station CP001 (site s1) in the config');
+    expect(t.site.connectors.unconfigured('CP001', 3)).toBe(
+      'add connector 3 to a chargePoints entry of station CP001 (site s1) in the config',
+    );
   });
 });

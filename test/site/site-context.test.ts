@@ -22,7 +22,11 @@ describe('SiteContext: what delivery hears of the events it appends', () => {
    * next `counts` deliveries be counted ahead (as many times as a worker said its queue was empty).
    */
   function context(options: { counts?: number; maxRetries?: number } = {}) {
-    const told = { appended: [] as Array<{ record: AppendedRecord; inTransaction: boolean }>, committed: 0, asked: [] as QueueKey[] };
+    const told = {
+      appended: [] as Array<{ record: AppendedRecord; inTransaction: boolean }>,
+      committed: 0,
+      asked: [] as QueueKey[],
+    };
     let counts = options.counts ?? 0;
     const group = new GroupCommit(t.db);
     const config = configWith(options.maxRetries ?? 5);
@@ -32,12 +36,17 @@ describe('SiteContext: what delivery hears of the events it appends', () => {
       () => config,
       () => new Date(),
       {
-        appended: (events) => told.appended.push(...events.map((record) => ({ record, inTransaction: t.db.inTransaction }))),
+        appended: (events) =>
+          told.appended.push(...events.map((record) => ({ record, inTransaction: t.db.inTransaction }))),
         committed: () => (told.committed += 1),
         countsFirstAttempt: (queue) => (told.asked.push(queue), counts-- > 0),
       },
     );
-    const authorize = (idTag: string, siteId = 's1') => ctx.emit({ eventType: 'Authorize', siteId, payload: { stationId: 'CP001', idTag, status: 'Accepted' } }, new Date());
+    const authorize = (idTag: string, siteId = 's1') =>
+      ctx.emit(
+        { eventType: 'Authorize', siteId, payload: { stationId: 'CP001', idTag, status: 'Accepted' } },
+        new Date(),
+      );
     return { told, group, ctx, authorize };
   }
   const stored = () =>
@@ -46,14 +55,23 @@ describe('SiteContext: what delivery hears of the events it appends', () => {
         'SELECT seq, event_id, payload, COALESCE(occurred_at, created_at) AS occurred_at FROM events ORDER BY seq',
       )
       .all();
-  const deliveries = () => t.db.prepare<[], { id: number; attempts: number }>('SELECT id, attempts FROM deliveries ORDER BY id').all();
+  const deliveries = () =>
+    t.db.prepare<[], { id: number; attempts: number }>('SELECT id, attempts FROM deliveries ORDER BY id').all();
 
   it('tells each event of a change once, before the change commits, as the outbox stores it; then that it committed', async () => {
     const { told, group, ctx, authorize } = context();
     const occurredAt = new Date('2026-11-26T08:00:00.000Z');
     ctx.commit(() => {
       authorize('A');
-      ctx.emit({ eventType: 'Authorize', siteId: 's1', payload: { stationId: 'CP001', idTag: 'B', status: 'Accepted' }, occurredAt }, new Date());
+      ctx.emit(
+        {
+          eventType: 'Authorize',
+          siteId: 's1',
+          payload: { stationId: 'CP001', idTag: 'B', status: 'Accepted' },
+          occurredAt,
+        },
+        new Date(),
+      );
     });
     expect(told.appended.map((a) => a.inTransaction)).toEqual([true, true]);
     expect(told.committed).toBe(0);

@@ -6,7 +6,10 @@ import { openDatabase, type Database } from '../../src/store/index.js';
 import { CP001_TWO_CHARGE_POINTS } from '../support/daemon.js';
 import { baseConfig, tempSite } from '../support/temp-site.js';
 
-/** One site per test on a real database: s1 with station CP001 (charge points CP001-A on 1, CP001-B on 2) and a webhook, s2 empty. */
+/**
+ * One site per test on a real database: s1 with station CP001 (charge points CP001-A on 1, CP001-B on 2) and a webhook,
+ * s2 empty.
+ */
 export interface SiteFixture {
   db: Database;
   config: Config;

@@ -28,7 +28,10 @@ describe('stations (site/station-registry.ts)', () => {
     for (let i = 0; i < 10; i++) site.stations.touch('CP001');
     expect(changes()).toBe(before);
     expect(stored()).toBe('2026-11-21T10:00:00.000Z');
-    expect(site.stations.list().find((s) => s.id === 'CP001')).toMatchObject({ online: true, lastSeen: '2026-11-21T10:05:00.000Z' });
+    expect(site.stations.list().find((s) => s.id === 'CP001')).toMatchObject({
+      online: true,
+      lastSeen: '2026-11-21T10:05:00.000Z',
+    });
     site.stations.flushLastSeen();
     expect(stored()).toBe('2026-11-21T10:05:00.000Z');
     expect(changes()).toBe(before + 1);

@@ -9,7 +9,11 @@ const SITES = ['s1', 's2', 's3'];
 const STATIONS = ['ST1', 'ST2', 'ST3', 'ST4'];
 const CHARGE_POINTS = ['CP1', 'CP2', 'CP3', 'CP4', 'CP5'];
 
-function insertTransaction(db: Database, at: { siteId: string; stationId: string; chargePointId: string }, startedAt: string): number {
+function insertTransaction(
+  db: Database,
+  at: { siteId: string; stationId: string; chargePointId: string },
+  startedAt: string,
+): number {
   return Number(
     db
       .prepare(
@@ -20,7 +24,11 @@ function insertTransaction(db: Database, at: { siteId: string; stationId: string
   );
 }
 
-const location = fc.record({ siteId: fc.constantFrom(...SITES), stationId: fc.constantFrom(...STATIONS), chargePointId: fc.constantFrom(...CHARGE_POINTS) });
+const location = fc.record({
+  siteId: fc.constantFrom(...SITES),
+  stationId: fc.constantFrom(...STATIONS),
+  chargePointId: fc.constantFrom(...CHARGE_POINTS),
+});
 
 const grant: fc.Arbitrary<Grant> = fc
   .oneof(
@@ -49,7 +57,9 @@ describe('transaction history (site/transaction-history.ts)', () => {
         })();
         const admitted = rows.filter((row) => reaches(grants, 'charge-points:read', 'acme', row)).map((row) => row.id);
         const scope = reachScope(grants, 'charge-points:read', 'acme');
-        const selected = transactionHistory(db, { ...(scope !== 'everything' && { within: scope }), limit: 1000 }).map((t) => t.id);
+        const selected = transactionHistory(db, { ...(scope !== 'everything' && { within: scope }), limit: 1000 }).map(
+          (t) => t.id,
+        );
         expect(selected).toEqual(admitted);
       }),
       { numRuns: 300 },
@@ -60,10 +70,16 @@ describe('transaction history (site/transaction-history.ts)', () => {
   it('with no `to`, a transaction of any year of four digits is listed, 9999 too', () => {
     const db = openDatabase(tempDirForTest('history'));
     const at = { siteId: 's1', stationId: 'ST1', chargePointId: 'CP1' };
-    const ids = ['0000-01-01T00:00:00.000Z', '2026-11-01T08:00:00.000Z', '9999-12-31T23:59:59.999Z'].map((startedAt) => insertTransaction(db, at, startedAt));
+    const ids = ['0000-01-01T00:00:00.000Z', '2026-11-01T08:00:00.000Z', '9999-12-31T23:59:59.999Z'].map((startedAt) =>
+      insertTransaction(db, at, startedAt),
+    );
     expect(transactionHistory(db, { limit: 10 }).map((t) => t.id)).toEqual(ids);
-    expect(transactionHistory(db, { from: new Date('2026-11-01T08:00:00.000Z'), limit: 10 }).map((t) => t.id)).toEqual(ids.slice(1));
-    expect(transactionHistory(db, { to: new Date('9999-12-31T23:59:59.999Z'), limit: 10 }).map((t) => t.id)).toEqual(ids.slice(0, 2));
+    expect(transactionHistory(db, { from: new Date('2026-11-01T08:00:00.000Z'), limit: 10 }).map((t) => t.id)).toEqual(
+      ids.slice(1),
+    );
+    expect(transactionHistory(db, { to: new Date('9999-12-31T23:59:59.999Z'), limit: 10 }).map((t) => t.id)).toEqual(
+      ids.slice(0, 2),
+    );
     db.close();
   });
 });

@@ -11,7 +11,15 @@ import type { SimulatedStation } from '../support/station.js';
 /** Debian's chromium (.ci/run installs it); the flags keep it off the closed network. */
 const CHROMIUM = {
   executablePath: '/usr/bin/chromium',
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  args: [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+  ],
 };
 
 const SECRET_TAG = 'TAG-NOT-FOR-EYES-42';
@@ -19,7 +27,8 @@ const SECRET_TAG = 'TAG-NOT-FOR-EYES-42';
 // CI installs chromium (.ci/run) and runs with CI=true: there a missing browser fails the suite; on a developer
 // machine without it, these tests are skipped.
 const chromiumMissing = !existsSync(CHROMIUM.executablePath);
-if (chromiumMissing && process.env.CI === 'true') throw new Error(`${CHROMIUM.executablePath} is missing (apt-get install chromium)`);
+if (chromiumMissing && process.env.CI === 'true')
+  throw new Error(`${CHROMIUM.executablePath} is missing (apt-get install chromium)`);
 
 describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
   let browser: Browser;
@@ -48,7 +57,13 @@ describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
               idTag: 'MODBUS-TAG-SECRET',
             },
           ],
-          webhooks: [{ id: 'partner-a', url: 'http://user:pw@127.0.0.1:9/webhook/events', auth: { type: 'token', token: 'static-token-secret' } }],
+          webhooks: [
+            {
+              id: 'partner-a',
+              url: 'http://user:pw@127.0.0.1:9/webhook/events',
+              auth: { type: 'token', token: 'static-token-secret' },
+            },
+          ],
         },
       ],
     });
@@ -115,7 +130,9 @@ describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
     // Webhook queue health: one executor per (webhook, event type), the partner refusing connections.
     const queues = page.locator('#parts tr[data-part="webhooks"]');
     await expect.poll(() => queues.count(), { timeout: 15_000 }).toBe(4);
-    await expect.poll(() => queues.filter({ hasText: 'StartTransaction' }).innerText(), { timeout: 15_000 }).toMatch(/partner-a\s+StartTransaction\s+yes\s+1\s+1000/);
+    await expect
+      .poll(() => queues.filter({ hasText: 'StartTransaction' }).innerText(), { timeout: 15_000 })
+      .toMatch(/partner-a\s+StartTransaction\s+yes\s+1\s+1000/);
     const html = await page.content();
     const json = await (await fetch(`http://127.0.0.1:${httpPort}/status.json`)).text();
     for (const hidden of [SECRET_TAG, 'MODBUS-TAG-SECRET', 'static-token-secret', 'user:pw', 'idTag']) {
@@ -137,7 +154,15 @@ describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
     const snapshot = (await (await fetch(`http://127.0.0.1:${httpPort}/status.json`)).json()) as StatusSnapshot;
     expect(snapshot.sites).toEqual(['s1']);
     expect(snapshot.meters).toMatchObject([
-      { meterId: 'meter-1', siteId: 's1', chargePointId: 'MB-1', connectorId: 1, model: 'sdm630', address: `tcp://127.0.0.1:${meter.port}#3`, live: { online: true } },
+      {
+        meterId: 'meter-1',
+        siteId: 's1',
+        chargePointId: 'MB-1',
+        connectorId: 1,
+        model: 'sdm630',
+        address: `tcp://127.0.0.1:${meter.port}#3`,
+        live: { online: true },
+      },
     ]);
     expect(Object.keys(snapshot.parts)).toContain('ocpp');
   });
@@ -168,7 +193,9 @@ describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
     await page.goto(`http://127.0.0.1:${httpPort}/`);
     await expect.poll(() => page.locator('#freshness').innerText(), { timeout: 15_000 }).toContain('live, updated');
     await page.route('**/status.json', (route) => route.abort());
-    await expect.poll(() => page.locator('#freshness').innerText(), { timeout: 15_000 }).toContain('cannot reach chargegate');
+    await expect
+      .poll(() => page.locator('#freshness').innerText(), { timeout: 15_000 })
+      .toContain('cannot reach chargegate');
     expect(await page.locator('#stations tr[data-station="CP001"]').count()).toBe(1);
   });
 });

@@ -16,6 +16,9 @@ describe('the status page script (src/status-page/browser/, compiled by npm run 
     } catch (err) {
       thrown = err;
     }
-    expect(cliFailure(thrown)).toEqual({ message: 'cannot read the status page script /nonexistent/status.js: ENOENT: run npm run build, or install again', exitCode: 1 });
+    expect(cliFailure(thrown)).toEqual({
+      message: 'cannot read the status page script /nonexistent/status.js: ENOENT: run npm run build, or install again',
+      exitCode: 1,
+    });
   });
 });

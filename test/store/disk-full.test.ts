@@ -22,7 +22,10 @@ describe.runIf(canMount())('a full disk', () => {
     const mountpoint = tmpfsForTest('8m');
     const plugin = path.join(tempDirForTest('plugin'), 'slow-plugin.mjs');
     // The plugin passes after 200 ms: StopTransaction writes, then waits for it while its group commits (and fails).
-    writeFileSync(plugin, 'export function authorize() { return new Promise((resolve) => setTimeout(() => resolve(undefined), 200)); }\n');
+    writeFileSync(
+      plugin,
+      'export function authorize() { return new Promise((resolve) => setTimeout(() => resolve(undefined), 200)); }\n',
+    );
     const t = await daemonForTest({ ...siteWith(), dataDir: path.join(mountpoint, 'var'), authorization: { plugin } });
     putIdTag(t.db, { idTag: 'TAG-1', status: 'Accepted', expiresAt: null, siteId: null });
     const station = await t.connect('CP001');
@@ -30,15 +33,24 @@ describe.runIf(canMount())('a full disk', () => {
     const tx = await station.startTransaction({ connectorId: 1, idTag: 'TAG-1', meterStart: 1_000 });
     const health = async () => {
       const response = await fetch(`http://127.0.0.1:${t.daemon.httpPort}/health`);
-      return { code: response.status, body: (await response.json()) as { status: string; storage: { status: string } } };
+      return {
+        code: response.status,
+        body: (await response.json()) as { status: string; storage: { status: string } },
+      };
     };
     expect((await health()).code).toBe(200);
 
     fill(mountpoint);
-    await expect(station.stopTransaction({ transactionId: tx, meterStop: 5_000, idTag: 'TAG-1' })).rejects.toMatchObject({ rpcErrorCode: 'InternalError' });
-    await expect(station.startTransaction({ connectorId: 2, idTag: 'TAG-1', meterStart: 7_000 })).rejects.toMatchObject({ rpcErrorCode: 'InternalError' });
+    await expect(
+      station.stopTransaction({ transactionId: tx, meterStop: 5_000, idTag: 'TAG-1' }),
+    ).rejects.toMatchObject({ rpcErrorCode: 'InternalError' });
+    await expect(station.startTransaction({ connectorId: 2, idTag: 'TAG-1', meterStart: 7_000 })).rejects.toMatchObject(
+      { rpcErrorCode: 'InternalError' },
+    );
     // Nothing half-applied: the transaction is open, no event of either call exists.
-    expect(t.db.prepare('SELECT id, stopped_at FROM transactions ORDER BY id').all()).toEqual([{ id: tx, stopped_at: null }]);
+    expect(t.db.prepare('SELECT id, stopped_at FROM transactions ORDER BY id').all()).toEqual([
+      { id: tx, stopped_at: null },
+    ]);
     expect(t.events().map((e) => e.eventType)).toEqual(['StartTransaction', 'Authorize']);
     const critical = await eventually(
       async () => {
@@ -52,7 +64,9 @@ describe.runIf(canMount())('a full disk', () => {
 
     // Space returns: the same station's retry works, with no restart.
     rmSync(path.join(mountpoint, 'filler'));
-    expect(await station.stopTransaction({ transactionId: tx, meterStop: 5_000, idTag: 'TAG-1' })).toEqual({ idTagInfo: { status: 'Accepted' } });
+    expect(await station.stopTransaction({ transactionId: tx, meterStop: 5_000, idTag: 'TAG-1' })).toEqual({
+      idTagInfo: { status: 'Accepted' },
+    });
     expect(t.events('StopTransaction').map((e) => e.payload.transactionId)).toEqual([tx]);
     expect((await health()).code).toBe(200);
   });

@@ -65,7 +65,9 @@ describe('group commit: one transaction per event-loop turn', () => {
   });
 
   it('a commit that fails rejects every waiter and leaves none of the group', async () => {
-    db.exec('CREATE TABLE parents (id INTEGER PRIMARY KEY); CREATE TABLE children (parent_id INTEGER REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)');
+    db.exec(
+      'CREATE TABLE parents (id INTEGER PRIMARY KEY); CREATE TABLE children (parent_id INTEGER REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)',
+    );
     const group = new GroupCommit(db);
     group.write(() => note('a'));
     // A deferred foreign key is checked at COMMIT: the commit itself fails.

@@ -16,7 +16,9 @@ describe('an idle site writes nothing (contract 7, endurance on flash)', () => {
     for (const unit of [1, 2]) await sim.set(unit, { energyKWh: 100 * unit, currentA: [0, 0, 0], powerW: 0 });
     const tcp = { type: 'tcp', host: '127.0.0.1', port: sim.port } as const;
     const stations = STATIONS.map((id) => ({ id, chargePoints: [{ id: `${id}-A`, connectors: [1] }] }));
-    const t: TestDaemon = await startTestDaemon({ sites: [{ id: 's1', stations, meters: [meterConfig(1, tcp), meterConfig(2, tcp)] }] });
+    const t: TestDaemon = await startTestDaemon({
+      sites: [{ id: 's1', stations, meters: [meterConfig(1, tcp), meterConfig(2, tcp)] }],
+    });
     onTestFinished(() => t.stop());
 
     const connected = await Promise.all(STATIONS.map((id) => t.connect(id)));
@@ -25,7 +27,12 @@ describe('an idle site writes nothing (contract 7, endurance on flash)', () => {
       await station.statusNotification({ connectorId: 1, status: 'Available' });
     }
     const port = t.daemon.httpPort;
-    await eventually(async () => ((await meterHealth(port, 'm1'))?.readings ?? 0) > 3 && ((await meterHealth(port, 'm2'))?.readings ?? 0) > 3, 10_000, 'both meters polled');
+    await eventually(
+      async () =>
+        ((await meterHealth(port, 'm1'))?.readings ?? 0) > 3 && ((await meterHealth(port, 'm2'))?.readings ?? 0) > 3,
+      10_000,
+      'both meters polled',
+    );
     // Let the first flush of the meters' state land before counting.
     await new Promise((resolve) => setTimeout(resolve, 3000));
 
@@ -46,7 +53,9 @@ describe('an idle site writes nothing (contract 7, endurance on flash)', () => {
     expect(version()).toBe(before.version);
     expect(sizes()).toEqual(before.sizes);
     // What the daemon shows stays live though it is not written: the stations' last-seen times move.
-    const listed = (await (await fetch(`http://127.0.0.1:${port}/status.json`)).json()) as { stations: Array<{ stationId: string; lastSeen: string }> };
+    const listed = (await (await fetch(`http://127.0.0.1:${port}/status.json`)).json()) as {
+      stations: Array<{ stationId: string; lastSeen: string }>;
+    };
     const cp1 = listed.stations.find((s) => s.stationId === 'CP001')!;
     expect(Date.now() - Date.parse(cp1.lastSeen)).toBeLessThan(2000);
   });

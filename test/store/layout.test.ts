@@ -13,8 +13,15 @@ import type { TempSite } from '../support/temp-site.js';
 /** Starts and stops a daemon on the site; the messages it logged. */
 async function startAndStop(site: TempSite): Promise<string[]> {
   const lines: Array<{ msg: string }> = [];
-  const logger = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line) as { msg: string }) });
-  const daemon = await startDaemon({ configPath: site.configPath, config: loadConfig(site.configPath), logger, handleSignals: false });
+  const logger = createLogger('info', {
+    write: (line: string) => void lines.push(JSON.parse(line) as { msg: string }),
+  });
+  const daemon = await startDaemon({
+    configPath: site.configPath,
+    config: loadConfig(site.configPath),
+    logger,
+    handleSignals: false,
+  });
   await daemon.stop();
   return lines.map((l) => l.msg);
 }
@@ -38,7 +45,9 @@ describe('storage layout conversion at start', () => {
     reader.prepare('SELECT COUNT(*) FROM events').get();
     try {
       const first = await start();
-      expect(first).toContain('database layout not converted: another process has the database open; the next start tries again');
+      expect(first).toContain(
+        'database layout not converted: another process has the database open; the next start tries again',
+      );
       expect(first).toContain('chargegate ready');
     } finally {
       reader.exec('COMMIT');
@@ -62,9 +71,12 @@ describe.runIf(canMount())('storage layout conversion on a nearly full disk', ()
     const legacyFile = path.join(tempDirForTest('legacy'), DATABASE_FILE);
     const legacy = new BetterSqlite3(legacyFile);
     migrate(legacy);
-    const insert = legacy.prepare("INSERT INTO events (event_id, event_type, site_id, payload, created_at) VALUES (?, 'Authorize', 's1', ?, ?)");
+    const insert = legacy.prepare(
+      "INSERT INTO events (event_id, event_type, site_id, payload, created_at) VALUES (?, 'Authorize', 's1', ?, ?)",
+    );
     legacy.transaction(() => {
-      for (let i = 0; i < 2500; i++) insert.run(`event-${i}`, JSON.stringify({ note: 'x'.repeat(900) }), new Date().toISOString());
+      for (let i = 0; i < 2500; i++)
+        insert.run(`event-${i}`, JSON.stringify({ note: 'x'.repeat(900) }), new Date().toISOString());
     })();
     legacy.close();
     mkdirSync(dataDir);
@@ -83,7 +95,9 @@ describe.runIf(canMount())('storage layout conversion on a nearly full disk', ()
     };
 
     const first = await startAndStop(temp);
-    expect(first).toContain('database layout not converted: no room on the disk for the one-time rewrite (it needs about the database size free); the next start tries again');
+    expect(first).toContain(
+      'database layout not converted: no room on the disk for the one-time rewrite (it needs about the database size free); the next start tries again',
+    );
     expect(first).toContain('chargegate ready');
     expect(stored()).toEqual({ pageSize: 4096, events: 2500, integrity: 'ok' });
 

@@ -4,7 +4,14 @@ import BetterSqlite3 from 'better-sqlite3';
 import { describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../src/log/index.js';
 import { pruneStoppedTransactions } from '../../src/site/index.js';
-import { DATABASE_FILE, DirectWriter, migrate, openDatabase, schedulePruning, convertStorageLayout } from '../../src/store/index.js';
+import {
+  DATABASE_FILE,
+  DirectWriter,
+  migrate,
+  openDatabase,
+  schedulePruning,
+  convertStorageLayout,
+} from '../../src/store/index.js';
 import { databasePerTest } from '../support/temp-database.js';
 import { tempSite } from '../support/temp-site.js';
 
@@ -49,14 +56,18 @@ describe('every table bounded (contract 7, endurance on flash)', () => {
     vi.useFakeTimers();
     try {
       const fill = t.db.transaction(() => {
-        for (let i = 0; i < 5000; i += 1) insert('2024-01-01T10:00:00.000Z', '2024-01-01T11:00:00.000Z', 'y'.repeat(20));
+        for (let i = 0; i < 5000; i += 1)
+          insert('2024-01-01T10:00:00.000Z', '2024-01-01T11:00:00.000Z', 'y'.repeat(20));
       });
       fill();
       const writer = new DirectWriter(t.db);
       let passes = 0;
       const stop = schedulePruning({
         writer,
-        prune: () => ((passes += 1), { stoppedTransactions: pruneStoppedTransactions(writer, new Date('2025-01-01T00:00:00.000Z')) }),
+        prune: () => (
+          (passes += 1),
+          { stoppedTransactions: pruneStoppedTransactions(writer, new Date('2025-01-01T00:00:00.000Z')) }
+        ),
         logger: createLogger('silent'),
       });
       const file = path.join(t.temp.dataDir, DATABASE_FILE);
@@ -89,12 +100,20 @@ describe('every table bounded (contract 7, endurance on flash)', () => {
       const legacy = new BetterSqlite3(path.join(temp.dataDir, DATABASE_FILE));
       legacy.pragma('journal_mode = WAL');
       migrate(legacy);
-      legacy.prepare("INSERT INTO id_tags (id_tag, status, updated_at) VALUES ('KEPT', 'Accepted', '2026-01-01T00:00:00.000Z')").run();
+      legacy
+        .prepare(
+          "INSERT INTO id_tags (id_tag, status, updated_at) VALUES ('KEPT', 'Accepted', '2026-01-01T00:00:00.000Z')",
+        )
+        .run();
       legacy.close();
       const db = openDatabase(temp.dataDir);
       expect([db.pragma('auto_vacuum', { simple: true }), db.pragma('page_size', { simple: true })]).toEqual([0, 4096]);
       expect(convertStorageLayout(db)).toEqual({ autoVacuum: 'incremental', pageSizeBytes: { from: 4096, to: 1024 } });
-      expect([db.pragma('auto_vacuum', { simple: true }), db.pragma('page_size', { simple: true }), db.pragma('journal_mode', { simple: true })]).toEqual([2, 1024, 'wal']);
+      expect([
+        db.pragma('auto_vacuum', { simple: true }),
+        db.pragma('page_size', { simple: true }),
+        db.pragma('journal_mode', { simple: true }),
+      ]).toEqual([2, 1024, 'wal']);
       expect(db.prepare('SELECT id_tag FROM id_tags').pluck().all()).toEqual(['KEPT']);
       expect(convertStorageLayout(db)).toBeUndefined();
       db.close();

@@ -12,7 +12,9 @@ function holdWriteLock(databaseFile: string, holdMs: number): Promise<{ held: ()
     db.exec('BEGIN IMMEDIATE');
     console.log('locked');
     setTimeout(() => { db.exec('ROLLBACK'); db.close(); }, Number(process.argv[2]));`;
-  const child = spawn(process.execPath, ['-e', script, databaseFile, String(holdMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['-e', script, databaseFile, String(holdMs)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let held = true;
   const gone = new Promise<void>((resolve) =>
     child.once('exit', () => {
@@ -36,7 +38,9 @@ describe('another process holding the write lock', () => {
     await other.boot();
     // Held for 5 s: a daemon that waited for it on the event loop would stall every station and then succeed.
     const lock = await holdWriteLock(`${t.temp.dataDir}/chargegate.db`, 5_000);
-    await expect(writer.statusNotification({ connectorId: 1, status: 'Preparing' })).rejects.toMatchObject({ rpcErrorCode: 'InternalError' });
+    await expect(writer.statusNotification({ connectorId: 1, status: 'Preparing' })).rejects.toMatchObject({
+      rpcErrorCode: 'InternalError',
+    });
     expect(await other.heartbeat()).toEqual({ currentTime: expect.any(String) });
     expect(lock.held()).toBe(true);
     await lock.gone;

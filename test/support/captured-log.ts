@@ -6,7 +6,8 @@ export function logSink(): { sink: Writable; lines: Array<Record<string, unknown
   const lines: Array<Record<string, unknown>> = [];
   const sink = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line.startsWith('{')) lines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString().split('\n'))
+        if (line.startsWith('{')) lines.push(JSON.parse(line) as Record<string, unknown>);
       done();
     },
   });

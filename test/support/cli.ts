@@ -27,7 +27,10 @@ export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?:
 }
 
 /** Runs the CLI with --json and parses its one JSON document. */
-export async function runCliJson<T = unknown>(args: string[], options: { env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number; data: T; stderr: string }> {
+export async function runCliJson<T = unknown>(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv } = {},
+): Promise<{ code: number; data: T; stderr: string }> {
   const result = await runCli([...args, '--json'], options);
   let data: T;
   try {
@@ -52,7 +55,10 @@ export interface SpawnedDaemon {
  * `readyTimeoutMs` kills a daemon that never gets ready, so it cannot outlive the caller.
  * `nodeArgs` go to node itself (e.g. --cpu-prof, which NODE_OPTIONS refuses).
  */
-export function spawnDaemon(configPath: string, options: { env?: NodeJS.ProcessEnv; built?: boolean; readyTimeoutMs?: number; nodeArgs?: string[] } = {}): Promise<SpawnedDaemon> {
+export function spawnDaemon(
+  configPath: string,
+  options: { env?: NodeJS.ProcessEnv; built?: boolean; readyTimeoutMs?: number; nodeArgs?: string[] } = {},
+): Promise<SpawnedDaemon> {
   const entry = options.built ? [path.join(ROOT, 'dist/cli/main.js')] : ['--import', 'tsx', MAIN];
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), ...entry, 'run', '--config', configPath], {
     cwd: ROOT,
@@ -89,6 +95,7 @@ export function spawnDaemon(configPath: string, options: { env?: NodeJS.ProcessE
 
 /** How a child process ended, once it has (at once if it already has). */
 export function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
+  if (child.exitCode !== null || child.signalCode !== null)
+    return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
 }

@@ -19,9 +19,27 @@ export function opensslKeyAndCsr(
   const csr = path.join(dir, `${name}.csr`);
   const pkeyopts = (options.keyOptions ?? []).flatMap((option) => ['-pkeyopt', option]);
   const digest = options.digest ? [`-${options.digest}`] : [];
-  execFileSync('openssl', ['req', '-new', '-newkey', options.newKey ?? 'rsa:2048', ...pkeyopts, ...digest, '-nodes', '-keyout', key, '-out', csr, '-subj', `/CN=${commonName}`], {
-    stdio: 'ignore',
-  });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-new',
+      '-newkey',
+      options.newKey ?? 'rsa:2048',
+      ...pkeyopts,
+      ...digest,
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      csr,
+      '-subj',
+      `/CN=${commonName}`,
+    ],
+    {
+      stdio: 'ignore',
+    },
+  );
   return { key: readFileSync(key, 'utf8'), csr: readFileSync(csr, 'utf8') };
 }
 
@@ -47,10 +65,15 @@ export function oversizedRsaCsr(csrPem: string, bits = 8192, exponent: 'huge' | 
   const spki = requestInfo[2]!;
   const rsaPublicKey = asn1.create(UNIVERSAL, asn1.Type.SEQUENCE, true, [
     fullLengthInteger(randomBytes(bits / 8)),
-    exponent === 'huge' ? fullLengthInteger(randomBytes(bits / 8)) : asn1.create(UNIVERSAL, asn1.Type.INTEGER, false, asn1.integerToDer(65537).getBytes()),
+    exponent === 'huge'
+      ? fullLengthInteger(randomBytes(bits / 8))
+      : asn1.create(UNIVERSAL, asn1.Type.INTEGER, false, asn1.integerToDer(65537).getBytes()),
   ]);
   const algorithm = (spki.value as forge.asn1.Asn1[])[0]!;
-  requestInfo[2] = asn1.create(UNIVERSAL, asn1.Type.SEQUENCE, true, [algorithm, asn1.create(UNIVERSAL, asn1.Type.BITSTRING, false, `\x00${asn1.toDer(rsaPublicKey).getBytes()}`)]);
+  requestInfo[2] = asn1.create(UNIVERSAL, asn1.Type.SEQUENCE, true, [
+    algorithm,
+    asn1.create(UNIVERSAL, asn1.Type.BITSTRING, false, `\x00${asn1.toDer(rsaPublicKey).getBytes()}`),
+  ]);
   // Below the modulus (whose top bit is set), as a signature must be, so a verifier gets to the exponentiation.
   const randomSignature = randomBytes(bits / 8);
   randomSignature[0] = 0x01;

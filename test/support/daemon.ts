@@ -47,7 +47,9 @@ export interface TestDaemon {
   stop(): Promise<void>;
 }
 
-/** startTestDaemon for the running test: stopped when the test finishes, passed or failed (cleanup where it is made). */
+/**
+ * startTestDaemon for the running test: stopped when the test finishes, passed or failed (cleanup where it is made).
+ */
 export async function daemonForTest(config: Record<string, unknown> = {}): Promise<TestDaemon> {
   const daemon = await startTestDaemon(config);
   onTestFinished(() => daemon.stop());
@@ -58,7 +60,12 @@ export async function startTestDaemon(config: Record<string, unknown> = {}): Pro
   const temp = tempSite({ log: { level: 'info' }, ...config });
   const { sink, lines: logs } = logSink();
   const loaded = loadConfig(temp.configPath);
-  const daemon = await startDaemon({ configPath: temp.configPath, config: loaded, logger: createLogger(loaded.log.level, sink), handleSignals: false });
+  const daemon = await startDaemon({
+    configPath: temp.configPath,
+    config: loaded,
+    logger: createLogger(loaded.log.level, sink),
+    handleSignals: false,
+  });
   // The config may put the data elsewhere (a small tmpfs, say): the assertions read the daemon's own database.
   const db = openDatabase(loaded.dataDir);
   const stations: SimulatedStation[] = [];
@@ -77,9 +84,17 @@ export async function startTestDaemon(config: Record<string, unknown> = {}): Pro
       return station;
     },
     events(type) {
-      const rows = db.prepare('SELECT event_type, site_id, payload FROM events ORDER BY seq').all() as Array<{ event_type: string; site_id: string; payload: string }>;
+      const rows = db.prepare('SELECT event_type, site_id, payload FROM events ORDER BY seq').all() as Array<{
+        event_type: string;
+        site_id: string;
+        payload: string;
+      }>;
       return rows
-        .map((r) => ({ eventType: r.event_type, siteId: r.site_id, payload: JSON.parse(r.payload) as Record<string, unknown> }))
+        .map((r) => ({
+          eventType: r.event_type,
+          siteId: r.site_id,
+          payload: JSON.parse(r.payload) as Record<string, unknown>,
+        }))
         .filter((e) => type === undefined || e.eventType === type);
     },
     logged: (msg) => logs.filter((l) => l.msg === msg),
@@ -97,7 +112,11 @@ export async function startTestDaemon(config: Record<string, unknown> = {}): Pro
 }
 
 /** Polls until check() returns a value other than undefined/false (conditions, not fixed sleeps). */
-export async function eventually<T>(check: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -108,6 +127,9 @@ export async function eventually<T>(check: () => T | undefined | false | Promise
 }
 
 /** The site config with CP001 and the given webhooks (so delivery rows get written). */
-export function siteWith(webhooks: Array<Record<string, unknown>> = [], stations: Array<Record<string, unknown>> = [CP001]): Record<string, unknown> {
+export function siteWith(
+  webhooks: Array<Record<string, unknown>> = [],
+  stations: Array<Record<string, unknown>> = [CP001],
+): Record<string, unknown> {
   return { sites: [{ id: 's1', stations, meters: [], webhooks }] };
 }

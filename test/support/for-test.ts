@@ -47,7 +47,10 @@ export function tempSiteForTest(overrides: Record<string, unknown> = {}): TempSi
 }
 
 /** A webhook receiver, closed when the test finishes. */
-export async function receiverForTest(answer?: Responder | Answer, options?: { host?: string; port?: number }): Promise<Receiver> {
+export async function receiverForTest(
+  answer?: Responder | Answer,
+  options?: { host?: string; port?: number },
+): Promise<Receiver> {
   const receiver = await startReceiver(answer, options);
   onTestFinished(() => receiver.close());
   return receiver;

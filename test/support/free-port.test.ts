@@ -10,7 +10,10 @@ import { freePort } from './free-port.js';
  */
 describe('freePort', () => {
   it('returns a port outside the kernel ephemeral range, free to listen on', async () => {
-    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/).map(Number) as [number, number];
+    const [low, high] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8')
+      .trim()
+      .split(/\s+/)
+      .map(Number) as [number, number];
     const port = await freePort();
     expect(port < low || port > high, `${port} is inside the ephemeral range ${low}-${high}`).toBe(true);
     const server = createServer();

@@ -78,7 +78,11 @@ export class MeterSimulator implements ScriptableMeter {
 
   static async rtu(options: MeterSimulatorOptions & { device: string; baudRate?: number }): Promise<MeterSimulator> {
     const sim = new MeterSimulator(options);
-    const server = new ServerSerial(sim.vector(), { path: options.device, baudRate: options.baudRate ?? 9600, unitID: 255 } as ConstructorParameters<typeof ServerSerial>[1]);
+    const server = new ServerSerial(sim.vector(), {
+      path: options.device,
+      baudRate: options.baudRate ?? 9600,
+      unitID: 255,
+    } as ConstructorParameters<typeof ServerSerial>[1]);
     await new Promise<void>((resolve, reject) => {
       server.on('initialized', () => resolve());
       server.on('error', reject);
@@ -89,7 +93,8 @@ export class MeterSimulator implements ScriptableMeter {
 
   async set(unitId: number, values: MeterValues): Promise<void> {
     const map = this.mapOf(unitId);
-    const put = (spec: RegisterSpec, value: number) => this.write(unitId, spec.functionCode, spec.address, encodeRegister(spec, value));
+    const put = (spec: RegisterSpec, value: number) =>
+      this.write(unitId, spec.functionCode, spec.address, encodeRegister(spec, value));
     if (values.energyKWh !== undefined) put(map.energyImportKWh, values.energyKWh);
     values.currentA?.forEach((a, i) => {
       const spec = map.currentA[i];
@@ -125,22 +130,28 @@ export class MeterSimulator implements ScriptableMeter {
   }
 
   private vector(): IServiceVector {
-    const answer = (functionCode: 3 | 4) => (address: number, count: number, unitId: number, cb: (err: Error | null, values: number[]) => void) => {
-      const request: SimulatedRequest = { unitId, functionCode, address, count, receivedAt: Date.now() };
-      this.requests.push(request);
-      // Unknown or offline units stay silent, as on a real bus.
-      if (!this.options.units[unitId] || this.offline.has(unitId)) return;
-      this.inFlight += 1;
-      this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
-      const values = Array.from({ length: count }, (_, i) => this.registers.get(`${unitId}/${functionCode}/${address + i}`) ?? 0);
-      setTimeout(() => {
-        this.inFlight -= 1;
-        request.answeredAt = Date.now();
-        cb(null, values);
-      }, this.options.responseDelayMs ?? 0);
-    };
-    const single = (functionCode: 3 | 4) => (address: number, unitId: number, cb: (err: Error | null, value: number) => void) =>
-      answer(functionCode)(address, 1, unitId, (err, values) => cb(err, values[0] ?? 0));
+    const answer =
+      (functionCode: 3 | 4) =>
+      (address: number, count: number, unitId: number, cb: (err: Error | null, values: number[]) => void) => {
+        const request: SimulatedRequest = { unitId, functionCode, address, count, receivedAt: Date.now() };
+        this.requests.push(request);
+        // Unknown or offline units stay silent, as on a real bus.
+        if (!this.options.units[unitId] || this.offline.has(unitId)) return;
+        this.inFlight += 1;
+        this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
+        const values = Array.from(
+          { length: count },
+          (_, i) => this.registers.get(`${unitId}/${functionCode}/${address + i}`) ?? 0,
+        );
+        setTimeout(() => {
+          this.inFlight -= 1;
+          request.answeredAt = Date.now();
+          cb(null, values);
+        }, this.options.responseDelayMs ?? 0);
+      };
+    const single =
+      (functionCode: 3 | 4) => (address: number, unitId: number, cb: (err: Error | null, value: number) => void) =>
+        answer(functionCode)(address, 1, unitId, (err, values) => cb(err, values[0] ?? 0));
     return {
       getMultipleHoldingRegisters: answer(3),
       getMultipleInputRegisters: answer(4),
@@ -192,11 +203,14 @@ export interface PtyPair {
 export async function openPtyPair(dir: string): Promise<PtyPair> {
   const meterSide = path.join(dir, 'meter-tty');
   const controllerSide = path.join(dir, 'chargegate-tty');
-  const socat = spawn('socat', [`pty,raw,echo=0,link=${meterSide}`, `pty,raw,echo=0,link=${controllerSide}`], { stdio: 'ignore' });
+  const socat = spawn('socat', [`pty,raw,echo=0,link=${meterSide}`, `pty,raw,echo=0,link=${controllerSide}`], {
+    stdio: 'ignore',
+  });
   const exited = new Promise<void>((resolve) => socat.once('exit', () => resolve()));
   const deadline = Date.now() + 10_000;
   while (!(existsSync(meterSide) && existsSync(controllerSide))) {
-    if (socat.exitCode !== null || Date.now() > deadline) throw new Error(`socat did not create ${meterSide} and ${controllerSide}`);
+    if (socat.exitCode !== null || Date.now() > deadline)
+      throw new Error(`socat did not create ${meterSide} and ${controllerSide}`);
     await delay(20);
   }
   return {
@@ -214,12 +228,18 @@ export async function openPtyPair(dir: string): Promise<PtyPair> {
  * and forwards the bytes as they are onto the controller side of a pty pair, whose other side a meter answers on.
  * chargegate connects with `type: rtuovertcp`: raw RTU frames over TCP.
  */
-export async function openDeviceServer(dir: string): Promise<{ meterSide: string; host: string; port: number; close(): Promise<void> }> {
+export async function openDeviceServer(
+  dir: string,
+): Promise<{ meterSide: string; host: string; port: number; close(): Promise<void> }> {
   const pty = await openPtyPair(dir);
   const port = await freePort();
   // socat says when it listens (-d -d): a probe connection would open the serial side once more, and a second
   // opener of the pty, lingering while chargegate connects, can swallow the meter's first answers.
-  const socat = spawn('socat', ['-d', '-d', `TCP-LISTEN:${port},bind=127.0.0.1,reuseaddr,fork`, `FILE:${pty.controllerSide},raw,echo=0`], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const socat = spawn(
+    'socat',
+    ['-d', '-d', `TCP-LISTEN:${port},bind=127.0.0.1,reuseaddr,fork`, `FILE:${pty.controllerSide},raw,echo=0`],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   const exited = new Promise<void>((resolve) => socat.once('exit', () => resolve()));
   let said = '';
   await new Promise<void>((resolve, reject) => {
@@ -251,6 +271,7 @@ export async function openDeviceServer(dir: string): Promise<{ meterSide: string
  */
 export function externalTool(command: string, args: string[] = ['-V']): boolean {
   const found = spawnSync(command, args, { stdio: 'ignore' }).error === undefined;
-  if (!found && process.env.CI === 'true') throw new Error(`${command} is not installed; .ci/run installs the tools the tests use`);
+  if (!found && process.env.CI === 'true')
+    throw new Error(`${command} is not installed; .ci/run installs the tools the tests use`);
   return found;
 }

@@ -29,7 +29,9 @@ export interface NotifySocket {
   path: string;
   /** Every message received so far, each as its `VAR=VALUE` lines. */
   messages: string[][];
-  /** Resolves with the first message at index `from` or later (received now or later) that has this `VAR=VALUE` line. */
+  /**
+   * Resolves with the first message at index `from` or later (received now or later) that has this `VAR=VALUE` line.
+   */
   waitFor(assignment: string, options?: { from?: number; timeoutMs?: number }): Promise<string[]>;
   close(): Promise<void>;
 }
@@ -68,7 +70,10 @@ export async function openNotifySocket(): Promise<NotifySocket> {
       const seen = messages.slice(from).find((m) => m.includes(assignment));
       if (seen) return Promise.resolve(seen);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no ${assignment} within ${timeoutMs} ms; got ${JSON.stringify(messages)}`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`no ${assignment} within ${timeoutMs} ms; got ${JSON.stringify(messages)}`)),
+          timeoutMs,
+        );
         waiters.push({
           assignment,
           resolve: (message) => {

@@ -36,13 +36,17 @@ export class PymodbusMeter implements ScriptableMeter {
         : 'rtuOverTcp' in transport
           ? ['--rtu-over-tcp', transport.rtuOverTcp]
           : ['--rtu', transport.rtu, '--baud', String(transport.baudRate ?? 9600)];
-    const child = spawn(DEBIAN_PYTHON, [SCRIPT, ...where, '--units', units.join(',')], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(DEBIAN_PYTHON, [SCRIPT, ...where, '--units', units.join(',')], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     const stderr: string[] = [];
     child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
     const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
     const first = await Promise.race([
       lines.next(),
-      new Promise<never>((_, reject) => child.once('exit', (code) => reject(new Error(`pymodbus-meter.py exited with ${code}: ${stderr.join('')}`)))),
+      new Promise<never>((_, reject) =>
+        child.once('exit', (code) => reject(new Error(`pymodbus-meter.py exited with ${code}: ${stderr.join('')}`))),
+      ),
     ]);
     const ready = JSON.parse(String(first.value)) as { ready: boolean; port: number };
     return new PymodbusMeter(child, ready.port, lines);

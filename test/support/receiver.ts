@@ -53,7 +53,10 @@ export interface Receiver {
  * A real HTTP/1.1 webhook receiver on loopback for tests, the demo and the benchmarks. It records every
  * request raw and answers as told: a status with a delay, a hang, a reset, a redirect, or a huge body.
  */
-export async function startReceiver(answer: Responder | Answer = { status: 200 }, options: { host?: string; port?: number } = {}): Promise<Receiver> {
+export async function startReceiver(
+  answer: Responder | Answer = { status: 200 },
+  options: { host?: string; port?: number } = {},
+): Promise<Receiver> {
   let responder: Responder = toResponder(answer);
   const requests: ReceivedRequest[] = [];
   const events = new EventEmitter();
@@ -110,7 +113,10 @@ export async function startReceiver(answer: Responder | Answer = { status: 200 }
         res.write('partial');
         return;
       case 'huge': {
-        res.writeHead(answer.status ?? 200, { 'Content-Type': 'application/octet-stream', 'Content-Length': String(answer.bytes) });
+        res.writeHead(answer.status ?? 200, {
+          'Content-Type': 'application/octet-stream',
+          'Content-Length': String(answer.bytes),
+        });
         const chunk = Buffer.alloc(64 * 1024, 0x61);
         let left = answer.bytes;
         const pump = () => {
@@ -131,9 +137,16 @@ export async function startReceiver(answer: Responder | Answer = { status: 200 }
         const send = () => {
           if (res.destroyed) return;
           const body = answer.body ?? '';
-          res.writeHead(answer.status ?? 200, { 'Content-Type': 'text/plain', 'Content-Length': String(Buffer.byteLength(body)), ...answer.headers }).end(body);
+          res
+            .writeHead(answer.status ?? 200, {
+              'Content-Type': 'text/plain',
+              'Content-Length': String(Buffer.byteLength(body)),
+              ...answer.headers,
+            })
+            .end(body);
         };
-        // No delay asked: answer now. Even a 0 ms timer waits a millisecond, which the bench's sequential baseline would pay per event.
+        // No delay asked: answer now. Even a 0 ms timer waits a millisecond, which the bench's sequential baseline
+        // would pay per event.
         if (!answer.delayMs) return send();
         const timer = setTimeout(() => {
           timers.delete(timer);

@@ -37,7 +37,11 @@ export class StationV201 {
   static async connect(
     url: string,
     identity: string,
-    options: { protocols?: string[]; password?: string; tls?: { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer } } = {},
+    options: {
+      protocols?: string[];
+      password?: string;
+      tls?: { ca?: string | Buffer; cert?: string | Buffer; key?: string | Buffer };
+    } = {},
   ): Promise<StationV201> {
     const Client = ocppRpc.RPCClient as unknown as new (options: object) => Client;
     const client = new Client({
@@ -55,8 +59,12 @@ export class StationV201 {
       station.certificatesSigned.push(params as Request<'CertificateSigned'>);
       return { status: station.certificateSignedAnswer };
     });
-    client.handle('RequestStartTransaction', ({ params }) => station.remoteStart(params as Request<'RequestStartTransaction'>));
-    client.handle('RequestStopTransaction', ({ params }) => station.remoteStop(params as Request<'RequestStopTransaction'>));
+    client.handle('RequestStartTransaction', ({ params }) =>
+      station.remoteStart(params as Request<'RequestStartTransaction'>),
+    );
+    client.handle('RequestStopTransaction', ({ params }) =>
+      station.remoteStop(params as Request<'RequestStopTransaction'>),
+    );
     return station;
   }
 
@@ -69,11 +77,22 @@ export class StationV201 {
   }
 
   boot(): Promise<Response<'BootNotification'>> {
-    return this.call('BootNotification', { chargingStation: { vendorName: 'ACME', model: 'Wallbox 2.0.1', firmwareVersion: '2.1.0' }, reason: 'PowerUp' });
+    return this.call('BootNotification', {
+      chargingStation: { vendorName: 'ACME', model: 'Wallbox 2.0.1', firmwareVersion: '2.1.0' },
+      reason: 'PowerUp',
+    });
   }
 
-  status(evseId: number, connectorStatus: Request<'StatusNotification'>['connectorStatus']): Promise<Response<'StatusNotification'>> {
-    return this.call('StatusNotification', { timestamp: new Date().toISOString(), connectorStatus, evseId, connectorId: 1 });
+  status(
+    evseId: number,
+    connectorStatus: Request<'StatusNotification'>['connectorStatus'],
+  ): Promise<Response<'StatusNotification'>> {
+    return this.call('StatusNotification', {
+      timestamp: new Date().toISOString(),
+      connectorStatus,
+      evseId,
+      connectorId: 1,
+    });
   }
 
   /** A TransactionEvent with the energy register as Energy.Active.Import.Register (Wh), numbered in order. */
@@ -91,7 +110,8 @@ export class StationV201 {
     } = {},
   ): Promise<Response<'TransactionEvent'>> {
     const timestamp = (options.timestamp ?? new Date()).toISOString();
-    const context = eventType === 'Started' ? 'Transaction.Begin' : eventType === 'Ended' ? 'Transaction.End' : 'Sample.Periodic';
+    const context =
+      eventType === 'Started' ? 'Transaction.Begin' : eventType === 'Ended' ? 'Transaction.End' : 'Sample.Periodic';
     return this.call('TransactionEvent', {
       eventType,
       timestamp,
@@ -105,7 +125,14 @@ export class StationV201 {
       },
       ...(options.evseId !== undefined && { evse: { id: options.evseId, connectorId: 1 } }),
       ...(options.idToken !== undefined && { idToken: { idToken: options.idToken, type: 'ISO14443' } }),
-      meterValue: [{ timestamp, sampledValue: [{ value: this.meterWh, context, measurand: 'Energy.Active.Import.Register', unitOfMeasure: { unit: 'Wh' } }] }],
+      meterValue: [
+        {
+          timestamp,
+          sampledValue: [
+            { value: this.meterWh, context, measurand: 'Energy.Active.Import.Register', unitOfMeasure: { unit: 'Wh' } },
+          ],
+        },
+      ],
     });
   }
 
@@ -135,7 +162,10 @@ export class StationV201 {
   private remoteStop(params: Request<'RequestStopTransaction'>): Response<'RequestStopTransaction'> {
     if (!this.transactions.includes(params.transactionId)) return { status: 'Rejected' };
     setImmediate(() => {
-      void this.transactionEvent('Ended', params.transactionId, { stoppedReason: 'Remote', triggerReason: 'RemoteStop' }).catch(() => undefined);
+      void this.transactionEvent('Ended', params.transactionId, {
+        stoppedReason: 'Remote',
+        triggerReason: 'RemoteStop',
+      }).catch(() => undefined);
     });
     return { status: 'Accepted' };
   }

@@ -118,14 +118,21 @@ export class SimulatedStation {
   }
 
   /** Connects (the WebSocket upgrade); rejects when the central system refuses it (e.g. 401). */
-  static async connect(url: string, identity: string, password?: string, options: Omit<StationOptions, 'password'> = {}): Promise<SimulatedStation> {
+  static async connect(
+    url: string,
+    identity: string,
+    password?: string,
+    options: Omit<StationOptions, 'password'> = {},
+  ): Promise<SimulatedStation> {
     const rpc = createRpcClient({
       endpoint: url,
       identity,
       ...(password !== undefined && { password }),
       reconnect: false,
       callTimeoutMs: options.callTimeoutMs ?? 10_000,
-      ...((options.ca !== undefined || options.clientCertificate) && { wsOpts: { ca: options.ca, minVersion: 'TLSv1.2', ...options.clientCertificate } }),
+      ...((options.ca !== undefined || options.clientCertificate) && {
+        wsOpts: { ca: options.ca, minVersion: 'TLSv1.2', ...options.clientCertificate },
+      }),
     });
     const station = new SimulatedStation(identity, rpc, { ...options, ...(password !== undefined && { password }) });
     await rpc.connect();
@@ -138,7 +145,12 @@ export class SimulatedStation {
   }
 
   boot(params: Partial<BootNotificationRequest> = {}): Promise<BootNotificationResponse> {
-    return this.call('BootNotification', { chargePointVendor: 'chargegate-sim', chargePointModel: 'SimStation', firmwareVersion: '1.0.0', ...params });
+    return this.call('BootNotification', {
+      chargePointVendor: 'chargegate-sim',
+      chargePointModel: 'SimStation',
+      firmwareVersion: '1.0.0',
+      ...params,
+    });
   }
 
   heartbeat(): Promise<{ currentTime: string }> {
@@ -149,7 +161,13 @@ export class SimulatedStation {
     return (await this.call<{ idTagInfo: IdTagInfo }>('Authorize', { idTag })).idTagInfo;
   }
 
-  statusNotification(input: { connectorId: number; status: string; errorCode?: string; info?: string; timestamp?: Date }): Promise<object> {
+  statusNotification(input: {
+    connectorId: number;
+    status: string;
+    errorCode?: string;
+    info?: string;
+    timestamp?: Date;
+  }): Promise<object> {
     return this.call('StatusNotification', {
       connectorId: input.connectorId,
       status: input.status,
@@ -175,7 +193,12 @@ export class SimulatedStation {
       timestamp: (input.timestamp ?? new Date()).toISOString(),
       ...(input.reservationId !== undefined && { reservationId: input.reservationId }),
     });
-    this.open.set(response.transactionId, { transactionId: response.transactionId, connectorId: input.connectorId, idTag: input.idTag, meterStartWh });
+    this.open.set(response.transactionId, {
+      transactionId: response.transactionId,
+      connectorId: input.connectorId,
+      idTag: input.idTag,
+      meterStartWh,
+    });
     return response;
   }
 
@@ -207,7 +230,14 @@ export class SimulatedStation {
       meterValue: [
         {
           timestamp: (input.timestamp ?? new Date()).toISOString(),
-          sampledValue: [{ value: String(input.wh ?? this.register(input.connectorId)), measurand: 'Energy.Active.Import.Register', unit: 'Wh', context: 'Sample.Periodic' }],
+          sampledValue: [
+            {
+              value: String(input.wh ?? this.register(input.connectorId)),
+              measurand: 'Energy.Active.Import.Register',
+              unit: 'Wh',
+              context: 'Sample.Periodic',
+            },
+          ],
         },
       ],
     });
@@ -215,7 +245,11 @@ export class SimulatedStation {
 
   /** Transactions open at this station, as it sees them. */
   openTransactions(): RemoteTransaction[] {
-    return [...this.open.values()].map(({ transactionId, connectorId, idTag }) => ({ transactionId, connectorId, idTag }));
+    return [...this.open.values()].map(({ transactionId, connectorId, idTag }) => ({
+      transactionId,
+      connectorId,
+      idTag,
+    }));
   }
 
   /** The next transaction started because of a RemoteStartTransaction (already started or yet to come). */
@@ -255,8 +289,12 @@ export class SimulatedStation {
   private registerCommandHandlers(): void {
     this.handle('RemoteStartTransaction', (params) => {
       const { connectorId = this.freeConnector(), idTag } = params as RemoteStartTransactionRequest;
-      if (this.options.remoteStart === 'Rejected' || connectorId === undefined || this.busy(connectorId)) return { status: 'Rejected' };
-      this.afterReply(async () => ({ transactionId: await this.startTransaction({ connectorId, idTag }), connectorId, idTag }), this.remoteStarts);
+      if (this.options.remoteStart === 'Rejected' || connectorId === undefined || this.busy(connectorId))
+        return { status: 'Rejected' };
+      this.afterReply(
+        async () => ({ transactionId: await this.startTransaction({ connectorId, idTag }), connectorId, idTag }),
+        this.remoteStarts,
+      );
       return { status: 'Accepted' };
     });
     this.handle('RemoteStopTransaction', (params) => {
@@ -272,7 +310,10 @@ export class SimulatedStation {
       const keys = (params as GetConfigurationRequest).key;
       const known = (keys ?? [...this.configuration.keys()]).filter((k) => this.configuration.has(k));
       const unknownKey = (keys ?? []).filter((k) => !this.configuration.has(k));
-      return { configurationKey: known.map((key) => ({ key, readonly: false, value: this.configuration.get(key) })), ...(unknownKey.length > 0 && { unknownKey }) };
+      return {
+        configurationKey: known.map((key) => ({ key, readonly: false, value: this.configuration.get(key) })),
+        ...(unknownKey.length > 0 && { unknownKey }),
+      };
     });
     this.handle('ChangeConfiguration', (params) => {
       const { key, value } = params as ChangeConfigurationRequest;
@@ -310,6 +351,11 @@ export class SimulatedStation {
 }
 
 /** Connects a simulated station: `ws://127.0.0.1:<ocppPort>/ocpp` and an identity such as CP001. */
-export function connectStation(url: string, identity: string, password?: string, options: Omit<StationOptions, 'password'> = {}): Promise<SimulatedStation> {
+export function connectStation(
+  url: string,
+  identity: string,
+  password?: string,
+  options: Omit<StationOptions, 'password'> = {},
+): Promise<SimulatedStation> {
   return SimulatedStation.connect(url, identity, password, options);
 }

@@ -23,7 +23,14 @@ export function baseConfig(dataDir: string): Record<string, unknown> {
     http: { host: '127.0.0.1', port: 0 },
     ocpp: { host: '127.0.0.1', port: 0, path: '/ocpp', securityProfile: 0 },
     company: { id: 'acme' },
-    sites: [{ id: 's1', stations: [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1, 2] }] }], meters: [], webhooks: [] }],
+    sites: [
+      {
+        id: 's1',
+        stations: [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1, 2] }] }],
+        meters: [],
+        webhooks: [],
+      },
+    ],
     groups: [],
   };
 }

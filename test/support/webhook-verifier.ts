@@ -38,7 +38,12 @@ export function verifyDocumentedSignature(request: SignedRequest, publicKey: Key
     `"x-request-id": ${header(request, 'x-request-id') ?? ''}`,
     `"@signature-params": ("@method" "@path" "x-request-id");created=${created};keyid="${keyId}";alg="${alg}"`,
   ].join('\n');
-  return verify('sha256', Buffer.from(base), { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 }, Buffer.from(signature[1]!, 'base64'));
+  return verify(
+    'sha256',
+    Buffer.from(base),
+    { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 },
+    Buffer.from(signature[1]!, 'base64'),
+  );
 }
 
 /**
@@ -48,11 +53,17 @@ export function verifyDocumentedSignature(request: SignedRequest, publicKey: Key
 export async function verifyRfc9421Signature(request: SignedRequest, publicKey: KeyObject): Promise<boolean> {
   const digest = `sha-256=:${createHash('sha256').update(request.body).digest('base64')}:`;
   if (header(request, 'content-digest') !== digest) return false;
-  const headers = Object.fromEntries(Object.entries(request.headers).filter((e): e is [string, string | string[]] => e[1] !== undefined));
+  const headers = Object.fromEntries(
+    Object.entries(request.headers).filter((e): e is [string, string | string[]] => e[1] !== undefined),
+  );
   try {
     const result = await httpbis.verifyMessage(
       {
-        keyLookup: async () => ({ id: 'sign', algs: ['rsa-pss-sha512'], verify: createVerifier(publicKey, 'rsa-pss-sha512') }),
+        keyLookup: async () => ({
+          id: 'sign',
+          algs: ['rsa-pss-sha512'],
+          verify: createVerifier(publicKey, 'rsa-pss-sha512'),
+        }),
         requiredFields: ['@method', '@path', 'x-request-id', 'content-type', 'content-length', 'content-digest'],
         requiredParams: ['created', 'keyid', 'alg'],
         tolerance: 60,
@@ -70,11 +81,16 @@ export async function verifyRfc9421Signature(request: SignedRequest, publicKey: 
  * keyid up in jose's createRemoteJWKSet, which caches keys by kid and fetches the JWKS again on an unknown one.
  * Returns the keyid that verified, or undefined.
  */
-export function kidCachingRfc9421Verifier(jwksUrl: string, options: { cooldownDuration?: number } = {}): (request: SignedRequest) => Promise<string | undefined> {
+export function kidCachingRfc9421Verifier(
+  jwksUrl: string,
+  options: { cooldownDuration?: number } = {},
+): (request: SignedRequest) => Promise<string | undefined> {
   const jwks = createRemoteJWKSet(new URL(jwksUrl), options);
   return async (request) => {
     let keyid: string | undefined;
-    const headers = Object.fromEntries(Object.entries(request.headers).filter((e): e is [string, string | string[]] => e[1] !== undefined));
+    const headers = Object.fromEntries(
+      Object.entries(request.headers).filter((e): e is [string, string | string[]] => e[1] !== undefined),
+    );
     try {
       const verified = await httpbis.verifyMessage(
         {
@@ -100,7 +116,9 @@ export function kidCachingRfc9421Verifier(jwksUrl: string, options: { cooldownDu
 
 /** Either profile, recognised by its Signature-Input form. */
 export async function verifyWebhookSignature(request: SignedRequest, publicKey: KeyObject): Promise<boolean> {
-  return DOCUMENTED_INPUT.test(header(request, 'signature-input') ?? '') ? verifyDocumentedSignature(request, publicKey) : verifyRfc9421Signature(request, publicKey);
+  return DOCUMENTED_INPUT.test(header(request, 'signature-input') ?? '')
+    ? verifyDocumentedSignature(request, publicKey)
+    : verifyRfc9421Signature(request, publicKey);
 }
 
 export interface Jwk {
@@ -141,7 +159,12 @@ export class JwksWebhookVerifier {
 
   private async refresh(): Promise<void> {
     this.keys = (await fetchJwks(this.jwksUrl))
-      .filter((jwk) => jwk.kty === 'RSA' && (jwk.use === undefined || jwk.use === 'sig') && (jwk.alg === undefined || jwk.alg.startsWith('PS')))
+      .filter(
+        (jwk) =>
+          jwk.kty === 'RSA' &&
+          (jwk.use === undefined || jwk.use === 'sig') &&
+          (jwk.alg === undefined || jwk.alg.startsWith('PS')),
+      )
       .map((jwk) => ({ kid: jwk.kid ?? '', key: createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' }) }));
   }
 }

@@ -10,18 +10,23 @@ import { expectSignedWebhook, webhookConfig } from './harness.js';
 const EVENTS = 2000;
 
 /** A daemon for the running test; a start under this load may take a while. */
-const start = (configPath: string): Promise<SpawnedDaemon> => spawnDaemonForTest(configPath, { readyTimeoutMs: 60_000 });
+const start = (configPath: string): Promise<SpawnedDaemon> =>
+  spawnDaemonForTest(configPath, { readyTimeoutMs: 60_000 });
 
 describe('crash while stations commit (kill -9 at random points)', () => {
   it('delivers every event a station was told "done" for, across three kills mid-run', async () => {
     const partner = await receiverForTest({ status: 200 });
-    const config = webhookConfig([{ id: 'partner-a', url: partner.url(), events: ['Authorize'] }], { queueCapacity: 100_000 });
+    const config = webhookConfig([{ id: 'partner-a', url: partner.url(), events: ['Authorize'] }], {
+      queueCapacity: 100_000,
+    });
     const stationIds = ['CP001', 'CP002', 'CP003', 'CP004'];
     const stations = stationIds.map((id) => ({ id, chargePoints: [{ id: `${id}-A`, connectors: [1] }] }));
     const temp = tempSiteForTest({
       log: { level: 'info' },
       ...config,
-      sites: [{ id: 's1', stations, meters: [], webhooks: (config.sites as Array<{ webhooks: unknown }>)[0]!.webhooks }],
+      sites: [
+        { id: 's1', stations, meters: [], webhooks: (config.sites as Array<{ webhooks: unknown }>)[0]!.webhooks },
+      ],
     });
 
     // Each Authorize commits one event whose idTag is unique: the tags answered are the events acknowledged.
@@ -32,7 +37,9 @@ describe('crash while stations commit (kill -9 at random points)', () => {
     const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
     for (let run = 0; acknowledged.size < EVENTS; run += 1) {
       const daemon = await start(temp.configPath);
-      const connected = await Promise.all(stationIds.map((id) => connectStation(daemon.ready.ocppUrl, id, undefined, { callTimeoutMs: 5_000 })));
+      const connected = await Promise.all(
+        stationIds.map((id) => connectStation(daemon.ready.ocppUrl, id, undefined, { callTimeoutMs: 5_000 })),
+      );
       let killed = false;
       const load = Promise.all(
         connected.map(async (station) => {
@@ -73,20 +80,26 @@ describe('crash while stations commit (kill -9 at random points)', () => {
 
 describe('crash during delivery (kill -9)', () => {
   it('delivers every one of 2000 committed events at least once after a restart, every attempt signed and well-formed', async () => {
-    // The receiver answers slowly, and holds its answers until all events are committed, so the kill lands mid-delivery.
+    // The receiver answers slowly, and holds its answers until all events are committed, so the kill lands
+    // mid-delivery.
     let gate: (() => void) | undefined;
     const gateOpen = new Promise<void>((resolve) => (gate = resolve));
     const partner = await receiverForTest(async () => {
       await gateOpen;
       return { status: 200, delayMs: 3 };
     });
-    const config = webhookConfig([{ id: 'partner-a', url: partner.url(), events: ['Authorize', 'ChargePointStatus'] }], { queueCapacity: EVENTS, requestTimeoutMs: 60_000 });
+    const config = webhookConfig(
+      [{ id: 'partner-a', url: partner.url(), events: ['Authorize', 'ChargePointStatus'] }],
+      { queueCapacity: EVENTS, requestTimeoutMs: 60_000 },
+    );
     const stationIds = ['CP001', 'CP002', 'CP003', 'CP004'];
     const stations = stationIds.map((id) => ({ id, chargePoints: [{ id: `${id}-A`, connectors: [1, 2] }] }));
     const temp = tempSiteForTest({
       log: { level: 'info' },
       ...config,
-      sites: [{ id: 's1', stations, meters: [], webhooks: (config.sites as Array<{ webhooks: unknown }>)[0]!.webhooks }],
+      sites: [
+        { id: 's1', stations, meters: [], webhooks: (config.sites as Array<{ webhooks: unknown }>)[0]!.webhooks },
+      ],
     });
 
     const first = await start(temp.configPath);
@@ -114,7 +127,10 @@ describe('crash during delivery (kill -9)', () => {
     try {
       const eventIds = db.prepare('SELECT event_id FROM events').pluck().all() as string[];
       expect(eventIds).toHaveLength(EVENTS);
-      await partner.waitFor((requests) => new Set(requests.map((r) => r.json().eventId as string)).size >= EVENTS, 90_000);
+      await partner.waitFor(
+        (requests) => new Set(requests.map((r) => r.json().eventId as string)).size >= EVENTS,
+        90_000,
+      );
       const received = new Set(partner.requests.map((r) => r.json().eventId as string));
       expect(eventIds.filter((id) => !received.has(id))).toEqual([]);
 
@@ -123,13 +139,18 @@ describe('crash during delivery (kill -9)', () => {
       for (const request of partner.requests) await expectSignedWebhook(request, publicKey);
 
       // Attempts were counted before sending, so the outbox never shows fewer attempts than requests arrived.
-      const rows = db.prepare('SELECT e.event_id AS eventId, d.attempts, d.state FROM deliveries d JOIN events e ON e.seq = d.event_seq').all() as Array<{
+      const rows = db
+        .prepare(
+          'SELECT e.event_id AS eventId, d.attempts, d.state FROM deliveries d JOIN events e ON e.seq = d.event_seq',
+        )
+        .all() as Array<{
         eventId: string;
         attempts: number;
         state: string;
       }>;
       const arrivals = new Map<string, number>();
-      for (const request of partner.requests) arrivals.set(request.json().eventId as string, (arrivals.get(request.json().eventId as string) ?? 0) + 1);
+      for (const request of partner.requests)
+        arrivals.set(request.json().eventId as string, (arrivals.get(request.json().eventId as string) ?? 0) + 1);
       for (const row of rows) expect(arrivals.get(row.eventId) ?? 0, row.eventId).toBeLessThanOrEqual(row.attempts);
       expect(rows.filter((r) => r.state !== 'delivered' && r.state !== 'pending')).toEqual([]);
     } finally {

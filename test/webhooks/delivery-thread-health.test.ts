@@ -12,7 +12,9 @@ import type { Receiver } from '../support/receiver.js';
 import type { TempSite } from '../support/temp-site.js';
 import { eventually, webhookConfig } from './harness.js';
 
-async function deliveryTo(receiver: Receiver): Promise<{ delivery: WebhookDelivery; append: (idTag: string) => void; temp: TempSite }> {
+async function deliveryTo(
+  receiver: Receiver,
+): Promise<{ delivery: WebhookDelivery; append: (idTag: string) => void; temp: TempSite }> {
   const temp = tempSiteForTest(webhookConfig([{ id: 'partner-a', url: receiver.url(), events: ['Authorize'] }]));
   const config = loadConfig(temp.configPath);
   const logger = createLogger('fatal');
@@ -34,7 +36,14 @@ async function deliveryTo(receiver: Receiver): Promise<{ delivery: WebhookDelive
   onTestFinished(() => delivery.stop(0));
   await delivery.ready();
   const append = (idTag: string): void => {
-    group.write(() => appendEvent(db, { eventType: 'Authorize', siteId: 's1', payload: { stationId: 'CP001', idTag, status: 'Accepted' } }, ['partner-a'], new Date()));
+    group.write(() =>
+      appendEvent(
+        db,
+        { eventType: 'Authorize', siteId: 's1', payload: { stationId: 'CP001', idTag, status: 'Accepted' } },
+        ['partner-a'],
+        new Date(),
+      ),
+    );
     void group.committed().then(() => delivery.notify());
   };
   return { delivery, append, temp };
@@ -70,7 +79,11 @@ describe('delivery thread health', () => {
 
   it('the warning after a restart fades after ten minutes', () => {
     const exit = Date.parse('2026-11-25T06:00:00Z');
-    const health = { deliveryThread: 'running' as const, threadRestarts: 1, lastThreadExitAt: new Date(exit).toISOString() };
+    const health = {
+      deliveryThread: 'running' as const,
+      threadRestarts: 1,
+      lastThreadExitAt: new Date(exit).toISOString(),
+    };
     expect(threadLevel(health, exit + 9 * 60_000)).toBe('warning');
     expect(threadLevel(health, exit + 11 * 60_000)).toBe('ok');
     expect(threadLevel({ deliveryThread: 'not needed', threadRestarts: 0 })).toBe('ok');

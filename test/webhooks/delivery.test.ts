@@ -16,12 +16,19 @@ describe('webhook requests', () => {
     // A session the station reports late (it was offline): occurredAt and the payload carry its own times.
     const startedAt = new Date(Date.now() - 30 * 60_000);
     const stoppedAt = new Date(Date.now() - 60_000);
-    const transactionId = await station.startTransaction({ connectorId: 1, idTag: 'TAG-1', meterStart: 1500, timestamp: startedAt });
+    const transactionId = await station.startTransaction({
+      connectorId: 1,
+      idTag: 'TAG-1',
+      meterStart: 1500,
+      timestamp: startedAt,
+    });
     await station.stopTransaction({ transactionId, meterStop: 4250, reason: 'EVDisconnected', timestamp: stoppedAt });
 
     const committed = daemon.events();
     await partner.waitForCount(committed.length);
-    expect(committed.map((e) => e.eventType)).toEqual(expect.arrayContaining(['ChargePointStatus', 'Authorize', 'StartTransaction', 'StopTransaction']));
+    expect(committed.map((e) => e.eventType)).toEqual(
+      expect.arrayContaining(['ChargePointStatus', 'Authorize', 'StartTransaction', 'StopTransaction']),
+    );
     const byId = new Map(
       daemon.db
         .prepare('SELECT event_id, event_type, payload FROM events')
@@ -43,7 +50,9 @@ describe('webhook requests', () => {
         'signature-input',
         'x-request-id',
       ]);
-      expect(request.headers['signature-input']).toMatch(/^sig1=created=\d+;keyId="webhook";alg="rsa-pss-sha256";headers="@method @path x-request-id"$/);
+      expect(request.headers['signature-input']).toMatch(
+        /^sig1=created=\d+;keyId="webhook";alg="rsa-pss-sha256";headers="@method @path x-request-id"$/,
+      );
       const created = Number(/created=(\d+)/.exec(String(request.headers['signature-input']))![1]);
       expect(Math.abs(created - sentAround / 1000)).toBeLessThan(5);
       const row = byId.get(envelope.eventId as string)!;
@@ -52,7 +61,9 @@ describe('webhook requests', () => {
       expect(envelope.payload).toEqual(JSON.parse(row.payload));
       expect(JSON.stringify(envelope.payload)).toBe(row.payload);
       // The offset is Brussels' at the send time.
-      expect((envelope.timestamp as string).slice(-6)).toBe(formatZonedTimestamp(new Date(sentAround), 'Europe/Brussels').slice(-6));
+      expect((envelope.timestamp as string).slice(-6)).toBe(
+        formatZonedTimestamp(new Date(sentAround), 'Europe/Brussels').slice(-6),
+      );
       expect(Math.abs(Date.parse(envelope.timestamp as string) - sentAround)).toBeLessThan(2000);
       requestIds.add(request.headers['x-request-id'] as string);
     }
@@ -79,6 +90,10 @@ describe('webhook requests', () => {
       startedAt: formatZonedTimestamp(startedAt, 'Europe/Brussels'),
       stoppedAt: formatZonedTimestamp(stoppedAt, 'Europe/Brussels'),
     });
-    await eventually(() => deliveries(daemon).every((d) => d.state === 'delivered' && d.attempts === 1 && d.last_status === 200), 5000, 'all delivered');
+    await eventually(
+      () => deliveries(daemon).every((d) => d.state === 'delivered' && d.attempts === 1 && d.last_status === 200),
+      5000,
+      'all delivered',
+    );
   });
 });

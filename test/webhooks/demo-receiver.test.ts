@@ -14,7 +14,11 @@ describe('demo receiver (scripts/demo-receiver.ts)', () => {
   it('verifies signed events of both profiles against the daemon JWKS, prints them, and rejects a forgery', async () => {
     const lines: string[] = [];
     let daemon: TestDaemon | undefined;
-    const demo = await startDemoReceiver({ issuer: () => `http://127.0.0.1:${daemon!.daemon.httpPort}`, port: 0, print: (line) => lines.push(line) });
+    const demo = await startDemoReceiver({
+      issuer: () => `http://127.0.0.1:${daemon!.daemon.httpPort}`,
+      port: 0,
+      print: (line) => lines.push(line),
+    });
     t.onCleanup(() => demo.receiver.close());
     daemon = await t.daemon([
       { id: 'documented', url: demo.receiver.url(), events: ['Authorize'] },
@@ -28,7 +32,13 @@ describe('demo receiver (scripts/demo-receiver.ts)', () => {
     expect(lines[0]).toContain('"idTag":"DEMO-1"');
 
     const forger = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
-    const body = JSON.stringify({ eventId: 'forged', eventType: 'StopTransaction', siteId: 's1', timestamp: '2026-11-21T10:15:30.123+01:00', payload: {} });
+    const body = JSON.stringify({
+      eventId: 'forged',
+      eventType: 'StopTransaction',
+      siteId: 's1',
+      timestamp: '2026-11-21T10:15:30.123+01:00',
+      payload: {},
+    });
     const url = new URL(demo.receiver.url());
     const signature = await signRequest(
       'documented',
@@ -39,7 +49,11 @@ describe('demo receiver (scripts/demo-receiver.ts)', () => {
     const response = await fetch(url, {
       method: 'POST',
       body,
-      headers: [['Content-Type', 'application/json'], ['x-request-id', '0b6f0c52-2d6c-4c55-9d54-0a4f3c3f1e2a'], ...signature],
+      headers: [
+        ['Content-Type', 'application/json'],
+        ['x-request-id', '0b6f0c52-2d6c-4c55-9d54-0a4f3c3f1e2a'],
+        ...signature,
+      ],
     });
     expect(response.status).toBe(401);
     expect(demo.rejected).toBe(1);
@@ -50,8 +64,12 @@ describe('demo receiver (scripts/demo-receiver.ts)', () => {
 describe('demo receiver command line', () => {
   const runScript = (args: string[]) =>
     new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/demo-receiver.ts'), ...args], { cwd: ROOT, timeout: 60_000 }, (err, stdout, stderr) =>
-        resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }),
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', path.join(ROOT, 'scripts/demo-receiver.ts'), ...args],
+        { cwd: ROOT, timeout: 60_000 },
+        (err, stdout, stderr) =>
+          resolve({ code: err ? (typeof err.code === 'number' ? err.code : null) : 0, stdout, stderr }),
       );
     });
 

@@ -8,7 +8,10 @@ describe('executor health level (interface document section 8, contract section 
   it('warns above 5 queued and 500 ms, is critical above 100 queued and 5000 ms, and takes the worse of both', () => {
     expect(level(5, 500)).toEqual({ status: 'ok', reasons: [] });
     expect(level(6, null)).toEqual({ status: 'warning', reasons: ['queue size 6 > 5'] });
-    expect(level(100, 500.4)).toMatchObject({ status: 'warning', reasons: ['queue size 100 > 5', 'last request 500.4 ms > 500 ms'] });
+    expect(level(100, 500.4)).toMatchObject({
+      status: 'warning',
+      reasons: ['queue size 100 > 5', 'last request 500.4 ms > 500 ms'],
+    });
     expect(level(101, 10)).toEqual({ status: 'critical', reasons: ['queue size 101 > 100'] });
     expect(level(0, 5000)).toMatchObject({ status: 'warning' });
     expect(level(0, 5001)).toEqual({ status: 'critical', reasons: ['last request 5001 ms > 5000 ms'] });

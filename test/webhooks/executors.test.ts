@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import type { TestDaemon } from '../support/daemon.js';
 import { runCliJson } from '../support/cli.js';
 import { freePort } from '../support/free-port.js';
-import { deliveries, eventually, expectSignedWebhook, jwksSigningKey, reconfigure, webhookTestResources } from './harness.js';
+import {
+  deliveries,
+  eventually,
+  expectSignedWebhook,
+  jwksSigningKey,
+  reconfigure,
+  webhookTestResources,
+} from './harness.js';
 
 const t = webhookTestResources();
 
@@ -24,7 +31,10 @@ interface WebhooksHealth {
 }
 
 async function health(d: TestDaemon): Promise<{ status: string; webhooks: WebhooksHealth }> {
-  return (await fetch(`http://127.0.0.1:${d.daemon.httpPort}/health`)).json() as Promise<{ status: string; webhooks: WebhooksHealth }>;
+  return (await fetch(`http://127.0.0.1:${d.daemon.httpPort}/health`)).json() as Promise<{
+    status: string;
+    webhooks: WebhooksHealth;
+  }>;
 }
 
 function executor(h: WebhooksHealth, webhookId: string, eventType: string): Executor {
@@ -75,7 +85,10 @@ describe('executors: enable/disable and health', () => {
       'the interrupted attempt recorded',
     );
     expect(kept.map((d) => d.state)).toEqual(['pending', 'pending']);
-    expect(kept[0]).toMatchObject({ attempts: 1, last_error: 'interrupted: webhook disabled, removed or unsubscribed' });
+    expect(kept[0]).toMatchObject({
+      attempts: 1,
+      last_error: 'interrupted: webhook disabled, removed or unsubscribed',
+    });
     const status = await health(daemon);
     expect(executor(status.webhooks, 'partner-a', 'Authorize')).toMatchObject({ active: false, queueSize: 2 });
 
@@ -84,8 +97,15 @@ describe('executors: enable/disable and health', () => {
     await partner.waitForCount(3);
     const publicKey = await jwksSigningKey(daemon);
     for (const r of partner.requests.slice(1)) await expectSignedWebhook(r, publicKey);
-    expect(partner.requests.slice(1).map((r) => r.json().eventId)).toEqual([partner.requests[0]!.json().eventId, kept[1]!.event_id]);
-    await eventually(() => deliveries(daemon, 'partner-a').every((d) => d.state === 'delivered'), 5000, 'resumed and delivered');
+    expect(partner.requests.slice(1).map((r) => r.json().eventId)).toEqual([
+      partner.requests[0]!.json().eventId,
+      kept[1]!.event_id,
+    ]);
+    await eventually(
+      () => deliveries(daemon, 'partner-a').every((d) => d.state === 'delivered'),
+      5000,
+      'resumed and delivered',
+    );
   });
 
   it('reports queue size and request duration levels at the interface document thresholds on /health, /metrics and webhook status', async () => {
@@ -111,7 +131,10 @@ describe('executors: enable/disable and health', () => {
     expect(h.status).toBe('warning');
 
     for (let i = 7; i <= 100; i += 1) await station.authorize(`T${i}`);
-    expect(executor((await health(daemon)).webhooks, 'stuck', 'Authorize')).toMatchObject({ queueSize: 100, status: 'warning' });
+    expect(executor((await health(daemon)).webhooks, 'stuck', 'Authorize')).toMatchObject({
+      queueSize: 100,
+      status: 'warning',
+    });
     await station.authorize('T101');
     h = await health(daemon);
     expect(executor(h.webhooks, 'stuck', 'Authorize')).toMatchObject({ queueSize: 101, status: 'critical' });
@@ -134,15 +157,32 @@ describe('executors: enable/disable and health', () => {
     const metrics = await (await fetch(`http://127.0.0.1:${daemon.daemon.httpPort}/metrics`)).text();
     expect(metrics).toContain('chargegate_webhook_queue_size{site="s1",webhook="stuck",event_type="Authorize"} 101');
     expect(metrics).toContain('chargegate_webhook_health_level{site="s1",webhook="stuck",event_type="Authorize"} 2');
-    expect(metrics).toContain('chargegate_webhook_health_level{site="s1",webhook="slow",event_type="ChargePointStatus"} 1');
-    expect(metrics).toMatch(/chargegate_webhook_attempts_total\{site="s1",webhook="slow",event_type="ChargePointStatus",outcome="delivered"\} 1/);
+    expect(metrics).toContain(
+      'chargegate_webhook_health_level{site="s1",webhook="slow",event_type="ChargePointStatus"} 1',
+    );
+    expect(metrics).toMatch(
+      /chargegate_webhook_attempts_total\{site="s1",webhook="slow",event_type="ChargePointStatus",outcome="delivered"\} 1/,
+    );
 
     // The CLI is another process: it reads the same figures from the database.
-    const cli = await runCliJson<{ status: string; executors: Executor[] }>(['webhook', 'status', '--config', daemon.temp.configPath]);
+    const cli = await runCliJson<{ status: string; executors: Executor[] }>([
+      'webhook',
+      'status',
+      '--config',
+      daemon.temp.configPath,
+    ]);
     expect(cli.code).toBe(0);
     expect(cli.data.status).toBe('critical');
-    expect(cli.data.executors.find((e) => e.webhookId === 'stuck')).toMatchObject({ queueSize: 101, status: 'critical', active: true });
-    expect(cli.data.executors.find((e) => e.webhookId === 'slow')).toMatchObject({ queueSize: 0, status: 'warning', lastRequestDurationMs: slowExecutor.lastRequestDurationMs });
+    expect(cli.data.executors.find((e) => e.webhookId === 'stuck')).toMatchObject({
+      queueSize: 101,
+      status: 'critical',
+      active: true,
+    });
+    expect(cli.data.executors.find((e) => e.webhookId === 'slow')).toMatchObject({
+      queueSize: 0,
+      status: 'warning',
+      lastRequestDurationMs: slowExecutor.lastRequestDurationMs,
+    });
   }, 120_000);
 
   it('webhook test sends a signed test envelope of a subscribed event type through the delivery code and prints the answer', async () => {
@@ -151,18 +191,48 @@ describe('executors: enable/disable and health', () => {
       { id: 'partner-a', url: partner.url(), enabled: false, auth: { type: 'token', token: 'tk' } },
       { id: 'billing', url: partner.url(), events: ['StopTransaction'] },
     ]);
-    const result = await runCliJson<Record<string, unknown>>(['webhook', 'test', 'partner-a', '--config', daemon.temp.configPath]);
+    const result = await runCliJson<Record<string, unknown>>([
+      'webhook',
+      'test',
+      'partner-a',
+      '--config',
+      daemon.temp.configPath,
+    ]);
     expect(result.code).toBe(0);
-    expect(result.data).toMatchObject({ siteId: 's1', webhookId: 'partner-a', eventType: 'ChargePointStatus', delivered: true, status: 202, responseBody: 'thanks' });
+    expect(result.data).toMatchObject({
+      siteId: 's1',
+      webhookId: 'partner-a',
+      eventType: 'ChargePointStatus',
+      delivered: true,
+      status: 202,
+      responseBody: 'thanks',
+    });
     expect(partner.requests).toHaveLength(1);
     const envelope = await expectSignedWebhook(partner.requests[0]!, await jwksSigningKey(daemon));
-    expect(envelope).toMatchObject({ eventId: result.data.eventId, eventType: 'ChargePointStatus', siteId: 's1', test: true });
-    expect(envelope.payload).toEqual({ stationId: 'chargegate-webhook-test', chargePointId: 'chargegate-webhook-test', connectorId: 1, status: 'Available', errorCode: 'NoError' });
+    expect(envelope).toMatchObject({
+      eventId: result.data.eventId,
+      eventType: 'ChargePointStatus',
+      siteId: 's1',
+      test: true,
+    });
+    expect(envelope.payload).toEqual({
+      stationId: 'chargegate-webhook-test',
+      chargePointId: 'chargegate-webhook-test',
+      connectorId: 1,
+      status: 'Available',
+      errorCode: 'NoError',
+    });
     expect(partner.requests[0]!.headers.authorization).toBe('Token tk');
     expect(daemon.db.prepare('SELECT COUNT(*) FROM events').pluck().get()).toBe(0);
 
     // A webhook that only takes StopTransaction gets a StopTransaction-shaped test, as its receiver would parse it.
-    const billing = await runCliJson<Record<string, unknown>>(['webhook', 'test', 'billing', '--config', daemon.temp.configPath]);
+    const billing = await runCliJson<Record<string, unknown>>([
+      'webhook',
+      'test',
+      'billing',
+      '--config',
+      daemon.temp.configPath,
+    ]);
     expect(billing.data).toMatchObject({ eventType: 'StopTransaction', delivered: true });
     const stop = await expectSignedWebhook(partner.requests[1]!, await jwksSigningKey(daemon));
     expect(stop).toMatchObject({ eventType: 'StopTransaction', test: true });
@@ -179,7 +249,13 @@ describe('executors: enable/disable and health', () => {
     ]);
 
     partner.answer({ status: 500, body: 'nope' });
-    const failed = await runCliJson<Record<string, unknown>>(['webhook', 'test', 'partner-a', '--config', daemon.temp.configPath]);
+    const failed = await runCliJson<Record<string, unknown>>([
+      'webhook',
+      'test',
+      'partner-a',
+      '--config',
+      daemon.temp.configPath,
+    ]);
     expect(failed.code).toBe(1);
     expect(failed.data).toMatchObject({ delivered: false, status: 500, responseBody: 'nope' });
     const unknown = await runCliJson(['webhook', 'test', 'nobody', '--config', daemon.temp.configPath]);
@@ -188,14 +264,20 @@ describe('executors: enable/disable and health', () => {
 
   it('a total partner outage is told everywhere: warning after 3 failures in a row, critical with dead letters (/health 503, webhook status, the dead-letter gauge)', async () => {
     const closed = `http://127.0.0.1:${await freePort()}/webhook/events`;
-    const daemon = await t.daemon([{ id: 'partner-a', url: closed, events: ['Authorize', 'StartTransaction'] }], { retryIntervalS: 0.1, maxRetries: 200 });
+    const daemon = await t.daemon([{ id: 'partner-a', url: closed, events: ['Authorize', 'StartTransaction'] }], {
+      retryIntervalS: 0.1,
+      maxRetries: 200,
+    });
     const station = await daemon.connect();
     await station.boot();
     await station.authorize('T1');
     const warned = await eventually(
       async () => {
         const h = await health(daemon);
-        const e = executor(h.webhooks, 'partner-a', 'Authorize') as Executor & { consecutiveFailures: number; reasons: string[] };
+        const e = executor(h.webhooks, 'partner-a', 'Authorize') as Executor & {
+          consecutiveFailures: number;
+          reasons: string[];
+        };
         return e.consecutiveFailures >= 3 && e.consecutiveFailures < 100 ? { h, e } : undefined;
       },
       10_000,
@@ -205,7 +287,10 @@ describe('executors: enable/disable and health', () => {
     expect(warned.e.reasons).toContainEqual(expect.stringMatching(/^failed attempts in a row \d+ > 2$/));
 
     // Dead letters from here on: maxRetries lowered by a reload (SIGHUP) makes the next failure the last.
-    await reconfigure(daemon, [{ id: 'partner-a', url: closed, events: ['Authorize', 'StartTransaction'] }], { retryIntervalS: 0.1, maxRetries: 1 });
+    await reconfigure(daemon, [{ id: 'partner-a', url: closed, events: ['Authorize', 'StartTransaction'] }], {
+      retryIntervalS: 0.1,
+      maxRetries: 1,
+    });
     await station.authorize('T2');
     const body = await eventually(
       async () => {
@@ -217,25 +302,36 @@ describe('executors: enable/disable and health', () => {
       '/health 503 with both dead letters',
     );
     expect(body.status).toBe('critical');
-    const critical = executor(body.webhooks, 'partner-a', 'Authorize') as Executor & { deadLetters: number; reasons: string[] };
+    const critical = executor(body.webhooks, 'partner-a', 'Authorize') as Executor & {
+      deadLetters: number;
+      reasons: string[];
+    };
     expect(critical).toMatchObject({ status: 'critical', deadLetters: 2 });
     expect(critical.reasons).toContain('2 dead letters not replayed');
 
-    const status = await runCliJson<{ status: string; deadLetters: number; executors: Array<Executor & { deadLetters: number }> }>([
-      'webhook',
-      'status',
-      '--config',
-      daemon.temp.configPath,
-    ]);
+    const status = await runCliJson<{
+      status: string;
+      deadLetters: number;
+      executors: Array<Executor & { deadLetters: number }>;
+    }>(['webhook', 'status', '--config', daemon.temp.configPath]);
     expect(status.data).toMatchObject({ status: 'critical', deadLetters: 2 });
     const metrics = await (await fetch(`http://127.0.0.1:${daemon.daemon.httpPort}/metrics`)).text();
-    expect(metrics).toMatch(/^chargegate_webhook_dead_letters\{site="s1",webhook="partner-a",event_type="Authorize"\} 2$/m);
+    expect(metrics).toMatch(
+      /^chargegate_webhook_dead_letters\{site="s1",webhook="partner-a",event_type="Authorize"\} 2$/m,
+    );
 
     // The partner is back and the dead letters replayed: delivered, and the level is ok again.
     const partner = await t.receiver();
-    await reconfigure(daemon, [{ id: 'partner-a', url: partner.url(), events: ['Authorize', 'StartTransaction'] }], { retryIntervalS: 0.1, maxRetries: 1 });
+    await reconfigure(daemon, [{ id: 'partner-a', url: partner.url(), events: ['Authorize', 'StartTransaction'] }], {
+      retryIntervalS: 0.1,
+      maxRetries: 1,
+    });
     expect((await runCliJson(['deadletter', 'replay', '--all', '--config', daemon.temp.configPath])).code).toBe(0);
     await partner.waitForCount(2);
-    await eventually(async () => (await fetch(`http://127.0.0.1:${daemon.daemon.httpPort}/health`)).status === 200, 10_000, '/health 200 after the replay');
+    await eventually(
+      async () => (await fetch(`http://127.0.0.1:${daemon.daemon.httpPort}/health`)).status === 200,
+      10_000,
+      '/health 200 after the replay',
+    );
   });
 });

@@ -17,7 +17,9 @@ describe('faulty receivers do not stall anyone else', () => {
     r.redirect = await startReceiver({ kind: 'redirect', location: r.target.url(), status: 307 });
     r.huge = await startReceiver({ kind: 'huge', bytes: HUGE });
     r.stall = await startReceiver({ kind: 'stall', status: 202 });
-    r.mixed = await startReceiver((request) => (request.json().eventType === 'ChargePointStatus' ? { kind: 'hang' } : { status: 200 }));
+    r.mixed = await startReceiver((request) =>
+      request.json().eventType === 'ChargePointStatus' ? { kind: 'hang' } : { status: 200 },
+    );
     daemon = await startWebhookDaemon(
       [
         { id: 'healthy', url: r.healthy.url() },
@@ -52,19 +54,27 @@ describe('faulty receivers do not stall anyone else', () => {
     expect(new Set(r.healthy!.requests.map((q) => q.json().eventId)).size).toBe(events);
     // Same webhook, other event type: Authorize flows while ChargePointStatus hangs.
     await r.mixed!.waitFor((q) => q.filter((x) => x.json().eventType === 'Authorize').length === 5);
-    expect(r.mixed!.requests.filter((x) => x.json().eventType === 'ChargePointStatus').length).toBeGreaterThanOrEqual(1);
+    expect(r.mixed!.requests.filter((x) => x.json().eventType === 'ChargePointStatus').length).toBeGreaterThanOrEqual(
+      1,
+    );
   });
 
   it('treats hangs, resets, redirects, refused ports and unknown hosts as failed attempts and retries them', async () => {
     await r.hang!.waitFor((q) => q.length >= 2 && q[0]!.abortedAt !== undefined, 15_000);
     // One queue per event type, each retrying only its head.
     for (const type of ['Authorize', 'ChargePointStatus'])
-      expect(new Set(r.hang!.requests.filter((q) => q.json().eventType === type).map((q) => q.json().eventId)).size).toBeLessThanOrEqual(1);
+      expect(
+        new Set(r.hang!.requests.filter((q) => q.json().eventType === type).map((q) => q.json().eventId)).size,
+      ).toBeLessThanOrEqual(1);
     await r.reset!.waitForCount(3);
     await r.redirect!.waitForCount(3);
     expect(r.target!.requests).toHaveLength(0);
     const head = (webhookId: string) => deliveries(daemon, webhookId)[0]!;
-    await eventually(() => ['refused', 'unresolvable', 'hang', 'reset', 'redirect'].every((id) => head(id).attempts >= 2), 15_000, 'two attempts each');
+    await eventually(
+      () => ['refused', 'unresolvable', 'hang', 'reset', 'redirect'].every((id) => head(id).attempts >= 2),
+      15_000,
+      'two attempts each',
+    );
     expect(head('refused').last_error).toContain('ECONNREFUSED');
     expect(head('unresolvable').last_error).toMatch(/ENOTFOUND|EAI_AGAIN/);
     expect(head('hang').last_error).toBe('no answer within 1000 ms');
@@ -85,14 +95,20 @@ describe('faulty receivers do not stall anyone else', () => {
 
   it('counts a 2xx whose body stalls as delivered: the status is the answer', async () => {
     await eventually(
-      () => deliveries(daemon, 'stall').length === 5 && deliveries(daemon, 'stall').every((d) => d.state === 'delivered' && d.last_status === 202),
+      () =>
+        deliveries(daemon, 'stall').length === 5 &&
+        deliveries(daemon, 'stall').every((d) => d.state === 'delivered' && d.last_status === 202),
       20_000,
       'stalled bodies delivered',
     );
   });
 
   it('counts a 2xx with a huge body as delivered without reading the body', async () => {
-    await eventually(() => deliveries(daemon, 'huge').every((d) => d.state === 'delivered'), 15_000, 'huge-body receiver delivered');
+    await eventually(
+      () => deliveries(daemon, 'huge').every((d) => d.state === 'delivered'),
+      15_000,
+      'huge-body receiver delivered',
+    );
     const sent = r.huge!.requests.length;
     expect(sent).toBeGreaterThanOrEqual(daemon.events().length);
     expect(r.huge!.hugeBytesWritten).toBeLessThan((sent * HUGE) / 100);

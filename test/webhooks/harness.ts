@@ -1,6 +1,12 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { expect, onTestFinished } from 'vitest';
-import { startReceiver, type Answer, type ReceivedRequest, type Receiver, type Responder } from '../support/receiver.js';
+import {
+  startReceiver,
+  type Answer,
+  type ReceivedRequest,
+  type Receiver,
+  type Responder,
+} from '../support/receiver.js';
 import { fetchJwks, verifyDocumentedSignature, verifyRfc9421Signature } from '../support/webhook-verifier.js';
 import { startDaemon, type Daemon } from '../../src/cli/daemon.js';
 import { loadConfig } from '../../src/config/index.js';
@@ -11,14 +17,20 @@ import { logSink } from '../support/captured-log.js';
 export { eventually } from '../support/daemon.js';
 
 /** Config overrides: site s1 with station CP001 and these webhooks, delivery timings shortened for tests. */
-export function webhookConfig(webhooks: Array<Record<string, unknown>>, delivery: Record<string, unknown> = {}): Record<string, unknown> {
+export function webhookConfig(
+  webhooks: Array<Record<string, unknown>>,
+  delivery: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     sites: [{ id: 's1', stations: [CP001], meters: [], webhooks }],
     webhookDelivery: { retryIntervalS: 0.2, maxRetries: 360, queueCapacity: 1000, requestTimeoutMs: 2000, ...delivery },
   };
 }
 
-export async function startWebhookDaemon(webhooks: Array<Record<string, unknown>>, delivery: Record<string, unknown> = {}): Promise<TestDaemon> {
+export async function startWebhookDaemon(
+  webhooks: Array<Record<string, unknown>>,
+  delivery: Record<string, unknown> = {},
+): Promise<TestDaemon> {
   return startTestDaemon(webhookConfig(webhooks, delivery));
 }
 
@@ -66,7 +78,11 @@ export function webhookTestResources(): WebhookTestResources {
 export { freePort } from '../support/free-port.js';
 
 /** Rewrites the config file and reloads the daemon, as SIGHUP does. */
-export async function reconfigure(daemon: TestDaemon, webhooks: Array<Record<string, unknown>>, delivery: Record<string, unknown> = {}): Promise<void> {
+export async function reconfigure(
+  daemon: TestDaemon,
+  webhooks: Array<Record<string, unknown>>,
+  delivery: Record<string, unknown> = {},
+): Promise<void> {
   daemon.temp.write({ log: { level: 'info' }, ...webhookConfig(webhooks, delivery) });
   await daemon.daemon.reload();
 }
@@ -75,11 +91,21 @@ export async function reconfigure(daemon: TestDaemon, webhooks: Array<Record<str
  * Stops the test daemon (keeping its data dir and config) and starts a fresh daemon on them, as a restart does.
  * The caller stops the returned daemon; test.stop() later only cleans up.
  */
-export async function restartDaemon(test: TestDaemon): Promise<{ daemon: Daemon; logs: Array<Record<string, unknown>> }> {
+export async function restartDaemon(
+  test: TestDaemon,
+): Promise<{ daemon: Daemon; logs: Array<Record<string, unknown>> }> {
   await test.daemon.stop();
   const { sink, lines: logs } = logSink();
   const config = loadConfig(test.temp.configPath);
-  return { daemon: await startDaemon({ configPath: test.temp.configPath, config, logger: createLogger(config.log.level, sink), handleSignals: false }), logs };
+  return {
+    daemon: await startDaemon({
+      configPath: test.temp.configPath,
+      config,
+      logger: createLogger(config.log.level, sink),
+      handleSignals: false,
+    }),
+    logs,
+  };
 }
 
 /** The public key partners verify with: kid "sign" from the daemon's GET /.well-known/jwks.json. */
@@ -122,21 +148,36 @@ const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}[+-]\d{2}:\d{2}$/;
  * that its signature verifies (documented profile with the contract-text verifier, rfc9421 with
  * http-message-signatures). Returns the parsed envelope.
  */
-export async function expectSignedWebhook(request: ReceivedRequest, publicKey: KeyObject, profile: 'documented' | 'rfc9421' = 'documented'): Promise<Record<string, unknown>> {
+export async function expectSignedWebhook(
+  request: ReceivedRequest,
+  publicKey: KeyObject,
+  profile: 'documented' | 'rfc9421' = 'documented',
+): Promise<Record<string, unknown>> {
   expect(request.method).toBe('POST');
   expect(request.headers['content-type']).toBe('application/json');
   expect(Number(request.headers['content-length'])).toBe(request.body.length);
   expect(request.headers['x-request-id']).toMatch(RANDOM_UUID);
   const envelope = request.json();
   // The interface document's fields in its order; contract section 8 adds occurredAt (and test on a `webhook test`).
-  const expectedKeys = ['eventId', 'eventType', 'siteId', 'timestamp', 'occurredAt', ...(envelope.test === true ? ['test'] : []), 'payload'];
+  const expectedKeys = [
+    'eventId',
+    'eventType',
+    'siteId',
+    'timestamp',
+    'occurredAt',
+    ...(envelope.test === true ? ['test'] : []),
+    'payload',
+  ];
   expect(Object.keys(envelope)).toEqual(expectedKeys);
   expect(envelope.eventId).toMatch(TIME_ORDERED_UUID);
   expect(envelope.timestamp).toMatch(TIMESTAMP);
   expect(envelope.occurredAt).toMatch(TIMESTAMP);
   expect(Date.parse(envelope.occurredAt as string)).toBeLessThanOrEqual(Date.parse(envelope.timestamp as string));
   expect(request.text()).toBe(JSON.stringify(envelope));
-  const verified = profile === 'documented' ? verifyDocumentedSignature(request, publicKey) : await verifyRfc9421Signature(request, publicKey);
+  const verified =
+    profile === 'documented'
+      ? verifyDocumentedSignature(request, publicKey)
+      : await verifyRfc9421Signature(request, publicKey);
   expect(verified, `signature of request ${request.index} (${profile})`).toBe(true);
   return envelope;
 }

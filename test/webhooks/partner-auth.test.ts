@@ -10,7 +10,10 @@ interface TokenRequest {
 }
 
 /** A partner's OAuth 2.0 token endpoint: client credentials only, Basic or form credentials, numbered tokens. */
-async function tokenEndpoint(clientId: string, clientSecret: string): Promise<{ url: string; requests: TokenRequest[] }> {
+async function tokenEndpoint(
+  clientId: string,
+  clientSecret: string,
+): Promise<{ url: string; requests: TokenRequest[] }> {
   const requests: TokenRequest[] = [];
   const server: Server = createServer((req, res) => {
     let body = '';
@@ -19,7 +22,9 @@ async function tokenEndpoint(clientId: string, clientSecret: string): Promise<{ 
       const form = new URLSearchParams(body);
       requests.push({ authorization: req.headers.authorization, form });
       const basic = /^Basic (.+)$/.exec(req.headers.authorization ?? '');
-      const [id, secret] = basic ? Buffer.from(basic[1]!, 'base64').toString().split(':').map(decodeURIComponent) : [form.get('client_id'), form.get('client_secret')];
+      const [id, secret] = basic
+        ? Buffer.from(basic[1]!, 'base64').toString().split(':').map(decodeURIComponent)
+        : [form.get('client_id'), form.get('client_secret')];
       const ok =
         req.method === 'POST' &&
         req.headers['content-type'] === 'application/x-www-form-urlencoded' &&
@@ -27,7 +32,13 @@ async function tokenEndpoint(clientId: string, clientSecret: string): Promise<{ 
         id === clientId &&
         secret === clientSecret;
       res.writeHead(ok ? 200 : 401, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
-      res.end(JSON.stringify(ok ? { access_token: `token-${requests.length}`, token_type: 'Bearer', expires_in: 900 } : { error: 'invalid_client' }));
+      res.end(
+        JSON.stringify(
+          ok
+            ? { access_token: `token-${requests.length}`, token_type: 'Bearer', expires_in: 900 }
+            : { error: 'invalid_client' },
+        ),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -40,7 +51,12 @@ describe('authentication toward the partner endpoint (interface document 5.3)', 
     const [none, basic, token] = [await t.receiver(), await t.receiver(), await t.receiver()];
     const daemon = await t.daemon([
       { id: 'none', url: none.url(), events: ['Authorize'] },
-      { id: 'basic', url: basic.url(), events: ['Authorize'], auth: { type: 'basic', username: 'partner', password: 'pä:ss' } },
+      {
+        id: 'basic',
+        url: basic.url(),
+        events: ['Authorize'],
+        auth: { type: 'basic', username: 'partner', password: 'pä:ss' },
+      },
       { id: 'token', url: token.url(), events: ['Authorize'], auth: { type: 'token', token: 'static-token-1' } },
     ]);
     const publicKey = await jwksSigningKey(daemon);
@@ -50,7 +66,9 @@ describe('authentication toward the partner endpoint (interface document 5.3)', 
     await Promise.all([none.waitForCount(1), basic.waitForCount(1), token.waitForCount(1)]);
     for (const r of [none, basic, token]) await expectSignedWebhook(r.requests[0]!, publicKey);
     expect(none.requests[0]!.headers.authorization).toBeUndefined();
-    expect(basic.requests[0]!.headers.authorization).toBe(`Basic ${Buffer.from('partner:pä:ss', 'utf8').toString('base64')}`);
+    expect(basic.requests[0]!.headers.authorization).toBe(
+      `Basic ${Buffer.from('partner:pä:ss', 'utf8').toString('base64')}`,
+    );
     expect(token.requests[0]!.headers.authorization).toBe('Token static-token-1');
   });
 
@@ -58,14 +76,22 @@ describe('authentication toward the partner endpoint (interface document 5.3)', 
     const partner = await t.receiver();
     const tokens = await tokenEndpoint('chargegate', 's3cret/+=');
     let rejectToken: string | undefined;
-    partner.answer((request) => (request.headers.authorization === `Bearer ${rejectToken}` ? { status: 401, body: 'expired' } : { status: 204 }));
+    partner.answer((request) =>
+      request.headers.authorization === `Bearer ${rejectToken}` ? { status: 401, body: 'expired' } : { status: 204 },
+    );
     const daemon = await t.daemon(
       [
         {
           id: 'oauth',
           url: partner.url(),
           events: ['Authorize'],
-          auth: { type: 'oauth2', tokenUrl: tokens.url, clientId: 'chargegate', clientSecret: 's3cret/+=', audience: 'partner-api' },
+          auth: {
+            type: 'oauth2',
+            tokenUrl: tokens.url,
+            clientId: 'chargegate',
+            clientSecret: 's3cret/+=',
+            audience: 'partner-api',
+          },
         },
       ],
       { retryIntervalS: 60 },
@@ -96,7 +122,11 @@ describe('authentication toward the partner endpoint (interface document 5.3)', 
     for (const r of partner.requests) await expectSignedWebhook(r, publicKey);
     expect(tokens.requests).toHaveLength(2);
     // One attempt: the refresh-and-retry happened inside it, well before the 60 s retry interval.
-    await eventually(() => deliveries(daemon).every((d) => d.state === 'delivered' && d.attempts === 1), 5000, 'delivered in one attempt each');
+    await eventually(
+      () => deliveries(daemon).every((d) => d.state === 'delivered' && d.attempts === 1),
+      5000,
+      'delivered in one attempt each',
+    );
   });
 
   it('OAuth2 client_secret_post: credentials in the form; a refused token request is an ordinary failed attempt', async () => {
@@ -108,7 +138,14 @@ describe('authentication toward the partner endpoint (interface document 5.3)', 
           id: 'oauth',
           url: partner.url(),
           events: ['Authorize'],
-          auth: { type: 'oauth2', tokenUrl: tokens.url, clientId: 'chargegate', clientSecret: 'wrong', scope: 'events:write', tokenEndpointAuthMethod: 'client_secret_post' },
+          auth: {
+            type: 'oauth2',
+            tokenUrl: tokens.url,
+            clientId: 'chargegate',
+            clientSecret: 'wrong',
+            scope: 'events:write',
+            tokenEndpointAuthMethod: 'client_secret_post',
+          },
         },
       ],
       { retryIntervalS: 0.2 },
@@ -116,17 +153,28 @@ describe('authentication toward the partner endpoint (interface document 5.3)', 
     const station = await daemon.connect();
     await station.boot();
     await station.authorize('TAG-1');
-    const failed = await eventually(() => deliveries(daemon).find((d) => d.attempts >= 2), 10_000, 'two failed attempts');
+    const failed = await eventually(
+      () => deliveries(daemon).find((d) => d.attempts >= 2),
+      10_000,
+      'two failed attempts',
+    );
     expect(failed.state).toBe('pending');
     expect(failed.last_error).toContain('token endpoint answered 401: invalid_client');
     expect(partner.requests).toHaveLength(0);
     expect(tokens.requests[0]!.authorization).toBeUndefined();
-    expect(Object.fromEntries(tokens.requests[0]!.form)).toEqual({ grant_type: 'client_credentials', client_id: 'chargegate', client_secret: 'wrong', scope: 'events:write' });
+    expect(Object.fromEntries(tokens.requests[0]!.form)).toEqual({
+      grant_type: 'client_credentials',
+      client_id: 'chargegate',
+      client_secret: 'wrong',
+      scope: 'events:write',
+    });
   });
 
   it('signs with the rfc9421 profile when the webhook asks for it, verifiable by http-message-signatures', async () => {
     const partner = await t.receiver();
-    const daemon = await t.daemon([{ id: 'std', url: partner.url('/in/chargegate'), signature: 'rfc9421', auth: { type: 'token', token: 't' } }]);
+    const daemon = await t.daemon([
+      { id: 'std', url: partner.url('/in/chargegate'), signature: 'rfc9421', auth: { type: 'token', token: 't' } },
+    ]);
     const publicKey = await jwksSigningKey(daemon);
     const station = await daemon.connect();
     await station.boot();

@@ -136,7 +136,8 @@ class World {
           timeZone: this.config.timezone,
           keyId: 'k',
         }),
-        send: (_webhook, event, options) => this.send(event as PendingDelivery, options.signal!, options.prepared as Promise<SignedRequest> | undefined),
+        send: (_webhook, event, options) =>
+          this.send(event as PendingDelivery, options.signal!, options.prepared as Promise<SignedRequest> | undefined),
       },
     });
     worker.start(this.retiring);
@@ -160,7 +161,9 @@ class World {
     else this.restart(0, 'webhook disabled, removed or unsubscribed', false);
   }
 
-  /** Appends one event in the open change (opening one); returns what the domain tells delivery of it, if it has a row. */
+  /**
+   * Appends one event in the open change (opening one); returns what the domain tells delivery of it, if it has a row.
+   */
   append(askToCount: boolean): AppendedRecord | undefined {
     if (!this.changeOpen) {
       this.db.exec('BEGIN IMMEDIATE');
@@ -168,11 +171,20 @@ class World {
     }
     const counted = askToCount && this.emptySaid;
     if (counted) this.emptySaid = false;
-    const event = appendEvent(this.db, { eventType: 'Authorize', siteId: 's1', payload: { idTag: 'T' } }, this.disabled ? [] : ['w1'], new Date(), {
-      countFirstAttempt: () => counted,
-    });
+    const event = appendEvent(
+      this.db,
+      { eventType: 'Authorize', siteId: 's1', payload: { idTag: 'T' } },
+      this.disabled ? [] : ['w1'],
+      new Date(),
+      {
+        countFirstAttempt: () => counted,
+      },
+    );
     if (this.disabled) return undefined;
-    const id = this.db.prepare<[number], number>('SELECT id FROM deliveries WHERE event_seq = ?').pluck().get(event.seq)!;
+    const id = this.db
+      .prepare<[number], number>('SELECT id FROM deliveries WHERE event_seq = ?')
+      .pluck()
+      .get(event.seq)!;
     this.changeRows.push({ id, eventId: event.eventId });
     return event;
   }
@@ -212,7 +224,11 @@ class World {
     if (!sent) return false;
     if (outcome === 'delivered') this.resolved.add(sent.rowId);
     sent.resolve(
-      outcome === 'delivered' ? { delivered: true, status: 204 } : outcome === 'failed' ? { status: 500, error: 'HTTP 500' } : { interrupted: true, error: 'interrupted' },
+      outcome === 'delivered'
+        ? { delivered: true, status: 204 }
+        : outcome === 'failed'
+          ? { status: 500, error: 'HTTP 500' }
+          : { interrupted: true, error: 'interrupted' },
     );
     return true;
   }
@@ -235,11 +251,18 @@ class World {
   }
 
   pendingRows(): number[] {
-    return this.reader.prepare<[], number>("SELECT id FROM deliveries WHERE state = 'pending' ORDER BY id").pluck().all();
+    return this.reader
+      .prepare<[], number>("SELECT id FROM deliveries WHERE state = 'pending' ORDER BY id")
+      .pluck()
+      .all();
   }
 
   rowStates(): Array<{ id: number; state: string; attempts: number }> {
-    return this.reader.prepare<[], { id: number; state: string; attempts: number }>('SELECT id, state, attempts FROM deliveries ORDER BY id').all();
+    return this.reader
+      .prepare<[], { id: number; state: string; attempts: number }>(
+        'SELECT id, state, attempts FROM deliveries ORDER BY id',
+      )
+      .all();
   }
 
   async close(): Promise<void> {
@@ -267,7 +290,11 @@ class World {
   }
 
   /** The request leaves here, unless its signal was aborted first: each rule is checked at that moment. */
-  private async send(row: PendingDelivery, signal: AbortSignal, prepared: Promise<SignedRequest> | undefined): Promise<AttemptOutcome> {
+  private async send(
+    row: PendingDelivery,
+    signal: AbortSignal,
+    prepared: Promise<SignedRequest> | undefined,
+  ): Promise<AttemptOutcome> {
     const startedAt = Date.now();
     const signed = await prepared?.catch(() => undefined);
     const result = (outcome: Partial<AttemptOutcome>): AttemptOutcome => ({
@@ -282,14 +309,19 @@ class World {
     if (signal.aborted) return result({ interrupted: true, error: 'interrupted' });
     const sends = (this.sends.get(row.id) ?? 0) + 1;
     this.sends.set(row.id, sends);
-    const attempts = this.reader.prepare<[number], number>('SELECT attempts FROM deliveries WHERE id = ?').pluck().get(row.id);
+    const attempts = this.reader
+      .prepare<[number], number>('SELECT attempts FROM deliveries WHERE id = ?')
+      .pluck()
+      .get(row.id);
     const problems = [
       this.committedRows.get(row.id) !== row.eventId && 'sent before its event was read committed',
       this.disabled && 'sent while the webhook is disabled',
       (attempts ?? 0) < sends && `sent ${sends} times with ${attempts} attempts counted`,
       signed && signed.eventId !== row.eventId && 'sent with the request signed for another event',
       this.inFlight.length > 0 && 'sent while another request of the queue was in flight',
-      ...[...this.committedRows.keys()].filter((id) => id < row.id && !this.resolved.has(id)).map((id) => `sent ahead of row ${id}, which is not done`),
+      ...[...this.committedRows.keys()]
+        .filter((id) => id < row.id && !this.resolved.has(id))
+        .map((id) => `sent ahead of row ${id}, which is not done`),
     ].filter((p): p is string => typeof p === 'string');
     this.violations.push(...problems.map((p) => `row ${row.id}: ${p}`));
     if (this.draining) {
@@ -317,7 +349,11 @@ interface Model {
 
 type Command = fc.AsyncCommand<Model, World>;
 
-const command = (name: string, check: (m: Readonly<Model>) => boolean, act: (m: Model, w: World) => void | Promise<void>): Command => ({
+const command = (
+  name: string,
+  check: (m: Readonly<Model>) => boolean,
+  act: (m: Model, w: World) => void | Promise<void>,
+): Command => ({
   check,
   async run(m, w) {
     await act(m, w);

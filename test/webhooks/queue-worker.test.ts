@@ -42,7 +42,10 @@ interface Held {
   batches: number[];
 }
 
-type Script = (delivery: PendingDelivery, signal: AbortSignal) => Promise<Partial<AttemptOutcome>> | Partial<AttemptOutcome>;
+type Script = (
+  delivery: PendingDelivery,
+  signal: AbortSignal,
+) => Promise<Partial<AttemptOutcome>> | Partial<AttemptOutcome>;
 
 describe('QueueWorker (fake timers, real outbox)', () => {
   const t = databasePerTest();
@@ -58,13 +61,26 @@ describe('QueueWorker (fake timers, real outbox)', () => {
   let refuse: (batch: number, error: string) => void = () => undefined;
   let answer: (batch: number) => void = () => undefined;
   const rows = () =>
-    t.db.prepare<[], { attempts: number; state: string; nextAttemptAt: number }>('SELECT attempts, state, next_attempt_at AS nextAttemptAt FROM deliveries ORDER BY id').all();
+    t.db
+      .prepare<[], { attempts: number; state: string; nextAttemptAt: number }>(
+        'SELECT attempts, state, next_attempt_at AS nextAttemptAt FROM deliveries ORDER BY id',
+      )
+      .all();
 
-  /** Appends an Authorize event for w1; `counted`: its commit counts the first attempt (the daemon, asked after onEmpty). */
+  /**
+   * Appends an Authorize event for w1; `counted`: its commit counts the first attempt (the daemon, asked after
+   * onEmpty).
+   */
   const append = (idTag: string, counted = false) =>
-    appendEvent(t.db, { eventType: 'Authorize', siteId: 's1', payload: { stationId: 'CP001', idTag, status: 'Accepted' } }, ['w1'], new Date(), {
-      countFirstAttempt: () => counted,
-    });
+    appendEvent(
+      t.db,
+      { eventType: 'Authorize', siteId: 's1', payload: { stationId: 'CP001', idTag, status: 'Accepted' } },
+      ['w1'],
+      new Date(),
+      {
+        countFirstAttempt: () => counted,
+      },
+    );
 
   /**
    * Appends the idTags as Authorize events and starts a worker whose sender answers as `script` says. The daemon's
@@ -76,7 +92,15 @@ describe('QueueWorker (fake timers, real outbox)', () => {
     maxRetries: number,
     script: Script,
     held: Held = { op: undefined, batches: [] },
-  ): { sent: string[]; attemptsSeenBySender: number[]; dead: number; signedAhead: number; signed: string[]; sentWith: string[]; toldEmpty: number } {
+  ): {
+    sent: string[];
+    attemptsSeenBySender: number[];
+    dead: number;
+    signedAhead: number;
+    signed: string[];
+    sentWith: string[];
+    toldEmpty: number;
+  } {
     const config = configWith(maxRetries);
     idTags.forEach((idTag) => append(idTag));
     const deliveries = new DeliveryStore(t.db);
@@ -91,8 +115,19 @@ describe('QueueWorker (fake timers, real outbox)', () => {
       queueMicrotask(() => writes.settle(batch, { results }));
     });
     refuse = (batch, error) => writes.settle(batch, { error });
-    answer = (batch) => writes.settle(batch, { results: t.db.transaction(() => applyDeliveryWrites(deliveries, stats, kept.get(batch)!))() });
-    const log = { sent: [] as string[], attemptsSeenBySender: [] as number[], dead: 0, signedAhead: 0, signed: [] as string[], sentWith: [] as string[], toldEmpty: 0 };
+    answer = (batch) =>
+      writes.settle(batch, {
+        results: t.db.transaction(() => applyDeliveryWrites(deliveries, stats, kept.get(batch)!))(),
+      });
+    const log = {
+      sent: [] as string[],
+      attemptsSeenBySender: [] as number[],
+      dead: 0,
+      signedAhead: 0,
+      signed: [] as string[],
+      sentWith: [] as string[],
+      toldEmpty: 0,
+    };
     const idTagOf = (event: { payloadJson: string }) => (JSON.parse(event.payloadJson) as { idTag: string }).idTag;
     const started = new QueueWorker({
       queue,
@@ -107,7 +142,16 @@ describe('QueueWorker (fake timers, real outbox)', () => {
       sender: {
         prepare: async (_webhook, event) => {
           log.signed.push(idTagOf(event));
-          return { requestId: `signed ${log.signed.length}`, body: '', headers: [], preparedAt: Date.now(), url: '', signature: 'documented', timeZone: 'UTC', keyId: 'k' };
+          return {
+            requestId: `signed ${log.signed.length}`,
+            body: '',
+            headers: [],
+            preparedAt: Date.now(),
+            url: '',
+            signature: 'documented',
+            timeZone: 'UTC',
+            keyId: 'k',
+          };
         },
         async send(_webhook, delivery, options) {
           const pending = delivery as PendingDelivery;
@@ -115,10 +159,20 @@ describe('QueueWorker (fake timers, real outbox)', () => {
           if (options.prepared) log.signedAhead += 1;
           log.sentWith.push(options.prepared ? (await options.prepared).requestId : 'signed when sent');
           // At least once: the attempt is counted in the outbox before the request leaves.
-          log.attemptsSeenBySender.push(t.db.prepare<[number], number>('SELECT attempts FROM deliveries WHERE id = ?').pluck().get(pending.id)!);
+          log.attemptsSeenBySender.push(
+            t.db.prepare<[number], number>('SELECT attempts FROM deliveries WHERE id = ?').pluck().get(pending.id)!,
+          );
           const startedAt = Date.now();
           const outcome = await script(pending, options.signal!);
-          return { delivered: false, responseBody: '', requestId: 'r', startedAt, durationMs: Date.now() - startedAt, interrupted: false, ...outcome };
+          return {
+            delivered: false,
+            responseBody: '',
+            requestId: 'r',
+            startedAt,
+            durationMs: Date.now() - startedAt,
+            interrupted: false,
+            ...outcome,
+          };
         },
       },
     });
@@ -138,7 +192,9 @@ describe('QueueWorker (fake timers, real outbox)', () => {
   it('retries the head at the interval while the events behind it wait (their counted attempts given back), then delivers in order', async () => {
     let failures = 2;
     const log = run(['E1', 'E2', 'E3'], 5, (d) =>
-      JSON.parse(d.payloadJson).idTag === 'E1' && failures-- > 0 ? { status: 500, error: 'HTTP 500' } : { delivered: true, status: 204 },
+      JSON.parse(d.payloadJson).idTag === 'E1' && failures-- > 0
+        ? { status: 500, error: 'HTTP 500' }
+        : { delivered: true, status: 204 },
     );
     await advance(0);
     expect(log.sent).toEqual(['E1']);
@@ -204,7 +260,9 @@ describe('QueueWorker (fake timers, real outbox)', () => {
   });
 
   it('moves the head to the dead letters after maxRetries + 1 attempts, and the next event goes', async () => {
-    const log = run(['E1', 'E2'], 1, (d) => (JSON.parse(d.payloadJson).idTag === 'E1' ? { error: 'connect ECONNREFUSED' } : { delivered: true, status: 200 }));
+    const log = run(['E1', 'E2'], 1, (d) =>
+      JSON.parse(d.payloadJson).idTag === 'E1' ? { error: 'connect ECONNREFUSED' } : { delivered: true, status: 200 },
+    );
     await advance(0);
     await advance(RETRY_MS);
     expect(log.sent).toEqual(['E1', 'E1', 'E2']);
@@ -220,7 +278,13 @@ describe('QueueWorker (fake timers, real outbox)', () => {
     const log = run([], 5, () => ({ delivered: true, status: 204 }));
     await advance(0);
     // A change that was undone: told of, never committed.
-    worker!.expect({ eventId: 'no-such-event', eventType: 'Authorize', siteId: 's1', payloadJson: JSON.stringify({ idTag: 'undone' }), occurredAt: new Date().toISOString() });
+    worker!.expect({
+      eventId: 'no-such-event',
+      eventType: 'Authorize',
+      siteId: 's1',
+      payloadJson: JSON.stringify({ idTag: 'undone' }),
+      occurredAt: new Date().toISOString(),
+    });
     worker!.wake();
     await advance(0);
     expect(log.signed).toEqual(['undone']);
@@ -239,7 +303,14 @@ describe('QueueWorker (fake timers, real outbox)', () => {
   });
 
   it('a busy queue does not sign what it is told of: its rows are signed ahead in their turn', async () => {
-    const log = run(['E1'], 5, (_d, signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve({ interrupted: true, error: 'aborted' }))));
+    const log = run(
+      ['E1'],
+      5,
+      (_d, signal) =>
+        new Promise((resolve) =>
+          signal.addEventListener('abort', () => resolve({ interrupted: true, error: 'aborted' })),
+        ),
+    );
     await advance(0);
     expect(log.sent).toEqual(['E1']);
     const later = append('E2');
@@ -251,7 +322,12 @@ describe('QueueWorker (fake timers, real outbox)', () => {
     // The daemon keeps every count back: a row that needed one would not be sent.
     const held: Held = { op: 'startAttempt', batches: [] };
     let failures = 1;
-    const log = run([], 5, () => (failures-- > 0 ? { status: 503, error: 'HTTP 503' } : { delivered: true, status: 204 }), held);
+    const log = run(
+      [],
+      5,
+      () => (failures-- > 0 ? { status: 503, error: 'HTTP 503' } : { delivered: true, status: 204 }),
+      held,
+    );
     await advance(0);
     expect(log.toldEmpty).toBe(1);
     const row = append('E1', true);
@@ -304,7 +380,14 @@ describe('QueueWorker (fake timers, real outbox)', () => {
   });
 
   it('a stop aborts a hanging request after its grace; the attempt stays counted and the event is due at once on restart', async () => {
-    const log = run(['E1'], 5, (_d, signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve({ interrupted: true, error: 'aborted' }))));
+    const log = run(
+      ['E1'],
+      5,
+      (_d, signal) =>
+        new Promise((resolve) =>
+          signal.addEventListener('abort', () => resolve({ interrupted: true, error: 'aborted' })),
+        ),
+    );
     await advance(0);
     expect(log.sent).toEqual(['E1']);
     const stopped = worker!.stop(5_000, 'daemon stopping');

@@ -26,7 +26,9 @@ describe('README receiver example', () => {
     const file = path.join(dir, 'receiver.mjs');
     writeFileSync(file, readmeReceiver());
     const port = await freePort();
-    const daemon = await t.daemon([{ id: 'partner', url: `http://127.0.0.1:${port}/webhook/events`, events: ['Authorize'] }]);
+    const daemon = await t.daemon([
+      { id: 'partner', url: `http://127.0.0.1:${port}/webhook/events`, events: ['Authorize'] },
+    ]);
     const output: string[] = [];
     const child = spawn(process.execPath, [file], {
       env: { ...process.env, ISSUER: `http://127.0.0.1:${daemon.daemon.httpPort}`, PORT: String(port) },
@@ -40,8 +42,14 @@ describe('README receiver example', () => {
     await station.boot();
     await station.authorize('README-1');
     const eventId = daemon.db.prepare('SELECT event_id FROM events').pluck().get() as string;
-    await eventually(() => daemon.db.prepare('SELECT state FROM deliveries').pluck().get() === 'delivered', 20_000, 'delivered to the README receiver');
-    expect(output.join('')).toContain(`Authorize ${eventId} {"stationId":"CP001","idTag":"README-1","status":"Invalid"`);
+    await eventually(
+      () => daemon.db.prepare('SELECT state FROM deliveries').pluck().get() === 'delivered',
+      20_000,
+      'delivered to the README receiver',
+    );
+    expect(output.join('')).toContain(
+      `Authorize ${eventId} {"stationId":"CP001","idTag":"README-1","status":"Invalid"`,
+    );
 
     const forger = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
     const url = new URL(`http://127.0.0.1:${port}/webhook/events`);
@@ -53,7 +61,11 @@ describe('README receiver example', () => {
       { id: 'forger', privateKey: forger },
       Math.floor(Date.now() / 1000),
     );
-    const response = await fetch(url, { method: 'POST', body, headers: [['Content-Type', 'application/json'], ['x-request-id', requestId], ...headers] });
+    const response = await fetch(url, {
+      method: 'POST',
+      body,
+      headers: [['Content-Type', 'application/json'], ['x-request-id', requestId], ...headers],
+    });
     expect(response.status).toBe(401);
   });
 });

@@ -6,7 +6,8 @@ import { verifyDocumentedSignature, verifyRfc9421Signature } from '../support/we
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 3072 });
 const key = { id: 'webhook-2026-11-21T10-00-00Z', privateKey };
 const requestId = '1f0e6a1c-8d0b-4f53-9d8e-2f6f0b7a9c11';
-const body = '{"eventId":"e","eventType":"Authorize","siteId":"s1","timestamp":"2026-11-21T10:15:30.123+01:00","payload":{}}';
+const body =
+  '{"eventId":"e","eventType":"Authorize","siteId":"s1","timestamp":"2026-11-21T10:15:30.123+01:00","payload":{}}';
 
 function header(headers: Array<[string, string]>, name: string): string {
   const found = headers.find(([n]) => n.toLowerCase() === name.toLowerCase());
@@ -17,14 +18,22 @@ function header(headers: Array<[string, string]>, name: string): string {
 describe('documented signature profile (contract section 5)', async () => {
   const headers = await signRequest(
     'documented',
-    { method: 'POST', url: new URL('http://partner.example/webhook/events'), requestId, contentType: 'application/json', body },
+    {
+      method: 'POST',
+      url: new URL('http://partner.example/webhook/events'),
+      requestId,
+      contentType: 'application/json',
+      body,
+    },
     key,
     1763720130,
   );
 
   it('sends Signature-Input in the interface document form', () => {
     expect(headers.map(([n]) => n)).toEqual(['Signature-Input', 'Signature']);
-    expect(header(headers, 'Signature-Input')).toBe('sig1=created=1763720130;keyId="webhook";alg="rsa-pss-sha256";headers="@method @path x-request-id"');
+    expect(header(headers, 'Signature-Input')).toBe(
+      'sig1=created=1763720130;keyId="webhook";alg="rsa-pss-sha256";headers="@method @path x-request-id"',
+    );
     expect(header(headers, 'Signature')).toMatch(/^sig1=:[A-Za-z0-9+/]+={0,2}:$/);
   });
 
@@ -37,26 +46,59 @@ describe('documented signature profile (contract section 5)', async () => {
     ].join('\n');
     const signature = Buffer.from(/^sig1=:(.*):$/.exec(header(headers, 'Signature'))![1]!, 'base64');
     expect(signature.length).toBe(384);
-    expect(verify('sha256', Buffer.from(contractBase), { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 }, signature)).toBe(true);
-    expect(verify('sha256', Buffer.from(`${contractBase}\n`), { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 }, signature)).toBe(false);
-    expect(verify('sha256', Buffer.from(contractBase), { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 64 }, signature)).toBe(false);
+    expect(
+      verify(
+        'sha256',
+        Buffer.from(contractBase),
+        { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 },
+        signature,
+      ),
+    ).toBe(true);
+    expect(
+      verify(
+        'sha256',
+        Buffer.from(`${contractBase}\n`),
+        { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 },
+        signature,
+      ),
+    ).toBe(false);
+    expect(
+      verify(
+        'sha256',
+        Buffer.from(contractBase),
+        { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 64 },
+        signature,
+      ),
+    ).toBe(false);
   });
 
   it('signs the path without the query string and verifies with the contract-text verifier', async () => {
     const signed = await signRequest(
       'documented',
-      { method: 'POST', url: new URL('http://partner.example/in/hook?tenant=7'), requestId, contentType: 'application/json', body },
+      {
+        method: 'POST',
+        url: new URL('http://partner.example/in/hook?tenant=7'),
+        requestId,
+        contentType: 'application/json',
+        body,
+      },
       key,
       1763720130,
     );
     const request = {
       method: 'POST',
       url: '/in/hook?tenant=7',
-      headers: { 'x-request-id': requestId, 'signature-input': header(signed, 'Signature-Input'), signature: header(signed, 'Signature') },
+      headers: {
+        'x-request-id': requestId,
+        'signature-input': header(signed, 'Signature-Input'),
+        signature: header(signed, 'Signature'),
+      },
       body: Buffer.from(body),
     };
     expect(verifyDocumentedSignature(request, publicKey)).toBe(true);
-    expect(verifyDocumentedSignature({ ...request, headers: { ...request.headers, 'x-request-id': 'other' } }, publicKey)).toBe(false);
+    expect(
+      verifyDocumentedSignature({ ...request, headers: { ...request.headers, 'x-request-id': 'other' } }, publicKey),
+    ).toBe(false);
     expect(verifyDocumentedSignature({ ...request, url: '/in/other' }, publicKey)).toBe(false);
   });
 });
@@ -65,7 +107,13 @@ describe('rfc9421 signature profile', async () => {
   const created = Math.floor(Date.now() / 1000);
   const headers = await signRequest(
     'rfc9421',
-    { method: 'POST', url: new URL('http://partner.example/webhook/events'), requestId, contentType: 'application/json', body },
+    {
+      method: 'POST',
+      url: new URL('http://partner.example/webhook/events'),
+      requestId,
+      contentType: 'application/json',
+      body,
+    },
     key,
     created,
   );
@@ -93,8 +141,15 @@ describe('rfc9421 signature profile', async () => {
 
   it('verifies with the http-message-signatures package and fails on any change', async () => {
     expect(await verifyRfc9421Signature(request, publicKey)).toBe(true);
-    expect(await verifyRfc9421Signature({ ...request, body: Buffer.from(body.replace('s1', 's2')) }, publicKey)).toBe(false);
-    expect(await verifyRfc9421Signature({ ...request, headers: { ...request.headers, 'content-type': 'text/plain' } }, publicKey)).toBe(false);
+    expect(await verifyRfc9421Signature({ ...request, body: Buffer.from(body.replace('s1', 's2')) }, publicKey)).toBe(
+      false,
+    );
+    expect(
+      await verifyRfc9421Signature(
+        { ...request, headers: { ...request.headers, 'content-type': 'text/plain' } },
+        publicKey,
+      ),
+    ).toBe(false);
     const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey;
     expect(await verifyRfc9421Signature(request, other)).toBe(false);
   });
@@ -111,6 +166,13 @@ describe('rfc9421 signature profile', async () => {
       `"@signature-params": ${params}`,
     ].join('\n');
     const signature = Buffer.from(/^sig1=:(.*):$/.exec(header(headers, 'Signature'))![1]!, 'base64');
-    expect(verify('sha512', Buffer.from(base), { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 64 }, signature)).toBe(true);
+    expect(
+      verify(
+        'sha512',
+        Buffer.from(base),
+        { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 64 },
+        signature,
+      ),
+    ).toBe(true);
   });
 });

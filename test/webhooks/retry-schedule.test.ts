@@ -12,11 +12,15 @@ describe('retry schedule (webhookDelivery.retryIntervalsS)', () => {
 
   it('takes the n-th entry after the n-th failure and repeats the last; the list replaces retryIntervalS', () => {
     const weekend = delivery('{ retryIntervalS: 3, retryIntervalsS: [5, 300, 1800, 7200] }');
-    expect([1, 2, 3, 4, 5, 100].map((n) => retryWaitMs(weekend, n))).toEqual([5000, 300_000, 1_800_000, 7_200_000, 7_200_000, 7_200_000]);
+    expect([1, 2, 3, 4, 5, 100].map((n) => retryWaitMs(weekend, n))).toEqual([
+      5000, 300_000, 1_800_000, 7_200_000, 7_200_000, 7_200_000,
+    ]);
   });
 
   it('refuses an empty list or a wait over a day, naming the key', () => {
     expect(() => delivery('{ retryIntervalsS: [] }')).toThrow(/webhookDelivery\.retryIntervalsS/);
-    expect(() => delivery('{ retryIntervalsS: [10, 90000] }')).toThrow(/webhookDelivery\.retryIntervalsS\[1\]: at most 86400/);
+    expect(() => delivery('{ retryIntervalsS: [10, 90000] }')).toThrow(
+      /webhookDelivery\.retryIntervalsS\[1\]: at most 86400/,
+    );
   });
 });

@@ -28,7 +28,8 @@ interface Language {
   command(scratch: string): { command: string; args: string[] };
 }
 
-// Python (python3-cryptography) and Go (golang-go) come from .ci/run's apt-get; the JDK is on every machine of this kind.
+// Python (python3-cryptography) and Go (golang-go) come from .ci/run's apt-get; the JDK is on every machine of this
+// kind.
 const LANGUAGES: Language[] = [
   {
     name: 'Python (python3-cryptography)',
@@ -65,14 +66,22 @@ describe.each(LANGUAGES)('the README receiver in $name', (language) => {
       const daemon = await daemonForTest({
         ...webhookConfig([
           { id: 'documented', url, events: ['ChargePointStatus', 'StartTransaction', 'StopTransaction'] },
-          { id: 'rfc9421', url, events: ['ChargePointStatus', 'StartTransaction', 'StopTransaction'], signature: 'rfc9421' },
+          {
+            id: 'rfc9421',
+            url,
+            events: ['ChargePointStatus', 'StartTransaction', 'StopTransaction'],
+            signature: 'rfc9421',
+          },
         ]),
         keystore: { nextKeyLeadS: 1, retiredKeyGraceS: 600 },
       });
       const issuer = `http://127.0.0.1:${daemon.daemon.httpPort}`;
 
       const { command, args } = language.command(scratch);
-      const child: ChildProcess = spawn(command, args, { env: { ...process.env, ISSUER: issuer, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child: ChildProcess = spawn(command, args, {
+        env: { ...process.env, ISSUER: issuer, PORT: String(port) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       onTestFinished(() => void child.kill('SIGKILL'));
       const stderr: string[] = [];
       child.stderr!.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
@@ -84,7 +93,12 @@ describe.each(LANGUAGES)('the README receiver in $name', (language) => {
           else lines.push(parsed);
         }),
       );
-      await Promise.race([listening, new Promise((_, reject) => child.once('exit', (code) => reject(new Error(`receiver exited ${code}: ${stderr.join('')}`))))]);
+      await Promise.race([
+        listening,
+        new Promise((_, reject) =>
+          child.once('exit', (code) => reject(new Error(`receiver exited ${code}: ${stderr.join('')}`))),
+        ),
+      ]);
 
       const ownKid = async (): Promise<string> => {
         const keys = ((await (await fetch(`${issuer}/.well-known/jwks.json`)).json()) as { keys: PublicJwk[] }).keys;
@@ -101,11 +115,17 @@ describe.each(LANGUAGES)('the README receiver in $name', (language) => {
       };
       const before = await ownKid();
       const expectAllVerified = async (kid: string) => {
-        const committed = daemon.db.prepare("SELECT event_id AS eventId, event_type AS eventType FROM events WHERE event_type != 'Authorize'").all() as Array<{
+        const committed = daemon.db
+          .prepare("SELECT event_id AS eventId, event_type AS eventType FROM events WHERE event_type != 'Authorize'")
+          .all() as Array<{
           eventId: string;
           eventType: string;
         }>;
-        await eventually(() => lines.length >= committed.length * 2, 30_000, `${committed.length * 2} verified requests`);
+        await eventually(
+          () => lines.length >= committed.length * 2,
+          30_000,
+          `${committed.length * 2} verified requests`,
+        );
         expect(lines.filter((l) => !l.verified)).toEqual([]);
         for (const event of committed) {
           const seen = lines.filter((l) => l.eventId === event.eventId);
@@ -122,7 +142,12 @@ describe.each(LANGUAGES)('the README receiver in $name', (language) => {
       await expectAllVerified(before);
 
       // A rotation: the new key signs after 1 s; the receiver meets its kid and fetches the JWKS again.
-      const rotated = await runCliJson<{ keys: Array<{ purpose: string; id: string }> }>(['keys', 'rotate', '--config', daemon.temp.configPath]);
+      const rotated = await runCliJson<{ keys: Array<{ purpose: string; id: string }> }>([
+        'keys',
+        'rotate',
+        '--config',
+        daemon.temp.configPath,
+      ]);
       expect(rotated.code).toBe(0);
       const next = rotated.data.keys.find((k) => k.purpose === 'webhook')!.id;
       await eventually(async () => (await ownKid()) === next, 10_000, 'the new key to sign');

@@ -20,7 +20,8 @@ function refusal(text: string): string {
 
 describe('webhook config', () => {
   it('defaults to enabled, every event type, no auth and the documented signature', () => {
-    const [webhook] = parseConfig(withWebhook({ id: 'w', url: 'https://partner.example/webhook/events' })).sites[0]!.webhooks;
+    const [webhook] = parseConfig(withWebhook({ id: 'w', url: 'https://partner.example/webhook/events' })).sites[0]!
+      .webhooks;
     expect(webhook).toEqual({
       id: 'w',
       url: 'https://partner.example/webhook/events',
@@ -32,13 +33,29 @@ describe('webhook config', () => {
   });
 
   it('refuses a URL that is not http(s), an unknown auth method or signature profile, naming the key path', () => {
-    expect(refusal(withWebhook({ id: 'w', url: 'ftp://partner.example/in' }))).toMatch(/chargegate\.yaml: sites\[0\]\.webhooks\[0\]\.url: .*http/);
+    expect(refusal(withWebhook({ id: 'w', url: 'ftp://partner.example/in' }))).toMatch(
+      /chargegate\.yaml: sites\[0\]\.webhooks\[0\]\.url: .*http/,
+    );
     expect(
       refusal(
-        withWebhook({ id: 'w', url: 'http://p', auth: { type: 'oauth2', tokenUrl: 'http://p/t', clientId: 'c', clientSecret: 's', tokenEndpointAuthMethod: 'private_key_jwt' } }),
+        withWebhook({
+          id: 'w',
+          url: 'http://p',
+          auth: {
+            type: 'oauth2',
+            tokenUrl: 'http://p/t',
+            clientId: 'c',
+            clientSecret: 's',
+            tokenEndpointAuthMethod: 'private_key_jwt',
+          },
+        }),
       ),
     ).toContain('sites[0].webhooks[0].auth.tokenEndpointAuthMethod');
-    expect(refusal(withWebhook({ id: 'w', url: 'http://p', signature: 'cavage' }))).toContain('sites[0].webhooks[0].signature');
-    expect(refusal(withWebhook({ id: 'w', url: 'http://p', auth: { type: 'token' } }))).toContain('sites[0].webhooks[0].auth.token');
+    expect(refusal(withWebhook({ id: 'w', url: 'http://p', signature: 'cavage' }))).toContain(
+      'sites[0].webhooks[0].signature',
+    );
+    expect(refusal(withWebhook({ id: 'w', url: 'http://p', auth: { type: 'token' } }))).toContain(
+      'sites[0].webhooks[0].auth.token',
+    );
   });
 });

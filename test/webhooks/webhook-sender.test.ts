@@ -5,7 +5,10 @@ import { WebhookSender } from '../../src/webhooks/webhook-sender.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
 import { verifyDocumentedSignature } from '../support/webhook-verifier.js';
 
-const pairs = [generateKeyPairSync('rsa', { modulusLength: 2048 }), generateKeyPairSync('rsa', { modulusLength: 2048 })];
+const pairs = [
+  generateKeyPairSync('rsa', { modulusLength: 2048 }),
+  generateKeyPairSync('rsa', { modulusLength: 2048 }),
+];
 const keys = pairs.map((pair, i) => ({ id: `webhook-key-${i}`, privateKey: pair.privateKey }));
 const event = {
   eventId: '0193a1f0-0000-7000-8000-000000000001',
@@ -26,7 +29,14 @@ describe('WebhookSender: requests signed ahead', () => {
 
   beforeAll(async () => {
     receiver = await startReceiver({ status: 204 });
-    webhook = { id: 'w1', url: receiver.url(), enabled: true, events: ['Authorize'], auth: { type: 'none' }, signature: 'documented' };
+    webhook = {
+      id: 'w1',
+      url: receiver.url(),
+      enabled: true,
+      events: ['Authorize'],
+      auth: { type: 'none' },
+      signature: 'documented',
+    };
   });
   afterAll(async () => {
     await sender.close();
@@ -48,7 +58,11 @@ describe('WebhookSender: requests signed ahead', () => {
     now += 400;
     const outcome = await sender.send(webhook, event, { ...options, prepared });
     expect(outcome).toMatchObject({ delivered: true, status: 204, requestId: (await prepared).requestId });
-    expect(lastArrival()).toEqual({ requestId: (await prepared).requestId, timestamp: '2026-11-25T10:00:00.000+01:00', signedBy: 0 });
+    expect(lastArrival()).toEqual({
+      requestId: (await prepared).requestId,
+      timestamp: '2026-11-25T10:00:00.000+01:00',
+      signedBy: 0,
+    });
   });
 
   it('signs again when the request signed ahead is too old to say when it was sent', async () => {
@@ -92,7 +106,10 @@ describe('WebhookSender: requests signed ahead', () => {
   it("reports a signing failure as the attempt's error, nothing sent", async () => {
     key = { id: 'webhook-too-small', privateKey: generateKeyPairSync('rsa', { modulusLength: 512 }).privateKey };
     const before = receiver.requests.length;
-    const outcome = await sender.send(webhook, event, { ...options, prepared: sender.prepare(webhook, event, options.timeZone) });
+    const outcome = await sender.send(webhook, event, {
+      ...options,
+      prepared: sender.prepare(webhook, event, options.timeZone),
+    });
     expect(outcome).toMatchObject({ delivered: false, error: expect.stringContaining('data too large for key size') });
     expect(receiver.requests).toHaveLength(before);
     key = keys[1]!;

@@ -19,7 +19,8 @@ describe('WriteBatch (fake timers)', () => {
     });
     sent = [];
   });
-  const make = (lingerMs: number) => (batches = new WriteBatch((batch, writes) => sent.push({ batch, writes: [...writes] }), lingerMs));
+  const make = (lingerMs: number) =>
+    (batches = new WriteBatch((batch, writes) => sent.push({ batch, writes: [...writes] }), lingerMs));
 
   it('writes someone waits for go at the end of the turn, in one batch, and each waiter gets its own results', async () => {
     make(20);

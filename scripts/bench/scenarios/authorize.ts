@@ -29,15 +29,26 @@ export const localAuthorize: Scenario = {
     });
     const identities = stationIds(s.stations);
 
-    const bare = await ctx.side('baseline (bare ocpp-rpc)', () => withBareOcppServer(ctx, (url) => drive(ctx, url, identities)));
+    const bare = await ctx.side('baseline (bare ocpp-rpc)', () =>
+      withBareOcppServer(ctx, (url) => drive(ctx, url, identities)),
+    );
     const chargegate = await ctx.side('chargegate', () => {
       const site = ctx.tempSite();
       seedIdTags(site, identities.map(stationTag));
-      return ctx.withChargegate({ sites: [benchSite({ stations: s.stations })] }, (daemon) => drive(ctx, daemon.ocppUrl, identities), site);
+      return ctx.withChargegate(
+        { sites: [benchSite({ stations: s.stations })] },
+        (daemon) => drive(ctx, daemon.ocppUrl, identities),
+        site,
+      );
     });
 
     const note = sidesNote(chargegate?.note, bare?.note);
-    ctx.figure({ name: `Authorize p50, ${s.stations} stations`, unit: 'ms', chargegate: chargegate?.p50Ms ?? null, baseline: bare?.p50Ms ?? null });
+    ctx.figure({
+      name: `Authorize p50, ${s.stations} stations`,
+      unit: 'ms',
+      chargegate: chargegate?.p50Ms ?? null,
+      baseline: bare?.p50Ms ?? null,
+    });
     ctx.figure({
       name: `Authorize p99, ${s.stations} stations`,
       unit: 'ms',
@@ -55,10 +66,20 @@ async function drive(ctx: ScenarioContext, url: string, identities: string[]): P
   try {
     const startAtMs = nowMs() + 500;
     const results = await fleet.all((g) =>
-      g.call('authorize', { startAtMs, warmupMs: s.warmupS * 1000, measureMs: s.measureS * 1000, callsPerStationPerS: s.callsPerStationPerS }),
+      g.call('authorize', {
+        startAtMs,
+        warmupMs: s.warmupS * 1000,
+        measureMs: s.measureS * 1000,
+        callsPerStationPerS: s.callsPerStationPerS,
+      }),
     );
     const latencies = results.flatMap((r) => Array.from(r.latenciesMs));
-    return { p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), calls: latencies.length, note: failureNote(results) };
+    return {
+      p50Ms: percentile(latencies, 50),
+      p99Ms: percentile(latencies, 99),
+      calls: latencies.length,
+      note: failureNote(results),
+    };
   } finally {
     await fleet.stop();
   }

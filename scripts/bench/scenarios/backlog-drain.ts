@@ -40,7 +40,8 @@ export const backlogDrain: Scenario = {
           await waitFor(
             async () => (daemon.assertAlive(), (await receiver.call('count', undefined)).distinct >= expected),
             ctx.settings.drainTimeoutS * 1000,
-            async () => `${(await receiver.call('count', undefined)).distinct} of ${expected} delivered; outbox ${JSON.stringify(outboxCounts(site.dataDir))}`,
+            async () =>
+              `${(await receiver.call('count', undefined)).distinct} of ${expected} delivered; outbox ${JSON.stringify(outboxCounts(site.dataDir))}`,
             100,
           );
           const dead = outboxCounts(site.dataDir).deliveriesByState.dead ?? 0;
@@ -71,7 +72,12 @@ export const backlogDrain: Scenario = {
       baseline: naiveRate,
       note: `for context, beside scenario 1's naive chain${naiveRate ? '' : ' (not measured in this run)'}: with no station load, delivery alone`,
     });
-    ctx.figure({ name: 'receiver back to first delivery', unit: 's', chargegate: drain?.firstAfterUpS ?? null, note: `bounded by retryIntervalS = ${s.retryIntervalS} s` });
+    ctx.figure({
+      name: 'receiver back to first delivery',
+      unit: 's',
+      chargegate: drain?.firstAfterUpS ?? null,
+      note: `bounded by retryIntervalS = ${s.retryIntervalS} s`,
+    });
   },
 };
 
@@ -86,13 +92,19 @@ async function queueBacklog(ctx: ScenarioContext, daemon: ChargegateProcess, ide
   const fleet = await Fleet.connect(ctx, { url: daemon.ocppUrl, identities, generators: 1, concurrency: 25 });
   const [transactions] = await fleet.all((g) => g.call('produce', { kind: 'transaction', count: s.eventsPerType }));
   const counts = outboxCounts(dataDir).eventsByType;
-  const [authorizations] = await fleet.all((g) => g.call('produce', { kind: 'authorize', count: s.eventsPerType - (counts.Authorize ?? 0) }));
-  const [statuses] = await fleet.all((g) => g.call('produce', { kind: 'status', count: s.eventsPerType - (counts.ChargePointStatus ?? 0) }));
+  const [authorizations] = await fleet.all((g) =>
+    g.call('produce', { kind: 'authorize', count: s.eventsPerType - (counts.Authorize ?? 0) }),
+  );
+  const [statuses] = await fleet.all((g) =>
+    g.call('produce', { kind: 'status', count: s.eventsPerType - (counts.ChargePointStatus ?? 0) }),
+  );
   await fleet.stop();
   const queued = outboxCounts(dataDir);
   const wrong = EVENT_TYPES.filter((t) => queued.eventsByType[t] !== s.eventsPerType);
   if (wrong.length > 0 || queued.deliveriesByState.pending !== s.eventsPerType * EVENT_TYPES.length) {
-    throw new Error(`expected ${s.eventsPerType} pending events of each type, found ${JSON.stringify(queued)}; ${failureNote([transactions!, authorizations!, statuses!]) ?? ''}`);
+    throw new Error(
+      `expected ${s.eventsPerType} pending events of each type, found ${JSON.stringify(queued)}; ${failureNote([transactions!, authorizations!, statuses!]) ?? ''}`,
+    );
   }
   await waitFor(
     () => outboxCounts(dataDir).attemptedPending >= EVENT_TYPES.length,

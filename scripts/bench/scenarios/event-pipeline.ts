@@ -41,19 +41,31 @@ export const eventPipeline: Scenario = {
       const chain = await ctx.startWorker<NaiveChainApi>('naive-chain');
       await chain.call('open', { dataDir: ctx.tempSite().dataDir, url });
       const writtenBefore = processStats(chain.pid).writtenBytes;
-      const { delivered, total } = await chain.call('run', { startAtMs: nowMs() + 200, warmupMs: s.warmupS * 1000, measureMs: s.measureS * 1000 });
+      const { delivered, total } = await chain.call('run', {
+        startAtMs: nowMs() + 200,
+        warmupMs: s.warmupS * 1000,
+        measureMs: s.measureS * 1000,
+      });
       const { peakRssMB, writtenBytes } = processStats(chain.pid);
       const signing = await chain.call('signRate', { durationMs: s.signRateS * 1000 });
       await chain.call('close', undefined);
       await chain.stop();
-      return { eventsPerS: delivered / s.measureS, peakRssMB, signing, kBPerEvent: (writtenBytes - writtenBefore) / 1024 / total };
+      return {
+        eventsPerS: delivered / s.measureS,
+        peakRssMB,
+        signing,
+        kBPerEvent: (writtenBytes - writtenBefore) / 1024 / total,
+      };
     });
     await receiver.call('reset', undefined);
 
     const identities = stationIds(s.stations);
     const site = ctx.tempSite();
     seedIdTags(site, identities.map(stationTag));
-    const config = { sites: [benchSite({ stations: s.stations, webhookUrl: url })], webhookDelivery: { queueCapacity: BACKLOG_ROOM } };
+    const config = {
+      sites: [benchSite({ stations: s.stations, webhookUrl: url })],
+      webhookDelivery: { queueCapacity: BACKLOG_ROOM },
+    };
     const chargegate = await ctx.side('chargegate', () =>
       ctx.withChargegate(
         config,
@@ -61,17 +73,27 @@ export const eventPipeline: Scenario = {
           const fleet = await Fleet.connect(ctx, { url: daemon.ocppUrl, identities, generators: 1, concurrency: 25 });
           const writtenBefore = processStats(daemon.pid).writtenBytes;
           const startAtMs = nowMs() + 300;
-          const [load] = await fleet.all((g) => g.call('pipeline', { startAtMs, warmupMs: s.warmupS * 1000, measureMs: s.measureS * 1000 }));
+          const [load] = await fleet.all((g) =>
+            g.call('pipeline', { startAtMs, warmupMs: s.warmupS * 1000, measureMs: s.measureS * 1000 }),
+          );
           await fleet.stop();
           const from = startAtMs + s.warmupS * 1000;
-          const inWindow = (await receiver.call('arrivals', undefined)).filter((a) => a.atMs >= from && a.atMs <= from + s.measureS * 1000).length;
+          const inWindow = (await receiver.call('arrivals', undefined)).filter(
+            (a) => a.atMs >= from && a.atMs <= from + s.measureS * 1000,
+          ).length;
           const peakRssMB = processStats(daemon.pid).peakRssMB;
           // The rate stands even if the backlog then fails to drain: that is recorded as an error of its own.
           await ctx.side('chargegate, delivering the backlog after the load', () => drained(ctx, daemon, receiver));
           // Everything the load wrote, bookkeeping of the drain included, over every event delivered.
           const delivered = (await receiver.call('count', undefined)).distinct;
           const kBPerEvent = (processStats(daemon.pid).writtenBytes - writtenBefore) / 1024 / delivered;
-          return { eventsPerS: inWindow / s.measureS, peakRssMB, kBPerEvent, transactionsPerS: load!.transactions / s.measureS, note: failureNote([load!]) };
+          return {
+            eventsPerS: inWindow / s.measureS,
+            peakRssMB,
+            kBPerEvent,
+            transactionsPerS: load!.transactions / s.measureS,
+            note: failureNote([load!]),
+          };
         },
         site,
       ),
@@ -98,7 +120,12 @@ export const eventPipeline: Scenario = {
       target: [{ on: 'chargegate', op: '<=', value: 10 }],
       note: '/proc/PID/io write_bytes over the load and the drain after it, divided by the events delivered (the stored event is ~0.4 KB)',
     });
-    ctx.figure({ name: 'RSS, peak', unit: 'MB', chargegate: chargegate?.peakRssMB ?? null, baseline: naive?.peakRssMB ?? null });
+    ctx.figure({
+      name: 'RSS, peak',
+      unit: 'MB',
+      chargegate: chargegate?.peakRssMB ?? null,
+      baseline: naive?.peakRssMB ?? null,
+    });
     ctx.figure({
       name: 'events/s delivered, share of the signing ceiling',
       unit: '%',
@@ -116,8 +143,15 @@ export const eventPipeline: Scenario = {
 };
 
 /** After the load: every committed delivery reaches the receiver, none dead. Throws with the counts otherwise. */
-async function drained(ctx: ScenarioContext, daemon: ChargegateProcess, receiver: WorkerHandle<ReceiverApi>): Promise<void> {
-  const state = async () => ({ outbox: outboxCounts(daemon.site.dataDir), received: await receiver.call('count', undefined) });
+async function drained(
+  ctx: ScenarioContext,
+  daemon: ChargegateProcess,
+  receiver: WorkerHandle<ReceiverApi>,
+): Promise<void> {
+  const state = async () => ({
+    outbox: outboxCounts(daemon.site.dataDir),
+    received: await receiver.call('count', undefined),
+  });
   await waitFor(
     async () => {
       daemon.assertAlive();
@@ -129,5 +163,6 @@ async function drained(ctx: ScenarioContext, daemon: ChargegateProcess, receiver
     200,
   );
   const { outbox } = await state();
-  if (outbox.deliveriesByState.dead) throw new Error(`${outbox.deliveriesByState.dead} deliveries went to the dead letters: ${daemon.logTail(5)}`);
+  if (outbox.deliveriesByState.dead)
+    throw new Error(`${outbox.deliveriesByState.dead} deliveries went to the dead letters: ${daemon.logTail(5)}`);
 }

@@ -16,8 +16,14 @@ export const footprint: Scenario = {
   title: 'Footprint: idle RSS and start-up to ready',
   async run(ctx) {
     const { starts, idleS } = ctx.settings.footprint;
-    ctx.describe({ starts, idleS, config: 'one site, one station, one webhook (receiver absent, nothing to send), no meters' });
-    const config = { sites: [benchSite({ stations: 1, webhookUrl: `http://127.0.0.1:${await freePort()}/webhook/events` })] };
+    ctx.describe({
+      starts,
+      idleS,
+      config: 'one site, one station, one webhook (receiver absent, nothing to send), no meters',
+    });
+    const config = {
+      sites: [benchSite({ stations: 1, webhookUrl: `http://127.0.0.1:${await freePort()}/webhook/events` })],
+    };
 
     const chargegate = await ctx.side('chargegate', async () => {
       const site = ctx.tempSite({ newKeys: true });
@@ -35,12 +41,23 @@ export const footprint: Scenario = {
         }
         await daemon.stop();
       }
-      return { firstStartMs: startups[0] ?? null, warmStartMs: median(startups.slice(1)), selfReportedMs: median(selfReported.slice(1)), idleRssMB };
+      return {
+        firstStartMs: startups[0] ?? null,
+        warmStartMs: median(startups.slice(1)),
+        selfReportedMs: median(selfReported.slice(1)),
+        idleRssMB,
+      };
     });
     const node = await ctx.side('baseline (bare Node.js)', () => bareNode(ctx, idleS));
     const stack = await ctx.side('reference (the dependencies alone)', () => dependenciesAlone(ctx, idleS));
 
-    ctx.figure({ name: 'idle RSS', unit: 'MB', chargegate: chargegate?.idleRssMB ?? null, baseline: node?.idleRssMB ?? null, target: [{ on: 'chargegate', op: '<=', value: 80 }] });
+    ctx.figure({
+      name: 'idle RSS',
+      unit: 'MB',
+      chargegate: chargegate?.idleRssMB ?? null,
+      baseline: node?.idleRssMB ?? null,
+      target: [{ on: 'chargegate', op: '<=', value: 80 }],
+    });
     ctx.figure({
       name: 'start-up to ready, existing data dir',
       unit: 'ms',
@@ -72,11 +89,21 @@ export const footprint: Scenario = {
 /** The runtime dependencies an idle daemon loads; modbus-serial, serialport and node-forge load only when used. */
 const LAZY_DEPENDENCIES = new Set(['modbus-serial', 'serialport', 'node-forge']);
 const STARTUP_DEPENDENCIES = Object.keys(
-  (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { dependencies: Record<string, string> }).dependencies,
+  (
+    JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+      dependencies: Record<string, string>;
+    }
+  ).dependencies,
 ).filter((name) => !LAZY_DEPENDENCIES.has(name));
 
-/** Spawn to "imports done" and idle RSS of a Node.js process (the unit's Node.js options) that imports the startup dependencies and does nothing else. */
-async function dependenciesAlone(ctx: ScenarioContext, idleS: number): Promise<{ startupMs: number; idleRssMB: number }> {
+/**
+ * Spawn to "imports done" and idle RSS of a Node.js process (the unit's Node.js options) that imports the startup
+ * dependencies and does nothing else.
+ */
+async function dependenciesAlone(
+  ctx: ScenarioContext,
+  idleS: number,
+): Promise<{ startupMs: number; idleRssMB: number }> {
   const code = `await Promise.all(${JSON.stringify(STARTUP_DEPENDENCIES)}.map((name) => import(name))); process.stdout.write('ready\\n'); setInterval(() => {}, 60_000);`;
   return idleProcess(ctx, [...installedNodeArgs(), '--input-type=module', '-e', code], idleS);
 }
@@ -87,9 +114,16 @@ function bareNode(ctx: ScenarioContext, idleS: number): Promise<{ startupMs: num
 }
 
 /** Spawn to the first output line, then RSS after idleS of a node process run with args (from the project root). */
-async function idleProcess(ctx: ScenarioContext, args: string[], idleS: number): Promise<{ startupMs: number; idleRssMB: number }> {
+async function idleProcess(
+  ctx: ScenarioContext,
+  args: string[],
+  idleS: number,
+): Promise<{ startupMs: number; idleRssMB: number }> {
   const spawnedAt = nowMs();
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], cwd: fileURLToPath(new URL('../../../', import.meta.url)) });
+  const child = spawn(process.execPath, args, {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    cwd: fileURLToPath(new URL('../../../', import.meta.url)),
+  });
   ctx.processes.adopt(child);
   await once(child.stdout, 'data');
   const startupMs = nowMs() - spawnedAt;

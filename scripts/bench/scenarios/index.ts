@@ -8,4 +8,12 @@ import { modbusPolling } from './modbus-polling.js';
 import { ocppCapacity } from './ocpp-capacity.js';
 
 /** Issue 7's table, in its order. */
-export const SCENARIOS: Scenario[] = [eventPipeline, steadyLatency, ocppCapacity, localAuthorize, backlogDrain, footprint, modbusPolling];
+export const SCENARIOS: Scenario[] = [
+  eventPipeline,
+  steadyLatency,
+  ocppCapacity,
+  localAuthorize,
+  backlogDrain,
+  footprint,
+  modbusPolling,
+];

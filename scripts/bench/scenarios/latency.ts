@@ -89,15 +89,21 @@ export const steadyLatency: Scenario = {
 };
 
 /** Waits until every timed StartTransaction has reached the receiver; its arrival minus its send time, each. */
-async function arrivalLatencies(ctx: ScenarioContext, receiver: WorkerHandle<ReceiverApi>, starts: readonly TimedStart[]): Promise<number[]> {
+async function arrivalLatencies(
+  ctx: ScenarioContext,
+  receiver: WorkerHandle<ReceiverApi>,
+  starts: readonly TimedStart[],
+): Promise<number[]> {
   const arrivedAt = new Map<string, number>();
   await waitFor(
     async () => {
-      for (const a of await receiver.call('arrivals', undefined)) if (a.eventType === 'StartTransaction') arrivedAt.set(`${a.stationId}:${a.meterStart}`, a.atMs);
+      for (const a of await receiver.call('arrivals', undefined))
+        if (a.eventType === 'StartTransaction') arrivedAt.set(`${a.stationId}:${a.meterStart}`, a.atMs);
       return starts.every((start) => arrivedAt.has(start.key));
     },
     ctx.settings.drainTimeoutS * 1000,
-    () => `${starts.filter((start) => !arrivedAt.has(start.key)).length} of ${starts.length} StartTransaction webhooks never arrived`,
+    () =>
+      `${starts.filter((start) => !arrivedAt.has(start.key)).length} of ${starts.length} StartTransaction webhooks never arrived`,
     200,
   );
   return starts.map((start) => arrivedAt.get(start.key)! - start.sentAtMs);

@@ -18,7 +18,14 @@ export const modbusPolling: Scenario = {
   async run(ctx) {
     const s = ctx.settings.modbus;
     const detection = { startCurrentA: 1, startDelayS: s.startDelayS, stopCurrentA: 0.5, stopDelayS: 60 };
-    ctx.describe({ ...s, model: 'sdm630', detection, settleS: settleMs(s.pollIntervalMs) / 1000, idleStations: IDLE_STATIONS, heartbeatMs: HEARTBEAT_MS });
+    ctx.describe({
+      ...s,
+      model: 'sdm630',
+      detection,
+      settleS: settleMs(s.pollIntervalMs) / 1000,
+      idleStations: IDLE_STATIONS,
+      heartbeatMs: HEARTBEAT_MS,
+    });
     const simulators = await ctx.startWorker<MetersApi>('meters');
 
     const bare = await ctx.side('baseline (bare modbus-serial poller)', async () => {
@@ -45,13 +52,21 @@ export const modbusPolling: Scenario = {
         detection,
       }));
       return ctx.withChargegate({ sites: [benchSite({ meters, stations: IDLE_STATIONS })] }, async (daemon) => {
-        const fleet = await Fleet.connect(ctx, { url: daemon.ocppUrl, identities: stationIds(IDLE_STATIONS), generators: 1, concurrency: IDLE_STATIONS });
+        const fleet = await Fleet.connect(ctx, {
+          url: daemon.ocppUrl,
+          identities: stationIds(IDLE_STATIONS),
+          generators: 1,
+          concurrency: IDLE_STATIONS,
+        });
         await sleep(settleMs(s.pollIntervalMs));
         const before = await simulators.call('requests', undefined);
         const writtenBefore = processStats(daemon.pid).writtenBytes;
         const { cpuPercent, result: heartbeats } = await watchProcess(
           daemon.pid,
-          async () => (await fleet.all((g) => g.call('heartbeats', { intervalMs: HEARTBEAT_MS, durationMs: s.measureS * 1000 })))[0]!,
+          async () =>
+            (
+              await fleet.all((g) => g.call('heartbeats', { intervalMs: HEARTBEAT_MS, durationMs: s.measureS * 1000 }))
+            )[0]!,
         );
         const idleMBPerDay = ((processStats(daemon.pid).writtenBytes - writtenBefore) / s.measureS) * (86_400 / 1e6);
         await fleet.stop();
@@ -71,7 +86,14 @@ export const modbusPolling: Scenario = {
           100,
         );
         const latenciesS = meters.map((m, i) => (detectedAt.get(m.id)! - setAt[i]!) / 1000);
-        return { cpuPercent, requestsPerS, idleMBPerDay, heartbeats, p50S: percentile(latenciesS, 50), maxS: Math.max(...latenciesS) };
+        return {
+          cpuPercent,
+          requestsPerS,
+          idleMBPerDay,
+          heartbeats,
+          p50S: percentile(latenciesS, 50),
+          maxS: Math.max(...latenciesS),
+        };
       });
     });
 

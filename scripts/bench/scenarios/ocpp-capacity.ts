@@ -23,15 +23,24 @@ export const ocppCapacity: Scenario = {
   title: 'OCPP capacity: stations sending Heartbeat, StatusNotification, MeterValues',
   async run(ctx) {
     const s = ctx.settings.capacity;
-    ctx.describe({ ...s, mix: 'Heartbeat, StatusNotification (unchanged status), MeterValues in turn, closed loop per station' });
+    ctx.describe({
+      ...s,
+      mix: 'Heartbeat, StatusNotification (unchanged status), MeterValues in turn, closed loop per station',
+    });
     const limit = openFilesLimit();
     if (limit !== null && limit < s.stations + 1024)
-      throw new Error(`the open-files limit (ulimit -n ${limit}) is too low for ${s.stations} stations; raise it to at least ${s.stations + 1024}`);
+      throw new Error(
+        `the open-files limit (ulimit -n ${limit}) is too low for ${s.stations} stations; raise it to at least ${s.stations + 1024}`,
+      );
     const identities = stationIds(s.stations);
 
-    const bare = await ctx.side('baseline (bare ocpp-rpc)', () => withBareOcppServer(ctx, (url, pid) => drive(ctx, url, identities, pid)));
+    const bare = await ctx.side('baseline (bare ocpp-rpc)', () =>
+      withBareOcppServer(ctx, (url, pid) => drive(ctx, url, identities, pid)),
+    );
     const chargegate = await ctx.side('chargegate', () =>
-      ctx.withChargegate({ sites: [benchSite({ stations: s.stations })] }, (daemon) => drive(ctx, daemon.ocppUrl, identities, daemon.pid)),
+      ctx.withChargegate({ sites: [benchSite({ stations: s.stations })] }, (daemon) =>
+        drive(ctx, daemon.ocppUrl, identities, daemon.pid),
+      ),
     );
 
     const note = sidesNote(chargegate?.note, bare?.note);
@@ -43,8 +52,18 @@ export const ocppCapacity: Scenario = {
       target: [{ on: 'ratio', op: '>=', value: 0.5 }],
       ...(note && { note }),
     });
-    ctx.figure({ name: 'call latency p50', unit: 'ms', chargegate: chargegate?.p50Ms ?? null, baseline: bare?.p50Ms ?? null });
-    ctx.figure({ name: 'call latency p99', unit: 'ms', chargegate: chargegate?.p99Ms ?? null, baseline: bare?.p99Ms ?? null });
+    ctx.figure({
+      name: 'call latency p50',
+      unit: 'ms',
+      chargegate: chargegate?.p50Ms ?? null,
+      baseline: bare?.p50Ms ?? null,
+    });
+    ctx.figure({
+      name: 'call latency p99',
+      unit: 'ms',
+      chargegate: chargegate?.p99Ms ?? null,
+      baseline: bare?.p99Ms ?? null,
+    });
     ctx.figure({
       name: 'server RSS, peak',
       unit: 'MB',
@@ -64,10 +83,17 @@ export const ocppCapacity: Scenario = {
 
 async function drive(ctx: ScenarioContext, url: string, identities: string[], serverPid: number): Promise<CapacityRun> {
   const s = ctx.settings.capacity;
-  const fleet = await Fleet.connect(ctx, { url, identities, generators: s.generators, concurrency: s.connectConcurrency });
+  const fleet = await Fleet.connect(ctx, {
+    url,
+    identities,
+    generators: s.generators,
+    concurrency: s.connectConcurrency,
+  });
   try {
     const startAtMs = nowMs() + 500;
-    const results = await fleet.all((g) => g.call('mix', { startAtMs, warmupMs: s.warmupS * 1000, measureMs: s.measureS * 1000 }));
+    const results = await fleet.all((g) =>
+      g.call('mix', { startAtMs, warmupMs: s.warmupS * 1000, measureMs: s.measureS * 1000 }),
+    );
     const latencies = results.flatMap((r) => Array.from(r.latenciesMs));
     return {
       callsPerS: results.reduce((n, r) => n + r.completed, 0) / s.measureS,

@@ -11,7 +11,11 @@ export const bareOcppServerApi = {
   async listen(payload: { port: number }): Promise<void> {
     server = new RPCServer({ protocols: ['ocpp1.6'], strictMode: true });
     server.on('client', (client) => {
-      client.handle('BootNotification', () => ({ status: 'Accepted', interval: 300, currentTime: new Date().toISOString() }));
+      client.handle('BootNotification', () => ({
+        status: 'Accepted',
+        interval: 300,
+        currentTime: new Date().toISOString(),
+      }));
       client.handle('Heartbeat', () => ({ currentTime: new Date().toISOString() }));
       client.handle('StatusNotification', () => ({}));
       client.handle('MeterValues', () => ({}));

@@ -14,7 +14,9 @@ const CHARGING = { energyKWh: 1000, currentA: [16, 16, 16], powerW: 11_000 };
 
 export const metersApi = {
   async start(payload: { count: number }): Promise<{ ports: number[] }> {
-    meters = await Promise.all(Array.from({ length: payload.count }, () => MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630 } })));
+    meters = await Promise.all(
+      Array.from({ length: payload.count }, () => MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630 } })),
+    );
     await Promise.all(meters.map((m) => m.set(1, IDLE)));
     return { ports: meters.map((m) => m.port) };
   },

@@ -26,7 +26,9 @@ export const modbusPollerApi = {
         setInterval(() => {
           void (async () => {
             for (const read of reads) {
-              await (read.functionCode === 4 ? client.readInputRegisters(read.address, read.count) : client.readHoldingRegisters(read.address, read.count));
+              await (read.functionCode === 4
+                ? client.readInputRegisters(read.address, read.count)
+                : client.readHoldingRegisters(read.address, read.count));
               answered += 1;
             }
           })().catch(() => undefined);

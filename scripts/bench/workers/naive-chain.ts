@@ -31,16 +31,32 @@ function oneEventChain(): { deliver(n: number): Promise<void>; close(): Promise<
   const queue = { siteId: site.id, webhookId: webhook.id, eventType: 'StartTransaction' as const };
   return {
     async deliver(n) {
-      const event = { stationId: NAIVE_STATION, chargePointId: 'NAIVE-A', connectorId: 1, idTag: 'TAG-NAIVE', meterStart: n, transactionId: n };
-      const { eventId } = inTransaction(db, () => appendEvent(db, { eventType: queue.eventType, siteId: site.id, payload: event }, [webhook.id], new Date()));
+      const event = {
+        stationId: NAIVE_STATION,
+        chargePointId: 'NAIVE-A',
+        connectorId: 1,
+        idTag: 'TAG-NAIVE',
+        meterStart: n,
+        transactionId: n,
+      };
+      const { eventId } = inTransaction(db, () =>
+        appendEvent(db, { eventType: queue.eventType, siteId: site.id, payload: event }, [webhook.id], new Date()),
+      );
       const delivery = store.head(queue, 1)[0]!;
       const outcome = await sender.send(
         webhook,
-        { eventId, eventType: queue.eventType, siteId: site.id, payloadJson: delivery.payloadJson, occurredAt: delivery.occurredAt },
+        {
+          eventId,
+          eventType: queue.eventType,
+          siteId: site.id,
+          payloadJson: delivery.payloadJson,
+          occurredAt: delivery.occurredAt,
+        },
         { timeZone: config.timezone, timeoutMs: config.webhookDelivery.requestTimeoutMs },
       );
       // The receiver is on loopback and always answers: a failure means the chain is broken, not slow.
-      if (!outcome.delivered || outcome.status === undefined) throw new Error(`delivery failed: ${outcome.error ?? outcome.status}`);
+      if (!outcome.delivered || outcome.status === undefined)
+        throw new Error(`delivery failed: ${outcome.error ?? outcome.status}`);
       store.markDelivered(delivery.id, outcome.status, new Date());
     },
     close: () => sender.close(),
@@ -50,12 +66,19 @@ function oneEventChain(): { deliver(n: number): Promise<void>; close(): Promise<
 export const naiveChainApi = {
   /** Database and keystore (key generation takes seconds) are made before anything is timed. */
   async open(payload: { dataDir: string; url: string }): Promise<void> {
-    const config = configSchema.parse({ dataDir: payload.dataDir, sites: [{ id: 'naive', webhooks: [{ id: 'naive', url: payload.url }] }] });
+    const config = configSchema.parse({
+      dataDir: payload.dataDir,
+      sites: [{ id: 'naive', webhooks: [{ id: 'naive', url: payload.url }] }],
+    });
     chain = { config, db: openDatabase(config.dataDir), keystore: await openKeystore(config) };
   },
 
   /** delivered: within the measured window; total: every event of the run (for bytes written per event). */
-  async run(payload: { startAtMs: number; warmupMs: number; measureMs: number }): Promise<{ delivered: number; total: number }> {
+  async run(payload: {
+    startAtMs: number;
+    warmupMs: number;
+    measureMs: number;
+  }): Promise<{ delivered: number; total: number }> {
     const chainOne = oneEventChain();
     const from = payload.startAtMs + payload.warmupMs;
     const to = from + payload.measureMs;
@@ -75,7 +98,11 @@ export const naiveChainApi = {
    * Scenario 2's baseline: one event per slot of a fixed timetable (open loop), keyed `NAIVE:meterStart` like the
    * receiver's arrivals, timed from its slot so an event held back by the one before it shows the delay.
    */
-  async steady(payload: { startAtMs: number; durationMs: number; eventsPerS: number }): Promise<{ starts: Array<{ key: string; sentAtMs: number }> }> {
+  async steady(payload: {
+    startAtMs: number;
+    durationMs: number;
+    eventsPerS: number;
+  }): Promise<{ starts: Array<{ key: string; sentAtMs: number }> }> {
     const chainOne = oneEventChain();
     const starts: Array<{ key: string; sentAtMs: number }> = [];
     const slotMs = 1000 / payload.eventsPerS;
@@ -96,7 +123,13 @@ export const naiveChainApi = {
    */
   async signRate(payload: { durationMs: number }): Promise<{ signsPerS: number; keyBits: number | null }> {
     const key = opened().keystore.webhookSigningKey();
-    const request = { method: 'POST', url: new URL('http://127.0.0.1/webhook/events'), requestId: randomUUID(), contentType: 'application/json', body: '{}' };
+    const request = {
+      method: 'POST',
+      url: new URL('http://127.0.0.1/webhook/events'),
+      requestId: randomUUID(),
+      contentType: 'application/json',
+      body: '{}',
+    };
     const startedAt = nowMs();
     const end = startedAt + payload.durationMs;
     let signs = 0;
@@ -108,7 +141,10 @@ export const naiveChainApi = {
         }
       }),
     );
-    return { signsPerS: (signs * 1000) / (nowMs() - startedAt), keyBits: key.privateKey.asymmetricKeyDetails?.modulusLength ?? null };
+    return {
+      signsPerS: (signs * 1000) / (nowMs() - startedAt),
+      keyBits: key.privateKey.asymmetricKeyDetails?.modulusLength ?? null,
+    };
   },
 
   close(): void {

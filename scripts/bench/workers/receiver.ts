@@ -26,7 +26,11 @@ export const receiverApi = {
     receiver ??= await startReceiver(
       (request) => {
         const atMs = nowMs();
-        const envelope = request.json<{ eventId: string; eventType: string; payload?: { stationId?: string; meterStart?: number } }>();
+        const envelope = request.json<{
+          eventId: string;
+          eventType: string;
+          payload?: { stationId?: string; meterStart?: number };
+        }>();
         arrivals.push({
           atMs,
           eventId: envelope.eventId,

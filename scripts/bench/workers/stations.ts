@@ -37,7 +37,11 @@ function windowBounds(w: Window): { from: number; to: number } {
 }
 
 /** Runs fn on every item, `concurrency` at a time. */
-async function forEachLimited<T>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
+async function forEachLimited<T>(
+  items: readonly T[],
+  concurrency: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const lanes = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
     while (next < items.length) await fn(items[next++]!);
@@ -85,7 +89,11 @@ const MIX = ['Heartbeat', 'StatusNotification', 'MeterValues'] as const;
 
 export const stationsApi = {
   /** Connects (and boots) the given identities, spreading the upgrades so a car park reconnecting is gradual. */
-  async connect(payload: { url: string; identities: string[]; concurrency: number }): Promise<{ connected: number; seconds: number; errors: number; firstError: string | null }> {
+  async connect(payload: {
+    url: string;
+    identities: string[];
+    concurrency: number;
+  }): Promise<{ connected: number; seconds: number; errors: number; firstError: string | null }> {
     const failures = new Failures();
     const startedAt = nowMs();
     await forEachLimited(payload.identities, payload.concurrency, async (identity) => {
@@ -102,7 +110,10 @@ export const stationsApi = {
   },
 
   /** Scenario 7's idle site: every station sends a Heartbeat every intervalMs for durationMs, and nothing else. */
-  async heartbeats(payload: { intervalMs: number; durationMs: number }): Promise<{ sent: number; errors: number; firstError: string | null }> {
+  async heartbeats(payload: {
+    intervalMs: number;
+    durationMs: number;
+  }): Promise<{ sent: number; errors: number; firstError: string | null }> {
     const failures = new Failures();
     const startedAt = nowMs();
     let sent = 0;
@@ -128,7 +139,11 @@ export const stationsApi = {
     const { completed } = await closedLoop(
       payload,
       async (station, n) => {
-        const transactionId = await station.startTransaction({ connectorId: 1, idTag: stationTag(station.identity), meterStart: cycleMeterWh(n + 1) });
+        const transactionId = await station.startTransaction({
+          connectorId: 1,
+          idTag: stationTag(station.identity),
+          meterStart: cycleMeterWh(n + 1),
+        });
         await station.stopTransaction({ transactionId, meterStop: cycleMeterWh(n + 1) + 500 });
       },
       failures,
@@ -157,8 +172,13 @@ export const stationsApi = {
           if (startAt >= end) return;
           await sleepUntil(startAt);
           try {
-            const transactionId = await station.startTransaction({ connectorId: 1, idTag: stationTag(station.identity), meterStart: cycleMeterWh(k) });
-            // The timetable's instant, not the actual send: a station held back by a slow answer must not hide the delay.
+            const transactionId = await station.startTransaction({
+              connectorId: 1,
+              idTag: stationTag(station.identity),
+              meterStart: cycleMeterWh(k),
+            });
+            // The timetable's instant, not the actual send: a station held back by a slow answer must not hide the
+            // delay.
             starts.push({ key: `${station.identity}:${k}`, sentAtMs: startAt });
             await sleepUntil(startAt + periodMs / 2);
             await station.stopTransaction({ transactionId, meterStop: cycleMeterWh(k) + 500 });
@@ -172,7 +192,9 @@ export const stationsApi = {
   },
 
   /** Scenario 3: Heartbeat, StatusNotification and MeterValues in turn, closed loop on every station. */
-  async mix(payload: Window): Promise<{ completed: number; latenciesMs: Float64Array; errors: number; firstError: string | null }> {
+  async mix(
+    payload: Window,
+  ): Promise<{ completed: number; latenciesMs: Float64Array; errors: number; firstError: string | null }> {
     const failures = new Failures();
     const result = await closedLoop(
       payload,
@@ -188,7 +210,9 @@ export const stationsApi = {
   },
 
   /** Scenario 4: each station sends Authorize at a fixed rate (open loop, phases spread). */
-  async authorize(payload: Window & { callsPerStationPerS: number }): Promise<{ latenciesMs: Float64Array; errors: number; firstError: string | null }> {
+  async authorize(
+    payload: Window & { callsPerStationPerS: number },
+  ): Promise<{ latenciesMs: Float64Array; errors: number; firstError: string | null }> {
     const failures = new Failures();
     const { from, to } = windowBounds(payload);
     const periodMs = 1000 / payload.callsPerStationPerS;
@@ -219,7 +243,10 @@ export const stationsApi = {
    * Scenario 5: exactly `count` operations spread over the stations, each making events of one kind:
    * a transaction (Start, then Stop), an Authorize, or a connector status change.
    */
-  async produce(payload: { kind: 'transaction' | 'authorize' | 'status'; count: number }): Promise<{ done: number; errors: number; firstError: string | null }> {
+  async produce(payload: {
+    kind: 'transaction' | 'authorize' | 'status';
+    count: number;
+  }): Promise<{ done: number; errors: number; firstError: string | null }> {
     const failures = new Failures();
     let done = 0;
     await Promise.all(
@@ -228,7 +255,10 @@ export const stationsApi = {
         for (let n = 0; n < share; n++) {
           try {
             if (payload.kind === 'transaction') {
-              const transactionId = await station.startTransaction({ connectorId: 1, idTag: stationTag(station.identity) });
+              const transactionId = await station.startTransaction({
+                connectorId: 1,
+                idTag: stationTag(station.identity),
+              });
               await station.stopTransaction({ transactionId });
             } else if (payload.kind === 'authorize') {
               await station.authorize(stationTag(station.identity));

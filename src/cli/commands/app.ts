@@ -6,7 +6,10 @@ import { output, repeatable, table, wholeNumber, withContext, type GlobalOptions
 /** The longest an old client secret may keep working after a rotation. */
 const MAX_GRACE_S = 365 * 86_400;
 
-/** `app create|list|rotate-secret|revoke`: the OAuth 2.0 clients of the API (README "Applications, groups and keys (installers)"). */
+/**
+ * `app create|list|rotate-secret|revoke`: the OAuth 2.0 clients of the API (README "Applications, groups and keys
+ * (installers)").
+ */
 export function registerApp(program: Command): void {
   const app = program.command('app').description('API applications (OAuth 2.0 clients)');
 
@@ -19,9 +22,18 @@ export function registerApp(program: Command): void {
     .action(async (options: { name: string; group: string[]; description?: string }, cmd: Command) => {
       const { Applications } = await applications();
       await withContext(cmd.optsWithGlobals<GlobalOptions>(), ({ config, db, json }) => {
-        const created = new Applications({ db }).create(config, { name: options.name, description: options.description, groupIds: options.group });
+        const created = new Applications({ db }).create(config, {
+          name: options.name,
+          description: options.description,
+          groupIds: options.group,
+        });
         output(json, { clientId: created.clientId, clientSecret: created.clientSecret }, () =>
-          [`clientId:     ${created.clientId}`, `clientSecret: ${created.clientSecret}`, '', 'Store the secret now: it is shown only once (only its hash is kept).'].join('\n'),
+          [
+            `clientId:     ${created.clientId}`,
+            `clientSecret: ${created.clientSecret}`,
+            '',
+            'Store the secret now: it is shown only once (only its hash is kept).',
+          ].join('\n'),
         );
       });
     });
@@ -46,7 +58,12 @@ export function registerApp(program: Command): void {
     .command('rotate-secret')
     .description('give an application a new clientSecret, printed once; the old one keeps working for --grace seconds')
     .argument('<clientId>')
-    .option('--grace <seconds>', 'how long the old secret stays valid (0: it stops at once; at most a year)', wholeNumber(0, MAX_GRACE_S), 86_400)
+    .option(
+      '--grace <seconds>',
+      'how long the old secret stays valid (0: it stops at once; at most a year)',
+      wholeNumber(0, MAX_GRACE_S),
+      86_400,
+    )
     .action(async (clientId: string, options: { grace: number }, cmd: Command) => {
       const { Applications } = await applications();
       await withContext(cmd.optsWithGlobals<GlobalOptions>(), ({ db, json }) => {
@@ -56,7 +73,9 @@ export function registerApp(program: Command): void {
             `clientId:     ${rotated.clientId}`,
             `clientSecret: ${rotated.clientSecret}`,
             '',
-            rotated.previousValidUntil === null ? 'The old secret no longer works.' : `The old secret works until ${rotated.previousValidUntil}.`,
+            rotated.previousValidUntil === null
+              ? 'The old secret no longer works.'
+              : `The old secret works until ${rotated.previousValidUntil}.`,
             'Store the new secret now: it is shown only once (only its hash is kept).',
           ].join('\n'),
         );
@@ -71,7 +90,9 @@ export function registerApp(program: Command): void {
       const { Applications } = await applications();
       await withContext(cmd.optsWithGlobals<GlobalOptions>(), ({ db, json }) => {
         const { application, alreadyRevoked } = new Applications({ db }).revoke(clientId);
-        output(json, { ...application, alreadyRevoked }, () => (alreadyRevoked ? `${clientId} was already revoked at ${application.revokedAt}` : `${clientId} revoked`));
+        output(json, { ...application, alreadyRevoked }, () =>
+          alreadyRevoked ? `${clientId} was already revoked at ${application.revokedAt}` : `${clientId} revoked`,
+        );
       });
     });
 }

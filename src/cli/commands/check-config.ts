@@ -1,12 +1,22 @@
 import type { Command } from 'commander';
-import { ConfigError, isLoopbackHost, isWildcardHost, loadConfig, resolveConfigPath, unreadableFiles, type Config } from '../../config/index.js';
+import {
+  ConfigError,
+  isLoopbackHost,
+  isWildcardHost,
+  loadConfig,
+  resolveConfigPath,
+  unreadableFiles,
+  type Config,
+} from '../../config/index.js';
 import { KeystoreError, keystoreEncrypted } from '../../keystore/index.js';
 import { CliError, EXIT_USAGE, output, type GlobalOptions } from '../context.js';
 
 export function registerCheckConfig(program: Command): void {
   program
     .command('check-config')
-    .description('validate the config file: exit 0 when usable (with warnings about risky settings), 2 with the key path of every problem')
+    .description(
+      'validate the config file: exit 0 when usable (with warnings about risky settings), 2 with the key path of every problem',
+    )
     .action((_options, cmd: Command) => {
       const globals = cmd.optsWithGlobals<GlobalOptions>();
       const json = globals.json === true;
@@ -28,7 +38,10 @@ export function registerCheckConfig(program: Command): void {
       }
       const warnings = configWarnings(config);
       output(json, { ok: true, file: configPath, sites: config.sites.map((s) => s.id), warnings }, () =>
-        [`${configPath}: ok (${config.sites.length} site${config.sites.length === 1 ? '' : 's'})`, ...warnings.map((w) => `warning: ${w}`)].join('\n'),
+        [
+          `${configPath}: ok (${config.sites.length} site${config.sites.length === 1 ? '' : 's'})`,
+          ...warnings.map((w) => `warning: ${w}`),
+        ].join('\n'),
       );
     });
 }

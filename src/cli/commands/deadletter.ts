@@ -7,7 +7,9 @@ import { CliError, EXIT_FAILURE, EXIT_USAGE, output, table, withContext, type Gl
 
 /** `chargegate deadletter list|show|replay|discard`: events that exhausted their retries or found their queue full. */
 export function registerDeadletter(program: Command): void {
-  const deadletter = program.command('deadletter').description('webhook dead letters: list, show, replay (same eventId, back in the queue), discard');
+  const deadletter = program
+    .command('deadletter')
+    .description('webhook dead letters: list, show, replay (same eventId, back in the queue), discard');
 
   deadletter
     .command('list')
@@ -17,7 +19,17 @@ export function registerDeadletter(program: Command): void {
         const deadLetters = new DeliveryStore(ctx.db).deadLetters();
         output(ctx.json, { deadLetters }, () =>
           table(
-            ['EVENT ID', 'EVENT TYPE', 'SITE', 'WEBHOOK', 'REASON', 'ATTEMPTS', 'LAST STATUS', 'DEAD SINCE', 'LAST ERROR'],
+            [
+              'EVENT ID',
+              'EVENT TYPE',
+              'SITE',
+              'WEBHOOK',
+              'REASON',
+              'ATTEMPTS',
+              'LAST STATUS',
+              'DEAD SINCE',
+              'LAST ERROR',
+            ],
             deadLetters.map((d) => [
               d.eventId,
               d.eventType,
@@ -36,7 +48,9 @@ export function registerDeadletter(program: Command): void {
 
   deadletter
     .command('show')
-    .description('one dead event: the envelope its webhooks get (timestamp = when it was stored) and each dead delivery')
+    .description(
+      'one dead event: the envelope its webhooks get (timestamp = when it was stored) and each dead delivery',
+    )
     .argument('<eventId>')
     .action((eventId: string, _options: unknown, cmd: Command) =>
       withContext(cmd.optsWithGlobals<GlobalOptions>(), async (ctx) => {
@@ -73,27 +87,33 @@ export function registerDeadletter(program: Command): void {
     .action((eventId: string | undefined, options: { all?: boolean }, cmd: Command) =>
       withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
         const discarded = new DeliveryStore(ctx.db).discard(selection(eventId, options));
-        if (eventId !== undefined && discarded === 0) throw new CliError(`no dead letter for event ${eventId}`, EXIT_FAILURE);
+        if (eventId !== undefined && discarded === 0)
+          throw new CliError(`no dead letter for event ${eventId}`, EXIT_FAILURE);
         output(ctx.json, { discarded }, () => `discarded ${discarded} dead deliver${discarded === 1 ? 'y' : 'ies'}`);
       }),
     );
 
   deadletter
     .command('replay')
-    .description('put dead letters back in their queues with the same eventId and a fresh retry budget; the running daemon sends them at once')
+    .description(
+      'put dead letters back in their queues with the same eventId and a fresh retry budget; the running daemon sends them at once',
+    )
     .argument('[eventId]', 'the event to replay (all its dead deliveries)')
     .option('--all', 'replay every dead letter')
     .action((eventId: string | undefined, options: { all?: boolean }, cmd: Command) =>
       withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
         const filter = selection(eventId, options);
         const store = new DeliveryStore(ctx.db);
-        if (eventId !== undefined && store.deadLetters({ eventId }).length === 0) throw new CliError(`no dead letter for event ${eventId}`, EXIT_FAILURE);
+        if (eventId !== undefined && store.deadLetters({ eventId }).length === 0)
+          throw new CliError(`no dead letter for event ${eventId}`, EXIT_FAILURE);
         const result = store.replay(filter, ctx.config.webhookDelivery.queueCapacity, new Date());
         output(ctx.json, result, () =>
           [
             `replayed ${result.replayed} deliver${result.replayed === 1 ? 'y' : 'ies'}`,
             ...(result.queueFull > 0
-              ? [`${result.queueFull} left on the dead-letter list: their queue is full (capacity ${ctx.config.webhookDelivery.queueCapacity}); replay again once it drains`]
+              ? [
+                  `${result.queueFull} left on the dead-letter list: their queue is full (capacity ${ctx.config.webhookDelivery.queueCapacity}); replay again once it drains`,
+                ]
               : []),
           ].join('\n'),
         );
@@ -104,7 +124,8 @@ export function registerDeadletter(program: Command): void {
 
 /** discard and replay act on one event's dead letters or, with --all, on every one: exactly one of the two. */
 function selection(eventId: string | undefined, options: { all?: boolean }): { eventId?: string } {
-  if ((eventId === undefined) === (options.all !== true)) throw new CliError('name one EVENT_ID or use --all', EXIT_USAGE);
+  if ((eventId === undefined) === (options.all !== true))
+    throw new CliError('name one EVENT_ID or use --all', EXIT_USAGE);
   return eventId !== undefined ? { eventId } : {};
 }
 

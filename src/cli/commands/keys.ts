@@ -1,10 +1,30 @@
 import { hostname } from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { createGatewayCertificate, listKeys, openKeystore, saveGatewayCertificate, type KeyInfo, type Keystore } from '../../keystore/index.js';
-import { CliError, EXIT_FAILURE, loadCommandConfig, output, repeatable, table, wholeNumber, MAX_CERTIFICATE_DAYS, type GlobalOptions } from '../context.js';
+import {
+  createGatewayCertificate,
+  listKeys,
+  openKeystore,
+  saveGatewayCertificate,
+  type KeyInfo,
+  type Keystore,
+} from '../../keystore/index.js';
+import {
+  CliError,
+  EXIT_FAILURE,
+  loadCommandConfig,
+  output,
+  repeatable,
+  table,
+  wholeNumber,
+  MAX_CERTIFICATE_DAYS,
+  type GlobalOptions,
+} from '../context.js';
 
-/** `keys list|rotate`: the keystore's signing keys (README "Applications, groups and keys (installers)"); `keys tls-cert` for OCPP profile 2. */
+/**
+ * `keys list|rotate`: the keystore's signing keys (README "Applications, groups and keys (installers)"); `keys
+ * tls-cert` for OCPP profile 2.
+ */
 export function registerKeys(program: Command): void {
   const keys = program.command('keys').description('signing keys: webhook `sign` key and access-token keys');
 
@@ -22,10 +42,15 @@ export function registerKeys(program: Command): void {
 
   keys
     .command('rotate')
-    .description('publish new keys now; they sign after keystore.nextKeyLeadS, and the old ones stay published for keystore.retiredKeyGraceS')
+    .description(
+      'publish new keys now; they sign after keystore.nextKeyLeadS, and the old ones stay published for keystore.retiredKeyGraceS',
+    )
     .action(async (_options, cmd: Command) => {
       const globals = cmd.optsWithGlobals<GlobalOptions>();
-      const { result, list } = await withKeystore(globals, async (keystore) => ({ result: await keystore.rotate(), list: keystore.list() }));
+      const { result, list } = await withKeystore(globals, async (keystore) => ({
+        result: await keystore.rotate(),
+        list: keystore.list(),
+      }));
       output(globals.json === true, result, () =>
         [
           `New keys are published in the JWKS now and start signing at ${result.activatesAt}.`,
@@ -38,8 +63,15 @@ export function registerKeys(program: Command): void {
 
   keys
     .command('tls-cert')
-    .description('make a self-signed certificate for the OCPP listener (security profile 2) and print what ocpp.tls and the stations need')
-    .option('--name <host-or-ip>', 'a host name or IP address stations dial (repeat; default: ocpp.host unless a wildcard, and this host name)', repeatable, [])
+    .description(
+      'make a self-signed certificate for the OCPP listener (security profile 2) and print what ocpp.tls and the stations need',
+    )
+    .option(
+      '--name <host-or-ip>',
+      'a host name or IP address stations dial (repeat; default: ocpp.host unless a wildcard, and this host name)',
+      repeatable,
+      [],
+    )
     .option('--days <n>', 'validity in days', wholeNumber(1, MAX_CERTIFICATE_DAYS), 825)
     .option('--out <dir>', 'directory for ocpp-cert.pem and ocpp-key.pem (default: <dataDir>/tls)')
     .option('--force', 'replace existing files (renewal); stations must then trust the new certificate')
@@ -50,15 +82,28 @@ export function registerKeys(program: Command): void {
       const certificate = await createGatewayCertificate({ names, validDays: options.days });
       let paths: { cert: string; key: string };
       try {
-        paths = saveGatewayCertificate(options.out ?? path.join(config.dataDir, 'tls'), certificate, options.force === true);
+        paths = saveGatewayCertificate(
+          options.out ?? path.join(config.dataDir, 'tls'),
+          certificate,
+          options.force === true,
+        );
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'EEXIST')
-          throw new CliError(`${(err as NodeJS.ErrnoException).path ?? 'certificate'} exists; pass --force to replace it`, EXIT_FAILURE);
+          throw new CliError(
+            `${(err as NodeJS.ErrnoException).path ?? 'certificate'} exists; pass --force to replace it`,
+            EXIT_FAILURE,
+          );
         throw err;
       }
       output(
         globals.json === true,
-        { ...paths, names, fingerprintSha256: certificate.fingerprintSha256, notAfter: certificate.notAfter, certificate: certificate.certificate },
+        {
+          ...paths,
+          names,
+          fingerprintSha256: certificate.fingerprintSha256,
+          notAfter: certificate.notAfter,
+          certificate: certificate.certificate,
+        },
         () =>
           [
             `certificate: ${paths.cert}`,
@@ -75,7 +120,10 @@ export function registerKeys(program: Command): void {
     });
 }
 
-/** The addresses stations most likely dial: the listener's own address (unless it listens everywhere) and this host's name. */
+/**
+ * The addresses stations most likely dial: the listener's own address (unless it listens everywhere) and this host's
+ * name.
+ */
 function defaultCertificateNames(ocppHost: string): string[] {
   const wildcard = ocppHost === '0.0.0.0' || ocppHost === '::' || ocppHost === '';
   return [...new Set([...(wildcard ? [] : [ocppHost]), hostname()])];
@@ -89,6 +137,16 @@ async function withKeystore<T>(globals: GlobalOptions, fn: (keystore: Keystore) 
 function keyTable(list: KeyInfo[]): string {
   return table(
     ['ID', 'PURPOSE', 'ALG', 'STATE', 'JWKS KID', 'CREATED', 'SIGNS FROM', 'RETIRES', 'UNPUBLISHED'],
-    list.map((k) => [k.id, k.purpose, k.alg, k.state, k.jwksKid ?? '-', k.createdAt, k.activatesAt, k.retiresAt ?? '-', k.expiresAt ?? '-']),
+    list.map((k) => [
+      k.id,
+      k.purpose,
+      k.alg,
+      k.state,
+      k.jwksKid ?? '-',
+      k.createdAt,
+      k.activatesAt,
+      k.retiresAt ?? '-',
+      k.expiresAt ?? '-',
+    ]),
   );
 }

@@ -6,7 +6,15 @@ import type { MeterHealth, MeterReadResult } from '../../modbus/index.js';
 
 /** The modbus folder is loaded by the meter commands only (faster start for every other command). */
 const modbus = () => import('../../modbus/index.js');
-import { CliError, EXIT_FAILURE, loadCommandConfig, output, table, withContext, type GlobalOptions } from '../context.js';
+import {
+  CliError,
+  EXIT_FAILURE,
+  loadCommandConfig,
+  output,
+  table,
+  withContext,
+  type GlobalOptions,
+} from '../context.js';
 
 /**
  * The running daemon's live meter health, from its status.json on the HTTP listener; undefined when it does not
@@ -17,7 +25,9 @@ async function liveMeterHealth(config: Config): Promise<Record<string, MeterHeal
   if (!daemon?.httpPort) return undefined;
   const host = ['0.0.0.0', '::', ''].includes(config.http.host) ? '127.0.0.1' : config.http.host;
   try {
-    const response = await fetch(`http://${host.includes(':') ? `[${host}]` : host}:${daemon.httpPort}/status.json`, { signal: AbortSignal.timeout(2000) });
+    const response = await fetch(`http://${host.includes(':') ? `[${host}]` : host}:${daemon.httpPort}/status.json`, {
+      signal: AbortSignal.timeout(2000),
+    });
     if (!response.ok) return undefined;
     const snapshot = (await response.json()) as { parts?: { meters?: { meters?: Record<string, MeterHealth> } } };
     return snapshot.parts?.meters?.meters;
@@ -28,11 +38,15 @@ async function liveMeterHealth(config: Config): Promise<Record<string, MeterHeal
 
 /** `chargegate meter status|read`: what an installer checks when wiring or troubleshooting Modbus meters. */
 export function registerMeter(program: Command): void {
-  const meter = program.command('meter').description('Modbus energy meters: health as the daemon sees it, or one reading now');
+  const meter = program
+    .command('meter')
+    .description('Modbus energy meters: health as the daemon sees it, or one reading now');
 
   meter
     .command('status')
-    .description('per meter: last good reading, errors, bus latency, session, as the running daemon sees them (else as it last wrote them, stale)')
+    .description(
+      'per meter: last good reading, errors, bus latency, session, as the running daemon sees them (else as it last wrote them, stale)',
+    )
     .action((_options: unknown, cmd: Command) =>
       withContext(cmd.optsWithGlobals<GlobalOptions>(), async (ctx) => {
         const { loadHealth } = await modbus();
@@ -40,18 +54,51 @@ export function registerMeter(program: Command): void {
         const stored = new Map(loadHealth(ctx.db).map((h) => [h.meterId, h]));
         const meters = ctx.config.sites.flatMap((site) =>
           sessionMeters(site).map((m) => {
-            const known = { meterId: m.id, siteId: site.id, chargePointId: m.chargePointId, connectorId: m.connectorId, model: m.model };
+            const known = {
+              meterId: m.id,
+              siteId: site.id,
+              chargePointId: m.chargePointId,
+              connectorId: m.connectorId,
+              model: m.model,
+            };
             const now = live?.[m.id];
             if (now) return { ...known, updatedAt: 'live', stale: false, ...now };
             const h = stored.get(m.id);
-            return h ? { ...known, updatedAt: h.updatedAt.toISOString(), stale: true, ...h.health } : { ...known, updatedAt: null, stale: true };
+            return h
+              ? { ...known, updatedAt: h.updatedAt.toISOString(), stale: true, ...h.health }
+              : { ...known, updatedAt: null, stale: true };
           }),
         );
         output(ctx.json, { meters }, () =>
           table(
-            ['METER', 'CHARGE POINT', 'STATUS', 'ENERGY kWh', 'CURRENT A', 'POWER W', 'SESSION', 'LAST GOOD READING', 'ERRORS', 'LATENCY ms', 'UPDATED'],
+            [
+              'METER',
+              'CHARGE POINT',
+              'STATUS',
+              'ENERGY kWh',
+              'CURRENT A',
+              'POWER W',
+              'SESSION',
+              'LAST GOOD READING',
+              'ERRORS',
+              'LATENCY ms',
+              'UPDATED',
+            ],
             meters.map((m) => {
-              if (!('status' in m)) return [m.meterId, m.chargePointId, '-', '-', '-', '-', '-', '-', '-', '-', 'never (is the daemon running?)'];
+              if (!('status' in m))
+                return [
+                  m.meterId,
+                  m.chargePointId,
+                  '-',
+                  '-',
+                  '-',
+                  '-',
+                  '-',
+                  '-',
+                  '-',
+                  '-',
+                  'never (is the daemon running?)',
+                ];
               const r = m.lastReading;
               return [
                 m.meterId,
@@ -60,7 +107,9 @@ export function registerMeter(program: Command): void {
                 r ? r.energyKWh.toFixed(3) : '-',
                 r ? r.currentA.map((a) => a.toFixed(1)).join('/') : '-',
                 r?.powerW !== undefined ? r.powerW.toFixed(0) : '-',
-                m.session.transactionId !== undefined ? `${m.session.phase} #${m.session.transactionId}` : m.session.phase,
+                m.session.transactionId !== undefined
+                  ? `${m.session.phase} #${m.session.transactionId}`
+                  : m.session.phase,
                 m.lastGoodReadingAt ?? '-',
                 `${m.errors} failed, ${m.rejected} rejected`,
                 m.busLatencyMs?.average !== undefined ? String(m.busLatencyMs.average) : '-',
@@ -83,14 +132,19 @@ export function registerMeter(program: Command): void {
       const found = findMeter(config, meterId);
       if (!found) {
         const ids = config.sites.flatMap((s) => s.meters.map((m) => m.id));
-        throw new CliError(`no meter "${meterId}" in the config${ids.length > 0 ? ` (meters: ${ids.join(', ')})` : ''}`, EXIT_FAILURE);
+        throw new CliError(
+          `no meter "${meterId}" in the config${ids.length > 0 ? ` (meters: ${ids.join(', ')})` : ''}`,
+          EXIT_FAILURE,
+        );
       }
       let result: MeterReadResult;
       try {
         result = await readMeterOnce(found.meter, createLogger('silent'));
       } catch (err) {
         if (err instanceof BusError) {
-          const hint = /Cannot lock port/.test(err.message) ? ' (a running daemon holds this serial device; stop it to read the meter by hand)' : '';
+          const hint = /Cannot lock port/.test(err.message)
+            ? ' (a running daemon holds this serial device; stop it to read the meter by hand)'
+            : '';
           throw new CliError(`meter ${meterId}: ${err.message}${hint}`, EXIT_FAILURE, { cause: err });
         }
         throw err;

@@ -18,9 +18,14 @@ import {
   type GlobalOptions,
 } from '../context.js';
 
-/** `chargegate station list|pair|block|remove`: the installer's side of admitting stations (README "Connecting a station"). */
+/**
+ * `chargegate station list|pair|block|remove`: the installer's side of admitting stations (README "Connecting a
+ * station").
+ */
 export function registerStation(program: Command): void {
-  const station = program.command('station').description('OCPP stations: list, pair (prints the basic-auth password once), cert (profile 3), block, remove');
+  const station = program
+    .command('station')
+    .description('OCPP stations: list, pair (prints the basic-auth password once), cert (profile 3), block, remove');
 
   station
     .command('list')
@@ -35,7 +40,14 @@ export function registerStation(program: Command): void {
         output(ctx.json, { stations }, () =>
           table(
             ['STATION', 'SITE', 'STATE', 'ONLINE', 'LAST SEEN', 'PASSWORD'],
-            stations.map((s) => [s.id, s.siteId ?? '-', s.state, s.online ? 'yes' : 'no', s.lastSeen ?? '-', s.hasPassword ? 'set' : '-']),
+            stations.map((s) => [
+              s.id,
+              s.siteId ?? '-',
+              s.state,
+              s.online ? 'yes' : 'no',
+              s.lastSeen ?? '-',
+              s.hasPassword ? 'set' : '-',
+            ]),
           ),
         );
       }),
@@ -45,7 +57,10 @@ export function registerStation(program: Command): void {
     .command('pair')
     .description('approve a pending or new station for a site; prints its new OCPP basic-auth password once')
     .argument('<stationId>', 'the OCPP identity (last segment of the station URL)')
-    .option('--site <siteId>', 'the site the station belongs to (not needed when the config has one site, or lists the station)')
+    .option(
+      '--site <siteId>',
+      'the site the station belongs to (not needed when the config has one site, or lists the station)',
+    )
     .action((stationId: string, options: { site?: string }, cmd: Command) =>
       withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
         const site = siteOf(ctx);
@@ -68,7 +83,9 @@ export function registerStation(program: Command): void {
 
   station
     .command('cert')
-    .description("sign a station's certificate signing request with the gateway's station CA (security profile 3); prints the certificate and the CA")
+    .description(
+      "sign a station's certificate signing request with the gateway's station CA (security profile 3); prints the certificate and the CA",
+    )
     .argument('<stationId>', "the OCPP identity; the CSR's common name must be exactly this")
     .requiredOption('--csr <file>', 'the PEM certificate signing request the station made')
     .option('--days <n>', 'validity in days', wholeNumber(1, MAX_CERTIFICATE_DAYS), STATION_CERTIFICATE_DAYS)
@@ -83,8 +100,13 @@ export function registerStation(program: Command): void {
       const chain = `${certificate}${stationCa}`;
       if (options.out) writeFileSync(options.out, chain, { mode: 0o644 });
       const notAfter = new Date(new X509Certificate(certificate).validTo).toISOString();
-      output(globals.json === true, { stationId, certificate, stationCa, notAfter, ...(options.out && { out: options.out }) }, () =>
-        options.out ? `Certificate for ${stationId} (valid until ${notAfter}) and the station CA written to ${options.out}: install both on the station.` : chain.trimEnd(),
+      output(
+        globals.json === true,
+        { stationId, certificate, stationCa, notAfter, ...(options.out && { out: options.out }) },
+        () =>
+          options.out
+            ? `Certificate for ${stationId} (valid until ${notAfter}) and the station CA written to ${options.out}: install both on the station.`
+            : chain.trimEnd(),
       );
     });
 

@@ -24,7 +24,18 @@ export function registerWebhook(program: Command): void {
         output(ctx.json, { status, deadLetters, executors }, () =>
           [
             table(
-              ['SITE', 'WEBHOOK', 'EVENT TYPE', 'ACTIVE', 'QUEUE', 'LAST DEQUEUE', 'LAST REQUEST', 'DURATION', 'LAST STATUS', 'LEVEL'],
+              [
+                'SITE',
+                'WEBHOOK',
+                'EVENT TYPE',
+                'ACTIVE',
+                'QUEUE',
+                'LAST DEQUEUE',
+                'LAST REQUEST',
+                'DURATION',
+                'LAST STATUS',
+                'LEVEL',
+              ],
               executors.map((e) => [
                 e.siteId,
                 e.webhookId,
@@ -87,11 +98,23 @@ export function registerWebhook(program: Command): void {
     );
 }
 
-function findWebhook(config: Config, webhookId: string, siteId: string | undefined): { siteId: string; webhook: WebhookConfig } {
+function findWebhook(
+  config: Config,
+  webhookId: string,
+  siteId: string | undefined,
+): { siteId: string; webhook: WebhookConfig } {
   const matches = config.sites
     .filter((s) => siteId === undefined || s.id === siteId)
     .flatMap((s) => s.webhooks.filter((w) => w.id === webhookId).map((webhook) => ({ siteId: s.id, webhook })));
-  if (matches.length === 0) throw new CliError(`no webhook "${webhookId}"${siteId !== undefined ? ` in site "${siteId}"` : ''} in the config`, EXIT_FAILURE);
-  if (matches.length > 1) throw new CliError(`webhook "${webhookId}" exists in sites ${matches.map((m) => m.siteId).join(', ')}: name one with --site`, EXIT_USAGE);
+  if (matches.length === 0)
+    throw new CliError(
+      `no webhook "${webhookId}"${siteId !== undefined ? ` in site "${siteId}"` : ''} in the config`,
+      EXIT_FAILURE,
+    );
+  if (matches.length > 1)
+    throw new CliError(
+      `webhook "${webhookId}" exists in sites ${matches.map((m) => m.siteId).join(', ')}: name one with --site`,
+      EXIT_USAGE,
+    );
   return matches[0]!;
 }

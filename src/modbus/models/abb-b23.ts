@@ -1,6 +1,12 @@
 import type { MeterRegisterMap, RegisterSpec } from '../register-map.js';
 
-const holding = (address: number, type: RegisterSpec['type'], scale: number): RegisterSpec => ({ functionCode: 3, address, type, wordOrder: 'big', scale });
+const holding = (address: number, type: RegisterSpec['type'], scale: number): RegisterSpec => ({
+  functionCode: 3,
+  address,
+  type,
+  wordOrder: 'big',
+  scale,
+});
 
 /**
  * ABB B21/B23/B24: holding registers, big-endian words. 0x5000 active import energy total, uint64 in 0.01 kWh;

@@ -1,6 +1,12 @@
 import type { MeterRegisterMap, RegisterSpec } from '../register-map.js';
 
-const holdingInt32 = (address: number, scale: number): RegisterSpec => ({ functionCode: 3, address, type: 'int32', wordOrder: 'little', scale });
+const holdingInt32 = (address: number, scale: number): RegisterSpec => ({
+  functionCode: 3,
+  address,
+  type: 'int32',
+  wordOrder: 'little',
+  scale,
+});
 
 /**
  * Carlo Gavazzi EM340: holding registers, INT32 with the least significant word first.

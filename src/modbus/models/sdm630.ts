@@ -1,6 +1,12 @@
 import type { MeterRegisterMap, RegisterSpec } from '../register-map.js';
 
-const inputFloat = (address: number): RegisterSpec => ({ functionCode: 4, address, type: 'float32', wordOrder: 'big', scale: 1 });
+const inputFloat = (address: number): RegisterSpec => ({
+  functionCode: 4,
+  address,
+  type: 'float32',
+  wordOrder: 'big',
+  scale: 1,
+});
 
 /**
  * Eastron SDM630 (Modbus protocol v1.5): input registers, IEEE 754 float32, high word first.

@@ -1,5 +1,11 @@
 import type { AuthorizationDecision } from '../../authorization/index.js';
-import { callRegistrar, stationTime, unconfiguredConnectorCheck, warnIfStoppedBeforeStart, type StationHandlerDeps } from '../call-handling.js';
+import {
+  callRegistrar,
+  stationTime,
+  unconfiguredConnectorCheck,
+  warnIfStoppedBeforeStart,
+  type StationHandlerDeps,
+} from '../call-handling.js';
 import type { StationClient } from '../connections.js';
 import { rpcError } from '../rpc.js';
 import type { Ocpp16Actions } from './messages.js';
@@ -20,7 +26,10 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
     'BootNotification',
     (params) => {
       const status = site.stations.boot(stationId, params);
-      log.info({ status, vendor: params.chargePointVendor, model: params.chargePointModel, firmware: params.firmwareVersion }, 'boot notification');
+      log.info(
+        { status, vendor: params.chargePointVendor, model: params.chargePointModel, firmware: params.firmwareVersion },
+        'boot notification',
+      );
       return { status, currentTime: new Date().toISOString(), interval: config().ocpp.heartbeatIntervalS };
     },
     { beforeAcceptance: true },
@@ -39,7 +48,13 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
       ...(vendorErrorCode !== undefined && { vendorErrorCode }),
       ...(timestamp !== undefined && { timestamp }),
     };
-    site.connectors.recordStationStatus(stationId, connectorId, status, errorCode, Object.keys(details).length > 0 ? details : undefined);
+    site.connectors.recordStationStatus(
+      stationId,
+      connectorId,
+      status,
+      errorCode,
+      Object.keys(details).length > 0 ? details : undefined,
+    );
     log.debug({ connectorId, status, errorCode }, 'status notification');
     return {};
   });
@@ -51,29 +66,50 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
   });
 
   on('StartTransaction', async (params) => {
-    if (params.connectorId < 1) throw rpcError('PropertyConstraintViolation', 'connectorId must be 1 or more for a transaction');
+    if (params.connectorId < 1)
+      throw rpcError('PropertyConstraintViolation', 'connectorId must be 1 or more for a transaction');
     // No transaction id exists for it: 0 is never one, and Invalid tells the station not to charge.
-    if (unconfigured('StartTransaction', params.connectorId)) return { transactionId: 0, idTagInfo: { status: 'Invalid' } };
+    if (unconfigured('StartTransaction', params.connectorId))
+      return { transactionId: 0, idTagInfo: { status: 'Invalid' } };
     const startedAt = stationTime(params.timestamp);
     // A station that lost our answer sends the same StartTransaction again, even after stopping: the same transaction.
-    const repeated = site.transactions.answeredStart(stationId, params.connectorId, params.idTag, params.meterStart, startedAt);
+    const repeated = site.transactions.answeredStart(
+      stationId,
+      params.connectorId,
+      params.idTag,
+      params.meterStart,
+      startedAt,
+    );
     if (repeated) {
-      log.info({ transactionId: repeated.id, connectorId: params.connectorId }, 'repeated StartTransaction answered with its transaction');
-      const decision = await authorizer.authorize({ idTag: params.idTag, stationId, connectorId: params.connectorId, transactionId: repeated.id });
+      log.info(
+        { transactionId: repeated.id, connectorId: params.connectorId },
+        'repeated StartTransaction answered with its transaction',
+      );
+      const decision = await authorizer.authorize({
+        idTag: params.idTag,
+        stationId,
+        connectorId: params.connectorId,
+        transactionId: repeated.id,
+      });
       return { transactionId: repeated.id, idTagInfo: idTagInfoOf(decision) };
     }
-    const { decision, started: transaction } = await authorizer.authorizeStart({ idTag: params.idTag, stationId, connectorId: params.connectorId }, (settled) =>
-      site.transactions.start({
-        at: site.connectors.locate(stationId, params.connectorId),
-        idTag: params.idTag,
-        meterStartWh: params.meterStart,
-        startedAt,
-        ...(params.reservationId !== undefined && { reservationId: params.reservationId }),
-        source: 'ocpp',
-        authorizationStatus: settled.status,
-      }),
+    const { decision, started: transaction } = await authorizer.authorizeStart(
+      { idTag: params.idTag, stationId, connectorId: params.connectorId },
+      (settled) =>
+        site.transactions.start({
+          at: site.connectors.locate(stationId, params.connectorId),
+          idTag: params.idTag,
+          meterStartWh: params.meterStart,
+          startedAt,
+          ...(params.reservationId !== undefined && { reservationId: params.reservationId }),
+          source: 'ocpp',
+          authorizationStatus: settled.status,
+        }),
     );
-    log.info({ transactionId: transaction.id, connectorId: params.connectorId, status: decision.status }, 'transaction started');
+    log.info(
+      { transactionId: transaction.id, connectorId: params.connectorId, status: decision.status },
+      'transaction started',
+    );
     return { transactionId: transaction.id, idTagInfo: idTagInfoOf(decision) };
   });
 
@@ -92,9 +128,16 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
       log.info({ transactionId: stopped.id, reason: params.reason ?? 'Local' }, 'transaction stopped');
       warnIfStoppedBeforeStart(stopped, stoppedAt, warn);
     } else if (owner !== undefined && owner !== stationId) {
-      warn({ transactionId: params.transactionId, owner }, "StopTransaction for another station's transaction: answered, nothing changed");
+      warn(
+        { transactionId: params.transactionId, owner },
+        "StopTransaction for another station's transaction: answered, nothing changed",
+      );
       return {};
-    } else warn({ transactionId: params.transactionId }, 'StopTransaction for an unknown or already stopped transaction: answered, no event');
+    } else
+      warn(
+        { transactionId: params.transactionId },
+        'StopTransaction for an unknown or already stopped transaction: answered, no event',
+      );
     if (params.idTag === undefined) return {};
     const decision = await authorizer.authorize({ idTag: params.idTag, stationId });
     return { idTagInfo: idTagInfoOf(decision) };
@@ -102,11 +145,18 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
 
   on('MeterValues', (params) => {
     const { transactionId } = params;
-    if (transactionId !== undefined && !site.transactions.ofStation(stationId, transactionId) && site.transactions.byId(transactionId)) {
+    if (
+      transactionId !== undefined &&
+      !site.transactions.ofStation(stationId, transactionId) &&
+      site.transactions.byId(transactionId)
+    ) {
       warn({ transactionId }, "MeterValues for another station's transaction: ignored");
       return {};
     }
-    log.debug({ connectorId: params.connectorId, transactionId: params.transactionId, samples: params.meterValue.length }, 'meter values');
+    log.debug(
+      { connectorId: params.connectorId, transactionId: params.transactionId, samples: params.meterValue.length },
+      'meter values',
+    );
     return {};
   });
 

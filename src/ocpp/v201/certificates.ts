@@ -21,12 +21,18 @@ export function signCertificateHandler(
     const turn = deps.signCertificateThrottle.take(stationId);
     if (turn !== 'allowed') {
       if (turn === 'first refused')
-        log.warn({ limit: SIGN_CERTIFICATE_PER_STATION_PER_MINUTE }, 'SignCertificate refused: too many from this station in a minute; more this minute are refused unlogged');
+        log.warn(
+          { limit: SIGN_CERTIFICATE_PER_STATION_PER_MINUTE },
+          'SignCertificate refused: too many from this station in a minute; more this minute are refused unlogged',
+        );
       return { status: 'Rejected' };
     }
     const issue = deps.issueStationCertificate;
     if (!issue || (params.certificateType ?? 'ChargingStationCertificate') !== 'ChargingStationCertificate') {
-      log.warn({ certificateType: params.certificateType }, 'SignCertificate refused: only a ChargingStationCertificate, and only with a station CA');
+      log.warn(
+        { certificateType: params.certificateType },
+        'SignCertificate refused: only a ChargingStationCertificate, and only with a station CA',
+      );
       return { status: 'Rejected' };
     }
     let certificateChain: string;
@@ -43,7 +49,9 @@ export function signCertificateHandler(
         (answer) =>
           answer.status === 'Accepted'
             ? log.info('station certificate sent')
-            : log.warn('the station refused the certificate it asked for (CertificateSigned: Rejected); it keeps its current one'),
+            : log.warn(
+                'the station refused the certificate it asked for (CertificateSigned: Rejected); it keeps its current one',
+              ),
         (err: unknown) => log.warn({ err }, 'CertificateSigned not taken by the station'),
       );
     });

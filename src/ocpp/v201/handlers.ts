@@ -34,7 +34,10 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
         ...(chargingStation.firmwareVersion !== undefined && { firmwareVersion: chargingStation.firmwareVersion }),
         ...(chargingStation.serialNumber !== undefined && { chargePointSerialNumber: chargingStation.serialNumber }),
       });
-      log.info({ status, vendor: chargingStation.vendorName, model: chargingStation.model, reason: params.reason }, 'boot notification');
+      log.info(
+        { status, vendor: chargingStation.vendorName, model: chargingStation.model, reason: params.reason },
+        'boot notification',
+      );
       return { status, currentTime: new Date().toISOString(), interval: config().ocpp.heartbeatIntervalS };
     },
     { beforeAcceptance: true },
@@ -74,9 +77,18 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
   });
 
   // Reports and notifications a station sends on its own: acknowledged, logged.
-  on('NotifyReport', (params) => (log.debug({ requestId: params.requestId, seqNo: params.seqNo }, 'report from station'), {}));
-  on('NotifyEvent', (params) => (log.debug({ seqNo: params.seqNo, events: params.eventData.length }, 'events from station'), {}));
-  on('SecurityEventNotification', (params) => (log.warn({ type: params.type, techInfo: params.techInfo }, 'security event from station'), {}));
+  on(
+    'NotifyReport',
+    (params) => (log.debug({ requestId: params.requestId, seqNo: params.seqNo }, 'report from station'), {}),
+  );
+  on(
+    'NotifyEvent',
+    (params) => (log.debug({ seqNo: params.seqNo, events: params.eventData.length }, 'events from station'), {}),
+  );
+  on(
+    'SecurityEventNotification',
+    (params) => (log.warn({ type: params.type, techInfo: params.techInfo }, 'security event from station'), {}),
+  );
   on('FirmwareStatusNotification', (params) => (log.info({ status: params.status }, 'firmware status'), {}));
   on('LogStatusNotification', (params) => (log.info({ status: params.status }, 'log upload status'), {}));
 }

@@ -1,10 +1,16 @@
 import { checkEnergyWh, type StopReason } from '../../site/index.js';
 import type { AuthorizationDecision } from '../../authorization/index.js';
-import type { ChargingStateEnumType, ConnectorStatusEnumType, IdTokenInfoType, MeterValueType, ReasonEnumType } from './messages.js';
+import type {
+  ChargingStateEnumType,
+  ConnectorStatusEnumType,
+  IdTokenInfoType,
+  MeterValueType,
+  ReasonEnumType,
+} from './messages.js';
 
 /**
- * How an OCPP 2.0.1 station's words become the OCPP 1.6 words the four webhook events carry (README "OCPP 2.0.1 stations").
- * README "OCPP 2.0.1 stations" shows the same tables; test/ocpp/v201-mapping.test.ts holds them to it.
+ * How an OCPP 2.0.1 station's words become the OCPP 1.6 words the four webhook events carry (README "OCPP 2.0.1
+ * stations"). README "OCPP 2.0.1 stations" shows the same tables; test/ocpp/v201-mapping.test.ts holds them to it.
  */
 
 /** A connector's 1.6 status from its 2.0.1 connectorStatus and what its transaction is doing. */
@@ -78,5 +84,8 @@ export function importedEnergyWh(meterValues: readonly MeterValueType[] | undefi
 
 /** A 1.6-style decision as 2.0.1 idTokenInfo: the same statuses exist in both. */
 export function idTokenInfoOf(decision: Pick<AuthorizationDecision, 'status' | 'expiryDate'>): IdTokenInfoType {
-  return { status: decision.status, ...(decision.expiryDate !== undefined && { cacheExpiryDateTime: decision.expiryDate }) };
+  return {
+    status: decision.status,
+    ...(decision.expiryDate !== undefined && { cacheExpiryDateTime: decision.expiryDate }),
+  };
 }

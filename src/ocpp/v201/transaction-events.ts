@@ -35,19 +35,24 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
     const stationTransactionId = params.transactionInfo.transactionId;
     // Begun before this event named the driver (a Started one without an idToken, perhaps on an earlier connection).
     const begun = site.transactions.beganWithoutDriver(stationId, stationTransactionId);
-    const { decision, started } = await authorizer.authorizeStart({ idTag, stationId, connectorId: evseId }, (settled) =>
-      site.transactions.start({
-        at: site.connectors.locate(stationId, evseId),
-        idTag,
-        meterStartWh: begun?.meterStartWh ?? energyWh ?? memory.energyOf(evseId) ?? 0,
-        startedAt: begun?.startedAt ?? stationTime(params.timestamp),
-        ...(params.reservationId !== undefined && { reservationId: params.reservationId }),
-        source: 'ocpp',
-        stationTransactionId,
-        authorizationStatus: settled.status,
-      }),
+    const { decision, started } = await authorizer.authorizeStart(
+      { idTag, stationId, connectorId: evseId },
+      (settled) =>
+        site.transactions.start({
+          at: site.connectors.locate(stationId, evseId),
+          idTag,
+          meterStartWh: begun?.meterStartWh ?? energyWh ?? memory.energyOf(evseId) ?? 0,
+          startedAt: begun?.startedAt ?? stationTime(params.timestamp),
+          ...(params.reservationId !== undefined && { reservationId: params.reservationId }),
+          source: 'ocpp',
+          stationTransactionId,
+          authorizationStatus: settled.status,
+        }),
     );
-    log.info({ transactionId: started.id, stationTransactionId, evseId, status: decision.status }, 'transaction started');
+    log.info(
+      { transactionId: started.id, stationTransactionId, evseId, status: decision.status },
+      'transaction started',
+    );
     return { decision, transaction: started };
   };
 
@@ -62,7 +67,10 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
       ...(params.idToken !== undefined && { idTag: params.idToken.idToken }),
     });
     if (!stopped) return;
-    log.info({ transactionId: stopped.id, stationTransactionId: stopped.stationTransactionId, reason: stopped.stopReason }, 'transaction stopped');
+    log.info(
+      { transactionId: stopped.id, stationTransactionId: stopped.stationTransactionId, reason: stopped.stopReason },
+      'transaction stopped',
+    );
     warnIfStoppedBeforeStart(stopped, stoppedAt, warn);
   };
 
@@ -71,14 +79,21 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
     const stationTransactionId = transactionInfo.transactionId;
     let transaction = site.transactions.byStationTransactionId(stationId, stationTransactionId);
     const evseId =
-      params.evse?.id ?? memory.evseOf(stationTransactionId) ?? transaction?.connectorId ?? site.transactions.beganWithoutDriver(stationId, stationTransactionId)?.connectorId;
+      params.evse?.id ??
+      memory.evseOf(stationTransactionId) ??
+      transaction?.connectorId ??
+      site.transactions.beganWithoutDriver(stationId, stationTransactionId)?.connectorId;
     if (evseId === undefined) {
-      warn({ stationTransactionId, eventType, seqNo: params.seqNo }, 'TransactionEvent names no EVSE and none is known for its transaction: answered, no event');
+      warn(
+        { stationTransactionId, eventType, seqNo: params.seqNo },
+        'TransactionEvent names no EVSE and none is known for its transaction: answered, no event',
+      );
       return {};
     }
     // EVSE 0 is the whole station, as connector 0 is in 1.6: a transaction there would hold its tag for ever.
     if (evseId === 0) throw rpcError('PropertyConstraintViolation', 'evse.id must be 1 or more for a transaction');
-    if (ctx.unconfigured('TransactionEvent', evseId)) return params.idToken ? { idTokenInfo: { status: 'Invalid' } } : {};
+    if (ctx.unconfigured('TransactionEvent', evseId))
+      return params.idToken ? { idTokenInfo: { status: 'Invalid' } } : {};
     memory.placeTransaction(stationTransactionId, evseId);
     const energyWh = importedEnergyWh(params.meterValue);
     memory.noteEnergy(evseId, energyWh);
@@ -89,10 +104,19 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
       idTokenInfo = idTokenInfoOf(started.decision);
       transaction = started.transaction;
     } else if (!transaction && eventType === 'Started') {
-      site.transactions.noteStartWithoutDriver(stationId, stationTransactionId, { connectorId: evseId, startedAt: stationTime(params.timestamp), meterStartWh: energyWh ?? null });
+      site.transactions.noteStartWithoutDriver(stationId, stationTransactionId, {
+        connectorId: evseId,
+        startedAt: stationTime(params.timestamp),
+        meterStartWh: energyWh ?? null,
+      });
     } else if (params.idToken) {
       idTokenInfo = idTokenInfoOf(
-        await authorizer.authorize({ idTag: params.idToken.idToken, stationId, connectorId: evseId, ...(transaction && { transactionId: transaction.id }) }),
+        await authorizer.authorize({
+          idTag: params.idToken.idToken,
+          stationId,
+          connectorId: evseId,
+          ...(transaction && { transactionId: transaction.id }),
+        }),
       );
     }
 
@@ -101,13 +125,30 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
       if (transaction) stop(params, transaction, energyWh);
       else {
         site.transactions.forgetStartWithoutDriver(stationId, stationTransactionId);
-        log.info({ stationTransactionId, evseId }, 'transaction ended before any event named its driver: nothing was billed, no event');
+        log.info(
+          { stationTransactionId, evseId },
+          'transaction ended before any event named its driver: nothing was billed, no event',
+        );
       }
-      if (memory.activityOf(evseId)?.connectorStatus === 'Occupied') ctx.reportStatus(evseId, { chargingState: undefined, ended: transaction !== undefined });
+      if (memory.activityOf(evseId)?.connectorStatus === 'Occupied')
+        ctx.reportStatus(evseId, { chargingState: undefined, ended: transaction !== undefined });
     } else if (transactionInfo.chargingState && transaction) {
-      ctx.reportStatus(evseId, { connectorStatus: 'Occupied', chargingState: transactionInfo.chargingState, ended: false });
+      ctx.reportStatus(evseId, {
+        connectorStatus: 'Occupied',
+        chargingState: transactionInfo.chargingState,
+        ended: false,
+      });
     }
-    log.debug({ stationTransactionId, eventType, seqNo: params.seqNo, offline: params.offline ?? false, triggerReason: params.triggerReason }, 'transaction event');
+    log.debug(
+      {
+        stationTransactionId,
+        eventType,
+        seqNo: params.seqNo,
+        offline: params.offline ?? false,
+        triggerReason: params.triggerReason,
+      },
+      'transaction event',
+    );
     return idTokenInfo ? { idTokenInfo } : {};
   };
 }

@@ -85,7 +85,12 @@ let lastUpdate: number | null = null;
 function el(tag: string, className: string, children: Content[] = []): HTMLElement {
   const node = document.createElement(tag);
   if (className) node.className = className;
-  for (const child of children) node.append(child instanceof Node ? child : document.createTextNode(child === null || child === undefined ? '' : String(child)));
+  for (const child of children)
+    node.append(
+      child instanceof Node
+        ? child
+        : document.createTextNode(child === null || child === undefined ? '' : String(child)),
+    );
   return node;
 }
 
@@ -160,7 +165,13 @@ const HEADINGS = new Map(
 );
 
 const PART_TITLES = new Map(
-  Object.entries({ ocpp: 'OCPP central system', webhooks: 'Webhook delivery', meters: 'Modbus meters', storage: 'Storage', certificates: 'TLS certificates' }),
+  Object.entries({
+    ocpp: 'OCPP central system',
+    webhooks: 'Webhook delivery',
+    meters: 'Modbus meters',
+    storage: 'Storage',
+    certificates: 'TLS certificates',
+  }),
 );
 
 // Health reports differ per part: any field is shown by its name; times (…At) as an age, lists joined.
@@ -263,7 +274,10 @@ function renderParts(parts: StatusSnapshot['parts']): HTMLElement {
       if (!Array.isArray(list) || !isRecord(list[0])) continue;
       const first = list[0];
       const columns = Object.keys(first).filter((c) => shown(first[c]));
-      const rows = list.map((item: Record<string, unknown>) => ({ cells: columns.map((c) => cell(c, item[c])), data: { part: name } }));
+      const rows = list.map((item: Record<string, unknown>) => ({
+        cells: columns.map((c) => cell(c, item[c])),
+        data: { part: name },
+      }));
       block.append(el('div', 'scroll', [table(columns.map(heading), rows, '')]));
     }
     return block;
@@ -281,21 +295,28 @@ function round(n: number | null, digits: number): string {
 }
 
 function meterRow(m: MeterStatus, chargePoints: ChargePointView[]): Row {
-  const connector = chargePoints.find((c) => c.chargePointId === m.chargePointId)?.connectors.find((c) => c.connectorId === m.connectorId);
+  const connector = chargePoints
+    .find((c) => c.chargePointId === m.chargePointId)
+    ?.connectors.find((c) => c.connectorId === m.connectorId);
   const live = m.live;
   // An offline meter's figures are its last good reading: shown, but marked as old.
-  const reading = (text: string): Content => (live && !live.online && text !== '' ? el('span', 'stale', [text + ' (stale)']) : text);
+  const reading = (text: string): Content =>
+    live && !live.online && text !== '' ? el('span', 'stale', [text + ' (stale)']) : text;
   return {
     cells: [
       m.meterId,
       m.chargePointId + '/' + m.connectorId,
       m.model,
       m.address,
-      live ? chip(live.online ? live.status : 'offline', live.online ? live.status : 'critical') : chip('not polled', 'state'),
+      live
+        ? chip(live.online ? live.status : 'offline', live.online ? live.status : 'critical')
+        : chip('not polled', 'state'),
       reading(live ? round(live.energyKWh, 3) : ''),
       reading(live ? live.currentA.map((a) => round(a, 1)).join(' / ') : ''),
       reading(live ? round(live.powerW, 0) : ''),
-      live ? label(live.session) + (live.transactionId === null ? '' : ' (transaction ' + live.transactionId + ')') : '',
+      live
+        ? label(live.session) + (live.transactionId === null ? '' : ' (transaction ' + live.transactionId + ')')
+        : '',
       live ? time(live.lastGoodReadingAt) : '',
       connector ? chip(connector.status) : '',
     ],
@@ -322,24 +343,73 @@ function render(s: StatusSnapshot): void {
     ],
     data: { station: st.stationId, online: String(st.online) },
   }));
-  fill('stations', table(['Station', 'Site', 'State', 'Connection', 'Last seen', 'Vendor / model', 'Firmware'], stations, 'no station has connected or been configured'));
+  fill(
+    'stations',
+    table(
+      ['Station', 'Site', 'State', 'Connection', 'Last seen', 'Vendor / model', 'Firmware'],
+      stations,
+      'no station has connected or been configured',
+    ),
+  );
 
   const connectors = s.chargePoints.flatMap((cp) =>
     cp.connectors.map((c) => ({
-      cells: [cp.chargePointId, cp.stationId, cp.siteId, String(c.connectorId), chip(c.status), label(c.errorCode), c.transactionId === undefined ? '' : String(c.transactionId)],
+      cells: [
+        cp.chargePointId,
+        cp.stationId,
+        cp.siteId,
+        String(c.connectorId),
+        chip(c.status),
+        label(c.errorCode),
+        c.transactionId === undefined ? '' : String(c.transactionId),
+      ],
       data: { connector: cp.chargePointId + '/' + c.connectorId, status: c.status },
     })),
   );
-  fill('charge-points', table(['Charge point', 'Station', 'Site', 'Connector', 'Status', 'Error code', 'Transaction'], connectors, 'no charge points'));
+  fill(
+    'charge-points',
+    table(
+      ['Charge point', 'Station', 'Site', 'Connector', 'Status', 'Error code', 'Transaction'],
+      connectors,
+      'no charge points',
+    ),
+  );
 
   const transactions = s.openTransactions.map((t) => ({
-    cells: [String(t.transactionId), t.chargePointId, String(t.connectorId), t.stationId, time(t.startedAt), String(t.meterStartKWh), label(t.source)],
+    cells: [
+      String(t.transactionId),
+      t.chargePointId,
+      String(t.connectorId),
+      t.stationId,
+      time(t.startedAt),
+      String(t.meterStartKWh),
+      label(t.source),
+    ],
     data: { transaction: String(t.transactionId) },
   }));
-  fill('transactions', table(['Transaction', 'Charge point', 'Connector', 'Station', 'Started', 'Meter start (kWh)', 'Source'], transactions, 'no transaction in progress'));
+  fill(
+    'transactions',
+    table(
+      ['Transaction', 'Charge point', 'Connector', 'Station', 'Started', 'Meter start (kWh)', 'Source'],
+      transactions,
+      'no transaction in progress',
+    ),
+  );
 
   const meters = s.meters.map((m) => meterRow(m, s.chargePoints));
-  const meterHeaders = ['Meter', 'Charge point', 'Model', 'Address', 'Health', 'Energy (kWh)', 'Current (A)', 'Power (W)', 'Session', 'Last reading', 'Connector'];
+  const meterHeaders = [
+    'Meter',
+    'Charge point',
+    'Model',
+    'Address',
+    'Health',
+    'Energy (kWh)',
+    'Current (A)',
+    'Power (W)',
+    'Session',
+    'Last reading',
+    'Connector',
+  ];
   fill('meters', table(meterHeaders, meters, 'no Modbus meter configured'));
 
   fill('parts', renderParts(s.parts));
@@ -350,7 +420,9 @@ function render(s: StatusSnapshot): void {
 function showFreshness(ok: boolean): void {
   const node = byId('freshness');
   node.className = ok ? 'muted' : 'stale';
-  node.textContent = (ok ? 'live, updated ' : 'cannot reach chargegate; last update ') + (lastUpdate ? new Date(lastUpdate).toLocaleTimeString() : 'never');
+  node.textContent =
+    (ok ? 'live, updated ' : 'cannot reach chargegate; last update ') +
+    (lastUpdate ? new Date(lastUpdate).toLocaleTimeString() : 'never');
 }
 
 async function refresh(): Promise<void> {

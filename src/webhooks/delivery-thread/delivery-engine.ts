@@ -1,7 +1,14 @@
 // Delivery thread: runs in the worker thread that delivery-thread.ts starts, off the daemon's event loop.
 import type { Config } from '../../config/index.js';
 import type { Logger } from '../../log/index.js';
-import { DELIVERIES_TOPIC, DeliveryStore, QUEUE_FULL, queueId, type AppendedRecord, type QueueKey } from '../../outbox/index.js';
+import {
+  DELIVERIES_TOPIC,
+  DeliveryStore,
+  QUEUE_FULL,
+  queueId,
+  type AppendedRecord,
+  type QueueKey,
+} from '../../outbox/index.js';
 import { openDatabase, watchChangeCounter, type Database } from '../../store/index.js';
 import type { DeliveryObserver } from '../delivery-thread-messages.js';
 import { QueueWorker } from './queue-worker.js';
@@ -75,7 +82,9 @@ export class DeliveryEngine {
     this.timers = [() => clearInterval(poll), unwatch];
   }
 
-  /** Events were committed: wake the workers (coalesced, so a burst of commits costs one wake, without waiting a turn). */
+  /**
+   * Events were committed: wake the workers (coalesced, so a burst of commits costs one wake, without waiting a turn).
+   */
   notify(): void {
     if (!this.started || this.wakeScheduled) return;
     this.wakeScheduled = true;
@@ -85,12 +94,16 @@ export class DeliveryEngine {
     });
   }
 
-  /** Events about to commit: the workers of their queues sign them meanwhile if idle, and take up their counted rows (QueueWorker.expect). */
+  /**
+   * Events about to commit: the workers of their queues sign them meanwhile if idle, and take up their counted rows
+   * (QueueWorker.expect).
+   */
   expect(events: readonly AppendedRecord[]): void {
     for (const event of events) {
       for (const worker of this.workers.values()) {
         const { queue } = worker;
-        if (queue.siteId === event.siteId && queue.eventType === event.eventType) worker.expect(event, event.counted.find((c) => c.webhookId === queue.webhookId)?.id);
+        if (queue.siteId === event.siteId && queue.eventType === event.eventType)
+          worker.expect(event, event.counted.find((c) => c.webhookId === queue.webhookId)?.id);
       }
     }
   }
@@ -107,13 +120,21 @@ export class DeliveryEngine {
     for (const site of this.config().sites) {
       for (const webhook of site.webhooks) {
         if (!webhook.enabled) continue;
-        for (const eventType of webhook.events) wanted.set(queueId({ siteId: site.id, webhookId: webhook.id, eventType }), { siteId: site.id, webhookId: webhook.id, eventType });
+        for (const eventType of webhook.events)
+          wanted.set(queueId({ siteId: site.id, webhookId: webhook.id, eventType }), {
+            siteId: site.id,
+            webhookId: webhook.id,
+            eventType,
+          });
       }
     }
     for (const [id, worker] of this.workers) {
       if (wanted.has(id)) continue;
       this.workers.delete(id);
-      this.logger.info({ ...worker.queue }, 'webhook executor stopped: webhook disabled, removed or unsubscribed; its pending events are kept');
+      this.logger.info(
+        { ...worker.queue },
+        'webhook executor stopped: webhook disabled, removed or unsubscribed; its pending events are kept',
+      );
       this.retire(id, worker.stop(0, 'webhook disabled, removed or unsubscribed'));
     }
     for (const [id, queue] of wanted) {
@@ -152,7 +173,9 @@ export class DeliveryEngine {
     for (const worker of this.workers.values()) worker.wake();
   }
 
-  /** Logs the queue-full dead letters the domain wrote (it cannot log inside its transaction), then clears their flag. */
+  /**
+   * Logs the queue-full dead letters the domain wrote (it cannot log inside its transaction), then clears their flag.
+   */
   private reportQueueFull(): void {
     // Rows being marked reported still read as unreported until that write commits: wait for it, log nothing twice.
     if (this.reporting) return;
@@ -163,7 +186,14 @@ export class DeliveryEngine {
       for (const row of rows) {
         this.observer.deadLetter(row, QUEUE_FULL);
         this.logger.error(
-          { exceptionType: 'Webhook_QueueFull', eventId: row.eventId, siteId: row.siteId, webhookId: row.webhookId, eventType: row.eventType, queueCapacity: capacity },
+          {
+            exceptionType: 'Webhook_QueueFull',
+            eventId: row.eventId,
+            siteId: row.siteId,
+            webhookId: row.webhookId,
+            eventType: row.eventType,
+            queueCapacity: capacity,
+          },
           'webhook queue full; event moved to the dead-letter list',
         );
       }

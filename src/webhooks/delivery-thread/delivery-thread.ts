@@ -19,7 +19,9 @@ const data = workerData as DeliveryThreadData;
 
 let config: Config = data.config;
 let signingKey = data.signingKey;
-const logger = createLogger(data.logLevel, { write: (line: string) => post({ kind: 'log', line }) }).child({ component: 'webhooks' });
+const logger = createLogger(data.logLevel, { write: (line: string) => post({ kind: 'log', line }) }).child({
+  component: 'webhooks',
+});
 const queueOf = (q: QueueKey): QueueKey => ({ siteId: q.siteId, webhookId: q.webhookId, eventType: q.eventType });
 /**
  * How long a recorded outcome may wait for others to share a commit. After a crash, at most about this much of
@@ -35,7 +37,12 @@ const engine = new DeliveryEngine({
   logger,
   signingKey: () => signingKey,
   observer: {
-    attempt: (queue, o) => post({ kind: 'attempt', queue: queueOf(queue), outcome: { delivered: o.delivered, interrupted: o.interrupted, durationMs: o.durationMs } }),
+    attempt: (queue, o) =>
+      post({
+        kind: 'attempt',
+        queue: queueOf(queue),
+        outcome: { delivered: o.delivered, interrupted: o.interrupted, durationMs: o.durationMs },
+      }),
     deadLetter: (queue, reason) => post({ kind: 'deadLetter', queue: queueOf(queue), reason }),
   },
   onEmptyQueue: (queue) => post({ kind: 'emptyQueue', queue: queueOf(queue) }),

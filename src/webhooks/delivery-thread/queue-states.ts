@@ -23,7 +23,8 @@ export interface CountBefore {
  * claim, or in its event's own commit) and not made yet. Either may carry its request, signed ahead of its turn.
  */
 export type HeldRow =
-  { state: 'read'; row: PendingDelivery; signed?: Promise<PreparedRequest> } | { state: 'counted'; row: PendingDelivery; before: CountBefore; signed?: Promise<PreparedRequest> };
+  | { state: 'read'; row: PendingDelivery; signed?: Promise<PreparedRequest> }
+  | { state: 'counted'; row: PendingDelivery; before: CountBefore; signed?: Promise<PreparedRequest> };
 
 export function heldAsRead(row: PendingDelivery): HeldRow {
   return { state: 'read', row };
@@ -36,21 +37,47 @@ export function claimed(held: HeldRow): HeldRow {
   return { state: 'counted', row: held.row, before, ...(held.signed && { signed: held.signed }) };
 }
 
-/** The row was written with its first attempt counted in its event's commit, for this worker: it reads as counted already. */
+/**
+ * The row was written with its first attempt counted in its event's commit, for this worker: it reads as counted
+ * already.
+ */
 export function countedInItsCommit(held: HeldRow): HeldRow {
-  return { state: 'counted', row: held.row, before: { attempts: 0, nextAttemptAt: held.row.nextAttemptAt }, ...(held.signed && { signed: held.signed }) };
+  return {
+    state: 'counted',
+    row: held.row,
+    before: { attempts: 0, nextAttemptAt: held.row.nextAttemptAt },
+    ...(held.signed && { signed: held.signed }),
+  };
 }
 
-/** A counted row not sent after all (a failure ahead of it, a stop): it gets its count and due time back, in memory and in the outbox. */
+/**
+ * A counted row not sent after all (a failure ahead of it, a stop): it gets its count and due time back, in memory and
+ * in the outbox.
+ */
 export function givenBack(held: HeldRow, at: number): { held: HeldRow; write?: DeliveryWrite } {
   if (held.state === 'read') return { held: heldAsRead(held.row) };
   held.row.attempts = held.before.attempts;
   held.row.nextAttemptAt = held.before.nextAttemptAt;
-  return { held: heldAsRead(held.row), write: { op: 'releaseAttempt', id: held.row.id, attempts: held.before.attempts, nextAttemptAt: held.before.nextAttemptAt, at } };
+  return {
+    held: heldAsRead(held.row),
+    write: {
+      op: 'releaseAttempt',
+      id: held.row.id,
+      attempts: held.before.attempts,
+      nextAttemptAt: held.before.nextAttemptAt,
+      at,
+    },
+  };
 }
 
-/** A counted row's attempt is being made, with the request signed for it meanwhile: the row is held as `read` again (a failed head stays). */
-export function takenToSend(held: HeldRow & { state: 'counted' }): { held: HeldRow; signed: Promise<PreparedRequest> | undefined } {
+/**
+ * A counted row's attempt is being made, with the request signed for it meanwhile: the row is held as `read` again (a
+ * failed head stays).
+ */
+export function takenToSend(held: HeldRow & { state: 'counted' }): {
+  held: HeldRow;
+  signed: Promise<PreparedRequest> | undefined;
+} {
   return { held: heldAsRead(held.row), signed: held.signed };
 }
 
@@ -69,7 +96,10 @@ export interface Expected {
 
 export const STARTED: Emptiness = { state: 'awake', saidEmpty: false };
 
-/** The queue read empty: whatever was expected is not coming (its change was undone) or was sent signed again. `say`: tell the daemon, once until a row is sent. */
+/**
+ * The queue read empty: whatever was expected is not coming (its change was undone) or was sent signed again. `say`:
+ * tell the daemon, once until a row is sent.
+ */
 export function foundEmpty(emptiness: Emptiness): { emptiness: Emptiness; say: boolean } {
   return { emptiness: { state: 'asleep' }, say: emptiness.state === 'awake' && !emptiness.saidEmpty };
 }
@@ -84,13 +114,23 @@ export function woke(emptiness: Emptiness): Emptiness {
   return emptiness.state === 'asleep' ? { state: 'awake', saidEmpty: true } : emptiness;
 }
 
-/** A row was sent: the queue is not empty, and the daemon must hear of it before it counts an event for this worker again. */
+/**
+ * A row was sent: the queue is not empty, and the daemon must hear of it before it counts an event for this worker
+ * again.
+ */
 export function sentOne(emptiness: Emptiness): Emptiness {
-  return { state: 'awake', saidEmpty: false, ...(emptiness.state === 'awake' && emptiness.expected && { expected: emptiness.expected }) };
+  return {
+    state: 'awake',
+    saidEmpty: false,
+    ...(emptiness.state === 'awake' && emptiness.expected && { expected: emptiness.expected }),
+  };
 }
 
 /** The request signed while the event committed, if it is this one; the worker expects it no longer. */
-export function takeExpected(emptiness: Emptiness, eventId: string): { emptiness: Emptiness; request?: Promise<PreparedRequest> } {
+export function takeExpected(
+  emptiness: Emptiness,
+  eventId: string,
+): { emptiness: Emptiness; request?: Promise<PreparedRequest> } {
   if (emptiness.state !== 'awake' || emptiness.expected?.eventId !== eventId) return { emptiness };
   return { emptiness: { state: 'awake', saidEmpty: emptiness.saidEmpty }, request: emptiness.expected.request };
 }

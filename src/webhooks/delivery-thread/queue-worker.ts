@@ -1,7 +1,13 @@
 // Delivery thread: runs in the worker thread that delivery-thread.ts starts, off the daemon's event loop.
 import type { Config, WebhookConfig } from '../../config/index.js';
 import type { Logger } from '../../log/index.js';
-import { RETRIES_EXHAUSTED, type DeliveryStore, type EventRecord, type PendingDelivery, type QueueKey } from '../../outbox/index.js';
+import {
+  RETRIES_EXHAUSTED,
+  type DeliveryStore,
+  type EventRecord,
+  type PendingDelivery,
+  type QueueKey,
+} from '../../outbox/index.js';
 import type { DeliveryObserver } from '../delivery-thread-messages.js';
 import type { DeliveryWrite } from '../delivery-writes.js';
 import type { WebhookSender } from '../webhook-sender.js';
@@ -37,7 +43,10 @@ export interface QueueWorkerDeps {
   now: () => number;
   /** Longest sleep while the queue is empty; a wake() ends it sooner. */
   idlePollMs: number;
-  /** Told when the worker finds its queue empty (once until it sends again): the daemon may count the next event's first attempt for it. */
+  /**
+   * Told when the worker finds its queue empty (once until it sends again): the daemon may count the next event's first
+   * attempt for it.
+   */
   onEmpty?: () => void;
 }
 
@@ -179,13 +188,23 @@ export class QueueWorker {
       if (delivery.nextAttemptAt > now) {
         // A due time more than one interval ahead was written under a clock that has since gone back: trust the
         // interval, not the stored time (README "Guarantees and faults"), so no wait is longer than the scheduled one.
-        delivery.nextAttemptAt = Math.min(delivery.nextAttemptAt, now + retryWaitMs(config.webhookDelivery, delivery.attempts));
+        delivery.nextAttemptAt = Math.min(
+          delivery.nextAttemptAt,
+          now + retryWaitMs(config.webhookDelivery, delivery.attempts),
+        );
         await this.sleep(delivery.nextAttemptAt - now);
         return false;
       }
-      const due = buffer.slice(0, delivery.attempts > 0 ? 1 : SIGN_AHEAD).filter((h) => h.row.attempts < maxAttempts && h.row.nextAttemptAt <= now);
+      const due = buffer
+        .slice(0, delivery.attempts > 0 ? 1 : SIGN_AHEAD)
+        .filter((h) => h.row.attempts < maxAttempts && h.row.nextAttemptAt <= now);
       this.signAhead(due, webhook, config.timezone);
-      head = await this.claim(buffer, now, now + retryWaitMs(config.webhookDelivery, delivery.attempts + 1), maxAttempts);
+      head = await this.claim(
+        buffer,
+        now,
+        now + retryWaitMs(config.webhookDelivery, delivery.attempts + 1),
+        maxAttempts,
+      );
       if (head.state === 'read') {
         // The row left the queue between reading and claiming it (changed by another process).
         for (const held of buffer) delete held.signed;
@@ -228,10 +247,19 @@ export class QueueWorker {
         outcome: outcome.delivered ? 'delivered' : outcome.interrupted ? 'interrupted' : 'failed',
       },
     });
-    const context = { eventId: delivery.eventId, ...this.deps.queue, attempt: delivery.attempts, requestId: outcome.requestId, durationMs: Math.round(outcome.durationMs) };
+    const context = {
+      eventId: delivery.eventId,
+      ...this.deps.queue,
+      attempt: delivery.attempts,
+      requestId: outcome.requestId,
+      durationMs: Math.round(outcome.durationMs),
+    };
 
     if (outcome.delivered) {
-      this.leave(delivery.id, this.deps.writes.queue({ op: 'delivered', id: delivery.id, status: outcome.status!, at: done }));
+      this.leave(
+        delivery.id,
+        this.deps.writes.queue({ op: 'delivered', id: delivery.id, status: outcome.status!, at: done }),
+      );
       this.deps.logger.debug({ ...context, status: outcome.status }, 'webhook delivered');
       return true;
     }
@@ -246,8 +274,19 @@ export class QueueWorker {
     }
     const waitMs = retryWaitMs(config.webhookDelivery, delivery.attempts);
     delivery.nextAttemptAt = outcome.interrupted ? done : done + waitMs;
-    void this.deps.writes.queue({ op: 'failed', id: delivery.id, status: outcome.status, error, nextAttemptAt: delivery.nextAttemptAt, at: done });
-    if (!outcome.interrupted) this.deps.logger.warn({ ...context, status: outcome.status ?? null, error, retryInS: waitMs / 1000 }, 'webhook attempt failed; will retry');
+    void this.deps.writes.queue({
+      op: 'failed',
+      id: delivery.id,
+      status: outcome.status,
+      error,
+      nextAttemptAt: delivery.nextAttemptAt,
+      at: done,
+    });
+    if (!outcome.interrupted)
+      this.deps.logger.warn(
+        { ...context, status: outcome.status ?? null, error, retryInS: waitMs / 1000 },
+        'webhook attempt failed; will retry',
+      );
     return false;
   }
 
@@ -264,7 +303,9 @@ export class QueueWorker {
       // A head being retried goes alone: the receiver is failing, the events behind it would only be given back.
       if (delivery.attempts > 0) break;
     }
-    const started = await this.deps.writes.run(buffer.slice(0, due).map((h) => ({ op: 'startAttempt' as const, id: h.row.id, nextAttemptAt, at: now })));
+    const started = await this.deps.writes.run(
+      buffer.slice(0, due).map((h) => ({ op: 'startAttempt' as const, id: h.row.id, nextAttemptAt, at: now })),
+    );
     for (let i = 0; i < due; i++) if (started[i]) buffer[i] = claimed(buffer[i]!);
     return buffer[0]!;
   }
@@ -282,7 +323,10 @@ export class QueueWorker {
     }
   }
 
-  /** Gives the counted rows from `from` on that were not sent (a failure ahead of them, a stop) their count and due time back; drops their requests signed ahead. */
+  /**
+   * Gives the counted rows from `from` on that were not sent (a failure ahead of them, a stop) their count and due time
+   * back; drops their requests signed ahead.
+   */
   private giveBack(buffer: HeldRow[], from = 0): void {
     const at = this.deps.now();
     const releases: DeliveryWrite[] = [];
@@ -291,7 +335,8 @@ export class QueueWorker {
       buffer[i] = held;
       if (write) releases.push(write);
     }
-    // Sent at once rather than lingering: until then the rows show attempts that were not made. The daemon logs a failure.
+    // Sent at once rather than lingering: until then the rows show attempts that were not made. The daemon logs a
+    // failure.
     if (releases.length > 0) this.givingBack = this.deps.writes.run(releases).catch(() => undefined);
   }
 
@@ -320,7 +365,14 @@ export class QueueWorker {
       if (!committed) return;
       this.deps.observer.deadLetter(this.deps.queue, RETRIES_EXHAUSTED);
       this.deps.logger.error(
-        { exceptionType: 'Webhook_SendHttp', eventId: delivery.eventId, ...this.deps.queue, attempts: delivery.attempts, lastStatus: status ?? null, lastError: error },
+        {
+          exceptionType: 'Webhook_SendHttp',
+          eventId: delivery.eventId,
+          ...this.deps.queue,
+          attempts: delivery.attempts,
+          lastStatus: status ?? null,
+          lastError: error,
+        },
         'webhook delivery failed after all retries; event moved to the dead-letter list',
       );
     });

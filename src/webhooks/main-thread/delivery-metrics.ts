@@ -45,14 +45,33 @@ export class DeliveryMetrics implements DeliveryObserver {
       });
     const seconds = (iso: string | null) => (iso === null ? null : Date.parse(iso) / 1000);
     gauge('chargegate_webhook_queue_size', 'Pending events in the (webhook, event type) queue', (s) => s.queueSize);
-    gauge('chargegate_webhook_last_dequeue_timestamp_seconds', 'When the executor last took an event from its queue', (s) => seconds(s.lastDequeueAt));
-    gauge('chargegate_webhook_last_request_timestamp_seconds', 'When the executor last sent a request', (s) => seconds(s.lastRequestAt));
+    gauge(
+      'chargegate_webhook_last_dequeue_timestamp_seconds',
+      'When the executor last took an event from its queue',
+      (s) => seconds(s.lastDequeueAt),
+    );
+    gauge('chargegate_webhook_last_request_timestamp_seconds', 'When the executor last sent a request', (s) =>
+      seconds(s.lastRequestAt),
+    );
     gauge('chargegate_webhook_last_request_duration_seconds', "Duration of the executor's last request", (s) =>
       s.lastRequestDurationMs === null ? null : s.lastRequestDurationMs / 1000,
     );
-    gauge('chargegate_webhook_dead_letters', 'Dead letters of the (webhook, event type) queue not replayed', (s) => s.deadLetters);
-    gauge('chargegate_webhook_health_level', 'Executor health: 0 ok, 1 warning, 2 critical (README "Operating")', (s) => LEVEL_VALUE[s.status]);
-    this.attempts = new Counter({ name: 'chargegate_webhook_attempts_total', help: 'Webhook HTTP attempts by outcome', labelNames: [...LABELS, 'outcome'], registers: [registry] });
+    gauge(
+      'chargegate_webhook_dead_letters',
+      'Dead letters of the (webhook, event type) queue not replayed',
+      (s) => s.deadLetters,
+    );
+    gauge(
+      'chargegate_webhook_health_level',
+      'Executor health: 0 ok, 1 warning, 2 critical (README "Operating")',
+      (s) => LEVEL_VALUE[s.status],
+    );
+    this.attempts = new Counter({
+      name: 'chargegate_webhook_attempts_total',
+      help: 'Webhook HTTP attempts by outcome',
+      labelNames: [...LABELS, 'outcome'],
+      registers: [registry],
+    });
     this.durations = new Histogram({
       name: 'chargegate_webhook_request_duration_seconds',
       help: 'Webhook HTTP attempt durations',

@@ -2,7 +2,10 @@
 import type { QueueKey } from '../../outbox/index.js';
 import type { Database } from '../../store/index.js';
 
-/** What an executor last did (README "Webhook delivery (installers)", health), persisted for health after restarts and for the CLI. */
+/**
+ * What an executor last did (README "Webhook delivery (installers)", health), persisted for health after restarts and
+ * for the CLI.
+ */
 export interface ExecutorStats {
   lastDequeueAt: number | null;
   lastRequestAt: number | null;
@@ -21,7 +24,10 @@ export interface RequestRecord {
   outcome: 'delivered' | 'failed' | 'interrupted';
 }
 
-/** Rows of webhook_executors (migration 3), written in the daemon's group commit (delivery-writes.ts): no fsync of their own. */
+/**
+ * Rows of webhook_executors (migration 3), written in the daemon's group commit (delivery-writes.ts): no fsync of their
+ * own.
+ */
 export class ExecutorStatsStore {
   private readonly statements;
 

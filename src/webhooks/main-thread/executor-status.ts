@@ -39,7 +39,12 @@ export interface ExecutorStatus {
  * Warning above 5 queued / 500 ms / from 3 failed attempts in a row; critical above 100 queued / 5000 ms / from 100
  * failures in a row, or while a dead letter waits for a replay. The worst wins.
  */
-export function executorLevel(state: { queueSize: number; lastRequestMs: number | null; consecutiveFailures: number; deadLetters: number }): {
+export function executorLevel(state: {
+  queueSize: number;
+  lastRequestMs: number | null;
+  consecutiveFailures: number;
+  deadLetters: number;
+}): {
   status: HealthLevel;
   reasons: string[];
 } {
@@ -50,7 +55,9 @@ export function executorLevel(state: { queueSize: number; lastRequestMs: number 
     const level: HealthLevel = value > limits.critical ? 'critical' : value > limits.warning ? 'warning' : 'ok';
     if (level === 'ok') return;
     levels.push(level);
-    reasons.push(`${label} ${Math.round(value * 10) / 10}${unit} > ${level === 'critical' ? limits.critical : limits.warning}${unit}`);
+    reasons.push(
+      `${label} ${Math.round(value * 10) / 10}${unit} > ${level === 'critical' ? limits.critical : limits.warning}${unit}`,
+    );
   };
   check(queueSize, HEALTH_THRESHOLDS.queueSize, 'queue size', '');
   if (lastRequestMs !== null) check(lastRequestMs, HEALTH_THRESHOLDS.lastRequestMs, 'last request', ' ms');
@@ -66,7 +73,11 @@ export function executorLevel(state: { queueSize: number; lastRequestMs: number 
  * Every configured executor (disabled webhooks too, their kept events count) plus any queue that still holds
  * pending events but has no executor any more (a removed webhook, an unsubscribed event type).
  */
-export function executorStatuses(config: Config, deliveries: DeliveryStore, stats: ExecutorStatsStore): ExecutorStatus[] {
+export function executorStatuses(
+  config: Config,
+  deliveries: DeliveryStore,
+  stats: ExecutorStatsStore,
+): ExecutorStatus[] {
   const queues = deliveries.queueSizes();
   const sizes = new Map(queues.map((q) => [queueId(q), q.size]));
   const recorded = new Map(stats.all().map((s) => [queueId(s), s]));
@@ -76,12 +87,18 @@ export function executorStatuses(config: Config, deliveries: DeliveryStore, stat
   for (const site of config.sites) {
     for (const webhook of site.webhooks) {
       for (const eventType of webhook.events)
-        executors.set(queueId({ siteId: site.id, webhookId: webhook.id, eventType }), { siteId: site.id, webhookId: webhook.id, eventType, active: webhook.enabled });
+        executors.set(queueId({ siteId: site.id, webhookId: webhook.id, eventType }), {
+          siteId: site.id,
+          webhookId: webhook.id,
+          eventType,
+          active: webhook.enabled,
+        });
     }
   }
   for (const q of [...queues, ...deadQueues]) {
     const k = queueId(q);
-    if (!executors.has(k)) executors.set(k, { siteId: q.siteId, webhookId: q.webhookId, eventType: q.eventType, active: false });
+    if (!executors.has(k))
+      executors.set(k, { siteId: q.siteId, webhookId: q.webhookId, eventType: q.eventType, active: false });
   }
   const at = (ms: number | null) => (ms === null ? null : formatZonedTimestamp(new Date(ms), config.timezone));
   const order = (e: EventType) => EVENT_TYPES.indexOf(e);
@@ -106,5 +123,10 @@ export function executorStatuses(config: Config, deliveries: DeliveryStore, stat
         ...executorLevel({ queueSize, lastRequestMs, consecutiveFailures, deadLetters }),
       };
     })
-    .sort((a, b) => a.siteId.localeCompare(b.siteId) || a.webhookId.localeCompare(b.webhookId) || order(a.eventType) - order(b.eventType));
+    .sort(
+      (a, b) =>
+        a.siteId.localeCompare(b.siteId) ||
+        a.webhookId.localeCompare(b.webhookId) ||
+        order(a.eventType) - order(b.eventType),
+    );
 }

@@ -1,7 +1,13 @@
 // Main thread: the daemon's (or a CLI command's) side of delivery; the delivery thread never loads it.
 import { v7 as timeOrderedUuid } from 'uuid';
 import type { Config, EventType, WebhookConfig } from '../../config/index.js';
-import { formatZonedTimestamp, type AuthorizePayload, type ChargePointStatusPayload, type StartTransactionPayload, type StopTransactionPayload } from '../../site/index.js';
+import {
+  formatZonedTimestamp,
+  type AuthorizePayload,
+  type ChargePointStatusPayload,
+  type StartTransactionPayload,
+  type StopTransactionPayload,
+} from '../../site/index.js';
 import type { DeliverableEvent } from '../envelope.js';
 import { WebhookSender, type AttemptOutcome } from '../webhook-sender.js';
 import type { WebhookSigningKey } from '../request-signature.js';
@@ -9,7 +15,10 @@ import type { WebhookSigningKey } from '../request-signature.js';
 /** The station and charge point id of `webhook test` events, so a receiver can tell them from real ones. */
 const TEST_STATION_ID = 'chargegate-webhook-test';
 
-/** A payload of each event type's own type (so it cannot drift from the real ones), about the test station; a test session is 0.5 kWh and ends now. */
+/**
+ * A payload of each event type's own type (so it cannot drift from the real ones), about the test station; a test
+ * session is 0.5 kWh and ends now.
+ */
 function testPayload(eventType: EventType, at: Date, timeZone: string): object {
   const connector = { stationId: TEST_STATION_ID, chargePointId: TEST_STATION_ID, connectorId: 1 };
   const time = formatZonedTimestamp(at, timeZone);
@@ -17,11 +26,31 @@ function testPayload(eventType: EventType, at: Date, timeZone: string): object {
     case 'ChargePointStatus':
       return { ...connector, status: 'Available', errorCode: 'NoError' } satisfies ChargePointStatusPayload;
     case 'Authorize':
-      return { stationId: TEST_STATION_ID, idTag: TEST_STATION_ID, status: 'Accepted', chargePointId: TEST_STATION_ID, connectorId: 1 } satisfies AuthorizePayload;
+      return {
+        stationId: TEST_STATION_ID,
+        idTag: TEST_STATION_ID,
+        status: 'Accepted',
+        chargePointId: TEST_STATION_ID,
+        connectorId: 1,
+      } satisfies AuthorizePayload;
     case 'StartTransaction':
-      return { ...connector, idTag: TEST_STATION_ID, meterStart: 0, transactionId: 0, startedAt: time } satisfies StartTransactionPayload;
+      return {
+        ...connector,
+        idTag: TEST_STATION_ID,
+        meterStart: 0,
+        transactionId: 0,
+        startedAt: time,
+      } satisfies StartTransactionPayload;
     case 'StopTransaction':
-      return { ...connector, idTag: TEST_STATION_ID, meterStart: 0, meterStop: 0.5, transactionId: 0, startedAt: time, stoppedAt: time } satisfies StopTransactionPayload;
+      return {
+        ...connector,
+        idTag: TEST_STATION_ID,
+        meterStart: 0,
+        meterStop: 0.5,
+        transactionId: 0,
+        startedAt: time,
+        stoppedAt: time,
+      } satisfies StopTransactionPayload;
   }
 }
 
@@ -34,7 +63,14 @@ function testPayload(eventType: EventType, at: Date, timeZone: string): object {
 function webhookTestEvent(siteId: string, webhook: WebhookConfig, timeZone: string): DeliverableEvent {
   const eventType = webhook.events.includes('ChargePointStatus') ? 'ChargePointStatus' : webhook.events[0]!;
   const at = new Date();
-  return { eventId: timeOrderedUuid(), eventType, siteId, payloadJson: JSON.stringify(testPayload(eventType, at, timeZone)), occurredAt: at.toISOString(), test: true };
+  return {
+    eventId: timeOrderedUuid(),
+    eventType,
+    siteId,
+    payloadJson: JSON.stringify(testPayload(eventType, at, timeZone)),
+    occurredAt: at.toISOString(),
+    test: true,
+  };
 }
 
 export async function sendTestEvent(
@@ -46,7 +82,10 @@ export async function sendTestEvent(
   const sender = new WebhookSender({ signingKey });
   try {
     const event = webhookTestEvent(siteId, webhook, config.timezone);
-    const outcome = await sender.send(webhook, event, { timeZone: config.timezone, timeoutMs: config.webhookDelivery.requestTimeoutMs });
+    const outcome = await sender.send(webhook, event, {
+      timeZone: config.timezone,
+      timeoutMs: config.webhookDelivery.requestTimeoutMs,
+    });
     return { event, outcome };
   } finally {
     await sender.close();

@@ -65,7 +65,10 @@ export class WebhookDelivery {
   private wakeScheduled = false;
   /** Events of this turn not yet passed to the thread (expect()). */
   private expected: AppendedRecord[] = [];
-  /** Queues whose worker found them empty: the next event's commit counts its first attempt for it (countsFirstAttempt()). */
+  /**
+   * Queues whose worker found them empty: the next event's commit counts its first attempt for it
+   * (countsFirstAttempt()).
+   */
   private readonly emptyQueues = new Set<string>();
   private restarts = 0;
   private lastExitAt: Date | undefined;
@@ -91,7 +94,10 @@ export class WebhookDelivery {
     this.timers.push(keyCheck);
   }
 
-  /** Resolves once the first thread has started its queue workers (at once without webhooks); rejects if it fails before that. */
+  /**
+   * Resolves once the first thread has started its queue workers (at once without webhooks); rejects if it fails before
+   * that.
+   */
   ready(): Promise<void> {
     return this.running;
   }
@@ -171,7 +177,12 @@ export class WebhookDelivery {
       report: () => {
         const executors = this.statuses();
         const thread = this.threadHealth();
-        return { status: worstLevel([...executors.map((e) => e.status), threadLevel(thread)]), ...thread, deadLetters: this.deliveries.deadLetterCount(), executors };
+        return {
+          status: worstLevel([...executors.map((e) => e.status), threadLevel(thread)]),
+          ...thread,
+          deadLetters: this.deliveries.deadLetterCount(),
+          executors,
+        };
       },
     };
   }
@@ -179,7 +190,11 @@ export class WebhookDelivery {
   private threadHealth(): DeliveryThreadHealth {
     // Started, wanted and without a thread: it ended and waits for its restart.
     const deliveryThread = this.thread ? 'running' : this.started && this.needed() ? 'restarting' : 'not needed';
-    return { deliveryThread, threadRestarts: this.restarts, ...(this.lastExitAt && { lastThreadExitAt: this.lastExitAt.toISOString() }) };
+    return {
+      deliveryThread,
+      threadRestarts: this.restarts,
+      ...(this.lastExitAt && { lastThreadExitAt: this.lastExitAt.toISOString() }),
+    };
   }
 
   /** A site without an enabled webhook has nothing to deliver: no thread (and its memory) until a reload adds one. */
@@ -197,7 +212,13 @@ export class WebhookDelivery {
   private spawn(): void {
     const { dataDir, config, logger, signingKey, pollIntervalMs } = this.options;
     this.sentKey = signingKey();
-    const data: DeliveryThreadData = { dataDir, config: config(), logLevel: logger.level, signingKey: this.sentKey, ...(pollIntervalMs !== undefined && { pollIntervalMs }) };
+    const data: DeliveryThreadData = {
+      dataDir,
+      config: config(),
+      logLevel: logger.level,
+      signingKey: this.sentKey,
+      ...(pollIntervalMs !== undefined && { pollIntervalMs }),
+    };
     const thread = startDeliveryThread(data);
     this.thread = thread;
     this.emptyQueues.clear();
@@ -211,7 +232,10 @@ export class WebhookDelivery {
       this.thread = undefined;
       this.restarts += 1;
       this.lastExitAt = new Date();
-      logger.error({ exitCode: code, restartInMs: RESTART_DELAY_MS }, 'webhook delivery thread ended unexpectedly; restarting it, pending events stay in the outbox');
+      logger.error(
+        { exitCode: code, restartInMs: RESTART_DELAY_MS },
+        'webhook delivery thread ended unexpectedly; restarting it, pending events stay in the outbox',
+      );
       const restart = setTimeout(() => this.spawnIfNeeded(), RESTART_DELAY_MS);
       this.timers.push(restart);
     });
@@ -240,7 +264,10 @@ export class WebhookDelivery {
     }
   }
 
-  /** Applies a batch of the thread's writes in the current group commit (unsynced: bookkeeping) and tells the thread once it committed. */
+  /**
+   * Applies a batch of the thread's writes in the current group commit (unsynced: bookkeeping) and tells the thread
+   * once it committed.
+   */
   private record(batch: number, writes: DeliveryWrite[], thread: Worker): void {
     const reply = (message: ToDeliveryThread) => thread.postMessage(message);
     const refuse = (err: unknown) => {
@@ -291,5 +318,8 @@ function startDeliveryThread(workerData: DeliveryThreadData): Worker {
   if (!here.endsWith('.ts')) return new Worker(new URL('../delivery-thread/delivery-thread.js', here), { workerData });
   const tsx = import.meta.resolve('tsx/esm/api');
   const script = new URL('../delivery-thread/delivery-thread.ts', here).href;
-  return new Worker(`import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(script)}); });`, { eval: true, workerData });
+  return new Worker(
+    `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(script)}); });`,
+    { eval: true, workerData },
+  );
 }
