@@ -103,14 +103,12 @@ export type RegistrationStatusEnumType = 'Accepted' | 'Pending' | 'Rejected';
  */
 export type CancelReservationStatusEnumType = 'Accepted' | 'Rejected';
 /**
- * Indicates the type of the signed certificate that is returned. When omitted the certificate is used for both the
- * 15118 connection (if implemented) and the Charging Station to CSMS connection. This field is required when a
- * typeOfCertificate was included in the &lt;&lt;signcertificaterequest,SignCertificateRequest&gt;&gt; that requested
- * this certificate to be signed AND both the 15118 connection and the Charging Station connection are implemented.
+ * Indicates the type of the signed certificate that is returned. When omitted the certificate is used for both the 15118 connection (if implemented) and the Charging Station to CSMS connection. This field is required when a typeOfCertificate was included in the &lt;&lt;signcertificaterequest,SignCertificateRequest&gt;&gt; that requested this certificate to be signed AND both the 15118 connection and the Charging Station connection are implemented.
  *
  *
  *
- * This interface was referenced by `Ocpp201Actions`'s JSON-Schema via the `definition` "CertificateSigningUseEnumType".
+ * This interface was referenced by `Ocpp201Actions`'s JSON-Schema
+ * via the `definition` "CertificateSigningUseEnumType".
  */
 export type CertificateSigningUseEnumType = 'ChargingStationCertificate' | 'V2GCertificate';
 /**
@@ -277,12 +275,11 @@ export type GenericDeviceModelStatusEnumType = 'Accepted' | 'Rejected' | 'NotSup
  */
 export type GetCertificateStatusEnumType = 'Accepted' | 'Failed';
 /**
- * This indicates whether the Charging Station is able to process this request and will send
- * &lt;&lt;reportchargingprofilesrequest, ReportChargingProfilesRequest&gt;&gt; messages.
+ * This indicates whether the Charging Station is able to process this request and will send &lt;&lt;reportchargingprofilesrequest, ReportChargingProfilesRequest&gt;&gt; messages.
  *
  *
- * This interface was referenced by `Ocpp201Actions`'s JSON-Schema via the `definition`
- * "GetChargingProfileStatusEnumType".
+ * This interface was referenced by `Ocpp201Actions`'s JSON-Schema
+ * via the `definition` "GetChargingProfileStatusEnumType".
  */
 export type GetChargingProfileStatusEnumType = 'Accepted' | 'NoProfiles';
 /**
@@ -320,12 +317,11 @@ export type MessagePriorityEnumType = 'AlwaysFront' | 'InFront' | 'NormalCycle';
  */
 export type MessageStateEnumType = 'Charging' | 'Faulted' | 'Idle' | 'Unavailable';
 /**
- * Indicates if the Charging Station has Display Messages that match the request criteria in the
- * &lt;&lt;getdisplaymessagesrequest,GetDisplayMessagesRequest&gt;&gt;
+ * Indicates if the Charging Station has Display Messages that match the request criteria in the &lt;&lt;getdisplaymessagesrequest,GetDisplayMessagesRequest&gt;&gt;
  *
  *
- * This interface was referenced by `Ocpp201Actions`'s JSON-Schema via the `definition`
- * "GetDisplayMessagesStatusEnumType".
+ * This interface was referenced by `Ocpp201Actions`'s JSON-Schema
+ * via the `definition` "GetDisplayMessagesStatusEnumType".
  */
 export type GetDisplayMessagesStatusEnumType = 'Accepted' | 'Unknown';
 export type GetCertificateIdUseEnumType =
@@ -466,12 +462,13 @@ export type MeasurandEnumType =
   | 'SoC'
   | 'Voltage';
 /**
- * Sampled_ Value. Phase. Phase_ Code urn:x-oca:ocpp:uid:1:569264 Indicates how the measured value is to be interpreted.
- * For instance between L1 and neutral (L1-N) Please note that not all values of phase are applicable to all Measurands.
- * When phase is absent, the measured value is interpreted as an overall value.
+ * Sampled_ Value. Phase. Phase_ Code
+ * urn:x-oca:ocpp:uid:1:569264
+ * Indicates how the measured value is to be interpreted. For instance between L1 and neutral (L1-N) Please note that not all values of phase are applicable to all Measurands. When phase is absent, the measured value is interpreted as an overall value.
  *
  *
- * This interface was referenced by `Ocpp201Actions`'s JSON-Schema via the `definition` "PhaseEnumType".
+ * This interface was referenced by `Ocpp201Actions`'s JSON-Schema
+ * via the `definition` "PhaseEnumType".
  */
 export type PhaseEnumType = 'L1' | 'L2' | 'L3' | 'N' | 'L1-N' | 'L2-N' | 'L3-N' | 'L1-L2' | 'L2-L3' | 'L3-L1';
 /**
@@ -506,12 +503,11 @@ export type CostKindEnumType = 'CarbonDioxideEmission' | 'RelativePricePercentag
  */
 export type EnergyTransferModeEnumType = 'DC' | 'AC_single_phase' | 'AC_two_phase' | 'AC_three_phase';
 /**
- * Returns whether the CSMS has been able to process the message successfully. It does not imply that the
- * evChargingNeeds can be met with the current charging profile.
+ * Returns whether the CSMS has been able to process the message successfully. It does not imply that the evChargingNeeds can be met with the current charging profile.
  *
  *
- * This interface was referenced by `Ocpp201Actions`'s JSON-Schema via the `definition`
- * "NotifyEVChargingNeedsStatusEnumType".
+ * This interface was referenced by `Ocpp201Actions`'s JSON-Schema
+ * via the `definition` "NotifyEVChargingNeedsStatusEnumType".
  */
 export type NotifyEVChargingNeedsStatusEnumType = 'Accepted' | 'Rejected' | 'Processing';
 /**
@@ -676,20 +672,19 @@ export type ResetStatusEnumType = 'Accepted' | 'Rejected' | 'Scheduled';
  */
 export type UpdateEnumType = 'Differential' | 'Full';
 /**
- * This indicates whether the Charging Station has successfully received and applied the update of the Local
- * Authorization List.
+ * This indicates whether the Charging Station has successfully received and applied the update of the Local Authorization List.
  *
  *
- * This interface was referenced by `Ocpp201Actions`'s JSON-Schema via the `definition` "SendLocalListStatusEnumType".
+ * This interface was referenced by `Ocpp201Actions`'s JSON-Schema
+ * via the `definition` "SendLocalListStatusEnumType".
  */
 export type SendLocalListStatusEnumType = 'Accepted' | 'Failed' | 'VersionMismatch';
 /**
- * Returns whether the Charging Station has been able to process the message successfully. This does not guarantee the
- * schedule will be followed to the letter. There might be other constraints the Charging Station may need to take into
- * account.
+ * Returns whether the Charging Station has been able to process the message successfully. This does not guarantee the schedule will be followed to the letter. There might be other constraints the Charging Station may need to take into account.
  *
  *
- * This interface was referenced by `Ocpp201Actions`'s JSON-Schema via the `definition` "ChargingProfileStatusEnumType".
+ * This interface was referenced by `Ocpp201Actions`'s JSON-Schema
+ * via the `definition` "ChargingProfileStatusEnumType".
  */
 export type ChargingProfileStatusEnumType = 'Accepted' | 'Rejected';
 /**
@@ -735,11 +730,13 @@ export type APNAuthenticationEnumType = 'CHAP' | 'NONE' | 'PAP' | 'AUTO';
  */
 export type OCPPVersionEnumType = 'OCPP12' | 'OCPP15' | 'OCPP16' | 'OCPP20';
 /**
- * Communication_ Function. OCPP_ Transport. OCPP_ Transport_ Code urn:x-oca:ocpp:uid:1:569356 Defines the transport
- * protocol (e.g. SOAP or JSON). Note: SOAP is not supported in OCPP 2.0, but is supported by other versions of OCPP.
+ * Communication_ Function. OCPP_ Transport. OCPP_ Transport_ Code
+ * urn:x-oca:ocpp:uid:1:569356
+ * Defines the transport protocol (e.g. SOAP or JSON). Note: SOAP is not supported in OCPP 2.0, but is supported by other versions of OCPP.
  *
  *
- * This interface was referenced by `Ocpp201Actions`'s JSON-Schema via the `definition` "OCPPTransportEnumType".
+ * This interface was referenced by `Ocpp201Actions`'s JSON-Schema
+ * via the `definition` "OCPPTransportEnumType".
  */
 export type OCPPTransportEnumType = 'JSON' | 'SOAP';
 /**
@@ -796,11 +793,12 @@ export type SetVariableStatusEnumType =
  */
 export type ConnectorStatusEnumType = 'Available' | 'Occupied' | 'Reserved' | 'Unavailable' | 'Faulted';
 /**
- * This contains the type of this event. The first TransactionEvent of a transaction SHALL contain: "Started" The last
- * TransactionEvent of a transaction SHALL contain: "Ended" All others SHALL contain: "Updated"
+ * This contains the type of this event.
+ * The first TransactionEvent of a transaction SHALL contain: "Started" The last TransactionEvent of a transaction SHALL contain: "Ended" All others SHALL contain: "Updated"
  *
  *
- * This interface was referenced by `Ocpp201Actions`'s JSON-Schema via the `definition` "TransactionEventEnumType".
+ * This interface was referenced by `Ocpp201Actions`'s JSON-Schema
+ * via the `definition` "TransactionEventEnumType".
  */
 export type TransactionEventEnumType = 'Ended' | 'Started' | 'Updated';
 /**
@@ -1014,20 +1012,20 @@ export interface AuthorizeRequest {
     | [OCSPRequestDataType, OCSPRequestDataType, OCSPRequestDataType, OCSPRequestDataType];
 }
 /**
- * This class does not get 'AdditionalProperties = false' in the schema generation, so it can be extended with arbitrary
- * JSON properties to allow adding custom data.
+ * This class does not get 'AdditionalProperties = false' in the schema generation, so it can be extended with arbitrary JSON properties to allow adding custom data.
  *
- * This interface was referenced by `Ocpp201Actions`'s JSON-Schema via the `definition` "CustomDataType".
+ * This interface was referenced by `Ocpp201Actions`'s JSON-Schema
+ * via the `definition` "CustomDataType".
  */
 export interface CustomDataType {
   vendorId: string;
 }
 /**
- * Contains a case insensitive identifier to use for the authorization and the type of authorization to support multiple
- * forms of identifiers.
+ * Contains a case insensitive identifier to use for the authorization and the type of authorization to support multiple forms of identifiers.
  *
  *
- * This interface was referenced by `Ocpp201Actions`'s JSON-Schema via the `definition` "IdTokenType".
+ * This interface was referenced by `Ocpp201Actions`'s JSON-Schema
+ * via the `definition` "IdTokenType".
  */
 export interface IdTokenType {
   customData?: CustomDataType;
@@ -1043,11 +1041,11 @@ export interface IdTokenType {
   type: IdTokenEnumType;
 }
 /**
- * Contains a case insensitive identifier to use for the authorization and the type of authorization to support multiple
- * forms of identifiers.
+ * Contains a case insensitive identifier to use for the authorization and the type of authorization to support multiple forms of identifiers.
  *
  *
- * This interface was referenced by `Ocpp201Actions`'s JSON-Schema via the `definition` "AdditionalInfoType".
+ * This interface was referenced by `Ocpp201Actions`'s JSON-Schema
+ * via the `definition` "AdditionalInfoType".
  */
 export interface AdditionalInfoType {
   customData?: CustomDataType;
@@ -1057,8 +1055,7 @@ export interface AdditionalInfoType {
    */
   additionalIdToken: string;
   /**
-   * This defines the type of the additionalIdToken. This is a custom type, so the implementation needs to be agreed
-   * upon by all involved parties.
+   * This defines the type of the additionalIdToken. This is a custom type, so the implementation needs to be agreed upon by all involved parties.
    *
    */
   type: string;
@@ -1095,12 +1092,14 @@ export interface AuthorizeResponse {
   certificateStatus?: AuthorizeCertificateStatusEnumType;
 }
 /**
- * ID_ Token urn:x-oca:ocpp:uid:2:233247 Contains status information about an identifier. It is advised to not stop
- * charging for a token that expires during charging, as ExpiryDate is only used for caching purposes. If ExpiryDate is
- * not given, the status has no end date.
+ * ID_ Token
+ * urn:x-oca:ocpp:uid:2:233247
+ * Contains status information about an identifier.
+ * It is advised to not stop charging for a token that expires during charging, as ExpiryDate is only used for caching purposes. If ExpiryDate is not given, the status has no end date.
  *
  *
- * This interface was referenced by `Ocpp201Actions`'s JSON-Schema via the `definition` "IdTokenInfoType".
+ * This interface was referenced by `Ocpp201Actions`'s JSON-Schema
+ * via the `definition` "IdTokenInfoType".
  */
 export interface IdTokenInfoType {
   customData?: CustomDataType;
@@ -1113,15 +1112,14 @@ export interface IdTokenInfoType {
    */
   cacheExpiryDateTime?: string;
   /**
-   * Priority from a business point of view. Default priority is 0, The range is from -9 to 9. Higher values indicate a
-   * higher priority. The chargingPriority in &lt;&lt;transactioneventresponse,TransactionEventResponse&gt;&gt;
-   * overrules this one.
+   * Priority from a business point of view. Default priority is 0, The range is from -9 to 9. Higher values indicate a higher priority. The chargingPriority in &lt;&lt;transactioneventresponse,TransactionEventResponse&gt;&gt; overrules this one.
    *
    */
   chargingPriority?: number;
   /**
-   * ID_ Token. Language1. Language_ Code urn:x-oca:ocpp:uid:1:569374 Preferred user interface language of identifier
-   * user. Contains a language code as defined in &lt;&lt;ref-RFC5646,[RFC5646]&gt;&gt;.
+   * ID_ Token. Language1. Language_ Code
+   * urn:x-oca:ocpp:uid:1:569374
+   * Preferred user interface language of identifier user. Contains a language code as defined in &lt;&lt;ref-RFC5646,[RFC5646]&gt;&gt;.
    *
    *
    */
@@ -1136,9 +1134,9 @@ export interface IdTokenInfoType {
   evseId?: [number, ...number[]];
   groupIdToken?: IdTokenType;
   /**
-   * ID_ Token. Language2. Language_ Code urn:x-oca:ocpp:uid:1:569375 Second preferred user interface language of
-   * identifier user. Don’t use when language1 is omitted, has to be different from language1. Contains a language code
-   * as defined in &lt;&lt;ref-RFC5646,[RFC5646]&gt;&gt;.
+   * ID_ Token. Language2. Language_ Code
+   * urn:x-oca:ocpp:uid:1:569375
+   * Second preferred user interface language of identifier user. Don’t use when language1 is omitted, has to be different from language1. Contains a language code as defined in &lt;&lt;ref-RFC5646,[RFC5646]&gt;&gt;.
    *
    */
   language2?: string;
@@ -1250,9 +1248,7 @@ export interface BootNotificationResponse {
    */
   currentTime: string;
   /**
-   * When &lt;&lt;cmn_registrationstatusenumtype,Status&gt;&gt; is Accepted, this contains the heartbeat interval in
-   * seconds. If the CSMS returns something other than Accepted, the value of the interval field indicates the minimum
-   * wait time before sending a next BootNotification request.
+   * When &lt;&lt;cmn_registrationstatusenumtype,Status&gt;&gt; is Accepted, this contains the heartbeat interval in seconds. If the CSMS returns something other than Accepted, the value of the interval field indicates the minimum wait time before sending a next BootNotification request.
    *
    */
   interval: number;
@@ -1295,11 +1291,9 @@ export interface CancelReservationResponse {
 export interface CertificateSignedRequest {
   customData?: CustomDataType;
   /**
-   * The signed PEM encoded X.509 certificate. This can also contain the necessary sub CA certificates. In that case,
-   * the order of the bundle should follow the certificate chain, starting from the leaf certificate.
+   * The signed PEM encoded X.509 certificate. This can also contain the necessary sub CA certificates. In that case, the order of the bundle should follow the certificate chain, starting from the leaf certificate.
    *
-   * The Configuration Variable &lt;&lt;configkey-max-certificate-chain-size,MaxCertificateChainSize&gt;&gt; can be used
-   * to limit the maximum size of this field.
+   * The Configuration Variable &lt;&lt;configkey-max-certificate-chain-size,MaxCertificateChainSize&gt;&gt; can be used to limit the maximum size of this field.
    *
    */
   certificateChain: string;
@@ -1362,27 +1356,29 @@ export interface ClearChargingProfileRequest {
   chargingProfileCriteria?: ClearChargingProfileType;
 }
 /**
- * Charging_ Profile urn:x-oca:ocpp:uid:2:233255 A ChargingProfile consists of a ChargingSchedule, describing the amount
- * of power or current that can be delivered per time interval.
+ * Charging_ Profile
+ * urn:x-oca:ocpp:uid:2:233255
+ * A ChargingProfile consists of a ChargingSchedule, describing the amount of power or current that can be delivered per time interval.
  *
  *
- * This interface was referenced by `Ocpp201Actions`'s JSON-Schema via the `definition` "ClearChargingProfileType".
+ * This interface was referenced by `Ocpp201Actions`'s JSON-Schema
+ * via the `definition` "ClearChargingProfileType".
  */
 export interface ClearChargingProfileType {
   customData?: CustomDataType;
   /**
-   * Identified_ Object. MRID. Numeric_ Identifier urn:x-enexis:ecdm:uid:1:569198 Specifies the id of the EVSE for which
-   * to clear charging profiles. An evseId of zero (0) specifies the charging profile for the overall Charging Station.
-   * Absence of this parameter means the clearing applies to all charging profiles that match the other criteria in the
-   * request.
+   * Identified_ Object. MRID. Numeric_ Identifier
+   * urn:x-enexis:ecdm:uid:1:569198
+   * Specifies the id of the EVSE for which to clear charging profiles. An evseId of zero (0) specifies the charging profile for the overall Charging Station. Absence of this parameter means the clearing applies to all charging profiles that match the other criteria in the request.
    *
    *
    */
   evseId?: number;
   chargingProfilePurpose?: ChargingProfilePurposeEnumType;
   /**
-   * Charging_ Profile. Stack_ Level. Counter urn:x-oca:ocpp:uid:1:569230 Specifies the stackLevel for which charging
-   * profiles will be cleared, if they meet the other criteria in the request.
+   * Charging_ Profile. Stack_ Level. Counter
+   * urn:x-oca:ocpp:uid:1:569230
+   * Specifies the stackLevel for which charging profiles will be cleared, if they meet the other criteria in the request.
    *
    */
   stackLevel?: number;
@@ -1448,8 +1444,7 @@ export interface ClearMonitoringResultType {
 export interface CostUpdatedRequest {
   customData?: CustomDataType;
   /**
-   * Current total cost, based on the information known by the CSMS, of the transaction including taxes. In the currency
-   * configured with the configuration Variable: [&lt;&lt;configkey-currency, Currency&gt;&gt;]
+   * Current total cost, based on the information known by the CSMS, of the transaction including taxes. In the currency configured with the configuration Variable: [&lt;&lt;configkey-currency, Currency&gt;&gt;]
    *
    *
    */
@@ -1475,8 +1470,7 @@ export interface CustomerInformationRequest {
    */
   requestId: number;
   /**
-   * Flag indicating whether the Charging Station should return NotifyCustomerInformationRequest messages containing
-   * information about the customer referred to.
+   * Flag indicating whether the Charging Station should return NotifyCustomerInformationRequest messages containing information about the customer referred to.
    *
    */
   report: boolean;
@@ -1486,9 +1480,8 @@ export interface CustomerInformationRequest {
    */
   clear: boolean;
   /**
-   * A (e.g. vendor specific) identifier of the customer this request refers to. This field contains a custom identifier
-   * other than IdToken and Certificate. One of the possible identifiers (customerIdentifier, customerIdToken or
-   * customerCertificate) should be in the request message.
+   * A (e.g. vendor specific) identifier of the customer this request refers to. This field contains a custom identifier other than IdToken and Certificate.
+   * One of the possible identifiers (customerIdentifier, customerIdToken or customerCertificate) should be in the request message.
    *
    */
   customerIdentifier?: string;
@@ -1564,8 +1557,9 @@ export interface FirmwareStatusNotificationRequest {
   customData?: CustomDataType;
   status: FirmwareStatusEnumType;
   /**
-   * The request id that was provided in the UpdateFirmwareRequest that started this firmware update. This field is
-   * mandatory, unless the message was triggered by a TriggerMessageRequest AND there is no firmware update ongoing.
+   * The request id that was provided in the
+   * UpdateFirmwareRequest that started this firmware update.
+   * This field is mandatory, unless the message was triggered by a TriggerMessageRequest AND there is no firmware update ongoing.
    *
    */
   requestId?: number;
@@ -1576,8 +1570,7 @@ export interface FirmwareStatusNotificationResponse {
 export interface Get15118EVCertificateRequest {
   customData?: CustomDataType;
   /**
-   * Schema version currently used for the 15118 session between EV and Charging Station. Needed for parsing of the EXI
-   * stream by the CSMS.
+   * Schema version currently used for the 15118 session between EV and Charging Station. Needed for parsing of the EXI stream by the CSMS.
    *
    *
    */
@@ -1622,9 +1615,7 @@ export interface GetCertificateStatusResponse {
   status: GetCertificateStatusEnumType;
   statusInfo?: StatusInfoType;
   /**
-   * OCSPResponse class as defined in &lt;&lt;ref-ocpp_security_24, IETF RFC 6960&gt;&gt;. DER encoded (as defined in
-   * &lt;&lt;ref-ocpp_security_24, IETF RFC 6960&gt;&gt;), and then base64 encoded. MAY only be omitted when status is
-   * not Accepted.
+   * OCSPResponse class as defined in &lt;&lt;ref-ocpp_security_24, IETF RFC 6960&gt;&gt;. DER encoded (as defined in &lt;&lt;ref-ocpp_security_24, IETF RFC 6960&gt;&gt;), and then base64 encoded. MAY only be omitted when status is not Accepted.
    *
    */
   ocspResult?: string;
@@ -1632,40 +1623,38 @@ export interface GetCertificateStatusResponse {
 export interface GetChargingProfilesRequest {
   customData?: CustomDataType;
   /**
-   * Reference identification that is to be used by the Charging Station in the &lt;&lt;reportchargingprofilesrequest,
-   * ReportChargingProfilesRequest&gt;&gt; when provided.
+   * Reference identification that is to be used by the Charging Station in the &lt;&lt;reportchargingprofilesrequest, ReportChargingProfilesRequest&gt;&gt; when provided.
    *
    */
   requestId: number;
   /**
-   * For which EVSE installed charging profiles SHALL be reported. If 0, only charging profiles installed on the
-   * Charging Station itself (the grid connection) SHALL be reported. If omitted, all installed charging profiles SHALL
-   * be reported.
+   * For which EVSE installed charging profiles SHALL be reported. If 0, only charging profiles installed on the Charging Station itself (the grid connection) SHALL be reported. If omitted, all installed charging profiles SHALL be reported.
    *
    */
   evseId?: number;
   chargingProfile: ChargingProfileCriterionType;
 }
 /**
- * Charging_ Profile urn:x-oca:ocpp:uid:2:233255 A ChargingProfile consists of ChargingSchedule, describing the amount
- * of power or current that can be delivered per time interval.
+ * Charging_ Profile
+ * urn:x-oca:ocpp:uid:2:233255
+ * A ChargingProfile consists of ChargingSchedule, describing the amount of power or current that can be delivered per time interval.
  *
  *
- * This interface was referenced by `Ocpp201Actions`'s JSON-Schema via the `definition` "ChargingProfileCriterionType".
+ * This interface was referenced by `Ocpp201Actions`'s JSON-Schema
+ * via the `definition` "ChargingProfileCriterionType".
  */
 export interface ChargingProfileCriterionType {
   customData?: CustomDataType;
   chargingProfilePurpose?: ChargingProfilePurposeEnumType;
   /**
-   * Charging_ Profile. Stack_ Level. Counter urn:x-oca:ocpp:uid:1:569230 Value determining level in hierarchy stack of
-   * profiles. Higher values have precedence over lower values. Lowest level is 0.
+   * Charging_ Profile. Stack_ Level. Counter
+   * urn:x-oca:ocpp:uid:1:569230
+   * Value determining level in hierarchy stack of profiles. Higher values have precedence over lower values. Lowest level is 0.
    *
    */
   stackLevel?: number;
   /**
-   * List of all the chargingProfileIds requested. Any ChargingProfile that matches one of these profiles will be
-   * reported. If omitted, the Charging Station SHALL not filter on chargingProfileId. This field SHALL NOT contain more
-   * ids than set in &lt;&lt;configkey-charging-profile-entries,ChargingProfileEntries.maxLimit&gt;&gt;
+   * List of all the chargingProfileIds requested. Any ChargingProfile that matches one of these profiles will be reported. If omitted, the Charging Station SHALL not filter on chargingProfileId. This field SHALL NOT contain more ids than set in &lt;&lt;configkey-charging-profile-entries,ChargingProfileEntries.maxLimit&gt;&gt;
    *
    *
    *
@@ -1673,8 +1662,7 @@ export interface ChargingProfileCriterionType {
    */
   chargingProfileId?: [number, ...number[]];
   /**
-   * For which charging limit sources, charging profiles SHALL be reported. If omitted, the Charging Station SHALL not
-   * filter on chargingLimitSource.
+   * For which charging limit sources, charging profiles SHALL be reported. If omitted, the Charging Station SHALL not filter on chargingLimitSource.
    *
    *
    * @minItems 1
@@ -1706,8 +1694,7 @@ export interface GetCompositeScheduleRequest {
   duration: number;
   chargingRateUnit?: ChargingRateUnitEnumType;
   /**
-   * The ID of the EVSE for which the schedule is requested. When evseid=0, the Charging Station will calculate the
-   * expected consumption for the grid connection.
+   * The ID of the EVSE for which the schedule is requested. When evseid=0, the Charging Station will calculate the expected consumption for the grid connection.
    *
    */
   evseId: number;
@@ -1746,8 +1733,9 @@ export interface CompositeScheduleType {
    */
   duration: number;
   /**
-   * Composite_ Schedule. Start. Date_ Time urn:x-oca:ocpp:uid:1:569456 Date and time at which the schedule becomes
-   * active. All time measurements within the schedule are relative to this timestamp.
+   * Composite_ Schedule. Start. Date_ Time
+   * urn:x-oca:ocpp:uid:1:569456
+   * Date and time at which the schedule becomes active. All time measurements within the schedule are relative to this timestamp.
    *
    */
   scheduleStart: string;
@@ -1765,28 +1753,28 @@ export interface CompositeScheduleType {
 export interface ChargingSchedulePeriodType {
   customData?: CustomDataType;
   /**
-   * Charging_ Schedule_ Period. Start_ Period. Elapsed_ Time urn:x-oca:ocpp:uid:1:569240 Start of the period, in
-   * seconds from the start of schedule. The value of StartPeriod also defines the stop time of the previous period.
+   * Charging_ Schedule_ Period. Start_ Period. Elapsed_ Time
+   * urn:x-oca:ocpp:uid:1:569240
+   * Start of the period, in seconds from the start of schedule. The value of StartPeriod also defines the stop time of the previous period.
    *
    */
   startPeriod: number;
   /**
-   * Charging_ Schedule_ Period. Limit. Measure urn:x-oca:ocpp:uid:1:569241 Charging rate limit during the schedule
-   * period, in the applicable chargingRateUnit, for example in Amperes (A) or Watts (W). Accepts at most one digit
-   * fraction (e.g. 8.1).
+   * Charging_ Schedule_ Period. Limit. Measure
+   * urn:x-oca:ocpp:uid:1:569241
+   * Charging rate limit during the schedule period, in the applicable chargingRateUnit, for example in Amperes (A) or Watts (W). Accepts at most one digit fraction (e.g. 8.1).
    *
    */
   limit: number;
   /**
-   * Charging_ Schedule_ Period. Number_ Phases. Counter urn:x-oca:ocpp:uid:1:569242 The number of phases that can be
-   * used for charging. If a number of phases is needed, numberPhases=3 will be assumed unless another number is given.
+   * Charging_ Schedule_ Period. Number_ Phases. Counter
+   * urn:x-oca:ocpp:uid:1:569242
+   * The number of phases that can be used for charging. If a number of phases is needed, numberPhases=3 will be assumed unless another number is given.
    *
    */
   numberPhases?: number;
   /**
-   * Values: 1..3, Used if numberPhases=1 and if the EVSE is capable of switching the phase connected to the EV, i.e.
-   * ACPhaseSwitchingSupported is defined and true. It’s not allowed unless both conditions above are true. If both
-   * conditions are true, and phaseToUse is omitted, the Charging Station / EVSE will make the selection on its own.
+   * Values: 1..3, Used if numberPhases=1 and if the EVSE is capable of switching the phase connected to the EV, i.e. ACPhaseSwitchingSupported is defined and true. It’s not allowed unless both conditions above are true. If both conditions are true, and phaseToUse is omitted, the Charging Station / EVSE will make the selection on its own.
    *
    *
    */
@@ -1795,8 +1783,7 @@ export interface ChargingSchedulePeriodType {
 export interface GetDisplayMessagesRequest {
   customData?: CustomDataType;
   /**
-   * If provided the Charging Station shall return Display Messages of the given ids. This field SHALL NOT contain more
-   * ids than set in &lt;&lt;configkey-number-of-display-messages,NumberOfDisplayMessages.maxLimit&gt;&gt;
+   * If provided the Charging Station shall return Display Messages of the given ids. This field SHALL NOT contain more ids than set in &lt;&lt;configkey-number-of-display-messages,NumberOfDisplayMessages.maxLimit&gt;&gt;
    *
    *
    *
@@ -1870,14 +1857,12 @@ export interface GetLogRequest {
    */
   requestId: number;
   /**
-   * This specifies how many times the Charging Station must try to upload the log before giving up. If this field is
-   * not present, it is left to Charging Station to decide how many times it wants to retry.
+   * This specifies how many times the Charging Station must try to upload the log before giving up. If this field is not present, it is left to Charging Station to decide how many times it wants to retry.
    *
    */
   retries?: number;
   /**
-   * The interval in seconds after which a retry may be attempted. If this field is not present, it is left to Charging
-   * Station to decide how long to wait between attempts.
+   * The interval in seconds after which a retry may be attempted. If this field is not present, it is left to Charging Station to decide how long to wait between attempts.
    *
    */
   retryInterval?: number;
@@ -1920,8 +1905,7 @@ export interface GetLogResponse {
   status: LogStatusEnumType;
   statusInfo?: StatusInfoType;
   /**
-   * This contains the name of the log file that will be uploaded. This field is not present when no logging information
-   * is available.
+   * This contains the name of the log file that will be uploaded. This field is not present when no logging information is available.
    *
    */
   filename?: string;
@@ -1972,14 +1956,12 @@ export interface ComponentType {
   customData?: CustomDataType;
   evse?: EVSEType;
   /**
-   * Name of the component. Name should be taken from the list of standardized component names whenever possible. Case
-   * Insensitive. strongly advised to use Camel Case.
+   * Name of the component. Name should be taken from the list of standardized component names whenever possible. Case Insensitive. strongly advised to use Camel Case.
    *
    */
   name: string;
   /**
-   * Name of instance in case the component exists as multiple instances. Case Insensitive. strongly advised to use
-   * Camel Case.
+   * Name of instance in case the component exists as multiple instances. Case Insensitive. strongly advised to use Camel Case.
    *
    */
   instance?: string;
@@ -1994,14 +1976,12 @@ export interface ComponentType {
 export interface VariableType {
   customData?: CustomDataType;
   /**
-   * Name of the variable. Name should be taken from the list of standardized variable names whenever possible. Case
-   * Insensitive. strongly advised to use Camel Case.
+   * Name of the variable. Name should be taken from the list of standardized variable names whenever possible. Case Insensitive. strongly advised to use Camel Case.
    *
    */
   name: string;
   /**
-   * Name of instance in case the variable exists as multiple instances. Case Insensitive. strongly advised to use Camel
-   * Case.
+   * Name of instance in case the variable exists as multiple instances. Case Insensitive. strongly advised to use Camel Case.
    *
    */
   instance?: string;
@@ -2101,12 +2081,9 @@ export interface GetVariableResultType {
   attributeStatus: GetVariableStatusEnumType;
   attributeType?: AttributeEnumType;
   /**
-   * Value of requested attribute type of component-variable. This field can only be empty when the given status is NOT
-   * accepted.
+   * Value of requested attribute type of component-variable. This field can only be empty when the given status is NOT accepted.
    *
-   * The Configuration Variable &lt;&lt;configkey-reporting-value-size,ReportingValueSize&gt;&gt; can be used to limit
-   * GetVariableResult.attributeValue, VariableAttribute.value and EventData.actualValue. The max size of these values
-   * will always remain equal.
+   * The Configuration Variable &lt;&lt;configkey-reporting-value-size,ReportingValueSize&gt;&gt; can be used to limit GetVariableResult.attributeValue, VariableAttribute.value and EventData.actualValue. The max size of these values will always remain equal.
    *
    *
    */
@@ -2163,8 +2140,9 @@ export interface LogStatusNotificationResponse {
 export interface MeterValuesRequest {
   customData?: CustomDataType;
   /**
-   * Request_ Body. EVSEID. Numeric_ Identifier urn:x-enexis:ecdm:uid:1:571101 This contains a number (&gt;0)
-   * designating an EVSE of the Charging Station. ‘0’ (zero) is used to designate the main power meter.
+   * Request_ Body. EVSEID. Numeric_ Identifier
+   * urn:x-enexis:ecdm:uid:1:571101
+   * This contains a number (&gt;0) designating an EVSE of the Charging Station. ‘0’ (zero) is used to designate the main power meter.
    *
    */
   evseId: number;
@@ -2174,11 +2152,13 @@ export interface MeterValuesRequest {
   meterValue: [MeterValueType, ...MeterValueType[]];
 }
 /**
- * Meter_ Value urn:x-oca:ocpp:uid:2:233265 Collection of one or more sampled values in MeterValuesRequest and
- * TransactionEvent. All sampled values in a MeterValue are sampled at the same point in time.
+ * Meter_ Value
+ * urn:x-oca:ocpp:uid:2:233265
+ * Collection of one or more sampled values in MeterValuesRequest and TransactionEvent. All sampled values in a MeterValue are sampled at the same point in time.
  *
  *
- * This interface was referenced by `Ocpp201Actions`'s JSON-Schema via the `definition` "MeterValueType".
+ * This interface was referenced by `Ocpp201Actions`'s JSON-Schema
+ * via the `definition` "MeterValueType".
  */
 export interface MeterValueType {
   customData?: CustomDataType;
@@ -2195,14 +2175,15 @@ export interface MeterValueType {
   timestamp: string;
 }
 /**
- * Sampled_ Value urn:x-oca:ocpp:uid:2:233266 Single sampled value in MeterValues. Each value can be accompanied by
- * optional fields.
+ * Sampled_ Value
+ * urn:x-oca:ocpp:uid:2:233266
+ * Single sampled value in MeterValues. Each value can be accompanied by optional fields.
  *
- * To save on mobile data usage, default values of all of the optional fields are such that. The value without any
- * additional fields will be interpreted, as a register reading of active import energy in Wh (Watt-hour) units.
+ * To save on mobile data usage, default values of all of the optional fields are such that. The value without any additional fields will be interpreted, as a register reading of active import energy in Wh (Watt-hour) units.
  *
  *
- * This interface was referenced by `Ocpp201Actions`'s JSON-Schema via the `definition` "SampledValueType".
+ * This interface was referenced by `Ocpp201Actions`'s JSON-Schema
+ * via the `definition` "SampledValueType".
  */
 export interface SampledValueType {
   customData?: CustomDataType;
@@ -2231,8 +2212,7 @@ export interface SampledValueType {
 export interface SignedMeterValueType {
   customData?: CustomDataType;
   /**
-   * Base64 encoded, contains the signed data which might contain more then just the meter value. It can contain
-   * information like timestamps, reference to a customer etc.
+   * Base64 encoded, contains the signed data which might contain more then just the meter value. It can contain information like timestamps, reference to a customer etc.
    *
    */
   signedMeterData: string;
@@ -2269,8 +2249,7 @@ export interface UnitOfMeasureType {
    */
   unit?: string;
   /**
-   * Multiplier, this value represents the exponent to base 10. I.e. multiplier 3 means 10 raised to the 3rd power.
-   * Default is 0.
+   * Multiplier, this value represents the exponent to base 10. I.e. multiplier 3 means 10 raised to the 3rd power. Default is 0.
    *
    */
   multiplier?: number;
@@ -2292,11 +2271,13 @@ export interface NotifyChargingLimitRequest {
   chargingLimit: ChargingLimitType;
 }
 /**
- * Charging_ Schedule urn:x-oca:ocpp:uid:2:233256 Charging schedule structure defines a list of charging periods, as
- * used in: GetCompositeSchedule.conf and ChargingProfile.
+ * Charging_ Schedule
+ * urn:x-oca:ocpp:uid:2:233256
+ * Charging schedule structure defines a list of charging periods, as used in: GetCompositeSchedule.conf and ChargingProfile.
  *
  *
- * This interface was referenced by `Ocpp201Actions`'s JSON-Schema via the `definition` "ChargingScheduleType".
+ * This interface was referenced by `Ocpp201Actions`'s JSON-Schema
+ * via the `definition` "ChargingScheduleType".
  */
 export interface ChargingScheduleType {
   customData?: CustomDataType;
@@ -2313,9 +2294,9 @@ export interface ChargingScheduleType {
    */
   startSchedule?: string;
   /**
-   * Charging_ Schedule. Duration. Elapsed_ Time urn:x-oca:ocpp:uid:1:569236 Duration of the charging schedule in
-   * seconds. If the duration is left empty, the last period will continue indefinitely or until end of the transaction
-   * if chargingProfilePurpose = TxProfile.
+   * Charging_ Schedule. Duration. Elapsed_ Time
+   * urn:x-oca:ocpp:uid:1:569236
+   * Duration of the charging schedule in seconds. If the duration is left empty, the last period will continue indefinitely or until end of the transaction if chargingProfilePurpose = TxProfile.
    *
    */
   duration?: number;
@@ -2326,10 +2307,9 @@ export interface ChargingScheduleType {
    */
   chargingSchedulePeriod: [ChargingSchedulePeriodType, ...ChargingSchedulePeriodType[]];
   /**
-   * Charging_ Schedule. Min_ Charging_ Rate. Numeric urn:x-oca:ocpp:uid:1:569239 Minimum charging rate supported by the
-   * EV. The unit of measure is defined by the chargingRateUnit. This parameter is intended to be used by a local smart
-   * charging algorithm to optimize the power allocation for in the case a charging process is inefficient at lower
-   * charging rates. Accepts at most one digit fraction (e.g. 8.1)
+   * Charging_ Schedule. Min_ Charging_ Rate. Numeric
+   * urn:x-oca:ocpp:uid:1:569239
+   * Minimum charging rate supported by the EV. The unit of measure is defined by the chargingRateUnit. This parameter is intended to be used by a local smart charging algorithm to optimize the power allocation for in the case a charging process is inefficient at lower charging rates. Accepts at most one digit fraction (e.g. 8.1)
    *
    */
   minChargingRate?: number;
@@ -2347,8 +2327,9 @@ export interface ChargingScheduleType {
 export interface SalesTariffType {
   customData?: CustomDataType;
   /**
-   * Identified_ Object. MRID. Numeric_ Identifier urn:x-enexis:ecdm:uid:1:569198 SalesTariff identifier used to
-   * identify one sales tariff. An SAID remains a unique identifier for one schedule throughout a charging session.
+   * Identified_ Object. MRID. Numeric_ Identifier
+   * urn:x-enexis:ecdm:uid:1:569198
+   * SalesTariff identifier used to identify one sales tariff. An SAID remains a unique identifier for one schedule throughout a charging session.
    *
    */
   id: number;
@@ -2384,9 +2365,9 @@ export interface SalesTariffEntryType {
   customData?: CustomDataType;
   relativeTimeInterval: RelativeTimeIntervalType;
   /**
-   * Sales_ Tariff_ Entry. E_ Price_ Level. Unsigned_ Integer urn:x-oca:ocpp:uid:1:569281 Defines the price level of
-   * this SalesTariffEntry (referring to NumEPriceLevels). Small values for the EPriceLevel represent a cheaper
-   * TariffEntry. Large values for the EPriceLevel represent a more expensive TariffEntry.
+   * Sales_ Tariff_ Entry. E_ Price_ Level. Unsigned_ Integer
+   * urn:x-oca:ocpp:uid:1:569281
+   * Defines the price level of this SalesTariffEntry (referring to NumEPriceLevels). Small values for the EPriceLevel represent a cheaper TariffEntry. Large values for the EPriceLevel represent a more expensive TariffEntry.
    *
    */
   ePriceLevel?: number;
@@ -2435,8 +2416,9 @@ export interface RelativeTimeIntervalType {
 export interface ConsumptionCostType {
   customData?: CustomDataType;
   /**
-   * Consumption_ Cost. Start_ Value. Numeric urn:x-oca:ocpp:uid:1:569246 The lowest level of consumption that defines
-   * the starting point of this consumption block. The block interval extends to the start of the next interval.
+   * Consumption_ Cost. Start_ Value. Numeric
+   * urn:x-oca:ocpp:uid:1:569246
+   * The lowest level of consumption that defines the starting point of this consumption block. The block interval extends to the start of the next interval.
    *
    */
   startValue: number;
@@ -2465,8 +2447,9 @@ export interface CostType {
    */
   amount: number;
   /**
-   * Cost. Amount_ Multiplier. Integer urn:x-oca:ocpp:uid:1:569245 Values: -3..3, The amountMultiplier defines the
-   * exponent to base 10 (dec). The final value is determined by: amount * 10 ^ amountMultiplier
+   * Cost. Amount_ Multiplier. Integer
+   * urn:x-oca:ocpp:uid:1:569245
+   * Values: -3..3, The amountMultiplier defines the exponent to base 10 (dec). The final value is determined by: amount * 10 ^ amountMultiplier
    *
    */
   amountMultiplier?: number;
@@ -2501,8 +2484,7 @@ export interface NotifyCustomerInformationRequest {
    */
   data: string;
   /**
-   * “to be continued” indicator. Indicates whether another part of the monitoringData follows in an upcoming
-   * notifyMonitoringReportRequest message. Default value when omitted is false.
+   * “to be continued” indicator. Indicates whether another part of the monitoringData follows in an upcoming notifyMonitoringReportRequest message. Default value when omitted is false.
    *
    */
   tbc?: boolean;
@@ -2538,8 +2520,7 @@ export interface NotifyDisplayMessagesRequest {
    */
   requestId: number;
   /**
-   * "to be continued" indicator. Indicates whether another part of the report follows in an upcoming
-   * NotifyDisplayMessagesRequest message. Default value when omitted is false.
+   * "to be continued" indicator. Indicates whether another part of the report follows in an upcoming NotifyDisplayMessagesRequest message. Default value when omitted is false.
    *
    */
   tbc?: boolean;
@@ -2557,9 +2538,9 @@ export interface MessageInfoType {
   customData?: CustomDataType;
   display?: ComponentType;
   /**
-   * Identified_ Object. MRID. Numeric_ Identifier urn:x-enexis:ecdm:uid:1:569198 Master resource identifier, unique
-   * within an exchange context. It is defined within the OCPP context as a positive Integer value (greater or equal to
-   * zero).
+   * Identified_ Object. MRID. Numeric_ Identifier
+   * urn:x-enexis:ecdm:uid:1:569198
+   * Master resource identifier, unique within an exchange context. It is defined within the OCPP context as a positive Integer value (greater or equal to zero).
    *
    */
   id: number;
@@ -2769,8 +2750,7 @@ export interface NotifyEventRequest {
    */
   generatedAt: string;
   /**
-   * “to be continued” indicator. Indicates whether another part of the report follows in an upcoming notifyEventRequest
-   * message. Default value when omitted is false.
+   * “to be continued” indicator. Indicates whether another part of the report follows in an upcoming notifyEventRequest message. Default value when omitted is false.
    *
    */
   tbc?: boolean;
@@ -2814,9 +2794,7 @@ export interface EventDataType {
   /**
    * Actual value (_attributeType_ Actual) of the variable.
    *
-   * The Configuration Variable &lt;&lt;configkey-reporting-value-size,ReportingValueSize&gt;&gt; can be used to limit
-   * GetVariableResult.attributeValue, VariableAttribute.value and EventData.actualValue. The max size of these values
-   * will always remain equal.
+   * The Configuration Variable &lt;&lt;configkey-reporting-value-size,ReportingValueSize&gt;&gt; can be used to limit GetVariableResult.attributeValue, VariableAttribute.value and EventData.actualValue. The max size of these values will always remain equal.
    *
    *
    */
@@ -2867,8 +2845,7 @@ export interface NotifyMonitoringReportRequest {
    */
   requestId: number;
   /**
-   * “to be continued” indicator. Indicates whether another part of the monitoringData follows in an upcoming
-   * notifyMonitoringReportRequest message. Default value when omitted is false.
+   * “to be continued” indicator. Indicates whether another part of the monitoringData follows in an upcoming notifyMonitoringReportRequest message. Default value when omitted is false.
    *
    */
   tbc?: boolean;
@@ -2926,19 +2903,29 @@ export interface VariableMonitoringType {
   value: number;
   type: MonitorEnumType;
   /**
-   * The severity that will be assigned to an event that is triggered by this monitor. The severity range is 0-9, with 0
-   * as the highest and 9 as the lowest severity level.
+   * The severity that will be assigned to an event that is triggered by this monitor. The severity range is 0-9, with 0 as the highest and 9 as the lowest severity level.
    *
-   * The severity levels have the following meaning: + *0-Danger* + Indicates lives are potentially in danger. Urgent
-   * attention is needed and action should be taken immediately. + *1-Hardware Failure* + Indicates that the Charging
-   * Station is unable to continue regular operations due to Hardware issues. Action is required. + *2-System Failure* +
-   * Indicates that the Charging Station is unable to continue regular operations due to software or minor hardware
-   * issues. Action is required. + *3-Critical* + Indicates a critical error. Action is required. + *4-Error* +
-   * Indicates a non-urgent error. Action is required. + *5-Alert* + Indicates an alert event. Default severity for any
-   * type of monitoring event. + *6-Warning* + Indicates a warning event. Action may be required. + *7-Notice* +
-   * Indicates an unusual event. No immediate action is required. + *8-Informational* + Indicates a regular operational
-   * event. May be used for reporting, measuring throughput, etc. No action is required. + *9-Debug* + Indicates
-   * information useful to developers for debugging, not useful during operations.
+   * The severity levels have the following meaning: +
+   * *0-Danger* +
+   * Indicates lives are potentially in danger. Urgent attention is needed and action should be taken immediately. +
+   * *1-Hardware Failure* +
+   * Indicates that the Charging Station is unable to continue regular operations due to Hardware issues. Action is required. +
+   * *2-System Failure* +
+   * Indicates that the Charging Station is unable to continue regular operations due to software or minor hardware issues. Action is required. +
+   * *3-Critical* +
+   * Indicates a critical error. Action is required. +
+   * *4-Error* +
+   * Indicates a non-urgent error. Action is required. +
+   * *5-Alert* +
+   * Indicates an alert event. Default severity for any type of monitoring event.  +
+   * *6-Warning* +
+   * Indicates a warning event. Action may be required. +
+   * *7-Notice* +
+   * Indicates an unusual event. No immediate action is required. +
+   * *8-Informational* +
+   * Indicates a regular operational event. May be used for reporting, measuring throughput, etc. No action is required. +
+   * *9-Debug* +
+   * Indicates information useful to developers for debugging, not useful during operations.
    *
    */
   severity: number;
@@ -2963,8 +2950,7 @@ export interface NotifyReportRequest {
    */
   reportData?: [ReportDataType, ...ReportDataType[]];
   /**
-   * “to be continued” indicator. Indicates whether another part of the report follows in an upcoming
-   * notifyReportRequest message. Default value when omitted is false.
+   * “to be continued” indicator. Indicates whether another part of the report follows in an upcoming notifyReportRequest message. Default value when omitted is false.
    *
    *
    */
@@ -3010,9 +2996,7 @@ export interface VariableAttributeType {
   /**
    * Value of the attribute. May only be omitted when mutability is set to 'WriteOnly'.
    *
-   * The Configuration Variable &lt;&lt;configkey-reporting-value-size,ReportingValueSize&gt;&gt; can be used to limit
-   * GetVariableResult.attributeValue, VariableAttribute.value and EventData.actualValue. The max size of these values
-   * will always remain equal.
+   * The Configuration Variable &lt;&lt;configkey-reporting-value-size,ReportingValueSize&gt;&gt; can be used to limit GetVariableResult.attributeValue, VariableAttribute.value and EventData.actualValue. The max size of these values will always remain equal.
    *
    */
   value?: string;
@@ -3049,8 +3033,7 @@ export interface VariableCharacteristicsType {
    */
   minLimit?: number;
   /**
-   * Maximum possible value of this variable. When the datatype of this Variable is String, OptionList, SequenceList or
-   * MemberList, this field defines the maximum length of the (CSV) string.
+   * Maximum possible value of this variable. When the datatype of this Variable is String, OptionList, SequenceList or MemberList, this field defines the maximum length of the (CSV) string.
    *
    */
   maxLimit?: number;
@@ -3059,16 +3042,13 @@ export interface VariableCharacteristicsType {
    *
    * * OptionList: The (Actual) Variable value must be a single value from the reported (CSV) enumeration list.
    *
-   * * MemberList: The (Actual) Variable value may be an (unordered) (sub-)set of the reported (CSV) valid values list.
+   * * MemberList: The (Actual) Variable value  may be an (unordered) (sub-)set of the reported (CSV) valid values list.
    *
-   * * SequenceList: The (Actual) Variable value may be an ordered (priority, etc) (sub-)set of the reported (CSV) valid
-   *   values.
+   * * SequenceList: The (Actual) Variable value  may be an ordered (priority, etc)  (sub-)set of the reported (CSV) valid values.
    *
    * This is a comma separated list.
    *
-   * The Configuration Variable &lt;&lt;configkey-configuration-value-size,ConfigurationValueSize&gt;&gt; can be used to
-   * limit SetVariableData.attributeValue and VariableCharacteristics.valueList. The max size of these values will
-   * always remain equal.
+   * The Configuration Variable &lt;&lt;configkey-configuration-value-size,ConfigurationValueSize&gt;&gt; can be used to limit SetVariableData.attributeValue and VariableCharacteristics.valueList. The max size of these values will always remain equal.
    *
    *
    */
@@ -3148,9 +3128,7 @@ export interface PublishFirmwareStatusNotificationResponse {
 export interface ReportChargingProfilesRequest {
   customData?: CustomDataType;
   /**
-   * Id used to match the &lt;&lt;getchargingprofilesrequest, GetChargingProfilesRequest&gt;&gt; message with the
-   * resulting ReportChargingProfilesRequest messages. When the CSMS provided a requestId in the
-   * &lt;&lt;getchargingprofilesrequest, GetChargingProfilesRequest&gt;&gt;, this field SHALL contain the same value.
+   * Id used to match the &lt;&lt;getchargingprofilesrequest, GetChargingProfilesRequest&gt;&gt; message with the resulting ReportChargingProfilesRequest messages. When the CSMS provided a requestId in the &lt;&lt;getchargingprofilesrequest, GetChargingProfilesRequest&gt;&gt;, this field SHALL contain the same value.
    *
    */
   requestId: number;
@@ -3160,24 +3138,24 @@ export interface ReportChargingProfilesRequest {
    */
   chargingProfile: [ChargingProfileType, ...ChargingProfileType[]];
   /**
-   * To Be Continued. Default value when omitted: false. false indicates that there are no further messages as part of
-   * this report.
+   * To Be Continued. Default value when omitted: false. false indicates that there are no further messages as part of this report.
    *
    */
   tbc?: boolean;
   /**
-   * The evse to which the charging profile applies. If evseId = 0, the message contains an overall limit for the
-   * Charging Station.
+   * The evse to which the charging profile applies. If evseId = 0, the message contains an overall limit for the Charging Station.
    *
    */
   evseId: number;
 }
 /**
- * Charging_ Profile urn:x-oca:ocpp:uid:2:233255 A ChargingProfile consists of ChargingSchedule, describing the amount
- * of power or current that can be delivered per time interval.
+ * Charging_ Profile
+ * urn:x-oca:ocpp:uid:2:233255
+ * A ChargingProfile consists of ChargingSchedule, describing the amount of power or current that can be delivered per time interval.
  *
  *
- * This interface was referenced by `Ocpp201Actions`'s JSON-Schema via the `definition` "ChargingProfileType".
+ * This interface was referenced by `Ocpp201Actions`'s JSON-Schema
+ * via the `definition` "ChargingProfileType".
  */
 export interface ChargingProfileType {
   customData?: CustomDataType;
@@ -3189,8 +3167,9 @@ export interface ChargingProfileType {
    */
   id: number;
   /**
-   * Charging_ Profile. Stack_ Level. Counter urn:x-oca:ocpp:uid:1:569230 Value determining level in hierarchy stack of
-   * profiles. Higher values have precedence over lower values. Lowest level is 0.
+   * Charging_ Profile. Stack_ Level. Counter
+   * urn:x-oca:ocpp:uid:1:569230
+   * Value determining level in hierarchy stack of profiles. Higher values have precedence over lower values. Lowest level is 0.
    *
    */
   stackLevel: number;
@@ -3198,14 +3177,16 @@ export interface ChargingProfileType {
   chargingProfileKind: ChargingProfileKindEnumType;
   recurrencyKind?: RecurrencyKindEnumType;
   /**
-   * Charging_ Profile. Valid_ From. Date_ Time urn:x-oca:ocpp:uid:1:569234 Point in time at which the profile starts to
-   * be valid. If absent, the profile is valid as soon as it is received by the Charging Station.
+   * Charging_ Profile. Valid_ From. Date_ Time
+   * urn:x-oca:ocpp:uid:1:569234
+   * Point in time at which the profile starts to be valid. If absent, the profile is valid as soon as it is received by the Charging Station.
    *
    */
   validFrom?: string;
   /**
-   * Charging_ Profile. Valid_ To. Date_ Time urn:x-oca:ocpp:uid:1:569235 Point in time at which the profile stops to be
-   * valid. If absent, the profile is valid until it is replaced by another profile.
+   * Charging_ Profile. Valid_ To. Date_ Time
+   * urn:x-oca:ocpp:uid:1:569235
+   * Point in time at which the profile stops to be valid. If absent, the profile is valid until it is replaced by another profile.
    *
    */
   validTo?: string;
@@ -3218,8 +3199,7 @@ export interface ChargingProfileType {
     | [ChargingScheduleType, ChargingScheduleType]
     | [ChargingScheduleType, ChargingScheduleType, ChargingScheduleType];
   /**
-   * SHALL only be included if ChargingProfilePurpose is set to TxProfile. The transactionId is used to match the
-   * profile to a specific transaction.
+   * SHALL only be included if ChargingProfilePurpose is set to TxProfile. The transactionId is used to match the profile to a specific transaction.
    *
    */
   transactionId?: string;
@@ -3237,9 +3217,7 @@ export interface RequestStartTransactionRequest {
   groupIdToken?: IdTokenType;
   idToken: IdTokenType;
   /**
-   * Id given by the server to this start request. The Charging Station might return this in the
-   * &lt;&lt;transactioneventrequest, TransactionEventRequest&gt;&gt;, letting the server know which transaction was
-   * started for this request. Use to start a transaction.
+   * Id given by the server to this start request. The Charging Station might return this in the &lt;&lt;transactioneventrequest, TransactionEventRequest&gt;&gt;, letting the server know which transaction was started for this request. Use to start a transaction.
    *
    */
   remoteStartId: number;
@@ -3250,8 +3228,7 @@ export interface RequestStartTransactionResponse {
   status: RequestStartStopStatusEnumType;
   statusInfo?: StatusInfoType;
   /**
-   * When the transaction was already started by the Charging Station before the RequestStartTransactionRequest was
-   * received, for example: cable plugged in first. This contains the transactionId of the already started transaction.
+   * When the transaction was already started by the Charging Station before the RequestStartTransactionRequest was received, for example: cable plugged in first. This contains the transactionId of the already started transaction.
    *
    */
   transactionId?: string;
@@ -3349,8 +3326,7 @@ export interface SendLocalListRequest {
    */
   localAuthorizationList?: [AuthorizationData, ...AuthorizationData[]];
   /**
-   * In case of a full update this is the version number of the full list. In case of a differential update it is the
-   * version number of the list after the update has been applied.
+   * In case of a full update this is the version number of the full list. In case of a differential update it is the version number of the list after the update has been applied.
    *
    */
   versionNumber: number;
@@ -3376,8 +3352,7 @@ export interface SendLocalListResponse {
 export interface SetChargingProfileRequest {
   customData?: CustomDataType;
   /**
-   * For TxDefaultProfile an evseId=0 applies the profile to each individual evse. For ChargingStationMaxProfile and
-   * ChargingStationExternalConstraints an evseId=0 contains an overal limit for the whole Charging Station.
+   * For TxDefaultProfile an evseId=0 applies the profile to each individual evse. For ChargingStationMaxProfile and ChargingStationExternalConstraints an evseId=0 contains an overal limit for the whole Charging Station.
    *
    */
   evseId: number;
@@ -3409,19 +3384,30 @@ export interface SetMonitoringBaseResponse {
 export interface SetMonitoringLevelRequest {
   customData?: CustomDataType;
   /**
-   * The Charging Station SHALL only report events with a severity number lower than or equal to this severity. The
-   * severity range is 0-9, with 0 as the highest and 9 as the lowest severity level.
+   * The Charging Station SHALL only report events with a severity number lower than or equal to this severity.
+   * The severity range is 0-9, with 0 as the highest and 9 as the lowest severity level.
    *
-   * The severity levels have the following meaning: + *0-Danger* + Indicates lives are potentially in danger. Urgent
-   * attention is needed and action should be taken immediately. + *1-Hardware Failure* + Indicates that the Charging
-   * Station is unable to continue regular operations due to Hardware issues. Action is required. + *2-System Failure* +
-   * Indicates that the Charging Station is unable to continue regular operations due to software or minor hardware
-   * issues. Action is required. + *3-Critical* + Indicates a critical error. Action is required. + *4-Error* +
-   * Indicates a non-urgent error. Action is required. + *5-Alert* + Indicates an alert event. Default severity for any
-   * type of monitoring event. + *6-Warning* + Indicates a warning event. Action may be required. + *7-Notice* +
-   * Indicates an unusual event. No immediate action is required. + *8-Informational* + Indicates a regular operational
-   * event. May be used for reporting, measuring throughput, etc. No action is required. + *9-Debug* + Indicates
-   * information useful to developers for debugging, not useful during operations.
+   * The severity levels have the following meaning: +
+   * *0-Danger* +
+   * Indicates lives are potentially in danger. Urgent attention is needed and action should be taken immediately. +
+   * *1-Hardware Failure* +
+   * Indicates that the Charging Station is unable to continue regular operations due to Hardware issues. Action is required. +
+   * *2-System Failure* +
+   * Indicates that the Charging Station is unable to continue regular operations due to software or minor hardware issues. Action is required. +
+   * *3-Critical* +
+   * Indicates a critical error. Action is required. +
+   * *4-Error* +
+   * Indicates a non-urgent error. Action is required. +
+   * *5-Alert* +
+   * Indicates an alert event. Default severity for any type of monitoring event.  +
+   * *6-Warning* +
+   * Indicates a warning event. Action may be required. +
+   * *7-Notice* +
+   * Indicates an unusual event. No immediate action is required. +
+   * *8-Informational* +
+   * Indicates a regular operational event. May be used for reporting, measuring throughput, etc. No action is required. +
+   * *9-Debug* +
+   * Indicates information useful to developers for debugging, not useful during operations.
    *
    *
    *
@@ -3479,17 +3465,15 @@ export interface NetworkConnectionProfileType {
   vpn?: VPNType;
 }
 /**
- * APN urn:x-oca:ocpp:uid:2:233134 Collection of configuration data needed to make a data-connection over a cellular
- * network.
+ * APN
+ * urn:x-oca:ocpp:uid:2:233134
+ * Collection of configuration data needed to make a data-connection over a cellular network.
  *
- * NOTE: When asking a GSM modem to dial in, it is possible to specify which mobile operator should be used. This can be
- * done with the mobile country code (MCC) in combination with a mobile network code (MNC). Example: If your preferred
- * network is Vodafone Netherlands, the MCC=204 and the MNC=04 which means the key PreferredNetwork = 20404 Some modems
- * allows to specify a preferred network, which means, if this network is not available, a different network is used. If
- * you specify UseOnlyPreferredNetwork and this network is not available, the modem will not dial in.
+ * NOTE: When asking a GSM modem to dial in, it is possible to specify which mobile operator should be used. This can be done with the mobile country code (MCC) in combination with a mobile network code (MNC). Example: If your preferred network is Vodafone Netherlands, the MCC=204 and the MNC=04 which means the key PreferredNetwork = 20404 Some modems allows to specify a preferred network, which means, if this network is not available, a different network is used. If you specify UseOnlyPreferredNetwork and this network is not available, the modem will not dial in.
  *
  *
- * This interface was referenced by `Ocpp201Actions`'s JSON-Schema via the `definition` "APNType".
+ * This interface was referenced by `Ocpp201Actions`'s JSON-Schema
+ * via the `definition` "APNType".
  */
 export interface APNType {
   customData?: CustomDataType;
@@ -3608,8 +3592,7 @@ export interface SetVariableMonitoringRequest {
 export interface SetMonitoringDataType {
   customData?: CustomDataType;
   /**
-   * An id SHALL only be given to replace an existing monitor. The Charging Station handles the generation of id's for
-   * new monitors.
+   * An id SHALL only be given to replace an existing monitor. The Charging Station handles the generation of id's for new monitors.
    *
    *
    */
@@ -3629,19 +3612,29 @@ export interface SetMonitoringDataType {
   value: number;
   type: MonitorEnumType;
   /**
-   * The severity that will be assigned to an event that is triggered by this monitor. The severity range is 0-9, with 0
-   * as the highest and 9 as the lowest severity level.
+   * The severity that will be assigned to an event that is triggered by this monitor. The severity range is 0-9, with 0 as the highest and 9 as the lowest severity level.
    *
-   * The severity levels have the following meaning: + *0-Danger* + Indicates lives are potentially in danger. Urgent
-   * attention is needed and action should be taken immediately. + *1-Hardware Failure* + Indicates that the Charging
-   * Station is unable to continue regular operations due to Hardware issues. Action is required. + *2-System Failure* +
-   * Indicates that the Charging Station is unable to continue regular operations due to software or minor hardware
-   * issues. Action is required. + *3-Critical* + Indicates a critical error. Action is required. + *4-Error* +
-   * Indicates a non-urgent error. Action is required. + *5-Alert* + Indicates an alert event. Default severity for any
-   * type of monitoring event. + *6-Warning* + Indicates a warning event. Action may be required. + *7-Notice* +
-   * Indicates an unusual event. No immediate action is required. + *8-Informational* + Indicates a regular operational
-   * event. May be used for reporting, measuring throughput, etc. No action is required. + *9-Debug* + Indicates
-   * information useful to developers for debugging, not useful during operations.
+   * The severity levels have the following meaning: +
+   * *0-Danger* +
+   * Indicates lives are potentially in danger. Urgent attention is needed and action should be taken immediately. +
+   * *1-Hardware Failure* +
+   * Indicates that the Charging Station is unable to continue regular operations due to Hardware issues. Action is required. +
+   * *2-System Failure* +
+   * Indicates that the Charging Station is unable to continue regular operations due to software or minor hardware issues. Action is required. +
+   * *3-Critical* +
+   * Indicates a critical error. Action is required. +
+   * *4-Error* +
+   * Indicates a non-urgent error. Action is required. +
+   * *5-Alert* +
+   * Indicates an alert event. Default severity for any type of monitoring event.  +
+   * *6-Warning* +
+   * Indicates a warning event. Action may be required. +
+   * *7-Notice* +
+   * Indicates an unusual event. No immediate action is required. +
+   * *8-Informational* +
+   * Indicates a regular operational event. May be used for reporting, measuring throughput, etc. No action is required. +
+   * *9-Debug* +
+   * Indicates information useful to developers for debugging, not useful during operations.
    *
    *
    */
@@ -3666,9 +3659,7 @@ export interface SetVariableMonitoringResponse {
 export interface SetMonitoringResultType {
   customData?: CustomDataType;
   /**
-   * Id given to the VariableMonitor by the Charging Station. The Id is only returned when status is accepted. Installed
-   * VariableMonitors should have unique id's but the id's of removed Installed monitors should have unique id's but the
-   * id's of removed monitors MAY be reused.
+   * Id given to the VariableMonitor by the Charging Station. The Id is only returned when status is accepted. Installed VariableMonitors should have unique id's but the id's of removed Installed monitors should have unique id's but the id's of removed monitors MAY be reused.
    *
    */
   id?: number;
@@ -3678,19 +3669,29 @@ export interface SetMonitoringResultType {
   component: ComponentType;
   variable: VariableType;
   /**
-   * The severity that will be assigned to an event that is triggered by this monitor. The severity range is 0-9, with 0
-   * as the highest and 9 as the lowest severity level.
+   * The severity that will be assigned to an event that is triggered by this monitor. The severity range is 0-9, with 0 as the highest and 9 as the lowest severity level.
    *
-   * The severity levels have the following meaning: + *0-Danger* + Indicates lives are potentially in danger. Urgent
-   * attention is needed and action should be taken immediately. + *1-Hardware Failure* + Indicates that the Charging
-   * Station is unable to continue regular operations due to Hardware issues. Action is required. + *2-System Failure* +
-   * Indicates that the Charging Station is unable to continue regular operations due to software or minor hardware
-   * issues. Action is required. + *3-Critical* + Indicates a critical error. Action is required. + *4-Error* +
-   * Indicates a non-urgent error. Action is required. + *5-Alert* + Indicates an alert event. Default severity for any
-   * type of monitoring event. + *6-Warning* + Indicates a warning event. Action may be required. + *7-Notice* +
-   * Indicates an unusual event. No immediate action is required. + *8-Informational* + Indicates a regular operational
-   * event. May be used for reporting, measuring throughput, etc. No action is required. + *9-Debug* + Indicates
-   * information useful to developers for debugging, not useful during operations.
+   * The severity levels have the following meaning: +
+   * *0-Danger* +
+   * Indicates lives are potentially in danger. Urgent attention is needed and action should be taken immediately. +
+   * *1-Hardware Failure* +
+   * Indicates that the Charging Station is unable to continue regular operations due to Hardware issues. Action is required. +
+   * *2-System Failure* +
+   * Indicates that the Charging Station is unable to continue regular operations due to software or minor hardware issues. Action is required. +
+   * *3-Critical* +
+   * Indicates a critical error. Action is required. +
+   * *4-Error* +
+   * Indicates a non-urgent error. Action is required. +
+   * *5-Alert* +
+   * Indicates an alert event. Default severity for any type of monitoring event.  +
+   * *6-Warning* +
+   * Indicates a warning event. Action may be required. +
+   * *7-Notice* +
+   * Indicates an unusual event. No immediate action is required. +
+   * *8-Informational* +
+   * Indicates a regular operational event. May be used for reporting, measuring throughput, etc. No action is required. +
+   * *9-Debug* +
+   * Indicates information useful to developers for debugging, not useful during operations.
    *
    *
    */
@@ -3709,9 +3710,7 @@ export interface SetVariableDataType {
   /**
    * Value to be assigned to attribute of variable.
    *
-   * The Configuration Variable &lt;&lt;configkey-configuration-value-size,ConfigurationValueSize&gt;&gt; can be used to
-   * limit SetVariableData.attributeValue and VariableCharacteristics.valueList. The max size of these values will
-   * always remain equal.
+   * The Configuration Variable &lt;&lt;configkey-configuration-value-size,ConfigurationValueSize&gt;&gt; can be used to limit SetVariableData.attributeValue and VariableCharacteristics.valueList. The max size of these values will always remain equal.
    *
    */
   attributeValue: string;
@@ -3736,8 +3735,7 @@ export interface SetVariableResultType {
 export interface SignCertificateRequest {
   customData?: CustomDataType;
   /**
-   * The Charging Station SHALL send the public key in form of a Certificate Signing Request (CSR) as described in RFC
-   * 2986 [22] and then PEM encoded, using the &lt;&lt;signcertificaterequest,SignCertificateRequest&gt;&gt; message.
+   * The Charging Station SHALL send the public key in form of a Certificate Signing Request (CSR) as described in RFC 2986 [22] and then PEM encoded, using the &lt;&lt;signcertificaterequest,SignCertificateRequest&gt;&gt; message.
    *
    */
   csr: string;
@@ -3789,14 +3787,12 @@ export interface TransactionEventRequest {
    */
   seqNo: number;
   /**
-   * Indication that this transaction event happened when the Charging Station was offline. Default = false, meaning:
-   * the event occurred when the Charging Station was online.
+   * Indication that this transaction event happened when the Charging Station was offline. Default = false, meaning: the event occurred when the Charging Station was online.
    *
    */
   offline?: boolean;
   /**
-   * If the Charging Station is able to report the number of phases used, then it SHALL provide it. When omitted the
-   * CSMS may be able to determine the number of phases used via device management.
+   * If the Charging Station is able to report the number of phases used, then it SHALL provide it. When omitted the CSMS may be able to determine the number of phases used via device management.
    *
    */
   numberOfPhasesUsed?: number;
@@ -3831,17 +3827,15 @@ export interface TransactionType {
   transactionId: string;
   chargingState?: ChargingStateEnumType;
   /**
-   * Transaction. Time_ Spent_ Charging. Elapsed_ Time urn:x-oca:ocpp:uid:1:569415 Contains the total time that energy
-   * flowed from EVSE to EV during the transaction (in seconds). Note that timeSpentCharging is smaller or equal to the
-   * duration of the transaction.
+   * Transaction. Time_ Spent_ Charging. Elapsed_ Time
+   * urn:x-oca:ocpp:uid:1:569415
+   * Contains the total time that energy flowed from EVSE to EV during the transaction (in seconds). Note that timeSpentCharging is smaller or equal to the duration of the transaction.
    *
    */
   timeSpentCharging?: number;
   stoppedReason?: ReasonEnumType;
   /**
-   * The ID given to remote start request (&lt;&lt;requeststarttransactionrequest,
-   * RequestStartTransactionRequest&gt;&gt;. This enables to CSMS to match the started transaction to the given start
-   * request.
+   * The ID given to remote start request (&lt;&lt;requeststarttransactionrequest, RequestStartTransactionRequest&gt;&gt;. This enables to CSMS to match the started transaction to the given start request.
    *
    */
   remoteStartId?: number;
@@ -3849,19 +3843,13 @@ export interface TransactionType {
 export interface TransactionEventResponse {
   customData?: CustomDataType;
   /**
-   * SHALL only be sent when charging has ended. Final total cost of this transaction, including taxes. In the currency
-   * configured with the Configuration Variable: &lt;&lt;configkey-currency,`Currency`&gt;&gt;. When omitted, the
-   * transaction was NOT free. To indicate a free transaction, the CSMS SHALL send 0.00.
+   * SHALL only be sent when charging has ended. Final total cost of this transaction, including taxes. In the currency configured with the Configuration Variable: &lt;&lt;configkey-currency,`Currency`&gt;&gt;. When omitted, the transaction was NOT free. To indicate a free transaction, the CSMS SHALL send 0.00.
    *
    *
    */
   totalCost?: number;
   /**
-   * Priority from a business point of view. Default priority is 0, The range is from -9 to 9. Higher values indicate a
-   * higher priority. The chargingPriority in &lt;&lt;transactioneventresponse,TransactionEventResponse&gt;&gt; is
-   * temporarily, so it may not be set in the &lt;&lt;cmn_idtokeninfotype,IdTokenInfoType&gt;&gt; afterwards. Also the
-   * chargingPriority in &lt;&lt;transactioneventresponse,TransactionEventResponse&gt;&gt; overrules the one in
-   * &lt;&lt;cmn_idtokeninfotype,IdTokenInfoType&gt;&gt;.
+   * Priority from a business point of view. Default priority is 0, The range is from -9 to 9. Higher values indicate a higher priority. The chargingPriority in &lt;&lt;transactioneventresponse,TransactionEventResponse&gt;&gt; is temporarily, so it may not be set in the &lt;&lt;cmn_idtokeninfotype,IdTokenInfoType&gt;&gt; afterwards. Also the chargingPriority in &lt;&lt;transactioneventresponse,TransactionEventResponse&gt;&gt; overrules the one in &lt;&lt;cmn_idtokeninfotype,IdTokenInfoType&gt;&gt;.  
    *
    */
   chargingPriority?: number;
@@ -3911,14 +3899,12 @@ export interface UnpublishFirmwareResponse {
 export interface UpdateFirmwareRequest {
   customData?: CustomDataType;
   /**
-   * This specifies how many times Charging Station must try to download the firmware before giving up. If this field is
-   * not present, it is left to Charging Station to decide how many times it wants to retry.
+   * This specifies how many times Charging Station must try to download the firmware before giving up. If this field is not present, it is left to Charging Station to decide how many times it wants to retry.
    *
    */
   retries?: number;
   /**
-   * The interval in seconds after which a retry may be attempted. If this field is not present, it is left to Charging
-   * Station to decide how long to wait between attempts.
+   * The interval in seconds after which a retry may be attempted. If this field is not present, it is left to Charging Station to decide how long to wait between attempts.
    *
    */
   retryInterval?: number;
