@@ -21,3 +21,10 @@ export {
 } from './data-dir-lock.js';
 export { deleteInBatches, reclaimFreePages, schedulePruning, type Pruned } from './pruning.js';
 export { DatabaseDamagedError, DataDirUnusableError } from './storage-errors.js';
+export {
+  restoreUpgradeBackup,
+  rollbackPlan,
+  upgradeBackups,
+  type RollbackPlan,
+  type UpgradeBackup,
+} from './upgrade-backups.js';

@@ -5,6 +5,7 @@ import { registerDeadletter } from './deadletter.js';
 import { registerIdTag } from './idtag.js';
 import { registerKeys } from './keys.js';
 import { registerMeter } from './meter.js';
+import { registerRollback } from './rollback.js';
 import { registerRun } from './run.js';
 import { registerStation } from './station.js';
 import { registerWebhook } from './webhook.js';
@@ -20,4 +21,5 @@ export function registerCommands(program: Command): void {
   registerIdTag(program);
   registerWebhook(program);
   registerDeadletter(program);
+  registerRollback(program);
 }

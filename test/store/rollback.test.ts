@@ -1,0 +1,125 @@
+import { mkdirSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/index.js';
+import { Site } from '../../src/site/index.js';
+import { DATABASE_FILE, migrate, MIGRATIONS, openDatabase } from '../../src/store/index.js';
+import { runCli, runCliJson } from '../support/cli.js';
+import { daemonForTest } from '../support/daemon.js';
+import { tempSiteForTest } from '../support/for-test.js';
+
+const ordered = [...MIGRATIONS].sort((a, b) => a.version - b.version);
+const latest = ordered.at(-1)!.version;
+const previous = ordered.at(-2)!.version;
+
+function read<T>(file: string, fn: (db: BetterSqlite3.Database) => T): T {
+  const db = new BetterSqlite3(file, { readonly: true });
+  try {
+    return fn(db);
+  } finally {
+    db.close();
+  }
+}
+const schemaOf = (file: string) =>
+  read(file, (db) => db.prepare<[], number>('SELECT max(version) FROM schema_migrations').pluck().get()!);
+const transactionsOf = (file: string) =>
+  read(file, (db) => db.prepare('SELECT id, stopped_at IS NOT NULL AS stopped FROM transactions ORDER BY id').all());
+
+/** A database of the previous release with `schema` migrations applied (in WAL, as the daemon keeps it). */
+function databaseOfSchema(file: string, schema: number): BetterSqlite3.Database {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const db = new BetterSqlite3(file);
+  db.pragma('journal_mode = WAL');
+  migrate(
+    db,
+    ordered.filter((m) => m.version <= schema),
+  );
+  return db;
+}
+
+describe('chargegate rollback', { timeout: 120_000 }, () => {
+  it('says what it would restore and what is lost, changes nothing without --yes, and restores with it', async () => {
+    const temp = tempSiteForTest();
+    const config = loadConfig(temp.configPath);
+    const file = path.join(temp.dataDir, DATABASE_FILE);
+    // The previous release left one transaction open and its StartTransaction event.
+    const old = databaseOfSchema(file, previous);
+    old
+      .prepare(
+        "INSERT INTO transactions (site_id, station_id, charge_point_id, connector_id, id_tag, meter_start_wh, started_at, source) VALUES ('s1', 'CP001', 'CP001-A', 1, 'TAG-0', 1000, '2026-11-26T09:00:00.000Z', 'ocpp')",
+      )
+      .run();
+    old
+      .prepare(
+        "INSERT INTO events (event_id, event_type, site_id, payload, created_at) VALUES ('e0', 'StartTransaction', 's1', '{}', '2026-11-26T09:00:00.000Z')",
+      )
+      .run();
+    old.close();
+
+    // The upgrade (this open copies, then migrates); since then the open one stopped and two more started.
+    const db = openDatabase(temp.dataDir);
+    const site = new Site({ db, config: () => config });
+    site.transactions.stop({ stationId: 'CP001', transactionId: 1, meterStopWh: 2000, stoppedAt: new Date() });
+    for (const [connectorId, idTag] of [
+      [1, 'TAG-1'],
+      [2, 'TAG-2'],
+    ] as const) {
+      site.transactions.start({
+        at: site.connectors.locate('CP001', connectorId),
+        idTag,
+        meterStartWh: 0,
+        startedAt: new Date(),
+        source: 'ocpp',
+      });
+    }
+    db.close();
+
+    const told = await runCliJson<{ restored: boolean; currentSchemaVersion: number; lost: object }>([
+      'rollback',
+      '--config',
+      temp.configPath,
+    ]);
+    expect(told.code).toBe(0);
+    expect(told.data).toMatchObject({
+      restored: false,
+      currentSchemaVersion: latest,
+      backup: { schemaVersion: previous },
+      lost: { events: 3, transactionsStarted: 2, transactionsStopped: 1 },
+    });
+    expect(schemaOf(file)).toBe(latest);
+
+    const human = await runCli(['rollback', '--yes', '--config', temp.configPath]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain(`Restored schema ${previous}`);
+    expect(human.stdout).toContain('lost: 3 events, 2 transactions started and 1 stopped since the upgrade');
+    expect(schemaOf(file)).toBe(previous);
+    expect(transactionsOf(file)).toEqual([{ id: 1, stopped: 0 }]);
+    // The database it replaced is kept whole: its WAL's commits included.
+    const [kept] = readdirSync(temp.dataDir).filter((f) => f.startsWith(`${DATABASE_FILE}.rolled-back-`));
+    expect(schemaOf(path.join(temp.dataDir, kept!))).toBe(latest);
+    expect(transactionsOf(path.join(temp.dataDir, kept!))).toEqual([
+      { id: 1, stopped: 1 },
+      { id: 2, stopped: 0 },
+      { id: 3, stopped: 0 },
+    ]);
+  });
+
+  it('with no copy from before an upgrade says so and exits 1', async () => {
+    const temp = tempSiteForTest();
+    openDatabase(temp.dataDir).close();
+    const refused = await runCli(['rollback', '--config', temp.configPath]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim().split('\n')).toEqual([expect.stringMatching(/no copy from before an upgrade in /)]);
+  });
+
+  it('restores nothing while the daemon runs: one line says the data dir is in use', async () => {
+    const t = await daemonForTest();
+    databaseOfSchema(path.join(t.temp.dataDir, `${DATABASE_FILE}.schema-${previous}.backup`), previous).close();
+    const refused = await runCli(['rollback', '--yes', '--config', t.temp.configPath]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr.trim().split('\n')).toEqual([expect.stringMatching(/is in use by another chargegate/)]);
+    expect(schemaOf(path.join(t.temp.dataDir, DATABASE_FILE))).toBe(latest);
+    expect(readdirSync(t.temp.dataDir).filter((f) => f.includes('rolled-back'))).toEqual([]);
+  });
+});
