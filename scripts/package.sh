@@ -88,7 +88,7 @@ Version: $version
 Architecture: $arch
 Maintainer: chargegate maintainers <maintainers@users.noreply.a-seed-1d286537.example>
 Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
-Depends: libc6 (>= 2.28), libstdc++6, libgcc-s1, systemd
+Depends: libc6 (>= 2.28), libstdc++6, libgcc-s1, systemd, init-system-helpers (>= 1.54~)
 Section: net
 Priority: optional
 Description: EV-charging site gateway: OCPP central system, Modbus meters, webhooks

@@ -53,9 +53,13 @@ fi
 # root:chargegate 0640: the daemon reads it, and it holds webhook secrets.
 [ "$user" = yes ] && chgrp "$(id_in group)" "$config_dir/chargegate.yaml"
 install -d -m 0700 "$config_dir/credentials"
-if [ -e "$config_dir/credentials/keystore-passphrase" ]; then
+passphrase=$config_dir/credentials/keystore-passphrase
+# An empty file (a run cut short) counts as none: the daemon reads an empty passphrase as no encryption at all.
+if [ -s "$passphrase" ]; then
   say "kept the existing keystore passphrase"
 else
-  (umask 077 && head -c 32 /dev/urandom | basenc --base64url | tr -d '=\n' >"$config_dir/credentials/keystore-passphrase")
-  say "made the keystore passphrase $config_dir/credentials/keystore-passphrase"
+  # base64 is in every coreutils (basenc only from 8.31); written aside and moved, so it is whole or absent.
+  (umask 077 && head -c 32 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n' >"$passphrase.new")
+  [ -s "$passphrase.new" ] && mv "$passphrase.new" "$passphrase"
+  say "made the keystore passphrase $passphrase"
 fi
