@@ -1,3 +1,4 @@
 export { allocate, type Share } from './allocation.js';
+export type { ChargingLimits, LimitOutcome, TransactionLimit } from './charging-limits.js';
 export { controlLoad, INITIAL_CONTROLLER_STATE } from './controller.js';
 export * from './types.js';

@@ -1,0 +1,31 @@
+/**
+ * How the controller's shell reaches stations: the OCPP edge implements this with charging profiles, so `load/` names
+ * no protocol (README "Working on chargegate", Layout). Every call resolves to what became of the limit; a station's
+ * answer never throws.
+ */
+export interface ChargingLimits {
+  /** The fail-safe every connector of the station falls back to (a TxDefaultProfile for the whole station). */
+  setFailsafe(stationId: string, currentA: number): Promise<LimitOutcome>;
+  /** A limit on a running transaction until `validTo` (a TxProfile); renewing it replaces the previous one. */
+  setTransactionLimit(stationId: string, limit: TransactionLimit): Promise<LimitOutcome>;
+}
+
+/**
+ * rejected and notSupported: the station will not be controlled (shown as uncontrolled); offline: not connected;
+ * timeout: no answer in time (the limit may or may not hold).
+ */
+export type LimitOutcome = 'accepted' | 'rejected' | 'notSupported' | 'offline' | 'timeout';
+
+export interface TransactionLimit {
+  connectorId: number;
+  /** chargegate's transaction id. */
+  transactionId: number;
+  /** The id a 2.0.1 station gave the transaction; null for 1.6. */
+  stationTransactionId: string | null;
+  /** Per phase. */
+  currentA: number;
+  /** When the limit lapses, so that a station that lost chargegate falls back to its fail-safe by itself. */
+  validTo: Date;
+  /** The phases the connector may use, when known. */
+  phases?: 1 | 3;
+}
