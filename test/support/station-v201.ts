@@ -1,22 +1,25 @@
 import ocppRpc from 'ocpp-rpc';
 import type { Ocpp201Actions } from '../../src/ocpp/index.js';
+import { drawnA, profileFrom201, ProfileStack, type RunningTransaction } from './profile-stack.js';
 
 type Request<A extends keyof Ocpp201Actions> = Ocpp201Actions[A][0];
 type Response<A extends keyof Ocpp201Actions> = Ocpp201Actions[A][1];
+type SampledValue = NonNullable<Request<'TransactionEvent'>['meterValue']>[number]['sampledValue'][number];
 
 /** ocpp-rpc's client, typed only as far as these tests use it (its own declarations type calls as unknown). */
 interface Client {
   readonly protocol: string | undefined;
   connect(): Promise<unknown>;
   call(method: string, params: unknown): Promise<unknown>;
-  handle(method: string, handler: (call: { params: unknown }) => unknown): void;
+  handle(method: string, handler: (call: { params: unknown; signal: AbortSignal }) => unknown): void;
   close(options?: { code?: number; force?: boolean }): Promise<unknown>;
 }
 
 /**
  * A simulated OCPP 2.0.1 charging station: ocpp-rpc's RPCClient in strict mode, used directly (not through
  * chargegate's rpc.ts), so every frame both ways is checked against the official 2.0.1 schemas by code we did not
- * write. It answers RequestStart/RequestStopTransaction as a station does: accepted, then the TransactionEvents.
+ * write. It answers RequestStart/RequestStopTransaction as a station does: accepted, then the TransactionEvents, and
+ * holds and obeys charging profiles as OCPP has a station stack them (profile-stack.ts).
  */
 export class StationV201 {
   private seqNo = 0;
@@ -28,6 +31,17 @@ export class StationV201 {
   certificateSignedAnswer: 'Accepted' | 'Rejected' = 'Accepted';
   /** The energy register, Wh, reported with every TransactionEvent. */
   meterWh = 0;
+  /** The charging profiles the station holds (2.0.1 rules: another id at a taken stack level is refused). */
+  readonly profiles = new ProfileStack({ sameLevelOtherId: 'reject' });
+  /**
+   * A station that will not be controlled: SetChargingProfile answered Rejected, or a CALLERROR NotSupported or
+   * NotImplemented (no Smart Charging). Default: profiles are taken and obeyed.
+   */
+  refuseProfiles?: 'Rejected' | 'NotSupported' | 'NotImplemented';
+  /** What the car on any EVSE would draw unlimited, A per phase. */
+  carDemandA = 32;
+  /** Transactions running, by the station's id: on which EVSE, since when (from their Started events). */
+  private readonly running = new Map<string, { evseId: number; startedAt: Date }>();
 
   private constructor(
     private readonly client: Client,
@@ -65,6 +79,22 @@ export class StationV201 {
     client.handle('RequestStopTransaction', ({ params }) =>
       station.remoteStop(params as Request<'RequestStopTransaction'>),
     );
+    client.handle('SetChargingProfile', ({ params }) =>
+      station.setChargingProfile(params as Request<'SetChargingProfile'>),
+    );
+    client.handle('ClearChargingProfile', ({ params }) => {
+      const { chargingProfileId, chargingProfileCriteria: criteria } = params as Request<'ClearChargingProfile'>;
+      const purpose = criteria?.chargingProfilePurpose;
+      return {
+        status: station.profiles.clear({
+          id: chargingProfileId,
+          connectorId: criteria?.evseId,
+          purpose:
+            purpose === 'TxProfile' || purpose === 'TxDefaultProfile' ? purpose : purpose && 'ChargePointMaxProfile',
+          stackLevel: criteria?.stackLevel,
+        }),
+      };
+    });
     return station;
   }
 
@@ -95,7 +125,10 @@ export class StationV201 {
     });
   }
 
-  /** A TransactionEvent with the energy register as Energy.Active.Import.Register (Wh), numbered in order. */
+  /**
+   * A TransactionEvent with the energy register as Energy.Active.Import.Register (Wh), and Current.Import when given,
+   * numbered in order.
+   */
   transactionEvent(
     eventType: Request<'TransactionEvent'>['eventType'],
     transactionId: string,
@@ -107,11 +140,24 @@ export class StationV201 {
       triggerReason?: Request<'TransactionEvent'>['triggerReason'];
       timestamp?: Date;
       offline?: boolean;
+      currentA?: number;
     } = {},
   ): Promise<Response<'TransactionEvent'>> {
-    const timestamp = (options.timestamp ?? new Date()).toISOString();
+    const at = options.timestamp ?? new Date();
+    if (eventType === 'Started' && options.evseId !== undefined)
+      this.running.set(transactionId, { evseId: options.evseId, startedAt: at });
+    const ended = eventType === 'Ended' && this.running.get(transactionId);
+    if (ended) {
+      this.running.delete(transactionId);
+      this.profiles.endTransaction(ended.evseId);
+    }
+    const timestamp = at.toISOString();
     const context =
       eventType === 'Started' ? 'Transaction.Begin' : eventType === 'Ended' ? 'Transaction.End' : 'Sample.Periodic';
+    const current: SampledValue[] =
+      options.currentA === undefined
+        ? []
+        : [{ value: options.currentA, context, measurand: 'Current.Import', unitOfMeasure: { unit: 'A' } }];
     return this.call('TransactionEvent', {
       eventType,
       timestamp,
@@ -130,9 +176,31 @@ export class StationV201 {
           timestamp,
           sampledValue: [
             { value: this.meterWh, context, measurand: 'Energy.Active.Import.Register', unitOfMeasure: { unit: 'Wh' } },
+            ...current,
           ],
         },
       ],
+    });
+  }
+
+  /** The limit the station's profiles put on an EVSE at `at`, A per phase; undefined: none. */
+  limitA(evseId: number, at = new Date()): number | undefined {
+    return this.profiles.limitAt(evseId, at, this.runningOn(evseId));
+  }
+
+  /** What the EVSE's car draws at `at`: nothing without a transaction, else its demand within the limit. */
+  drawnA(evseId: number, at = new Date()): number {
+    if (!this.runningOn(evseId)) return 0;
+    return drawnA(this.carDemandA, this.limitA(evseId, at));
+  }
+
+  /** A TransactionEvent Updated with what the EVSE draws now (Current.Import). */
+  reportDrawn(evseId: number): Promise<Response<'TransactionEvent'>> {
+    const transaction = this.runningOn(evseId);
+    if (!transaction) throw new Error(`no transaction on EVSE ${evseId}`);
+    return this.transactionEvent('Updated', String(transaction.id), {
+      triggerReason: 'MeterValuePeriodic',
+      currentA: this.drawnA(evseId),
     });
   }
 
@@ -143,6 +211,19 @@ export class StationV201 {
 
   close(): Promise<unknown> {
     return this.client.close({ force: true });
+  }
+
+  private runningOn(evseId: number): RunningTransaction | undefined {
+    for (const [id, { evseId: on, startedAt }] of this.running) if (on === evseId) return { id, startedAt };
+    return undefined;
+  }
+
+  private setChargingProfile(params: Request<'SetChargingProfile'>): Response<'SetChargingProfile'> {
+    if (this.refuseProfiles === 'NotSupported' || this.refuseProfiles === 'NotImplemented')
+      throw ocppRpc.createRPCError(this.refuseProfiles, 'no Smart Charging');
+    if (this.refuseProfiles) return { status: this.refuseProfiles };
+    const profile = profileFrom201(params.chargingProfile);
+    return { status: this.profiles.set(params.evseId, profile, this.runningOn(params.evseId)) };
   }
 
   private remoteStart(params: Request<'RequestStartTransaction'>): Response<'RequestStartTransaction'> {

@@ -3,21 +3,26 @@ import {
   type BootNotificationRequest,
   type BootNotificationResponse,
   type ChangeConfigurationRequest,
+  type ClearChargingProfileRequest,
   type GetConfigurationRequest,
   type IdTagInfo,
   type RemoteStartTransactionRequest,
   type RemoteStopTransactionRequest,
   type RpcClient,
+  type SetChargingProfileRequest,
   type StartTransactionResponse,
   type StopTransactionResponse,
   type TriggerMessageRequest,
 } from '../../src/ocpp/index.js';
+import { rpcError } from '../../src/ocpp/rpc.js';
+import { drawnA, profileFrom16, ProfileStack, type RunningTransaction } from './profile-stack.js';
 
 /**
  * A simulated OCPP 1.6-J charging station on ocpp-rpc's RPCClient in strict mode: an independent client that
  * validates every frame both ways against the official schemas. It keeps an energy register per connector and
  * behaves like a real station to the central system's commands: an accepted RemoteStartTransaction is followed
- * by a real StartTransaction, an accepted RemoteStopTransaction by a StopTransaction with reason Remote.
+ * by a real StartTransaction, an accepted RemoteStopTransaction by a StopTransaction with reason Remote, and
+ * charging profiles are held and obeyed as OCPP has a station stack them (profile-stack.ts).
  * Tests, the demo, the benchmarks and scripts/station-simulator.ts all use it.
  */
 
@@ -34,6 +39,13 @@ export interface StationOptions {
   callTimeoutMs?: number;
   /** Energy register of every connector at connect time, Wh (default 0). */
   initialMeterWh?: number;
+  /**
+   * A station that will not be controlled: SetChargingProfile answered Rejected or NotSupported, or a CALLERROR
+   * NotImplemented (no Smart Charging feature profile). Default: profiles are taken and obeyed.
+   */
+  refuseProfiles?: 'Rejected' | 'NotSupported' | 'NotImplemented';
+  /** What the car on any connector would draw unlimited, A per phase (default 32). */
+  carDemandA?: number;
 }
 
 export interface StartTransactionInput {
@@ -63,6 +75,7 @@ export interface RemoteTransaction {
 
 interface OpenTransaction extends RemoteTransaction {
   meterStartWh: number;
+  startedAt: Date;
 }
 
 /** A queue whose consumer may arrive before or after the producer. */
@@ -104,6 +117,8 @@ export class SimulatedStation {
     ['AuthorizeRemoteTxRequests', 'false'],
     ['NumberOfConnectors', '2'],
   ]);
+  /** The charging profiles the station holds (1.6 rules: another id at a taken stack level replaces). */
+  readonly profiles = new ProfileStack({ sameLevelOtherId: 'replace' });
   private readonly meterWh = new Map<number, number>();
   private readonly open = new Map<number, OpenTransaction>();
   private readonly remoteStarts = new Mailbox<RemoteTransaction>();
@@ -186,11 +201,12 @@ export class SimulatedStation {
   async startTransactionWithInfo(input: StartTransactionInput): Promise<StartTransactionResponse> {
     const meterStartWh = input.meterStart ?? this.register(input.connectorId);
     this.meterWh.set(input.connectorId, meterStartWh);
+    const startedAt = input.timestamp ?? new Date();
     const response = await this.call<StartTransactionResponse>('StartTransaction', {
       connectorId: input.connectorId,
       idTag: input.idTag,
       meterStart: meterStartWh,
-      timestamp: (input.timestamp ?? new Date()).toISOString(),
+      timestamp: startedAt.toISOString(),
       ...(input.reservationId !== undefined && { reservationId: input.reservationId }),
     });
     this.open.set(response.transactionId, {
@@ -198,6 +214,7 @@ export class SimulatedStation {
       connectorId: input.connectorId,
       idTag: input.idTag,
       meterStartWh,
+      startedAt,
     });
     return response;
   }
@@ -214,6 +231,7 @@ export class SimulatedStation {
       ...(input.idTag !== undefined && { idTag: input.idTag }),
     });
     this.open.delete(input.transactionId);
+    if (open) this.profiles.endTransaction(open.connectorId);
     return response;
   }
 
@@ -222,8 +240,14 @@ export class SimulatedStation {
     this.meterWh.set(connectorId, this.register(connectorId) + wh);
   }
 
-  /** One Energy.Active.Import.Register sample of the connector's register. */
-  meterValues(input: { connectorId: number; transactionId?: number; wh?: number; timestamp?: Date }): Promise<object> {
+  /** One Energy.Active.Import.Register sample of the connector's register, and Current.Import when given. */
+  meterValues(input: {
+    connectorId: number;
+    transactionId?: number;
+    wh?: number;
+    currentA?: number;
+    timestamp?: Date;
+  }): Promise<object> {
     return this.call('MeterValues', {
       connectorId: input.connectorId,
       ...(input.transactionId !== undefined && { transactionId: input.transactionId }),
@@ -237,9 +261,35 @@ export class SimulatedStation {
               unit: 'Wh',
               context: 'Sample.Periodic',
             },
+            ...(input.currentA === undefined
+              ? []
+              : [
+                  { value: String(input.currentA), measurand: 'Current.Import', unit: 'A', context: 'Sample.Periodic' },
+                ]),
           ],
         },
       ],
+    });
+  }
+
+  /** The limit the station's profiles put on a connector at `at`, A per phase; undefined: none. */
+  limitA(connectorId: number, at = new Date()): number | undefined {
+    return this.profiles.limitAt(connectorId, at, this.runningOn(connectorId));
+  }
+
+  /** What the connector's car draws at `at`: nothing without a transaction, else its demand within the limit. */
+  drawnA(connectorId: number, at = new Date()): number {
+    if (!this.runningOn(connectorId)) return 0;
+    return drawnA(this.options.carDemandA ?? 32, this.limitA(connectorId, at));
+  }
+
+  /** MeterValues with what the connector draws now (Current.Import). */
+  reportDrawn(connectorId: number): Promise<object> {
+    const transactionId = this.runningOn(connectorId)?.id;
+    return this.meterValues({
+      connectorId,
+      ...(typeof transactionId === 'number' && { transactionId }),
+      currentA: this.drawnA(connectorId),
     });
   }
 
@@ -321,6 +371,18 @@ export class SimulatedStation {
       this.configuration.set(key, value);
       return { status: 'Accepted' };
     });
+    this.handle('SetChargingProfile', (params) => {
+      const { refuseProfiles } = this.options;
+      if (refuseProfiles === 'NotImplemented') throw rpcError('NotImplemented', 'no Smart Charging');
+      if (refuseProfiles) return { status: refuseProfiles };
+      const { connectorId, csChargingProfiles } = params as SetChargingProfileRequest;
+      const profile = profileFrom16(csChargingProfiles);
+      return { status: this.profiles.set(connectorId, profile, this.runningOn(connectorId)) };
+    });
+    this.handle('ClearChargingProfile', (params) => {
+      const { id, connectorId, chargingProfilePurpose, stackLevel } = params as ClearChargingProfileRequest;
+      return { status: this.profiles.clear({ id, connectorId, purpose: chargingProfilePurpose, stackLevel }) };
+    });
     this.handle('Reset', () => ({ status: 'Accepted' }));
     this.handle('UnlockConnector', () => ({ status: 'Unlocked' }));
     this.handle('ChangeAvailability', () => ({ status: 'Accepted' }));
@@ -339,8 +401,13 @@ export class SimulatedStation {
     });
   }
 
+  private runningOn(connectorId: number): RunningTransaction | undefined {
+    const open = [...this.open.values()].find((t) => t.connectorId === connectorId);
+    return open && { id: open.transactionId, startedAt: open.startedAt };
+  }
+
   private busy(connectorId: number): boolean {
-    return [...this.open.values()].some((t) => t.connectorId === connectorId);
+    return this.runningOn(connectorId) !== undefined;
   }
 
   private freeConnector(): number | undefined {
