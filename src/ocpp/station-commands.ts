@@ -50,31 +50,49 @@ export interface ConnectionLookup {
   connectionOf(stationId: string): RpcConnection | undefined;
 }
 
-export function createStationCommands(connections: ConnectionLookup): StationCommands {
-  // Ids the station may report back in its TransactionEvents; unique while the process runs is enough.
-  let remoteStartId = 0;
+/** Calls on a station's live connection, typed by an action map, failing with chargegate's station errors. */
+export interface StationCaller {
+  call<Actions extends ActionMap<Actions>, A extends keyof Actions & string>(
+    stationId: string,
+    action: A,
+    req: Actions[A][0],
+  ): Promise<Actions[A][1]>;
+  /** Throws StationOfflineError when the station is not connected. */
+  speaks201(stationId: string): boolean;
+}
+
+export function createStationCaller(connections: ConnectionLookup): StationCaller {
   const connectionOf = (stationId: string): RpcConnection => {
     const connection = connections.connectionOf(stationId);
     if (!connection || connection.state !== RPC_OPEN) throw new StationOfflineError(stationId);
     return connection;
   };
-  const call = async <Actions extends ActionMap<Actions>, A extends keyof Actions & string>(
-    stationId: string,
-    action: A,
-    req: Actions[A][0],
-  ): Promise<Actions[A][1]> => {
-    const connection = connectionOf(stationId);
-    try {
-      return await typedCall<Actions>(connection)(action, req);
-    } catch (err) {
-      if (isRpcTimeout(err)) throw new StationTimeoutError(stationId, action);
-      if (isRpcError(err)) throw new StationCallError(stationId, action, err.rpcErrorCode, err.message);
-      // ocpp-rpc rejects in-flight calls with a plain Error when the socket closes under them.
-      if (connections.connectionOf(stationId) !== connection || connection.state !== RPC_OPEN)
-        throw new StationOfflineError(stationId);
-      throw err;
-    }
+  return {
+    async call<Actions extends ActionMap<Actions>, A extends keyof Actions & string>(
+      stationId: string,
+      action: A,
+      req: Actions[A][0],
+    ): Promise<Actions[A][1]> {
+      const connection = connectionOf(stationId);
+      try {
+        return await typedCall<Actions>(connection)(action, req);
+      } catch (err) {
+        if (isRpcTimeout(err)) throw new StationTimeoutError(stationId, action);
+        if (isRpcError(err)) throw new StationCallError(stationId, action, err.rpcErrorCode, err.message);
+        // ocpp-rpc rejects in-flight calls with a plain Error when the socket closes under them.
+        if (connections.connectionOf(stationId) !== connection || connection.state !== RPC_OPEN)
+          throw new StationOfflineError(stationId);
+        throw err;
+      }
+    },
+    speaks201: (stationId) => connectionOf(stationId).protocol === OCPP201,
   };
+}
+
+export function createStationCommands(connections: ConnectionLookup): StationCommands {
+  // Ids the station may report back in its TransactionEvents; unique while the process runs is enough.
+  let remoteStartId = 0;
+  const { call, speaks201 } = createStationCaller(connections);
   const send = <A extends Command>(
     stationId: string,
     action: A,
@@ -85,7 +103,6 @@ export function createStationCommands(connections: ConnectionLookup): StationCom
     action: A,
     req: Ocpp201Actions[A][0],
   ): Promise<Ocpp201Actions[A][1]> => call<Ocpp201Actions, A>(stationId, action, req);
-  const speaks201 = (stationId: string): boolean => connectionOf(stationId).protocol === OCPP201;
   return {
     async startCharging(stationId, { connectorId, idTag }) {
       if (!speaks201(stationId)) return send(stationId, 'RemoteStartTransaction', { connectorId, idTag });
