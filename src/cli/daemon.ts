@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { Config } from '../config/index.js';
 import type { HealthSource } from '../health/index.js';
+import type { ChargingLimits } from '../load/index.js';
 import { openKeystore } from '../keystore/index.js';
 import { createLogger, type Logger } from '../log/index.js';
 import { connectServiceManager, installProcessSignals, reloadConfig } from '../service/index.js';
@@ -34,6 +35,8 @@ export interface DaemonOptions {
 export interface Daemon {
   readonly httpPort: number;
   readonly ocppPort: number;
+  /** Charging profiles on the stations: the port the load controller's shell drives. */
+  readonly chargingLimits: ChargingLimits;
   /** Re-reads the config file; resolves false (old config kept, error logged) when the new one is refused. */
   reload(): Promise<boolean>;
   stop(): Promise<void>;
@@ -133,6 +136,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const daemon: Daemon = {
       httpPort,
       ocppPort,
+      chargingLimits: ocpp.centralSystem.chargingLimits,
       reload() {
         reloading = reloading.then(async () => {
           // A SIGHUP that arrives while stopping would hand the new config to parts already stopped.

@@ -3,9 +3,11 @@ import type { Registry } from 'prom-client';
 import type { Authorizer } from '../authorization/index.js';
 import { listenFailure, type Config } from '../config/index.js';
 import type { HealthSource, ServedCertificate } from '../health/index.js';
+import type { ChargingLimits } from '../load/index.js';
 import { messageOf, type Logger } from '../log/index.js';
 import { STATIONS_TOPIC, type Site } from '../site/index.js';
 import { watchChangeCounter, type Database } from '../store/index.js';
+import { createChargingLimits } from './charging-profiles.js';
 import { StationConnections, type StationClient, type StationSession } from './connections.js';
 import { toStationFrame } from './frame-errors.js';
 import { registerOcppMetrics } from './ocpp-metrics.js';
@@ -41,6 +43,8 @@ export interface CentralSystem {
   /** The bound OCPP port (ocpp.port 0 lets the OS choose). */
   readonly port: number;
   readonly commands: StationCommands;
+  /** The load controller's port: charging profiles on the stations. */
+  readonly chargingLimits: ChargingLimits;
   readonly health: HealthSource;
   /** The TLS certificate stations are served (security profile 2), for its expiry on GET /health. */
   readonly certificate?: ServedCertificate;
@@ -144,6 +148,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   return {
     port,
     commands: createStationCommands(connections),
+    chargingLimits: createChargingLimits(connections),
     health: { name: 'ocpp', report },
     ...(certificate && { certificate }),
     reload: recheckAccess,

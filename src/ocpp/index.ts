@@ -1,6 +1,7 @@
 import type { AuthorizeResponse } from './v16/messages.js';
 export { startCentralSystem, type CentralSystem, type CentralSystemOptions } from './central-system.js';
 export { createStationCommands, type StationCommands } from './station-commands.js';
+export { createChargingLimits } from './charging-profiles.js';
 export { StationCallError, StationOfflineError, StationTimeoutError } from './errors.js';
 export { SIGN_CERTIFICATE_PER_STATION_PER_MINUTE } from './sign-certificate-throttle.js';
 export { connectUpstreamAsStation } from './upstream-client.js';
