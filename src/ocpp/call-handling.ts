@@ -102,6 +102,20 @@ export function stationTime(timestamp: string): Date {
   return checkInstant('timestamp', new Date(timestamp));
 }
 
+/**
+ * A value of a stop, never refused for being out of bounds: a refused stop leaves the session open until the next
+ * start on its connector closes it with that session's reading. Out of bounds, it falls back, with a warning.
+ */
+export function stopValue<T>(field: string, read: () => T, fallback: () => T, warn: StationHandlerDeps['warn']): T {
+  try {
+    return read();
+  } catch (err) {
+    if (!(err instanceof OutOfBoundsError)) throw err;
+    warn({ field, reason: err.message }, 'stop with a value out of bounds: closed with a fallback value');
+    return fallback();
+  }
+}
+
 /** The domain took a stop time before the start as the start (a station clock set back): the installer should know. */
 export function warnIfStoppedBeforeStart(
   stopped: Transaction,

@@ -128,7 +128,7 @@ describe('hostile input from stations (issue 35)', () => {
     expect(t.events('StopTransaction').map((e) => e.payload.meterStop)).toEqual([2.5]);
   });
 
-  it('1.6: a meterStart or meterStop beyond any register, or negative, is refused (the schema lets any integer through)', async () => {
+  it('1.6: a meterStart beyond any register, or negative, is refused (the schema lets any integer through); a meterStop closes with the start reading', async () => {
     const t = await daemonForTest(siteWith([], [CP001]));
     const station = await t.connect('CP001');
     await station.boot();
@@ -139,11 +139,47 @@ describe('hostile input from stations (issue 35)', () => {
       refused,
     );
     expect(t.events('StartTransaction')).toEqual([]);
+    // A stop is not refused (the session would stay open): the bad reading falls back to the start's, with a warning.
     const transactionId = await station.startTransaction({ connectorId: 1, idTag: 'T1', meterStart: 1000 });
-    await expect(station.stopTransaction({ transactionId, meterStop: 1e300 })).rejects.toMatchObject(refused);
-    expect(t.events('StopTransaction')).toEqual([]);
-    expect(await station.stopTransaction({ transactionId, meterStop: 2000 })).toEqual({});
-    expect(t.events('StopTransaction').map((e) => e.payload.meterStop)).toEqual([2]);
+    expect(await station.stopTransaction({ transactionId, meterStop: 1e300 })).toEqual({});
+    expect(t.events('StopTransaction').map((e) => e.payload.meterStop)).toEqual([1]);
+    expect(t.logged('stop with a value out of bounds: closed with a fallback value')).toEqual([
+      expect.objectContaining({ field: 'meterStop' }),
+    ]);
+  });
+
+  it('2.0.1: an Ended event with a reading or time out of bounds still ends its transaction, from the last reading known', async () => {
+    const t = await daemonForTest(siteWith([], [EV201]));
+    const station = await stationV201ForTest(t.url, 'EV201');
+    await station.boot();
+    await station.call(
+      'TransactionEvent',
+      transactionEvent('Started', 'tx-e', { evseId: 1, idToken: 'TAG-1', energy: { value: 500 } }),
+    );
+    await station.call('MeterValues', {
+      evseId: 1,
+      meterValue: [
+        { timestamp: new Date().toISOString(), sampledValue: [{ value: 1500, unitOfMeasure: { unit: 'Wh' } }] },
+      ],
+    });
+    const before = Date.now();
+    expect(
+      await station.call(
+        'TransactionEvent',
+        transactionEvent('Ended', 'tx-e', {
+          timestamp: '2016-12-31T23:59:60Z',
+          energy: { value: 1e308, multiplier: 3 },
+        }),
+      ),
+    ).toEqual({});
+    const [stop] = t.events('StopTransaction');
+    expect(stop!.payload.meterStop).toBe(1.5);
+    // The time falls back to when the event came.
+    expect(Date.parse(stop!.payload.stoppedAt as string)).toBeGreaterThanOrEqual(before - 1000);
+    expect(t.logged('stop with a value out of bounds: closed with a fallback value').map((l) => l.field)).toEqual([
+      'Energy.Active.Import.Register',
+      'timestamp',
+    ]);
   });
 
   it('timestamps that cannot round-trip (year 10000, a leap second) are refused; a stop before its start ends at its start', async () => {

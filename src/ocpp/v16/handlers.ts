@@ -1,7 +1,9 @@
 import type { AuthorizationDecision } from '../../authorization/index.js';
+import { checkEnergyWh } from '../../site/index.js';
 import {
   callRegistrar,
   stationTime,
+  stopValue,
   unconfiguredConnectorCheck,
   warnIfStoppedBeforeStart,
   type StationHandlerDeps,
@@ -114,11 +116,23 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
   });
 
   on('StopTransaction', async (params) => {
-    const stoppedAt = stationTime(params.timestamp);
+    const stoppedAt = stopValue(
+      'timestamp',
+      () => stationTime(params.timestamp),
+      () => new Date(),
+      warn,
+    );
+    const meterStopWh = stopValue(
+      'meterStop',
+      () => checkEnergyWh('meterStop', params.meterStop),
+      // 1.6 carries no reading but the start's and the stop's: the session is billed nothing rather than left open.
+      () => site.transactions.ofStation(stationId, params.transactionId)?.meterStartWh ?? 0,
+      warn,
+    );
     const stopped = site.transactions.stop({
       stationId,
       transactionId: params.transactionId,
-      meterStopWh: params.meterStop,
+      meterStopWh,
       stoppedAt,
       ...(params.reason !== undefined && { reason: params.reason }),
       ...(params.idTag !== undefined && { idTag: params.idTag }),

@@ -1,6 +1,12 @@
 import type { AuthorizationDecision } from '../../authorization/index.js';
 import type { Transaction } from '../../site/index.js';
-import { stationTime, warnIfStoppedBeforeStart, type CallHandler, type StationHandlerDeps } from '../call-handling.js';
+import {
+  stationTime,
+  stopValue,
+  warnIfStoppedBeforeStart,
+  type CallHandler,
+  type StationHandlerDeps,
+} from '../call-handling.js';
 import { rpcError } from '../rpc.js';
 import type { ConnectionMemory } from './connection-memory.js';
 import { idTokenInfoOf, importedEnergyWh, stopReasonOf, type ConnectorActivity } from './mapping.js';
@@ -35,6 +41,8 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
     const stationTransactionId = params.transactionInfo.transactionId;
     // Begun before this event named the driver (a Started one without an idToken, perhaps on an earlier connection).
     const begun = site.transactions.beganWithoutDriver(stationId, stationTransactionId);
+    // Checked before the authorizer asks a plugin or the CPO about a start that cannot be stored.
+    const startedAt = begun?.startedAt ?? stationTime(params.timestamp);
     const { decision, started } = await authorizer.authorizeStart(
       { idTag, stationId, connectorId: evseId },
       (settled) =>
@@ -42,7 +50,7 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
           at: site.connectors.locate(stationId, evseId),
           idTag,
           meterStartWh: begun?.meterStartWh ?? energyWh ?? memory.energyOf(evseId) ?? 0,
-          startedAt: begun?.startedAt ?? stationTime(params.timestamp),
+          startedAt,
           ...(params.reservationId !== undefined && { reservationId: params.reservationId }),
           source: 'ocpp',
           stationTransactionId,
@@ -57,7 +65,12 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
   };
 
   const stop = (params: TransactionEventRequest, transaction: Transaction, energyWh: number | undefined): void => {
-    const stoppedAt = stationTime(params.timestamp);
+    const stoppedAt = stopValue(
+      'timestamp',
+      () => stationTime(params.timestamp),
+      () => new Date(),
+      warn,
+    );
     const stopped = site.transactions.stop({
       stationId,
       transactionId: transaction.id,
@@ -95,7 +108,16 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
     if (ctx.unconfigured('TransactionEvent', evseId))
       return params.idToken ? { idTokenInfo: { status: 'Invalid' } } : {};
     memory.placeTransaction(stationTransactionId, evseId);
-    const energyWh = importedEnergyWh(params.meterValue);
+    // An Ended event is a stop: a reading out of bounds there falls back to the last one known, not a refusal.
+    const energyWh =
+      eventType === 'Ended'
+        ? stopValue(
+            'Energy.Active.Import.Register',
+            () => importedEnergyWh(params.meterValue),
+            () => undefined,
+            warn,
+          )
+        : importedEnergyWh(params.meterValue);
     memory.noteEnergy(evseId, energyWh);
 
     let idTokenInfo: IdTokenInfoType | undefined;
