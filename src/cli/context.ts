@@ -65,9 +65,6 @@ export function wholeNumber(min: number, max: number): (value: string) => number
   };
 }
 
-/** The longest certificate validity a command issues: as long as the station CA itself lives (20 years). */
-export const MAX_CERTIFICATE_DAYS = 7300;
-
 /** Commander option parser for a flag that may be given several times (`--group a --group b`). */
 export function repeatable(value: string, previous: string[]): string[] {
   return [...previous, value];

@@ -1,10 +1,10 @@
 import type { z } from 'zod';
 import type { ChargePointFactsConfig, CircuitConfig, SiteConfig } from './schema.js';
 
-/** A charge point the site's `chargePoints` does not list (contract 10.1). */
+/** A charge point the site's `chargePoints` does not list (README "Circuits (load management)"). */
 export const CHARGE_POINT_DEFAULTS = { maxCurrentA: 32, phases: 3 } as const;
 
-/** The failsafe of a circuit without its own (contract 10.1). */
+/** The failsafe of a circuit without its own (README "Circuits (load management)"). */
 const DEFAULT_FAILSAFE_CURRENT_A = 6;
 
 /** A circuit as the schema parsed it, before inheritance gave it its failsafeCurrentA. */

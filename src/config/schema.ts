@@ -118,7 +118,7 @@ const sessionMeter = z.strictObject({
   idTag: z.string().min(1).max(20).optional(),
 });
 
-/** A meter on a circuit (contract 10.1): it measures what the circuit draws and detects no sessions. */
+/** A meter on a circuit (README "Circuits (load management)"): it measures what the circuit draws and detects no sessions. */
 const circuitMeter = z.strictObject({
   role: z.literal('circuit'),
   ...meterBase,

@@ -37,8 +37,8 @@ export abstract class ChargegateError extends Error {
 }
 
 /**
- * The code of an error chargegate raised on purpose, also of one that crossed a thread (a structured clone keeps
- * `code` but not the class); undefined for anything else.
+ * The code of an error chargegate raised on purpose, whatever its class (an error built elsewhere with our code
+ * counts); undefined for anything else.
  */
 export function errorCodeOf(err: unknown): ErrorCode | undefined {
   const code = err instanceof Error ? (err as { code?: unknown }).code : undefined;

@@ -13,4 +13,4 @@ export { keystorePassphrase, type PassphraseSource } from './passphrase.js';
 export type { PublicJwk } from './signing-keys.js';
 export { keystoreEncrypted, openKeystore } from './open-from-config.js';
 export { createGatewayCertificate, saveGatewayCertificate, type GatewayCertificate } from './gateway-certificate.js';
-export { STATION_CERTIFICATE_DAYS, StationCsrError } from './station-ca.js';
+export { STATION_CA_DAYS, STATION_CERTIFICATE_DAYS, StationCsrError } from './station-ca.js';

@@ -15,7 +15,8 @@ export class StationCsrError extends ChargegateError {
   readonly code = 'CHARGEGATE_STATION_CSR';
 }
 
-const CA_VALID_YEARS = 20;
+/** How long the station CA is valid (20 years); no certificate it or a command issues should outlive it. */
+export const STATION_CA_DAYS = 20 * 365;
 
 /** How long a station's client certificate from SignCertificate or `station cert` is valid, by default. */
 export const STATION_CERTIFICATE_DAYS = 825;
@@ -39,7 +40,7 @@ export function createStationCa(
       { name: 'keyUsage', keyCertSign: true, cRLSign: true, critical: true },
       { name: 'subjectKeyIdentifier' },
     ],
-    validDays: CA_VALID_YEARS * 365,
+    validDays: STATION_CA_DAYS,
     now,
   });
 }

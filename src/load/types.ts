@@ -1,6 +1,6 @@
 /**
- * The load controller's plain data (contract 10.1): what it is told about the site's circuits and connectors, what
- * one step observes, what it decides and what it remembers between steps. Its own types, named after the contract's
+ * The load controller's plain data (README "Circuits (load management)"): what it is told about the site's circuits and connectors, what
+ * one step observes, what it decides and what it remembers between steps. Its own types, named after the config's
  * keys, so that the core depends on no config loader and no protocol.
  */
 

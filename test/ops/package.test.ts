@@ -138,7 +138,9 @@ describe.skipIf(!dpkgDebFound)('npm run package: the .deb and .tar.gz for amd64 
       const file = deb(arch as keyof typeof ARCHES);
       const info = (await run('dpkg-deb', ['--info', file])).stdout;
       expect(info).toMatch(new RegExp(`^ Package: chargegate\\n Version: ${VERSION}\\n Architecture: ${arch}\\n`, 'm'));
-      expect(info).toMatch(/^ Depends: libc6 \(>= 2\.28\), libstdc\+\+6, libgcc-s1, systemd, init-system-helpers \(>= 1\.54~\)$/m);
+      expect(info).toMatch(
+        /^ Depends: libc6 \(>= 2\.28\), libstdc\+\+6, libgcc-s1, systemd, init-system-helpers \(>= 1\.54~\)$/m,
+      );
       for (const script of ['postinst', 'prerm', 'postrm'])
         expect(info).toMatch(new RegExp(`^ +\\d+ bytes, +\\d+ lines +\\* +${script} +#!/bin/sh$`, 'm'));
 

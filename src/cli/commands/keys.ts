@@ -6,6 +6,7 @@ import {
   listKeys,
   openKeystore,
   saveGatewayCertificate,
+  STATION_CA_DAYS,
   type KeyInfo,
   type Keystore,
 } from '../../keystore/index.js';
@@ -17,7 +18,6 @@ import {
   repeatable,
   table,
   wholeNumber,
-  MAX_CERTIFICATE_DAYS,
   type GlobalOptions,
 } from '../context.js';
 
@@ -72,7 +72,7 @@ export function registerKeys(program: Command): void {
       repeatable,
       [],
     )
-    .option('--days <n>', 'validity in days', wholeNumber(1, MAX_CERTIFICATE_DAYS), 825)
+    .option('--days <n>', 'validity in days', wholeNumber(1, STATION_CA_DAYS), 825)
     .option('--out <dir>', 'directory for ocpp-cert.pem and ocpp-key.pem (default: <dataDir>/tls)')
     .option('--force', 'replace existing files (renewal); stations must then trust the new certificate')
     .action(async (options: { name: string[]; days: number; out?: string; force?: boolean }, cmd: Command) => {

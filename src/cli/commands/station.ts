@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { readConfiguredFile } from '../../config/index.js';
-import { openKeystore, STATION_CERTIFICATE_DAYS } from '../../keystore/index.js';
+import { openKeystore, STATION_CA_DAYS, STATION_CERTIFICATE_DAYS } from '../../keystore/index.js';
 import { Site } from '../../site/index.js';
 import {
   CliError,
@@ -12,7 +12,6 @@ import {
   output,
   table,
   wholeNumber,
-  MAX_CERTIFICATE_DAYS,
   withContext,
   type CommandContext,
   type GlobalOptions,
@@ -88,7 +87,7 @@ export function registerStation(program: Command): void {
     )
     .argument('<stationId>', "the OCPP identity; the CSR's common name must be exactly this")
     .requiredOption('--csr <file>', 'the PEM certificate signing request the station made')
-    .option('--days <n>', 'validity in days', wholeNumber(1, MAX_CERTIFICATE_DAYS), STATION_CERTIFICATE_DAYS)
+    .option('--days <n>', 'validity in days', wholeNumber(1, STATION_CA_DAYS), STATION_CERTIFICATE_DAYS)
     .option('--out <file>', 'write the certificate chain (station, then CA) here instead of printing it')
     .action(async (stationId: string, options: { csr: string; days: number; out?: string }, cmd: Command) => {
       const globals = cmd.optsWithGlobals<GlobalOptions>();
