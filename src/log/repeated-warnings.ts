@@ -3,7 +3,7 @@ import type { Logger } from './logger.js';
 /** A warning function that logs a message at most once per interval and counts the repeats in between. */
 export interface SummarisedWarn {
   (fields: object, message: string): void;
-  /** Logs what was counted and not yet logged, in one line (a connection closing, say). */
+  /** Logs what was counted and not yet logged, in one line, and stops the timers (a connection closing, say). */
   flush(): void;
 }
 
@@ -16,10 +16,21 @@ export interface WarningBudget {
 /**
  * One peer that repeats the same mistake (a hostile or broken station) would otherwise write a warning per call,
  * megabytes a minute onto a gateway's flash. The first `perInterval` of a message in an interval are logged; the
- * rest are counted, and the next line of that message logged says how many were not (`repeated`).
+ * rest are counted, and the next line of that message says how many were not (`repeated`): the next warning after
+ * the interval, or at the interval's end a line with the count alone.
  */
 export function summarisedWarn(logger: Logger, budget: WarningBudget, now: () => number = Date.now): SummarisedWarn {
   const seen = new Map<string, { since: number; logged: number; repeated: number }>();
+  // A count not yet logged is logged when its interval ends, even if the peer stops repeating (it may stay connected
+  // for days); one timer per message with a count, none otherwise.
+  const reports = new Map<string, NodeJS.Timeout>();
+  const report = (message: string): void => {
+    reports.delete(message);
+    const state = seen.get(message);
+    if (!state?.repeated) return;
+    logger.warn({ repeated: state.repeated }, message);
+    state.repeated = 0;
+  };
   const warn = (fields: object, message: string): void => {
     let state = seen.get(message);
     if (!state || now() - state.since >= budget.intervalMs) {
@@ -28,6 +39,11 @@ export function summarisedWarn(logger: Logger, budget: WarningBudget, now: () =>
     }
     if (state.logged >= budget.perInterval) {
       state.repeated += 1;
+      if (!reports.has(message)) {
+        const timer = setTimeout(() => report(message), state.since + budget.intervalMs - now());
+        timer.unref();
+        reports.set(message, timer);
+      }
       return;
     }
     logger.warn(state.repeated > 0 ? { ...fields, repeated: state.repeated } : fields, message);
@@ -35,6 +51,8 @@ export function summarisedWarn(logger: Logger, budget: WarningBudget, now: () =>
     state.repeated = 0;
   };
   warn.flush = (): void => {
+    for (const timer of reports.values()) clearTimeout(timer);
+    reports.clear();
     const repeated = Object.fromEntries(
       [...seen].filter(([, s]) => s.repeated > 0).map(([message, s]) => [message, s.repeated]),
     );

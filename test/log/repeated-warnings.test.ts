@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { summarisedWarn } from '../../src/log/index.js';
 import { capturedLogger } from '../support/captured-log.js';
 
@@ -28,5 +28,24 @@ describe('summarisedWarn', () => {
     warn.flush();
     warn({ i: 9 }, 'bad frame');
     expect(lines.slice(-2).map((l) => l.msg)).toEqual(['repeated warnings, summarised', 'bad frame']);
+  });
+});
+
+describe('summarisedWarn over time', () => {
+  it('logs a count left over when its interval ends, though the peer stopped repeating', () => {
+    vi.useFakeTimers();
+    onTestFinished(() => void vi.useRealTimers());
+    const { lines, logger } = capturedLogger();
+    const warn = summarisedWarn(logger, { perInterval: 1, intervalMs: 60_000 });
+    for (let i = 0; i < 5; i += 1) warn({ i }, 'bad frame');
+    expect(lines.map((l) => l.repeated)).toEqual([undefined]);
+    vi.advanceTimersByTime(60_000);
+    expect(lines.map((l) => [l.msg, l.repeated])).toEqual([
+      ['bad frame', undefined],
+      ['bad frame', 4],
+    ]);
+    // Reported once: nothing is counted twice at the close.
+    warn.flush();
+    expect(lines).toHaveLength(2);
   });
 });
