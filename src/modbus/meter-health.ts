@@ -1,16 +1,15 @@
 import type { HealthLevel } from '../health/index.js';
 import type { DetectorPhase } from './detector.js';
 
-/** One meter as GET /health shows it under `meters`, and as `chargegate meter status` prints it. */
-export interface MeterHealth {
+/** What GET /health shows under `meters` of any meter. */
+export interface PolledMeterHealth {
   status: HealthLevel;
-  /** False once no good reading came for detection.offlineAfterS (the connector then reports Faulted). */
+  /** False once no good reading came for detection.offlineAfterS. */
   online: boolean;
   model: string;
   bus: string;
   unitId: number;
   lastGoodReadingAt?: string;
-  lastReading?: { energyKWh: number; currentA: number[]; powerW?: number };
   readings: number;
   /** Polls that got no answer (timeout, transport error, Modbus exception). */
   errors: number;
@@ -18,12 +17,21 @@ export interface MeterHealth {
   rejected: number;
   consecutiveFailures: number;
   lastError?: string;
-  session: { phase: DetectorPhase; transactionId?: number };
   busLatencyMs?: { last?: number; average?: number };
 }
 
-/** critical: the meter is offline; warning: its last poll failed; ok otherwise. */
-export function meterLevel(online: boolean, consecutiveFailures: number): HealthLevel {
-  if (!online) return 'critical';
+/**
+ * A session meter as GET /health shows it, and as `chargegate meter status` prints it. Offline, its connector reports
+ * Faulted.
+ */
+export interface MeterHealth extends PolledMeterHealth {
+  role: 'session';
+  lastReading?: { energyKWh: number; currentA: number[]; powerW?: number };
+  session: { phase: DetectorPhase; transactionId?: number };
+}
+
+/** offlineLevel when the meter is offline; warning: its last poll failed; ok otherwise. */
+export function meterLevel(online: boolean, consecutiveFailures: number, offlineLevel: HealthLevel): HealthLevel {
+  if (!online) return offlineLevel;
   return consecutiveFailures > 0 ? 'warning' : 'ok';
 }

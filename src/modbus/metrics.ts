@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import type { BusObserver } from './bus.js';
-import type { MeterReading } from './reading.js';
+import type { CurrentReading, MeterReading } from './reading.js';
 
 export type ReadingOutcome = 'ok' | 'error' | 'rejected';
 
@@ -83,11 +83,11 @@ export class MeterMetrics implements BusObserver {
     this.connects.inc({ bus });
   }
 
-  polled(meter: string, outcome: ReadingOutcome, reading?: MeterReading): void {
+  polled(meter: string, outcome: ReadingOutcome, reading?: CurrentReading | MeterReading): void {
     this.readings.inc({ meter, result: outcome });
     if (outcome !== 'ok' || !reading) return;
     this.lastGood.set({ meter }, reading.at.getTime() / 1000);
-    this.energy.set({ meter }, reading.energyKWh);
+    if ('energyKWh' in reading) this.energy.set({ meter }, reading.energyKWh);
     reading.currentA.forEach((a, i) => this.current.set({ meter, phase: `L${i + 1}` }, a));
     if (reading.powerW !== undefined) this.power.set({ meter }, reading.powerW);
   }

@@ -1,12 +1,16 @@
 import { MAX_ENERGY_WH } from '../site/index.js';
 
-/** What one poll of a meter returned, in the units the config names. */
-export interface MeterReading {
+/** The currents and power of one poll: what every meter reads. */
+export interface CurrentReading {
   at: Date;
-  energyKWh: number;
   /** One value per phase the map reads. */
   currentA: number[];
   powerW?: number;
+}
+
+/** What one poll of a session meter returned, in the units the config names. */
+export interface MeterReading extends CurrentReading {
+  energyKWh: number;
 }
 
 /** The last accepted energy: readings are judged against it. */
@@ -36,13 +40,8 @@ export interface ReadingProblem {
 
 /** NaN or infinite values, negative or absurd energy, energy going backwards or jumping; undefined when sound. */
 export function readingProblem(reading: MeterReading, baseline?: EnergyBaseline): ReadingProblem | undefined {
-  const values: Array<[string, number]> = [
-    ['energy', reading.energyKWh],
-    ...reading.currentA.map((a, i): [string, number] => [`current L${i + 1}`, a]),
-  ];
-  if (reading.powerW !== undefined) values.push(['power', reading.powerW]);
-  const notNumber = values.find(([, v]) => !Number.isFinite(v));
-  if (notNumber) return { kind: 'invalid', message: `${notNumber[0]} is ${notNumber[1]}` };
+  const notNumber = notFinite([['energy', reading.energyKWh], ...currentValues(reading)]);
+  if (notNumber) return notNumber;
   if (reading.energyKWh < 0) return { kind: 'invalid', message: `negative energy ${reading.energyKWh} kWh` };
   if (reading.energyKWh > MAX_ENERGY_KWH)
     return { kind: 'invalid', message: `energy ${reading.energyKWh} kWh is beyond any meter register` };
@@ -57,6 +56,18 @@ export function readingProblem(reading: MeterReading, baseline?: EnergyBaseline)
   if (rise > PLAUSIBLE_JUMP_KWH + PLAUSIBLE_POWER_KW * hours)
     return { kind: 'jump', message: `energy jumped by ${rise} kWh in ${Math.round(hours * 3600)} s` };
   return undefined;
+}
+
+/** The currents and the power of a reading, named as a problem names them. */
+function currentValues(reading: CurrentReading): Array<[string, number]> {
+  const values = reading.currentA.map((a, i): [string, number] => [`current L${i + 1}`, a]);
+  if (reading.powerW !== undefined) values.push(['power', reading.powerW]);
+  return values;
+}
+
+function notFinite(values: ReadonlyArray<[string, number]>): ReadingProblem | undefined {
+  const found = values.find(([, v]) => !Number.isFinite(v));
+  return found && { kind: 'invalid', message: `${found[0]} is ${found[1]}` };
 }
 
 /** Energy in whole Wh, as the domain records meter values. */
