@@ -1,7 +1,8 @@
 export { METER_FLUSH_MS, MeterService, type MeterServiceOptions, type MetersReport } from './meter-service.js';
 export { findMeter, readMeterOnce, type MeterReadResult } from './read-once.js';
 export { loadHealth } from './meter-store.js';
-export type { MeterHealth } from './meter-health.js';
+export type { CircuitMeterHealth, MeterHealth } from './meter-health.js';
+export type { CircuitMeterReading } from './circuit-poller.js';
 export type { BusStats } from './bus.js';
 export { ModbusBus } from './bus.js';
 export { busSettingsOf, type BusSettings } from './bus-settings.js';

@@ -30,6 +30,12 @@ export interface MeterHealth extends PolledMeterHealth {
   session: { phase: DetectorPhase; transactionId?: number };
 }
 
+/** A circuit meter as GET /health shows it. */
+export interface CircuitMeterHealth extends PolledMeterHealth {
+  role: 'circuit';
+  lastReading?: { currentA: number[]; powerW?: number };
+}
+
 /** offlineLevel when the meter is offline; warning: its last poll failed; ok otherwise. */
 export function meterLevel(online: boolean, consecutiveFailures: number, offlineLevel: HealthLevel): HealthLevel {
   if (!online) return offlineLevel;

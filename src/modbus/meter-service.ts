@@ -1,12 +1,13 @@
 import type { Registry } from 'prom-client';
-import { modbusBusKey, sessionMeters, type Config, type SessionMeterConfig } from '../config/index.js';
+import { modbusBusKey, sessionMeters, type Config, type MeterConfig } from '../config/index.js';
 import { worstLevel, type HealthSource } from '../health/index.js';
 import type { Logger } from '../log/index.js';
 import type { Site } from '../site/index.js';
 import type { Writer } from '../store/index.js';
 import { ModbusBus, type BusStats } from './bus.js';
 import { busSettingsOf, type BusSettings } from './bus-settings.js';
-import type { MeterHealth } from './meter-health.js';
+import { CircuitPoller, type CircuitMeterReading } from './circuit-poller.js';
+import type { CircuitMeterHealth, MeterHealth } from './meter-health.js';
 import { MeterPoller } from './meter-poller.js';
 import {
   deleteMeter,
@@ -35,7 +36,7 @@ export interface MeterServiceOptions {
 /** A type alias, not an interface, so it is a HealthSource report as it is (no copy needed). */
 export type MetersReport = {
   status: MeterHealth['status'];
-  meters: Record<string, MeterHealth>;
+  meters: Record<string, MeterHealth | CircuitMeterHealth>;
   buses: Record<string, BusStats>;
 };
 
@@ -48,12 +49,14 @@ export const METER_FLUSH_MS = 2000;
 export const METER_ENERGY_WRITE_MS = 300_000;
 
 /**
- * Every configured meter's poller and the buses they share. reload(config) adds, removes and restarts only the
- * meters (and buses) whose config changed; the others keep polling undisturbed.
+ * Every configured meter's poller and the buses they share: session meters detect sessions, circuit meters tell
+ * their readings to the listeners of onCircuitReading. reload(config) adds, removes and restarts only the meters
+ * (and buses) whose config changed; the others keep polling undisturbed.
  */
 export class MeterService {
   private readonly buses = new Map<string, { bus: ModbusBus; signature: string }>();
-  private readonly pollers = new Map<string, { poller: MeterPoller; signature: string }>();
+  private readonly pollers = new Map<string, { poller: MeterPoller | CircuitPoller; signature: string }>();
+  private readonly circuitListeners = new Set<(reading: CircuitMeterReading) => void>();
   private readonly logger: Logger;
   private readonly metrics: MeterMetrics | undefined;
   private readonly now: () => Date;
@@ -116,13 +119,28 @@ export class MeterService {
     return { name: 'meters', report: () => this.report() };
   }
 
+  /**
+   * Calls listener with every good reading of a circuit meter, and once when one goes offline; returns what stops
+   * it. A meter that leaves the config or restarts with a changed one tells nothing more until its first reading.
+   */
+  onCircuitReading(listener: (reading: CircuitMeterReading) => void): () => void {
+    this.circuitListeners.add(listener);
+    return () => this.circuitListeners.delete(listener);
+  }
+
+  /** The latest reading (or offline) of every circuit meter that has had a good reading. */
+  circuitReadings(): CircuitMeterReading[] {
+    return [...this.pollers.values()].flatMap(({ poller }) => {
+      const latest = poller instanceof CircuitPoller ? poller.latest() : undefined;
+      return latest ? [latest] : [];
+    });
+  }
+
   private async apply(config: Config): Promise<void> {
-    // A circuit meter detects no sessions, so it gets no poller here; a session meter turned into one leaves like a
-    // removed meter.
-    const wanted = config.sites.flatMap((site) => sessionMeters(site).map((meter) => ({ meter, siteId: site.id })));
+    const wanted = config.sites.flatMap((site) => site.meters.map((meter) => ({ meter, siteId: site.id })));
     const busSettings = busSettingsOf(wanted.map((w) => w.meter.connection));
     const busSignature = (s: BusSettings) => JSON.stringify(s);
-    const meterSignature = (meter: SessionMeterConfig, siteId: string) =>
+    const meterSignature = (meter: MeterConfig, siteId: string) =>
       JSON.stringify({ meter, siteId, bus: busSettings.get(modbusBusKey(meter.connection)) });
     const staleBuses = [...this.buses]
       .filter(([key, b]) => {
@@ -136,8 +154,14 @@ export class MeterService {
         return !w || meterSignature(w.meter, w.siteId) !== p.signature;
       })
       .map(([id]) => id);
+    // A meter that leaves, or changes role, leaves series its successor would not update (energy, session).
+    const leaving = stalePollers.filter(
+      (id) => wanted.find((w) => w.meter.id === id)?.meter.role !== this.pollers.get(id)!.poller.meter.role,
+    );
     await this.retire(stalePollers, staleBuses);
-    this.closeOrphanSessions(new Set(wanted.map((w) => w.meter.id)));
+    for (const id of leaving) this.metrics?.forget(id);
+    // A session meter turned into a circuit meter leaves its sessions like a removed meter.
+    this.closeOrphanSessions(new Set(config.sites.flatMap((site) => sessionMeters(site).map((m) => m.id))));
 
     for (const [key, settings] of busSettings) {
       if (!this.buses.has(key))
@@ -149,35 +173,54 @@ export class MeterService {
     for (const { meter, siteId } of wanted) {
       if (this.pollers.has(meter.id)) continue;
       const bus = this.buses.get(modbusBusKey(meter.connection))!.bus;
-      const poller = new MeterPoller({
-        meter,
-        siteId,
-        site: this.options.site,
-        db: this.options.writer.db,
-        bus,
-        logger: this.logger,
-        ...(this.metrics && { metrics: this.metrics }),
-        now: this.now,
-      });
+      const poller = this.pollerOf(meter, siteId, bus);
       this.pollers.set(meter.id, { poller, signature: meterSignature(meter, siteId) });
       poller.start();
       this.logger.info(
-        { meter: meter.id, model: meter.model, bus: bus.settings.key, unitId: meter.connection.unitId },
+        {
+          meter: meter.id,
+          role: meter.role,
+          model: meter.model,
+          bus: bus.settings.key,
+          unitId: meter.connection.unitId,
+        },
         'polling meter',
       );
     }
   }
 
-  /** Stops pollers, closes buses (queued requests fail at once), and keeps each stopped meter's detector state. */
+  private pollerOf(meter: MeterConfig, siteId: string, bus: ModbusBus): MeterPoller | CircuitPoller {
+    const polling = { bus, logger: this.logger, ...(this.metrics && { metrics: this.metrics }), now: this.now };
+    if (meter.role === 'circuit')
+      return new CircuitPoller({ meter, ...polling, onReading: (reading) => this.tellCircuitReading(reading) });
+    return new MeterPoller({ meter, siteId, site: this.options.site, db: this.options.writer.db, ...polling });
+  }
+
+  private tellCircuitReading(reading: CircuitMeterReading): void {
+    for (const listener of this.circuitListeners) {
+      try {
+        listener(reading);
+      } catch (err) {
+        // One listener's bug must cost neither the others their reading nor the meter its polling.
+        this.logger.error({ err, meter: reading.meterId }, 'circuit reading listener failed');
+      }
+    }
+  }
+
+  /**
+   * Stops pollers, closes buses (queued requests fail at once), and keeps each stopped session meter's detector state.
+   */
   private async retire(meterIds: string[], busKeys: string[]): Promise<void> {
     const pollers = meterIds.map((id) => this.pollers.get(id)!.poller);
     for (const poller of pollers) poller.halt();
     await Promise.all(busKeys.map((key) => this.buses.get(key)!.bus.close()));
     await Promise.all(pollers.map((p) => p.finished()));
-    this.options.writer.writeNow(() => {
-      for (const poller of pollers)
-        saveDetector(this.options.writer.db, poller.meter.id, poller.snapshot(), this.now());
-    });
+    const sessionPollers = pollers.filter((p) => p instanceof MeterPoller);
+    if (sessionPollers.length > 0)
+      this.options.writer.writeNow(() => {
+        for (const poller of sessionPollers)
+          saveDetector(this.options.writer.db, poller.meter.id, poller.snapshot(), this.now());
+      });
     for (const id of meterIds) {
       this.pollers.delete(id);
       this.flushed.delete(id);
@@ -207,11 +250,7 @@ export class MeterService {
         'meter left the config during a session; session closed with reason Other',
       );
     }
-    for (const meterId of storedMeterIds(writer.db)) {
-      if (configured.has(meterId)) continue;
-      deleteMeter(writer, meterId);
-      this.metrics?.forget(meterId);
-    }
+    for (const meterId of storedMeterIds(writer.db)) if (!configured.has(meterId)) deleteMeter(writer, meterId);
   }
 
   /**
@@ -220,10 +259,13 @@ export class MeterService {
    * memory (GET /status.json, `meter status`): an idle site writes nothing.
    */
   private flush(): void {
-    if (this.pollers.size === 0) return;
+    const sessionPollers = [...this.pollers.values()].flatMap(({ poller }) =>
+      poller instanceof MeterPoller ? [poller] : [],
+    );
+    if (sessionPollers.length === 0) return;
     const now = this.now().getTime();
     const due: Array<{ meterId: string; detector: StoredDetector; health: MeterHealth; key: string }> = [];
-    for (const { poller } of this.pollers.values()) {
+    for (const poller of sessionPollers) {
       const meterId = poller.meter.id;
       const detector = poller.snapshot();
       const health = poller.health();

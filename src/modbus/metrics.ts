@@ -92,9 +92,10 @@ export class MeterMetrics implements BusObserver {
     if (reading.powerW !== undefined) this.power.set({ meter }, reading.powerW);
   }
 
-  state(meter: string, online: boolean, inSession: boolean): void {
+  /** inSession only for a session meter: a circuit meter has no session to show. */
+  state(meter: string, online: boolean, inSession?: boolean): void {
     this.up.set({ meter }, online ? 1 : 0);
-    this.session.set({ meter }, inSession ? 1 : 0);
+    if (inSession !== undefined) this.session.set({ meter }, inSession ? 1 : 0);
   }
 
   /** Drops a meter's series when it leaves the config. */

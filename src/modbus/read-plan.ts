@@ -8,12 +8,14 @@ export interface RegisterRead {
 }
 
 /**
- * The fewest requests that cover every register of the map: ranges of one function code are joined when they
- * touch, or when the gap between them is at most the map's maxReadGap, as long as the request stays within the
- * device's maxRegistersPerRead.
+ * The fewest requests that cover the given registers of the map (by default all of them): ranges of one function code
+ * are joined when they touch, or when the gap between them is at most the map's maxReadGap, as long as the request
+ * stays within the device's maxRegistersPerRead.
  */
-export function planReads(map: MeterRegisterMap): RegisterRead[] {
-  const specs = [map.energyImportKWh, ...map.currentA, ...(map.powerW ? [map.powerW] : [])];
+export function planReads(
+  map: MeterRegisterMap,
+  specs: readonly RegisterSpec[] = [map.energyImportKWh, ...currentSpecs(map)],
+): RegisterRead[] {
   const reads: RegisterRead[] = [];
   for (const functionCode of [3, 4] as const) {
     const ranges = specs
@@ -33,6 +35,11 @@ export function planReads(map: MeterRegisterMap): RegisterRead[] {
     if (current) reads.push({ functionCode, address: current.start, count: current.end - current.start });
   }
   return reads;
+}
+
+/** The registers a circuit meter is read with: phase currents, and the power where the map has it. */
+export function currentSpecs(map: MeterRegisterMap): RegisterSpec[] {
+  return [...map.currentA, ...(map.powerW ? [map.powerW] : [])];
 }
 
 /** The registers of one value, taken from the responses to a plan's requests. */

@@ -1,6 +1,6 @@
 import { MAX_ENERGY_WH } from '../site/index.js';
 
-/** The currents and power of one poll: what every meter reads. */
+/** The phase currents and power of one poll: all a circuit meter is read for (it needs no energy). */
 export interface CurrentReading {
   at: Date;
   /** One value per phase the map reads. */
@@ -38,6 +38,12 @@ export interface ReadingProblem {
   message: string;
 }
 
+/**
+ * A phase current no meter these models read through their current transformers measures (the config takes circuits
+ * of up to 10 kA): a larger one is a misread register.
+ */
+const MAX_CURRENT_A = 100_000;
+
 /** NaN or infinite values, negative or absurd energy, energy going backwards or jumping; undefined when sound. */
 export function readingProblem(reading: MeterReading, baseline?: EnergyBaseline): ReadingProblem | undefined {
   const notNumber = notFinite([['energy', reading.energyKWh], ...currentValues(reading)]);
@@ -55,6 +61,20 @@ export function readingProblem(reading: MeterReading, baseline?: EnergyBaseline)
   const rise = reading.energyKWh - baseline.energyKWh;
   if (rise > PLAUSIBLE_JUMP_KWH + PLAUSIBLE_POWER_KW * hours)
     return { kind: 'jump', message: `energy jumped by ${rise} kWh in ${Math.round(hours * 3600)} s` };
+  return undefined;
+}
+
+/**
+ * NaN or infinite values, negative or absurd phase currents; undefined when sound. A negative power is a circuit
+ * exporting (solar panels behind the meter), not garbage.
+ */
+export function currentReadingProblem(reading: CurrentReading): ReadingProblem | undefined {
+  const notNumber = notFinite(currentValues(reading));
+  if (notNumber) return notNumber;
+  for (const [i, a] of reading.currentA.entries()) {
+    if (a < 0) return { kind: 'invalid', message: `negative current L${i + 1} ${a} A` };
+    if (a > MAX_CURRENT_A) return { kind: 'invalid', message: `current L${i + 1} ${a} A is beyond any meter` };
+  }
   return undefined;
 }
 

@@ -1,4 +1,4 @@
-import type { MeterHealth, MetersReport } from '../../src/modbus/index.js';
+import type { CircuitMeterHealth, MeterHealth, MetersReport } from '../../src/modbus/index.js';
 import type { Database } from '../../src/store/index.js';
 import { eventually, type EventRow } from '../support/daemon.js';
 
@@ -9,6 +9,9 @@ export { eventually };
  * loaded machine's slow answers do not count as a meter dropping off (the drop-off scenario sets its own).
  */
 export const FAST_DETECTION = { startCurrentA: 1, startDelayS: 1, stopCurrentA: 0.5, stopDelayS: 3, offlineAfterS: 10 };
+
+/** IEEE 754 NaN as an SDM630 sends it in a float32 register, high word first. */
+export const NAN_WORDS = [0x7fc0, 0x0000];
 
 /** Pacing for tests: small delays, quick reconnects. */
 export const FAST_BUS = {
@@ -39,6 +42,23 @@ export function meterConfig(
     pollIntervalMs: 200,
     detection: FAST_DETECTION,
     ...extra,
+  };
+}
+
+/** A `role: circuit` meter `id` at `unitId`, polled every 200 ms: no charge point, no detection but offlineAfterS. */
+export function circuitMeterConfig(
+  id: string,
+  unitId: number,
+  connection: ConnectionConfig,
+  offlineAfterS = FAST_DETECTION.offlineAfterS,
+): Record<string, unknown> {
+  return {
+    id,
+    role: 'circuit',
+    model: 'sdm630',
+    connection: { ...connection, unitId, ...FAST_BUS },
+    pollIntervalMs: 200,
+    detection: { offlineAfterS },
   };
 }
 
@@ -93,11 +113,14 @@ export function waitForStatus(
   );
 }
 
-/** The daemon's GET /health report of one meter. */
-export async function meterHealth(httpPort: number, meterId: string): Promise<MeterHealth | undefined> {
+/** The daemon's GET /health report of one meter: a session meter's unless the caller names the circuit kind. */
+export async function meterHealth<H extends MeterHealth | CircuitMeterHealth = MeterHealth>(
+  httpPort: number,
+  meterId: string,
+): Promise<H | undefined> {
   const response = await fetch(`http://127.0.0.1:${httpPort}/health`);
   const body = (await response.json()) as { meters?: MetersReport };
-  return body.meters?.meters[meterId];
+  return body.meters?.meters[meterId] as H | undefined;
 }
 
 /** Delivery rows of the outbox for a meter's events: one per event and subscribed webhook. */

@@ -1,51 +1,11 @@
 import { beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
-import { parseConfig, sessionMeters, type Config, type MeterConfig } from '../../src/config/index.js';
+import { parseConfig, sessionMeters, type Config } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
-import { BusError, registerMapOf, type BusStats, type RegisterRead } from '../../src/modbus/index.js';
 import { MeterPoller } from '../../src/modbus/meter-poller.js';
 import { Site } from '../../src/site/index.js';
-import { encodeRegister } from '../support/meter-simulator.js';
 import { databasePerTest } from '../support/temp-database.js';
+import { FakeLine, seconds } from './fake-line.js';
 import { meterEvents, statusTrail } from './harness.js';
-
-/**
- * A register bank standing in for the RS-485 line: the values an SDM630 would show, encoded with its register map,
- * or a BusError while `silent`. The poller, the detector and the site under it are the real ones.
- */
-class FakeLine {
-  energyKWh = 1000;
-  currentA = [0, 0, 0];
-  silent = false;
-  private readonly registers = new Map<string, number>();
-
-  constructor(private readonly meter: MeterConfig) {}
-
-  read(_unitId: number, request: RegisterRead): Promise<number[]> {
-    if (this.silent) return Promise.reject(new BusError('timeout', 'no answer within 1000 ms'));
-    const map = registerMapOf(this.meter);
-    const put = (spec: (typeof map)['energyImportKWh'], value: number) =>
-      encodeRegister(spec, value).forEach((word, i) =>
-        this.registers.set(`${spec.functionCode}:${spec.address + i}`, word),
-      );
-    put(map.energyImportKWh, this.energyKWh);
-    map.currentA.forEach((spec, i) => put(spec, this.currentA[i] ?? 0));
-    if (map.powerW)
-      put(
-        map.powerW,
-        this.currentA.reduce((sum, a) => sum + a * 230, 0),
-      );
-    return Promise.resolve(
-      Array.from(
-        { length: request.count },
-        (_, i) => this.registers.get(`${request.functionCode}:${request.address + i}`) ?? 0,
-      ),
-    );
-  }
-
-  stats(): BusStats {
-    return { key: 'fake', connected: true, requests: 0, errors: 0, timeouts: 0, reconnects: 0 };
-  }
-}
 
 const T0 = Date.parse('2026-11-25T08:00:00.000Z');
 
@@ -72,14 +32,6 @@ sites:
         detection: { startCurrentA: 1, startDelayS: 10, stopCurrentA: 0.5, stopDelayS: 60, offlineAfterS: 30 }
 `);
   });
-
-  /** Moves the clock second by second, giving the poller's awaits real turns in between (setImmediate is real). */
-  async function seconds(count: number): Promise<void> {
-    for (let s = 0; s < count; s++) {
-      await vi.advanceTimersByTimeAsync(1000);
-      for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
-    }
-  }
 
   function start(): FakeLine {
     const meter = sessionMeters(config.sites[0]!)[0]!;

@@ -1,9 +1,10 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { loadHealth, METER_MODELS, type MetersReport } from '../../src/modbus/index.js';
+import { loadHealth, METER_MODELS, type CircuitMeterHealth, type MetersReport } from '../../src/modbus/index.js';
 import { daemonForTest, type TestDaemon } from '../support/daemon.js';
 import { runCliJson } from '../support/cli.js';
 import { MeterSimulator } from '../support/meter-simulator.js';
 import {
+  circuitMeterConfig,
   eventually,
   meterConfig,
   meterEvents,
@@ -174,7 +175,7 @@ describe('meters in the running daemon', () => {
     ]);
   }, 60_000);
 
-  it('a meter turned into a circuit meter on reload closes its session as a removed meter does, and stands for no charge point', async () => {
+  it('a meter turned into a circuit meter on reload closes its session as a removed meter does, stands for no charge point, and is polled as a circuit meter', async () => {
     const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630 } });
     onTestFinished(() => sim.close());
     const tcp = { type: 'tcp', host: '127.0.0.1', port: sim.port } as const;
@@ -182,8 +183,7 @@ describe('meters in the running daemon', () => {
     await sim.set(1, { energyKWh: 7, currentA: [16, 16, 16], powerW: 11_040 });
     await waitForEvent(t.db, 'm1', 'StartTransaction');
 
-    const { chargePointId: _cp, connectorId: _c, detection: _d, ...shared } = meterConfig(1, tcp);
-    t.temp.write({ sites: [{ id: 's1', meters: [{ ...shared, role: 'circuit' }], webhooks: [] }] });
+    t.temp.write({ sites: [{ id: 's1', meters: [circuitMeterConfig('m1', 1, tcp)], webhooks: [] }] });
     expect(await t.daemon.reload()).toBe(true);
     expect((await waitForEvent(t.db, 'm1', 'StopTransaction')).payload).toMatchObject({
       reason: 'Other',
@@ -195,6 +195,26 @@ describe('meters in the running daemon', () => {
     };
     expect(status.meters).toEqual([]);
     expect(status.chargePoints.map((cp) => cp.chargePointId)).not.toContain('MB-1');
-    expect(await meterHealth(t.daemon.httpPort, 'm1')).toBeUndefined();
+    const health = await eventually(
+      async () => {
+        const m1 = await meterHealth<CircuitMeterHealth>(t.daemon.httpPort, 'm1');
+        return m1?.role === 'circuit' && m1.readings > 0 ? m1 : undefined;
+      },
+      10_000,
+      'm1 polled as a circuit meter',
+    );
+    expect(health).toMatchObject({
+      status: 'ok',
+      online: true,
+      lastReading: { currentA: [16, 16, 16], powerW: 11_040 },
+    });
+    expect(health).not.toHaveProperty('session');
+    // Its session series went with its session; its readings stay.
+    const metrics = await (await fetch(`http://127.0.0.1:${t.daemon.httpPort}/metrics`)).text();
+    expect(metrics).not.toMatch(/^chargegate_meter_(session_active|energy_import_kwh)\{meter="m1"\}/m);
+    expect(metrics).toMatch(/^chargegate_meter_current_amperes\{meter="m1",phase="L3"\} 16$/m);
+    expect(metrics).toMatch(/^chargegate_meter_up\{meter="m1"\} 1$/m);
+    // The circuit meter's readings caused nothing after the session it closed.
+    expect(meterEvents(t.db, 'm1').at(-1)?.eventType).toBe('StopTransaction');
   }, 60_000);
 });

@@ -11,6 +11,7 @@ import {
   meterConfig,
   meterEvents,
   meterHealth,
+  NAN_WORDS,
   statusTrail,
   waitForEvent,
   waitForStatus,
@@ -77,8 +78,6 @@ interface Profile {
 
 const CHARGING = { currentA: [16, 16, 16], powerW: 11_040 };
 const IDLE = { currentA: [0, 0, 0], powerW: 0 };
-/** IEEE 754 NaN as an SDM630 sends it in a float32 register, high word first. */
-const NAN_WORDS = [0x7fc0, 0x0000];
 const SDM630_ENERGY = 0x0048;
 
 async function idleAt(p: Profile, energyKWh: number): Promise<void> {
