@@ -2,15 +2,25 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { METER_MODELS } from '../../src/modbus/index.js';
 import { daemonForTest } from '../support/daemon.js';
 import { MeterSimulator } from '../support/meter-simulator.js';
-import { eventually, FAST_DETECTION, meterConfig, statusTrail, waitForStatus } from './harness.js';
+import {
+  circuitMeterConfig,
+  eventually,
+  FAST_DETECTION,
+  meterConfig,
+  meterHealth,
+  statusTrail,
+  waitForStatus,
+} from './harness.js';
 
 /**
  * Contract section 7, "Modbus lines": offline offlineAfterS after the last good reading, within 1 s, whatever the
  * back-off.
  */
-describe('two meters on one line that goes away', () => {
-  it('are each declared offline offlineAfterS after their last good reading, within 1 s', async () => {
-    const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630, 2: METER_MODELS.sdm630 } });
+describe('meters on one line that goes away', () => {
+  it('two session meters and a circuit meter are each declared offline offlineAfterS after their last good reading, within 1 s', async () => {
+    const sim = await MeterSimulator.tcp({
+      units: { 1: METER_MODELS.sdm630, 2: METER_MODELS.sdm630, 3: METER_MODELS.sdm630 },
+    });
     let lineGone = false;
     const takeLineAway = async () => {
       if (lineGone) return;
@@ -22,12 +32,14 @@ describe('two meters on one line that goes away', () => {
     // away comes one reconnect wait later, past offlineAfterS + 1 s.
     const line = { reconnectMinMs: 4000, reconnectMaxMs: 10_000 };
     const detection = { ...FAST_DETECTION, offlineAfterS: 2 };
-    const meters = [1, 2].map((unit) => {
-      const meter = meterConfig(unit, { type: 'tcp', host: '127.0.0.1', port: sim.port }, { detection });
-      return { ...meter, connection: { ...(meter.connection as object), ...line } };
-    });
+    const tcp = { type: 'tcp', host: '127.0.0.1', port: sim.port } as const;
+    const meters = [
+      ...[1, 2].map((unit) => meterConfig(unit, tcp, { detection })),
+      circuitMeterConfig('c3', 3, tcp, detection.offlineAfterS),
+    ].map((meter) => ({ ...meter, connection: { ...(meter.connection as object), ...line } }));
     const t = await daemonForTest({ sites: [{ id: 's1', stations: [], meters, webhooks: [] }] });
     for (const id of ['m1', 'm2']) await waitForStatus(t.db, id, 'Available');
+    await eventually(async () => (await meterHealth(t.daemon.httpPort, 'c3'))?.readings, 10_000, 'a reading of c3');
 
     // The time of each meter's last good reading, as the daemon reports it; then the line goes away.
     const lastGood = async (id: string) => {
@@ -39,16 +51,19 @@ describe('two meters on one line that goes away', () => {
     await takeLineAway();
     const faultedAt: Record<string, number> = {};
     await eventually(
-      () => {
+      async () => {
         for (const id of ['m1', 'm2'])
           if (faultedAt[id] === undefined && statusTrail(t.db, id).includes('Faulted/PowerMeterFailure'))
             faultedAt[id] = Date.now();
-        return Object.keys(faultedAt).length === 2;
+        // A circuit meter reports no connector status: its health tells.
+        if (faultedAt.c3 === undefined && (await meterHealth(t.daemon.httpPort, 'c3'))?.online === false)
+          faultedAt.c3 = Date.now();
+        return Object.keys(faultedAt).length === 3;
       },
       15_000,
-      'both meters Faulted',
+      'all three meters offline',
     );
-    for (const id of ['m1', 'm2']) {
+    for (const id of ['m1', 'm2', 'c3']) {
       const late = (faultedAt[id]! - (await lastGood(id))) / 1000;
       expect({ id, withinBound: late <= detection.offlineAfterS + 1 }).toEqual({ id, withinBound: true });
     }
