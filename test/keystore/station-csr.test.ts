@@ -5,7 +5,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { KEYSTORE_FILE, Keystore } from '../../src/keystore/index.js';
-import { opensslKeyAndCsr, oversizedRsaCsr } from '../support/csr.js';
+import { opensslKeyAndCsr, opensslSelfSigned, oversizedRsaCsr } from '../support/csr.js';
 import { tempDirForTest } from '../support/for-test.js';
 import { externalTool } from '../support/meter-simulator.js';
 
@@ -18,33 +18,6 @@ function withSignatureByteFlipped(csrPem: string): string {
   const der = derOf(csrPem);
   der[der.length - 5]! ^= 0x01;
   return pemOf(der);
-}
-
-/** A self-signed certificate (not a request) for `commonName`, made by openssl. */
-function opensslCertificate(dir: string, commonName: string): string {
-  const cert = path.join(dir, 'self-signed.crt');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      path.join(dir, 'self-signed.key'),
-      '-out',
-      cert,
-      '-days',
-      '1',
-      '-subj',
-      `/CN=${commonName}`,
-    ],
-    {
-      stdio: 'ignore',
-    },
-  );
-  return readFileSync(cert, 'utf8');
 }
 
 /**
@@ -120,7 +93,7 @@ describe.skipIf(!externalTool('openssl', ['version']))('station CSRs', () => {
         '-----BEGIN CERTIFICATE REQUEST-----',
         'not a PEM certificate signing request (Invalid PEM formatted message.)',
       ],
-      ['a certificate', opensslCertificate(dir, 'EV201'), 'not a PEM certificate signing request'],
+      ['a certificate', opensslSelfSigned(dir, 'EV201').cert, 'not a PEM certificate signing request'],
       [
         'random bytes',
         `-----BEGIN CERTIFICATE REQUEST-----\n${Buffer.from('0\x82\x01\x00garbage').toString('base64')}\n-----END CERTIFICATE REQUEST-----`,

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createGatewayCertificate } from '../../src/keystore/index.js';
 import { runCli, runCliJson } from '../support/cli.js';
-import { oversizedRsaCsr } from '../support/csr.js';
+import { opensslSelfSigned, oversizedRsaCsr } from '../support/csr.js';
 import { eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, daemonForTest, type TestDaemon } from '../support/daemon.js';
 import { externalTool } from '../support/meter-simulator.js';
 import { connectStation } from '../support/station.js';
@@ -37,32 +37,6 @@ function keyAndCsr(name: string, commonName: string, newKey = ['rsa:2048']): { k
     { stdio: 'ignore' },
   );
   return { key: readFileSync(key, 'utf8'), csr };
-}
-
-/** A certificate for `commonName` that some other CA (a self-signed one made by openssl) issued. */
-function foreignCertificate(commonName: string): { key: string; cert: string } {
-  const key = path.join(dir, 'foreign.key');
-  const cert = path.join(dir, 'foreign.crt');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'rsa:2048',
-      '-nodes',
-      '-keyout',
-      key,
-      '-out',
-      cert,
-      '-days',
-      '30',
-      '-subj',
-      `/CN=${commonName}`,
-    ],
-    { stdio: 'ignore' },
-  );
-  return { key: readFileSync(key, 'utf8'), cert: readFileSync(cert, 'utf8') };
 }
 
 describe.skipIf(!externalTool('openssl', ['version']))(
@@ -131,7 +105,10 @@ describe.skipIf(!externalTool('openssl', ['version']))(
           }),
         ).rejects.toMatchObject({ code: 401 });
         await expect(
-          connectStation(t.url, 'CP001', undefined, { ca: serverCa, clientCertificate: foreignCertificate('CP001') }),
+          connectStation(t.url, 'CP001', undefined, {
+            ca: serverCa,
+            clientCertificate: opensslSelfSigned(dir, 'CP001'),
+          }),
         ).rejects.toMatchObject({ code: 401 });
         const reasons = t.logged('station connection refused').map((l) => l.reason);
         expect(reasons[0]).toMatch(/^no client certificate from this gateway's station CA/);

@@ -37,6 +37,16 @@ const schemaOf = (file: string): number => {
   }
 };
 
+/** What opening the data dir's database throws (undefined when it opens). */
+function openFailure(dataDir: string): unknown {
+  try {
+    openDatabase(dataDir).close();
+    return undefined;
+  } catch (err) {
+    return err;
+  }
+}
+
 describe('a database an upgrade migrates', () => {
   it('is copied beside itself, named after its schema version, before the first migration runs', () => {
     const dataDir = tempDirForTest('upgrade');
@@ -68,14 +78,7 @@ describe('a database an upgrade migrates', () => {
     db.exec('CREATE TABLE transaction_starts_without_driver (left_by TEXT)');
     db.close();
     const backup = path.join(dataDir, `${DATABASE_FILE}.schema-${previous}.backup`);
-    const failure = (() => {
-      try {
-        openDatabase(dataDir).close();
-        return undefined;
-      } catch (err) {
-        return err;
-      }
-    })();
+    const failure = openFailure(dataDir);
     expect(failure).toMatchObject({ code: 'CHARGEGATE_MIGRATION_FAILED' });
     expect(cliFailure(failure)).toEqual({
       exitCode: 1,
@@ -97,14 +100,7 @@ describe('a database an upgrade migrates', () => {
       // Fill the disk but for less than a copy of the database needs.
       const room = Number(execFileSync('df', ['--output=avail', '-B1', disk]).toString().split('\n')[1]);
       writeFileSync(path.join(disk, 'filler'), Buffer.alloc(Math.max(0, room - statSync(file).size / 4)));
-      const failure = (() => {
-        try {
-          openDatabase(disk).close();
-          return undefined;
-        } catch (err) {
-          return err;
-        }
-      })();
+      const failure = openFailure(disk);
       expect(cliFailure(failure)).toEqual({
         exitCode: 1,
         message: expect.stringMatching(

@@ -80,3 +80,29 @@ export function oversizedRsaCsr(csrPem: string, bits = 8192, exponent: 'huge' | 
   signature!.value = `\x00${randomSignature.toString('binary')}`;
   return forge.pem.encode({ type: 'CERTIFICATE REQUEST', body: asn1.toDer(request).getBytes() });
 }
+
+/** A self-signed certificate and its key for `commonName`, made by openssl (a CA that is not the gateway's). */
+export function opensslSelfSigned(dir: string, commonName: string, days = 30): { key: string; cert: string } {
+  const key = path.join(dir, `self-signed-${commonName}.key`);
+  const cert = path.join(dir, `self-signed-${commonName}.crt`);
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      String(days),
+      '-subj',
+      `/CN=${commonName}`,
+    ],
+    { stdio: 'ignore' },
+  );
+  return { key: readFileSync(key, 'utf8'), cert: readFileSync(cert, 'utf8') };
+}
