@@ -81,6 +81,18 @@ export class Transactions {
     private readonly authorizations: Authorizations,
   ) {}
 
+  private readonly openedOrClosedListeners = new Set<() => void>();
+
+  /**
+   * Tells listener of every start and stop once committed and answered: load management shares anew on them, and a
+   * station refuses a TxProfile naming a transaction it has not yet been told the id of (OCPP 1.6 §5.16). Returns
+   * the unsubscribe.
+   */
+  onOpenedOrClosed(listener: () => void): () => void {
+    this.openedOrClosedListeners.add(listener);
+    return () => this.openedOrClosedListeners.delete(listener);
+  }
+
   /**
    * Opens a transaction and emits StartTransaction (and the post-start Authorize). A transaction still open on the
    * connector is closed first (reason Other, meterStop = the new meterStart): a station that lost track of it would
@@ -93,7 +105,7 @@ export class Transactions {
       throw new OutOfBoundsError(`connector ${at.connectorId}: a transaction needs connector 1 or more`);
     checkEnergyWh('meter start', input.meterStartWh);
     checkInstant('start time', input.startedAt);
-    return this.ctx.commit(() => {
+    const started = this.ctx.commit(() => {
       const zombie = this.openOn(at.stationId, at.connectorId);
       if (zombie) this.close(zombie, { meterStopWh: input.meterStartWh, stoppedAt: input.startedAt, reason: 'Other' });
       const { lastInsertRowid } = statement(
@@ -140,6 +152,8 @@ export class Transactions {
         this.connectors.write(at, input.connectorStatus.status, input.connectorStatus.errorCode);
       return transaction;
     });
+    this.tellOpenedOrClosed();
+    return started;
   }
 
   /**
@@ -190,11 +204,23 @@ export class Transactions {
   stop(input: StopTransactionInput): Transaction | undefined {
     checkEnergyWh('meter stop', input.meterStopWh);
     checkInstant('stop time', input.stoppedAt);
-    return this.ctx.commit(() => {
+    const stopped = this.ctx.commit(() => {
       const open = this.ofStation(input.stationId, input.transactionId);
       if (!open || open.stoppedAt !== null) return undefined;
       return this.close(open, input);
     });
+    if (stopped) this.tellOpenedOrClosed();
+    return stopped;
+  }
+
+  private tellOpenedOrClosed(): void {
+    if (this.openedOrClosedListeners.size === 0) return;
+    // The answer leaves as the commit resolves (microtasks); an immediate runs after it.
+    const tell = () => this.openedOrClosedListeners.forEach((listener) => listener());
+    this.ctx.writer.committed().then(
+      () => setImmediate(tell),
+      () => undefined,
+    );
   }
 
   byId(transactionId: number): Transaction | undefined {
