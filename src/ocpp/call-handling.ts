@@ -23,6 +23,8 @@ export interface StationHandlerDeps {
   issueStationCertificate?: (csrPem: string, stationId: string) => Promise<string>;
   /** How many SignCertificate requests each station has sent lately: one for the central system, across connections. */
   signCertificateThrottle: SignCertificateThrottle;
+  /** Told once a BootNotification answered Accepted is on its way (load management sends the fail-safe then). */
+  booted?: (stationId: string) => void;
 }
 
 /**
@@ -59,7 +61,7 @@ export function callRegistrar<Actions extends ActionMap<Actions>>(client: Statio
   return <A extends keyof Actions & string>(
     action: A,
     handler: CallHandler<Actions, A>,
-    options: { beforeAcceptance?: boolean } = {},
+    options: { beforeAcceptance?: boolean; answered?: (result: Actions[A][1]) => void } = {},
   ): void => {
     client.handle(action, async ({ params }) => {
       site.stations.touch(stationId);
@@ -77,6 +79,8 @@ export function callRegistrar<Actions extends ActionMap<Actions>>(client: Statio
         // Strict mode validated params against this action's schema, the one its type was generated from.
         const result = await site.durable(() => handler(params as Actions[A][0]));
         deps.countCall(action, 'ok');
+        // After the answer leaves: OCPP 1.6 section 4.2 lets the central system call a station only once it is Accepted.
+        if (options.answered) setImmediate(options.answered, result);
         return result;
       } catch (err) {
         const code = (err as { rpcErrorCode?: string }).rpcErrorCode;

@@ -45,6 +45,8 @@ export interface CentralSystem {
   readonly commands: StationCommands;
   /** The load controller's port: charging profiles on the stations. */
   readonly chargingLimits: ChargingLimits;
+  /** Tells listener of every BootNotification answered Accepted, once the answer is sent; returns the unsubscribe. */
+  onBooted(listener: (stationId: string) => void): () => void;
   readonly health: HealthSource;
   /** The TLS certificate stations are served (security profile 2), for its expiry on GET /health. */
   readonly certificate?: ServedCertificate;
@@ -71,6 +73,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   let closing = false;
 
   admitStationUpgrades(rpc, { config, site, log });
+  const bootListeners = new Set<(stationId: string) => void>();
   const handlerDeps: SharedHandlerDeps = {
     site,
     authorizer: options.authorizer,
@@ -78,6 +81,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
     countCall: registerOcppMetrics(options.metrics, connections),
     ...(options.stationCa && { issueStationCertificate: options.stationCa.issue }),
     signCertificateThrottle: new SignCertificateThrottle(),
+    booted: (stationId) => bootListeners.forEach((listener) => listener(stationId)),
   };
   rpc.on('client', (client: StationClient) => openStationConnection(client, { connections, log, deps: handlerDeps }));
   rpc.on('error', (err) => log.error({ err }, 'OCPP WebSocket server error'));
@@ -149,6 +153,10 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
     port,
     commands: createStationCommands(connections),
     chargingLimits: createChargingLimits(connections),
+    onBooted(listener) {
+      bootListeners.add(listener);
+      return () => bootListeners.delete(listener);
+    },
     health: { name: 'ocpp', report },
     ...(certificate && { certificate }),
     reload: recheckAccess,

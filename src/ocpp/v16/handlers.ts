@@ -34,7 +34,12 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
       );
       return { status, currentTime: new Date().toISOString(), interval: config().ocpp.heartbeatIntervalS };
     },
-    { beforeAcceptance: true },
+    {
+      beforeAcceptance: true,
+      answered: ({ status }) => {
+        if (status === 'Accepted') deps.booted?.(stationId);
+      },
+    },
   );
 
   on('Heartbeat', () => ({ currentTime: new Date().toISOString() }));

@@ -40,7 +40,12 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
       );
       return { status, currentTime: new Date().toISOString(), interval: config().ocpp.heartbeatIntervalS };
     },
-    { beforeAcceptance: true },
+    {
+      beforeAcceptance: true,
+      answered: ({ status }) => {
+        if (status === 'Accepted') deps.booted?.(stationId);
+      },
+    },
   );
 
   on('Heartbeat', () => ({ currentTime: new Date().toISOString() }));
