@@ -17,6 +17,7 @@ import {
   type StatusGuard,
 } from '../http/index.js';
 import { STATION_CERTIFICATE_DAYS, type Keystore } from '../keystore/index.js';
+import { hasCircuits, LoadManager } from '../load/index.js';
 import { lineWriter, type Logger } from '../log/index.js';
 import { MeterService } from '../modbus/index.js';
 import { connectUpstreamAsStation, startCentralSystem, type CentralSystem } from '../ocpp/index.js';
@@ -222,7 +223,7 @@ export async function startOcpp(
 export async function startMeters(
   options: { config: Config; site: Site; storage: Storage },
   shared: DaemonShared,
-): Promise<DaemonPart> {
+): Promise<{ part: DaemonPart; meters: MeterService }> {
   const meters = await MeterService.start({
     config: options.config,
     site: options.site,
@@ -231,7 +232,42 @@ export async function startMeters(
     metrics: shared.metrics,
   });
   shared.health.push(meters.healthSource());
-  return { name: 'meters', stop: () => meters.stop(), reload: (next) => meters.reload(next) };
+  return { part: { name: 'meters', stop: () => meters.stop(), reload: (next) => meters.reload(next) }, meters };
+}
+
+/**
+ * Load management (README "Circuits (load management)"), running only while a site has circuits (a reload may add or
+ * remove them): the controller's shell on the circuit meters, the open transactions and the stations' boots,
+ * limiting through charging profiles.
+ */
+export function startLoadManagement(
+  options: { config: Config; site: Site; meters: MeterService; centralSystem: CentralSystem },
+  shared: DaemonShared,
+): DaemonPart {
+  const { site, meters, centralSystem } = options;
+  let running: { load: LoadManager; health: HealthSource; stopHearingBoots: () => void } | undefined;
+  const stop = (): void => {
+    if (!running) return;
+    running.stopHearingBoots();
+    running.load.stop();
+    shared.health.splice(shared.health.indexOf(running.health), 1);
+    running = undefined;
+  };
+  const apply = (config: Config): void => {
+    if (!hasCircuits(config)) return stop();
+    if (running) return running.load.reload(config);
+    const load = new LoadManager({
+      config,
+      limits: centralSystem.chargingLimits,
+      meters,
+      transactions: site.transactions,
+      logger: shared.logger.child({ component: 'load' }),
+    });
+    running = { load, health: load.health(), stopHearingBoots: centralSystem.onBooted((id) => load.booted(id)) };
+    shared.health.push(running.health);
+  };
+  apply(options.config);
+  return { name: 'load', stop, reload: apply };
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   addHttpRoutes,
   openStorage,
   startHttp,
+  startLoadManagement,
   startMeters,
   startOcpp,
   startRetention,
@@ -96,7 +97,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       shared,
     );
     parts.push(...ocpp.parts);
-    parts.push(await startMeters({ config, site, storage }, shared));
+    const meters = await startMeters({ config, site, storage }, shared);
+    parts.push(meters.part);
+    parts.push(startLoadManagement({ config, site, meters: meters.meters, centralSystem: ocpp.centralSystem }, shared));
     const guard = addHttpRoutes(
       { config: () => config, storage, keystore, site, centralSystem: ocpp.centralSystem },
       shared,

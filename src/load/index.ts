@@ -2,3 +2,12 @@ export { allocate, type Share } from './allocation.js';
 export type { ChargingLimits, LimitOutcome, TransactionLimit } from './charging-limits.js';
 export { controlLoad, INITIAL_CONTROLLER_STATE } from './controller.js';
 export * from './types.js';
+export {
+  hasCircuits,
+  LoadManager,
+  type CircuitMeterReport,
+  type CircuitMeters,
+  type LoadManagerOptions,
+  type OpenTransaction,
+  type OpenTransactions,
+} from './load-manager.js';

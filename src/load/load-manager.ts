@@ -1,0 +1,283 @@
+import { CHARGE_POINT_DEFAULTS, type Config } from '../config/index.js';
+import type { HealthSource } from '../health/index.js';
+import type { Logger } from '../log/index.js';
+import type { ChargingLimits, LimitOutcome } from './charging-limits.js';
+import { controlLoad, INITIAL_CONTROLLER_STATE } from './controller.js';
+import type { CircuitLoad, ConnectorFacts, ControllerState, LoadSite, PhaseCurrents } from './types.js';
+
+/** What a circuit meter last told: its phase currents, or that it went offline. */
+export type CircuitMeterReport =
+  { meterId: string; online: true; currentA: PhaseCurrents } | { meterId: string; online: false };
+
+/** The circuit meters (modbus/ implements it). */
+export interface CircuitMeters {
+  circuitReadings(): readonly CircuitMeterReport[];
+  /** Returns the unsubscribe. */
+  onCircuitReading(listener: () => void): () => void;
+}
+
+/** A charging session as the domain keeps it (site/ implements the source). */
+export interface OpenTransaction {
+  id: number;
+  stationId: string;
+  chargePointId: string;
+  connectorId: number;
+  stationTransactionId: string | null;
+}
+
+export interface OpenTransactions {
+  open(): readonly OpenTransaction[];
+  /** Returns the unsubscribe. */
+  onOpenedOrClosed(listener: () => void): () => void;
+}
+
+export interface LoadManagerOptions {
+  config: Config;
+  limits: ChargingLimits;
+  meters: CircuitMeters;
+  transactions: OpenTransactions;
+  logger: Logger;
+  /** How often a step runs without news: raises after raiseAfterS, rotations and renewals happen on it. */
+  stepIntervalMs?: number;
+}
+
+/** A managed OCPP connector: where its limits go. */
+interface StationConnector {
+  stationId: string;
+  connectorId: number;
+  phases: 1 | 3;
+  failsafeA: number;
+}
+
+/** The site as the controller sees it, and where its connectors and meters are. */
+interface ManagedSite {
+  site: LoadSite;
+  stations: Map<string, StationConnector>;
+  circuitOfMeter: Map<string, string>;
+}
+
+/** The last limit a transaction's station accepted, and when: renewed before its validTo lapses. */
+interface Sent {
+  transactionId: number;
+  atMs: number;
+}
+
+const DEFAULT_STEP_INTERVAL_MS = 1_000;
+
+/** A connector's key in the controller: a charge point's connector (an OCPP station's, or a Modbus meter's). */
+const keyOf = (chargePointId: string, connectorId: number): string => `${chargePointId}/${connectorId}`;
+
+/**
+ * The load controller's shell (README "Circuits (load management)"): feeds the pure core (controlLoad) what the
+ * circuit meters and the open transactions show, on every reading and every step interval, and sends its limits
+ * through the ChargingLimits port. A connector whose station refuses a profile is uncontrolled until the station
+ * boots again (logged once per connection).
+ */
+export class LoadManager {
+  private managed: ManagedSite;
+  private state: ControllerState = INITIAL_CONTROLLER_STATE;
+  private circuits: CircuitLoad[] = [];
+  private config: Config;
+  private readonly uncontrolled = new Set<string>();
+  private readonly sent = new Map<string, Sent>();
+  /** Connectors with a limit on its way, and whether a newer one waits for it. */
+  private readonly sending = new Map<string, { newer: boolean }>();
+  private readonly unsubscribe: Array<() => void>;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(private readonly options: LoadManagerOptions) {
+    this.config = options.config;
+    this.managed = managedSite(this.config, this.uncontrolled);
+    this.unsubscribe = [
+      options.meters.onCircuitReading(() => this.step()),
+      options.transactions.onOpenedOrClosed(() => this.step()),
+    ];
+    this.timer = setInterval(() => this.step(), options.stepIntervalMs ?? DEFAULT_STEP_INTERVAL_MS);
+    this.step();
+  }
+
+  reload(config: Config): void {
+    this.config = config;
+    this.managed = managedSite(config, this.uncontrolled);
+    this.step();
+  }
+
+  /**
+   * A managed station booted: it may have lost its profiles, so it gets the fail-safe as its TxDefaultProfile (OCPP
+   * 1.6 §3.13.1, 2.0.1 K01) and its transactions their limits again; a refusal counts from this connection on.
+   */
+  booted(stationId: string): void {
+    const connectors = [...this.managed.stations].filter(([, c]) => c.stationId === stationId);
+    if (connectors.length === 0) return;
+    for (const [key] of connectors) {
+      this.uncontrolled.delete(key);
+      this.sent.delete(key);
+    }
+    this.managed = managedSite(this.config, this.uncontrolled);
+    const failsafeA = Math.min(...connectors.map(([, c]) => c.failsafeA));
+    void this.options.limits.setFailsafe(stationId, failsafeA).then((outcome) => {
+      if (outcome === 'rejected' || outcome === 'notSupported')
+        this.markUncontrolled(
+          connectors.map(([key]) => key),
+          stationId,
+          outcome,
+        );
+    });
+  }
+
+  health(): HealthSource {
+    return {
+      name: 'load',
+      report: () => {
+        const lost = this.circuits.filter((c) => c.meter === 'lost').map((c) => c.circuitId);
+        // A lost meter puts its circuit on the fail-safe: safe, but no longer shared (README "Circuits (load management)").
+        return lost.length > 0 ? { status: 'warning', circuitsWithoutMeter: lost } : { status: 'ok' };
+      },
+    };
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    for (const unsubscribe of this.unsubscribe) unsubscribe();
+  }
+
+  private step(): void {
+    const atMs = Date.now();
+    const { site, circuitOfMeter } = this.managed;
+    const connectorIds = new Set(site.connectors.map((c) => c.id));
+    const open = new Map(
+      this.options.transactions
+        .open()
+        .map((t) => [keyOf(t.chargePointId, t.connectorId), t] as const)
+        .filter(([key]) => connectorIds.has(key)),
+    );
+    const readings = this.options.meters.circuitReadings().flatMap((r) => {
+      const circuitId = circuitOfMeter.get(r.meterId);
+      return circuitId !== undefined && r.online ? [{ circuitId, currentA: r.currentA }] : [];
+    });
+    // drawnA stays unknown: no station's Current.Import is kept, so on a metered circuit the cars count as other load.
+    const step = controlLoad(
+      site,
+      { atMs, readings, sessions: [...open.keys()].map((connectorId) => ({ connectorId })) },
+      this.state,
+    );
+    this.state = step.state;
+    this.circuits = step.circuits;
+    for (const key of this.sent.keys()) if (!open.has(key)) this.sent.delete(key);
+
+    for (const decision of step.connectors) {
+      const transaction = open.get(decision.connectorId);
+      const station = this.managed.stations.get(decision.connectorId);
+      if (!transaction || !station || decision.state === 'uncontrolled') continue;
+      const sent = this.sent.get(decision.connectorId);
+      // Unsent: a transaction that just started, or one running when chargegate (re)started on a limit it cannot know.
+      const due =
+        decision.sendA !== undefined ||
+        sent?.transactionId !== transaction.id ||
+        atMs - sent.atMs >= (this.config.loadManagement.profileValidityS * 1000) / 2;
+      if (due) this.send(decision.connectorId, station, transaction, decision.allowedA, atMs);
+    }
+  }
+
+  private send(
+    key: string,
+    station: StationConnector,
+    transaction: OpenTransaction,
+    currentA: number,
+    atMs: number,
+  ): void {
+    const inFlight = this.sending.get(key);
+    if (inFlight) return void (inFlight.newer = true);
+    this.sending.set(key, { newer: false });
+    const limit = {
+      connectorId: station.connectorId,
+      transactionId: transaction.id,
+      stationTransactionId: transaction.stationTransactionId,
+      currentA,
+      validTo: new Date(atMs + this.config.loadManagement.profileValidityS * 1000),
+      phases: station.phases,
+    };
+    void this.options.limits.setTransactionLimit(station.stationId, limit).then((outcome) => {
+      const { newer } = this.sending.get(key) ?? { newer: false };
+      this.sending.delete(key);
+      if (outcome === 'accepted') this.sent.set(key, { transactionId: transaction.id, atMs });
+      // Offline or unanswered: sent again at the next step.
+      else this.sent.delete(key);
+      if (outcome === 'rejected' || outcome === 'notSupported')
+        return this.markUncontrolled([key], station.stationId, outcome);
+      // A limit decided while this one was on its way: sent now, so a lowering waits for no timer.
+      if (newer) {
+        this.sent.delete(key);
+        this.step();
+      }
+    });
+  }
+
+  private markUncontrolled(keys: readonly string[], stationId: string, outcome: LimitOutcome): void {
+    const fresh = keys.filter((key) => !this.uncontrolled.has(key));
+    if (fresh.length === 0) return;
+    for (const key of fresh) this.uncontrolled.add(key);
+    this.options.logger.warn(
+      { stationId, connectors: fresh, outcome },
+      'station refuses charging profiles: counted as uncontrolled at its maxCurrentA until it boots again',
+    );
+    this.managed = managedSite(this.config, this.uncontrolled);
+    this.step();
+  }
+}
+
+/** Whether any site has circuits: only then is load management started. */
+export function hasCircuits(config: Config): boolean {
+  return config.sites.some((s) => s.circuits.length > 0);
+}
+
+/** The config's circuits and the connectors of the charge points on them, as the controller's site. */
+function managedSite(config: Config, uncontrolled: ReadonlySet<string>): ManagedSite {
+  const circuits: LoadSite['circuits'][number][] = [];
+  const connectors: ConnectorFacts[] = [];
+  const stations = new Map<string, StationConnector>();
+  const circuitOfMeter = new Map<string, string>();
+  for (const s of config.sites) {
+    for (const c of s.circuits) {
+      circuits.push({
+        id: c.id,
+        ...(c.parent !== undefined && { parent: c.parent }),
+        maxCurrentA: c.maxCurrentA,
+        ...(c.maxPowerW !== undefined && { maxPowerW: c.maxPowerW }),
+        failsafeCurrentA: c.failsafeCurrentA,
+        metered: c.meter !== undefined,
+      });
+      if (c.meter !== undefined) circuitOfMeter.set(c.meter, c.id);
+      for (const chargePointId of c.chargePoints) {
+        const facts = s.chargePoints.find((cp) => cp.id === chargePointId) ?? { ...CHARGE_POINT_DEFAULTS };
+        const phasing =
+          facts.phases === 1 && facts.phase ? { phases: 1 as const, phase: facts.phase } : { phases: 3 as const };
+        const connector = (id: string, controllable: boolean): ConnectorFacts => ({
+          id,
+          circuitId: c.id,
+          maxCurrentA: facts.maxCurrentA,
+          controllable: controllable && !uncontrolled.has(id),
+          ...phasing,
+        });
+        for (const station of s.stations)
+          for (const cp of station.chargePoints.filter((p) => p.id === chargePointId))
+            for (const connectorId of cp.connectors) {
+              const key = keyOf(chargePointId, connectorId);
+              connectors.push(connector(key, true));
+              stations.set(key, {
+                stationId: station.id,
+                connectorId,
+                phases: phasing.phases,
+                failsafeA: c.failsafeCurrentA,
+              });
+            }
+        // A Modbus-only charger: its meter detects sessions, nothing limits it.
+        for (const meter of s.meters)
+          if (meter.role === 'session' && meter.chargePointId === chargePointId)
+            connectors.push(connector(keyOf(chargePointId, meter.connectorId), false));
+      }
+    }
+  }
+  const { minCurrentA, raiseAfterS } = config.loadManagement;
+  return { site: { circuits, connectors, settings: { minCurrentA, raiseAfterS } }, stations, circuitOfMeter };
+}

@@ -1,0 +1,143 @@
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { METER_MODELS } from '../../src/modbus/index.js';
+import { circuitMeterConfig } from '../modbus/harness.js';
+import { daemonForTest, type TestDaemon } from '../support/daemon.js';
+import { stationV201ForTest } from '../support/for-test.js';
+import { MeterSimulator } from '../support/meter-simulator.js';
+
+const RAISE_AFTER_S = 2;
+/** A step runs at least every second, and a station answers at once: every change shows well within this. */
+const WITHIN_MS = 5_000;
+
+/** One site, its stations each one charge point `<station>-A` on connector 1, all on one unmetered circuit. */
+function circuitConfig(
+  stationIds: string[],
+  chargePoints: Array<Record<string, unknown>> = [],
+  maxCurrentA = 24,
+): Record<string, unknown> {
+  return {
+    sites: [
+      {
+        id: 's1',
+        stations: stationIds.map((id) => ({ id, chargePoints: [{ id: `${id}-A`, connectors: [1] }] })),
+        meters: [],
+        webhooks: [],
+        chargePoints,
+        circuits: [{ id: 'main', maxCurrentA, chargePoints: stationIds.map((id) => `${id}-A`) }],
+      },
+    ],
+    loadManagement: { minCurrentA: 6, raiseAfterS: RAISE_AFTER_S, profileValidityS: 300 },
+    ocpp: { host: '127.0.0.1', port: 0, path: '/ocpp', securityProfile: 0, callTimeoutMs: 500 },
+  };
+}
+
+const daemonWithCircuit = (...args: Parameters<typeof circuitConfig>): Promise<TestDaemon> =>
+  daemonForTest(circuitConfig(...args));
+
+describe('load management limits a circuit through charging profiles (README "Circuits (load management)")', () => {
+  it('1.6: shares an unmetered circuit, lowers at once for a newcomer, raises only after raiseAfterS', async () => {
+    const t = await daemonWithCircuit(['CP001', 'CP002', 'CP003']);
+    const [a, b, c] = [await t.connect('CP001'), await t.connect('CP002'), await t.connect('CP003')] as const;
+    for (const s of [a, b, c]) {
+      await s.boot();
+      // After every boot: the fail-safe (6 A by default) as the station's TxDefaultProfile.
+      await expect.poll(() => s.limitA(0), { timeout: WITHIN_MS }).toBe(6);
+    }
+    await a.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
+    await b.startTransaction({ connectorId: 1, idTag: 'TAG-2' });
+    await expect.poll(() => [a.limitA(1), b.limitA(1)], { timeout: WITHIN_MS }).toEqual([12, 12]);
+
+    const third = await c.startTransaction({ connectorId: 1, idTag: 'TAG-3' });
+    // The newcomer runs on the fail-safe at first: the others get what it leaves, at once.
+    await expect.poll(() => Math.max(a.limitA(1)!, b.limitA(1)!), { timeout: 2_500 }).toBeLessThanOrEqual(9);
+    await expect.poll(() => [a.limitA(1), b.limitA(1), c.limitA(1)], { timeout: WITHIN_MS }).toEqual([8, 8, 8]);
+
+    await c.stopTransaction({ transactionId: third });
+    const stoppedAt = Date.now();
+    await expect.poll(() => [a.limitA(1), b.limitA(1)], { timeout: WITHIN_MS }).toEqual([12, 12]);
+    expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(RAISE_AFTER_S * 1000 - 100);
+  });
+
+  it('2.0.1: the fail-safe on EVSE 0 after the boot, and a TxProfile on its transaction', async () => {
+    const t = await daemonWithCircuit(['EV201']);
+    const station = await stationV201ForTest(t.url, 'EV201');
+    await station.boot();
+    await expect.poll(() => station.profiles.profilesOf(0).length, { timeout: WITHIN_MS }).toBe(1);
+    expect(station.limitA(0)).toBe(6);
+    const stationTransactionId = station.newTransactionId();
+    await station.transactionEvent('Started', stationTransactionId, {
+      evseId: 1,
+      idToken: 'TAG-1',
+      chargingState: 'Charging',
+    });
+    await expect
+      .poll(() => station.profiles.profilesOf(1), { timeout: WITHIN_MS })
+      .toEqual([expect.objectContaining({ purpose: 'TxProfile', transactionId: stationTransactionId })]);
+    await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(24);
+  });
+
+  it('a station refusing profiles is uncontrolled, logged once, and counted at its maxCurrentA', async () => {
+    const t = await daemonWithCircuit(['CP001', 'CPX'], [{ id: 'CPX-A', maxCurrentA: 10 }]);
+    const controlled = await t.connect('CP001');
+    const refusing = await t.connect('CPX', undefined, { refuseProfiles: 'Rejected' });
+    await controlled.boot();
+    await refusing.boot();
+    await refusing.startTransaction({ connectorId: 1, idTag: 'TAG-X' });
+    await controlled.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
+    await expect.poll(() => controlled.limitA(1), { timeout: WITHIN_MS }).toBe(14);
+    expect(refusing.limitA(1)).toBeUndefined();
+    const refused = t.logged(
+      'station refuses charging profiles: counted as uncontrolled at its maxCurrentA until it boots again',
+    );
+    expect(refused).toEqual([expect.objectContaining({ stationId: 'CPX', outcome: 'rejected' })]);
+  });
+
+  it('SIGHUP: a lower circuit limit applies at once', async () => {
+    const t = await daemonWithCircuit(['CP001']);
+    const station = await t.connect('CP001');
+    await station.boot();
+    await station.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
+    await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(24);
+    t.temp.write(circuitConfig(['CP001'], [], 12));
+    expect(await t.daemon.reload()).toBe(true);
+    await expect.poll(() => station.limitA(1), { timeout: 2_000 }).toBe(12);
+  });
+});
+
+describe('load management on a metered circuit', () => {
+  const OFFLINE_AFTER_S = 2;
+
+  it('a step in the other load lowers the share within 2 s; a lost meter puts the circuit on the fail-safe', async () => {
+    const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630 } });
+    onTestFinished(() => sim.close());
+    await sim.set(1, { energyKWh: 1, currentA: [5, 5, 5], powerW: 3_450 });
+    const t = await daemonForTest({
+      sites: [
+        {
+          id: 's1',
+          stations: [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1] }] }],
+          meters: [circuitMeterConfig('grid', 1, { type: 'tcp', host: '127.0.0.1', port: sim.port }, OFFLINE_AFTER_S)],
+          webhooks: [],
+          circuits: [{ id: 'main', maxCurrentA: 40, meter: 'grid', chargePoints: ['CP001-A'] }],
+        },
+      ],
+      loadManagement: { minCurrentA: 6, raiseAfterS: 1, profileValidityS: 300 },
+      ocpp: { host: '127.0.0.1', port: 0, path: '/ocpp', securityProfile: 0, callTimeoutMs: 500 },
+    });
+    const health = async () =>
+      ((await (await fetch(`http://127.0.0.1:${t.daemon.httpPort}/health`)).json()) as { load?: unknown }).load;
+    const station = await t.connect('CP001');
+    await station.boot();
+    await station.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
+    // Capped at the charge point's 32 A (CHARGE_POINT_DEFAULTS), below the 35 A the meter leaves.
+    await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(32);
+    expect(await health()).toMatchObject({ status: 'ok' });
+
+    await sim.set(1, { currentA: [20, 25, 20] });
+    await expect.poll(() => station.limitA(1), { timeout: 2_000 }).toBe(15);
+
+    await sim.setOnline(1, false);
+    await expect.poll(() => station.limitA(1), { timeout: (OFFLINE_AFTER_S + 1) * 1000 }).toBe(6);
+    expect(await health()).toMatchObject({ status: 'warning', circuitsWithoutMeter: ['main'] });
+  });
+});
