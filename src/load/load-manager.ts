@@ -84,6 +84,7 @@ export class LoadManager {
   private readonly sending = new Map<string, { newer: boolean }>();
   private readonly unsubscribe: Array<() => void>;
   private readonly timer: NodeJS.Timeout;
+  private stopped = false;
 
   constructor(private readonly options: LoadManagerOptions) {
     this.config = options.config;
@@ -137,11 +138,14 @@ export class LoadManager {
   }
 
   stop(): void {
+    this.stopped = true;
     clearInterval(this.timer);
     for (const unsubscribe of this.unsubscribe) unsubscribe();
   }
 
   private step(): void {
+    // An answer that arrives after stop() finds the database it would read closed.
+    if (this.stopped) return;
     const atMs = Date.now();
     const { site, circuitOfMeter } = this.managed;
     const connectorIds = new Set(site.connectors.map((c) => c.id));
