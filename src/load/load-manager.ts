@@ -85,6 +85,8 @@ export class LoadManager {
   private readonly unsubscribe: Array<() => void>;
   private readonly timer: NodeJS.Timeout;
   private stopped = false;
+  /** The last step failed: logged once until one succeeds. */
+  private failing = false;
 
   constructor(private readonly options: LoadManagerOptions) {
     this.config = options.config;
@@ -143,9 +145,25 @@ export class LoadManager {
     for (const unsubscribe of this.unsubscribe) unsubscribe();
   }
 
+  /**
+   * One step, never thrown out of: it runs from timers, meter listeners and answers of stations, where a throw would
+   * end the daemon. A failed step (the database cannot be read, say) is logged once and the next one tries again;
+   * the stations keep their last limits meanwhile, and fall back to the fail-safe as they lapse.
+   */
   private step(): void {
     // An answer that arrives after stop() finds the database it would read closed.
     if (this.stopped) return;
+    try {
+      this.runStep();
+      if (this.failing) this.options.logger.info('load steps run again');
+      this.failing = false;
+    } catch (err) {
+      if (!this.failing) this.options.logger.error({ err }, 'load step failed; the next one tries again');
+      this.failing = true;
+    }
+  }
+
+  private runStep(): void {
     const atMs = Date.now();
     const { site, circuitOfMeter } = this.managed;
     const connectorIds = new Set(site.connectors.map((c) => c.id));

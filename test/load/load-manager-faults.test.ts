@@ -1,0 +1,52 @@
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { parseConfig } from '../../src/config/index.js';
+import { LoadManager, type ChargingLimits } from '../../src/load/index.js';
+import { capturedLogger } from '../support/captured-log.js';
+import { baseConfig } from '../support/temp-site.js';
+
+const config = parseConfig(
+  JSON.stringify({
+    ...baseConfig('/tmp/unused'),
+    sites: [
+      {
+        id: 's1',
+        stations: [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1] }] }],
+        circuits: [{ id: 'main', maxCurrentA: 16, chargePoints: ['CP001-A'] }],
+      },
+    ],
+  }),
+);
+
+describe('the load controller shell, when what it reads fails', () => {
+  it('logs a step that could not read the open transactions and keeps stepping: the daemon is not taken down', async () => {
+    const { logger, lines } = capturedLogger();
+    let failing = true;
+    const limits: ChargingLimits = {
+      setFailsafe: () => Promise.resolve('accepted'),
+      setTransactionLimit: () => Promise.resolve('accepted'),
+    };
+    const load = new LoadManager({
+      config,
+      limits,
+      meters: { onCircuitReading: () => () => undefined, circuitReadings: () => [] },
+      transactions: {
+        open: () => {
+          if (failing) throw new Error('SQLITE_IOERR: disk I/O error');
+          return [];
+        },
+        onOpenedOrClosed: () => () => undefined,
+      },
+      logger,
+      stepIntervalMs: 10,
+    });
+    onTestFinished(() => load.stop());
+    await expect
+      .poll(() => lines.filter((l) => l.msg === 'load step failed; the next one tries again').length)
+      .toBeGreaterThan(0);
+    // Logged once until a step succeeds again, not once per step.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(lines.filter((l) => l.msg === 'load step failed; the next one tries again')).toHaveLength(1);
+    failing = false;
+    await expect.poll(() => lines.some((l) => l.msg === 'load steps run again')).toBe(true);
+  });
+});
