@@ -85,6 +85,8 @@ export class LoadManager {
   private readonly unsubscribe: Array<() => void>;
   private readonly timer: NodeJS.Timeout;
   private stopped = false;
+  /** Profiles whose sending failed (not a station's answer), logged once until one is sent. */
+  private readonly failedSends = new Set<string>();
   /** The last step failed: logged once until one succeeds. */
   private failing = false;
 
@@ -118,14 +120,17 @@ export class LoadManager {
     }
     this.managed = managedSite(this.config, this.uncontrolled);
     const failsafeA = Math.min(...connectors.map(([, c]) => c.failsafeA));
-    void this.options.limits.setFailsafe(stationId, failsafeA).then((outcome) => {
-      if (outcome === 'rejected' || outcome === 'notSupported')
-        this.markUncontrolled(
-          connectors.map(([key]) => key),
-          stationId,
-          outcome,
-        );
-    });
+    void this.options.limits.setFailsafe(stationId, failsafeA).then(
+      (outcome) => {
+        if (outcome === 'rejected' || outcome === 'notSupported')
+          this.markUncontrolled(
+            connectors.map(([key]) => key),
+            stationId,
+            outcome,
+          );
+      },
+      (err: unknown) => this.notSent(`${stationId} TxDefaultProfile`, { err, stationId, profile: 'TxDefaultProfile' }),
+    );
   }
 
   health(): HealthSource {
@@ -219,20 +224,37 @@ export class LoadManager {
       validTo: new Date(atMs + this.config.loadManagement.profileValidityS * 1000),
       phases: station.phases,
     };
-    void this.options.limits.setTransactionLimit(station.stationId, limit).then((outcome) => {
-      const { newer } = this.sending.get(key) ?? { newer: false };
-      this.sending.delete(key);
-      if (outcome === 'accepted') this.sent.set(key, { transactionId: transaction.id, atMs });
-      // Offline or unanswered: sent again at the next step.
-      else this.sent.delete(key);
-      if (outcome === 'rejected' || outcome === 'notSupported')
-        return this.markUncontrolled([key], station.stationId, outcome);
-      // A limit decided while this one was on its way: sent now, so a lowering waits for no timer.
-      if (newer) {
+    void this.options.limits.setTransactionLimit(station.stationId, limit).then(
+      (outcome) => {
+        this.failedSends.delete(key);
+        const { newer } = this.sending.get(key) ?? { newer: false };
+        this.sending.delete(key);
+        if (outcome === 'accepted') this.sent.set(key, { transactionId: transaction.id, atMs });
+        // Offline or unanswered: sent again at the next step.
+        else this.sent.delete(key);
+        if (outcome === 'rejected' || outcome === 'notSupported')
+          return this.markUncontrolled([key], station.stationId, outcome);
+        // A limit decided while this one was on its way: sent now, so a lowering waits for no timer.
+        if (newer) {
+          this.sent.delete(key);
+          this.step();
+        }
+      },
+      (err: unknown) => {
+        // Not a station's answer (those are outcomes): a bug of ours, say a profile the schema refuses. The next
+        // step sends it again.
+        this.sending.delete(key);
         this.sent.delete(key);
-        this.step();
-      }
-    });
+        this.notSent(key, { err, stationId: station.stationId, profile: 'TxProfile' });
+      },
+    );
+  }
+
+  /** Logged once per profile until one is sent again: a step a second would otherwise log each try. */
+  private notSent(what: string, fields: object): void {
+    if (this.failedSends.has(what)) return;
+    this.failedSends.add(what);
+    this.options.logger.error(fields, 'charging limit not sent: will try again');
   }
 
   private markUncontrolled(keys: readonly string[], stationId: string, outcome: LimitOutcome): void {

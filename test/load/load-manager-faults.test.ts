@@ -49,4 +49,41 @@ describe('the load controller shell, when what it reads fails', () => {
     failing = false;
     await expect.poll(() => lines.some((l) => l.msg === 'load steps run again')).toBe(true);
   });
+
+  it('logs a limit the port failed to send (not a station answer) and sends it again: no unhandled rejection', async () => {
+    const { logger, lines } = capturedLogger();
+    let broken = true;
+    const sent: number[] = [];
+    let tries = 0;
+    const limits: ChargingLimits = {
+      setFailsafe: () => Promise.reject(new Error('our own profile failed the schema')),
+      setTransactionLimit: (_stationId, limit) => {
+        tries += 1;
+        if (broken) return Promise.reject(new Error('our own profile failed the schema'));
+        sent.push(limit.currentA);
+        return Promise.resolve('accepted');
+      },
+    };
+    const load = new LoadManager({
+      config,
+      limits,
+      meters: { onCircuitReading: () => () => undefined, circuitReadings: () => [] },
+      transactions: {
+        open: () => [
+          { id: 1, stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, stationTransactionId: null },
+        ],
+        onOpenedOrClosed: () => () => undefined,
+      },
+      logger,
+      stepIntervalMs: 10,
+    });
+    onTestFinished(() => load.stop());
+    load.booted('CP001');
+    await expect.poll(() => tries).toBeGreaterThan(2);
+    // Logged once per profile until one is sent, not once per try; the fail-safe's failure too.
+    const notSent = lines.filter((l) => l.msg === 'charging limit not sent: will try again');
+    expect(notSent.map((l) => l.profile).sort()).toEqual(['TxDefaultProfile', 'TxProfile']);
+    broken = false;
+    await expect.poll(() => sent.length).toBeGreaterThan(0);
+  });
 });
