@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { allocate, type LoadSite, type Observation } from '../../src/load/index.js';
 import { failsafeOf, loadsPhase, otherLoad, subtreeIds, violations } from './reference.js';
-import { observationArbitrary, siteArbitrary } from './site-arbitraries.js';
+import { GARAGE_OF_THREE, observationArbitrary, siteArbitrary } from './site-arbitraries.js';
 
 const PHASES = ['L1', 'L2', 'L3'] as const;
 /** Shares are rounded down to 0.1 A: a saturated circuit may keep up to 0.1 A per sharing connector and phase. */
@@ -123,17 +123,7 @@ describe('allocate', () => {
   });
 
   it('serves first those listed first', () => {
-    const site: LoadSite = {
-      circuits: [{ id: 'garage', maxCurrentA: 13, metered: false }],
-      connectors: ['a', 'b', 'c'].map((id) => ({
-        id,
-        circuitId: 'garage',
-        maxCurrentA: 32,
-        controllable: true,
-        phases: 3 as const,
-      })),
-      settings: { minCurrentA: 6, raiseAfterS: 5 },
-    };
+    const site = GARAGE_OF_THREE;
     const observed = {
       atMs: 0,
       readings: [],

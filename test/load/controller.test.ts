@@ -10,7 +10,7 @@ import {
   type Observation,
 } from '../../src/load/index.js';
 import { failsafeOf, loadsPhase, sharedAllowances, subtreeIds, violations } from './reference.js';
-import { observationArbitrary, siteArbitrary } from './site-arbitraries.js';
+import { GARAGE_OF_THREE, observationArbitrary, siteArbitrary } from './site-arbitraries.js';
 
 const ROTATION_S = 15 * 60;
 
@@ -322,17 +322,7 @@ describe('controlLoad, worked example: main 63 A with a meter, two connectors, r
 });
 
 describe('controlLoad, worked example: a 13 A garage, three connectors, room for two at 6 A', () => {
-  const site: LoadSite = {
-    circuits: [{ id: 'garage', maxCurrentA: 13, metered: false }],
-    connectors: ['a', 'b', 'c'].map((id) => ({
-      id,
-      circuitId: 'garage',
-      maxCurrentA: 32,
-      controllable: true,
-      phases: 3 as const,
-    })),
-    settings: { minCurrentA: 6, raiseAfterS: 5 },
-  };
+  const site = GARAGE_OF_THREE;
 
   it('serves two at 6.5 A, the third waits at 0 A; every 5 minutes (a turn: half of 15 minutes x 2 served / 3) the one that waited longest takes a turn', () => {
     const observations = Array.from({ length: 241 }, (_, n) => ({

@@ -118,3 +118,16 @@ export function observationArbitrary(
     sessions: o.sessions.filter((s) => s !== undefined),
   }));
 }
+
+/** The worked example of rotation: a 13 A garage with three three-phase connectors, room for two at 6 A. */
+export const GARAGE_OF_THREE: LoadSite = {
+  circuits: [{ id: 'garage', maxCurrentA: 13, metered: false }],
+  connectors: ['a', 'b', 'c'].map((id) => ({
+    id,
+    circuitId: 'garage',
+    maxCurrentA: 32,
+    controllable: true,
+    phases: 3 as const,
+  })),
+  settings: { minCurrentA: 6, raiseAfterS: 5 },
+};
