@@ -169,7 +169,9 @@ export class LoadManager {
   }
 
   private runStep(): void {
-    const atMs = Date.now();
+    // Damping, rotation and renewal count on a monotonic clock: a wall clock set back would hold a pending raise for
+    // as long as it went back. Only validTo, which the station reads, is wall-clock time.
+    const atMs = performance.now();
     const { site, circuitOfMeter } = this.managed;
     const connectorIds = new Set(site.connectors.map((c) => c.id));
     const open = new Map(
@@ -221,7 +223,7 @@ export class LoadManager {
       transactionId: transaction.id,
       stationTransactionId: transaction.stationTransactionId,
       currentA,
-      validTo: new Date(atMs + this.config.loadManagement.profileValidityS * 1000),
+      validTo: new Date(Date.now() + this.config.loadManagement.profileValidityS * 1000),
       phases: station.phases,
     };
     void this.options.limits.setTransactionLimit(station.stationId, limit).then(

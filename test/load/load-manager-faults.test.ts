@@ -1,4 +1,4 @@
-import { describe, expect, it, onTestFinished } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import { LoadManager, type ChargingLimits } from '../../src/load/index.js';
 import { capturedLogger } from '../support/captured-log.js';
@@ -85,5 +85,58 @@ describe('the load controller shell, when what it reads fails', () => {
     expect(notSent.map((l) => l.profile).sort()).toEqual(['TxDefaultProfile', 'TxProfile']);
     broken = false;
     await expect.poll(() => sent.length).toBeGreaterThan(0);
+  });
+
+  it('raises after raiseAfterS though the wall clock is set back meanwhile; validTo still reads the wall clock', async () => {
+    const { logger } = capturedLogger();
+    const twoStations = parseConfig(
+      JSON.stringify({
+        ...baseConfig('/tmp/unused'),
+        loadManagement: { raiseAfterS: 1 },
+        sites: [
+          {
+            id: 's1',
+            stations: [
+              { id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1] }] },
+              { id: 'CP002', chargePoints: [{ id: 'CP002-A', connectors: [1] }] },
+            ],
+            circuits: [{ id: 'main', maxCurrentA: 16, chargePoints: ['CP001-A', 'CP002-A'] }],
+          },
+        ],
+      }),
+    );
+    const sent: Array<{ stationId: string; currentA: number; validTo: Date }> = [];
+    let open = [
+      { id: 1, stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, stationTransactionId: null },
+      { id: 2, stationId: 'CP002', chargePointId: 'CP002-A', connectorId: 1, stationTransactionId: null },
+    ];
+    const load = new LoadManager({
+      config: twoStations,
+      limits: {
+        setFailsafe: () => Promise.resolve('accepted'),
+        setTransactionLimit: (stationId, limit) => {
+          sent.push({ stationId, currentA: limit.currentA, validTo: limit.validTo });
+          return Promise.resolve('accepted');
+        },
+      },
+      meters: { onCircuitReading: () => () => undefined, circuitReadings: () => [] },
+      transactions: { open: () => open, onOpenedOrClosed: () => () => undefined },
+      logger,
+      stepIntervalMs: 20,
+    });
+    onTestFinished(() => load.stop());
+    const lastFor = (stationId: string) => sent.filter((s) => s.stationId === stationId).at(-1)?.currentA;
+    // Each starts on the fail-safe and is raised to its share once it held raiseAfterS.
+    await expect.poll(() => lastFor('CP001'), { timeout: 5000 }).toBe(8);
+    // The other car leaves; while its share waits to be raised the clock is set back an hour (an NTP correction, a dead RTC battery fixed).
+    open = open.slice(0, 1);
+    // The raise is pending (raiseAfterS is 1 s) when the clock goes back.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(lastFor('CP001')).toBe(8);
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() - 3_600_000 });
+    onTestFinished(() => void vi.useRealTimers());
+    await expect.poll(() => lastFor('CP001'), { timeout: 5000 }).toBe(16);
+    expect(sent.at(-1)!.validTo.getTime()).toBeGreaterThan(Date.now());
+    expect(sent.at(-1)!.validTo.getTime()).toBeLessThanOrEqual(Date.now() + 300_000);
   });
 });
