@@ -27,6 +27,8 @@ export interface OpenTransaction {
 
 export interface OpenTransactions {
   open(): readonly OpenTransaction[];
+  /** What the transaction's car draws per phase, as its station last reported; undefined when it has not. */
+  drawnA(transactionId: number): number | undefined;
   /** Returns the unsubscribe. */
   onOpenedOrClosed(listener: () => void): () => void;
 }
@@ -184,12 +186,15 @@ export class LoadManager {
       const circuitId = circuitOfMeter.get(r.meterId);
       return circuitId !== undefined && r.online ? [{ circuitId, currentA: r.currentA }] : [];
     });
-    // drawnA stays unknown: no station's Current.Import is kept, so on a metered circuit the cars count as other load.
-    const step = controlLoad(
-      site,
-      { atMs, readings, sessions: [...open.keys()].map((connectorId) => ({ connectorId })) },
-      this.state,
-    );
+    const sessions = [...open].map(([connectorId, t]) => {
+      // A report older than the last lowering says more than the car may draw now: what it may draw is the truth
+      // then, and counting less of it as the car's keeps the other load on the safe side.
+      const reportedA = this.options.transactions.drawnA(t.id);
+      const allowedA = this.state.connectors[connectorId]?.allowedA;
+      if (reportedA === undefined) return { connectorId };
+      return { connectorId, drawnA: allowedA === undefined ? reportedA : Math.min(reportedA, allowedA) };
+    });
+    const step = controlLoad(site, { atMs, readings, sessions }, this.state);
     this.state = step.state;
     this.circuits = step.circuits;
     for (const key of this.sent.keys()) if (!open.has(key)) this.sent.delete(key);

@@ -1,7 +1,14 @@
 export { Site, LAST_SEEN_WRITE_MS, type SiteOptions } from './site.js';
 export type { EventListener } from './site-context.js';
 export { DomainError } from './domain-error.js';
-export { checkEnergyWh, checkInstant, MAX_ENERGY_WH, OutOfBoundsError } from './input-bounds.js';
+export {
+  checkCurrentA,
+  checkEnergyWh,
+  checkInstant,
+  MAX_CURRENT_A,
+  MAX_ENERGY_WH,
+  OutOfBoundsError,
+} from './input-bounds.js';
 export {
   StationRegistry,
   STATIONS_TOPIC,

@@ -26,6 +26,16 @@ export function checkEnergyWh(field: string, wh: number): number {
   return wh;
 }
 
+/** Far beyond any charger's current per phase. */
+export const MAX_CURRENT_A = 10_000;
+
+/** A current per phase in A: finite, not negative, within MAX_CURRENT_A. */
+export function checkCurrentA(field: string, a: number): number {
+  if (!Number.isFinite(a) || a < 0 || a > MAX_CURRENT_A)
+    throw new OutOfBoundsError(`${field}: ${a} A is not a current (0 to ${MAX_CURRENT_A} A)`);
+  return a;
+}
+
 /** A station's time: a real instant between 1970 and 9999 (a leap second, which no Date holds, is refused too). */
 export function checkInstant(field: string, at: Date): Date {
   const ms = at.getTime();

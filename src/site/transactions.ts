@@ -1,7 +1,7 @@
 import { statement } from '../store/index.js';
 import type { Authorizations } from './authorizations.js';
 import type { ConnectorRef, Connectors, ConnectorStatusChange } from './connectors.js';
-import { checkEnergyWh, checkInstant, OutOfBoundsError } from './input-bounds.js';
+import { checkCurrentA, checkEnergyWh, checkInstant, OutOfBoundsError } from './input-bounds.js';
 import {
   whToKWh,
   type AuthorizationStatus,
@@ -82,6 +82,11 @@ export class Transactions {
   ) {}
 
   private readonly openedOrClosedListeners = new Set<() => void>();
+  /**
+   * What the car of each open transaction draws per phase (A), as its station last reported: it only steers load
+   * sharing, which needs the latest and nothing older, so it stays in memory and goes with the transaction.
+   */
+  private readonly drawn = new Map<number, number>();
 
   /**
    * Tells listener of every start and stop once committed and answered: load management shares anew on them, and a
@@ -223,6 +228,16 @@ export class Transactions {
     );
   }
 
+  /** Notes what the car of an open transaction draws now, per phase (README "Circuits (load management)"). */
+  noteDrawn(transactionId: number, currentA: number): void {
+    this.drawn.set(transactionId, checkCurrentA('Current.Import', currentA));
+  }
+
+  /** What the car of an open transaction last drew per phase, if its station said. */
+  drawnA(transactionId: number): number | undefined {
+    return this.drawn.get(transactionId);
+  }
+
   byId(transactionId: number): Transaction | undefined {
     return statement<[number], Transaction>(
       this.ctx.db,
@@ -287,6 +302,7 @@ export class Transactions {
    * duration.
    */
   private close(open: Transaction, stop: Omit<StopTransactionInput, 'stationId' | 'transactionId'>): Transaction {
+    this.drawn.delete(open.id);
     const startedAt = new Date(open.startedAt);
     const input = stop.stoppedAt < startedAt ? { ...stop, stoppedAt: startedAt } : stop;
     statement(

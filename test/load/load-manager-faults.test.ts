@@ -35,6 +35,7 @@ describe('the load controller shell, when what it reads fails', () => {
           return [];
         },
         onOpenedOrClosed: () => () => undefined,
+        drawnA: () => undefined,
       },
       logger,
       stepIntervalMs: 10,
@@ -73,6 +74,7 @@ describe('the load controller shell, when what it reads fails', () => {
           { id: 1, stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, stationTransactionId: null },
         ],
         onOpenedOrClosed: () => () => undefined,
+        drawnA: () => undefined,
       },
       logger,
       stepIntervalMs: 10,
@@ -120,7 +122,7 @@ describe('the load controller shell, when what it reads fails', () => {
         },
       },
       meters: { onCircuitReading: () => () => undefined, circuitReadings: () => [] },
-      transactions: { open: () => open, onOpenedOrClosed: () => () => undefined },
+      transactions: { open: () => open, onOpenedOrClosed: () => () => undefined, drawnA: () => undefined },
       logger,
       stepIntervalMs: 20,
     });

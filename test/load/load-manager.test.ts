@@ -140,4 +140,68 @@ describe('load management on a metered circuit', () => {
     await expect.poll(() => station.limitA(1), { timeout: (OFFLINE_AFTER_S + 1) * 1000 }).toBe(6);
     expect(await health()).toMatchObject({ status: 'warning', circuitsWithoutMeter: ['main'] });
   });
+
+  it("the cars' reported draw is not other load: a meter showing them keeps their shares (1.6 and 2.0.1)", async () => {
+    const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630 } });
+    onTestFinished(() => sim.close());
+    const OTHER_A = 5;
+    await sim.set(1, { energyKWh: 1, currentA: [OTHER_A, OTHER_A, OTHER_A], powerW: 3_450 });
+    const t = await daemonForTest({
+      sites: [
+        {
+          id: 's1',
+          stations: ['CP001', 'EV201'].map((id) => ({ id, chargePoints: [{ id: `${id}-A`, connectors: [1] }] })),
+          meters: [circuitMeterConfig('grid', 1, { type: 'tcp', host: '127.0.0.1', port: sim.port }, OFFLINE_AFTER_S)],
+          webhooks: [],
+          chargePoints: [
+            { id: 'CP001-A', maxCurrentA: 16 },
+            { id: 'EV201-A', maxCurrentA: 16 },
+          ],
+          circuits: [{ id: 'main', maxCurrentA: 40, meter: 'grid', chargePoints: ['CP001-A', 'EV201-A'] }],
+        },
+      ],
+      loadManagement: { minCurrentA: 6, raiseAfterS: 1, profileValidityS: 300 },
+      ocpp: { host: '127.0.0.1', port: 0, path: '/ocpp', securityProfile: 0, callTimeoutMs: 500 },
+    });
+    const v16 = await t.connect('CP001');
+    await v16.boot();
+    await v16.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
+    const v201 = await stationV201ForTest(t.url, 'EV201');
+    await v201.boot();
+    await v201.transactionEvent('Started', v201.newTransactionId(), {
+      evseId: 1,
+      idToken: 'TAG-2',
+      chargingState: 'Charging',
+    });
+    // 35 A left beside the other load: both at their 16 A.
+    await expect.poll(() => [v16.limitA(1), v201.limitA(1)], { timeout: WITHIN_MS }).toEqual([16, 16]);
+
+    // The meter now shows the cars too; they say what they draw, so the other load is still 5 A.
+    await v16.reportDrawn(1);
+    await v201.reportDrawn(1);
+    const drawn = v16.drawnA(1) + v201.drawnA(1);
+    expect(drawn).toBe(32);
+    await sim.set(1, { currentA: [OTHER_A + drawn, OTHER_A + drawn, OTHER_A + drawn] });
+    const readingsSeen = Date.now() + 3 * 1000;
+    while (Date.now() < readingsSeen) {
+      expect([v16.limitA(1), v201.limitA(1)]).toEqual([16, 16]);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+
+    // A real step in the other load still lowers them.
+    await sim.set(1, { currentA: [OTHER_A + 10 + drawn, OTHER_A + drawn, OTHER_A + drawn] });
+    await expect.poll(() => [v16.limitA(1), v201.limitA(1)], { timeout: 2_000 }).toEqual([12.5, 12.5]);
+
+    // A current that is none is answered, warned about, and changes nothing.
+    const garbage = { value: 'sixteen', measurand: 'Current.Import', unit: 'A' };
+    await expect(
+      v16.call('MeterValues', {
+        connectorId: 1,
+        meterValue: [{ timestamp: new Date().toISOString(), sampledValue: [garbage] }],
+      }),
+    ).resolves.toEqual({});
+    expect(t.logged('Current.Import that is no current: ignored')).toEqual([
+      expect.objectContaining({ stationId: 'CP001', connectorId: 1, refused: 1 }),
+    ]);
+  });
 });

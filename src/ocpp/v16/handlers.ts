@@ -9,6 +9,7 @@ import {
   type StationHandlerDeps,
 } from '../call-handling.js';
 import type { StationClient } from '../connections.js';
+import { noteDrawnCurrent } from '../drawn-current.js';
 import { rpcError } from '../rpc.js';
 import type { Ocpp16Actions } from './messages.js';
 
@@ -172,6 +173,15 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
       warn({ transactionId }, "MeterValues for another station's transaction: ignored");
       return {};
     }
+    noteDrawnCurrent(
+      deps,
+      { stationId, connectorId: params.connectorId },
+      params.meterValue.map((mv) =>
+        mv.sampledValue
+          .filter((s) => s.measurand === 'Current.Import' && (s.unit ?? 'A') === 'A')
+          .map((s) => ({ ...(s.phase !== undefined && { phase: s.phase }), valueA: Number(s.value) })),
+      ),
+    );
     log.debug(
       { connectorId: params.connectorId, transactionId: params.transactionId, samples: params.meterValue.length },
       'meter values',

@@ -2,7 +2,8 @@ import { callRegistrar, unconfiguredConnectorCheck, type StationHandlerDeps } fr
 import type { StationClient } from '../connections.js';
 import { signCertificateHandler } from './certificates.js';
 import { ConnectionMemory } from './connection-memory.js';
-import { idTokenInfoOf, importedEnergyWh, statusOf, type ConnectorActivity } from './mapping.js';
+import { noteDrawnCurrent } from '../drawn-current.js';
+import { currentSamples, idTokenInfoOf, importedEnergyWh, statusOf, type ConnectorActivity } from './mapping.js';
 import type { Ocpp201Actions } from './messages.js';
 import { transactionEventHandler } from './transaction-events.js';
 
@@ -70,6 +71,7 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
 
   on('MeterValues', (params) => {
     memory.noteEnergy(params.evseId, importedEnergyWh(params.meterValue));
+    noteDrawnCurrent(deps, { stationId, connectorId: params.evseId }, currentSamples(params.meterValue));
     log.debug({ evseId: params.evseId, samples: params.meterValue.length }, 'meter values');
     return {};
   });

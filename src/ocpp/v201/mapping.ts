@@ -1,5 +1,6 @@
 import { checkEnergyWh, type StopReason } from '../../site/index.js';
 import type { AuthorizationDecision } from '../../authorization/index.js';
+import type { CurrentSample } from '../drawn-current.js';
 import type {
   ChargingStateEnumType,
   ConnectorStatusEnumType,
@@ -80,6 +81,18 @@ export function importedEnergyWh(meterValues: readonly MeterValueType[] | undefi
     }
   }
   return energy;
+}
+
+/** The Current.Import samples of each meter value, in A whatever the multiplier. */
+export function currentSamples(meterValues: readonly MeterValueType[] | undefined): CurrentSample[][] {
+  return (meterValues ?? []).map((mv) =>
+    mv.sampledValue
+      .filter((s) => s.measurand === 'Current.Import' && (s.unitOfMeasure?.unit ?? 'A') === 'A')
+      .map((s) => ({
+        ...(s.phase !== undefined && { phase: s.phase }),
+        valueA: s.value * 10 ** (s.unitOfMeasure?.multiplier ?? 0),
+      })),
+  );
 }
 
 /** A 1.6-style decision as 2.0.1 idTokenInfo: the same statuses exist in both. */

@@ -9,7 +9,8 @@ import {
 } from '../call-handling.js';
 import { rpcError } from '../rpc.js';
 import type { ConnectionMemory } from './connection-memory.js';
-import { idTokenInfoOf, importedEnergyWh, stopReasonOf, type ConnectorActivity } from './mapping.js';
+import { noteDrawnCurrent } from '../drawn-current.js';
+import { currentSamples, idTokenInfoOf, importedEnergyWh, stopReasonOf, type ConnectorActivity } from './mapping.js';
 import type { IdTokenInfoType, Ocpp201Actions, TransactionEventRequest } from './messages.js';
 
 /** What a TransactionEvent handler works with: the station's connection and the domain. */
@@ -154,12 +155,14 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
       }
       if (memory.activityOf(evseId)?.connectorStatus === 'Occupied')
         ctx.reportStatus(evseId, { chargingState: undefined, ended: transaction !== undefined });
-    } else if (transactionInfo.chargingState && transaction) {
-      ctx.reportStatus(evseId, {
-        connectorStatus: 'Occupied',
-        chargingState: transactionInfo.chargingState,
-        ended: false,
-      });
+    } else {
+      noteDrawnCurrent(ctx.deps, { stationId, connectorId: evseId }, currentSamples(params.meterValue));
+      if (transactionInfo.chargingState && transaction)
+        ctx.reportStatus(evseId, {
+          connectorStatus: 'Occupied',
+          chargingState: transactionInfo.chargingState,
+          ended: false,
+        });
     }
     log.debug(
       {
