@@ -17,7 +17,7 @@ import {
   type StatusGuard,
 } from '../http/index.js';
 import { STATION_CERTIFICATE_DAYS, type Keystore } from '../keystore/index.js';
-import { hasCircuits, LoadManager } from '../load/index.js';
+import { hasCircuits, LoadManager, type LoadStatus } from '../load/index.js';
 import { lineWriter, type Logger } from '../log/index.js';
 import { MeterService } from '../modbus/index.js';
 import { connectUpstreamAsStation, startCentralSystem, type CentralSystem } from '../ocpp/index.js';
@@ -243,7 +243,7 @@ export async function startMeters(
 export function startLoadManagement(
   options: { config: Config; site: Site; meters: MeterService; centralSystem: CentralSystem },
   shared: DaemonShared,
-): DaemonPart {
+): { part: DaemonPart; status: () => LoadStatus | undefined } {
   const { site, meters, centralSystem } = options;
   let running: { load: LoadManager; health: HealthSource; stopHearingBoots: () => void } | undefined;
   const stop = (): void => {
@@ -267,7 +267,8 @@ export function startLoadManagement(
     shared.health.push(running.health);
   };
   apply(options.config);
-  return { name: 'load', stop, reload: apply };
+  // Undefined while no site has circuits.
+  return { part: { name: 'load', stop, reload: apply }, status: () => running?.load.status() };
 }
 
 /**

@@ -99,7 +99,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     parts.push(...ocpp.parts);
     const meters = await startMeters({ config, site, storage }, shared);
     parts.push(meters.part);
-    parts.push(startLoadManagement({ config, site, meters: meters.meters, centralSystem: ocpp.centralSystem }, shared));
+    const load = startLoadManagement(
+      { config, site, meters: meters.meters, centralSystem: ocpp.centralSystem },
+      shared,
+    );
+    parts.push(load.part);
     const guard = addHttpRoutes(
       { config: () => config, storage, keystore, site, centralSystem: ocpp.centralSystem },
       shared,

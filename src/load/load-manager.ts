@@ -3,7 +3,15 @@ import type { HealthSource } from '../health/index.js';
 import type { Logger } from '../log/index.js';
 import type { ChargingLimits, LimitOutcome } from './charging-limits.js';
 import { controlLoad, INITIAL_CONTROLLER_STATE } from './controller.js';
-import type { CircuitLoad, ConnectorFacts, ControllerState, LoadSite, PhaseCurrents } from './types.js';
+import type {
+  CircuitLoad,
+  ConnectorDecision,
+  ConnectorFacts,
+  ConnectorState,
+  ControllerState,
+  LoadSite,
+  PhaseCurrents,
+} from './types.js';
 
 /** What a circuit meter last told: its phase currents, or that it went offline. */
 export type CircuitMeterReport =
@@ -43,6 +51,39 @@ export interface LoadManagerOptions {
   stepIntervalMs?: number;
 }
 
+/** A circuit as `load status`, the API, the status page and the metrics show it. */
+export interface CircuitStatus extends CircuitLoad {
+  siteId: string;
+  parent?: string;
+  /** The limit per phase that holds now. */
+  maxCurrentA: number;
+  maxPowerW?: number;
+  /** The `role: circuit` meter that measures it. */
+  meterId?: string;
+}
+
+/** A managed connector as shown: what it may draw and why; `idle` without a transaction. */
+export interface ConnectorStatus {
+  siteId: string;
+  circuitId: string;
+  chargePointId: string;
+  connectorId: number;
+  /** The OCPP station it belongs to; absent for a Modbus-only charger. */
+  stationId?: string;
+  state: ConnectorState | 'idle';
+  /** Per phase; absent when idle. */
+  allowedA?: number;
+  /** What its car last reported drawing per phase. */
+  drawnA?: number;
+  transactionId?: number;
+}
+
+/** What load management does right now (README "Circuits (load management)"). */
+export interface LoadStatus {
+  circuits: CircuitStatus[];
+  connectors: ConnectorStatus[];
+}
+
 /** A managed OCPP connector: where its limits go. */
 interface StationConnector {
   stationId: string;
@@ -51,11 +92,21 @@ interface StationConnector {
   failsafeA: number;
 }
 
+/** Where a controller's connector is, as shown. */
+interface ConnectorPlace {
+  siteId: string;
+  chargePointId: string;
+  connectorId: number;
+}
+
 /** The site as the controller sees it, and where its connectors and meters are. */
 interface ManagedSite {
   site: LoadSite;
   stations: Map<string, StationConnector>;
   circuitOfMeter: Map<string, string>;
+  /** Per circuit id: its site and meter. */
+  circuitPlaces: Map<string, { siteId: string; meterId?: string }>;
+  connectorPlaces: Map<string, ConnectorPlace>;
 }
 
 /** The last limit a transaction's station accepted, and when: renewed before its validTo lapses. */
@@ -79,6 +130,8 @@ export class LoadManager {
   private managed: ManagedSite;
   private state: ControllerState = INITIAL_CONTROLLER_STATE;
   private circuits: CircuitLoad[] = [];
+  private decisions: ConnectorDecision[] = [];
+  private sessions: ReadonlyMap<string, { transactionId: number; drawnA?: number }> = new Map();
   private config: Config;
   private readonly uncontrolled = new Set<string>();
   private readonly sent = new Map<string, Sent>();
@@ -146,6 +199,49 @@ export class LoadManager {
     };
   }
 
+  /** What each circuit and managed connector stands at, as of the last step. */
+  status(): LoadStatus {
+    const { site, circuitPlaces, connectorPlaces, stations } = this.managed;
+    const loads = new Map(this.circuits.map((c) => [c.circuitId, c]));
+    const decisions = new Map(this.decisions.map((d) => [d.connectorId, d]));
+    const circuits = site.circuits.flatMap((facts): CircuitStatus[] => {
+      const load = loads.get(facts.id);
+      const place = circuitPlaces.get(facts.id);
+      if (!load || !place) return [];
+      return [
+        {
+          siteId: place.siteId,
+          ...load,
+          ...(facts.parent !== undefined && { parent: facts.parent }),
+          maxCurrentA: facts.maxCurrentA,
+          ...(facts.maxPowerW !== undefined && { maxPowerW: facts.maxPowerW }),
+          ...(place.meterId !== undefined && { meterId: place.meterId }),
+        },
+      ];
+    });
+    const connectors = site.connectors.flatMap((facts): ConnectorStatus[] => {
+      const place = connectorPlaces.get(facts.id);
+      if (!place) return [];
+      const decision = decisions.get(facts.id);
+      const session = this.sessions.get(facts.id);
+      const stationId = stations.get(facts.id)?.stationId;
+      return [
+        {
+          siteId: place.siteId,
+          circuitId: facts.circuitId,
+          chargePointId: place.chargePointId,
+          connectorId: place.connectorId,
+          ...(stationId !== undefined && { stationId }),
+          state: decision && session ? decision.state : 'idle',
+          ...(decision && session && { allowedA: decision.allowedA }),
+          ...(session?.drawnA !== undefined && { drawnA: session.drawnA }),
+          ...(session && { transactionId: session.transactionId }),
+        },
+      ];
+    });
+    return { circuits, connectors };
+  }
+
   stop(): void {
     this.stopped = true;
     clearInterval(this.timer);
@@ -186,10 +282,13 @@ export class LoadManager {
       const circuitId = circuitOfMeter.get(r.meterId);
       return circuitId !== undefined && r.online ? [{ circuitId, currentA: r.currentA }] : [];
     });
-    const sessions = [...open].map(([connectorId, t]) => {
+    const reported = new Map(
+      [...open].map(([connectorId, t]) => [connectorId, this.options.transactions.drawnA(t.id)] as const),
+    );
+    const sessions = [...open.keys()].map((connectorId) => {
       // A report older than the last lowering says more than the car may draw now: what it may draw is the truth
       // then, and counting less of it as the car's keeps the other load on the safe side.
-      const reportedA = this.options.transactions.drawnA(t.id);
+      const reportedA = reported.get(connectorId);
       const allowedA = this.state.connectors[connectorId]?.allowedA;
       if (reportedA === undefined) return { connectorId };
       return { connectorId, drawnA: allowedA === undefined ? reportedA : Math.min(reportedA, allowedA) };
@@ -197,6 +296,13 @@ export class LoadManager {
     const step = controlLoad(site, { atMs, readings, sessions }, this.state);
     this.state = step.state;
     this.circuits = step.circuits;
+    this.decisions = step.connectors;
+    this.sessions = new Map(
+      [...open].map(([connectorId, t]) => {
+        const drawnA = reported.get(connectorId);
+        return [connectorId, { transactionId: t.id, ...(drawnA !== undefined && { drawnA }) }] as const;
+      }),
+    );
     for (const key of this.sent.keys()) if (!open.has(key)) this.sent.delete(key);
 
     for (const decision of step.connectors) {
@@ -288,8 +394,11 @@ function managedSite(config: Config, uncontrolled: ReadonlySet<string>): Managed
   const connectors: ConnectorFacts[] = [];
   const stations = new Map<string, StationConnector>();
   const circuitOfMeter = new Map<string, string>();
+  const circuitPlaces = new Map<string, { siteId: string; meterId?: string }>();
+  const connectorPlaces = new Map<string, ConnectorPlace>();
   for (const s of config.sites) {
     for (const c of s.circuits) {
+      circuitPlaces.set(c.id, { siteId: s.id, ...(c.meter !== undefined && { meterId: c.meter }) });
       circuits.push({
         id: c.id,
         ...(c.parent !== undefined && { parent: c.parent }),
@@ -303,18 +412,21 @@ function managedSite(config: Config, uncontrolled: ReadonlySet<string>): Managed
         const facts = s.chargePoints.find((cp) => cp.id === chargePointId) ?? { ...CHARGE_POINT_DEFAULTS };
         const phasing =
           facts.phases === 1 && facts.phase ? { phases: 1 as const, phase: facts.phase } : { phases: 3 as const };
-        const connector = (id: string, controllable: boolean): ConnectorFacts => ({
-          id,
-          circuitId: c.id,
-          maxCurrentA: facts.maxCurrentA,
-          controllable: controllable && !uncontrolled.has(id),
-          ...phasing,
-        });
+        const connector = (id: string, controllable: boolean, connectorId: number): ConnectorFacts => {
+          connectorPlaces.set(id, { siteId: s.id, chargePointId, connectorId });
+          return {
+            id,
+            circuitId: c.id,
+            maxCurrentA: facts.maxCurrentA,
+            controllable: controllable && !uncontrolled.has(id),
+            ...phasing,
+          };
+        };
         for (const station of s.stations)
           for (const cp of station.chargePoints.filter((p) => p.id === chargePointId))
             for (const connectorId of cp.connectors) {
               const key = keyOf(chargePointId, connectorId);
-              connectors.push(connector(key, true));
+              connectors.push(connector(key, true, connectorId));
               stations.set(key, {
                 stationId: station.id,
                 connectorId,
@@ -325,10 +437,16 @@ function managedSite(config: Config, uncontrolled: ReadonlySet<string>): Managed
         // A Modbus-only charger: its meter detects sessions, nothing limits it.
         for (const meter of s.meters)
           if (meter.role === 'session' && meter.chargePointId === chargePointId)
-            connectors.push(connector(keyOf(chargePointId, meter.connectorId), false));
+            connectors.push(connector(keyOf(chargePointId, meter.connectorId), false, meter.connectorId));
       }
     }
   }
   const { minCurrentA, raiseAfterS } = config.loadManagement;
-  return { site: { circuits, connectors, settings: { minCurrentA, raiseAfterS } }, stations, circuitOfMeter };
+  return {
+    site: { circuits, connectors, settings: { minCurrentA, raiseAfterS } },
+    stations,
+    circuitOfMeter,
+    circuitPlaces,
+    connectorPlaces,
+  };
 }
