@@ -15,8 +15,16 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { pinnedNodeVersion } from '../../src/cli/runtime.js';
+import { DATABASE_FILE } from '../../src/store/index.js';
 import { ROOT } from '../support/cli.js';
 import { PROCESS_TEST_TIMEOUT_MS } from '../support/daemon.js';
+import {
+  contentsOf,
+  LATEST_SCHEMA,
+  PREVIOUS_SCHEMA,
+  previousReleaseDatabase,
+  schemaOf,
+} from '../support/previous-release.js';
 import { baseConfig } from '../support/temp-site.js';
 
 const run = promisify(execFile);
@@ -82,7 +90,13 @@ async function expectWorkingProgram(command: string[], root: string): Promise<vo
   expect((await run(file, [...prefix, 'check-config', '--config', configPath], { env })).stdout).toContain(
     `${configPath}: ok (1 site)`,
   );
+  await runUntilHealthy(command, configPath);
+}
 
+/** `chargegate run` on `configPath` until it is ready and /health answers 200, then SIGTERM: exit 0. */
+async function runUntilHealthy(command: string[], configPath: string): Promise<void> {
+  const [file, ...prefix] = command as [string, ...string[]];
+  const env = { PATH: '/usr/local/bin:/usr/bin:/bin' };
   const daemon = spawn(file, [...prefix, 'run', '--config', configPath], { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<number | null>((resolve) => daemon.once('exit', resolve));
   try {
@@ -288,6 +302,31 @@ describe.skipIf(!dpkgDebFound)('npm run package: the .deb and .tar.gz for amd64 
     expect(readFileSync(configPath, 'utf8')).toBe(edited);
     expect(readFileSync(path.join(root, 'etc/chargegate/credentials/keystore-passphrase'), 'utf8')).toBe(passphrase);
   });
+
+  it(
+    'upgrades a database the previous schema left at work and rolls it back, losing nothing that was there',
+    async () => {
+      const chargegate = path.join(root, 'usr/bin/chargegate');
+      const dataDir = path.join(root, 'var/lib/chargegate-upgrade');
+      const file = path.join(dataDir, DATABASE_FILE);
+      previousReleaseDatabase(file);
+      const before = contentsOf(file);
+      const configPath = path.join(root, 'upgrade-config.yaml');
+      writeFileSync(configPath, stringify({ ...baseConfig(dataDir), log: { level: 'info' } }));
+
+      // The installed daemon's first start copies the database, then migrates it.
+      await runUntilHealthy([chargegate], configPath);
+      expect(schemaOf(file)).toBe(LATEST_SCHEMA);
+      expect(contentsOf(file)).toEqual(before);
+
+      const { stdout } = await run(chargegate, ['rollback', '--yes', '--config', configPath]);
+      expect(stdout).toContain(`Restored schema ${PREVIOUS_SCHEMA}`);
+      expect(stdout).toContain('lost: 0 events, 0 transactions started and 0 stopped since the upgrade');
+      expect(schemaOf(file)).toBe(PREVIOUS_SCHEMA);
+      expect(contentsOf(file)).toEqual(before);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 
   it('removing keeps the config, the passphrase and the data; purging deletes them', async () => {
     await dpkg(root, '--remove', 'chargegate');

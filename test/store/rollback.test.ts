@@ -1,42 +1,21 @@
-import { mkdirSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { Site } from '../../src/site/index.js';
-import { DATABASE_FILE, migrate, MIGRATIONS, openDatabase } from '../../src/store/index.js';
+import { DATABASE_FILE, openDatabase } from '../../src/store/index.js';
 import { runCli, runCliJson } from '../support/cli.js';
 import { daemonForTest } from '../support/daemon.js';
 import { tempSiteForTest } from '../support/for-test.js';
+import {
+  databaseOfSchema,
+  LATEST_SCHEMA,
+  PREVIOUS_SCHEMA,
+  schemaOf,
+  transactionsOf,
+} from '../support/previous-release.js';
 
-const ordered = [...MIGRATIONS].sort((a, b) => a.version - b.version);
-const latest = ordered.at(-1)!.version;
-const previous = ordered.at(-2)!.version;
-
-function read<T>(file: string, fn: (db: BetterSqlite3.Database) => T): T {
-  const db = new BetterSqlite3(file, { readonly: true });
-  try {
-    return fn(db);
-  } finally {
-    db.close();
-  }
-}
-const schemaOf = (file: string) =>
-  read(file, (db) => db.prepare<[], number>('SELECT max(version) FROM schema_migrations').pluck().get()!);
-const transactionsOf = (file: string) =>
-  read(file, (db) => db.prepare('SELECT id, stopped_at IS NOT NULL AS stopped FROM transactions ORDER BY id').all());
-
-/** A database of the previous release with `schema` migrations applied (in WAL, as the daemon keeps it). */
-function databaseOfSchema(file: string, schema: number): BetterSqlite3.Database {
-  mkdirSync(path.dirname(file), { recursive: true });
-  const db = new BetterSqlite3(file);
-  db.pragma('journal_mode = WAL');
-  migrate(
-    db,
-    ordered.filter((m) => m.version <= schema),
-  );
-  return db;
-}
+const [previous, latest] = [PREVIOUS_SCHEMA, LATEST_SCHEMA];
 
 describe('chargegate rollback', { timeout: 120_000 }, () => {
   it('says what it would restore and what is lost, changes nothing without --yes, and restores with it', async () => {
