@@ -1,0 +1,94 @@
+import { generateKeyPairSync, sign, verify, createPublicKey, type KeyObject } from 'node:crypto';
+
+/**
+ * OCMF records made the way a calibrated meter makes them (README "Signed meter values"), with keys made here by
+ * node:crypto: chargegate's own code makes none of them, so its checks are tested against readings it did not make.
+ */
+export interface MeterKey {
+  privateKey: KeyObject;
+  publicKey: KeyObject;
+  /** Hex of the DER SubjectPublicKeyInfo, as meters print it. */
+  publicKeyHex: string;
+  algorithm: 'ECDSA-secp256r1-SHA256' | 'ECDSA-secp384r1-SHA256';
+}
+
+export function meterKey(curve: 'P-256' | 'P-384' = 'P-256'): MeterKey {
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: curve });
+  return {
+    privateKey,
+    publicKey,
+    publicKeyHex: publicKey.export({ type: 'spki', format: 'der' }).toString('hex'),
+    algorithm: curve === 'P-256' ? 'ECDSA-secp256r1-SHA256' : 'ECDSA-secp384r1-SHA256',
+  };
+}
+
+/** An OCMF record of one energy reading, TX B or E, signed by key (SD hex DER unless base64 is asked). */
+export function ocmfRecord(
+  key: MeterKey,
+  reading: { tx: 'B' | 'E' | 'T'; kWh: number; at?: Date; serial?: string },
+  options: { encoding?: 'hex' | 'base64' } = {},
+): string {
+  const payload = JSON.stringify({
+    FV: '1.0',
+    GI: 'ACME Meter',
+    GS: reading.serial ?? 'MTR-0001',
+    GV: '1.2.3',
+    PG: `T${reading.tx === 'B' ? 1 : 2}`,
+    MV: 'ACME',
+    MS: reading.serial ?? 'MTR-0001',
+    IS: true,
+    IT: 'ISO14443',
+    ID: '04A2B3C4',
+    RD: [
+      {
+        TM: `${(reading.at ?? new Date()).toISOString().replace('Z', '+0000').replace('.', ',')} S`,
+        TX: reading.tx,
+        RV: reading.kWh,
+        RI: '1-b:1.8.0',
+        RU: 'kWh',
+        RT: 'AC',
+        ST: 'G',
+      },
+    ],
+  });
+  const encoding = options.encoding ?? 'hex';
+  const sd = sign('sha256', Buffer.from(payload, 'utf8'), { key: key.privateKey, dsaEncoding: 'der' }).toString(
+    encoding,
+  );
+  return `OCMF|${payload}|${JSON.stringify({ SA: key.algorithm, ...(encoding === 'base64' && { SE: 'base64' }), SD: sd })}`;
+}
+
+/** The record with its payload changed after signing (a forged reading): the value says more energy. */
+export function forged(record: string): string {
+  return record.replace(/"RV":([0-9.]+)/, (_m, v: string) => `"RV":${Number(v) + 10}`);
+}
+
+/** A simulator's record: the "signature" is a SHA-256 hash in hex, no ECDSA signature at all. */
+export function simulatedRecord(kWh: number, tx: 'B' | 'E'): string {
+  const payload = JSON.stringify({
+    FV: '1.0',
+    PG: 'T1',
+    MS: 'SIM',
+    IS: false,
+    IT: 'NONE',
+    RD: [{ TX: tx, RV: kWh, RU: 'kWh' }],
+  });
+  return `OCMF|${payload}|{"SA":"ECDSA-secp256r1-SHA256","SD":"${'ab'.repeat(32)}"}`;
+}
+
+/**
+ * The test's own OCMF check, independent of chargegate's: split at the last `|`, verify the payload text with the
+ * key; P-256 or P-384 by the key, SHA-256 as OCMF's algorithms all are.
+ */
+export function independentlyVerified(record: string, publicKeyHex: string): boolean {
+  const last = record.lastIndexOf('|');
+  const payload = record.slice('OCMF|'.length, last);
+  const signature = JSON.parse(record.slice(last + 1)) as { SD: string; SE?: string };
+  const key = createPublicKey({ key: Buffer.from(publicKeyHex, 'hex'), format: 'der', type: 'spki' });
+  return verify(
+    'sha256',
+    Buffer.from(payload, 'utf8'),
+    { key, dsaEncoding: 'der' },
+    Buffer.from(signature.SD, signature.SE === 'base64' ? 'base64' : 'hex'),
+  );
+}
