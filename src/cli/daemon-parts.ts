@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import { AccessTokenVerifier, Applications } from '../applications/index.js';
 import { createAuthorizer, PluginLoadError } from '../authorization/index.js';
 import { ConfigError, listenFailure, readConfiguredFile, type Config } from '../config/index.js';
+import { logKeptReadings, signedReadingsHealth } from './signed-readings-report.js';
 import { certificatesHealthSource, type HealthSource, type ServedCertificate } from '../health/index.js';
 import {
   authorizationServerMetadataRoutes,
@@ -159,7 +160,10 @@ export function startRetention(group: GroupCommit, retention: () => RetentionDay
 }
 
 /** The domain on the shared writer; station last-seen times reach the database in one rare batch. */
-export function startSite(options: { storage: Storage; config: () => Config; webhooks: WebhookDelivery }): {
+export function startSite(
+  options: { storage: Storage; config: () => Config; webhooks: WebhookDelivery },
+  shared: DaemonShared,
+): {
   part: DaemonPart;
   site: Site;
 } {
@@ -171,6 +175,9 @@ export function startSite(options: { storage: Storage; config: () => Config; web
   };
   const site = new Site({ db: storage.db, config: options.config, events, writer: storage.group });
   site.stations.markAllOffline();
+  const signedLog = shared.logger.child({ component: 'signed-meter-values' });
+  site.signedReadings.onKept((kept) => logKeptReadings(signedLog, kept));
+  shared.health.push(signedReadingsHealth(site));
   const flush = setInterval(() => site.stations.flushLastSeen(), LAST_SEEN_WRITE_MS);
   return { part: { name: 'last-seen', stop: () => (clearInterval(flush), site.stations.flushLastSeen()) }, site };
 }

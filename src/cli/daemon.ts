@@ -90,7 +90,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         shared,
       ),
     );
-    const { part: sitePart, site } = startSite({ storage, config: () => config, webhooks });
+    const { part: sitePart, site } = startSite({ storage, config: () => config, webhooks }, shared);
     parts.push(sitePart);
     const ocpp = await startOcpp(
       { configPath: options.configPath, config: () => config, storage, site, keystore },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { CHARGE_POINT_DEFAULTS, circuitProblems, withInheritedFailsafe } from './circuits.js';
 import { isLoopbackHost } from './hosts.js';
+import { MeterKeyError, parseMeterPublicKey } from '../meter-signatures/index.js';
 
 /** The four webhook event types partners receive (README "Receiving webhooks (partners)"). */
 export const EVENT_TYPES = ['Authorize', 'StartTransaction', 'StopTransaction', 'ChargePointStatus'] as const;
@@ -190,7 +191,21 @@ const webhook = z.strictObject({
 
 const chargePoint = z.strictObject({ id, connectors: z.array(z.number().int().min(1)).min(1) });
 
-const station = z.strictObject({ id, chargePoints: z.array(chargePoint).default([]) });
+/** README "Signed meter values": a meter key the installer pins (PEM, or hex or base64 of its DER SPKI). */
+const meterPublicKey = z.string().superRefine((key, ctx) => {
+  try {
+    parseMeterPublicKey(key);
+  } catch (err) {
+    if (!(err instanceof MeterKeyError)) throw err;
+    ctx.addIssue({ code: 'custom', message: err.message });
+  }
+});
+
+const station = z.strictObject({
+  id,
+  chargePoints: z.array(chargePoint).default([]),
+  meterPublicKeys: z.array(meterPublicKey).max(16, atMost(16)).default([]),
+});
 
 /** Per phase; a site connection of a few MVA stays well below it, a typo of a few zeros does not. */
 const amperes = z.number().positive().max(10_000, atMost(10_000));
@@ -329,6 +344,8 @@ export const configSchema = z
         // Delivered events are kept this long (for support questions), then pruned; dead letters are kept until
         // replayed.
         retainDeliveredDays: z.number().positive().max(36_500, atMost(36_500)).default(30),
+        // README "Signed meter values": which signed readings StopTransaction carries.
+        signedMeterValues: z.enum(['beginEnd', 'all', 'none']).default('beginEnd'),
       })
       .prefault({}),
     store: z

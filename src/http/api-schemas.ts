@@ -84,6 +84,37 @@ export const transactionSchema = z
   })
   .register(apiSchemas, { id: 'Transaction' });
 
+export const signedMeterValueSchema = z
+  .strictObject({
+    context: z.string().describe('OCPP reading context: Transaction.Begin, Sample.Periodic, Transaction.End, ...'),
+    timestamp: zonedTime("The station's time of the reading"),
+    encodingMethod: z.string().nullable().describe('OCMF, or what the station named; null when it named none'),
+    signingMethod: z.string().nullable(),
+    signedMeterData: z.string().describe('Exactly as the station sent it (an OCMF record, or base64 of one)'),
+    publicKey: z.string().nullable().describe('The key the station sent with the reading, as sent'),
+    verified: z
+      .boolean()
+      .nullable()
+      .describe('Checked by the gateway when it arrived; null: no key known, or an algorithm it cannot check'),
+    consistent: z
+      .boolean()
+      .optional()
+      .describe('For a Begin or End reading: whether its signed value agrees with meterStart or meterStop'),
+  })
+  .register(apiSchemas, { id: 'SignedMeterValue' });
+
+export const transactionDetailSchema = transactionSchema
+  .extend({
+    signedMeterValues: z
+      .array(signedMeterValueSchema)
+      .describe('Every signed reading kept for the transaction, in the order they arrived'),
+  })
+  .register(apiSchemas, { id: 'TransactionDetail' });
+
+export const transactionParamsSchema = z.strictObject({
+  transactionId: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+});
+
 export const transactionListSchema = z.array(transactionSchema).register(apiSchemas, { id: 'TransactionList' });
 
 export const TRANSACTIONS_MAX_LIMIT = 10_000;

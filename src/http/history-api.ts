@@ -2,16 +2,19 @@ import type { FastifyPluginAsync } from 'fastify';
 import { reaches, reachScope } from '../applications/index.js';
 import type { Config, Permission } from '../config/index.js';
 import { eventsAfter } from '../outbox/index.js';
-import { formatZonedTimestamp, transactionHistory, whToKWh, type Transaction } from '../site/index.js';
+import { transactionHistory, transactionRecord, transactionWithReadings } from '../site/index.js';
 import type { Database } from '../store/index.js';
 import { envelopeOf } from '../webhooks/index.js';
 import {
   eventsQuerySchema,
   parseRequest,
+  transactionParamsSchema,
   transactionsQuerySchema,
   type eventPageSchema,
+  type transactionDetailSchema,
   type transactionSchema,
 } from './api-schemas.js';
+import { ApiError } from './http-errors.js';
 import type { BearerAuth, Caller } from './bearer-auth.js';
 import type { z } from 'zod';
 
@@ -80,22 +83,24 @@ export function historyApiRoutes(options: HistoryApiOptions): FastifyPluginAsync
         afterId: query.after ?? 0,
         limit: query.limit,
       });
-      return rows.map((t) => transactionView(t, timezone));
+      return rows.map((t) => transactionRecord(t, timezone));
     });
-  };
-}
 
-function transactionView(t: Transaction, timeZone: string): z.output<typeof transactionSchema> {
-  return {
-    transactionId: t.id,
-    stationId: t.stationId,
-    chargePointId: t.chargePointId,
-    connectorId: t.connectorId,
-    idTag: t.idTag,
-    startedAt: formatZonedTimestamp(new Date(t.startedAt), timeZone),
-    stoppedAt: t.stoppedAt === null ? null : formatZonedTimestamp(new Date(t.stoppedAt), timeZone),
-    meterStart: whToKWh(t.meterStartWh),
-    meterStop: t.meterStopWh === null ? null : whToKWh(t.meterStopWh),
-    reason: t.stopReason,
+    // README "Signed meter values": one transaction with every signed reading kept for it. One outside the
+    // application's groups is not found, as the list leaves it out.
+    app.get('/transactions/:transactionId', async (request): Promise<z.output<typeof transactionDetailSchema>> => {
+      const caller = await auth.authenticate(request, 'charge-points:read');
+      const { transactionId } = parseRequest(transactionParamsSchema, request.params, 'path');
+      const { timezone, company } = config();
+      const scope = reachScope(caller.grants, 'charge-points:read', company.id);
+      const [transaction] = transactionHistory(db, {
+        ...(scope !== 'everything' && { within: scope }),
+        afterId: transactionId - 1,
+        limit: 1,
+      });
+      if (transaction?.id !== transactionId)
+        throw new ApiError(404, 'not_found', `no transaction ${transactionId} the application reaches`);
+      return transactionWithReadings(db, transaction, timezone);
+    });
   };
 }

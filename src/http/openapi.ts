@@ -249,6 +249,21 @@ function openApiDocument(config: Config): Record<string, unknown> {
           },
         },
       },
+      '/transactions/{transactionId}': {
+        get: {
+          operationId: 'getTransaction',
+          summary:
+            'One transaction with every signed meter reading kept for it, as received (README "Signed meter values")',
+          security: [{ bearer: [] }, { oauth2: ['charge-points:read'] }],
+          parameters: [{ name: 'transactionId', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } }],
+          responses: {
+            '200': json(ref('TransactionDetail'), 'The transaction'),
+            '400': error('The transactionId is not a positive integer'),
+            ...BEARER_ERRORS,
+            '404': error("No such transaction, or one outside the application's groups"),
+          },
+        },
+      },
       '/events': {
         get: {
           operationId: 'listEvents',

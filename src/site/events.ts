@@ -49,6 +49,21 @@ export interface StopTransactionPayload {
   reason?: Exclude<StopReason, 'Local'>;
   startedAt: string;
   stoppedAt: string;
+  /** README "Signed meter values": absent when the station signed nothing (or webhookDelivery.signedMeterValues). */
+  signedMeterValues?: SignedMeterValuePayload[];
+}
+
+/** A signed reading as partners receive it, its four OCPP fields exactly as the station sent them. */
+export interface SignedMeterValuePayload {
+  context: string;
+  timestamp: string;
+  encodingMethod: string | null;
+  signingMethod: string | null;
+  signedMeterData: string;
+  publicKey: string | null;
+  verified: boolean | null;
+  /** Whether a signed Begin or End value agrees with meterStart or meterStop; absent where the record states none. */
+  consistent?: boolean;
 }
 
 export interface ChargePointStatusPayload {

@@ -30,8 +30,26 @@ export {
   type StopTransactionInput,
   type Transaction,
 } from './transactions.js';
+export {
+  carriedReadings,
+  MAX_SIGNED_BEGIN_END_PER_TRANSACTION,
+  MAX_SIGNED_READING_CHARS,
+  MAX_SIGNED_SAMPLES_PER_TRANSACTION,
+  SignedReadings,
+  signedMeterValuePayload,
+  signedReadingsOf,
+  type KeptReadings,
+  type SignedReading,
+  type SignedReadingInput,
+} from './signed-readings.js';
 export { pruneStoppedTransactions } from './prune-stopped-transactions.js';
-export { transactionHistory, type TransactionFilter } from './transaction-history.js';
+export {
+  transactionHistory,
+  transactionRecord,
+  transactionWithReadings,
+  type TransactionFilter,
+  type TransactionRecord,
+} from './transaction-history.js';
 export { SiteDirectory, type ChargePointRef } from './directory.js';
 export { isStationId, STATION_ID_RULE } from './station-id.js';
 export { formatZonedTimestamp } from './zoned-timestamp.js';
@@ -42,6 +60,7 @@ export {
   type AuthorizationStatus,
   type AuthorizePayload,
   type ChargePointStatusPayload,
+  type SignedMeterValuePayload,
   type StartTransactionPayload,
   type StopReason,
   type StopTransactionPayload,

@@ -4,6 +4,7 @@ import { Authorizations } from './authorizations.js';
 import { Connectors } from './connectors.js';
 import type { SiteDirectory } from './directory.js';
 import { SiteContext, type EventListener } from './site-context.js';
+import { SignedReadings } from './signed-readings.js';
 import { StationRegistry } from './station-registry.js';
 import { Transactions } from './transactions.js';
 
@@ -25,7 +26,7 @@ export interface SiteOptions {
 export const LAST_SEEN_WRITE_MS = 3_600_000;
 
 /**
- * The domain: stations, connectors, transactions and the events they cause, one part each. Every state change and
+ * The domain: stations, connectors, transactions (with their signed readings) and the events they cause, one part each. Every state change and
  * its events commit in one SQLite transaction, before the caller (an OCPP handler, the Modbus detector) answers
  * anyone. It knows no protocol.
  */
@@ -34,6 +35,7 @@ export class Site {
   readonly connectors: Connectors;
   readonly authorizations: Authorizations;
   readonly transactions: Transactions;
+  readonly signedReadings: SignedReadings;
   private readonly ctx: SiteContext;
 
   constructor(options: SiteOptions) {
@@ -47,7 +49,8 @@ export class Site {
     this.stations = new StationRegistry(this.ctx);
     this.connectors = new Connectors(this.ctx, this.stations);
     this.authorizations = new Authorizations(this.ctx, this.stations);
-    this.transactions = new Transactions(this.ctx, this.connectors, this.authorizations);
+    this.signedReadings = new SignedReadings(this.ctx);
+    this.transactions = new Transactions(this.ctx, this.connectors, this.authorizations, this.signedReadings);
   }
 
   /** Who owns what, from the config as it is now. */

@@ -1,5 +1,54 @@
 import { statement, type Database } from '../store/index.js';
+import type { SignedMeterValuePayload } from './events.js';
+import { whToKWh } from './events.js';
+import { signedMeterValuePayload, signedReadingsOf } from './signed-readings.js';
 import { TRANSACTION_COLUMNS, type Transaction } from './transactions.js';
+import { formatZonedTimestamp } from './zoned-timestamp.js';
+
+/** A transaction as partners read it (GET /transactions): kWh, times in the site's zone. */
+export interface TransactionRecord {
+  transactionId: number;
+  stationId: string;
+  chargePointId: string;
+  connectorId: number;
+  idTag: string;
+  startedAt: string;
+  stoppedAt: string | null;
+  meterStart: number;
+  meterStop: number | null;
+  reason: string | null;
+}
+
+export function transactionRecord(t: Transaction, timeZone: string): TransactionRecord {
+  return {
+    transactionId: t.id,
+    stationId: t.stationId,
+    chargePointId: t.chargePointId,
+    connectorId: t.connectorId,
+    idTag: t.idTag,
+    startedAt: formatZonedTimestamp(new Date(t.startedAt), timeZone),
+    stoppedAt: t.stoppedAt === null ? null : formatZonedTimestamp(new Date(t.stoppedAt), timeZone),
+    meterStart: whToKWh(t.meterStartWh),
+    meterStop: t.meterStopWh === null ? null : whToKWh(t.meterStopWh),
+    reason: t.stopReason,
+  };
+}
+
+/**
+ * A transaction with every signed reading kept for it (GET /transactions/{transactionId}, `chargegate transaction
+ * show`; README "Signed meter values").
+ */
+export function transactionWithReadings(
+  db: Database,
+  t: Transaction,
+  timeZone: string,
+): TransactionRecord & { signedMeterValues: SignedMeterValuePayload[] } {
+  const zoned = (at: Date) => formatZonedTimestamp(at, timeZone);
+  return {
+    ...transactionRecord(t, timeZone),
+    signedMeterValues: signedReadingsOf(db, t.id).map((r) => signedMeterValuePayload(r, t, zoned)),
+  };
+}
 
 export interface TransactionFilter {
   /** Started at or after (inclusive). */

@@ -9,6 +9,13 @@ import {
   type StopReason,
   type StopTransactionPayload,
 } from './events.js';
+import {
+  carriedReadings,
+  signedMeterValuePayload,
+  type KeptReadings,
+  type SignedReadingInput,
+  type SignedReadings,
+} from './signed-readings.js';
 import type { SiteContext } from './site-context.js';
 
 /** A charging session, OCPP or Modbus, as the domain keeps it. Energy in Wh, times as stored (ISO, UTC). */
@@ -68,6 +75,8 @@ export interface StopTransactionInput {
   reason?: StopReason;
   idTag?: string;
   connectorStatus?: ConnectorStatusChange;
+  /** Signed readings that came with the stop (1.6 transactionData, a 2.0.1 Ended event): kept before it closes. */
+  signedReadings?: readonly SignedReadingInput[];
 }
 
 /**
@@ -79,6 +88,7 @@ export class Transactions {
     private readonly ctx: SiteContext,
     private readonly connectors: Connectors,
     private readonly authorizations: Authorizations,
+    private readonly signedReadings: SignedReadings,
   ) {}
 
   private readonly openedOrClosedListeners = new Set<() => void>();
@@ -132,10 +142,12 @@ export class Transactions {
       const transaction = this.byId(Number(lastInsertRowid))!;
       // A 2.0.1 start: whatever began on this connector without a driver is now this transaction, or over.
       if (input.stationTransactionId !== undefined) {
+        this.forgetStartsWithoutDriver(at.stationId, at.connectorId, input.stationTransactionId);
         statement(
           this.ctx.db,
           'DELETE FROM transaction_starts_without_driver WHERE station_id = ? AND connector_id = ?',
         ).run(at.stationId, at.connectorId);
+        this.signedReadings.claim(at.stationId, input.stationTransactionId, transaction.id);
       }
       const payload: StartTransactionPayload = {
         stationId: at.stationId,
@@ -171,10 +183,7 @@ export class Transactions {
     if (start.meterStartWh !== null) checkEnergyWh('meter start', start.meterStartWh);
     checkInstant('start time', start.startedAt);
     this.ctx.commit(() => {
-      statement(
-        this.ctx.db,
-        'DELETE FROM transaction_starts_without_driver WHERE station_id = ? AND connector_id = ? AND station_transaction_id != ?',
-      ).run(stationId, start.connectorId, stationTransactionId);
+      this.forgetStartsWithoutDriver(stationId, start.connectorId, stationTransactionId);
       statement(
         this.ctx.db,
         'INSERT OR IGNORE INTO transaction_starts_without_driver (station_id, station_transaction_id, connector_id, started_at, meter_start_wh) VALUES (?, ?, ?, ?, ?)',
@@ -194,11 +203,61 @@ export class Transactions {
   /** The transaction ended before any event named its driver: nothing was billed, nothing is kept. */
   forgetStartWithoutDriver(stationId: string, stationTransactionId: string): void {
     this.ctx.commit(() => {
+      this.signedReadings.forgetUnclaimed(stationId, stationTransactionId);
       statement(
         this.ctx.db,
         'DELETE FROM transaction_starts_without_driver WHERE station_id = ? AND station_transaction_id = ?',
       ).run(stationId, stationTransactionId);
     });
+  }
+
+  /** Other starts without a driver on a connector, and their readings: a connector has one session at a time. */
+  private forgetStartsWithoutDriver(stationId: string, connectorId: number, except: string): void {
+    const superseded = statement<[string, number, string], string>(
+      this.ctx.db,
+      'SELECT station_transaction_id FROM transaction_starts_without_driver WHERE station_id = ? AND connector_id = ? AND station_transaction_id != ?',
+    )
+      .pluck()
+      .all(stationId, connectorId, except);
+    for (const id of superseded) this.signedReadings.forgetUnclaimed(stationId, id);
+    statement(
+      this.ctx.db,
+      'DELETE FROM transaction_starts_without_driver WHERE station_id = ? AND connector_id = ? AND station_transaction_id != ?',
+    ).run(stationId, connectorId, except);
+  }
+
+  /**
+   * Keeps signed readings a station sent outside a stop (README "Signed meter values"): for `transactionId` when
+   * given, else for the transaction open on the connector (a 1.6 Begin reading in MeterValues right after
+   * StartTransaction names none). Undefined, and nothing kept, when neither is this station's.
+   */
+  keepSignedReadings(
+    at: { stationId: string; connectorId: number; transactionId?: number },
+    readings: readonly SignedReadingInput[],
+  ): KeptReadings | undefined {
+    if (readings.length === 0) return undefined;
+    return this.ctx.commit(() => {
+      const transaction =
+        at.transactionId !== undefined
+          ? this.ofStation(at.stationId, at.transactionId)
+          : this.openOn(at.stationId, at.connectorId);
+      return (
+        transaction && this.signedReadings.keep({ stationId: at.stationId, transactionId: transaction.id }, readings)
+      );
+    });
+  }
+
+  /**
+   * Keeps signed readings of a 2.0.1 transaction no event has named the driver of yet: its start takes them up,
+   * its end without one forgets them.
+   */
+  keepUnclaimedSignedReadings(
+    stationId: string,
+    stationTransactionId: string,
+    readings: readonly SignedReadingInput[],
+  ): void {
+    if (readings.length === 0) return;
+    this.ctx.commit(() => this.signedReadings.keep({ stationId, stationTransactionId }, readings));
   }
 
   /**
@@ -212,6 +271,8 @@ export class Transactions {
     const stopped = this.ctx.commit(() => {
       const open = this.ofStation(input.stationId, input.transactionId);
       if (!open || open.stoppedAt !== null) return undefined;
+      if (input.signedReadings)
+        this.signedReadings.keep({ stationId: open.stationId, transactionId: open.id }, input.signedReadings);
       return this.close(open, input);
     });
     if (stopped) this.tellOpenedOrClosed();
@@ -321,6 +382,14 @@ export class Transactions {
       startedAt: this.ctx.zoned(startedAt),
       stoppedAt: this.ctx.zoned(input.stoppedAt),
     };
+    const signed = carriedReadings(
+      this.signedReadings.ofTransaction(open.id),
+      this.ctx.config().webhookDelivery.signedMeterValues,
+    );
+    if (signed.length > 0) {
+      const billed = { meterStartWh: open.meterStartWh, meterStopWh: input.meterStopWh };
+      payload.signedMeterValues = signed.map((r) => signedMeterValuePayload(r, billed, (at) => this.ctx.zoned(at)));
+    }
     this.ctx.emit(
       { eventType: 'StopTransaction', siteId: open.siteId, payload, occurredAt: input.stoppedAt },
       this.ctx.now(),

@@ -257,6 +257,43 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 14,
+    name: 'signed meter readings kept as received with their transaction, and meter keys pinned by the installer',
+    sql: `
+      -- README "Signed meter values". transaction_id is null only for a 2.0.1 reading of a transaction no event has
+      -- named the driver of yet (transaction_starts_without_driver); start() claims it.
+      CREATE TABLE signed_readings (
+        id                     INTEGER PRIMARY KEY AUTOINCREMENT,
+        transaction_id         INTEGER REFERENCES transactions (id) ON DELETE CASCADE,
+        station_id             TEXT NOT NULL,
+        station_transaction_id TEXT,
+        connector_id           INTEGER NOT NULL,
+        context                TEXT NOT NULL,
+        timestamp              TEXT NOT NULL,
+        signed_meter_data      TEXT NOT NULL,
+        signing_method         TEXT,
+        encoding_method        TEXT,
+        public_key             TEXT,
+        -- 1.6: the SampledValue's value exactly as sent (the whitepaper's JSON, or the bare record).
+        as_received            TEXT,
+        verified               INTEGER CHECK (verified IN (0, 1)),
+        -- Checked against an installer-pinned key (a failure is a security warning), not the station's own.
+        against_pinned_key     INTEGER NOT NULL DEFAULT 0,
+        received_at            TEXT NOT NULL
+      );
+      CREATE INDEX signed_readings_by_transaction ON signed_readings (transaction_id);
+      CREATE INDEX signed_readings_unclaimed ON signed_readings (station_id, station_transaction_id) WHERE transaction_id IS NULL;
+      CREATE INDEX signed_readings_pinned_key_failures ON signed_readings (received_at) WHERE against_pinned_key = 1 AND verified = 0;
+      CREATE TABLE meter_key_pins (
+        station_id TEXT NOT NULL,
+        -- Hex of the key's DER SubjectPublicKeyInfo: one spelling whatever form it was given in.
+        public_key TEXT NOT NULL,
+        pinned_at  TEXT NOT NULL,
+        PRIMARY KEY (station_id, public_key)
+      );
+    `,
+  },
 ];
 
 /** The database was migrated by a newer chargegate than this one: its schema may mean things this code cannot know. */

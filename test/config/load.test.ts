@@ -16,6 +16,7 @@ describe('config', () => {
       queueCapacity: 1000,
       requestTimeoutMs: 10000,
       retainDeliveredDays: 30,
+      signedMeterValues: 'beginEnd',
     });
   });
 

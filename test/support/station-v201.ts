@@ -141,6 +141,8 @@ export class StationV201 {
       timestamp?: Date;
       offline?: boolean;
       currentA?: number;
+      /** A signed reading of the register (README "Signed meter values"), its fields sent as given. */
+      signedMeterValue?: { signedMeterData: string; signingMethod: string; encodingMethod: string; publicKey: string };
     } = {},
   ): Promise<Response<'TransactionEvent'>> {
     const at = options.timestamp ?? new Date();
@@ -175,7 +177,13 @@ export class StationV201 {
         {
           timestamp,
           sampledValue: [
-            { value: this.meterWh, context, measurand: 'Energy.Active.Import.Register', unitOfMeasure: { unit: 'Wh' } },
+            {
+              value: this.meterWh,
+              context,
+              measurand: 'Energy.Active.Import.Register',
+              unitOfMeasure: { unit: 'Wh' },
+              ...(options.signedMeterValue && { signedMeterValue: options.signedMeterValue }),
+            },
             ...current,
           ],
         },

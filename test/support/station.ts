@@ -64,6 +64,8 @@ export interface StopTransactionInput {
   reason?: string;
   idTag?: string;
   timestamp?: Date;
+  /** Signed readings sent in transactionData: SampledValues with format SignedData (README "Signed meter values"). */
+  signedValues?: Array<{ value: string; context?: string }>;
 }
 
 /** A transaction the station started or stopped because the central system told it to. */
@@ -229,6 +231,19 @@ export class SimulatedStation {
       timestamp: (input.timestamp ?? new Date()).toISOString(),
       ...(input.reason !== undefined && { reason: input.reason }),
       ...(input.idTag !== undefined && { idTag: input.idTag }),
+      ...(input.signedValues && {
+        transactionData: [
+          {
+            timestamp: (input.timestamp ?? new Date()).toISOString(),
+            sampledValue: input.signedValues.map(({ value, context }) => ({
+              value,
+              format: 'SignedData',
+              measurand: 'Energy.Active.Import.Register',
+              context: context ?? 'Transaction.End',
+            })),
+          },
+        ],
+      }),
     });
     this.open.delete(input.transactionId);
     if (open) this.profiles.endTransaction(open.connectorId);
@@ -266,6 +281,36 @@ export class SimulatedStation {
               : [
                   { value: String(input.currentA), measurand: 'Current.Import', unit: 'A', context: 'Sample.Periodic' },
                 ]),
+          ],
+        },
+      ],
+    });
+  }
+
+  /**
+   * MeterValues with one signed reading (format SignedData), as a meter with OCMF makes the station send it: the
+   * whitepaper's JSON or a bare record, whatever `value` is.
+   */
+  signedMeterValue(input: {
+    connectorId: number;
+    transactionId?: number;
+    value: string;
+    context?: string;
+    timestamp?: Date;
+  }): Promise<object> {
+    return this.call('MeterValues', {
+      connectorId: input.connectorId,
+      ...(input.transactionId !== undefined && { transactionId: input.transactionId }),
+      meterValue: [
+        {
+          timestamp: (input.timestamp ?? new Date()).toISOString(),
+          sampledValue: [
+            {
+              value: input.value,
+              format: 'SignedData',
+              measurand: 'Energy.Active.Import.Register',
+              context: input.context ?? 'Transaction.Begin',
+            },
           ],
         },
       ],

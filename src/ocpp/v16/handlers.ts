@@ -12,6 +12,7 @@ import type { StationClient } from '../connections.js';
 import { noteDrawnCurrent } from '../drawn-current.js';
 import { rpcError } from '../rpc.js';
 import type { Ocpp16Actions } from './messages.js';
+import { signedReadingsV16 } from './signed-readings.js';
 
 type IdTagInfo = Ocpp16Actions['Authorize'][1]['idTagInfo'];
 
@@ -128,13 +129,15 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
       () => new Date(),
       warn,
     );
+    const own = site.transactions.ofStation(stationId, params.transactionId);
     const meterStopWh = stopValue(
       'meterStop',
       () => checkEnergyWh('meterStop', params.meterStop),
       // 1.6 carries no reading but the start's and the stop's: the session is billed nothing rather than left open.
-      () => site.transactions.ofStation(stationId, params.transactionId)?.meterStartWh ?? 0,
+      () => own?.meterStartWh ?? 0,
       warn,
     );
+    const signedReadings = signedReadingsV16(own?.connectorId ?? 0, params.transactionData ?? []);
     const stopped = site.transactions.stop({
       stationId,
       transactionId: params.transactionId,
@@ -142,6 +145,7 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
       stoppedAt,
       ...(params.reason !== undefined && { reason: params.reason }),
       ...(params.idTag !== undefined && { idTag: params.idTag }),
+      ...(signedReadings.length > 0 && { signedReadings }),
     });
     const owner = stopped ? undefined : site.transactions.byId(params.transactionId)?.stationId;
     if (stopped) {
@@ -173,6 +177,18 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
       warn({ transactionId }, "MeterValues for another station's transaction: ignored");
       return {};
     }
+    const signed = signedReadingsV16(params.connectorId, params.meterValue);
+    if (
+      signed.length > 0 &&
+      !site.transactions.keepSignedReadings(
+        { stationId, connectorId: params.connectorId, ...(transactionId !== undefined && { transactionId }) },
+        signed,
+      )
+    )
+      warn(
+        { transactionId, connectorId: params.connectorId, readings: signed.length },
+        'signed meter values for no transaction of this station: dropped',
+      );
     noteDrawnCurrent(
       deps,
       { stationId, connectorId: params.connectorId },

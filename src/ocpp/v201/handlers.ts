@@ -3,7 +3,14 @@ import type { StationClient } from '../connections.js';
 import { signCertificateHandler } from './certificates.js';
 import { ConnectionMemory } from './connection-memory.js';
 import { noteDrawnCurrent } from '../drawn-current.js';
-import { currentSamples, idTokenInfoOf, importedEnergyWh, statusOf, type ConnectorActivity } from './mapping.js';
+import {
+  currentSamples,
+  idTokenInfoOf,
+  importedEnergyWh,
+  signedReadings,
+  statusOf,
+  type ConnectorActivity,
+} from './mapping.js';
 import type { Ocpp201Actions } from './messages.js';
 import { transactionEventHandler } from './transaction-events.js';
 
@@ -72,6 +79,12 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
   on('MeterValues', (params) => {
     memory.noteEnergy(params.evseId, importedEnergyWh(params.meterValue));
     noteDrawnCurrent(deps, { stationId, connectorId: params.evseId }, currentSamples(params.meterValue));
+    const signed = signedReadings(params.evseId, params.meterValue);
+    if (signed.length > 0 && !site.transactions.keepSignedReadings({ stationId, connectorId: params.evseId }, signed))
+      deps.warn(
+        { evseId: params.evseId, readings: signed.length },
+        'signed meter values for no transaction of this station: dropped',
+      );
     log.debug({ evseId: params.evseId, samples: params.meterValue.length }, 'meter values');
     return {};
   });

@@ -1,4 +1,4 @@
-import { checkEnergyWh, type StopReason } from '../../site/index.js';
+import { checkEnergyWh, type SignedReadingInput, type StopReason } from '../../site/index.js';
 import type { AuthorizationDecision } from '../../authorization/index.js';
 import type { CurrentSample } from '../drawn-current.js';
 import type {
@@ -101,4 +101,31 @@ export function idTokenInfoOf(decision: Pick<AuthorizationDecision, 'status' | '
     status: decision.status,
     ...(decision.expiryDate !== undefined && { cacheExpiryDateTime: decision.expiryDate }),
   };
+}
+
+/**
+ * The signed readings of a meter value list (README "Signed meter values"): each sample's signedMeterValue, its
+ * fields exactly as sent (an empty publicKey is none: a station may send the key once per transaction).
+ */
+export function signedReadings(
+  evseId: number,
+  meterValues: readonly MeterValueType[] | undefined,
+): SignedReadingInput[] {
+  return (meterValues ?? []).flatMap((mv) =>
+    mv.sampledValue.flatMap((s) =>
+      s.signedMeterValue
+        ? [
+            {
+              signedMeterData: s.signedMeterValue.signedMeterData,
+              signingMethod: s.signedMeterValue.signingMethod,
+              encodingMethod: s.signedMeterValue.encodingMethod,
+              publicKey: s.signedMeterValue.publicKey === '' ? null : s.signedMeterValue.publicKey,
+              context: s.context ?? 'Sample.Periodic',
+              timestamp: new Date(mv.timestamp),
+              connectorId: evseId,
+            },
+          ]
+        : [],
+    ),
+  );
 }

@@ -1,5 +1,5 @@
 import type { AuthorizationDecision } from '../../authorization/index.js';
-import type { Transaction } from '../../site/index.js';
+import type { SignedReadingInput, Transaction } from '../../site/index.js';
 import {
   stationTime,
   stopValue,
@@ -10,7 +10,14 @@ import {
 import { rpcError } from '../rpc.js';
 import type { ConnectionMemory } from './connection-memory.js';
 import { noteDrawnCurrent } from '../drawn-current.js';
-import { currentSamples, idTokenInfoOf, importedEnergyWh, stopReasonOf, type ConnectorActivity } from './mapping.js';
+import {
+  currentSamples,
+  idTokenInfoOf,
+  importedEnergyWh,
+  signedReadings,
+  stopReasonOf,
+  type ConnectorActivity,
+} from './mapping.js';
 import type { IdTokenInfoType, Ocpp201Actions, TransactionEventRequest } from './messages.js';
 
 /** What a TransactionEvent handler works with: the station's connection and the domain. */
@@ -65,7 +72,12 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
     return { decision, transaction: started };
   };
 
-  const stop = (params: TransactionEventRequest, transaction: Transaction, energyWh: number | undefined): void => {
+  const stop = (
+    params: TransactionEventRequest,
+    transaction: Transaction,
+    energyWh: number | undefined,
+    signed: readonly SignedReadingInput[],
+  ): void => {
     const stoppedAt = stopValue(
       'timestamp',
       () => stationTime(params.timestamp),
@@ -79,6 +91,7 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
       stoppedAt,
       reason: stopReasonOf(params.transactionInfo.stoppedReason),
       ...(params.idToken !== undefined && { idTag: params.idToken.idToken }),
+      ...(signed.length > 0 && { signedReadings: signed }),
     });
     if (!stopped) return;
     log.info(
@@ -143,9 +156,22 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
       );
     }
 
+    const signed = signedReadings(evseId, params.meterValue);
+    if (eventType !== 'Ended' && signed.length > 0) {
+      if (transaction)
+        site.transactions.keepSignedReadings({ stationId, connectorId: evseId, transactionId: transaction.id }, signed);
+      else if (site.transactions.beganWithoutDriver(stationId, stationTransactionId))
+        site.transactions.keepUnclaimedSignedReadings(stationId, stationTransactionId, signed);
+      else
+        warn(
+          { stationTransactionId, eventType, readings: signed.length },
+          'signed meter values for no transaction of this station: dropped',
+        );
+    }
+
     if (eventType === 'Ended') {
       memory.forgetTransaction(stationTransactionId);
-      if (transaction) stop(params, transaction, energyWh);
+      if (transaction) stop(params, transaction, energyWh, signed);
       else {
         site.transactions.forgetStartWithoutDriver(stationId, stationTransactionId);
         log.info(

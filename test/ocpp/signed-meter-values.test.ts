@@ -1,0 +1,297 @@
+import { describe, expect, it } from 'vitest';
+import { apiDaemonForTest } from '../http/api-harness.js';
+import { eventually } from '../support/daemon.js';
+import { receiverForTest, stationV201ForTest } from '../support/for-test.js';
+import { forged, meterKey, ocmfRecord, simulatedRecord, type MeterKey } from '../support/ocmf.js';
+import { expectSignedWebhook, jwksSigningKey } from '../webhooks/harness.js';
+
+const CP001 = { id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1, 2] }] };
+const EV201 = { id: 'EV201', chargePoints: [{ id: 'EV201-A', connectors: [1] }] };
+const CP002 = { id: 'CP002', chargePoints: [{ id: 'CP002-A', connectors: [1] }] };
+const GROUPS = [{ id: 'ops', scope: 'company:acme', permissions: ['charge-points:read', 'events:read'] }];
+
+/** The whitepaper's JSON form of a 1.6 SignedData value. */
+const whitepaperJson = (key: MeterKey, record: string) =>
+  JSON.stringify({
+    signedMeterData: record,
+    signingMethod: key.algorithm,
+    encodingMethod: 'OCMF',
+    publicKey: key.publicKeyHex,
+  });
+
+async function signedSite(
+  options: { cp001?: Record<string, unknown>; webhookDelivery?: Record<string, unknown> } = {},
+) {
+  const partner = await receiverForTest();
+  const api = await apiDaemonForTest({
+    sites: [
+      {
+        id: 's1',
+        stations: [{ ...CP001, ...options.cp001 }, EV201, CP002],
+        meters: [],
+        webhooks: [{ id: 'partner', url: partner.url(), events: ['StopTransaction'] }],
+      },
+    ],
+    groups: GROUPS,
+    webhookDelivery: { retryIntervalS: 0.2, ...options.webhookDelivery },
+  });
+  const token = await api.token(api.createApp('ops'));
+  return { partner, api, token };
+}
+
+type Payload = Record<string, unknown> & { transactionId: number; signedMeterValues?: Array<Record<string, unknown>> };
+
+describe('signed meter values (README "Signed meter values")', () => {
+  it('a 1.6 and a 2.0.1 station with signed Begin/End: StopTransaction carries the records byte for byte, verified and consistent; /events and /transactions/{id} show the same', async () => {
+    const { partner, api, token } = await signedSite();
+    const legacy = await api.connect('CP001');
+    await legacy.boot();
+    const modern = await stationV201ForTest(api.url, 'EV201');
+    await modern.boot();
+
+    // 1.6: the Begin reading in MeterValues right after StartTransaction, naming no transaction; a periodic one;
+    // the End reading in StopTransaction's transactionData as a bare record.
+    const meter16 = meterKey('P-256');
+    const begin16 = whitepaperJson(meter16, ocmfRecord(meter16, { tx: 'B', kWh: 12.345 }));
+    const periodic16 = ocmfRecord(meter16, { tx: 'T', kWh: 15 });
+    const end16 = ocmfRecord(meter16, { tx: 'E', kWh: 20.5 });
+    const tx16 = await legacy.startTransaction({ connectorId: 1, idTag: 'TAG-16', meterStart: 12_345 });
+    await legacy.signedMeterValue({ connectorId: 1, value: begin16, context: 'Transaction.Begin' });
+    await legacy.signedMeterValue({
+      connectorId: 1,
+      transactionId: tx16,
+      value: periodic16,
+      context: 'Sample.Periodic',
+    });
+    await legacy.stopTransaction({
+      transactionId: tx16,
+      meterStop: 20_500,
+      reason: 'EVDisconnected',
+      signedValues: [{ value: end16 }],
+    });
+
+    // 2.0.1: base64 records and a base64 key, sent once per transaction (the End reading's key is empty).
+    const meter201 = meterKey('P-384');
+    const key201 = Buffer.from(meter201.publicKeyHex, 'hex').toString('base64');
+    const b64 = (record: string) => Buffer.from(record).toString('base64');
+    const begin201 = b64(ocmfRecord(meter201, { tx: 'B', kWh: 1 }));
+    const end201 = b64(ocmfRecord(meter201, { tx: 'E', kWh: 3 }));
+    const stationTx = modern.newTransactionId();
+    modern.meterWh = 1000;
+    await modern.transactionEvent('Started', stationTx, {
+      evseId: 1,
+      idToken: 'TAG-201',
+      chargingState: 'Charging',
+      signedMeterValue: {
+        signedMeterData: begin201,
+        signingMethod: meter201.algorithm,
+        encodingMethod: 'OCMF',
+        publicKey: key201,
+      },
+    });
+    modern.meterWh = 3000;
+    await modern.transactionEvent('Ended', stationTx, {
+      stoppedReason: 'EVDisconnected',
+      signedMeterValue: {
+        signedMeterData: end201,
+        signingMethod: meter201.algorithm,
+        encodingMethod: 'OCMF',
+        publicKey: '',
+      },
+    });
+
+    await partner.waitForCount(2, 20_000);
+    const signingKey = await jwksSigningKey(api);
+    const received = await Promise.all(partner.requests.map((r) => expectSignedWebhook(r, signingKey)));
+    const stops = received.map((e) => e.payload as Payload);
+    const of = (stationId: string) => stops.find((p) => p.stationId === stationId)!;
+    expect(of('CP001').signedMeterValues).toEqual([
+      expect.objectContaining({
+        context: 'Transaction.Begin',
+        encodingMethod: 'OCMF',
+        signingMethod: 'ECDSA-secp256r1-SHA256',
+        signedMeterData: JSON.parse(begin16).signedMeterData,
+        publicKey: meter16.publicKeyHex,
+        verified: true,
+        consistent: true,
+      }),
+      // The station sent the key with the Begin reading only: the End reading is checked against it.
+      expect.objectContaining({
+        context: 'Transaction.End',
+        signedMeterData: end16,
+        publicKey: null,
+        verified: true,
+        consistent: true,
+      }),
+    ]);
+    expect(of('EV201').signedMeterValues).toEqual([
+      expect.objectContaining({
+        context: 'Transaction.Begin',
+        signedMeterData: begin201,
+        publicKey: key201,
+        verified: true,
+        consistent: true,
+      }),
+      // The key came once, with the Begin reading: the End reading is checked against it.
+      expect.objectContaining({
+        context: 'Transaction.End',
+        signedMeterData: end201,
+        publicKey: null,
+        verified: true,
+        consistent: true,
+      }),
+    ]);
+
+    // GET /events: the same payloads.
+    const page = await api.call('GET', '/events', { token });
+    const fromEvents = (page.body.events as Array<{ eventType: string; payload: Payload }>)
+      .filter((e) => e.eventType === 'StopTransaction')
+      .map((e) => e.payload);
+    expect(fromEvents).toEqual(expect.arrayContaining(stops));
+
+    // GET /transactions/{id}: every reading kept, the periodic one and the 1.6 value as sent included.
+    const detail = await api.call('GET', `/transactions/${tx16}`, { token });
+    expect(detail.status).toBe(200);
+    expect(detail.body).toMatchObject({ transactionId: tx16, meterStart: 12.345, meterStop: 20.5 });
+    expect(
+      (detail.body.signedMeterValues as Array<Record<string, unknown>>).map((r) => [r.context, r.signedMeterData]),
+    ).toEqual([
+      ['Transaction.Begin', JSON.parse(begin16).signedMeterData],
+      ['Sample.Periodic', periodic16],
+      ['Transaction.End', end16],
+    ]);
+    expect((await api.call('GET', '/transactions/999999', { token })).status).toBe(404);
+    expect((await api.call('GET', '/transactions/abc', { token })).status).toBe(400);
+  });
+
+  it('forged, foreign-key, simulated and garbage readings: answered, billed, kept with verified false; a pinned-key failure warns on the log and /health naming the station', async () => {
+    const pinned = meterKey();
+    const foreign = meterKey();
+    const { partner, api } = await signedSite({ cp001: { meterPublicKeys: [pinned.publicKeyHex] } });
+    const legacy = await api.connect('CP001');
+    await legacy.boot();
+    const modern = await stationV201ForTest(api.url, 'EV201');
+    await modern.boot();
+
+    const tx16 = await legacy.startTransaction({ connectorId: 1, idTag: 'TAG-16', meterStart: 5000 });
+    // Signed by another meter, which sends its own key: the pinned key wins. Its value also disagrees with meterStart.
+    await legacy.signedMeterValue({
+      connectorId: 1,
+      transactionId: tx16,
+      value: whitepaperJson(foreign, ocmfRecord(foreign, { tx: 'B', kWh: 4 })),
+    });
+    await legacy.stopTransaction({
+      transactionId: tx16,
+      meterStop: 6000,
+      signedValues: [
+        { value: forged(ocmfRecord(pinned, { tx: 'E', kWh: 6 })) },
+        { value: 'not a reading', context: 'Sample.Periodic' },
+      ],
+    });
+
+    const stationTx = modern.newTransactionId();
+    const simulated = simulatedRecord(0, 'B');
+    await modern.transactionEvent('Started', stationTx, {
+      evseId: 1,
+      idToken: 'TAG-201',
+      signedMeterValue: {
+        signedMeterData: simulated,
+        signingMethod: 'ECDSA-secp256r1-SHA256',
+        encodingMethod: 'OCMF',
+        publicKey: '',
+      },
+    });
+    await modern.transactionEvent('Ended', stationTx, {
+      signedMeterValue: {
+        signedMeterData: '%%%not base64',
+        signingMethod: 'x',
+        encodingMethod: 'OCMF',
+        publicKey: 'broken',
+      },
+    });
+
+    await partner.waitForCount(2, 20_000);
+    const stops = partner.requests.map((r) => r.json<{ payload: Payload }>().payload);
+    const cp001 = stops.find((p) => p.stationId === 'CP001')!;
+    expect(cp001).toMatchObject({ meterStart: 5, meterStop: 6 });
+    expect(cp001.signedMeterValues).toEqual([
+      expect.objectContaining({
+        context: 'Transaction.Begin',
+        publicKey: foreign.publicKeyHex,
+        verified: false,
+        consistent: false,
+      }),
+      expect.objectContaining({ context: 'Transaction.End', verified: false }),
+    ]);
+    const ev201 = stops.find((p) => p.stationId === 'EV201')!;
+    expect(ev201.signedMeterValues).toEqual([
+      expect.objectContaining({ signedMeterData: simulated, verified: false }),
+      expect.objectContaining({ signedMeterData: '%%%not base64', verified: false }),
+    ]);
+    // The garbage periodic value is kept as sent.
+    const kept = api.db
+      .prepare('SELECT as_received, verified FROM signed_readings WHERE transaction_id = ? ORDER BY id')
+      .all(tx16);
+    expect(kept).toContainEqual({ as_received: 'not a reading', verified: 0 });
+
+    const warnings = await eventually(() => {
+      const lines = api.logs.filter((l) => l.level === 40 && String(l.msg).includes('fails the meter key pinned'));
+      return lines.length >= 2 && lines;
+    });
+    expect(warnings.every((l) => l.stationId === 'CP001' && String(l.msg).includes('CP001'))).toBe(true);
+    const health = (await (await fetch(`${api.baseUrl}/health`)).json()) as Record<string, Record<string, unknown>>;
+    expect(health.signedMeterValues).toMatchObject({
+      status: 'warning',
+      warning: expect.stringContaining('CP001'),
+      pinnedKeyFailures: [expect.objectContaining({ stationId: 'CP001', readings: 2 })],
+    });
+    expect(health.status).toBe('warning');
+  });
+
+  it('webhookDelivery.signedMeterValues all carries the periodic readings too, none carries none; no signed reading, no key', async () => {
+    for (const mode of ['all', 'none'] as const) {
+      const { partner, api } = await signedSite({ webhookDelivery: { signedMeterValues: mode } });
+      const station = await api.connect('CP001');
+      await station.boot();
+      const meter = meterKey();
+      const tx = await station.startTransaction({ connectorId: 1, idTag: 'TAG', meterStart: 0 });
+      await station.signedMeterValue({
+        connectorId: 1,
+        transactionId: tx,
+        value: ocmfRecord(meter, { tx: 'T', kWh: 0.5 }),
+        context: 'Sample.Periodic',
+      });
+      await station.stopTransaction({
+        transactionId: tx,
+        meterStop: 1000,
+        signedValues: [{ value: ocmfRecord(meter, { tx: 'E', kWh: 1 }) }],
+      });
+      const plain = await station.startTransaction({ connectorId: 2, idTag: 'TAG2', meterStart: 0 });
+      await station.stopTransaction({ transactionId: plain, meterStop: 10 });
+      await partner.waitForCount(2, 20_000);
+      const [signed, unsigned] = partner.requests.map((r) => r.json<{ payload: Payload }>().payload);
+      if (mode === 'all')
+        expect(signed!.signedMeterValues!.map((r) => r.context)).toEqual(['Sample.Periodic', 'Transaction.End']);
+      else expect(signed).not.toHaveProperty('signedMeterValues');
+      expect(unsigned).not.toHaveProperty('signedMeterValues');
+    }
+  });
+
+  it("signed readings for another station's transaction stay refused: nothing kept", async () => {
+    const { api } = await signedSite();
+    const owner = await api.connect('CP001');
+    await owner.boot();
+    const intruder = await api.connect('CP002');
+    await intruder.boot();
+    const tx = await owner.startTransaction({ connectorId: 1, idTag: 'TAG', meterStart: 0 });
+    await intruder.signedMeterValue({
+      connectorId: 1,
+      transactionId: tx,
+      value: ocmfRecord(meterKey(), { tx: 'B', kWh: 0 }),
+    });
+    // CP002 has no open transaction either: a reading naming none is dropped with a warning.
+    await intruder.signedMeterValue({ connectorId: 1, value: ocmfRecord(meterKey(), { tx: 'B', kWh: 0 }) });
+    expect(api.db.prepare('SELECT COUNT(*) AS n FROM signed_readings').get()).toEqual({ n: 0 });
+    expect(api.logged('signed meter values for no transaction of this station: dropped')).toHaveLength(1);
+  });
+});
