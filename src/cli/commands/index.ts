@@ -8,6 +8,7 @@ import { registerMeter } from './meter.js';
 import { registerRollback } from './rollback.js';
 import { registerRun } from './run.js';
 import { registerStation } from './station.js';
+import { registerTransaction } from './transaction.js';
 import { registerWebhook } from './webhook.js';
 
 /** Every command group registers itself here; one file per group. */
@@ -19,6 +20,7 @@ export function registerCommands(program: Command): void {
   registerStation(program);
   registerMeter(program);
   registerIdTag(program);
+  registerTransaction(program);
   registerWebhook(program);
   registerDeadletter(program);
   registerRollback(program);

@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { readConfiguredFile } from '../../config/index.js';
 import { openKeystore, STATION_CA_DAYS, STATION_CERTIFICATE_DAYS } from '../../keystore/index.js';
+import { meterKeyHex, MeterKeyError, parseMeterPublicKey } from '../../meter-signatures/index.js';
 import { Site } from '../../site/index.js';
 import {
   CliError,
@@ -18,7 +19,7 @@ import {
 } from '../context.js';
 
 /**
- * `chargegate station list|pair|block|remove`: the installer's side of admitting stations (README "Connecting a
+ * `chargegate station list|pair|cert|meter-key|block|remove`: the installer's side of admitting stations (README "Connecting a
  * station").
  */
 export function registerStation(program: Command): void {
@@ -108,6 +109,44 @@ export function registerStation(program: Command): void {
             : chain.trimEnd(),
       );
     });
+
+  station
+    .command('meter-key')
+    .description(
+      'pin a meter\'s public key for a station: its signed readings verify against the pinned keys only (README "Signed meter values")',
+    )
+    .argument('<stationId>')
+    .argument(
+      '<key>',
+      'PEM, or the hex or base64 of the DER SubjectPublicKeyInfo (as the meter label or its maker gives it)',
+    )
+    .option('--remove', 'remove this pin instead')
+    .action((stationId: string, key: string, options: { remove?: boolean }, cmd: Command) =>
+      withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
+        const site = siteOf(ctx);
+        if (!site.stations.list({ includeRemoved: true }).some((s) => s.id === stationId))
+          throw new CliError(`no station "${stationId}" in the config or the database`, EXIT_FAILURE);
+        let publicKey: string;
+        try {
+          publicKey = meterKeyHex(parseMeterPublicKey(key));
+        } catch (err) {
+          if (err instanceof MeterKeyError) throw new CliError(`<key>: ${err.message}`, EXIT_USAGE);
+          throw err;
+        }
+        if (options.remove) {
+          if (!site.signedReadings.unpin(stationId, publicKey))
+            throw new CliError(`no such meter key pinned for ${stationId} by this command`, EXIT_FAILURE);
+          output(ctx.json, { stationId, publicKey, pinned: false }, () => `Meter key unpinned for ${stationId}.`);
+          return;
+        }
+        site.signedReadings.pin(stationId, publicKey);
+        output(
+          ctx.json,
+          { stationId, publicKey, pinned: true },
+          () => `Meter key pinned for ${stationId} (with any in the config): ${publicKey}`,
+        );
+      }),
+    );
 
   for (const [name, state, description] of [
     ['block', 'blocked', 'refuse a station: BootNotification answers Rejected, its open connection is closed'],
