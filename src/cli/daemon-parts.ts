@@ -9,6 +9,7 @@ import {
   authorizationServerMetadataRoutes,
   BearerAuth,
   chargePointsApiRoutes,
+  circuitLimitApiRoutes,
   createHttpServer,
   historyApiRoutes,
   jwksRoutes,
@@ -18,7 +19,7 @@ import {
   type StatusGuard,
 } from '../http/index.js';
 import { STATION_CERTIFICATE_DAYS, type Keystore } from '../keystore/index.js';
-import { hasCircuits, LoadManager, type LoadStatus } from '../load/index.js';
+import { hasCircuits, LoadManager, TemporaryLimits, type LoadStatus } from '../load/index.js';
 import { lineWriter, type Logger } from '../log/index.js';
 import { MeterService } from '../modbus/index.js';
 import { connectUpstreamAsStation, startCentralSystem, type CentralSystem } from '../ocpp/index.js';
@@ -244,14 +245,18 @@ export async function startMeters(
 
 /**
  * Load management (README "Circuits (load management)"), running only while a site has circuits (a reload may add or
- * remove them): the controller's shell on the circuit meters, the open transactions and the stations' boots,
- * limiting through charging profiles.
+ * remove them): the controller's shell on the circuit meters, the open transactions, the stations' boots and the
+ * temporary limits, limiting through charging profiles. The temporary limits are kept whether or not a site has
+ * circuits now (the API answers for them), and re-read when the CLI changed them.
  */
 export function startLoadManagement(
-  options: { config: Config; site: Site; meters: MeterService; centralSystem: CentralSystem },
+  options: { config: Config; site: Site; meters: MeterService; centralSystem: CentralSystem; storage: Storage },
   shared: DaemonShared,
-): { part: DaemonPart; status: () => LoadStatus | undefined } {
+): { part: DaemonPart; status: () => LoadStatus | undefined; temporaryLimits: TemporaryLimits } {
   const { site, meters, centralSystem } = options;
+  const logger = shared.logger.child({ component: 'load' });
+  const temporaryLimits = new TemporaryLimits({ writer: options.storage.group });
+  const stopWatching = temporaryLimits.watch(options.config.ocpp.changePollMs, logger);
   let running: { load: LoadManager; health: HealthSource; stopHearingBoots: () => void } | undefined;
   const stop = (): void => {
     if (!running) return;
@@ -268,14 +273,19 @@ export function startLoadManagement(
       limits: centralSystem.chargingLimits,
       meters,
       transactions: site.transactions,
-      logger: shared.logger.child({ component: 'load' }),
+      temporaryLimits,
+      logger,
     });
     running = { load, health: load.health(), stopHearingBoots: centralSystem.onBooted((id) => load.booted(id)) };
     shared.health.push(running.health);
   };
   apply(options.config);
-  // Undefined while no site has circuits.
-  return { part: { name: 'load', stop, reload: apply }, status: () => running?.load.status() };
+  return {
+    part: { name: 'load', stop: () => (stopWatching(), stop()), reload: apply },
+    // Undefined while no site has circuits.
+    status: () => running?.load.status(),
+    temporaryLimits,
+  };
 }
 
 /**
@@ -283,10 +293,17 @@ export function startLoadManagement(
  * API, OpenAPI, and the status page. Returns the guard that keeps status and metrics behind `status:read`.
  */
 export function addHttpRoutes(
-  options: { config: () => Config; storage: Storage; keystore: Keystore; site: Site; centralSystem: CentralSystem },
+  options: {
+    config: () => Config;
+    storage: Storage;
+    keystore: Keystore;
+    site: Site;
+    centralSystem: CentralSystem;
+    temporaryLimits: TemporaryLimits;
+  },
   shared: DaemonShared,
 ): StatusGuard {
-  const { config, storage, keystore, site, centralSystem } = options;
+  const { config, storage, keystore, site, centralSystem, temporaryLimits } = options;
   const applications = new Applications({ db: storage.db });
   const bearer = new BearerAuth({
     verifier: new AccessTokenVerifier({ keystore, issuer: () => config().http.issuer }),
@@ -300,6 +317,7 @@ export function addHttpRoutes(
     authorizationServerMetadataRoutes(config),
     chargePointsApiRoutes({ site, auth: bearer, commands: centralSystem.commands, config, metrics: shared.metrics }),
     historyApiRoutes({ db: storage.db, auth: bearer, config }),
+    circuitLimitApiRoutes({ auth: bearer, config, temporaryLimits }),
     openApiRoutes(config),
     statusPageRoutes(
       { site, config, health: () => shared.health, startedAt: new Date(), version: packageVersion() },

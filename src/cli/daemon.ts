@@ -100,12 +100,19 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const meters = await startMeters({ config, site, storage }, shared);
     parts.push(meters.part);
     const load = startLoadManagement(
-      { config, site, meters: meters.meters, centralSystem: ocpp.centralSystem },
+      { config, site, meters: meters.meters, centralSystem: ocpp.centralSystem, storage },
       shared,
     );
     parts.push(load.part);
     const guard = addHttpRoutes(
-      { config: () => config, storage, keystore, site, centralSystem: ocpp.centralSystem },
+      {
+        config: () => config,
+        storage,
+        keystore,
+        site,
+        centralSystem: ocpp.centralSystem,
+        temporaryLimits: load.temporaryLimits,
+      },
       shared,
     );
     await webhooks.ready();

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { formatKeyPath } from '../config/index.js';
+import { limitUntilProblem, MAX_TEMPORARY_LIMIT_A } from '../load/index.js';
 import { API_ERROR_CODES, ApiError } from './http-errors.js';
 
 /**
@@ -116,6 +117,57 @@ export const transactionParamsSchema = z.strictObject({
 });
 
 export const transactionListSchema = z.array(transactionSchema).register(apiSchemas, { id: 'TransactionList' });
+
+/** A field's message: `required` when it is absent, else what was expected. */
+const requiredOr =
+  (expected: string) =>
+  (issue: { input: unknown }): string =>
+    issue.input === undefined ? 'required' : expected;
+
+export const circuitParamsSchema = z.strictObject({ siteId: z.string().min(1), circuitId: z.string().min(1) });
+
+export const temporaryLimitRequestSchema = z
+  .strictObject({
+    maxCurrentA: z
+      .number({ error: requiredOr('expected a number of amperes') })
+      .positive('expected a number of amperes above 0')
+      .max(MAX_TEMPORARY_LIMIT_A, `expected at most ${MAX_TEMPORARY_LIMIT_A} A`)
+      .describe(
+        'Per phase. The circuit carries the lower of this and its configured maxCurrentA: a temporary limit only lowers',
+      ),
+    until: z
+      .string({ error: requiredOr('expected an ISO 8601 date-time string') })
+      .superRefine((until, ctx) => {
+        const problem = limitUntilProblem(until, new Date());
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .meta({
+        format: 'date-time',
+        description:
+          'When the limit ends: an ISO 8601 date-time with seconds and an offset (Z or +hh:mm), in the future. It survives a gateway restart until then',
+      }),
+  })
+  .register(apiSchemas, { id: 'TemporaryLimitRequest' });
+
+export const circuitLimitSchema = z
+  .strictObject({
+    siteId: z.string(),
+    circuitId: z.string(),
+    configuredMaxCurrentA: z.number().describe("The circuit's maxCurrentA in the config, A per phase"),
+    temporaryLimit: z
+      .strictObject({
+        maxCurrentA: z.number().describe('A per phase, as set'),
+        until: zonedTime('When it ends'),
+        setAt: zonedTime('When it was set'),
+        setBy: z.string().describe('Who set it: `api:<clientId>` or `cli`'),
+      })
+      .nullable()
+      .describe('The temporary limit in force; null when there is none (an ended one is not shown)'),
+    effectiveMaxCurrentA: z
+      .number()
+      .describe('What the circuit may carry now, A per phase: the lower of the configured and the temporary limit'),
+  })
+  .register(apiSchemas, { id: 'CircuitLimit' });
 
 export const TRANSACTIONS_MAX_LIMIT = 10_000;
 

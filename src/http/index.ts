@@ -7,3 +7,4 @@ export { chargePointsApiRoutes, type ChargePointsApiOptions } from './charge-poi
 export { historyApiRoutes, type HistoryApiOptions } from './history-api.js';
 export { openApiRoutes } from './openapi.js';
 export { authorizationServerMetadataRoutes } from './authorization-server-metadata.js';
+export { circuitLimitApiRoutes, type CircuitLimitApiOptions } from './circuit-limit-api.js';

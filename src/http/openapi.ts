@@ -12,8 +12,8 @@ const error = (description: string) => json(ref('Error'), description);
 
 /** Every permission a group can grant, as OAuth scopes (a token's `scope` lists those of its groups). */
 const PERMISSION_DESCRIPTIONS: Record<Permission, string> = {
-  'charge-points:read': 'List charge points',
-  'charge-points:control': 'Start and stop transactions',
+  'charge-points:read': "List charge points; read a circuit's limits",
+  'charge-points:control': 'Start and stop transactions; set temporary circuit limits (needs a site or company grant)',
   'events:read': 'Read the site events (GET /events): catch up after an outage without a replay',
   'status:read': 'Read the status page, status.json and /metrics on a non-loopback listener',
 };
@@ -55,6 +55,65 @@ function commandOperation(operationId: string, summary: string, body: string): R
   };
 }
 
+const CIRCUIT_PARAMETERS = [
+  { name: 'siteId', in: 'path', required: true, schema: { type: 'string' } },
+  { name: 'circuitId', in: 'path', required: true, schema: { type: 'string' } },
+];
+
+/** GET, PUT and DELETE /sites/{siteId}/circuits/{circuitId}/limit: a circuit's temporary limit. */
+function circuitLimitOperations(): Record<string, unknown> {
+  const control = [{ bearer: [] }, { oauth2: ['charge-points:control'] }];
+  const forbidden = error(
+    'The application lacks the permission, or its groups do not reach the whole site (a station or charge point grant does not)',
+  );
+  return {
+    get: {
+      operationId: 'getCircuitLimit',
+      summary: "A circuit's configured limit, the temporary limit in force (if any) and the limit that applies",
+      security: [{ bearer: [] }, { oauth2: ['charge-points:read'] }],
+      parameters: CIRCUIT_PARAMETERS,
+      responses: {
+        '200': json(ref('CircuitLimit'), "The circuit's limits"),
+        ...BEARER_ERRORS,
+        '403': forbidden,
+        '404': error('No such site, or no such circuit in it'),
+      },
+    },
+    put: {
+      operationId: 'setCircuitLimit',
+      summary:
+        "Sets a circuit's temporary limit (a grid operator's dimming order), replacing any before it: the circuit carries min(configured, temporary) until `until`. Lowering applies within about a second; the stations' TxProfiles follow at once",
+      security: control,
+      parameters: CIRCUIT_PARAMETERS,
+      requestBody: { required: true, content: { 'application/json': { schema: ref('TemporaryLimitRequest') } } },
+      responses: {
+        '200': json(ref('CircuitLimit'), "The circuit's limits, with the temporary limit just set"),
+        '400': error(
+          'Invalid path or body: `maxCurrentA` missing or not above 0, `until` missing, not an ISO 8601 date-time with an offset or not in the future, or a body that is not JSON; `problems` names each field',
+        ),
+        ...BEARER_ERRORS,
+        '403': forbidden,
+        '404': error('No such site, or no such circuit in it'),
+        '413': error(`The body is over ${BODY_LIMIT_BYTES} bytes`),
+        '415': error('The body is not application/json'),
+      },
+    },
+    delete: {
+      operationId: 'clearCircuitLimit',
+      summary:
+        "Ends a circuit's temporary limit now; the stations are raised again after loadManagement.raiseAfterS of stable headroom",
+      security: control,
+      parameters: CIRCUIT_PARAMETERS,
+      responses: {
+        '204': { description: 'The temporary limit ended' },
+        ...BEARER_ERRORS,
+        '403': forbidden,
+        '404': error('No such site or circuit, or the circuit has no temporary limit in force (none set, or ended)'),
+      },
+    },
+  };
+}
+
 /** Schemas of the API bodies as OpenAPI 3.0 components, generated from the zod schemas the routes validate with. */
 function components(): Record<string, unknown> {
   const { schemas } = z.toJSONSchema(apiSchemas, { target: 'openapi-3.0', uri: (id) => `#/components/schemas/${id}` });
@@ -71,7 +130,7 @@ function openApiDocument(config: Config): Record<string, unknown> {
       title: 'chargegate',
       version: '1',
       description:
-        'Edge controller API: OAuth 2.0 client credentials token, JWKS, charge points and remote start/stop, session history, event catch-up, health and metrics.',
+        'Edge controller API: OAuth 2.0 client credentials token, JWKS, charge points and remote start/stop, temporary circuit limits, session history, event catch-up, health and metrics.',
     },
     servers: [{ url: issuer }],
     components: {
@@ -300,6 +359,7 @@ function openApiDocument(config: Config): Record<string, unknown> {
         'RemoteStopTransaction of a transaction',
         'StopRequest',
       ),
+      '/sites/{siteId}/circuits/{circuitId}/limit': circuitLimitOperations(),
       '/health': {
         get: {
           operationId: 'getHealth',

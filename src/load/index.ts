@@ -14,3 +14,18 @@ export {
   type OpenTransaction,
   type OpenTransactions,
 } from './load-manager.js';
+export {
+  circuitLimitState,
+  effectiveMaxCurrentA,
+  findCircuit,
+  limitCurrentProblem,
+  limitUntilProblem,
+  MAX_TEMPORARY_LIMIT_A,
+  storedTemporaryLimits,
+  TEMPORARY_LIMITS_TOPIC,
+  TemporaryLimits,
+  type CircuitLimitState,
+  type ConfiguredCircuit,
+  type TemporaryLimit,
+  type TemporaryLimitSource,
+} from './temporary-limits.js';

@@ -3,6 +3,7 @@ import type { HealthSource } from '../health/index.js';
 import type { Logger } from '../log/index.js';
 import type { ChargingLimits, LimitOutcome } from './charging-limits.js';
 import { controlLoad, INITIAL_CONTROLLER_STATE } from './controller.js';
+import { effectiveMaxCurrentA, type TemporaryLimit, type TemporaryLimitSource } from './temporary-limits.js';
 import type {
   CircuitLoad,
   ConnectorDecision,
@@ -46,6 +47,8 @@ export interface LoadManagerOptions {
   limits: ChargingLimits;
   meters: CircuitMeters;
   transactions: OpenTransactions;
+  /** Temporary circuit limits (a grid operator's dimming order): a circuit carries min(configured, temporary). */
+  temporaryLimits?: TemporaryLimitSource;
   logger: Logger;
   /** How often a step runs without news: raises after raiseAfterS, rotations and renewals happen on it. */
   stepIntervalMs?: number;
@@ -55,8 +58,11 @@ export interface LoadManagerOptions {
 export interface CircuitStatus extends CircuitLoad {
   siteId: string;
   parent?: string;
-  /** The limit per phase that holds now. */
+  /** The limit per phase that holds now: the configured one, or a lower temporary one. */
   maxCurrentA: number;
+  configuredMaxCurrentA: number;
+  /** A temporary limit in force (README "Circuits (load management)", temporary limits). */
+  temporaryLimit?: { maxCurrentA: number; until: string; setBy: string };
   maxPowerW?: number;
   /** The `role: circuit` meter that measures it. */
   meterId?: string;
@@ -131,6 +137,8 @@ export class LoadManager {
   private state: ControllerState = INITIAL_CONTROLLER_STATE;
   private circuits: CircuitLoad[] = [];
   private decisions: ConnectorDecision[] = [];
+  /** The site the last step controlled: the configured one with the temporary limits in force then. */
+  private effectiveSite: LoadSite | undefined;
   private sessions: ReadonlyMap<string, { transactionId: number; drawnA?: number }> = new Map();
   private config: Config;
   private readonly uncontrolled = new Set<string>();
@@ -144,6 +152,8 @@ export class LoadManager {
   private readonly failedSends = new Set<string>();
   /** The last step failed: logged once until one succeeds. */
   private failing = false;
+  /** The temporary limits the last step applied, by circuit: a change is logged once. */
+  private applied = new Map<string, TemporaryLimit>();
 
   constructor(private readonly options: LoadManagerOptions) {
     this.config = options.config;
@@ -151,6 +161,8 @@ export class LoadManager {
     this.unsubscribe = [
       options.meters.onCircuitReading(() => this.step()),
       options.transactions.onOpenedOrClosed(() => this.step()),
+      // A new or lower limit is applied at once, not at the next step.
+      ...(options.temporaryLimits ? [options.temporaryLimits.onChange(() => this.step())] : []),
     ];
     this.timer = setInterval(() => this.step(), options.stepIntervalMs ?? DEFAULT_STEP_INTERVAL_MS);
     this.step();
@@ -201,12 +213,15 @@ export class LoadManager {
 
   /** What each circuit and managed connector stands at, as of the last step. */
   status(): LoadStatus {
-    const { site, circuitPlaces, connectorPlaces, stations } = this.managed;
+    const { circuitPlaces, connectorPlaces, stations } = this.managed;
+    const site = this.effectiveSite ?? this.managed.site;
+    const configured = new Map(this.managed.site.circuits.map((c) => [c.id, c.maxCurrentA]));
     const loads = new Map(this.circuits.map((c) => [c.circuitId, c]));
     const decisions = new Map(this.decisions.map((d) => [d.connectorId, d]));
     const circuits = site.circuits.flatMap((facts): CircuitStatus[] => {
       const load = loads.get(facts.id);
       const place = circuitPlaces.get(facts.id);
+      const temporary = this.applied.get(facts.id);
       if (!load || !place) return [];
       return [
         {
@@ -214,6 +229,14 @@ export class LoadManager {
           ...load,
           ...(facts.parent !== undefined && { parent: facts.parent }),
           maxCurrentA: facts.maxCurrentA,
+          configuredMaxCurrentA: configured.get(facts.id) ?? facts.maxCurrentA,
+          ...(temporary && {
+            temporaryLimit: {
+              maxCurrentA: temporary.maxCurrentA,
+              until: temporary.until.toISOString(),
+              setBy: temporary.setBy,
+            },
+          }),
           ...(facts.maxPowerW !== undefined && { maxPowerW: facts.maxPowerW }),
           ...(place.meterId !== undefined && { meterId: place.meterId }),
         },
@@ -270,7 +293,9 @@ export class LoadManager {
     // Damping, rotation and renewal count on a monotonic clock: a wall clock set back would hold a pending raise for
     // as long as it went back. Only validTo, which the station reads, is wall-clock time.
     const atMs = performance.now();
-    const { site, circuitOfMeter } = this.managed;
+    const { circuitOfMeter } = this.managed;
+    const site = this.withTemporaryLimits(this.managed.site);
+    this.effectiveSite = site;
     const connectorIds = new Set(site.connectors.map((c) => c.id));
     const open = new Map(
       this.options.transactions
@@ -316,6 +341,73 @@ export class LoadManager {
         sent?.transactionId !== transaction.id ||
         atMs - sent.atMs >= (this.config.loadManagement.profileValidityS * 1000) / 2;
       if (due) this.send(decision.connectorId, station, transaction, decision.allowedA, atMs);
+    }
+  }
+
+  /**
+   * The site with each circuit's effective limit: min(configured, temporary). A temporary limit ends when its `until`
+   * passes on the wall clock (it names a wall-clock instant); the controller then raises as after any other change,
+   * after raiseAfterS.
+   */
+  private withTemporaryLimits(site: LoadSite): LoadSite {
+    const now = new Date();
+    const active = this.options.temporaryLimits?.active(now) ?? new Map<string, TemporaryLimit>();
+    const applied = new Map(
+      site.circuits.flatMap((c) => {
+        const limit = active.get(c.id);
+        return limit ? [[c.id, limit] as const] : [];
+      }),
+    );
+    this.logTemporaryLimits(site, applied, active, now);
+    this.applied = applied;
+    if (applied.size === 0) return site;
+    return {
+      ...site,
+      circuits: site.circuits.map((c) => {
+        const limit = applied.get(c.id);
+        return limit ? { ...c, maxCurrentA: effectiveMaxCurrentA(c.maxCurrentA, limit) } : c;
+      }),
+    };
+  }
+
+  /** A temporary limit that starts or stops applying, logged once (an installer asks why the cars charge slowly). */
+  private logTemporaryLimits(
+    site: LoadSite,
+    applied: ReadonlyMap<string, TemporaryLimit>,
+    active: ReadonlyMap<string, TemporaryLimit>,
+    now: Date,
+  ): void {
+    const { logger } = this.options;
+    for (const [circuitId, limit] of applied) {
+      const before = this.applied.get(circuitId);
+      if (
+        before?.setAt.getTime() === limit.setAt.getTime() &&
+        before.maxCurrentA === limit.maxCurrentA &&
+        before.until.getTime() === limit.until.getTime()
+      )
+        continue;
+      const configuredA = site.circuits.find((c) => c.id === circuitId)?.maxCurrentA ?? limit.maxCurrentA;
+      logger.info(
+        {
+          circuitId,
+          maxCurrentA: limit.maxCurrentA,
+          until: limit.until.toISOString(),
+          setBy: limit.setBy,
+          configuredMaxCurrentA: configuredA,
+          effectiveMaxCurrentA: effectiveMaxCurrentA(configuredA, limit),
+        },
+        'temporary circuit limit applies',
+      );
+    }
+    for (const [circuitId, limit] of this.applied) {
+      if (applied.has(circuitId)) continue;
+      const reason =
+        limit.until.getTime() <= now.getTime()
+          ? 'expired'
+          : active.has(circuitId)
+            ? 'circuit not in the config'
+            : 'cleared';
+      logger.info({ circuitId, until: limit.until.toISOString(), reason }, 'temporary circuit limit ended');
     }
   }
 

@@ -294,6 +294,22 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 15,
+    name: "a circuit's temporary limit (a grid operator's dimming order), kept across restarts until it ends",
+    sql: `
+      -- Owned by load management (src/load/temporary-limits.ts). One per circuit (circuit ids are unique across
+      -- sites); a row whose until has passed applies no more and is deleted at the next write.
+      CREATE TABLE circuit_temporary_limits (
+        circuit_id    TEXT PRIMARY KEY,
+        site_id       TEXT NOT NULL,
+        max_current_a REAL NOT NULL CHECK (max_current_a > 0),
+        until         TEXT NOT NULL,
+        set_at        TEXT NOT NULL,
+        set_by        TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 /** The database was migrated by a newer chargegate than this one: its schema may mean things this code cannot know. */

@@ -45,6 +45,9 @@ describe('GET /openapi.json', () => {
         'GET /charge-points',
         'POST /charge-points/{chargePointId}/start',
         'POST /charge-points/{chargePointId}/stop',
+        'GET /sites/{siteId}/circuits/{circuitId}/limit',
+        'PUT /sites/{siteId}/circuits/{circuitId}/limit',
+        'DELETE /sites/{siteId}/circuits/{circuitId}/limit',
         'GET /health',
         'GET /metrics',
         'GET /openapi.json',
@@ -142,6 +145,32 @@ describe('GET /openapi.json', () => {
         () => start({ headers: { ...json, ...bearer }, body: valid }),
         503,
         'station_offline',
+      ],
+      [
+        '/sites/{siteId}/circuits/{circuitId}/limit',
+        'put',
+        () => fetch(`${api.baseUrl}/sites/s1/circuits/main/limit`, { method: 'PUT', headers: json, body: '{}' }),
+        401,
+        'unauthorized',
+      ],
+      [
+        '/sites/{siteId}/circuits/{circuitId}/limit',
+        'put',
+        () =>
+          fetch(`${api.baseUrl}/sites/s1/circuits/nope/limit`, {
+            method: 'PUT',
+            headers: { ...json, ...bearer },
+            body: JSON.stringify({ maxCurrentA: 16, until: '2999-01-01T00:00:00Z' }),
+          }),
+        404,
+        'not_found',
+      ],
+      [
+        '/sites/{siteId}/circuits/{circuitId}/limit',
+        'delete',
+        () => fetch(`${api.baseUrl}/sites/s1/circuits/nope/limit`, { method: 'DELETE', headers: bearer }),
+        404,
+        'not_found',
       ],
       ['/oauth2/token', 'post', () => tokenRequest('grant_type=password'), 400, 'unsupported_grant_type'],
       [

@@ -4,6 +4,7 @@ import { registerCheckConfig } from './check-config.js';
 import { registerDeadletter } from './deadletter.js';
 import { registerIdTag } from './idtag.js';
 import { registerKeys } from './keys.js';
+import { registerLoad } from './load.js';
 import { registerMeter } from './meter.js';
 import { registerRollback } from './rollback.js';
 import { registerRun } from './run.js';
@@ -19,6 +20,7 @@ export function registerCommands(program: Command): void {
   registerKeys(program);
   registerStation(program);
   registerMeter(program);
+  registerLoad(program);
   registerIdTag(program);
   registerTransaction(program);
   registerWebhook(program);
