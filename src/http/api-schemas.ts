@@ -104,8 +104,21 @@ export const signedMeterValueSchema = z
   })
   .register(apiSchemas, { id: 'SignedMeterValue' });
 
+export const meterReadingSchema = z
+  .strictObject({
+    context: z.string().describe('OCPP reading context: Transaction.Begin, Sample.Periodic, Transaction.End, ...'),
+    timestamp: zonedTime("The station's time of the reading"),
+    energy: z.number().describe('Energy.Active.Import.Register, kWh'),
+  })
+  .register(apiSchemas, { id: 'MeterReading' });
+
 export const transactionDetailSchema = transactionSchema
   .extend({
+    readings: z
+      .array(meterReadingSchema)
+      .describe(
+        'The plain register readings kept: Begin, End and periodic samples at most one per 15 minutes (the latest 96)',
+      ),
     signedMeterValues: z
       .array(signedMeterValueSchema)
       .describe('Every signed reading kept for the transaction, in the order they arrived'),

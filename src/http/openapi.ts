@@ -312,7 +312,7 @@ function openApiDocument(config: Config): Record<string, unknown> {
         get: {
           operationId: 'getTransaction',
           summary:
-            'One transaction with every signed meter reading kept for it, as received (README "Signed meter values")',
+            'One transaction with its register readings and every signed meter reading kept for it, as received (README "Signed meter values")',
           security: [{ bearer: [] }, { oauth2: ['charge-points:read'] }],
           parameters: [{ name: 'transactionId', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } }],
           responses: {

@@ -42,6 +42,13 @@ export {
   type SignedReading,
   type SignedReadingInput,
 } from './signed-readings.js';
+export {
+  MAX_BEGIN_END_READINGS_PER_TRANSACTION,
+  MAX_PERIODIC_READINGS_PER_TRANSACTION,
+  PERIODIC_READING_SPACING_MS,
+  type MeterReadingInput,
+  type MeterReadingPayload,
+} from './meter-readings.js';
 export { pruneStoppedTransactions } from './prune-stopped-transactions.js';
 export {
   transactionHistory,

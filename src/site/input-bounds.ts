@@ -43,3 +43,12 @@ export function checkInstant(field: string, at: Date): Date {
     throw new OutOfBoundsError(`${field}: not a time between 1970 and 9999 that can be stored and sent back`);
   return at;
 }
+
+/** A station's time if it is one the domain can store, else `fallback` (a reading is kept either way). */
+export function instantOr(at: Date, fallback: Date): Date {
+  try {
+    return checkInstant('timestamp', at);
+  } catch {
+    return fallback;
+  }
+}

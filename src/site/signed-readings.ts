@@ -8,7 +8,7 @@ import {
 } from '../meter-signatures/index.js';
 import { statement, type Database } from '../store/index.js';
 import type { SignedMeterValuePayload } from './events.js';
-import { checkInstant } from './input-bounds.js';
+import { instantOr } from './input-bounds.js';
 import type { SiteContext } from './site-context.js';
 
 /**
@@ -291,15 +291,6 @@ export function signedReadingsOf(db: Database, transactionId: number): SignedRea
   return statement<[number], Row>(db, `SELECT ${COLUMNS} FROM signed_readings WHERE transaction_id = ? ORDER BY id`)
     .all(transactionId)
     .map(readingOf);
-}
-
-/** A station's time if it is one the domain can store, else when the reading arrived (it is kept either way). */
-function instantOr(at: Date, fallback: Date): Date {
-  try {
-    return checkInstant('timestamp', at);
-  } catch {
-    return fallback;
-  }
 }
 
 /**

@@ -4,6 +4,7 @@ import { Authorizations } from './authorizations.js';
 import { Connectors } from './connectors.js';
 import type { SiteDirectory } from './directory.js';
 import { SiteContext, type EventListener } from './site-context.js';
+import { MeterReadings } from './meter-readings.js';
 import { SignedReadings } from './signed-readings.js';
 import { StationRegistry } from './station-registry.js';
 import { Transactions } from './transactions.js';
@@ -50,7 +51,13 @@ export class Site {
     this.connectors = new Connectors(this.ctx, this.stations);
     this.authorizations = new Authorizations(this.ctx, this.stations);
     this.signedReadings = new SignedReadings(this.ctx);
-    this.transactions = new Transactions(this.ctx, this.connectors, this.authorizations, this.signedReadings);
+    this.transactions = new Transactions(
+      this.ctx,
+      this.connectors,
+      this.authorizations,
+      this.signedReadings,
+      new MeterReadings(this.ctx),
+    );
   }
 
   /** Who owns what, from the config as it is now. */

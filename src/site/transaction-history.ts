@@ -1,6 +1,7 @@
 import { statement, type Database } from '../store/index.js';
 import type { SignedMeterValuePayload } from './events.js';
 import { whToKWh } from './events.js';
+import { meterReadingsOf, type MeterReadingPayload } from './meter-readings.js';
 import { signedMeterValuePayload, signedReadingsOf } from './signed-readings.js';
 import { TRANSACTION_COLUMNS, type Transaction } from './transactions.js';
 import { formatZonedTimestamp } from './zoned-timestamp.js';
@@ -35,17 +36,18 @@ export function transactionRecord(t: Transaction, timeZone: string): Transaction
 }
 
 /**
- * A transaction with every signed reading kept for it (GET /transactions/{transactionId}, `chargegate transaction
- * show`; README "Signed meter values").
+ * A transaction with every reading kept for it, the plain register readings and the signed ones (GET
+ * /transactions/{transactionId}, `chargegate transaction show`; README "Signed meter values").
  */
 export function transactionWithReadings(
   db: Database,
   t: Transaction,
   timeZone: string,
-): TransactionRecord & { signedMeterValues: SignedMeterValuePayload[] } {
+): TransactionRecord & { readings: MeterReadingPayload[]; signedMeterValues: SignedMeterValuePayload[] } {
   const zoned = (at: Date) => formatZonedTimestamp(at, timeZone);
   return {
     ...transactionRecord(t, timeZone),
+    readings: meterReadingsOf(db, t.id, zoned),
     signedMeterValues: signedReadingsOf(db, t.id).map((r) => signedMeterValuePayload(r, t, zoned)),
   };
 }

@@ -12,10 +12,10 @@ import {
 import {
   carriedReadings,
   signedMeterValuePayload,
-  type KeptReadings,
   type SignedReadingInput,
   type SignedReadings,
 } from './signed-readings.js';
+import type { MeterReadingInput, MeterReadings } from './meter-readings.js';
 import type { SiteContext } from './site-context.js';
 
 /** A charging session, OCPP or Modbus, as the domain keeps it. Energy in Wh, times as stored (ISO, UTC). */
@@ -56,6 +56,8 @@ export interface StartTransactionInput {
   /** The tag's status re-evaluated at start; emits the post-start Authorize event. Absent for Modbus sessions. */
   authorizationStatus?: AuthorizationStatus;
   connectorStatus?: ConnectorStatusChange;
+  /** Register readings the start came with (README "What the daemon writes"), kept in its commit. */
+  readings?: readonly MeterReadingInput[];
 }
 
 /** A transaction an OCPP 2.0.1 station began before any event named its driver (a cable plugged in first). */
@@ -77,6 +79,8 @@ export interface StopTransactionInput {
   connectorStatus?: ConnectorStatusChange;
   /** Signed readings that came with the stop (1.6 transactionData, a 2.0.1 Ended event): kept before it closes. */
   signedReadings?: readonly SignedReadingInput[];
+  /** Register readings that came with the stop: kept before it closes. */
+  readings?: readonly MeterReadingInput[];
 }
 
 /**
@@ -89,6 +93,7 @@ export class Transactions {
     private readonly connectors: Connectors,
     private readonly authorizations: Authorizations,
     private readonly signedReadings: SignedReadings,
+    private readonly meterReadings: MeterReadings,
   ) {}
 
   private readonly openedOrClosedListeners = new Set<() => void>();
@@ -149,6 +154,7 @@ export class Transactions {
         ).run(at.stationId, at.connectorId);
         this.signedReadings.claim(at.stationId, input.stationTransactionId, transaction.id);
       }
+      if (input.readings) this.meterReadings.keep(transaction.id, input.readings);
       const payload: StartTransactionPayload = {
         stationId: at.stationId,
         chargePointId: at.chargePointId,
@@ -227,23 +233,26 @@ export class Transactions {
   }
 
   /**
-   * Keeps signed readings a station sent outside a stop (README "Signed meter values"): for `transactionId` when
-   * given, else for the transaction open on the connector (a 1.6 Begin reading in MeterValues right after
-   * StartTransaction names none). Undefined, and nothing kept, when neither is this station's.
+   * Keeps the readings a station sent outside a start or stop (README "Signed meter values"): for `transactionId`
+   * when given, else for the transaction open on the connector (a 1.6 Begin reading in MeterValues right after
+   * StartTransaction names none). False, and nothing kept, when neither is this station's.
    */
-  keepSignedReadings(
+  keepReadings(
     at: { stationId: string; connectorId: number; transactionId?: number },
-    readings: readonly SignedReadingInput[],
-  ): KeptReadings | undefined {
-    if (readings.length === 0) return undefined;
+    readings: { signed?: readonly SignedReadingInput[]; plain?: readonly MeterReadingInput[] },
+  ): boolean {
+    const { signed = [], plain = [] } = readings;
+    if (signed.length === 0 && plain.length === 0) return true;
     return this.ctx.commit(() => {
       const transaction =
         at.transactionId !== undefined
           ? this.ofStation(at.stationId, at.transactionId)
           : this.openOn(at.stationId, at.connectorId);
-      return (
-        transaction && this.signedReadings.keep({ stationId: at.stationId, transactionId: transaction.id }, readings)
-      );
+      if (!transaction) return false;
+      if (signed.length > 0)
+        this.signedReadings.keep({ stationId: at.stationId, transactionId: transaction.id }, signed);
+      this.meterReadings.keep(transaction.id, plain);
+      return true;
     });
   }
 
@@ -273,6 +282,7 @@ export class Transactions {
       if (!open || open.stoppedAt !== null) return undefined;
       if (input.signedReadings)
         this.signedReadings.keep({ stationId: open.stationId, transactionId: open.id }, input.signedReadings);
+      if (input.readings) this.meterReadings.keep(open.id, input.readings);
       return this.close(open, input);
     });
     if (stopped) this.tellOpenedOrClosed();

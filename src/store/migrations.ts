@@ -310,6 +310,22 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 16,
+    name: "a transaction's plain register readings: Begin, End and thinned periodic samples",
+    sql: `
+      -- README "What the daemon writes": Energy.Active.Import.Register readings a station sent for a transaction (not
+      -- signed ones: signed_readings), bounded per transaction by src/site/meter-readings.ts and gone with it.
+      CREATE TABLE transaction_readings (
+        id             INTEGER PRIMARY KEY,
+        transaction_id INTEGER NOT NULL REFERENCES transactions (id) ON DELETE CASCADE,
+        context        TEXT NOT NULL,
+        timestamp      TEXT NOT NULL,
+        energy_wh      REAL NOT NULL
+      );
+      CREATE INDEX transaction_readings_by_transaction ON transaction_readings (transaction_id);
+    `,
+  },
 ];
 
 /** The database was migrated by a newer chargegate than this one: its schema may mean things this code cannot know. */

@@ -35,7 +35,12 @@ describe('signed meter values across processes (README "Signed meter values")', 
       const second = await spawnDaemonForTest(temp.configPath);
       const after = await stationForTest(second.ready.ocppUrl, 'CP001');
       await after.boot();
-      await after.stopTransaction({ transactionId, meterStop: 4250, signedValues: [{ value: end }] });
+      await after.stopTransaction({
+        transactionId,
+        meterStop: 4250,
+        signedValues: [{ value: end }],
+        energyValues: [{ wh: 4250 }],
+      });
       second.child.kill('SIGTERM');
       await exitOf(second.child);
 
@@ -56,7 +61,7 @@ describe('signed meter values across processes (README "Signed meter values")', 
         expect.objectContaining({ context: 'Transaction.End', signedMeterData: end, verified: true, consistent: true }),
       ]);
 
-      const shown = await runCliJson<{ transactionId: number; signedMeterValues: unknown[] }>([
+      const shown = await runCliJson<{ transactionId: number; readings: unknown[]; signedMeterValues: unknown[] }>([
         'transaction',
         'show',
         String(transactionId),
@@ -66,7 +71,12 @@ describe('signed meter values across processes (README "Signed meter values")', 
       expect(shown.code).toBe(0);
       expect(shown.data).toMatchObject({ transactionId, meterStart: 1.5, meterStop: 4.25 });
       expect(shown.data.signedMeterValues).toEqual(stop!.signedMeterValues);
+      // The plain End reading of transactionData beside the signed one.
+      expect(shown.data.readings).toEqual([
+        { context: 'Transaction.End', timestamp: expect.any(String), energy: 4.25 },
+      ]);
       const human = await runCli(['transaction', 'show', String(transactionId), '--config', temp.configPath]);
+      expect(human.stdout).toMatch(/Transaction\.End +\S+ +4\.25/);
       expect(human.stdout).toMatch(/Transaction\.Begin .* yes +yes/);
 
       const exported = await runCli([

@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { importedEnergyWh, statusOf, stopReasonOf } from '../../src/ocpp/v201/mapping.js';
+import { energyReadings, statusOf, stopReasonOf } from '../../src/ocpp/v201/mapping.js';
+
+/** The last reading of the register a meter value list holds, Wh: a transaction's start or stop value. */
+const importedEnergyWh = (meterValues: Parameters<typeof energyReadings>[0]) =>
+  energyReadings(meterValues).at(-1)?.energyWh;
 
 /** The tables README "OCPP 2.0.1 stations" shows, held to the code. */
 describe("OCPP 2.0.1 -> the webhooks' 1.6 words", () => {

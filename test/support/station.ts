@@ -66,6 +66,8 @@ export interface StopTransactionInput {
   timestamp?: Date;
   /** Signed readings sent in transactionData: SampledValues with format SignedData (README "Signed meter values"). */
   signedValues?: Array<{ value: string; context?: string }>;
+  /** Plain register readings sent in transactionData (Energy.Active.Import.Register in Wh, default Transaction.End). */
+  energyValues?: Array<{ wh: number; context?: string }>;
 }
 
 /** A transaction the station started or stopped because the central system told it to. */
@@ -231,16 +233,24 @@ export class SimulatedStation {
       timestamp: (input.timestamp ?? new Date()).toISOString(),
       ...(input.reason !== undefined && { reason: input.reason }),
       ...(input.idTag !== undefined && { idTag: input.idTag }),
-      ...(input.signedValues && {
+      ...((input.signedValues || input.energyValues) && {
         transactionData: [
           {
             timestamp: (input.timestamp ?? new Date()).toISOString(),
-            sampledValue: input.signedValues.map(({ value, context }) => ({
-              value,
-              format: 'SignedData',
-              measurand: 'Energy.Active.Import.Register',
-              context: context ?? 'Transaction.End',
-            })),
+            sampledValue: [
+              ...(input.energyValues ?? []).map(({ wh, context }) => ({
+                value: String(wh),
+                measurand: 'Energy.Active.Import.Register',
+                unit: 'Wh',
+                context: context ?? 'Transaction.End',
+              })),
+              ...(input.signedValues ?? []).map(({ value, context }) => ({
+                value,
+                format: 'SignedData',
+                measurand: 'Energy.Active.Import.Register',
+                context: context ?? 'Transaction.End',
+              })),
+            ],
           },
         ],
       }),
@@ -255,13 +265,17 @@ export class SimulatedStation {
     this.meterWh.set(connectorId, this.register(connectorId) + wh);
   }
 
-  /** One Energy.Active.Import.Register sample of the connector's register, and Current.Import when given. */
+  /**
+   * One Energy.Active.Import.Register sample of the connector's register (Sample.Periodic unless `context` says
+   * otherwise), and Current.Import when given.
+   */
   meterValues(input: {
     connectorId: number;
     transactionId?: number;
     wh?: number;
     currentA?: number;
     timestamp?: Date;
+    context?: string;
   }): Promise<object> {
     return this.call('MeterValues', {
       connectorId: input.connectorId,
@@ -274,7 +288,7 @@ export class SimulatedStation {
               value: String(input.wh ?? this.register(input.connectorId)),
               measurand: 'Energy.Active.Import.Register',
               unit: 'Wh',
-              context: 'Sample.Periodic',
+              context: input.context ?? 'Sample.Periodic',
             },
             ...(input.currentA === undefined
               ? []

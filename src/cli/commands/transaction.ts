@@ -22,20 +22,27 @@ const transactionIdArgument = wholeNumber(1, Number.MAX_SAFE_INTEGER);
 export function registerTransaction(program: Command): void {
   const transaction = program
     .command('transaction')
-    .description('one transaction: show it with its signed meter readings, export them for the transparency software');
+    .description(
+      'one transaction: show it with its meter readings, export the signed ones for the transparency software',
+    );
 
   transaction
     .command('show')
-    .description('the transaction as GET /transactions/{id} returns it, every signed reading kept for it')
+    .description('the transaction as GET /transactions/{id} returns it, with its register readings and signed ones')
     .argument('<transactionId>', 'the transactionId of the webhooks', transactionIdArgument)
     .action((transactionId: number, _options: unknown, cmd: Command) =>
       withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
         const detail = transactionWithReadings(ctx.db, find(ctx, transactionId), ctx.config.timezone);
-        const { signedMeterValues, ...fields } = detail;
+        const { readings, signedMeterValues, ...fields } = detail;
         const yesNo = (v: boolean | null | undefined) => (v === true ? 'yes' : v === false ? 'NO' : '-');
         output(ctx.json, detail, () =>
           [
             ...Object.entries(fields).map(([k, v]) => `${k}: ${v ?? '-'}`),
+            '',
+            table(
+              ['CONTEXT', 'TIMESTAMP', 'KWH'],
+              readings.map((r) => [r.context, r.timestamp, String(r.energy)]),
+            ),
             '',
             table(
               ['CONTEXT', 'TIMESTAMP', 'ENCODING', 'SIGNING METHOD', 'VERIFIED', 'CONSISTENT'],

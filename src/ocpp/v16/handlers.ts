@@ -12,7 +12,7 @@ import type { StationClient } from '../connections.js';
 import { noteDrawnCurrent } from '../drawn-current.js';
 import { rpcError } from '../rpc.js';
 import type { Ocpp16Actions } from './messages.js';
-import { signedReadingsV16 } from './signed-readings.js';
+import { energyReadingsV16, signedReadingsV16 } from './readings.js';
 
 type IdTagInfo = Ocpp16Actions['Authorize'][1]['idTagInfo'];
 
@@ -138,6 +138,7 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
       warn,
     );
     const signedReadings = signedReadingsV16(own?.connectorId ?? 0, params.transactionData ?? []);
+    const readings = energyReadingsV16(params.transactionData ?? []);
     const stopped = site.transactions.stop({
       stationId,
       transactionId: params.transactionId,
@@ -146,6 +147,7 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
       ...(params.reason !== undefined && { reason: params.reason }),
       ...(params.idTag !== undefined && { idTag: params.idTag }),
       ...(signedReadings.length > 0 && { signedReadings }),
+      ...(readings.length > 0 && { readings }),
     });
     const owner = stopped ? undefined : site.transactions.byId(params.transactionId)?.stationId;
     if (stopped) {
@@ -178,13 +180,11 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
       return {};
     }
     const signed = signedReadingsV16(params.connectorId, params.meterValue);
-    if (
-      signed.length > 0 &&
-      !site.transactions.keepSignedReadings(
-        { stationId, connectorId: params.connectorId, ...(transactionId !== undefined && { transactionId }) },
-        signed,
-      )
-    )
+    const kept = site.transactions.keepReadings(
+      { stationId, connectorId: params.connectorId, ...(transactionId !== undefined && { transactionId }) },
+      { signed, plain: energyReadingsV16(params.meterValue) },
+    );
+    if (!kept && signed.length > 0)
       warn(
         { transactionId, connectorId: params.connectorId, readings: signed.length },
         'signed meter values for no transaction of this station: dropped',

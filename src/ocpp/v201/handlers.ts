@@ -6,7 +6,7 @@ import { noteDrawnCurrent } from '../drawn-current.js';
 import {
   currentSamples,
   idTokenInfoOf,
-  importedEnergyWh,
+  energyReadings,
   signedReadings,
   statusOf,
   type ConnectorActivity,
@@ -77,10 +77,12 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
   on('TransactionEvent', transactionEventHandler({ stationId, deps, memory, reportStatus, unconfigured }));
 
   on('MeterValues', (params) => {
-    memory.noteEnergy(params.evseId, importedEnergyWh(params.meterValue));
+    const readings = energyReadings(params.meterValue);
+    memory.noteEnergy(params.evseId, readings.at(-1)?.energyWh);
     noteDrawnCurrent(deps, { stationId, connectorId: params.evseId }, currentSamples(params.meterValue));
     const signed = signedReadings(params.evseId, params.meterValue);
-    if (signed.length > 0 && !site.transactions.keepSignedReadings({ stationId, connectorId: params.evseId }, signed))
+    const kept = site.transactions.keepReadings({ stationId, connectorId: params.evseId }, { signed, plain: readings });
+    if (!kept && signed.length > 0)
       deps.warn(
         { evseId: params.evseId, readings: signed.length },
         'signed meter values for no transaction of this station: dropped',

@@ -1,4 +1,4 @@
-import { checkEnergyWh, type SignedReadingInput, type StopReason } from '../../site/index.js';
+import { checkEnergyWh, type MeterReadingInput, type SignedReadingInput, type StopReason } from '../../site/index.js';
 import type { AuthorizationDecision } from '../../authorization/index.js';
 import type { CurrentSample } from '../drawn-current.js';
 import type {
@@ -66,21 +66,26 @@ export function stopReasonOf(reason: ReasonEnumType | undefined): StopReason {
 const ENERGY = 'Energy.Active.Import.Register';
 
 /**
- * The active energy imported (Wh) a meter value list reports: the register (the default measurand) at the
- * outlet or of the whole EVSE, the last one given, in Wh whatever its unit and multiplier; undefined when absent.
- * A value no energy register can hold (1e308 with multiplier 3 is Infinity) is refused (OutOfBoundsError).
+ * The readings of the active energy imported (Wh) a meter value list reports: the register (the default measurand)
+ * at the outlet or of the whole EVSE, in Wh whatever its unit and multiplier, each with its context and time (the
+ * last is a transaction's start or stop value; README "What the daemon writes"). A value no energy register can hold
+ * (1e308 with multiplier 3 is Infinity) is refused (OutOfBoundsError).
  */
-export function importedEnergyWh(meterValues: readonly MeterValueType[] | undefined): number | undefined {
-  let energy: number | undefined;
-  for (const meterValue of meterValues ?? []) {
-    for (const sample of meterValue.sampledValue) {
-      if ((sample.measurand ?? ENERGY) !== ENERGY || sample.phase !== undefined) continue;
+export function energyReadings(meterValues: readonly MeterValueType[] | undefined): MeterReadingInput[] {
+  return (meterValues ?? []).flatMap((mv) =>
+    mv.sampledValue.flatMap((sample) => {
+      if ((sample.measurand ?? ENERGY) !== ENERGY || sample.phase !== undefined) return [];
       const unit = sample.unitOfMeasure?.unit ?? 'Wh';
       const scale = 10 ** (sample.unitOfMeasure?.multiplier ?? 0) * (unit === 'kWh' ? 1000 : 1);
-      energy = checkEnergyWh('Energy.Active.Import.Register', Math.round(sample.value * scale));
-    }
-  }
-  return energy;
+      return [
+        {
+          context: sample.context ?? 'Sample.Periodic',
+          timestamp: new Date(mv.timestamp),
+          energyWh: checkEnergyWh(ENERGY, Math.round(sample.value * scale)),
+        },
+      ];
+    }),
+  );
 }
 
 /** The Current.Import samples of each meter value, in A whatever the multiplier. */

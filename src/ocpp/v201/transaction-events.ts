@@ -1,5 +1,5 @@
 import type { AuthorizationDecision } from '../../authorization/index.js';
-import type { SignedReadingInput, Transaction } from '../../site/index.js';
+import type { MeterReadingInput, SignedReadingInput, Transaction } from '../../site/index.js';
 import {
   stationTime,
   stopValue,
@@ -12,8 +12,8 @@ import type { ConnectionMemory } from './connection-memory.js';
 import { noteDrawnCurrent } from '../drawn-current.js';
 import {
   currentSamples,
+  energyReadings,
   idTokenInfoOf,
-  importedEnergyWh,
   signedReadings,
   stopReasonOf,
   type ConnectorActivity,
@@ -44,13 +44,19 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
     params: TransactionEventRequest,
     evseId: number,
     idTag: string,
-    energyWh: number | undefined,
+    readings: readonly MeterReadingInput[],
   ): Promise<{ decision: AuthorizationDecision; transaction: Transaction }> => {
     const stationTransactionId = params.transactionInfo.transactionId;
     // Begun before this event named the driver (a Started one without an idToken, perhaps on an earlier connection).
     const begun = site.transactions.beganWithoutDriver(stationId, stationTransactionId);
     // Checked before the authorizer asks a plugin or the CPO about a start that cannot be stored.
     const startedAt = begun?.startedAt ?? stationTime(params.timestamp);
+    const energyWh = readings.at(-1)?.energyWh;
+    // The held start's reading is the transaction's Begin reading, as a Started event's own would be.
+    const beginReading =
+      begun && begun.meterStartWh !== null
+        ? [{ context: 'Transaction.Begin', timestamp: begun.startedAt, energyWh: begun.meterStartWh }]
+        : [];
     const { decision, started } = await authorizer.authorizeStart(
       { idTag, stationId, connectorId: evseId },
       (settled) =>
@@ -63,6 +69,7 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
           source: 'ocpp',
           stationTransactionId,
           authorizationStatus: settled.status,
+          readings: [...beginReading, ...readings],
         }),
     );
     log.info(
@@ -75,7 +82,7 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
   const stop = (
     params: TransactionEventRequest,
     transaction: Transaction,
-    energyWh: number | undefined,
+    readings: readonly MeterReadingInput[],
     signed: readonly SignedReadingInput[],
   ): void => {
     const stoppedAt = stopValue(
@@ -84,6 +91,7 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
       () => new Date(),
       warn,
     );
+    const energyWh = readings.at(-1)?.energyWh;
     const stopped = site.transactions.stop({
       stationId,
       transactionId: transaction.id,
@@ -92,6 +100,7 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
       reason: stopReasonOf(params.transactionInfo.stoppedReason),
       ...(params.idToken !== undefined && { idTag: params.idToken.idToken }),
       ...(signed.length > 0 && { signedReadings: signed }),
+      ...(readings.length > 0 && { readings }),
     });
     if (!stopped) return;
     log.info(
@@ -123,27 +132,30 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
       return params.idToken ? { idTokenInfo: { status: 'Invalid' } } : {};
     memory.placeTransaction(stationTransactionId, evseId);
     // An Ended event is a stop: a reading out of bounds there falls back to the last one known, not a refusal.
-    const energyWh =
+    const readings =
       eventType === 'Ended'
         ? stopValue(
             'Energy.Active.Import.Register',
-            () => importedEnergyWh(params.meterValue),
-            () => undefined,
+            () => energyReadings(params.meterValue),
+            () => [],
             warn,
           )
-        : importedEnergyWh(params.meterValue);
-    memory.noteEnergy(evseId, energyWh);
+        : energyReadings(params.meterValue);
+    memory.noteEnergy(evseId, readings.at(-1)?.energyWh);
 
     let idTokenInfo: IdTokenInfoType | undefined;
+    // This event's readings went with the start that it made.
+    let readingsKept = false;
     if (!transaction && params.idToken) {
-      const started = await start(params, evseId, params.idToken.idToken, energyWh);
+      const started = await start(params, evseId, params.idToken.idToken, readings);
+      readingsKept = true;
       idTokenInfo = idTokenInfoOf(started.decision);
       transaction = started.transaction;
     } else if (!transaction && eventType === 'Started') {
       site.transactions.noteStartWithoutDriver(stationId, stationTransactionId, {
         connectorId: evseId,
         startedAt: stationTime(params.timestamp),
-        meterStartWh: energyWh ?? null,
+        meterStartWh: readings.at(-1)?.energyWh ?? null,
       });
     } else if (params.idToken) {
       idTokenInfo = idTokenInfoOf(
@@ -157,10 +169,13 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
     }
 
     const signed = signedReadings(evseId, params.meterValue);
-    if (eventType !== 'Ended' && signed.length > 0) {
-      if (transaction)
-        site.transactions.keepSignedReadings({ stationId, connectorId: evseId, transactionId: transaction.id }, signed);
-      else if (site.transactions.beganWithoutDriver(stationId, stationTransactionId))
+    if (eventType !== 'Ended' && transaction)
+      site.transactions.keepReadings(
+        { stationId, connectorId: evseId, transactionId: transaction.id },
+        { signed, plain: readingsKept ? [] : readings },
+      );
+    else if (eventType !== 'Ended' && signed.length > 0) {
+      if (site.transactions.beganWithoutDriver(stationId, stationTransactionId))
         site.transactions.keepUnclaimedSignedReadings(stationId, stationTransactionId, signed);
       else
         warn(
@@ -171,7 +186,7 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
 
     if (eventType === 'Ended') {
       memory.forgetTransaction(stationTransactionId);
-      if (transaction) stop(params, transaction, energyWh, signed);
+      if (transaction) stop(params, transaction, readings, signed);
       else {
         site.transactions.forgetStartWithoutDriver(stationId, stationTransactionId);
         log.info(
