@@ -110,11 +110,12 @@ describe('signed meter values across processes (README "Signed meter values")', 
   );
 
   it(
-    "station meter-key pins a key (with the config's), refuses a bad one naming it; check-config names a bad configured key by its path",
+    "station meter-key pins a key (with the config's) and --remove takes it away, refuses a bad one naming it; check-config names a bad configured key by its path",
     async () => {
       const meter = meterKey('P-384');
+      const configKey = meterKey();
       const temp = tempSiteForTest(
-        siteWith([], [{ id: 'CP001', chargePoints: [], meterPublicKeys: [meterKey().publicKeyHex] }]),
+        siteWith([], [{ id: 'CP001', chargePoints: [], meterPublicKeys: [configKey.publicKeyHex] }]),
       );
       const pem = meter.publicKey.export({ type: 'spki', format: 'pem' }).toString();
       // A PEM begins with dashes: after `--`, so it is no option.
@@ -126,6 +127,44 @@ describe('signed meter values across processes (README "Signed meter values")', 
         { station_id: 'CP001', public_key: meter.publicKeyHex },
       ]);
       db.close();
+      // --remove takes the pin away, in whatever form the key is given; a second time, or a key only the config
+      // pins, there is nothing to remove (exit 1).
+      const removed = await runCli([
+        'station',
+        'meter-key',
+        '--remove',
+        '--json',
+        '--config',
+        temp.configPath,
+        'CP001',
+        Buffer.from(meter.publicKeyHex, 'hex').toString('base64'),
+      ]);
+      expect(removed.code).toBe(0);
+      expect(JSON.parse(removed.stdout)).toEqual({ stationId: 'CP001', publicKey: meter.publicKeyHex, pinned: false });
+      const afterRemove = openDatabase(temp.dataDir);
+      expect(afterRemove.prepare('SELECT COUNT(*) AS n FROM meter_key_pins').get()).toEqual({ n: 0 });
+      afterRemove.close();
+      const again = await runCli([
+        'station',
+        'meter-key',
+        '--remove',
+        'CP001',
+        meter.publicKeyHex,
+        '--config',
+        temp.configPath,
+      ]);
+      expect(again).toMatchObject({ code: 1, stderr: expect.stringContaining('no such meter key pinned for CP001') });
+      const configured = await runCli([
+        'station',
+        'meter-key',
+        '--remove',
+        'CP001',
+        configKey.publicKeyHex,
+        '--config',
+        temp.configPath,
+      ]);
+      expect(configured.code).toBe(1);
+
       const bad = await runCli(['station', 'meter-key', 'CP001', 'nonsense', '--config', temp.configPath]);
       expect(bad).toMatchObject({ code: 2, stderr: expect.stringContaining('<key>') });
       expect(

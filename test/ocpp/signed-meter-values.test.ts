@@ -2,6 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { apiDaemonForTest } from '../http/api-harness.js';
 import { eventually } from '../support/daemon.js';
 import { receiverForTest, stationV201ForTest } from '../support/for-test.js';
+import {
+  MAX_SIGNED_BEGIN_END_PER_TRANSACTION,
+  MAX_SIGNED_READING_CHARS,
+  MAX_SIGNED_SAMPLES_PER_TRANSACTION,
+} from '../../src/site/index.js';
 import { forged, meterKey, ocmfRecord, simulatedRecord, type MeterKey } from '../support/ocmf.js';
 import { expectSignedWebhook, jwksSigningKey } from '../webhooks/harness.js';
 
@@ -275,6 +280,104 @@ describe('signed meter values (README "Signed meter values")', () => {
       else expect(signed).not.toHaveProperty('signedMeterValues');
       expect(unsigned).not.toHaveProperty('signedMeterValues');
     }
+  });
+
+  it('2.0.1: a signed Begin reading sent before any event named the driver is held, then joins the transaction when it opens', async () => {
+    const { partner, api } = await signedSite();
+    const station = await stationV201ForTest(api.url, 'EV201');
+    await station.boot();
+    const meter = meterKey('P-256');
+    const key = Buffer.from(meter.publicKeyHex, 'hex').toString('base64');
+    const b64 = (record: string) => Buffer.from(record).toString('base64');
+    const begin = b64(ocmfRecord(meter, { tx: 'B', kWh: 2 }));
+    const end = b64(ocmfRecord(meter, { tx: 'E', kWh: 5 }));
+    const stationTx = station.newTransactionId();
+    station.meterWh = 2000;
+    // Cable first: no idToken, so no transaction yet.
+    await station.transactionEvent('Started', stationTx, {
+      evseId: 1,
+      signedMeterValue: {
+        signedMeterData: begin,
+        signingMethod: meter.algorithm,
+        encodingMethod: 'OCMF',
+        publicKey: key,
+      },
+    });
+    expect(
+      api.db
+        .prepare('SELECT transaction_id AS transactionId, station_transaction_id AS held FROM signed_readings')
+        .all(),
+    ).toEqual([{ transactionId: null, held: stationTx }]);
+    await station.transactionEvent('Updated', stationTx, { idToken: 'TAG-201', chargingState: 'Charging' });
+    station.meterWh = 5000;
+    await station.transactionEvent('Ended', stationTx, {
+      stoppedReason: 'EVDisconnected',
+      signedMeterValue: { signedMeterData: end, signingMethod: meter.algorithm, encodingMethod: 'OCMF', publicKey: '' },
+    });
+
+    await partner.waitForCount(1, 20_000);
+    const stop = partner.requests[0]!.json<{ payload: Payload }>().payload;
+    expect(stop).toMatchObject({ meterStart: 2, meterStop: 5 });
+    expect(stop.signedMeterValues).toEqual([
+      expect.objectContaining({
+        context: 'Transaction.Begin',
+        signedMeterData: begin,
+        verified: true,
+        consistent: true,
+      }),
+      expect.objectContaining({ context: 'Transaction.End', signedMeterData: end, verified: true, consistent: true }),
+    ]);
+    expect(api.db.prepare('SELECT COUNT(*) AS n FROM signed_readings WHERE transaction_id IS NULL').get()).toEqual({
+      n: 0,
+    });
+  });
+
+  it(`per transaction at most ${MAX_SIGNED_BEGIN_END_PER_TRANSACTION} Begin/End and ${MAX_SIGNED_SAMPLES_PER_TRANSACTION} other signed readings, ${MAX_SIGNED_READING_CHARS} characters a field: the rest dropped with a warning, the stop answered and billed`, async () => {
+    const { partner, api } = await signedSite();
+    const station = await api.connect('CP001');
+    await station.boot();
+    const tx = await station.startTransaction({ connectorId: 1, idTag: 'TAG', meterStart: 1000 });
+    const meter = meterKey();
+    // Garbage is small and kept (verified false): what counts here is how many.
+    const beginEnd = MAX_SIGNED_BEGIN_END_PER_TRANSACTION + 2;
+    const samples = MAX_SIGNED_SAMPLES_PER_TRANSACTION + 3;
+    const answer = await station.stopTransaction({
+      transactionId: tx,
+      meterStop: 2000,
+      signedValues: [
+        { value: ocmfRecord(meter, { tx: 'B', kWh: 1 }), context: 'Transaction.Begin' },
+        { value: 'x'.repeat(MAX_SIGNED_READING_CHARS + 1), context: 'Transaction.End' },
+        ...Array.from({ length: beginEnd - 1 }, () => ({ value: 'e', context: 'Transaction.End' })),
+        ...Array.from({ length: samples }, () => ({ value: 's', context: 'Sample.Periodic' })),
+      ],
+    });
+    expect(answer).toEqual({});
+
+    const counts = api.db
+      .prepare(
+        "SELECT context IN ('Transaction.Begin', 'Transaction.End') AS beginEnd, COUNT(*) AS n, MAX(LENGTH(as_received)) AS longest FROM signed_readings WHERE transaction_id = ? GROUP BY 1 ORDER BY 1",
+      )
+      .all(tx);
+    expect(counts).toEqual([
+      { beginEnd: 0, n: MAX_SIGNED_SAMPLES_PER_TRANSACTION, longest: 1 },
+      { beginEnd: 1, n: MAX_SIGNED_BEGIN_END_PER_TRANSACTION, longest: expect.any(Number) },
+    ]);
+    expect((counts[1] as { longest: number }).longest).toBeLessThanOrEqual(MAX_SIGNED_READING_CHARS);
+
+    await partner.waitForCount(1, 20_000);
+    const stop = partner.requests[0]!.json<{ payload: Payload }>().payload;
+    expect(stop).toMatchObject({ transactionId: tx, meterStart: 1, meterStop: 2 });
+    expect(stop.signedMeterValues).toHaveLength(MAX_SIGNED_BEGIN_END_PER_TRANSACTION);
+
+    const dropped = await eventually(() => {
+      const lines = api.logged('signed meter value dropped');
+      return lines.length > 0 && lines;
+    });
+    expect(dropped.every((l) => l.level === 40 && l.stationId === 'CP001' && l.transactionId === tx)).toBe(true);
+    const why = dropped.map((l) => String(l.why));
+    expect(why).toContain(`longer than ${MAX_SIGNED_READING_CHARS} characters`);
+    expect(why.some((w) => w.includes(`${MAX_SIGNED_BEGIN_END_PER_TRANSACTION} signed Begin/End`))).toBe(true);
+    expect(why.some((w) => w.includes(`${MAX_SIGNED_SAMPLES_PER_TRANSACTION} signed periodic`))).toBe(true);
   });
 
   it("signed readings for another station's transaction stay refused: nothing kept", async () => {
