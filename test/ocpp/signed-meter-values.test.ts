@@ -327,6 +327,19 @@ describe('signed meter values (README "Signed meter values")', () => {
       }),
       expect.objectContaining({ context: 'Transaction.End', signedMeterData: end, verified: true, consistent: true }),
     ]);
+    // Exactly the fields README "Signed meter values" names, no more.
+    expect(Object.keys(stop.signedMeterValues![0]!).sort()).toEqual(
+      [
+        'context',
+        'timestamp',
+        'encodingMethod',
+        'signingMethod',
+        'signedMeterData',
+        'publicKey',
+        'verified',
+        'consistent',
+      ].sort(),
+    );
     expect(api.db.prepare('SELECT COUNT(*) AS n FROM signed_readings WHERE transaction_id IS NULL').get()).toEqual({
       n: 0,
     });
@@ -380,7 +393,43 @@ describe('signed meter values (README "Signed meter values")', () => {
     expect(why.some((w) => w.includes(`${MAX_SIGNED_SAMPLES_PER_TRANSACTION} signed periodic`))).toBe(true);
   });
 
-  it("signed readings for another station's transaction stay refused: nothing kept", async () => {
+  it('garbage with format SignedData in MeterValues and transactionData never costs the transaction: answered, billed, kept with verified false', async () => {
+    const { partner, api } = await signedSite();
+    const station = await api.connect('CP001');
+    await station.boot();
+    const garbage = [
+      '',
+      '{}',
+      'null',
+      '{"signedMeterData": 5, "publicKey": []}',
+      '{"signedMeterData": "OCMF|{}|{}", "encodingMethod": "OCMF", "publicKey": "not a key"}',
+      'OCMF|',
+      'OCMF|{"RD": 1}|{"SA": "ECDSA-secp256r1-SHA256", "SD": "zz"}',
+      'OCMF|{"RD": []}|{"SA": "ECDSA-secp256r1-SHA256", "SD": "3006020101020101"}',
+      'nul \u0000 inside',
+    ];
+    const tx = await station.startTransaction({ connectorId: 1, idTag: 'TAG', meterStart: 100 });
+    for (const value of garbage)
+      expect(
+        await station.signedMeterValue({ connectorId: 1, transactionId: tx, value, context: 'Sample.Periodic' }),
+      ).toEqual({});
+    const answer = await station.stopTransaction({
+      transactionId: tx,
+      meterStop: 900,
+      signedValues: garbage.map((value) => ({ value })),
+    });
+    expect(answer).toEqual({});
+    await partner.waitForCount(1, 20_000);
+    const stop = partner.requests[0]!.json<{ payload: Payload }>().payload;
+    expect(stop).toMatchObject({ transactionId: tx, meterStart: 0.1, meterStop: 0.9 });
+    const kept = api.db
+      .prepare('SELECT as_received AS value, verified FROM signed_readings WHERE transaction_id = ? ORDER BY id')
+      .all(tx) as Array<{ value: string; verified: number | null }>;
+    expect(kept.map((r) => r.value)).toEqual([...garbage, ...garbage]);
+    expect(kept.every((r) => r.verified !== 1)).toBe(true);
+  });
+
+  it("readings for another station's transaction stay refused (MeterValues and StopTransaction): nothing kept", async () => {
     const { api } = await signedSite();
     const owner = await api.connect('CP001');
     await owner.boot();
@@ -394,7 +443,19 @@ describe('signed meter values (README "Signed meter values")', () => {
     });
     // CP002 has no open transaction either: a reading naming none is dropped with a warning.
     await intruder.signedMeterValue({ connectorId: 1, value: ocmfRecord(meterKey(), { tx: 'B', kWh: 0 }) });
+    // Its plain register reading for that transaction, and a StopTransaction naming it with signed transactionData.
+    await intruder.meterValues({ connectorId: 1, transactionId: tx, wh: 5000, context: 'Transaction.End' });
+    expect(
+      await intruder.stopTransaction({
+        transactionId: tx,
+        meterStop: 5000,
+        signedValues: [{ value: ocmfRecord(meterKey(), { tx: 'E', kWh: 5 }) }],
+        energyValues: [{ wh: 5000 }],
+      }),
+    ).toEqual({});
     expect(api.db.prepare('SELECT COUNT(*) AS n FROM signed_readings').get()).toEqual({ n: 0 });
+    expect(api.db.prepare('SELECT COUNT(*) AS n FROM transaction_readings').get()).toEqual({ n: 0 });
+    expect(api.db.prepare('SELECT stopped_at FROM transactions WHERE id = ?').get(tx)).toEqual({ stopped_at: null });
     expect(api.logged('signed meter values for no transaction of this station: dropped')).toHaveLength(1);
   });
 });
