@@ -430,7 +430,11 @@ export class SimulatedStation {
       this.configuration.set(key, value);
       return { status: 'Accepted' };
     });
-    this.handle('SetChargingProfile', (params) => {
+    this.handle('SetChargingProfile', async (params) => {
+      // A station handles its messages in order: a StartTransaction answer that arrived just before this call (the
+      // frames can come in one read) has given its transaction an id by now, as the continuation of that call runs in
+      // microtasks that an immediate waits for.
+      await new Promise((resolve) => setImmediate(resolve));
       const { refuseProfiles } = this.options;
       if (refuseProfiles === 'NotImplemented') throw rpcError('NotImplemented', 'no Smart Charging');
       if (refuseProfiles) return { status: refuseProfiles };
