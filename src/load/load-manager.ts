@@ -38,8 +38,11 @@ export interface OpenTransactions {
   open(): readonly OpenTransaction[];
   /** What the transaction's car draws per phase, as its station last reported; undefined when it has not. */
   drawnA(transactionId: number): number | undefined;
-  /** Returns the unsubscribe. */
-  onOpenedOrClosed(listener: () => void): () => void;
+  /**
+   * Told, by transaction id, once a start or stop is committed and answered: a 1.6 station knows a transaction's id
+   * only from that answer. Returns the unsubscribe.
+   */
+  onOpenedOrClosed(listener: (transactionId: number) => void): () => void;
 }
 
 export interface LoadManagerOptions {
@@ -154,13 +157,22 @@ export class LoadManager {
   private failing = false;
   /** The temporary limits the last step applied, by circuit: a change is logged once. */
   private applied = new Map<string, TemporaryLimit>();
+  /**
+   * Open transactions whose start the domain has told: their stations have their ids. A step that runs between a
+   * start's write and its answer (on a meter reading, another station's answer) sees the transaction already, and a
+   * profile naming it would reach the station before the id does and be refused.
+   */
+  private announced: Set<number> | undefined;
 
   constructor(private readonly options: LoadManagerOptions) {
     this.config = options.config;
     this.managed = managedSite(this.config, this.uncontrolled);
     this.unsubscribe = [
       options.meters.onCircuitReading(() => this.step()),
-      options.transactions.onOpenedOrClosed(() => this.step()),
+      options.transactions.onOpenedOrClosed((transactionId) => {
+        this.announced?.add(transactionId);
+        this.step();
+      }),
       // A new or lower limit is applied at once, not at the next step.
       ...(options.temporaryLimits ? [options.temporaryLimits.onChange(() => this.step())] : []),
     ];
@@ -329,11 +341,16 @@ export class LoadManager {
       }),
     );
     for (const key of this.sent.keys()) if (!open.has(key)) this.sent.delete(key);
+    const openIds = new Set([...open.values()].map((t) => t.id));
+    // At the first step, those open were answered long before: at a start, or a reload that adds circuits.
+    this.announced ??= openIds;
+    for (const id of this.announced) if (!openIds.has(id)) this.announced.delete(id);
 
     for (const decision of step.connectors) {
       const transaction = open.get(decision.connectorId);
       const station = this.managed.stations.get(decision.connectorId);
-      if (!transaction || !station || decision.state === 'uncontrolled') continue;
+      if (!transaction || !station || decision.state === 'uncontrolled' || !this.announced.has(transaction.id))
+        continue;
       const sent = this.sent.get(decision.connectorId);
       // Unsent: a transaction that just started, or one running when chargegate (re)started on a limit it cannot know.
       const due =

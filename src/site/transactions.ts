@@ -96,7 +96,7 @@ export class Transactions {
     private readonly meterReadings: MeterReadings,
   ) {}
 
-  private readonly openedOrClosedListeners = new Set<() => void>();
+  private readonly openedOrClosedListeners = new Set<(transactionId: number) => void>();
   /**
    * What the car of each open transaction draws per phase (A), as its station last reported: it only steers load
    * sharing, which needs the latest and nothing older, so it stays in memory and goes with the transaction.
@@ -104,11 +104,11 @@ export class Transactions {
   private readonly drawn = new Map<number, number>();
 
   /**
-   * Tells listener of every start and stop once committed and answered: load management shares anew on them, and a
-   * station refuses a TxProfile naming a transaction it has not yet been told the id of (OCPP 1.6 §5.16). Returns
-   * the unsubscribe.
+   * Tells listener of every start and stop, by transaction id, once committed and answered: load management shares
+   * anew on them, and a station refuses a TxProfile naming a transaction it has not yet been told the id of (OCPP 1.6
+   * §5.16). Returns the unsubscribe.
    */
-  onOpenedOrClosed(listener: () => void): () => void {
+  onOpenedOrClosed(listener: (transactionId: number) => void): () => void {
     this.openedOrClosedListeners.add(listener);
     return () => this.openedOrClosedListeners.delete(listener);
   }
@@ -175,7 +175,7 @@ export class Transactions {
         this.connectors.write(at, input.connectorStatus.status, input.connectorStatus.errorCode);
       return transaction;
     });
-    this.tellOpenedOrClosed();
+    this.tellOpenedOrClosed(started.id);
     return started;
   }
 
@@ -285,14 +285,14 @@ export class Transactions {
       if (input.readings) this.meterReadings.keep(open.id, input.readings);
       return this.close(open, input);
     });
-    if (stopped) this.tellOpenedOrClosed();
+    if (stopped) this.tellOpenedOrClosed(stopped.id);
     return stopped;
   }
 
-  private tellOpenedOrClosed(): void {
+  private tellOpenedOrClosed(transactionId: number): void {
     if (this.openedOrClosedListeners.size === 0) return;
     // The answer leaves as the commit resolves (microtasks); an immediate runs after it.
-    const tell = () => this.openedOrClosedListeners.forEach((listener) => listener());
+    const tell = () => this.openedOrClosedListeners.forEach((listener) => listener(transactionId));
     this.ctx.writer.committed().then(
       () => setImmediate(tell),
       () => undefined,

@@ -1,6 +1,6 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import { LoadManager, type ChargingLimits } from '../../src/load/index.js';
+import { LoadManager, type ChargingLimits, type OpenTransaction } from '../../src/load/index.js';
 import { capturedLogger } from '../support/captured-log.js';
 import { baseConfig } from '../support/temp-site.js';
 
@@ -140,5 +140,45 @@ describe('the load controller shell, when what it reads fails', () => {
     await expect.poll(() => lastFor('CP001'), { timeout: 5000 }).toBe(16);
     expect(sent.at(-1)!.validTo.getTime()).toBeGreaterThan(Date.now());
     expect(sent.at(-1)!.validTo.getTime()).toBeLessThanOrEqual(Date.now() + 300_000);
+  });
+});
+
+describe('the load controller shell, between a start and its answer', () => {
+  it("sends a transaction's first limit only once the domain told its start: its station knows the id by then", () => {
+    const { logger } = capturedLogger();
+    const sent: number[] = [];
+    let open: OpenTransaction[] = [];
+    let reading = (): void => undefined;
+    let told = (_transactionId: number): void => undefined;
+    const load = new LoadManager({
+      config,
+      limits: {
+        setFailsafe: () => Promise.resolve('accepted'),
+        setTransactionLimit: (_stationId, limit) => {
+          sent.push(limit.transactionId);
+          return Promise.resolve('accepted');
+        },
+      },
+      meters: {
+        onCircuitReading: (listener) => ((reading = listener), () => undefined),
+        circuitReadings: () => [],
+      },
+      transactions: {
+        open: () => open,
+        onOpenedOrClosed: (listener) => ((told = listener), () => undefined),
+        drawnA: () => undefined,
+      },
+      logger,
+      stepIntervalMs: 60_000,
+    });
+    onTestFinished(() => load.stop());
+    // The start is written (the daemon's own reads see it) but its answer waits for the commit; a step on a reading
+    // in between counts it, and sends nothing yet.
+    open = [{ id: 7, stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, stationTransactionId: null }];
+    reading();
+    expect(load.status().connectors).toMatchObject([{ state: 'sharing', transactionId: 7 }]);
+    expect(sent).toEqual([]);
+    told(7);
+    expect(sent).toEqual([7]);
   });
 });
