@@ -41,7 +41,7 @@ export interface LoadModel {
   circuits: CircuitLoad[];
 }
 
-function loadsPhase(connector: ConnectorFacts, phase: Phase): boolean {
+export function loadsPhase(connector: ConnectorFacts, phase: Phase): boolean {
   return connector.phases === 3 || connector.phase === phase;
 }
 
@@ -142,10 +142,11 @@ function ancestry(site: LoadSite, circuitId: string): CircuitFacts[] {
   return chain;
 }
 
-function connectorsBelow(site: LoadSite, circuitId: string): ConnectorFacts[] {
+/** The connectors on a circuit and on the circuits below it. */
+export function connectorsBelow(site: LoadSite, circuitId: string): ConnectorFacts[] {
   return site.connectors.filter((k) => ancestry(site, k.circuitId).some((c) => c.id === circuitId));
 }
 
-function phaseCurrents(of: (phase: Phase) => number): PhaseCurrents {
+export function phaseCurrents(of: (phase: Phase) => number): PhaseCurrents {
   return { L1: of('L1'), L2: of('L2'), L3: of('L3') };
 }

@@ -2,6 +2,7 @@ import { CHARGE_POINT_DEFAULTS, type Config } from '../config/index.js';
 import type { HealthSource } from '../health/index.js';
 import type { Logger } from '../log/index.js';
 import type { ChargingLimits, LimitOutcome } from './charging-limits.js';
+import { connectorsBelow, loadsPhase, phaseCurrents } from './circuit-load.js';
 import { controlLoad, INITIAL_CONTROLLER_STATE } from './controller.js';
 import { effectiveMaxCurrentA, type TemporaryLimit, type TemporaryLimitSource } from './temporary-limits.js';
 import type {
@@ -11,6 +12,7 @@ import type {
   ConnectorState,
   ControllerState,
   LoadSite,
+  Phase,
   PhaseCurrents,
 } from './types.js';
 
@@ -69,6 +71,11 @@ export interface CircuitStatus extends CircuitLoad {
   maxPowerW?: number;
   /** The `role: circuit` meter that measures it. */
   meterId?: string;
+  /**
+   * What the controllable charging connectors on it and the circuits below may draw together, per phase: without a
+   * meter, otherA plus this is what its limit holds.
+   */
+  allowedA: PhaseCurrents;
 }
 
 /** A managed connector as shown: what it may draw and why; `idle` without a transaction. */
@@ -230,6 +237,16 @@ export class LoadManager {
     const configured = new Map(this.managed.site.circuits.map((c) => [c.id, c.maxCurrentA]));
     const loads = new Map(this.circuits.map((c) => [c.circuitId, c]));
     const decisions = new Map(this.decisions.map((d) => [d.connectorId, d]));
+    // Uncontrolled connectors are not in it: a meter sees them, and without one they are other load already.
+    const limitedA = new Map(
+      this.decisions
+        .filter((d) => d.state !== 'uncontrolled' && this.sessions.has(d.connectorId))
+        .map((d) => [d.connectorId, d.allowedA]),
+    );
+    const allowedOn = (circuitId: string, phase: Phase): number =>
+      connectorsBelow(site, circuitId)
+        .filter((k) => loadsPhase(k, phase))
+        .reduce((sum, k) => sum + (limitedA.get(k.id) ?? 0), 0);
     const circuits = site.circuits.flatMap((facts): CircuitStatus[] => {
       const load = loads.get(facts.id);
       const place = circuitPlaces.get(facts.id);
@@ -251,6 +268,7 @@ export class LoadManager {
           }),
           ...(facts.maxPowerW !== undefined && { maxPowerW: facts.maxPowerW }),
           ...(place.meterId !== undefined && { meterId: place.meterId }),
+          allowedA: phaseCurrents((p) => allowedOn(facts.id, p)),
         },
       ];
     });
