@@ -2,6 +2,7 @@ export { Applications, ApplicationError, UnknownApplicationError, type Applicati
 export {
   grantsOf,
   reaches,
+  reachesSite,
   reachScope,
   scopeOf,
   type ChargePointLocation,

@@ -61,6 +61,23 @@ export function reaches(
   return grants.some((g) => g.permission === permission && covers(g, companyId, at));
 }
 
+/**
+ * Whether a grant covers a whole site (a company or site scope): what site-wide facts such as its circuits need, since
+ * they show every charge point on the site.
+ */
+export function reachesSite(
+  grants: readonly Grant[],
+  permission: Permission,
+  companyId: string,
+  siteId: string,
+): boolean {
+  return grants.some(
+    (g) =>
+      g.permission === permission &&
+      ((g.level === 'company' && g.target === companyId) || (g.level === 'site' && g.target === siteId)),
+  );
+}
+
 /** The ids a location must match one of (any field) to be reached: what a query filters on. */
 export interface ReachedIds {
   siteIds: string[];

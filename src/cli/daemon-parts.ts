@@ -10,6 +10,7 @@ import {
   BearerAuth,
   chargePointsApiRoutes,
   circuitLimitApiRoutes,
+  circuitsApiRoutes,
   createHttpServer,
   historyApiRoutes,
   jwksRoutes,
@@ -289,8 +290,8 @@ export function startLoadManagement(
 }
 
 /**
- * The HTTP surface partners and installers use: JWKS, the OAuth 2.0 token endpoint, the charge-points and history
- * API, OpenAPI, and the status page. Returns the guard that keeps status and metrics behind `status:read`.
+ * The HTTP surface partners and installers use: JWKS, the OAuth 2.0 token endpoint, the charge-points, history and
+ * circuits API, OpenAPI, and the status page. Returns the guard that keeps status and metrics behind `status:read`.
  */
 export function addHttpRoutes(
   options: {
@@ -300,10 +301,11 @@ export function addHttpRoutes(
     site: Site;
     centralSystem: CentralSystem;
     temporaryLimits: TemporaryLimits;
+    load: () => LoadStatus | undefined;
   },
   shared: DaemonShared,
 ): StatusGuard {
-  const { config, storage, keystore, site, centralSystem, temporaryLimits } = options;
+  const { config, storage, keystore, site, centralSystem, temporaryLimits, load } = options;
   const applications = new Applications({ db: storage.db });
   const bearer = new BearerAuth({
     verifier: new AccessTokenVerifier({ keystore, issuer: () => config().http.issuer }),
@@ -318,6 +320,7 @@ export function addHttpRoutes(
     chargePointsApiRoutes({ site, auth: bearer, commands: centralSystem.commands, config, metrics: shared.metrics }),
     historyApiRoutes({ db: storage.db, auth: bearer, config }),
     circuitLimitApiRoutes({ auth: bearer, config, temporaryLimits }),
+    circuitsApiRoutes({ auth: bearer, config, load }),
     openApiRoutes(config),
     statusPageRoutes(
       { site, config, health: () => shared.health, startedAt: new Date(), version: packageVersion() },

@@ -112,6 +112,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         site,
         centralSystem: ocpp.centralSystem,
         temporaryLimits: load.temporaryLimits,
+        load: load.status,
       },
       shared,
     );

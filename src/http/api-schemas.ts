@@ -248,6 +248,61 @@ export const eventPageSchema = z
   })
   .register(apiSchemas, { id: 'EventPage' });
 
+export const siteParamsSchema = z.strictObject({ siteId: z.string().min(1) });
+
+const phaseCurrentsSchema = (description: string) =>
+  z.strictObject({ L1: z.number(), L2: z.number(), L3: z.number() }).describe(`${description}, A per phase`);
+
+export const circuitStatusSchema = z
+  .strictObject({
+    circuitId: z.string(),
+    parent: z.string().optional().describe('The circuit this one is part of'),
+    maxCurrentA: z.number().describe('The limit per phase that holds now'),
+    maxPowerW: z.number().optional(),
+    meterId: z.string().optional().describe('The `role: circuit` meter that measures it'),
+    meter: z
+      .enum(['none', 'ok', 'lost'])
+      .describe('No meter; its meter gives readings; its meter is lost (the circuit is on the fail-safe)'),
+    measuredA: phaseCurrentsSchema('What its meter measured last').optional().describe('Absent without readings'),
+    otherA: phaseCurrentsSchema(
+      'Load that is not a managed connector: measured minus what the cars report drawing; without a meter, uncontrolled connectors at their maxCurrentA',
+    ),
+    headroomA: z
+      .number()
+      .describe(
+        'What the sharing connectors share: the limit minus the other load and the fail-safe allowances on the most loaded phase',
+      ),
+    allowedA: phaseCurrentsSchema(
+      'What the controllable charging connectors on it and below may draw together (without a meter, otherA plus this stays within the limit)',
+    ),
+  })
+  .register(apiSchemas, { id: 'CircuitStatus' });
+
+export const managedConnectorSchema = z
+  .strictObject({
+    chargePointId: z.string(),
+    connectorId: z.number().int(),
+    stationId: z.string().optional().describe('The OCPP station; absent for a Modbus-only charger'),
+    circuitId: z.string(),
+    state: z
+      .enum(['sharing', 'waiting', 'failsafe', 'uncontrolled', 'idle'])
+      .describe(
+        'sharing: charging on its share; waiting: charging, held at 0 A until its turn; failsafe: at the fail-safe (meter lost); uncontrolled: takes no profile, counted at its maxCurrentA; idle: no transaction',
+      ),
+    allowedA: z.number().optional().describe('What it may draw per phase now; absent while idle'),
+    drawnA: z.number().optional().describe('What its car last reported drawing per phase'),
+    transactionId: z.number().int().optional(),
+  })
+  .register(apiSchemas, { id: 'ManagedConnector' });
+
+export const siteCircuitsSchema = z
+  .strictObject({
+    siteId: z.string(),
+    circuits: z.array(circuitStatusSchema).describe('Empty when the site has no circuits'),
+    connectors: z.array(managedConnectorSchema).describe('The connectors of the charge points on its circuits'),
+  })
+  .register(apiSchemas, { id: 'SiteCircuits' });
+
 export const errorSchema = z
   .looseObject({
     error: z.enum(API_ERROR_CODES).describe('Machine-readable error code'),

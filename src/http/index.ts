@@ -5,6 +5,7 @@ export { BearerAuth, type Caller } from './bearer-auth.js';
 export { statusGuard, type StatusGuard } from './status-access.js';
 export { chargePointsApiRoutes, type ChargePointsApiOptions } from './charge-points-api.js';
 export { historyApiRoutes, type HistoryApiOptions } from './history-api.js';
+export { circuitsApiRoutes, type CircuitsApiOptions } from './circuits-api.js';
 export { openApiRoutes } from './openapi.js';
 export { authorizationServerMetadataRoutes } from './authorization-server-metadata.js';
 export { circuitLimitApiRoutes, type CircuitLimitApiOptions } from './circuit-limit-api.js';

@@ -12,7 +12,7 @@ const error = (description: string) => json(ref('Error'), description);
 
 /** Every permission a group can grant, as OAuth scopes (a token's `scope` lists those of its groups). */
 const PERMISSION_DESCRIPTIONS: Record<Permission, string> = {
-  'charge-points:read': "List charge points; read a circuit's limits",
+  'charge-points:read': "List charge points, read the session history, the circuits and a circuit's limits",
   'charge-points:control': 'Start and stop transactions; set temporary circuit limits (needs a site or company grant)',
   'events:read': 'Read the site events (GET /events): catch up after an outage without a replay',
   'status:read': 'Read the status page, status.json and /metrics on a non-loopback listener',
@@ -130,7 +130,7 @@ function openApiDocument(config: Config): Record<string, unknown> {
       title: 'chargegate',
       version: '1',
       description:
-        'Edge controller API: OAuth 2.0 client credentials token, JWKS, charge points and remote start/stop, temporary circuit limits, session history, event catch-up, health and metrics.',
+        'Edge controller API: OAuth 2.0 client credentials token, JWKS, charge points and remote start/stop, session history, event catch-up, circuits (load management) and their temporary limits, health and metrics.',
     },
     servers: [{ url: issuer }],
     components: {
@@ -346,6 +346,23 @@ function openApiDocument(config: Config): Record<string, unknown> {
             '200': json(ref('EventPage'), 'Events and the cursor to continue from'),
             '400': error('A query parameter is invalid'),
             ...BEARER_ERRORS,
+          },
+        },
+      },
+      '/sites/{siteId}/circuits': {
+        get: {
+          operationId: 'getSiteCircuits',
+          summary:
+            "Load management on a site: each circuit's limit, measured and other load, headroom, and each managed connector's state and allowance (an empty list when the site has no circuits)",
+          security: [{ bearer: [] }, { oauth2: ['charge-points:read'] }],
+          parameters: [{ name: 'siteId', in: 'path', required: true, schema: { type: 'string' } }],
+          responses: {
+            '200': json(ref('SiteCircuits'), "Circuits and managed connectors, as of the controller's last step"),
+            ...BEARER_ERRORS,
+            '403': error(
+              'The application lacks the permission, or its groups do not reach the whole site (a company or site scope)',
+            ),
+            '404': error('No such site'),
           },
         },
       },

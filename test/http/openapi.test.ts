@@ -43,6 +43,7 @@ describe('GET /openapi.json', () => {
         'POST /oauth2/token',
         'GET /.well-known/jwks.json',
         'GET /charge-points',
+        'GET /sites/{siteId}/circuits',
         'POST /charge-points/{chargePointId}/start',
         'POST /charge-points/{chargePointId}/stop',
         'GET /sites/{siteId}/circuits/{circuitId}/limit',
@@ -88,6 +89,13 @@ describe('GET /openapi.json', () => {
 
     const cases: Array<[path: string, method: string, send: () => Promise<Response>, status: number, error: string]> = [
       ['/charge-points', 'get', () => fetch(`${api.baseUrl}/charge-points`), 401, 'unauthorized'],
+      [
+        '/sites/{siteId}/circuits',
+        'get',
+        () => fetch(`${api.baseUrl}/sites/nope/circuits`, { headers: bearer }),
+        404,
+        'not_found',
+      ],
       [
         '/charge-points/{chargePointId}/start',
         'post',
