@@ -20,7 +20,7 @@ import {
   type StatusGuard,
 } from '../http/index.js';
 import { STATION_CERTIFICATE_DAYS, type Keystore } from '../keystore/index.js';
-import { hasCircuits, LoadManager, TemporaryLimits, type LoadStatus } from '../load/index.js';
+import { hasCircuits, LoadManager, registerLoadMetrics, TemporaryLimits, type LoadStatus } from '../load/index.js';
 import { lineWriter, type Logger } from '../log/index.js';
 import { MeterService } from '../modbus/index.js';
 import { connectUpstreamAsStation, startCentralSystem, type CentralSystem } from '../ocpp/index.js';
@@ -281,12 +281,10 @@ export function startLoadManagement(
     shared.health.push(running.health);
   };
   apply(options.config);
-  return {
-    part: { name: 'load', stop: () => (stopWatching(), stop()), reload: apply },
-    // Undefined while no site has circuits.
-    status: () => running?.load.status(),
-    temporaryLimits,
-  };
+  // Undefined while no site has circuits.
+  const status = (): LoadStatus | undefined => running?.load.status();
+  registerLoadMetrics(shared.metrics, status);
+  return { part: { name: 'load', stop: () => (stopWatching(), stop()), reload: apply }, status, temporaryLimits };
 }
 
 /**

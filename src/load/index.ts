@@ -14,6 +14,7 @@ export {
   type OpenTransaction,
   type OpenTransactions,
 } from './load-manager.js';
+export { registerLoadMetrics } from './load-metrics.js';
 export {
   circuitLimitState,
   effectiveMaxCurrentA,
