@@ -321,7 +321,7 @@ export function addHttpRoutes(
     circuitsApiRoutes({ auth: bearer, config, load }),
     openApiRoutes(config),
     statusPageRoutes(
-      { site, config, health: () => shared.health, startedAt: new Date(), version: packageVersion() },
+      { site, config, health: () => shared.health, load, startedAt: new Date(), version: packageVersion() },
       guard,
     ),
   );

@@ -26,6 +26,7 @@ export const STATUS_HTML = `<!doctype html>
 <main>
   <section id="stations"><h2>Stations</h2><div class="content"></div></section>
   <section id="charge-points"><h2>Charge points</h2><div class="content"></div></section>
+  <section id="circuits"><h2>Circuits</h2><div class="content"></div></section>
   <section id="transactions"><h2>Open transactions</h2><div class="content"></div></section>
   <section id="meters"><h2>Meters</h2><div class="content"></div></section>
   <section id="parts"><h2>Health</h2><div class="content"></div></section>
@@ -53,6 +54,18 @@ th { background: #eef1f4; font-weight: 600; }
 .stale { color: #7a1212; }
 .chip + .chip { margin-left: .3rem; }
 .scroll { overflow-x: auto; }
+.sharing { background: #d3f2dc; color: #12512a; }
+.waiting, .failsafe { background: #fdefc8; color: #6a4a00; }
+.uncontrolled { background: #fbd5d5; color: #7a1212; }
+.circuit { margin-bottom: 1rem; }
+.chart { display: block; width: 100%; height: 8rem; background: #fff; border: 1px solid #e2e6ea; }
+.chart path { fill: none; stroke-width: 2; vector-effect: non-scaling-stroke; stroke-linejoin: round; }
+.chart .limit, .key.limit::before { stroke: #7a1212; stroke-dasharray: 6 4; border-top-color: #7a1212; border-top-style: dashed; }
+.chart .L1, .key.L1::before { stroke: #0d3a78; border-top-color: #0d3a78; }
+.chart .L2, .key.L2::before { stroke: #b35c00; border-top-color: #b35c00; }
+.chart .L3, .key.L3::before { stroke: #3b7a2a; border-top-color: #3b7a2a; }
+.key { margin-right: .6rem; white-space: nowrap; }
+.key::before { content: ''; display: inline-block; width: 1.2rem; margin-right: .25rem; vertical-align: middle; border-top: 2px solid; }
 `;
 
 /** Where npm run build puts the compiled browser/status.ts: dist/ beside src/, both in a checkout and in an install. */

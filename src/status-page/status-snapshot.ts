@@ -1,5 +1,6 @@
 import { modbusBusKey, sessionMeters, type Config } from '../config/index.js';
 import { worstLevel, type HealthLevel, type HealthSource } from '../health/index.js';
+import type { LoadStatus } from '../load/index.js';
 import type { MeterHealth } from '../modbus/index.js';
 import { whToKWh, type ChargePointView, type Site } from '../site/index.js';
 
@@ -15,6 +16,8 @@ export interface StatusSnapshot {
   chargePoints: ChargePointView[];
   openTransactions: OpenTransactionStatus[];
   meters: MeterStatus[];
+  /** Load management's circuits and managed connectors (README "Circuits (load management)"); null without circuits. */
+  load: LoadStatus | null;
   /** The health reports of the parts (ocpp, webhooks, meters...), as GET /health has them. */
   parts: Record<string, Record<string, unknown>>;
 }
@@ -71,6 +74,8 @@ export interface StatusSnapshotSources {
   config: () => Config;
   /** The parts' health reports; the `meters` one (MetersReport) also gives each meter's live view. */
   health: () => HealthSource[];
+  /** What load management does now; undefined while no site has circuits. */
+  load: () => LoadStatus | undefined;
   startedAt: Date;
   version: string;
   now?: () => Date;
@@ -129,6 +134,7 @@ export function statusSnapshot(sources: StatusSnapshotSources): StatusSnapshot {
         live: meterLive(meterHealth[m.id]),
       })),
     ),
+    load: sources.load() ?? null,
     parts: reports,
   };
 }
