@@ -9,6 +9,7 @@ describe('chargegate SUBCOMMAND --help', { timeout: 120_000 }, () => {
       ['app', 'rotate-secret'],
       ['deadletter', 'show'],
       ['meter', 'status'],
+      ['load', 'status'],
       ['keys', 'rotate'],
       ['check-config'],
     ];

@@ -10,6 +10,7 @@ import {
 import { formatZonedTimestamp } from '../../site/index.js';
 import { DirectWriter } from '../../store/index.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, output, withContext, type GlobalOptions } from '../context.js';
+import { registerLoadStatus } from './load-status.js';
 
 interface LimitOptions {
   current?: number;
@@ -25,11 +26,14 @@ function amperes(value: string): number {
 }
 
 /**
- * `chargegate load limit`: temporary circuit limits (README "Circuits (load management)"). Returns the `load` command,
- * for more subcommands.
+ * `chargegate load status|limit`: what load management does, and temporary circuit limits (README "Circuits (load
+ * management)").
  */
-export function registerLoad(program: Command): Command {
-  const load = program.command('load').description('load management: temporary circuit limits');
+export function registerLoad(program: Command): void {
+  const load = program
+    .command('load')
+    .description('load management: circuits and the connectors sharing them, temporary circuit limits');
+  registerLoadStatus(load);
 
   load
     .command('limit')
@@ -101,6 +105,4 @@ export function registerLoad(program: Command): Command {
         );
       });
     });
-
-  return load;
 }

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
 import { createLogger } from '../../log/index.js';
 import { sessionMeters, type Config } from '../../config/index.js';
-import { dataDirHolder } from '../../store/index.js';
 import type { MeterHealth, MeterReadResult } from '../../modbus/index.js';
 
 /** The modbus folder is loaded by the meter commands only (faster start for every other command). */
@@ -15,25 +14,13 @@ import {
   withContext,
   type GlobalOptions,
 } from '../context.js';
+import { daemonStatus } from '../daemon-status.js';
 
-/**
- * The running daemon's live meter health, from its status.json on the HTTP listener; undefined when it does not
- * answer. The daemon keeps counters and readings in memory (writing them would wear the flash for nothing).
- */
+/** The running daemon's live meter health; undefined when it does not answer. */
 async function liveMeterHealth(config: Config): Promise<Record<string, MeterHealth> | undefined> {
-  const daemon = dataDirHolder(config.dataDir);
-  if (!daemon?.httpPort) return undefined;
-  const host = ['0.0.0.0', '::', ''].includes(config.http.host) ? '127.0.0.1' : config.http.host;
-  try {
-    const response = await fetch(`http://${host.includes(':') ? `[${host}]` : host}:${daemon.httpPort}/status.json`, {
-      signal: AbortSignal.timeout(2000),
-    });
-    if (!response.ok) return undefined;
-    const snapshot = (await response.json()) as { parts?: { meters?: { meters?: Record<string, MeterHealth> } } };
-    return snapshot.parts?.meters?.meters;
-  } catch {
-    return undefined;
-  }
+  const status = await daemonStatus(config);
+  if (!('snapshot' in status)) return undefined;
+  return (status.snapshot.parts.meters as { meters?: Record<string, MeterHealth> } | undefined)?.meters;
 }
 
 /** `chargegate meter status|read`: what an installer checks when wiring or troubleshooting Modbus meters. */
