@@ -257,7 +257,18 @@ export const circuitStatusSchema = z
   .strictObject({
     circuitId: z.string(),
     parent: z.string().optional().describe('The circuit this one is part of'),
-    maxCurrentA: z.number().describe('The limit per phase that holds now'),
+    maxCurrentA: z
+      .number()
+      .describe('The limit per phase that holds now: the configured one, or a lower temporary one'),
+    configuredMaxCurrentA: z.number().describe("The circuit's maxCurrentA in the config, A per phase"),
+    temporaryLimit: z
+      .strictObject({
+        maxCurrentA: z.number().describe('A per phase, as set'),
+        until: z.string().describe('When it ends, ISO 8601 in UTC'),
+        setBy: z.string().describe('Who set it: `api:<clientId>` or `cli`'),
+      })
+      .optional()
+      .describe('The temporary limit in force (PUT /sites/{siteId}/circuits/{circuitId}/limit); absent when none'),
     maxPowerW: z.number().optional(),
     meterId: z.string().optional().describe('The `role: circuit` meter that measures it'),
     meter: z
