@@ -40,6 +40,18 @@ describe('temporary circuit limits through the API (README "Circuits (load manag
       expect.objectContaining({ circuitId: 'main', maxCurrentA: 16, effectiveMaxCurrentA: 16 }),
     ]);
     expect((await api.call('GET', limitPath('s1', 'main'), { token: api.ops })).body).toEqual(put.body);
+    // What load management shows of the circuit: the limit that holds, the configured one, the temporary one.
+    const shown = await api.call('GET', '/sites/s1/circuits', { token: api.ops });
+    expect(shown.body).toMatchObject({
+      circuits: [
+        {
+          circuitId: 'main',
+          maxCurrentA: 16,
+          configuredMaxCurrentA: 24,
+          temporaryLimit: { maxCurrentA: 16, until: new Date(until).toISOString(), setBy: `api:${api.opsClientId}` },
+        },
+      ],
+    });
 
     // A second PUT replaces the first; one above the configured 24 A changes nothing (a temporary limit only lowers).
     const above = await api.call('PUT', limitPath('s1', 'main'), {

@@ -102,6 +102,7 @@ describe('seeing load management (README "Circuits (load management)")', () => {
           {
             circuitId: 'main',
             maxCurrentA: 40,
+            configuredMaxCurrentA: 40,
             meterId: 'grid',
             meter: 'ok',
             measuredA: { L1: 31, L2: 33, L3: 32 },
@@ -113,6 +114,7 @@ describe('seeing load management (README "Circuits (load management)")', () => {
             circuitId: 'garage',
             parent: 'main',
             maxCurrentA: 20,
+            configuredMaxCurrentA: 20,
             meter: 'none',
             otherA: { L1: 0, L2: 0, L3: 0 },
             headroomA: 20,
