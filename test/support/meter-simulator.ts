@@ -54,6 +54,7 @@ export class MeterSimulator implements ScriptableMeter {
   port = 0;
   private readonly registers = new Map<string, number>();
   private readonly offline = new Set<number>();
+  private readonly sources = new Map<number, () => MeterValues>();
   private inFlight = 0;
   private closeServer: () => Promise<void> = async () => undefined;
   private closed: Promise<void> | undefined;
@@ -92,6 +93,19 @@ export class MeterSimulator implements ScriptableMeter {
   }
 
   async set(unitId: number, values: MeterValues): Promise<void> {
+    this.show(unitId, values);
+  }
+
+  /**
+   * A unit that measures something live: each request is answered with what `source` says at that moment (a
+   * circuit meter seeing what the simulated stations draw right now).
+   */
+  follow(unitId: number, source: () => MeterValues): void {
+    this.mapOf(unitId);
+    this.sources.set(unitId, source);
+  }
+
+  private show(unitId: number, values: MeterValues): void {
     const map = this.mapOf(unitId);
     const put = (spec: RegisterSpec, value: number) =>
       this.write(unitId, spec.functionCode, spec.address, encodeRegister(spec, value));
@@ -137,6 +151,8 @@ export class MeterSimulator implements ScriptableMeter {
         this.requests.push(request);
         // Unknown or offline units stay silent, as on a real bus.
         if (!this.options.units[unitId] || this.offline.has(unitId)) return;
+        const source = this.sources.get(unitId);
+        if (source) this.show(unitId, source());
         this.inFlight += 1;
         this.maxInFlight = Math.max(this.maxInFlight, this.inFlight);
         const values = Array.from(

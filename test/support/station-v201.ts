@@ -221,6 +221,14 @@ export class StationV201 {
     return this.client.close({ force: true });
   }
 
+  /**
+   * Connects again after the central system went away (a restart): the same station, with its profiles and running
+   * transactions, as a real one keeps them over a lost WebSocket. It does not boot again.
+   */
+  async reconnect(): Promise<void> {
+    await this.client.connect();
+  }
+
   private runningOn(evseId: number): RunningTransaction | undefined {
     for (const [id, { evseId: on, startedAt }] of this.running) if (on === evseId) return { id, startedAt };
     return undefined;

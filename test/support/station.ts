@@ -386,6 +386,14 @@ export class SimulatedStation {
     await this.rpc.close({ code: 1000, force: false });
   }
 
+  /**
+   * Connects again after the central system went away (a restart): the same station, with the profiles, transactions
+   * and registers it kept meanwhile, as a real one keeps them over a lost WebSocket. It does not boot again.
+   */
+  async reconnect(): Promise<void> {
+    await this.rpc.connect();
+  }
+
   private register(connectorId: number): number {
     return this.meterWh.get(connectorId) ?? this.options.initialMeterWh ?? 0;
   }
