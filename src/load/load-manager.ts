@@ -153,8 +153,8 @@ export class LoadManager {
   private config: Config;
   private readonly uncontrolled = new Set<string>();
   private readonly sent = new Map<string, Sent>();
-  /** Connectors with a limit on its way, and whether a newer one waits for it. */
-  private readonly sending = new Map<string, { newer: boolean }>();
+  /** Connectors with a limit on its way (which, for which transaction), and whether a newer one waits for it. */
+  private readonly sending = new Map<string, { transactionId: number; currentA: number; newer: boolean }>();
   private readonly unsubscribe: Array<() => void>;
   private readonly timer: NodeJS.Timeout;
   private stopped = false;
@@ -454,8 +454,13 @@ export class LoadManager {
     atMs: number,
   ): void {
     const inFlight = this.sending.get(key);
-    if (inFlight) return void (inFlight.newer = true);
-    this.sending.set(key, { newer: false });
+    if (inFlight) {
+      // Only a different limit waits for it: a step deciding the same (it is not accepted yet, so it looks unsent)
+      // would have its answer step again, which marks any other limit on its way, and so on, one round trip apart.
+      if (inFlight.transactionId !== transaction.id || inFlight.currentA !== currentA) inFlight.newer = true;
+      return;
+    }
+    this.sending.set(key, { transactionId: transaction.id, currentA, newer: false });
     const limit = {
       connectorId: station.connectorId,
       transactionId: transaction.id,

@@ -1,0 +1,115 @@
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { parseConfig } from '../../src/config/index.js';
+import { LoadManager, type OpenTransaction, type PhaseCurrents } from '../../src/load/index.js';
+import { capturedLogger } from '../support/captured-log.js';
+import { baseConfig } from '../support/temp-site.js';
+
+/*
+ * The load controller's shell between readings and answers (README "Circuits (load management)"), where the site
+ * scenario (site-scenario.test.ts) found it wrong; isolated here on the LoadManager with its ports played by the
+ * test: a meter whose readings arrive when the test says, stations whose reports are what the test says and whose
+ * answers take a round trip, and a timer step every 20 ms between readings, as a real meter polled every 200 ms to
+ * 1 s leaves.
+ */
+
+/** A station's answer to SetChargingProfile comes back after this (loopback: a few ms). */
+const ROUND_TRIP_MS = 2;
+
+const LIMIT_A = 40;
+const OTHER_A = 10;
+
+const config = parseConfig(
+  JSON.stringify({
+    ...baseConfig('/tmp/unused'),
+    loadManagement: { minCurrentA: 6, raiseAfterS: 0.1, profileValidityS: 300 },
+    sites: [
+      {
+        id: 's1',
+        stations: ['CP001', 'CP002'].map((id) => ({ id, chargePoints: [{ id: `${id}-A`, connectors: [1] }] })),
+        meters: [
+          {
+            id: 'grid',
+            role: 'circuit',
+            model: 'sdm630',
+            connection: { type: 'tcp', host: '127.0.0.1', port: 1502, unitId: 1 },
+          },
+        ],
+        circuits: [{ id: 'main', maxCurrentA: LIMIT_A, meter: 'grid', chargePoints: ['CP001-A', 'CP002-A'] }],
+      },
+    ],
+  }),
+);
+
+const CARS: OpenTransaction[] = [
+  { id: 1, stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, stationTransactionId: null },
+  { id: 2, stationId: 'CP002', chargePointId: 'CP002-A', connectorId: 1, stationTransactionId: null },
+];
+
+/** Two cars charging on a 40 A metered circuit, the meter, their reports and their limits in the test's hands. */
+function siteForTest() {
+  let readingA: PhaseCurrents = { L1: OTHER_A, L2: OTHER_A, L3: OTHER_A };
+  const listeners = new Set<() => void>();
+  const reportedA = new Map<number, number>();
+  const sent: Array<{ stationId: string; currentA: number }> = [];
+  const load = new LoadManager({
+    config,
+    limits: {
+      setFailsafe: () => Promise.resolve('accepted'),
+      setTransactionLimit: (stationId, limit) => {
+        sent.push({ stationId, currentA: limit.currentA });
+        return new Promise((resolve) => setTimeout(() => resolve('accepted'), ROUND_TRIP_MS));
+      },
+    },
+    meters: {
+      circuitReadings: () => [{ meterId: 'grid', online: true, currentA: readingA }],
+      onCircuitReading: (listener) => {
+        listeners.add(listener);
+        return () => listeners.delete(listener);
+      },
+    },
+    transactions: {
+      open: () => CARS,
+      drawnA: (transactionId) => reportedA.get(transactionId),
+      onOpenedOrClosed: () => () => undefined,
+    },
+    logger: capturedLogger().logger,
+    stepIntervalMs: 20,
+  });
+  onTestFinished(() => load.stop());
+  const allowed = (stationId: string) => sent.filter((s) => s.stationId === stationId).at(-1)?.currentA;
+  return {
+    sent,
+    allowed,
+    /** A reading arrives: the other load plus what the cars draw now. */
+    read(otherA: number, carsA: number) {
+      const a = otherA + carsA;
+      readingA = { L1: a, L2: a, L3: a };
+      for (const listener of listeners) listener();
+    },
+    /** Each car's station says what it draws. */
+    report(currentA: number) {
+      for (const car of CARS) reportedA.set(car.id, currentA);
+    },
+    /** Both cars on (40 - 10) / 2 = 15 A, drawing it, reported and read. */
+    async settled() {
+      this.report(6);
+      this.read(OTHER_A, 12);
+      await expect.poll(() => [allowed('CP001'), allowed('CP002')]).toEqual([15, 15]);
+      this.report(15);
+      this.read(OTHER_A, 30);
+    },
+  };
+}
+
+describe('limits on their way to the stations', () => {
+  it('a step while they are on their way sends nothing again when it decides the same', async () => {
+    const site = siteForTest();
+    // The first step sends both cars the fail-safe; a reading's step comes before the answers and decides the same.
+    site.report(6);
+    site.read(OTHER_A, 12);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Each answer used to find the other car's limit marked as outdated by that step, and to step again, which marked
+    // the other again: the two stations were sent their limit over and over, one round trip apart.
+    expect(site.sent).toHaveLength(2);
+  });
+});
