@@ -158,6 +158,12 @@ export class LoadManager {
   private readonly unsubscribe: Array<() => void>;
   private readonly timer: NodeJS.Timeout;
   private stopped = false;
+  /**
+   * What each open transaction's car drew, by transaction id, when the last circuit reading came: the other load is
+   * that reading minus what the cars drew then. A step between two readings (the timer, a start, an answer) that
+   * paired the reading with a lowering made since would see the other load grow by the lowering.
+   */
+  private drawnAtReading = new Map<number, number>();
   /** Profiles whose sending failed (not a station's answer), logged once until one is sent. */
   private readonly failedSends = new Set<string>();
   /** The last step failed: logged once until one succeeds. */
@@ -175,7 +181,7 @@ export class LoadManager {
     this.config = options.config;
     this.managed = managedSite(this.config, this.uncontrolled);
     this.unsubscribe = [
-      options.meters.onCircuitReading(() => this.step()),
+      options.meters.onCircuitReading(() => this.step({ reading: true })),
       options.transactions.onOpenedOrClosed((transactionId) => {
         this.announced?.add(transactionId);
         this.step();
@@ -306,11 +312,11 @@ export class LoadManager {
    * end the daemon. A failed step (the database cannot be read, say) is logged once and the next one tries again;
    * the stations keep their last limits meanwhile, and fall back to the fail-safe as they lapse.
    */
-  private step(): void {
+  private step(options: { reading?: boolean } = {}): void {
     // An answer that arrives after stop() finds the database it would read closed.
     if (this.stopped) return;
     try {
-      this.runStep();
+      this.runStep(options.reading ?? false);
       if (this.failing) this.options.logger.info('load steps run again');
       this.failing = false;
     } catch (err) {
@@ -319,7 +325,7 @@ export class LoadManager {
     }
   }
 
-  private runStep(): void {
+  private runStep(reading: boolean): void {
     // Damping, rotation and renewal count on a monotonic clock: a wall clock set back would hold a pending raise for
     // as long as it went back. Only validTo, which the station reads, is wall-clock time.
     const atMs = performance.now();
@@ -340,13 +346,10 @@ export class LoadManager {
     const reported = new Map(
       [...open].map(([connectorId, t]) => [connectorId, this.options.transactions.drawnA(t.id)] as const),
     );
-    const sessions = [...open.keys()].map((connectorId) => {
-      // A report older than the last lowering says more than the car may draw now: what it may draw is the truth
-      // then, and counting less of it as the car's keeps the other load on the safe side.
-      const reportedA = reported.get(connectorId);
-      const allowedA = this.state.connectors[connectorId]?.allowedA;
-      if (reportedA === undefined) return { connectorId };
-      return { connectorId, drawnA: allowedA === undefined ? reportedA : Math.min(reportedA, allowedA) };
+    if (reading) this.drawnAtReading = this.drawnNow(open, reported);
+    const sessions = [...open].map(([connectorId, t]) => {
+      const drawnA = this.drawnAtReading.get(t.id);
+      return drawnA === undefined ? { connectorId } : { connectorId, drawnA };
     });
     const step = controlLoad(site, { atMs, readings, sessions }, this.state);
     this.state = step.state;
@@ -444,6 +447,22 @@ export class LoadManager {
             : 'cleared';
       logger.info({ circuitId, until: limit.until.toISOString(), reason }, 'temporary circuit limit ended');
     }
+  }
+
+  /** What the cars draw as a reading comes, by transaction id; unknown until their station reports. */
+  private drawnNow(
+    open: ReadonlyMap<string, OpenTransaction>,
+    reported: ReadonlyMap<string, number | undefined>,
+  ): Map<number, number> {
+    const drawn = new Map<number, number>();
+    for (const [connectorId, t] of open) {
+      // A report older than the last lowering says more than the car may draw now: what it may draw is the truth
+      // then, and counting less of it as the car's keeps the other load on the safe side.
+      const reportedA = reported.get(connectorId);
+      const allowedA = this.state.connectors[connectorId]?.allowedA;
+      if (reportedA !== undefined) drawn.set(t.id, allowedA === undefined ? reportedA : Math.min(reportedA, allowedA));
+    }
+    return drawn;
   }
 
   private send(

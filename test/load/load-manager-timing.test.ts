@@ -113,3 +113,23 @@ describe('limits on their way to the stations', () => {
     expect(site.sent).toHaveLength(2);
   });
 });
+
+describe("the cars' draw beside a circuit reading", () => {
+  it('steps between two readings do not count a lowering the last reading predates as other load', async () => {
+    const site = siteForTest();
+    await site.settled();
+    // The other load steps up 10 A: both lowered to (40 - 20) / 2 = 10 A at once; the stations say so soon after.
+    const from = site.sent.length;
+    site.read(OTHER_A + 10, 30);
+    await expect.poll(() => [site.allowed('CP001'), site.allowed('CP002')]).toEqual([10, 10]);
+    site.report(10);
+    // Until the meter's next reading, the timer's steps still see the cars at 15 A in the last one: that is what they
+    // drew then, not 10 A (else the other load looks 10 A higher and a car is sent to 0).
+    const lowest = () => Math.min(...site.sent.slice(from).map((s) => s.currentA));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(lowest()).toBe(10);
+    site.read(OTHER_A + 10, 20);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect([site.allowed('CP001'), site.allowed('CP002'), lowest()]).toEqual([10, 10, 10]);
+  });
+});
