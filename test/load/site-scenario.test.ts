@@ -12,10 +12,9 @@ import { SiteUnderLoad, type CarPort, type Phases } from './site-under-load.js';
  * Issue 29's acceptance scenario (README "Circuits (load management)"): a built daemon, 1.6 and 2.0.1 stations whose
  * cars draw what their profiles allow, and a real Modbus TCP grid meter that sees the building plus those cars right
  * now. The site is sampled throughout and judged on the promise: over the limit at most 2 s (plus the stations'
- * reaction, here none) after a step, never when nothing changed, never because chargegate raised something.
- *
- * Needs the cars' Current.Import (drawnA): without it the controller counts the cars as other load on a metered
- * circuit and the shares asserted below are never reached (the cars stay at the fail-safe).
+ * reaction, here none) after a step, never when nothing changed, never because chargegate raised something; and on
+ * the shares it settles on, which only come out right when the cars' reported draw (Current.Import) is not taken for
+ * other load.
  */
 
 const LIMIT_A = 63;
@@ -24,15 +23,23 @@ const OFFLINE_AFTER_S = 2;
 const RAISE_AFTER_S = 2;
 const FAILSAFE_A = 6;
 const SAMPLE_MS = 50;
-/** The stations' MeterValues with Current.Import, as their MeterValueSampleInterval would send them. */
+/**
+ * The stations' periodic MeterValues with Current.Import (their MeterValueSampleInterval); they also report as soon
+ * as their car's draw changes (site-under-load.ts).
+ */
 const REPORT_MS = 1000;
 /**
  * The promise: new limits within 2 s of the meter reading that shows a step, which comes within a poll; the stations
  * obey at once, and the sampler sees it within a sample.
  */
 const OVER_LIMIT_BOUND_MS = 2000 + POLL_MS + SAMPLE_MS;
-/** A raise waits raiseAfterS of readings; a lowering and the meter's loss show within this. */
-const SETTLE_MS = (RAISE_AFTER_S + 3) * 1000;
+/**
+ * Settling takes raises, each after raiseAfterS, and a raise seen at the meter before the raised car reports it makes
+ * the other load look higher for a while (the open case in load-manager-timing.test.ts).
+ */
+const SETTLE_MS = 20_000;
+/** Settled: the limits held longer than a report and a poll, so no reading or report is left to move them. */
+const HOLD_MS = REPORT_MS + 2 * POLL_MS;
 
 const STATIONS_16 = ['CP001', 'CP002'];
 const STATIONS_201 = ['EV201', 'EV202'];
@@ -58,7 +65,7 @@ function siteConfig(options: {
           circuitMeterConfig('grid', 1, { type: 'tcp', host: '127.0.0.1', port: options.meterPort }, OFFLINE_AFTER_S),
         ],
         webhooks: [],
-        chargePoints: [{ id: `${REFUSING}-A`, maxCurrentA: 16 }],
+        chargePoints: options.stations.includes(REFUSING) ? [{ id: `${REFUSING}-A`, maxCurrentA: 16 }] : [],
         circuits: [
           {
             id: 'main',
@@ -108,11 +115,30 @@ async function loadHealth(daemon: SpawnedDaemon): Promise<unknown> {
   return ((await response.json()) as { load?: unknown }).load;
 }
 
-/** Every named car's station obeys `currentA`, within `timeout`. */
-async function expectLimits(site: SiteUnderLoad, names: string[], currentA: number, timeout = SETTLE_MS) {
+/** Every named car's station obeys `currentA` within `timeout` (a fail-safe that must come in time). */
+async function expectLimits(site: SiteUnderLoad, names: string[], currentA: number, timeout: number) {
   await expect
     .poll(() => names.map((name) => site.limitA(name)), { timeout, interval: SAMPLE_MS })
     .toEqual(names.map(() => currentA));
+}
+
+/**
+ * The named cars' stations settle on `currentA` each (a list: these limits in any order, as who waits is the
+ * controller's choice) and hold it for HOLD_MS.
+ */
+async function expectSettled(site: SiteUnderLoad, names: string[], currentA: number | number[]) {
+  const byValue = (a: number | undefined, b: number | undefined) => (a ?? -1) - (b ?? -1);
+  const wanted = (Array.isArray(currentA) ? currentA : names.map(() => currentA)).toSorted(byValue);
+  const holds = (limitsA: Array<number | undefined>) => limitsA.toSorted(byValue).every((a, i) => a === wanted[i]);
+  await expect
+    .poll(
+      () => ({
+        limitsA: names.map((name) => site.limitA(name)).toSorted(byValue),
+        held: site.heldMs(names, holds) >= HOLD_MS,
+      }),
+      { timeout: SETTLE_MS, interval: SAMPLE_MS },
+    )
+    .toEqual({ limitsA: wanted, held: true });
 }
 
 describe('a site of 1.6 and 2.0.1 stations on one metered 63 A circuit (issue 29 acceptance)', () => {
@@ -126,65 +152,58 @@ describe('a site of 1.6 and 2.0.1 stations on one metered 63 A circuit (issue 29
         siteConfig({ meterPort: sim.port, stations: [...cars, REFUSING], profileValidityS: PROFILE_VALIDITY_S }),
       );
       // The meter answers before the daemon starts: the circuit is not lost at its first step.
-      await sim.set(1, { energyKWh: 1000, currentA: [10, 12, 8], powerW: 6900 });
+      await sim.set(1, { energyKWh: 1000, currentA: [10, 12.3, 8], powerW: 6969 });
       const daemon = await spawnDaemonForTest(temp.configPath, { built: true, readyTimeoutMs: 60_000 });
-      const site = siteForTest([10, 12, 8], await stationsForTest(daemon.ready.ocppUrl, [...cars, REFUSING]));
+      const site = siteForTest([10, 12.3, 8], await stationsForTest(daemon.ready.ocppUrl, [...cars, REFUSING]));
       sim.follow(1, () => site.meterValues());
       site.start();
       for (const name of cars) await expect.poll(() => site.limitA(name)).toBe(FAILSAFE_A);
 
-      // Two cars, then two more: (63 - 12) / 2 = 25.5 A each, then 51 / 4 = 12.75, sent as 12.7.
+      // Two cars, then two more: (63 - 12.3) / 2 = 25.35 A each, then 50.7 / 4 = 12.675 (sent rounded down to 0.1 A;
+      // the figures keep clear of the rounding, which the meter's float32 registers would tip).
       await Promise.all([site.arrive('CP001'), site.arrive('EV201')]);
-      await expectLimits(site, ['CP001', 'EV201'], 25.5);
+      await expectSettled(site, ['CP001', 'EV201'], 25.3);
       await Promise.all([site.arrive('CP002'), site.arrive('EV202')]);
-      await expectLimits(site, cars, 12.7);
+      await expectSettled(site, cars, 12.6);
 
-      // The building steps up: over the limit until the cars are lowered to (63 - 35) / 4 = 7 A.
-      const stepUpAt = Date.now();
-      site.setOther([30, 35, 28], 'other load up 23 A');
-      await expectLimits(site, cars, 7, OVER_LIMIT_BOUND_MS);
-      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+      // The building steps up: over the limit until the cars are lowered to (63 - 34.8) / 4 = 7.05 A.
+      const stepUpAt = site.setOther([30, 34.8, 28], 'other load up 22.5 A');
+      await expectSettled(site, cars, 7);
       expect(site.overLimit().filter((s) => s.atMs >= stepUpAt).length, 'the step shows at the meter').toBeGreaterThan(
         0,
       );
 
-      // And down: raised to 58 / 4 = 14.5 A, not before raiseAfterS.
-      const stepDownAt = Date.now();
-      site.setOther([5, 5, 5], 'other load down');
-      await expectLimits(site, cars, 14.5);
-      const raisedAt = site.raises().find((r) => r.atMs >= stepDownAt)!.atMs;
+      // And down: raised to 57.8 / 4 = 14.45 A, not before raiseAfterS.
+      const stepDownAt = site.setOther([5.2, 5.2, 5.2], 'other load down');
+      await expectSettled(site, cars, 14.4);
+      const raisedAt = site.raises().find((r) => r.atMs > stepDownAt)!.atMs;
       expect(raisedAt - stepDownAt).toBeGreaterThanOrEqual(RAISE_AFTER_S * 1000);
 
-      // A station that refuses profiles: its car's 16 A are other load to the others, (63 - 21) / 4 = 10.5 A.
+      // A station that refuses profiles: its car's 16 A are other load to the others, (63 - 21.2) / 4 = 10.45 A.
       await site.arrive(REFUSING);
-      await expectLimits(site, cars, 10.5);
+      await expectSettled(site, cars, 10.4);
       expect(site.limitA(REFUSING)).toBeUndefined();
       expect(
         daemon.logs.filter((l) => l.includes('station refuses charging profiles') && l.includes(REFUSING)),
       ).toHaveLength(1);
 
-      // One leaves: the other three share 42 A, 14 each, after raiseAfterS.
+      // One leaves: the other three share 41.8 A, 13.93 each, after raiseAfterS.
       await site.leave('EV202');
       const three = ['CP001', 'CP002', 'EV201'];
-      await expectLimits(site, three, 14);
+      await expectSettled(site, three, 13.9);
 
-      // Too little for all: 63 - 40 - 16 = 7 A serves one car at 7 A, the others wait at 0.
-      site.setOther([40, 40, 40], 'other load up to 40 A');
-      await expect
-        .poll(() => three.map((name) => site.limitA(name)).sort(), {
-          timeout: OVER_LIMIT_BOUND_MS,
-          interval: SAMPLE_MS,
-        })
-        .toEqual([0, 0, 7]);
-      site.setOther([5, 5, 5], 'other load down');
-      await expectLimits(site, three, 14);
+      // Too little for all: 63 - 40.15 - 16 = 6.85 A serves one car, the others wait at 0.
+      site.setOther([40.15, 40.15, 40.15], 'other load up to 40.15 A');
+      await expectSettled(site, three, [0, 0, 6.8]);
+      site.setOther([5.2, 5.2, 5.2], 'other load down');
+      await expectSettled(site, three, 13.9);
 
       // The meter goes silent: everyone on the fail-safe within offlineAfterS + 1 s, health says which circuit.
       await sim.setOnline(1, false);
       await expectLimits(site, three, FAILSAFE_A, (OFFLINE_AFTER_S + 1) * 1000);
       expect(await loadHealth(daemon)).toEqual({ status: 'warning', circuitsWithoutMeter: ['main'] });
       await sim.setOnline(1, true);
-      await expectLimits(site, three, 14);
+      await expectSettled(site, three, 13.9);
       expect(await loadHealth(daemon)).toEqual({ status: 'ok' });
 
       // The gateway dies: each station keeps its share until its TxProfile's validTo, then its TxDefaultProfile.
@@ -197,17 +216,17 @@ describe('a site of 1.6 and 2.0.1 stations on one metered 63 A circuit (issue 29
         expect(until).toBeLessThanOrEqual(killedAt + PROFILE_VALIDITY_S * 1000);
       }
       await expectLimits(site, three, FAILSAFE_A, (PROFILE_VALIDITY_S + 1) * 1000);
+      site.stop();
       // Sampled as it happened: the share until validTo, the fail-safe from then on.
       for (const [name, until] of validTo) {
         const after = site.samples.filter((s) => s.atMs >= killedAt);
         expect(new Set(after.filter((s) => s.atMs < until).map((s) => s.limits.get(name))), name).toEqual(
-          new Set([14]),
+          new Set([13.9]),
         );
         expect(new Set(after.filter((s) => s.atMs >= until).map((s) => s.limits.get(name))), name).toEqual(
           new Set([FAILSAFE_A]),
         );
       }
-      site.stop();
       expect(site.unexcused(OVER_LIMIT_BOUND_MS)).toEqual([]);
     },
     PROCESS_TEST_TIMEOUT_MS,
@@ -219,7 +238,7 @@ describe('a restarted gateway rebuilds from the open transactions and the first 
     ['killed (kill -9)', 'SIGKILL'],
     ['stopped', 'SIGTERM'],
   ] as const)(
-    '%s with cars charging: the new daemon sends each its fail-safe at once and raises nothing before raiseAfterS of readings',
+    '%s with cars charging: the new daemon sends each the fail-safe or less at once, and raises nothing before raiseAfterS of readings',
     async (_how, signal) => {
       const sim = await gridMeterForTest();
       const cars = ['CP001', 'EV201', 'CP002'];
@@ -239,16 +258,19 @@ describe('a restarted gateway rebuilds from the open transactions and the first 
       site.start();
       for (const name of cars) await site.arrive(name);
       // (63 - 10) / 3 = 17.67 A, sent as 17.6.
-      await expectLimits(site, cars, 17.6);
+      await expectSettled(site, cars, 17.6);
 
       first.child.kill(signal);
       await exitOf(first.child);
       const restartedAt = Date.now();
       await spawnDaemonForTest(temp.configPath, { built: true, readyTimeoutMs: 60_000 });
       await Promise.all(ports.map((p) => p.station.reconnect()));
-      // What the controller starts a running transaction on: the fail-safe, sent at once, whatever it held before.
-      await expectLimits(site, cars, FAILSAFE_A, 2_000);
-      await expectLimits(site, cars, 17.6);
+      // What the controller starts a running transaction on, sent at once whatever it held before: the fail-safe, or
+      // less (here 0 A: until the stations report again, the cars the meter sees count as other load).
+      await expect
+        .poll(() => cars.every((name) => site.limitA(name)! <= FAILSAFE_A), { timeout: 2_000, interval: SAMPLE_MS })
+        .toBe(true);
+      await expectSettled(site, cars, 17.6);
       const firstReadingAt = sim.requests.find((r) => r.receivedAt >= restartedAt && r.answeredAt)!.answeredAt!;
       const raised = site.raises().filter((r) => r.atMs >= restartedAt);
       expect(raised.length).toBeGreaterThanOrEqual(cars.length);

@@ -42,8 +42,9 @@ const VOLTS = 230;
  * their station's profiles allow (min of the car's demand and the profile stack's limit, from the instant the
  * station took the profile: the stations react at once), other load draws what the test sets, and a circuit meter
  * that follows currentA() sees their sum right now. Each charging station reports its car's draw as Current.Import
- * every reportMs, as a station's periodic MeterValues do. The site is sampled every sampleMs (wall-clock ms, the
- * clock validTo and the meter simulator's requests use) to judge the promise afterwards.
+ * every reportMs, as a station's periodic MeterValues do, and as soon as it changes (noticed at the next sample), as a
+ * 2.0.1 station does with a TransactionEvent triggered by ChargingRateChanged. The site is sampled every sampleMs
+ * (wall-clock ms, the clock validTo and the meter simulator's requests use) to judge the promise afterwards.
  */
 export class SiteUnderLoad {
   readonly steps: Step[] = [];
@@ -53,6 +54,8 @@ export class SiteUnderLoad {
   private readonly transactions = new Map<string, number | string>();
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly ports: ReadonlyMap<string, CarPort>;
+  /** What each charging station last reported its car draws. */
+  private readonly reported = new Map<string, number>();
 
   constructor(
     private readonly options: { limitA: number; otherA: Phases; ports: CarPort[]; sampleMs: number; reportMs: number },
@@ -61,17 +64,23 @@ export class SiteUnderLoad {
     this.ports = new Map(options.ports.map((p) => [p.name, p]));
   }
 
-  /** Starts sampling and the stations' reports; stopped by stop(). */
+  /** Starts sampling and the stations' reports, until stop(). */
   start(): void {
     this.sample();
     this.timers.push(
-      setInterval(() => this.sample(), this.options.sampleMs),
-      setInterval(() => this.report(), this.options.reportMs),
+      setInterval(() => {
+        this.sample();
+        this.report((name) => this.drawnA(name) !== this.reported.get(name));
+      }, this.options.sampleMs),
+      setInterval(() => this.report(() => true), this.options.reportMs),
     );
   }
 
+  /** A last sample, and no more. */
   stop(): void {
+    if (this.timers.length === 0) return;
     for (const timer of this.timers.splice(0)) clearInterval(timer);
+    this.sample();
   }
 
   /** What the circuit meter measures now: the other load plus every car's draw, on each phase. */
@@ -86,16 +95,21 @@ export class SiteUnderLoad {
     return { energyKWh: 1000, currentA, powerW: currentA.reduce((sum, a) => sum + a * VOLTS, 0) };
   }
 
-  /** Sets the other load (the building, a heat pump); a rise on any phase is a step. */
-  setOther(otherA: Phases, what: string): void {
-    if (otherA.some((a, i) => a > (this.otherA[i] ?? 0))) this.steps.push({ atMs: Date.now(), what });
+  /**
+   * Sets the other load (the building, a heat pump); a rise on any phase is a step. Returns when, as sampled just
+   * before: what the site did before that instant is sampled before it.
+   */
+  setOther(otherA: Phases, what: string): number {
+    const atMs = this.sample();
+    if (otherA.some((a, i) => a > (this.otherA[i] ?? 0))) this.steps.push({ atMs, what });
     this.otherA = otherA;
+    return atMs;
   }
 
   /** A car plugs in and its station starts a transaction: a step, as the car draws the fail-safe at once. */
   async arrive(name: string, idTag = `TAG-${name}`): Promise<void> {
     const { station, connectorId } = this.port(name);
-    this.steps.push({ atMs: Date.now(), what: `${name} arrives` });
+    this.steps.push({ atMs: this.sample(), what: `${name} arrives` });
     if (station instanceof StationV201) {
       const transactionId = station.newTransactionId();
       await station.transactionEvent('Started', transactionId, {
@@ -111,6 +125,7 @@ export class SiteUnderLoad {
 
   /** The car leaves: its station ends the transaction. */
   async leave(name: string): Promise<void> {
+    this.sample();
     const { station } = this.port(name);
     const transactionId = this.transactions.get(name);
     if (transactionId === undefined) throw new Error(`no car at ${name}`);
@@ -118,6 +133,7 @@ export class SiteUnderLoad {
       await station.transactionEvent('Ended', String(transactionId), { stoppedReason: 'EVDisconnected' });
     else await station.stopTransaction({ transactionId: Number(transactionId), reason: 'EVDisconnected' });
     this.transactions.delete(name);
+    this.reported.delete(name);
   }
 
   /** The limit the port's station obeys at `at` (its profile stack); undefined: none. */
@@ -135,6 +151,15 @@ export class SiteUnderLoad {
   drawnA(name: string, at = new Date()): number {
     const { station, connectorId } = this.port(name);
     return station.drawnA(connectorId, at);
+  }
+
+  /** How long, up to the last sample, the named ports' sampled limits have met `holds` (0 when they do not now). */
+  heldMs(names: readonly string[], holds: (limitsA: Array<number | undefined>) => boolean): number {
+    const meets = (s: Sample) => holds(names.map((name) => s.limits.get(name)));
+    const last = this.samples.at(-1);
+    if (!last || !meets(last)) return 0;
+    const since = this.samples.findLast((s) => !meets(s)) ?? this.samples[0]!;
+    return last.atMs - since.atMs;
   }
 
   /** Samples where the site drew more than its limit on some phase. */
@@ -180,7 +205,7 @@ export class SiteUnderLoad {
     return port;
   }
 
-  private sample(): void {
+  private sample(): number {
     const at = new Date();
     this.samples.push({
       atMs: at.getTime(),
@@ -188,12 +213,14 @@ export class SiteUnderLoad {
       limits: new Map([...this.ports.keys()].map((name) => [name, this.limitA(name, at)])),
       charging: new Set(this.transactions.keys()),
     });
+    return at.getTime();
   }
 
-  /** Every charging station reports its car's draw; one the gateway does not hear (it is down) just fails. */
-  private report(): void {
-    for (const name of this.transactions.keys()) {
+  /** The charging stations `due` says report their car's draw; one the gateway does not hear (it is down) fails. */
+  private report(due: (name: string) => boolean): void {
+    for (const name of [...this.transactions.keys()].filter(due)) {
       const { station, connectorId } = this.port(name);
+      this.reported.set(name, this.drawnA(name));
       void station.reportDrawn(connectorId).catch(() => undefined);
     }
   }
