@@ -132,4 +132,25 @@ describe("the cars' draw beside a circuit reading", () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect([site.allowed('CP001'), site.allowed('CP002'), lowest()]).toEqual([10, 10, 10]);
   });
+
+  // Open (issue 29): a station reports its car's draw every MeterValueSampleInterval (often a minute or more), the
+  // meter every poll. Between a raise and the raised car's next report, the meter shows the car taking its raise
+  // while its report still says less: the controller cannot tell that from other load growing, counts it as such
+  // (the safe side) and lowers at the next reading, then raises again after raiseAfterS: the shares saw-tooth for as
+  // long as reports lag the meter. A fix needs a decision (ask the station for a report after a raise, or trust the
+  // raised car to take its new limit and risk a step hidden in it), so this test says the bug is there: it fails the
+  // day the controller holds a raise against a report it has not had yet.
+  it.fails('a raise the meter shows before the raised car reports it is not taken for other load', async () => {
+    const site = siteForTest();
+    site.report(6);
+    site.read(OTHER_A, 12);
+    await expect.poll(() => [site.allowed('CP001'), site.allowed('CP002')]).toEqual([15, 15]);
+    // The cars take their 15 A; their stations say so at their next periodic report, not yet.
+    const from = site.sent.length;
+    for (let i = 0; i < 3; i += 1) {
+      site.read(OTHER_A, 30);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(site.sent.slice(from)).toEqual([]);
+  });
 });
