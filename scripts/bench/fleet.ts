@@ -17,7 +17,13 @@ export class Fleet {
   /** Starts the generators and connects every identity; throws unless all of them were accepted. */
   static async connect(
     ctx: ScenarioContext,
-    options: { url: string; identities: readonly string[]; generators: number; concurrency: number },
+    options: {
+      url: string;
+      identities: readonly string[];
+      generators: number;
+      concurrency: number;
+      recordProfiles?: boolean;
+    },
   ): Promise<Fleet> {
     const shares = split(options.identities, options.generators);
     const generators = await Promise.all(
@@ -25,7 +31,12 @@ export class Fleet {
     );
     const connects = await Promise.all(
       generators.map((g, i) =>
-        g.call('connect', { url: options.url, identities: shares[i]!, concurrency: options.concurrency }),
+        g.call('connect', {
+          url: options.url,
+          identities: shares[i]!,
+          concurrency: options.concurrency,
+          ...(options.recordProfiles && { recordProfiles: true }),
+        }),
       ),
     );
     const failed = connects.reduce((n, c) => n + c.errors, 0);

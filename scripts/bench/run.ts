@@ -2,6 +2,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ROOT } from '../../test/support/cli.js';
 import { runBench } from './runner.js';
+import { SCENARIOS } from './scenarios/index.js';
 import { renderResults } from './table.js';
 
 /** `npm run bench [-- --quick] [--only 1,3] [--out FILE] [--profile DIR]`: prints the table, writes the JSON. */
@@ -15,8 +16,8 @@ const { values } = parseArgs({
 });
 
 const only = values.only?.split(',').map(Number);
-if (only?.some((id) => !Number.isInteger(id) || id < 1 || id > 7)) {
-  process.stderr.write('bench: --only takes scenario numbers 1-7, e.g. --only 1,5\n');
+if (only?.some((id) => !Number.isInteger(id) || id < 1 || id > SCENARIOS.length)) {
+  process.stderr.write(`bench: --only takes scenario numbers 1-${SCENARIOS.length}, e.g. --only 1,5\n`);
   process.exit(2);
 }
 

@@ -15,6 +15,16 @@ export interface BenchSettings {
   backlog: { stations: number; eventsPerType: number; retryIntervalS: number };
   footprint: { starts: number; idleS: number };
   modbus: { meters: number; pollIntervalMs: number; startDelayS: number; measureS: number };
+  load: {
+    connectors: number;
+    pollIntervalMs: number;
+    raiseAfterS: number;
+    /** Steps of the other load up (each measured) and down again. */
+    steps: number;
+    /** controlLoad timed over this many batches of this many steps; the median batch counts. */
+    costBatches: number;
+    costStepsPerBatch: number;
+  };
 }
 
 export const FULL: BenchSettings = {
@@ -28,6 +38,7 @@ export const FULL: BenchSettings = {
   backlog: { stations: 20, eventsPerType: 1000, retryIntervalS: 1 },
   footprint: { starts: 5, idleS: 10 },
   modbus: { meters: 50, pollIntervalMs: 1000, startDelayS: 3, measureS: 30 },
+  load: { connectors: 50, pollIntervalMs: 500, raiseAfterS: 1, steps: 10, costBatches: 15, costStepsPerBatch: 500 },
 };
 
 export const QUICK: BenchSettings = {
@@ -42,4 +53,5 @@ export const QUICK: BenchSettings = {
   backlog: { stations: 4, eventsPerType: 40, retryIntervalS: 0.5 },
   footprint: { starts: 2, idleS: 1 },
   modbus: { meters: 4, pollIntervalMs: 500, startDelayS: 1, measureS: 1.5 },
+  load: { connectors: 50, pollIntervalMs: 500, raiseAfterS: 1, steps: 1, costBatches: 3, costStepsPerBatch: 50 },
 };

@@ -14,7 +14,7 @@ describe('npm run bench -- --quick', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'chargegate-bench-test-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('measures all seven scenarios and writes them as JSON beside the printed table', async () => {
+  it('measures all eight scenarios and writes them as JSON beside the printed table', async () => {
     const out = path.join(dir, 'results.json');
     const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       execFile(
@@ -29,7 +29,7 @@ describe('npm run bench -- --quick', () => {
 
     const results = benchResultsSchema.parse(JSON.parse(readFileSync(out, 'utf8')));
     expect(results.mode).toBe('quick');
-    expect(results.scenarios.map((s) => s.id)).toEqual([1, 2, 3, 4, 5, 6, 7]);
+    expect(results.scenarios.map((s) => s.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
     for (const scenario of results.scenarios) {
       expect(scenario.errors, `scenario ${scenario.id}`).toEqual([]);
       expect(scenario.status).toBe('ok');
@@ -45,7 +45,7 @@ describe('npm run bench -- --quick', () => {
     // Each of the issue's baselines is measured in the same run.
     const baselineOf = (id: number) =>
       results.scenarios.find((s) => s.id === id)!.figures.filter((f) => f.baseline !== null);
-    for (const id of [1, 3, 4, 5, 6, 7]) expect(baselineOf(id).length, `scenario ${id} baseline`).toBeGreaterThan(0);
+    for (const id of [1, 3, 4, 5, 6, 7, 8]) expect(baselineOf(id).length, `scenario ${id} baseline`).toBeGreaterThan(0);
 
     const header = stdout.split('\n').find((line) => line.startsWith('#'));
     expect(header?.split(/\s{2,}/)).toEqual(['#', 'figure', 'chargegate', 'baseline', 'ratio', 'target', 'met?']);

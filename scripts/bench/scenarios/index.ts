@@ -4,10 +4,11 @@ import { backlogDrain } from './backlog-drain.js';
 import { eventPipeline } from './event-pipeline.js';
 import { footprint } from './footprint.js';
 import { steadyLatency } from './latency.js';
+import { loadControl } from './load-control.js';
 import { modbusPolling } from './modbus-polling.js';
 import { ocppCapacity } from './ocpp-capacity.js';
 
-/** Issue 7's table, in its order. */
+/** Issue 7's table, in its order, then issue 29's load control. */
 export const SCENARIOS: Scenario[] = [
   eventPipeline,
   steadyLatency,
@@ -16,4 +17,5 @@ export const SCENARIOS: Scenario[] = [
   backlogDrain,
   footprint,
   modbusPolling,
+  loadControl,
 ];

@@ -1,3 +1,4 @@
+import type { SetChargingProfileRequest } from '../../../src/ocpp/index.js';
 import { connectStation, type SimulatedStation } from '../../../test/support/station.js';
 import { stationTag } from '../identities.js';
 import { nowMs, sleep, sleepUntil } from '../measure.js';
@@ -9,6 +10,8 @@ import { serveWorker } from '../worker-protocol.js';
  * bare ocpp-rpc baseline, so its own cost is the same on both sides.
  */
 let stations: SimulatedStation[] = [];
+/** Scenario 8: when each station received a TxProfile (nowMs) and its limit, by station identity. */
+const profileArrivals = new Map<string, Array<{ atMs: number; limitA: number }>>();
 
 /** Failed calls: counted, and the first one kept to say what went wrong. */
 class Failures {
@@ -88,17 +91,22 @@ async function closedLoop(
 const MIX = ['Heartbeat', 'StatusNotification', 'MeterValues'] as const;
 
 export const stationsApi = {
-  /** Connects (and boots) the given identities, spreading the upgrades so a car park reconnecting is gradual. */
+  /**
+   * Connects (and boots) the given identities, spreading the upgrades so a car park reconnecting is gradual.
+   * `recordProfiles`: each station notes when a TxProfile reaches it (scenario 8), before it is handled.
+   */
   async connect(payload: {
     url: string;
     identities: string[];
     concurrency: number;
+    recordProfiles?: boolean;
   }): Promise<{ connected: number; seconds: number; errors: number; firstError: string | null }> {
     const failures = new Failures();
     const startedAt = nowMs();
     await forEachLimited(payload.identities, payload.concurrency, async (identity) => {
       try {
         const station = await connectStation(payload.url, identity, undefined, { callTimeoutMs: 60_000 });
+        if (payload.recordProfiles) recordProfiles(station);
         const boot = await station.boot();
         if (boot.status !== 'Accepted') throw new Error(`BootNotification ${boot.status}`);
         stations.push(station);
@@ -275,11 +283,49 @@ export const stationsApi = {
     return { done, ...failures.report() };
   },
 
+  /** Scenario 8: a car on every station's connector 1, charging from now on. */
+  async charge(): Promise<{ errors: number; firstError: string | null }> {
+    const failures = new Failures();
+    await Promise.all(
+      stations.map(async (station) => {
+        try {
+          await station.startTransaction({ connectorId: 1, idTag: stationTag(station.identity) });
+        } catch (err) {
+          failures.record(err, station.identity);
+        }
+      }),
+    );
+    return failures.report();
+  },
+
+  /** Scenario 8: the TxProfiles that reached each station at or after sinceMs, by identity. */
+  profilesSince(payload: { sinceMs: number }): Record<string, Array<{ atMs: number; limitA: number }>> {
+    return Object.fromEntries(
+      [...profileArrivals].map(([identity, arrivals]) => [identity, arrivals.filter((a) => a.atMs >= payload.sinceMs)]),
+    );
+  },
+
   async close(): Promise<void> {
     await Promise.allSettled(stations.map((s) => s.close()));
     stations = [];
+    profileArrivals.clear();
   },
 };
+
+/** Notes each TxProfile as its frame arrives, before the station handles it: what "sent to the station" means here. */
+function recordProfiles(station: SimulatedStation): void {
+  const arrivals: Array<{ atMs: number; limitA: number }> = [];
+  profileArrivals.set(station.identity, arrivals);
+  station.rpc.on('message', ({ message, outbound }) => {
+    if (outbound || !message.includes('"SetChargingProfile"')) return;
+    const atMs = nowMs();
+    const [type, , action, params] = JSON.parse(message) as [number, string, string, SetChargingProfileRequest];
+    const profile = params.csChargingProfiles;
+    if (type !== 2 || action !== 'SetChargingProfile' || profile.chargingProfilePurpose !== 'TxProfile') return;
+    const limitA = profile.chargingSchedule.chargingSchedulePeriod[0]?.limit;
+    if (limitA !== undefined) arrivals.push({ atMs, limitA });
+  });
+}
 
 const lastStatus = new Map<string, string>();
 
