@@ -7,6 +7,7 @@ export {
   type KeystoreOptions,
   type RotationResult,
   type SigningKey,
+  type WebhookSigningKeys,
 } from './keystore.js';
 export { KeystoreError, KEYSTORE_FILE, type KeyPurpose } from './keystore-file.js';
 export { keystorePassphrase, type PassphraseSource } from './passphrase.js';

@@ -16,7 +16,8 @@ import { ChargegateError } from '../errors/index.js';
 /** The keystore lives beside the database; every process that opens dataDir finds it there. */
 export const KEYSTORE_FILE = 'keystore.json';
 
-export const KEY_PURPOSES = ['webhook', 'token'] as const;
+/** `webhook-ed25519` signs the rfc9421 profile's ed25519 variant; keystores made before it get it on open. */
+export const KEY_PURPOSES = ['webhook', 'token', 'webhook-ed25519'] as const;
 export type KeyPurpose = (typeof KEY_PURPOSES)[number];
 
 const isoDate = z.iso.datetime();
@@ -29,7 +30,7 @@ const isoDate = z.iso.datetime();
 const storedKeySchema = z.strictObject({
   id: z.string().min(1),
   purpose: z.enum(KEY_PURPOSES),
-  alg: z.enum(['PS256', 'RS256']),
+  alg: z.enum(['PS256', 'RS256', 'EdDSA']),
   createdAt: isoDate,
   activatesAt: isoDate,
   retiresAt: isoDate.nullable(),

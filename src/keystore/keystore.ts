@@ -39,6 +39,12 @@ export const WEBHOOK_SIGNING_KID = 'sign';
  */
 export const ACCESS_TOKEN_LIFETIME_S = 900;
 
+/**
+ * Purposes a keystore written by an earlier release lacks: opening it adds their key once. Any other missing purpose
+ * is a damaged keystore, since a new webhook or token key would silently replace the one partners know.
+ */
+const LATER_PURPOSES: readonly KeyPurpose[] = ['webhook-ed25519'];
+
 /** Clocks of the gateway and of a partner's verifier may differ by this much. */
 const CLOCK_SKEW_S = 60;
 
@@ -61,8 +67,14 @@ export interface SigningKey {
   kid: string;
   /** The key's own stable name; its kid once it no longer signs. */
   id: string;
-  alg: 'PS256' | 'RS256';
+  alg: StoredKey['alg'];
   privateKey: KeyObject;
+}
+
+/** The webhook keys that sign now: RSA for the documented profile and rfc9421's rsa-pss-sha512, and Ed25519. */
+export interface WebhookSigningKeys {
+  rsa: SigningKey;
+  ed25519: SigningKey;
 }
 
 export type KeyState = 'next' | 'signing' | 'retired' | 'expired';
@@ -128,6 +140,15 @@ export class Keystore {
     return { kid: WEBHOOK_SIGNING_KID, id: key.stored.id, alg: 'PS256', privateKey: key.privateKey };
   }
 
+  /** The Ed25519 key signs under its own id only: `sign` stays the RSA key the documented profile promises. */
+  webhookSigningKeys(): WebhookSigningKeys {
+    const ed25519 = this.signing('webhook-ed25519');
+    return {
+      rsa: this.webhookSigningKey(),
+      ed25519: { kid: ed25519.stored.id, id: ed25519.stored.id, alg: 'EdDSA', privateKey: ed25519.privateKey },
+    };
+  }
+
   accessTokenSigningKey(): SigningKey {
     const key = this.signing('token');
     return { kid: key.stored.id, id: key.stored.id, alg: 'RS256', privateKey: key.privateKey };
@@ -167,7 +188,7 @@ export class Keystore {
   }
 
   /**
-   * Starts a rotation of both purposes: new keys published now, signing after nextKeyLeadS; the current keys
+   * Starts a rotation of every purpose: new keys published now, signing after nextKeyLeadS; the current keys
    * retire at that instant. Refused while a previous rotation has not switched yet.
    */
   async rotate(): Promise<RotationResult> {
@@ -261,8 +282,33 @@ export class Keystore {
     this.refresh();
     if (this.options.passphrase && !privateKeysOf(readKeystoreDocument(this.file)).every(isEncryptedPem))
       this.encryptExisting();
+    await this.addLaterPurposes();
     const missing = KEY_PURPOSES.filter((p) => !this.loaded.some((k) => k.stored.purpose === p));
     if (missing.length > 0) throw new KeystoreError(`${this.file}: no ${missing.join(' or ')} signing key`);
+  }
+
+  /**
+   * A keystore from a release before a purpose existed gets that purpose's key, signing at once (no partner relies on
+   * it yet). Made outside the lock, written under it only if no other process added one meanwhile.
+   */
+  private async addLaterPurposes(): Promise<void> {
+    const lacking = (doc: KeystoreDocument) => LATER_PURPOSES.filter((p) => !doc.keys.some((k) => k.purpose === p));
+    const wanted = lacking(readKeystoreDocument(this.file));
+    if (wanted.length === 0) return;
+    const generated = await generateKeys(this.options.passphrase, wanted);
+    const added = withKeystoreLock(this.file, () => {
+      const doc = readKeystoreDocument(this.file);
+      const now = this.now();
+      const keys = generated.filter((k) => lacking(doc).includes(k.purpose)).map((k) => scheduledKey(k, now, now));
+      if (keys.length > 0) writeKeystoreDocument(this.file, { ...doc, keys: [...doc.keys, ...keys] });
+      return keys;
+    });
+    this.refresh();
+    if (added.length > 0)
+      this.options.logger?.info(
+        { file: this.file, keys: added.map((k) => ({ id: k.id, purpose: k.purpose })) },
+        'keystore upgraded: key added for a purpose this release introduced',
+      );
   }
 
   /**

@@ -9,16 +9,17 @@ import {
 import { promisify } from 'node:util';
 import { KEY_PURPOSES, KeystoreError, type KeyPurpose, type StoredKey } from './keystore-file.js';
 
-const generateRsaKeyPair = promisify(generateKeyPair);
+const generateKeyPairAsync = promisify(generateKeyPair);
 
 /**
- * What each purpose signs with. Webhooks: RSASSA-PSS SHA-256 on RSA 3072 (README "Checking the signature"). Access
- * tokens: RS256, the algorithm RFC 9068 requires every resource server to support, on RSA 2048 as common identity
- * providers use.
+ * What each purpose signs with. Webhooks: RSASSA-PSS SHA-256 on RSA 3072 (README "Checking the signature"), and
+ * Ed25519 for the rfc9421 profile's fast variant (README "Choosing Ed25519"). Access tokens: RS256, the algorithm
+ * RFC 9068 requires every resource server to support, on RSA 2048 as common identity providers use.
  */
-export const KEY_PROFILES: Record<KeyPurpose, { alg: 'PS256' | 'RS256'; modulusLength: number; idPrefix: string }> = {
+export const KEY_PROFILES: Record<KeyPurpose, { alg: StoredKey['alg']; modulusLength?: number; idPrefix: string }> = {
   webhook: { alg: 'PS256', modulusLength: 3072, idPrefix: 'webhook-' },
   token: { alg: 'RS256', modulusLength: 2048, idPrefix: 'token-' },
+  'webhook-ed25519': { alg: 'EdDSA', idPrefix: 'ed25519-' },
 };
 
 /** A public key as the JWKS publishes it. */
@@ -33,16 +34,22 @@ export interface PublicJwk extends JsonWebKey {
 export type GeneratedKey = Pick<StoredKey, 'id' | 'purpose' | 'alg' | 'privateKey'>;
 
 /**
- * One new key per purpose. Node generates them on its thread pool, so both generate at once (on both cores of a
- * small gateway) and the event loop stays free meanwhile: the first start waits for the slower key only.
+ * New keys, one per purpose given (default: all). Node generates them on its thread pool, so they generate at once
+ * (on both cores of a small gateway) and the event loop stays free meanwhile: the first start waits for the slowest.
  */
-export function generateKeys(passphrase: string | undefined): Promise<GeneratedKey[]> {
-  return Promise.all(KEY_PURPOSES.map((purpose) => generateKey(purpose, passphrase)));
+export function generateKeys(
+  passphrase: string | undefined,
+  purposes: readonly KeyPurpose[] = KEY_PURPOSES,
+): Promise<GeneratedKey[]> {
+  return Promise.all(purposes.map((purpose) => generateKey(purpose, passphrase)));
 }
 
 async function generateKey(purpose: KeyPurpose, passphrase: string | undefined): Promise<GeneratedKey> {
   const { alg, modulusLength, idPrefix } = KEY_PROFILES[purpose];
-  const { privateKey } = await generateRsaKeyPair('rsa', { modulusLength });
+  const { privateKey } =
+    modulusLength === undefined
+      ? await generateKeyPairAsync('ed25519')
+      : await generateKeyPairAsync('rsa', { modulusLength });
   return {
     id: `${idPrefix}${thumbprint(privateKey).slice(0, 16)}`,
     purpose,
@@ -88,15 +95,22 @@ export function importPrivateKey(pem: string, passphrase: string | undefined, wh
 }
 
 export function publicJwk(privateKey: KeyObject, kid: string, alg: string): PublicJwk {
-  const { kty, n, e } = createPublicKey(privateKey).export({ format: 'jwk' });
-  if (!kty || !n || !e) throw new KeystoreError(`key ${kid} is not an RSA key`);
-  return { kty, n, e, kid, alg, use: 'sig' };
+  return { ...thumbprintMembers(privateKey), kid, alg, use: 'sig' };
 }
 
-/** RFC 7638 JWK thumbprint (SHA-256, base64url) of an RSA key: a stable name derived from the key itself. */
+/**
+ * The public key's required JWK members (RFC 7638 3.2), in lexicographic order: RSA `e kty n`, Ed25519 `crv kty x`.
+ */
+function thumbprintMembers(privateKey: KeyObject): { kty: string } & JsonWebKey {
+  const { kty, n, e, crv, x } = createPublicKey(privateKey).export({ format: 'jwk' });
+  if (kty === 'RSA' && n && e) return { e, kty, n };
+  if (kty === 'OKP' && crv === 'Ed25519' && x) return { crv, kty, x };
+  throw new KeystoreError(`a ${kty ?? 'unknown'} key is neither RSA nor Ed25519`);
+}
+
+/** RFC 7638 JWK thumbprint (SHA-256, base64url): a stable name derived from the key itself. */
 function thumbprint(privateKey: KeyObject): string {
-  const { e, n } = createPublicKey(privateKey).export({ format: 'jwk' });
   return createHash('sha256')
-    .update(JSON.stringify({ e, kty: 'RSA', n }))
+    .update(JSON.stringify(thumbprintMembers(privateKey)))
     .digest('base64url');
 }

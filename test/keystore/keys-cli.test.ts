@@ -18,6 +18,7 @@ describe('chargegate keys', { timeout: 120_000 }, () => {
     expect(list.stdout).toMatch(/^ID +PURPOSE +ALG +STATE +JWKS KID/);
     expect(list.stdout).toMatch(/webhook-\S+ +webhook +PS256 +signing +sign /);
     expect(list.stdout).toMatch(/token-\S+ +token +RS256 +signing +token-/);
+    expect(list.stdout).toMatch(/(ed25519-\S+) +webhook-ed25519 +EdDSA +signing +\1 /);
     expect(list.stdout).not.toContain('PRIVATE');
 
     const rotated = await runCliJson<{ activatesAt: string; keys: KeyInfo[] }>([
@@ -50,6 +51,7 @@ describe('chargegate keys', { timeout: 120_000 }, () => {
     expect(listed.data.map((k) => [k.purpose, k.state])).toEqual([
       ['webhook', 'signing'],
       ['token', 'signing'],
+      ['webhook-ed25519', 'signing'],
     ]);
   });
 

@@ -12,7 +12,10 @@ import path from 'node:path';
 import forge from 'node-forge';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { Keystore, KeystoreError, keystorePassphrase, type PublicJwk } from '../../src/keystore/index.js';
+import { capturedLogger } from '../support/captured-log.js';
 import { tempDirForTest } from '../support/for-test.js';
+import { previousReleaseKeystore } from '../support/previous-release.js';
+import { calculateJwkThumbprint } from 'jose';
 
 function pssVerify(jwk: PublicJwk, data: Buffer, signature: Buffer): boolean {
   const key = createPublicKey({ key: jwk, format: 'jwk' });
@@ -27,6 +30,10 @@ function stationCsr(commonName: string, privateKey: KeyObject): string {
   csr.setSubject([{ name: 'commonName', value: commonName }]);
   csr.sign(key, forge.md.sha256.create());
   return forge.pki.certificationRequestToPem(csr);
+}
+
+function edSign(keystore: Keystore, data: string): Buffer {
+  return sign(null, Buffer.from(data), keystore.webhookSigningKeys().ed25519.privateKey);
 }
 
 function pssSign(keystore: Keystore, data: Buffer): Buffer {
@@ -49,7 +56,7 @@ describe('keystore', () => {
     clock = new Date('2026-01-01T00:00:00Z');
   });
 
-  it('creates a 0600 file on first open with a PS256 `sign` key and an RS256 token key, public parts only in the JWKS; a second open finds them', async () => {
+  it('creates a 0600 file on first open with a PS256 `sign` key, an RS256 token key and an EdDSA webhook key, public parts only in the JWKS; a second open finds them', async () => {
     const keystore = await Keystore.open({ dataDir, retiredKeyGraceS: 86_400, now });
     expect(statSync(file()).mode & 0o777).toBe(0o600);
     const { keys } = keystore.jwks();
@@ -58,9 +65,18 @@ describe('keystore', () => {
       ['sign', 'PS256', 'sig'],
       ['webhook', 'PS256', 'sig'],
       ['token', 'RS256', 'sig'],
+      ['ed25519', 'EdDSA', 'sig'],
     ]);
     expect(keys[1]).toEqual({ ...keys[0], kid: keystore.webhookSigningKey().id });
-    for (const k of keys) expect(Object.keys(k).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
+    for (const k of keys.slice(0, 3)) expect(Object.keys(k).sort()).toEqual(['alg', 'e', 'kid', 'kty', 'n', 'use']);
+    // The Ed25519 key under its own kid only (not `sign`): an OKP JWK whose kid is named after its RFC 7638 thumbprint.
+    const ed25519 = keys[3]!;
+    expect(Object.keys(ed25519).sort()).toEqual(['alg', 'crv', 'kid', 'kty', 'use', 'x']);
+    expect(ed25519).toMatchObject({ kty: 'OKP', crv: 'Ed25519', kid: keystore.webhookSigningKeys().ed25519.id });
+    expect(ed25519.kid).toBe(`ed25519-${(await calculateJwkThumbprint(ed25519)).slice(0, 16)}`);
+    expect(
+      verify(null, Buffer.from('base'), createPublicKey({ key: ed25519, format: 'jwk' }), edSign(keystore, 'base')),
+    ).toBe(true);
     expect(createPublicKey({ key: keys[0]!, format: 'jwk' }).asymmetricKeyDetails?.modulusLength).toBe(3072);
     const data = Buffer.from('signature base');
     expect(pssVerify(keys[0]!, data, pssSign(keystore, data))).toBe(true);
@@ -73,7 +89,7 @@ describe('keystore', () => {
       Keystore.open({ dataDir, retiredKeyGraceS: 60, now }),
       Keystore.open({ dataDir, retiredKeyGraceS: 60, now }),
     ]);
-    expect(a.jwks().keys).toHaveLength(3);
+    expect(a.jwks().keys).toHaveLength(4);
     expect(b.jwks()).toEqual(a.jwks());
     expect(JSON.parse(readFileSync(file(), 'utf8')).keys.map((k: { id: string }) => k.id)).toEqual(
       a.list().map((k) => k.id),
@@ -87,6 +103,7 @@ describe('keystore', () => {
     const oldSign = daemon.jwks().keys.find((k) => k.kid === 'sign')!;
     const oldId = daemon.webhookSigningKey().id;
     const oldTokenKid = daemon.accessTokenSigningKey().kid;
+    const oldEd25519 = daemon.webhookSigningKeys().ed25519.id;
     const data = Buffer.from('in flight');
     const signedBefore = pssSign(daemon, data);
 
@@ -95,7 +112,9 @@ describe('keystore', () => {
     expect(rotation.keys.map((k) => [k.purpose, k.state])).toEqual([
       ['webhook', 'next'],
       ['token', 'next'],
+      ['webhook-ed25519', 'next'],
     ]);
+    const nextEd25519 = rotation.keys[2]!.id;
     // The daemon sees the other instance's rotation without reopening; the old key still signs during the lead.
     const during = daemon.jwks().keys;
     expect(during.find((k) => k.kid === 'sign')!.n).toBe(oldSign.n);
@@ -103,6 +122,9 @@ describe('keystore', () => {
     expect(nextWebhook).toMatchObject({ alg: 'PS256', use: 'sig' });
     expect(daemon.webhookSigningKey().id).toBe(oldId);
     expect(daemon.accessTokenSigningKey().kid).toBe(oldTokenKid);
+    // The Ed25519 key has the same life: its successor published under its own kid, the old one still signing.
+    expect(during.find((k) => k.kid === nextEd25519)).toMatchObject({ kty: 'OKP', crv: 'Ed25519', alg: 'EdDSA' });
+    expect(daemon.webhookSigningKeys().ed25519.id).toBe(oldEd25519);
     await expect(cli.rotate()).rejects.toThrow(KeystoreError);
 
     clock = new Date('2026-01-01T00:10:00Z');
@@ -120,12 +142,23 @@ describe('keystore', () => {
     expect(after.filter((k) => k.alg === 'PS256').some((k) => pssVerify(k, data, signedBefore))).toBe(true);
     expect(daemon.accessTokenSigningKey().kid).toBe(rotation.keys[1]!.id);
     expect(after.some((k) => k.kid === oldTokenKid)).toBe(true);
+    expect(daemon.webhookSigningKeys().ed25519.id).toBe(nextEd25519);
+    const edJwk = (kid: string) => createPublicKey({ key: after.find((k) => k.kid === kid)!, format: 'jwk' });
+    expect(verify(null, Buffer.from('new'), edJwk(nextEd25519), edSign(daemon, 'new'))).toBe(true);
+    expect(edJwk(oldEd25519).asymmetricKeyType).toBe('ed25519');
+    expect(daemon.list().find((k) => k.id === oldEd25519)).toMatchObject({
+      purpose: 'webhook-ed25519',
+      alg: 'EdDSA',
+      state: 'retired',
+      jwksKid: oldEd25519,
+    });
 
     const kids = () => daemon.jwks().keys.map((k) => k.kid);
     clock = new Date('2026-01-01T00:14:59Z');
     expect(kids()).toContain(oldId);
     clock = new Date('2026-01-01T00:15:00Z');
     expect(kids()).not.toContain(oldId);
+    expect(kids()).not.toContain(oldEd25519);
     expect(kids()).toContain(oldTokenKid);
     expect(daemon.list().find((k) => k.id === oldId)).toMatchObject({
       state: 'expired',
@@ -139,6 +172,42 @@ describe('keystore', () => {
     // The next rotation drops the expired keys' private material from the file.
     await cli.rotate();
     expect(readFileSync(file(), 'utf8')).not.toContain(oldId);
+  });
+
+  it('adds the Ed25519 key once to a keystore the previous release wrote, keeping its keys, logged; encrypted like them', async () => {
+    const { logger, lines } = capturedLogger();
+    const old = JSON.parse(previousReleaseKeystore(dataDir, 'correct horse')) as {
+      keys: Array<{ id: string; privateKey: string }>;
+    };
+    const upgraded = () =>
+      lines.filter((l) => l.msg === 'keystore upgraded: key added for a purpose this release introduced');
+    // A daemon and a CLI command opening it at once: one key is added, by whichever takes the lock first.
+    const [daemon, cli] = await Promise.all([
+      Keystore.open({ dataDir, passphrase: 'correct horse', retiredKeyGraceS: 60, now, logger }),
+      Keystore.open({ dataDir, passphrase: 'correct horse', retiredKeyGraceS: 60, now, logger }),
+    ]);
+    const stored = JSON.parse(readFileSync(file(), 'utf8')) as {
+      keys: Array<{ id: string; purpose: string; alg: string; activatesAt: string; privateKey: string }>;
+    };
+    expect(stored.keys.slice(0, 2)).toEqual(old.keys);
+    expect(stored.keys.slice(2)).toMatchObject([
+      { purpose: 'webhook-ed25519', alg: 'EdDSA', activatesAt: clock.toISOString() },
+    ]);
+    expect(stored.keys[2]!.privateKey).toContain('BEGIN ENCRYPTED PRIVATE KEY');
+    expect(upgraded()).toHaveLength(1);
+    expect(upgraded()[0]!.keys).toEqual([{ id: stored.keys[2]!.id, purpose: 'webhook-ed25519' }]);
+    expect(cli.jwks()).toEqual(daemon.jwks());
+    expect(daemon.webhookSigningKey().id).toBe(old.keys[0]!.id);
+    expect(daemon.webhookSigningKeys().ed25519.id).toBe(stored.keys[2]!.id);
+    expect(daemon.list().map((k) => [k.purpose, k.state])).toEqual([
+      ['webhook', 'signing'],
+      ['token', 'signing'],
+      ['webhook-ed25519', 'signing'],
+    ]);
+    // Opened again (the next start): nothing more is added.
+    await Keystore.open({ dataDir, passphrase: 'correct horse', retiredKeyGraceS: 60, now, logger });
+    expect(upgraded()).toHaveLength(1);
+    expect(JSON.parse(readFileSync(file(), 'utf8'))).toEqual(stored);
   });
 
   it('encrypts an existing plain keystore once a passphrase is given, keeping its keys; refuses to open it without or with a wrong one', async () => {

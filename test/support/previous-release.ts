@@ -1,4 +1,5 @@
-import { mkdirSync } from 'node:fs';
+import { createHash, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { migrate, MIGRATIONS } from '../../src/store/index.js';
@@ -86,4 +87,47 @@ export function previousReleaseDatabase(file: string): void {
   } finally {
     db.close();
   }
+}
+
+/** The previous release's name for an RSA key: `<prefix>` and the start of its RFC 7638 thumbprint. */
+function previousKeyId(prefix: string, key: KeyObject): string {
+  const { e, n } = createPublicKey(key).export({ format: 'jwk' });
+  return `${prefix}${createHash('sha256')
+    .update(JSON.stringify({ e, kty: 'RSA', n }))
+    .digest('base64url')
+    .slice(0, 16)}`;
+}
+
+/**
+ * `<dataDir>/keystore.json` as the previous release wrote it: its format, its two purposes (webhook PS256 on RSA 3072,
+ * token RS256 on RSA 2048) and no Ed25519 key, encrypted when a passphrase is given. Returns the file's text.
+ */
+export function previousReleaseKeystore(dataDir: string, passphrase?: string): string {
+  mkdirSync(dataDir, { recursive: true });
+  const createdAt = '2026-11-01T08:00:00.000Z';
+  const keys = (
+    [
+      ['webhook', 'PS256', 3072, 'webhook-'],
+      ['token', 'RS256', 2048, 'token-'],
+    ] as const
+  ).map(([purpose, alg, modulusLength, prefix]) => {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength });
+    return {
+      id: previousKeyId(prefix, privateKey),
+      purpose,
+      alg,
+      createdAt,
+      activatesAt: createdAt,
+      retiresAt: null,
+      expiresAt: null,
+      privateKey: privateKey.export(
+        passphrase
+          ? { type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase }
+          : { type: 'pkcs8', format: 'pem' },
+      ) as string,
+    };
+  });
+  const text = `${JSON.stringify({ format: 'chargegate-keystore/1', keys }, null, 2)}\n`;
+  writeFileSync(path.join(dataDir, 'keystore.json'), text, { mode: 0o600 });
+  return text;
 }

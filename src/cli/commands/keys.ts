@@ -26,7 +26,9 @@ import {
  * tls-cert` for OCPP profile 2.
  */
 export function registerKeys(program: Command): void {
-  const keys = program.command('keys').description('signing keys: webhook `sign` key and access-token keys');
+  const keys = program
+    .command('keys')
+    .description('signing keys: webhook keys (RSA `sign`, Ed25519) and access-token keys');
 
   keys
     .command('list')
