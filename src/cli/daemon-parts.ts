@@ -134,7 +134,7 @@ export function startWebhookDelivery(
     config: options.config,
     logger: shared.logger.child({ component: 'webhooks' }),
     writeLogLine: lineWriter(shared.logger),
-    signingKey: () => keystore.webhookSigningKey(),
+    signingKeys: () => keystore.webhookSigningKeys(),
     metrics: shared.metrics,
   });
   webhooks.start();

@@ -18,6 +18,7 @@ export type {
   StationConfig,
   WebhookAuthConfig,
   WebhookConfig,
+  WebhookSignature,
 } from './schema.js';
 export { readConfiguredFile, unreadableFiles, UnreadableFileError } from './files.js';
 export { ListenError, listenFailure } from './listen-error.js';

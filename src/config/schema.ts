@@ -175,6 +175,44 @@ const webhookAuth = z.discriminatedUnion('type', [
   }),
 ]);
 
+/**
+ * How a webhook's requests are signed (README "Checking the signature"). The string forms are the first releases';
+ * the object form picks rfc9421's algorithm. All become one shape, so signing reads `profile` and `alg` only. The
+ * documented profile is RSA-PSS-SHA256 and nothing else: partners were promised exactly that form.
+ */
+const webhookSignature = z
+  .union(
+    [
+      z.enum(['documented', 'rfc9421']),
+      z.strictObject({
+        profile: z.enum(['documented', 'rfc9421']),
+        alg: z.enum(['rsa-pss-sha256', 'rsa-pss-sha512', 'ed25519']).optional(),
+      }),
+    ],
+    { error: 'documented, rfc9421, or { profile: rfc9421, alg: ed25519 | rsa-pss-sha512 }' },
+  )
+  .default('documented')
+  .superRefine((s, ctx) => {
+    if (typeof s === 'string' || s.alg === undefined) return;
+    if (s.profile === 'documented' && s.alg !== 'rsa-pss-sha256')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['alg'],
+        message: 'the documented profile is rsa-pss-sha256 only; ed25519 and rsa-pss-sha512 need profile rfc9421',
+      });
+    if (s.profile === 'rfc9421' && s.alg === 'rsa-pss-sha256')
+      ctx.addIssue({ code: 'custom', path: ['alg'], message: 'rfc9421 signs with ed25519 or rsa-pss-sha512' });
+  })
+  .transform((s): WebhookSignature => {
+    const profile = typeof s === 'string' ? s : s.profile;
+    if (profile === 'documented') return { profile, alg: 'rsa-pss-sha256' };
+    return { profile, alg: typeof s === 'object' && s.alg === 'ed25519' ? 'ed25519' : 'rsa-pss-sha512' };
+  });
+
+/** A webhook's signature, normalised: the profile and the algorithm it signs with. */
+export type WebhookSignature =
+  { profile: 'documented'; alg: 'rsa-pss-sha256' } | { profile: 'rfc9421'; alg: 'rsa-pss-sha512' | 'ed25519' };
+
 const retryWaitS = z.number().positive().max(86_400, atMost(86_400));
 
 const webhook = z.strictObject({
@@ -186,7 +224,7 @@ const webhook = z.strictObject({
     .min(1)
     .default([...EVENT_TYPES]),
   auth: webhookAuth.default({ type: 'none' }),
-  signature: z.enum(['documented', 'rfc9421']).default('documented'),
+  signature: webhookSignature,
 });
 
 const chargePoint = z.strictObject({ id, connectors: z.array(z.number().int().min(1)).min(1) });

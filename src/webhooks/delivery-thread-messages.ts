@@ -2,7 +2,7 @@
 import type { Config } from '../config/index.js';
 import type { AppendedRecord, DeadReason, QueueKey } from '../outbox/index.js';
 import type { DeliveryWrite } from './delivery-writes.js';
-import type { WebhookSigningKey } from './request-signature.js';
+import type { WebhookSigningKeys } from './request-signature.js';
 import type { AttemptOutcome } from './webhook-sender.js';
 
 /** What the counters need to know of an attempt: small enough to cross from the delivery thread. */
@@ -19,7 +19,7 @@ export interface DeliveryThreadData {
   dataDir: string;
   config: Config;
   logLevel: string;
-  signingKey: WebhookSigningKey;
+  signingKeys: WebhookSigningKeys;
   pollIntervalMs?: number;
 }
 
@@ -28,7 +28,7 @@ export type ToDeliveryThread =
   | { kind: 'wake' }
   | { kind: 'expect'; events: AppendedRecord[] }
   | { kind: 'config'; config: Config; logLevel: string }
-  | { kind: 'signingKey'; key: WebhookSigningKey }
+  | { kind: 'signingKeys'; keys: WebhookSigningKeys }
   | { kind: 'written'; batch: number; results: boolean[] }
   | { kind: 'notWritten'; batch: number; error: string }
   | { kind: 'stop'; graceMs: number };

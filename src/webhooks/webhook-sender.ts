@@ -5,8 +5,7 @@ import type { WebhookConfig } from '../config/index.js';
 import { envelopeBody, type DeliverableEvent } from './envelope.js';
 import { postBounded, type HttpAnswer } from './http-exchange.js';
 import { PartnerAuth } from './partner-auth.js';
-import { signRequest } from './request-signature.js';
-import type { WebhookSigningKey } from './request-signature.js';
+import { keyFor, signRequest, type WebhookSigningKeys } from './request-signature.js';
 
 /** What one attempt came to: `delivered` only for a 2xx within the timeout (README "Webhook delivery (installers)"). */
 export interface AttemptOutcome {
@@ -43,12 +42,13 @@ export interface PreparedRequest {
   url: string;
   signature: WebhookConfig['signature'];
   timeZone: string;
+  /** The id of the key that signed it. */
   keyId: string;
 }
 
 interface WebhookSenderOptions {
-  /** The keystore's current webhook signing key, asked for per attempt so a rotation applies at once. */
-  signingKey: () => WebhookSigningKey;
+  /** The keystore's current webhook signing keys, asked for per attempt so a rotation applies at once. */
+  signingKeys: () => WebhookSigningKeys;
   now?: () => number;
 }
 
@@ -68,11 +68,11 @@ const MAX_PREPARED_AGE_MS = 500;
 export class WebhookSender {
   private readonly dispatcher: Dispatcher;
   private readonly auth: PartnerAuth;
-  private readonly signingKey: () => WebhookSigningKey;
+  private readonly signingKeys: () => WebhookSigningKeys;
   private readonly now: () => number;
 
   constructor(options: WebhookSenderOptions) {
-    this.signingKey = options.signingKey;
+    this.signingKeys = options.signingKeys;
     this.now = options.now ?? Date.now;
     // Our own pool, so stopping delivery closes exactly the sockets delivery opened.
     this.dispatcher = new Agent({ keepAliveTimeout: 30_000, connect: { timeout: 10_000 } });
@@ -137,11 +137,11 @@ export class WebhookSender {
     const requestId = randomUUID();
     const preparedAt = this.now();
     const body = envelopeBody(event, new Date(preparedAt), timeZone);
-    const key = this.signingKey();
+    const keys = this.signingKeys();
     const signatureHeaders = await signRequest(
       webhook.signature,
       { method: 'POST', url, requestId, contentType: CONTENT_TYPE, body },
-      key,
+      keys,
       Math.floor(preparedAt / 1000),
     );
     const headers: Array<[string, string]> = [
@@ -158,7 +158,7 @@ export class WebhookSender {
       url: webhook.url,
       signature: webhook.signature,
       timeZone,
-      keyId: key.id,
+      keyId: keyFor(webhook.signature, keys).id,
     };
   }
 
@@ -177,9 +177,10 @@ export class WebhookSender {
     if (!request || this.now() - request.preparedAt > MAX_PREPARED_AGE_MS) return undefined;
     const fits =
       request.url === webhook.url &&
-      request.signature === webhook.signature &&
+      request.signature.profile === webhook.signature.profile &&
+      request.signature.alg === webhook.signature.alg &&
       request.timeZone === timeZone &&
-      request.keyId === this.signingKey().id;
+      request.keyId === keyFor(webhook.signature, this.signingKeys()).id;
     return fits ? request : undefined;
   }
 

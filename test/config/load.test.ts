@@ -96,6 +96,14 @@ describe('config', () => {
     expect(good.code).toBe(0);
   });
 
+  it('check-config refuses an Ed25519 documented profile (RSA-PSS-SHA256 only), exit 2 with the key path', async () => {
+    const bad = await runCli(['check-config', '--config', `${ROOT}/test/config/fixtures/documented-ed25519.yaml`]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(
+      'documented-ed25519.yaml: sites[0].webhooks[0].signature.alg: the documented profile is rsa-pss-sha256 only',
+    );
+  });
+
   it('check-config --json lists every problem; exit 2', async () => {
     const bad = await runCliJson<{ ok: boolean; file: string; problems: string[] }>([
       'check-config',

@@ -20,6 +20,8 @@ describe('key rotation end to end', { timeout: 120_000 }, () => {
   let receiver: Receiver;
   /** Gets the same events signed with the rfc9421 profile, whose keyid is the key's own stable kid. */
   let kidReceiver: Receiver;
+  /** And signed with rfc9421's ed25519: the Ed25519 key's own kid, an OKP key in the JWKS. */
+  let edReceiver: Receiver;
   let station: SimulatedStation;
   let app: { clientId: string; clientSecret: string };
   let statusFlip = 0;
@@ -27,6 +29,7 @@ describe('key rotation end to end', { timeout: 120_000 }, () => {
   beforeAll(async () => {
     receiver = await startReceiver();
     kidReceiver = await startReceiver();
+    edReceiver = await startReceiver();
     api = await startApiDaemon({
       keystore: { nextKeyLeadS: LEAD_S, retiredKeyGraceS: GRACE_S },
       sites: [
@@ -37,6 +40,12 @@ describe('key rotation end to end', { timeout: 120_000 }, () => {
           webhooks: [
             { id: 'partner', url: receiver.url(), events: ['ChargePointStatus'] },
             { id: 'partner-9421', url: kidReceiver.url(), events: ['ChargePointStatus'], signature: 'rfc9421' },
+            {
+              id: 'partner-ed25519',
+              url: edReceiver.url(),
+              events: ['ChargePointStatus'],
+              signature: { profile: 'rfc9421', alg: 'ed25519' },
+            },
           ],
         },
       ],
@@ -50,10 +59,12 @@ describe('key rotation end to end', { timeout: 120_000 }, () => {
     await api.stop();
     await receiver.close();
     await kidReceiver.close();
+    await edReceiver.close();
   });
 
   /**
-   * A real webhook: the station changes status and the daemon delivers the signed ChargePointStatus (both profiles).
+   * A real webhook: the station changes status and the daemon delivers the signed ChargePointStatus (both profiles,
+   * and rfc9421 with ed25519).
    */
   async function webhook(): Promise<ReceivedRequest> {
     const before = receiver.requests.length;
@@ -61,9 +72,11 @@ describe('key rotation end to end', { timeout: 120_000 }, () => {
     await station.statusNotification({ connectorId: 1, status: statusFlip % 2 === 1 ? 'Preparing' : 'Available' });
     await receiver.waitForCount(before + 1);
     await kidReceiver.waitForCount(before + 1);
+    await edReceiver.waitForCount(before + 1);
     return receiver.requests[before]!;
   }
   const rfc9421Twin = (request: ReceivedRequest) => kidReceiver.requests[request.index]!;
+  const ed25519Twin = (request: ReceivedRequest) => edReceiver.requests[request.index]!;
 
   const jwks = async () => ((await (await fetch(api.jwksUrl)).json()) as { keys: PublicJwk[] }).keys;
   const signKey = async () => (await jwks()).find((k) => k.kid === 'sign')!;
@@ -82,9 +95,13 @@ describe('key rotation end to end', { timeout: 120_000 }, () => {
 
     const oldSign = await signKey();
     const oldWebhookId = (await jwks()).find((k) => k.n === oldSign.n && k.kid !== 'sign')!.kid;
+    const oldEd25519 = (await jwks()).find((k) => k.kty === 'OKP')!;
+    expect(oldEd25519).toMatchObject({ crv: 'Ed25519', alg: 'EdDSA', use: 'sig' });
     const webhookBefore = await webhook();
     expect(await partner.verify(webhookBefore)).toBe('sign');
     expect(await kidPartner(rfc9421Twin(webhookBefore))).toBe(oldWebhookId);
+    // The same off-the-shelf verifier (http-message-signatures + jose) verifies ed25519 by the Ed25519 key's kid.
+    expect(await kidPartner(ed25519Twin(webhookBefore))).toBe(oldEd25519.kid);
     const tokenBefore = await api.token(app);
     await verifyToken(tokenBefore);
 
@@ -95,17 +112,26 @@ describe('key rotation end to end', { timeout: 120_000 }, () => {
       api.temp.configPath,
     ]);
     expect(rotation.code).toBe(0);
-    const [nextWebhook, nextToken] = rotation.data.keys;
+    const [nextWebhook, nextToken, nextEd25519] = rotation.data.keys;
     expect(nextWebhook).toMatchObject({ purpose: 'webhook', state: 'next', jwksKid: nextWebhook!.id });
     expect(nextToken).toMatchObject({ purpose: 'token', state: 'next' });
+    expect(nextEd25519).toMatchObject({
+      purpose: 'webhook-ed25519',
+      alg: 'EdDSA',
+      state: 'next',
+      jwksKid: nextEd25519!.id,
+    });
 
     // During the lead: the next keys are published, the old ones still sign.
     const during = await jwks();
-    expect(during.map((k) => k.kid)).toEqual(expect.arrayContaining(['sign', nextWebhook!.id, nextToken!.id]));
+    expect(during.map((k) => k.kid)).toEqual(
+      expect.arrayContaining(['sign', nextWebhook!.id, nextToken!.id, nextEd25519!.id, oldEd25519.kid]),
+    );
     expect(during.find((k) => k.kid === 'sign')!.n).toBe(oldSign.n);
     const webhookDuring = await webhook();
     expect(await partner.verify(webhookDuring)).toBe('sign');
     expect(await kidPartner(rfc9421Twin(webhookDuring))).toBe(oldWebhookId);
+    expect(await kidPartner(ed25519Twin(webhookDuring))).toBe(oldEd25519.kid);
     const tokenDuring = await api.token(app);
     expect(decodeProtectedHeader(tokenDuring).kid).toBe(decodeProtectedHeader(tokenBefore).kid);
     expect(Date.now()).toBeLessThan(Date.parse(rotation.data.activatesAt));
@@ -123,13 +149,17 @@ describe('key rotation end to end', { timeout: 120_000 }, () => {
         const w = await webhook();
         const kid = await kidPartner(rfc9421Twin(w));
         expect([oldWebhookId, nextWebhook!.id]).toContain(kid);
-        return kid === nextWebhook!.id ? w : undefined;
+        const edKid = await kidPartner(ed25519Twin(w));
+        expect([oldEd25519.kid, nextEd25519!.id]).toContain(edKid);
+        return kid === nextWebhook!.id && edKid === nextEd25519!.id ? w : undefined;
       },
       10_000,
       'a webhook signed by the new key',
     );
     expect(await partner.verify(webhookAfter)).toBe('sign');
     expect(await kidPartner(rfc9421Twin(webhookDuring))).toBe(oldWebhookId);
+    expect(await kidPartner(ed25519Twin(webhookDuring))).toBe(oldEd25519.kid);
+    expect(await partner.verify(ed25519Twin(webhookAfter))).toBe(nextEd25519!.id);
     const tokenAfter = await api.token(app);
     expect(decodeProtectedHeader(tokenAfter).kid).toBe(nextToken!.id);
 
@@ -151,13 +181,17 @@ describe('key rotation end to end', { timeout: 120_000 }, () => {
     expect((await jwks()).map((k) => k.kid)).toContain(decodeProtectedHeader(tokenBefore).kid);
     expect((await api.call('GET', '/charge-points', { token: tokenBefore })).status).toBe(200);
     expect(await new JwksWebhookVerifier(api.jwksUrl).verify(webhookBefore)).toBeUndefined();
+    expect((await jwks()).map((k) => k.kid)).not.toContain(oldEd25519.kid);
+    expect(await kidCachingRfc9421Verifier(api.jwksUrl)(ed25519Twin(webhookBefore))).toBeUndefined();
 
     const list = await runCliJson<KeyInfo[]>(['keys', 'list', '--config', api.temp.configPath]);
     expect(list.data.map((k) => [k.purpose, k.state])).toEqual([
       ['webhook', 'expired'],
       ['token', 'retired'],
+      ['webhook-ed25519', 'expired'],
       ['webhook', 'signing'],
       ['token', 'signing'],
+      ['webhook-ed25519', 'signing'],
     ]);
   });
 });

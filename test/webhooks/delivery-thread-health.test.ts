@@ -29,7 +29,7 @@ async function deliveryTo(
     config: () => config,
     logger,
     writeLogLine: lineWriter(logger),
-    signingKey: () => keystore.webhookSigningKey(),
+    signingKeys: () => keystore.webhookSigningKeys(),
     metrics: new Registry(),
   });
   delivery.start();

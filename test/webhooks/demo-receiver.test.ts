@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { signRequest } from '../../src/webhooks/index.js';
 import { startDemoReceiver } from '../../scripts/demo-receiver.js';
+import { ownWebhookKeys } from '../support/webhook-verifier.js';
 import { ROOT } from '../support/cli.js';
 import { PROCESS_TEST_TIMEOUT_MS, type TestDaemon } from '../support/daemon.js';
 import { eventually, webhookTestResources } from './harness.js';
@@ -41,9 +42,9 @@ describe('demo receiver (scripts/demo-receiver.ts)', () => {
     });
     const url = new URL(demo.receiver.url());
     const signature = await signRequest(
-      'documented',
+      { profile: 'documented', alg: 'rsa-pss-sha256' },
       { method: 'POST', url, requestId: '0b6f0c52-2d6c-4c55-9d54-0a4f3c3f1e2a', contentType: 'application/json', body },
-      { id: 'forger', privateKey: forger },
+      ownWebhookKeys(forger),
       Math.floor(Date.now() / 1000),
     );
     const response = await fetch(url, {

@@ -132,7 +132,7 @@ class World {
           headers: [],
           preparedAt: Date.now(),
           url: this.config.sites[0]!.webhooks[0]!.url,
-          signature: 'documented',
+          signature: { profile: 'documented', alg: 'rsa-pss-sha256' },
           timeZone: this.config.timezone,
           keyId: 'k',
         }),

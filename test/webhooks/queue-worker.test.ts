@@ -148,7 +148,7 @@ describe('QueueWorker (fake timers, real outbox)', () => {
             headers: [],
             preparedAt: Date.now(),
             url: '',
-            signature: 'documented',
+            signature: { profile: 'documented', alg: 'rsa-pss-sha256' },
             timeZone: 'UTC',
             keyId: 'k',
           };

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { signRequest } from '../../src/webhooks/index.js';
+import { ownWebhookKeys } from '../support/webhook-verifier.js';
 import { ROOT } from '../support/cli.js';
 import { eventually, freePort, webhookTestResources } from './harness.js';
 
@@ -56,9 +57,9 @@ describe('README receiver example', () => {
     const requestId = '6a1c3c9e-53b4-4d0e-a6f4-7f3c2f9d1b20';
     const body = '{"eventId":"forged"}';
     const headers = await signRequest(
-      'documented',
+      { profile: 'documented', alg: 'rsa-pss-sha256' },
       { method: 'POST', url, requestId, contentType: 'application/json', body },
-      { id: 'forger', privateKey: forger },
+      ownWebhookKeys(forger),
       Math.floor(Date.now() / 1000),
     );
     const response = await fetch(url, {

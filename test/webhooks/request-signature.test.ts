@@ -1,10 +1,14 @@
 import { constants, generateKeyPairSync, verify } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { signRequest } from '../../src/webhooks/index.js';
-import { verifyDocumentedSignature, verifyRfc9421Signature } from '../support/webhook-verifier.js';
+import { ownWebhookKeys, verifyDocumentedSignature, verifyRfc9421Signature } from '../support/webhook-verifier.js';
 
 const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 3072 });
-const key = { id: 'webhook-2026-11-21T10-00-00Z', privateKey };
+const ed25519 = generateKeyPairSync('ed25519');
+const keys = ownWebhookKeys(privateKey, ed25519.privateKey);
+const DOCUMENTED = { profile: 'documented', alg: 'rsa-pss-sha256' } as const;
+const RFC9421_RSA = { profile: 'rfc9421', alg: 'rsa-pss-sha512' } as const;
+const RFC9421_ED25519 = { profile: 'rfc9421', alg: 'ed25519' } as const;
 const requestId = '1f0e6a1c-8d0b-4f53-9d8e-2f6f0b7a9c11';
 const body =
   '{"eventId":"e","eventType":"Authorize","siteId":"s1","timestamp":"2026-11-21T10:15:30.123+01:00","payload":{}}';
@@ -17,7 +21,7 @@ function header(headers: Array<[string, string]>, name: string): string {
 
 describe('documented signature profile (contract section 5)', async () => {
   const headers = await signRequest(
-    'documented',
+    DOCUMENTED,
     {
       method: 'POST',
       url: new URL('http://partner.example/webhook/events'),
@@ -25,7 +29,7 @@ describe('documented signature profile (contract section 5)', async () => {
       contentType: 'application/json',
       body,
     },
-    key,
+    keys,
     1763720130,
   );
 
@@ -74,7 +78,7 @@ describe('documented signature profile (contract section 5)', async () => {
 
   it('signs the path without the query string and verifies with the contract-text verifier', async () => {
     const signed = await signRequest(
-      'documented',
+      DOCUMENTED,
       {
         method: 'POST',
         url: new URL('http://partner.example/in/hook?tenant=7'),
@@ -82,7 +86,7 @@ describe('documented signature profile (contract section 5)', async () => {
         contentType: 'application/json',
         body,
       },
-      key,
+      keys,
       1763720130,
     );
     const request = {
@@ -106,7 +110,7 @@ describe('documented signature profile (contract section 5)', async () => {
 describe('rfc9421 signature profile', async () => {
   const created = Math.floor(Date.now() / 1000);
   const headers = await signRequest(
-    'rfc9421',
+    RFC9421_RSA,
     {
       method: 'POST',
       url: new URL('http://partner.example/webhook/events'),
@@ -114,7 +118,7 @@ describe('rfc9421 signature profile', async () => {
       contentType: 'application/json',
       body,
     },
-    key,
+    keys,
     created,
   );
   const request = {
@@ -134,7 +138,7 @@ describe('rfc9421 signature profile', async () => {
   it("sends standard structured fields with keyid = the key's own id and rsa-pss-sha512", () => {
     expect(headers.map(([n]) => n)).toEqual(['Content-Digest', 'Signature-Input', 'Signature']);
     expect(header(headers, 'Signature-Input')).toBe(
-      `sig1=("@method" "@path" "x-request-id" "content-type" "content-length" "content-digest");created=${created};keyid="${key.id}";alg="rsa-pss-sha512"`,
+      `sig1=("@method" "@path" "x-request-id" "content-type" "content-length" "content-digest");created=${created};keyid="${keys.rsa.id}";alg="rsa-pss-sha512"`,
     );
     expect(header(headers, 'Content-Digest')).toMatch(/^sha-256=:[A-Za-z0-9+/]{43}=:$/);
   });
@@ -174,5 +178,77 @@ describe('rfc9421 signature profile', async () => {
         signature,
       ),
     ).toBe(true);
+  });
+});
+
+describe('rfc9421 signature profile with ed25519', async () => {
+  const created = Math.floor(Date.now() / 1000);
+  const sent = (headers: Array<[string, string]>) => ({
+    method: 'POST',
+    url: '/webhook/events',
+    headers: {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+      'x-request-id': requestId,
+      'content-digest': header(headers, 'Content-Digest'),
+      'signature-input': header(headers, 'Signature-Input'),
+      signature: header(headers, 'Signature'),
+    },
+    body: Buffer.from(body),
+  });
+  const signed = (signature: typeof RFC9421_ED25519 | typeof RFC9421_RSA) =>
+    signRequest(
+      signature,
+      {
+        method: 'POST',
+        url: new URL('http://partner.example/webhook/events'),
+        requestId,
+        contentType: 'application/json',
+        body,
+      },
+      keys,
+      created,
+    );
+  const headers = await signed(RFC9421_ED25519);
+
+  it("covers the same components and Content-Digest as the RSA variant, keyid = the Ed25519 key's own id", async () => {
+    expect(headers.map(([n]) => n)).toEqual(['Content-Digest', 'Signature-Input', 'Signature']);
+    expect(header(headers, 'Signature-Input')).toBe(
+      `sig1=("@method" "@path" "x-request-id" "content-type" "content-length" "content-digest");created=${created};keyid="${keys.ed25519.id}";alg="ed25519"`,
+    );
+    const rsa = await signed(RFC9421_RSA);
+    expect(header(headers, 'Content-Digest')).toBe(header(rsa, 'Content-Digest'));
+  });
+
+  it('is a 64-byte Ed25519 signature over the RFC 9421 base, verified by http-message-signatures, failing on any change', async () => {
+    const params = /^sig1=(.*)$/.exec(header(headers, 'Signature-Input'))![1]!;
+    const base = [
+      '"@method": POST',
+      '"@path": /webhook/events',
+      `"x-request-id": ${requestId}`,
+      '"content-type": application/json',
+      `"content-length": ${Buffer.byteLength(body)}`,
+      `"content-digest": ${header(headers, 'Content-Digest')}`,
+      `"@signature-params": ${params}`,
+    ].join('\n');
+    const signature = Buffer.from(/^sig1=:(.*):$/.exec(header(headers, 'Signature'))![1]!, 'base64');
+    expect(signature).toHaveLength(64);
+    expect(verify(null, Buffer.from(base), ed25519.publicKey, signature)).toBe(true);
+
+    const request = sent(headers);
+    expect(await verifyRfc9421Signature(request, ed25519.publicKey)).toBe(true);
+    expect(
+      await verifyRfc9421Signature({ ...request, body: Buffer.from(body.replace('s1', 's2')) }, ed25519.publicKey),
+    ).toBe(false);
+    expect(
+      await verifyRfc9421Signature(
+        { ...request, headers: { ...request.headers, 'x-request-id': 'other' } },
+        ed25519.publicKey,
+      ),
+    ).toBe(false);
+    expect(await verifyRfc9421Signature(request, generateKeyPairSync('ed25519').publicKey)).toBe(false);
+    // The RSA key of the same keystore does not stand in for it, nor the Ed25519 key for an RSA signature.
+    expect(await verifyRfc9421Signature(request, publicKey)).toBe(false);
+    expect(await verifyRfc9421Signature(sent(await signed(RFC9421_RSA)), ed25519.publicKey)).toBe(false);
   });
 });

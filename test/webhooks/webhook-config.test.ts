@@ -28,7 +28,7 @@ describe('webhook config', () => {
       enabled: true,
       events: ['Authorize', 'StartTransaction', 'StopTransaction', 'ChargePointStatus'],
       auth: { type: 'none' },
-      signature: 'documented',
+      signature: { profile: 'documented', alg: 'rsa-pss-sha256' },
     });
   });
 
@@ -54,8 +54,38 @@ describe('webhook config', () => {
     expect(refusal(withWebhook({ id: 'w', url: 'http://p', signature: 'cavage' }))).toContain(
       'sites[0].webhooks[0].signature',
     );
+    expect(
+      refusal(withWebhook({ id: 'w', url: 'http://p', signature: { profile: 'rfc9421', alg: 'ed448' } })),
+    ).toContain(
+      'sites[0].webhooks[0].signature: documented, rfc9421, or { profile: rfc9421, alg: ed25519 | rsa-pss-sha512 }',
+    );
     expect(refusal(withWebhook({ id: 'w', url: 'http://p', auth: { type: 'token' } }))).toContain(
       'sites[0].webhooks[0].auth.token',
     );
+  });
+
+  it('takes the string forms and { profile, alg } as one shape: the profile and the algorithm it signs with', () => {
+    const signature = (value: unknown) =>
+      parseConfig(withWebhook({ id: 'w', url: 'http://p', signature: value })).sites[0]!.webhooks[0]!.signature;
+    expect(signature('documented')).toEqual({ profile: 'documented', alg: 'rsa-pss-sha256' });
+    expect(signature({ profile: 'documented' })).toEqual({ profile: 'documented', alg: 'rsa-pss-sha256' });
+    expect(signature('rfc9421')).toEqual({ profile: 'rfc9421', alg: 'rsa-pss-sha512' });
+    expect(signature({ profile: 'rfc9421' })).toEqual({ profile: 'rfc9421', alg: 'rsa-pss-sha512' });
+    expect(signature({ profile: 'rfc9421', alg: 'rsa-pss-sha512' })).toEqual({
+      profile: 'rfc9421',
+      alg: 'rsa-pss-sha512',
+    });
+    expect(signature({ profile: 'rfc9421', alg: 'ed25519' })).toEqual({ profile: 'rfc9421', alg: 'ed25519' });
+  });
+
+  it('refuses an algorithm the profile does not sign with, naming the key path: documented is RSA-PSS-SHA256 only', () => {
+    expect(
+      refusal(withWebhook({ id: 'w', url: 'http://p', signature: { profile: 'documented', alg: 'ed25519' } })),
+    ).toBe(
+      'chargegate.yaml: sites[0].webhooks[0].signature.alg: the documented profile is rsa-pss-sha256 only; ed25519 and rsa-pss-sha512 need profile rfc9421',
+    );
+    expect(
+      refusal(withWebhook({ id: 'w', url: 'http://p', signature: { profile: 'rfc9421', alg: 'rsa-pss-sha256' } })),
+    ).toContain('sites[0].webhooks[0].signature.alg: rfc9421 signs with ed25519 or rsa-pss-sha512');
   });
 });

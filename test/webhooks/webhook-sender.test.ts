@@ -25,7 +25,8 @@ describe('WebhookSender: requests signed ahead', () => {
   let webhook: WebhookConfig;
   let now = Date.parse('2026-11-25T09:00:00.000Z');
   let key = keys[0]!;
-  const sender = new WebhookSender({ signingKey: () => key, now: () => now });
+  const ed25519 = { id: 'ed25519-key', privateKey: generateKeyPairSync('ed25519').privateKey };
+  const sender = new WebhookSender({ signingKeys: () => ({ rsa: key, ed25519 }), now: () => now });
 
   beforeAll(async () => {
     receiver = await startReceiver({ status: 204 });
@@ -35,7 +36,7 @@ describe('WebhookSender: requests signed ahead', () => {
       enabled: true,
       events: ['Authorize'],
       auth: { type: 'none' },
-      signature: 'documented',
+      signature: { profile: 'documented', alg: 'rsa-pss-sha256' },
     };
   });
   afterAll(async () => {

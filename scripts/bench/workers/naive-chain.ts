@@ -27,7 +27,7 @@ function oneEventChain(): { deliver(n: number): Promise<void>; close(): Promise<
   const site = config.sites[0]!;
   const webhook = site.webhooks[0]!;
   const store = new DeliveryStore(db);
-  const sender = new WebhookSender({ signingKey: () => keystore.webhookSigningKey() });
+  const sender = new WebhookSender({ signingKeys: () => keystore.webhookSigningKeys() });
   const queue = { siteId: site.id, webhookId: webhook.id, eventType: 'StartTransaction' as const };
   return {
     async deliver(n) {
@@ -122,7 +122,7 @@ export const naiveChainApi = {
    * key through the same signing function, several at once so that every core can take part.
    */
   async signRate(payload: { durationMs: number }): Promise<{ signsPerS: number; keyBits: number | null }> {
-    const key = opened().keystore.webhookSigningKey();
+    const keys = opened().keystore.webhookSigningKeys();
     const request = {
       method: 'POST',
       url: new URL('http://127.0.0.1/webhook/events'),
@@ -136,14 +136,19 @@ export const naiveChainApi = {
     await Promise.all(
       Array.from({ length: 8 }, async () => {
         while (nowMs() < end) {
-          await signRequest('documented', request, key, Math.floor(Date.now() / 1000));
+          await signRequest(
+            { profile: 'documented', alg: 'rsa-pss-sha256' },
+            request,
+            keys,
+            Math.floor(Date.now() / 1000),
+          );
           signs += 1;
         }
       }),
     );
     return {
       signsPerS: (signs * 1000) / (nowMs() - startedAt),
-      keyBits: key.privateKey.asymmetricKeyDetails?.modulusLength ?? null,
+      keyBits: keys.rsa.privateKey.asymmetricKeyDetails?.modulusLength ?? null,
     };
   },
 

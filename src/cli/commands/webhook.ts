@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Config, WebhookConfig } from '../../config/index.js';
+import type { Config, WebhookConfig, WebhookSignature } from '../../config/index.js';
 import { worstLevel } from '../../health/index.js';
 import { openKeystore } from '../../keystore/index.js';
 import { DeliveryStore } from '../../outbox/index.js';
@@ -69,7 +69,7 @@ export function registerWebhook(program: Command): void {
         const { siteId, webhook: target } = findWebhook(ctx.config, webhookId, options.site);
         const keystore = await openKeystore(ctx.config);
         const { sendTestEvent } = await webhooks();
-        const { event, outcome } = await sendTestEvent(ctx.config, siteId, target, () => keystore.webhookSigningKey());
+        const { event, outcome } = await sendTestEvent(ctx.config, siteId, target, () => keystore.webhookSigningKeys());
         const result = {
           siteId,
           webhookId,
@@ -86,7 +86,7 @@ export function registerWebhook(program: Command): void {
         };
         output(ctx.json, result, () =>
           [
-            `POST ${target.url} (${target.signature} signature, auth ${target.auth.type}) eventId ${event.eventId}, x-request-id ${outcome.requestId}`,
+            `POST ${target.url} (${signatureName(target.signature)} signature, auth ${target.auth.type}) eventId ${event.eventId}, x-request-id ${outcome.requestId}`,
             outcome.status === undefined
               ? `no answer: ${outcome.error}`
               : `answer: HTTP ${outcome.status} in ${result.durationMs} ms${outcome.delivered ? ' (delivered)' : ' (would be retried)'}`,
@@ -117,4 +117,9 @@ function findWebhook(
       EXIT_USAGE,
     );
   return matches[0]!;
+}
+
+/** `documented`, or rfc9421 with its algorithm: what a partner's verifier must expect. */
+function signatureName(signature: WebhookSignature): string {
+  return signature.profile === 'documented' ? 'documented' : `rfc9421 ${signature.alg}`;
 }

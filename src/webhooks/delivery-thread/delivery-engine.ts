@@ -14,7 +14,7 @@ import type { DeliveryObserver } from '../delivery-thread-messages.js';
 import { QueueWorker } from './queue-worker.js';
 import { WebhookSender } from '../webhook-sender.js';
 import type { WriteBatch } from './write-batch.js';
-import type { WebhookSigningKey } from '../request-signature.js';
+import type { WebhookSigningKeys } from '../request-signature.js';
 
 export interface DeliveryEngineOptions {
   /** Where the outbox lives; delivery reads it through its own read-only connection. */
@@ -24,8 +24,8 @@ export interface DeliveryEngineOptions {
   /** Read on every use, so a SIGHUP reload reaches the workers; call reload() to start or stop workers. */
   config: () => Config;
   logger: Logger;
-  /** The keystore's current `sign` key, asked for per attempt. */
-  signingKey: () => WebhookSigningKey;
+  /** The keystore's current webhook keys, asked for per attempt. */
+  signingKeys: () => WebhookSigningKeys;
   /** Told every attempt and dead letter (the Prometheus counters live with the daemon's registry). */
   observer: DeliveryObserver;
   /** Safety-net poll for rows no notify() announced (another process, a missed wake). */
@@ -67,7 +67,7 @@ export class DeliveryEngine {
     this.onEmptyQueue = options.onEmptyQueue;
     this.deliveries = new DeliveryStore(this.db);
     this.writes = options.writes;
-    this.sender = new WebhookSender({ signingKey: options.signingKey });
+    this.sender = new WebhookSender({ signingKeys: options.signingKeys });
     this.observer = options.observer;
   }
 

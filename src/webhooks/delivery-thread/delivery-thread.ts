@@ -18,7 +18,7 @@ const post = (message: FromDeliveryThread): void => port.postMessage(message);
 const data = workerData as DeliveryThreadData;
 
 let config: Config = data.config;
-let signingKey = data.signingKey;
+let signingKeys = data.signingKeys;
 const logger = createLogger(data.logLevel, { write: (line: string) => post({ kind: 'log', line }) }).child({
   component: 'webhooks',
 });
@@ -35,7 +35,7 @@ const engine = new DeliveryEngine({
   writes,
   config: () => config,
   logger,
-  signingKey: () => signingKey,
+  signingKeys: () => signingKeys,
   observer: {
     attempt: (queue, o) =>
       post({
@@ -64,8 +64,8 @@ port.on('message', (message: ToDeliveryThread) => {
       logger.level = message.logLevel;
       engine.reload();
       break;
-    case 'signingKey':
-      signingKey = message.key;
+    case 'signingKeys':
+      signingKeys = message.keys;
       break;
     case 'written':
       writes.settle(message.batch, { results: message.results });

@@ -10,7 +10,7 @@ import {
 } from '../../site/index.js';
 import type { DeliverableEvent } from '../envelope.js';
 import { WebhookSender, type AttemptOutcome } from '../webhook-sender.js';
-import type { WebhookSigningKey } from '../request-signature.js';
+import type { WebhookSigningKeys } from '../request-signature.js';
 
 /** The station and charge point id of `webhook test` events, so a receiver can tell them from real ones. */
 const TEST_STATION_ID = 'chargegate-webhook-test';
@@ -77,9 +77,9 @@ export async function sendTestEvent(
   config: Config,
   siteId: string,
   webhook: WebhookConfig,
-  signingKey: () => WebhookSigningKey,
+  signingKeys: () => WebhookSigningKeys,
 ): Promise<{ event: DeliverableEvent; outcome: AttemptOutcome }> {
-  const sender = new WebhookSender({ signingKey });
+  const sender = new WebhookSender({ signingKeys });
   try {
     const event = webhookTestEvent(siteId, webhook, config.timezone);
     const outcome = await sender.send(webhook, event, {

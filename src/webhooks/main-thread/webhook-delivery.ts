@@ -11,7 +11,7 @@ import type { DeliveryThreadData, FromDeliveryThread, ToDeliveryThread } from '.
 import { applyDeliveryWrites, type DeliveryWrite } from '../delivery-writes.js';
 import { ExecutorStatsStore } from './executor-stats.js';
 import { executorStatuses, type ExecutorStatus } from './executor-status.js';
-import type { WebhookSigningKey } from '../request-signature.js';
+import type { WebhookSigningKeys } from '../request-signature.js';
 
 export interface WebhookDeliveryOptions {
   /** Where the outbox lives; the delivery thread opens its own connection to it. */
@@ -25,8 +25,8 @@ export interface WebhookDeliveryOptions {
   logger: Logger;
   /** Where the delivery thread's log lines (already formatted) go: the daemon's log destination (lineWriter). */
   writeLogLine: (line: string) => void;
-  /** The keystore's current `sign` key; a change (rotation) is passed to the thread within KEY_CHECK_MS. */
-  signingKey: () => WebhookSigningKey;
+  /** The keystore's current webhook keys; a change (rotation) is passed to the thread within KEY_CHECK_MS. */
+  signingKeys: () => WebhookSigningKeys;
   metrics: Registry;
   /** Safety-net poll for rows no notify() announced (another process, a missed wake). */
   pollIntervalMs?: number;
@@ -60,7 +60,7 @@ export class WebhookDelivery {
   private readonly stats: ExecutorStatsStore;
   private readonly metrics: DeliveryMetrics;
   private thread: Worker | undefined;
-  private sentKey: WebhookSigningKey | undefined;
+  private sentKeys: WebhookSigningKeys | undefined;
   private started = false;
   private wakeScheduled = false;
   /** Events of this turn not yet passed to the thread (expect()). */
@@ -89,7 +89,7 @@ export class WebhookDelivery {
     if (this.started) return;
     this.started = true;
     this.spawnIfNeeded();
-    const keyCheck = setInterval(() => this.passSigningKey(), KEY_CHECK_MS);
+    const keyCheck = setInterval(() => this.passSigningKeys(), KEY_CHECK_MS);
     keyCheck.unref();
     this.timers.push(keyCheck);
   }
@@ -210,13 +210,13 @@ export class WebhookDelivery {
   }
 
   private spawn(): void {
-    const { dataDir, config, logger, signingKey, pollIntervalMs } = this.options;
-    this.sentKey = signingKey();
+    const { dataDir, config, logger, signingKeys, pollIntervalMs } = this.options;
+    this.sentKeys = signingKeys();
     const data: DeliveryThreadData = {
       dataDir,
       config: config(),
       logLevel: logger.level,
-      signingKey: this.sentKey,
+      signingKeys: this.sentKeys,
       ...(pollIntervalMs !== undefined && { pollIntervalMs }),
     };
     const thread = startDeliveryThread(data);
@@ -285,15 +285,19 @@ export class WebhookDelivery {
     group.committed().then(() => reply({ kind: 'written', batch, results }), refuse);
   }
 
-  private passSigningKey(): void {
+  private passSigningKeys(): void {
     try {
-      const key = this.options.signingKey();
-      // The keystore hands out a fresh object each time; the key inside changes only on a rotation.
-      if (key.privateKey === this.sentKey?.privateKey) return;
-      this.sentKey = key;
-      this.send({ kind: 'signingKey', key });
+      const keys = this.options.signingKeys();
+      // The keystore hands out fresh objects each time; the keys inside change only on a rotation.
+      if (
+        keys.rsa.privateKey === this.sentKeys?.rsa.privateKey &&
+        keys.ed25519.privateKey === this.sentKeys.ed25519.privateKey
+      )
+        return;
+      this.sentKeys = keys;
+      this.send({ kind: 'signingKeys', keys });
     } catch (err) {
-      this.options.logger.error({ err }, 'could not read the webhook signing key; the thread keeps the previous one');
+      this.options.logger.error({ err }, 'could not read the webhook signing keys; the thread keeps the previous ones');
     }
   }
 
