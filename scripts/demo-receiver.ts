@@ -1,7 +1,8 @@
 /**
  * A partner's webhook receiver, for demos and for trying chargegate by hand: it verifies every request's signature
- * against GET {issuer}/.well-known/jwks.json (the `sign` key; after a failure the JWKS is fetched again once and
- * every signing key tried, which is what a partner should do across key rotations) and prints each event.
+ * against GET {issuer}/.well-known/jwks.json (the `sign` key for the documented profile, the keyid's key for rfc9421,
+ * RSA or Ed25519; after a failure the JWKS is fetched again once and every signing key tried, which is what a partner
+ * should do across key rotations) and prints each event.
  * Verified requests get 204, others 401 (so chargegate retries them).
  *
  *   npx tsx scripts/demo-receiver.ts [--issuer http://127.0.0.1:8080] [--port 7000] [--host 127.0.0.1]

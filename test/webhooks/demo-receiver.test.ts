@@ -12,7 +12,7 @@ import { eventually, webhookTestResources } from './harness.js';
 const t = webhookTestResources();
 
 describe('demo receiver (scripts/demo-receiver.ts)', () => {
-  it('verifies signed events of both profiles against the daemon JWKS, prints them, and rejects a forgery', async () => {
+  it('verifies signed events of both profiles and both rfc9421 algorithms against the daemon JWKS, prints them, and rejects a forgery', async () => {
     const lines: string[] = [];
     let daemon: TestDaemon | undefined;
     const demo = await startDemoReceiver({
@@ -24,12 +24,21 @@ describe('demo receiver (scripts/demo-receiver.ts)', () => {
     daemon = await t.daemon([
       { id: 'documented', url: demo.receiver.url(), events: ['Authorize'] },
       { id: 'standard', url: demo.receiver.url('/std'), events: ['Authorize'], signature: 'rfc9421' },
+      {
+        id: 'fast',
+        url: demo.receiver.url('/ed'),
+        events: ['Authorize'],
+        signature: { profile: 'rfc9421', alg: 'ed25519' },
+      },
     ]);
     const station = await daemon.connect();
     await station.boot();
     await station.authorize('DEMO-1');
-    await eventually(() => demo.verified === 2, 20_000, 'two verified events');
-    expect(lines.filter((l) => l.startsWith('verified (kid sign) Authorize '))).toHaveLength(2);
+    await eventually(() => demo.verified === 3, 20_000, 'three verified events');
+    // documented verifies with `sign`; rfc9421 with the key its keyid names: the RSA key's own kid, the Ed25519 key's.
+    expect(lines.filter((l) => l.startsWith('verified (kid sign) Authorize '))).toHaveLength(1);
+    expect(lines.filter((l) => /^verified \(kid webhook-[\w-]+\) Authorize /.test(l))).toHaveLength(1);
+    expect(lines.filter((l) => /^verified \(kid ed25519-[\w-]+\) Authorize /.test(l))).toHaveLength(1);
     expect(lines[0]).toContain('"idTag":"DEMO-1"');
 
     const forger = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
