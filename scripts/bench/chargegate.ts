@@ -4,6 +4,7 @@ import { spawnDaemon } from '../../test/support/cli.js';
 import { putIdTag } from '../../src/authorization/index.js';
 import { openDatabase } from '../../src/store/index.js';
 import type { TempSite } from '../../test/support/temp-site.js';
+import type { WebhookSignature } from '../../src/config/index.js';
 import { nowMs } from './measure.js';
 import { stationIds } from './identities.js';
 import { freePort, terminate, type ProcessGroup } from './processes.js';
@@ -102,6 +103,7 @@ export function benchSite(options: {
   webhookUrl?: string;
   events?: string[];
   meters?: object[];
+  signature?: WebhookSignature;
 }): Record<string, unknown> {
   const stations = stationIds(options.stations ?? 0).map((id) => ({
     id,
@@ -113,6 +115,7 @@ export function benchSite(options: {
           id: 'bench',
           url: options.webhookUrl,
           events: options.events ?? ['Authorize', 'StartTransaction', 'StopTransaction', 'ChargePointStatus'],
+          ...(options.signature && { signature: options.signature }),
         },
       ]
     : [];

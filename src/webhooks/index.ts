@@ -2,6 +2,6 @@ export { WebhookDelivery, type WebhookDeliveryOptions } from './main-thread/webh
 export { executorLevel, executorStatuses, type ExecutorStatus } from './main-thread/executor-status.js';
 export { ExecutorStatsStore } from './main-thread/executor-stats.js';
 export { WebhookSender, type AttemptOutcome } from './webhook-sender.js';
-export { signRequest, type WebhookSigningKeys } from './request-signature.js';
+export { keyFor, signRequest, type WebhookSigningKeys } from './request-signature.js';
 export { envelopeBody, envelopeOf, type DeliverableEvent, type WebhookEnvelope } from './envelope.js';
 export { sendTestEvent } from './main-thread/test-event.js';

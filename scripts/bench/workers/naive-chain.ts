@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { configSchema, type Config } from '../../../src/config/index.js';
+import { configSchema, type Config, type WebhookSignature } from '../../../src/config/index.js';
 import { openKeystore, type Keystore } from '../../../src/keystore/index.js';
 import { appendEvent, DeliveryStore } from '../../../src/outbox/index.js';
 import { inTransaction, openDatabase, type Database } from '../../../src/store/index.js';
-import { signRequest, WebhookSender } from '../../../src/webhooks/index.js';
+import { keyFor, signRequest, WebhookSender } from '../../../src/webhooks/index.js';
 import { nowMs, sleepUntil } from '../measure.js';
 import { serveWorker } from '../worker-protocol.js';
 
 /**
  * Scenario 1's baseline: the same primitives chargegate delivers with, chained naively in one loop — commit the
- * event and its delivery row (synchronous=FULL), sign and POST it with undici (chargegate's own sender, RSA-PSS
- * with the keystore's key), commit the outcome — one event at a time.
+ * event and its delivery row (synchronous=FULL), sign and POST it with undici (chargegate's own sender, the
+ * scenario's signature with the keystore's key), commit the outcome — one event at a time.
  */
 let chain: { config: Config; db: Database; keystore: Keystore } | undefined;
 
@@ -65,10 +65,10 @@ function oneEventChain(): { deliver(n: number): Promise<void>; close(): Promise<
 
 export const naiveChainApi = {
   /** Database and keystore (key generation takes seconds) are made before anything is timed. */
-  async open(payload: { dataDir: string; url: string }): Promise<void> {
+  async open(payload: { dataDir: string; url: string; signature: WebhookSignature }): Promise<void> {
     const config = configSchema.parse({
       dataDir: payload.dataDir,
-      sites: [{ id: 'naive', webhooks: [{ id: 'naive', url: payload.url }] }],
+      sites: [{ id: 'naive', webhooks: [{ id: 'naive', url: payload.url, signature: payload.signature }] }],
     });
     chain = { config, db: openDatabase(config.dataDir), keystore: await openKeystore(config) };
   },
@@ -119,10 +119,13 @@ export const naiveChainApi = {
 
   /**
    * The ceiling every webhook pipeline on this machine shares: signatures per second with the keystore's webhook
-   * key through the same signing function, several at once so that every core can take part.
+   * key of the chain's signature, through the same signing function, several at once so that every core can take
+   * part (RSA signs on the thread pool; Ed25519 in place, on this thread only).
    */
   async signRate(payload: { durationMs: number }): Promise<{ signsPerS: number; keyBits: number | null }> {
-    const keys = opened().keystore.webhookSigningKeys();
+    const { config, keystore } = opened();
+    const { signature } = config.sites[0]!.webhooks[0]!;
+    const keys = keystore.webhookSigningKeys();
     const request = {
       method: 'POST',
       url: new URL('http://127.0.0.1/webhook/events'),
@@ -136,19 +139,14 @@ export const naiveChainApi = {
     await Promise.all(
       Array.from({ length: 8 }, async () => {
         while (nowMs() < end) {
-          await signRequest(
-            { profile: 'documented', alg: 'rsa-pss-sha256' },
-            request,
-            keys,
-            Math.floor(Date.now() / 1000),
-          );
+          await signRequest(signature, request, keys, Math.floor(Date.now() / 1000));
           signs += 1;
         }
       }),
     );
     return {
       signsPerS: (signs * 1000) / (nowMs() - startedAt),
-      keyBits: keys.rsa.privateKey.asymmetricKeyDetails?.modulusLength ?? null,
+      keyBits: keyFor(signature, keys).privateKey.asymmetricKeyDetails?.modulusLength ?? null,
     };
   },
 
