@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TestDaemon } from '../support/daemon.js';
-import { runCliJson } from '../support/cli.js';
+import { runCli, runCliJson } from '../support/cli.js';
+import { fetchJwks, kidCachingRfc9421Verifier } from '../support/webhook-verifier.js';
 import { freePort } from '../support/free-port.js';
 import {
   deliveries,
@@ -190,6 +191,7 @@ describe('executors: enable/disable and health', () => {
     const daemon = await t.daemon([
       { id: 'partner-a', url: partner.url(), enabled: false, auth: { type: 'token', token: 'tk' } },
       { id: 'billing', url: partner.url(), events: ['StopTransaction'] },
+      { id: 'fast', url: partner.url(), events: ['Authorize'], signature: { profile: 'rfc9421', alg: 'ed25519' } },
     ]);
     const result = await runCliJson<Record<string, unknown>>([
       'webhook',
@@ -247,6 +249,15 @@ describe('executors: enable/disable and health', () => {
       'startedAt',
       'stoppedAt',
     ]);
+
+    // An Ed25519 webhook's test is signed as its events are: rfc9421 ed25519, keyid the Ed25519 key's own kid.
+    const fast = await runCli(['webhook', 'test', 'fast', '--config', daemon.temp.configPath]);
+    expect(fast.code).toBe(0);
+    expect(fast.stdout).toContain(`POST ${partner.url()} (rfc9421 ed25519 signature, auth none)`);
+    const jwksUrl = `http://127.0.0.1:${daemon.daemon.httpPort}/.well-known/jwks.json`;
+    const ed25519Kid = (await fetchJwks(jwksUrl)).find((k) => k.kty === 'OKP')!.kid;
+    expect(await kidCachingRfc9421Verifier(jwksUrl)(partner.requests[2]!)).toBe(ed25519Kid);
+    expect(partner.requests[2]!.json()).toMatchObject({ eventType: 'Authorize', test: true });
 
     partner.answer({ status: 500, body: 'nope' });
     const failed = await runCliJson<Record<string, unknown>>([
