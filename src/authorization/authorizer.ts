@@ -87,20 +87,23 @@ export async function createAuthorizer(options: AuthorizerOptions): Promise<Auth
       plugin = pluginPath ? await loadPlugin(pluginPath, pluginTimeoutMs) : undefined;
       pluginKey = nextPluginKey;
     }
-    const upstreamKey = config.upstream ? `${config.upstream.url}\u0000${config.upstream.timeoutMs}` : '';
+    // Under the uplink (upstream.csms), connectUpstream asks the CSMS over the station's uplink connection.
+    const url = config.upstream?.url ?? config.upstream?.csms?.url;
+    const upstreamKey = url ? `${url}\u0000${config.upstream?.timeoutMs}` : '';
     if (upstreamKey !== (upstream?.key ?? '')) {
       await upstream?.link.close();
-      upstream = config.upstream
-        ? {
-            key: upstreamKey,
-            link: createUpstreamLink({
-              url: config.upstream.url,
-              timeoutMs: config.upstream.timeoutMs,
-              logger,
-              connect: options.connectUpstream,
-            }),
-          }
-        : undefined;
+      upstream =
+        url && config.upstream
+          ? {
+              key: upstreamKey,
+              link: createUpstreamLink({
+                url,
+                timeoutMs: config.upstream.timeoutMs,
+                logger,
+                connect: options.connectUpstream,
+              }),
+            }
+          : undefined;
     }
   };
   await configure(options.config());

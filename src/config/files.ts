@@ -28,6 +28,9 @@ export function unreadableFiles(config: Config): string[] {
     ['ocpp.tls.cert', config.ocpp.tls?.cert],
     ['ocpp.tls.key', config.ocpp.tls?.key],
     ['authorization.plugin', config.authorization.plugin],
+    ['upstream.csms.tls.ca', config.upstream?.csms?.tls?.ca],
+    ['upstream.csms.tls.cert', config.upstream?.csms?.tls?.cert],
+    ['upstream.csms.tls.key', config.upstream?.csms?.tls?.key],
   ];
   return named.flatMap(([keyPath, file]) => {
     if (!file) return [];

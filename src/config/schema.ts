@@ -291,6 +291,71 @@ const scope = z
     'company:<id>, site:<id>, station:<id> or chargePoint:<id>',
   );
 
+/** README "Uplink to a CSMS": the operator's central system each station is connected to through the gateway. */
+const uplinkCsms = z.strictObject({
+  url: z.url({ protocol: /^wss?$/ }),
+  // 0: no auth, 1: basic auth, 2: basic auth over TLS, 3: TLS client certificate (the scheme must match).
+  securityProfile: z
+    .union([z.literal(0), z.literal(1), z.literal(2), z.literal(3)], { error: '0, 1, 2 or 3' })
+    .default(1),
+  tls: z
+    .strictObject({
+      ca: z.string().min(1).optional(),
+      cert: z.string().min(1).optional(),
+      key: z.string().min(1).optional(),
+    })
+    .optional(),
+  // Per station; past it the oldest periodic readings go first, starts, stops and signed readings never.
+  queueLimit: z.number().int().positive().max(10_000_000, atMost(10_000_000)).default(100_000),
+  // OCPP 1.6 TransactionMessageAttempts / TransactionMessageRetryInterval: a message the CSMS answers with a CALLERROR.
+  transactionMessageAttempts: z.number().int().positive().max(100, atMost(100)).default(3),
+  transactionMessageRetryIntervalS: seconds.default(60),
+});
+
+const upstreamSchema = z
+  .strictObject({
+    // Authorize forwarded to a CPO (README "Connecting a station"); exclusive with csms.
+    url: z.url({ protocol: /^wss?$/ }).optional(),
+    timeoutMs: millis.default(5000),
+    // README "Uplink to a CSMS": every OCPP station of the site also connected to the operator's central system.
+    csms: uplinkCsms.optional(),
+  })
+  .nullable()
+  .default(null);
+
+/** upstream: exactly one of url (Authorize forwarding) and csms (the uplink); csms's scheme and TLS fit its profile. */
+function upstreamProblems(upstream: z.output<typeof upstreamSchema>, ctx: z.RefinementCtx): void {
+  if (!upstream) return;
+  const { url, csms } = upstream;
+  if (url !== undefined && csms)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['upstream', 'csms'],
+      message: 'not together with upstream.url: the uplink forwards Authorize itself; remove upstream.url',
+    });
+  if (url === undefined && !csms)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['upstream'],
+      message: 'needs url (a CPO for Authorize) or csms (the uplink)',
+    });
+  if (!csms) return;
+  const scheme = new URL(csms.url).protocol;
+  const wanted = csms.securityProfile >= 2 ? 'wss:' : 'ws:';
+  if (scheme !== wanted)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['upstream', 'csms', 'url'],
+      message: `securityProfile ${csms.securityProfile} needs a ${wanted.slice(0, -1)}:// URL, not ${scheme.slice(0, -1)}://`,
+    });
+  if (csms.securityProfile === 3 && (!csms.tls?.cert || !csms.tls.key))
+    ctx.addIssue({
+      code: 'custom',
+      path: ['upstream', 'csms', 'tls'],
+      message: 'securityProfile 3 needs { cert, key }: the client certificate the CSMS knows the gateway by',
+    });
+}
+
 export const PERMISSIONS = ['charge-points:read', 'charge-points:control', 'events:read', 'status:read'] as const;
 
 const group = z.strictObject({ id, scope, permissions: z.array(z.enum(PERMISSIONS)).min(1) });
@@ -364,10 +429,7 @@ export const configSchema = z
         pluginTimeoutMs: millis.default(2000),
       })
       .prefault({}),
-    upstream: z
-      .strictObject({ url: z.url({ protocol: /^wss?$/ }), timeoutMs: millis.default(5000) })
-      .nullable()
-      .default(null),
+    upstream: upstreamSchema,
     groups: z.array(group).default([]),
     webhookDelivery: z
       .strictObject({
@@ -479,6 +541,7 @@ export const configSchema = z
         message: `0 (no station authentication) is only allowed when ocpp.host is loopback, not "${c.ocpp.host}"; use 1 or 2`,
       });
     }
+    upstreamProblems(c.upstream, ctx);
     c.groups.forEach((g, gi) => {
       const [level, target] = g.scope.split(/:(.*)/s) as [string, string];
       const known =
