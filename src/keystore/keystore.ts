@@ -26,6 +26,7 @@ import {
   scheduledKey,
   type PublicJwk,
 } from './signing-keys.js';
+import { isSealedEncrypted, openSecret, sealSecret } from './sealed-secret.js';
 import { createStationCa, readStationCsr, signStationCsr } from './station-ca.js';
 
 /**
@@ -247,6 +248,26 @@ export class Keystore {
     return certificate;
   }
 
+  /** Keeps the password `stationId` presents to the CSMS (README "Uplink to a CSMS"), encrypted like the keys. */
+  setUpstreamPassword(stationId: string, password: string): void {
+    const sealed = sealSecret(password, this.options.passphrase);
+    withKeystoreLock(this.file, () => {
+      const doc = readKeystoreDocument(this.file);
+      writeKeystoreDocument(this.file, {
+        ...doc,
+        upstreamPasswords: { ...doc.upstreamPasswords, [stationId]: sealed },
+      });
+    });
+  }
+
+  /** The password `stationId` presents to the CSMS, read from the file at each call (the CLI may have changed it). */
+  upstreamPassword(stationId: string): string | undefined {
+    const sealed = readKeystoreDocument(this.file).upstreamPasswords?.[stationId];
+    return sealed === undefined
+      ? undefined
+      : openSecret(sealed, this.options.passphrase, `${this.file}: upstream password of ${stationId}`);
+  }
+
   /**
    * A client certificate for the station from its CSR, signed by the station CA (made first if needed: a refused CSR
    * makes none).
@@ -280,7 +301,11 @@ export class Keystore {
     }
     this.tightenMode();
     this.refresh();
-    if (this.options.passphrase && !privateKeysOf(readKeystoreDocument(this.file)).every(isEncryptedPem))
+    const doc = readKeystoreDocument(this.file);
+    if (
+      this.options.passphrase &&
+      !(privateKeysOf(doc).every(isEncryptedPem) && Object.values(doc.upstreamPasswords ?? {}).every(isSealedEncrypted))
+    )
       this.encryptExisting();
     await this.addLaterPurposes();
     const missing = KEY_PURPOSES.filter((p) => !this.loaded.some((k) => k.stored.purpose === p));
@@ -326,7 +351,25 @@ export class Keystore {
         ...doc.stationCa,
         privateKey: encrypt(doc.stationCa.privateKey, `${this.file}: station CA key`),
       };
-      writeKeystoreDocument(this.file, { ...doc, keys, ...(stationCa && { stationCa }) });
+      const upstreamPasswords =
+        doc.upstreamPasswords &&
+        Object.fromEntries(
+          Object.entries(doc.upstreamPasswords).map(([stationId, sealed]) => [
+            stationId,
+            isSealedEncrypted(sealed)
+              ? sealed
+              : sealSecret(
+                  openSecret(sealed, undefined, `${this.file}: upstream password of ${stationId}`),
+                  passphrase,
+                ),
+          ]),
+        );
+      writeKeystoreDocument(this.file, {
+        ...doc,
+        keys,
+        ...(stationCa && { stationCa }),
+        ...(upstreamPasswords && { upstreamPasswords }),
+      });
     });
     this.refresh();
     this.options.logger?.info({ file: this.file }, 'keystore encrypted with the configured passphrase');
