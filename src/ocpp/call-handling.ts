@@ -25,6 +25,27 @@ export interface StationHandlerDeps {
   signCertificateThrottle: SignCertificateThrottle;
   /** Told once a BootNotification answered Accepted is on its way (load management sends the fail-safe then). */
   booted?: (stationId: string) => void;
+  /** Where what a station sent goes after chargegate handled it: the uplink to the operator's CSMS, when configured. */
+  forwarder?: StationMessageForwarder;
+}
+
+/** README "Uplink to a CSMS": a station's messages, after chargegate handled them, for the operator's CSMS. */
+export interface StationMessageForwarder {
+  /**
+   * A transaction message or security event, into the station's durable queue. Called inside the write of the change
+   * it caused (Site.together), so both commit before the station hears the answer, or neither does.
+   */
+  queue(stationId: string, message: ForwardedMessage): void;
+  /** Any other message: sent now if the station's uplink is up, dropped otherwise. */
+  live(stationId: string, action: string, payload: object): void;
+}
+
+export interface ForwardedMessage {
+  action: string;
+  /** As the station sent it; a 1.6 transactionId in it is chargegate's, mapped to the CSMS's when sent. */
+  payload: object;
+  /** chargegate's id of the transaction it belongs to. */
+  transactionId?: number;
 }
 
 /**

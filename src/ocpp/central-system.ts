@@ -7,6 +7,7 @@ import type { ChargingLimits } from '../load/index.js';
 import { messageOf, type Logger } from '../log/index.js';
 import { STATIONS_TOPIC, type Site } from '../site/index.js';
 import { watchChangeCounter, type Database } from '../store/index.js';
+import type { StationMessageForwarder } from './call-handling.js';
 import { createChargingLimits } from './charging-profiles.js';
 import { StationConnections, type StationClient, type StationSession } from './connections.js';
 import { toStationFrame } from './frame-errors.js';
@@ -28,7 +29,16 @@ export interface CentralSystemOptions {
   metrics?: Registry;
   /** The gateway's station CA (security profile 3): its certificate, and how it issues a station's from a CSR. */
   stationCa?: StationCa;
+  /** Where what stations send goes after chargegate handled it (the uplink to a CSMS). */
+  forwarder?: StationMessageForwarder;
 }
+
+/** A station's connection opened (or was replaced) or closed; `protocol` is the OCPP version it speaks. */
+export type ConnectionListener = (change: {
+  stationId: string;
+  connected: boolean;
+  protocol: string | undefined;
+}) => void;
 
 export interface StationCa {
   /**
@@ -47,6 +57,8 @@ export interface CentralSystem {
   readonly chargingLimits: ChargingLimits;
   /** Tells listener of every BootNotification answered Accepted, once the answer is sent; returns the unsubscribe. */
   onBooted(listener: (stationId: string) => void): () => void;
+  /** Tells listener of every station connection opened or closed; returns the unsubscribe. */
+  onConnection(listener: ConnectionListener): () => void;
   readonly health: HealthSource;
   /** The TLS certificate stations are served (security profile 2), for its expiry on GET /health. */
   readonly certificate?: ServedCertificate;
@@ -74,6 +86,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
 
   admitStationUpgrades(rpc, { config, site, log });
   const bootListeners = new Set<(stationId: string) => void>();
+  const connectionListeners = new Set<ConnectionListener>();
   const handlerDeps: SharedHandlerDeps = {
     site,
     authorizer: options.authorizer,
@@ -82,8 +95,12 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
     ...(options.stationCa && { issueStationCertificate: options.stationCa.issue }),
     signCertificateThrottle: new SignCertificateThrottle(),
     booted: (stationId) => bootListeners.forEach((listener) => listener(stationId)),
+    ...(options.forwarder && { forwarder: options.forwarder }),
   };
-  rpc.on('client', (client: StationClient) => openStationConnection(client, { connections, log, deps: handlerDeps }));
+  const connectionChanged: ConnectionListener = (change) => connectionListeners.forEach((listener) => listener(change));
+  rpc.on('client', (client: StationClient) =>
+    openStationConnection(client, { connections, log, deps: handlerDeps, connectionChanged }),
+  );
   rpc.on('error', (err) => log.error({ err }, 'OCPP WebSocket server error'));
 
   const { server, certificate } = createListener(config(), options.stationCa);
@@ -156,6 +173,10 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
     onBooted(listener) {
       bootListeners.add(listener);
       return () => bootListeners.delete(listener);
+    },
+    onConnection(listener) {
+      connectionListeners.add(listener);
+      return () => connectionListeners.delete(listener);
     },
     health: { name: 'ocpp', report },
     ...(certificate && { certificate }),

@@ -1,5 +1,11 @@
 import type { AuthorizeResponse } from './v16/messages.js';
-export { startCentralSystem, type CentralSystem, type CentralSystemOptions } from './central-system.js';
+export {
+  startCentralSystem,
+  type CentralSystem,
+  type CentralSystemOptions,
+  type ConnectionListener,
+} from './central-system.js';
+export type { ForwardedMessage, StationMessageForwarder } from './call-handling.js';
 export { createStationCommands, type StationCommands } from './station-commands.js';
 export { createChargingLimits } from './charging-profiles.js';
 export { StationCallError, StationOfflineError, StationTimeoutError } from './errors.js';
@@ -9,7 +15,12 @@ export {
   createRpcClient,
   createRpcServer,
   isRpcError,
+  isRpcTimeout,
   OCPP16,
+  RPC_OPEN,
+  rpcError,
+  typedCall,
+  type RpcCallContext,
   type RpcClient,
   type RpcConnection,
   type RpcServer,

@@ -43,6 +43,14 @@ export interface StationCommands {
   triggerMessage: Send<'TriggerMessage'>;
   changeAvailability: Send<'ChangeAvailability'>;
   isOnline(stationId: string): boolean;
+  /** Any OCPP 1.6 call, as a CSMS sent it through the uplink (README "Uplink to a CSMS"); the station's answer. */
+  call16<A extends keyof Ocpp16Actions & string>(
+    stationId: string,
+    action: A,
+    req: Ocpp16Actions[A][0],
+  ): Promise<Ocpp16Actions[A][1]>;
+  /** The OCPP version the station is connected with; throws StationOfflineError when it is not connected. */
+  speaks201(stationId: string): boolean;
 }
 
 /** Where the commands find a station's live connection. */
@@ -130,5 +138,7 @@ export function createStationCommands(connections: ConnectionLookup): StationCom
     triggerMessage: (stationId, req) => send(stationId, 'TriggerMessage', req),
     changeAvailability: (stationId, req) => send(stationId, 'ChangeAvailability', req),
     isOnline: (stationId) => connections.connectionOf(stationId)?.state === RPC_OPEN,
+    call16: (stationId, action, req) => call<Ocpp16Actions, typeof action>(stationId, action, req),
+    speaks201,
   };
 }

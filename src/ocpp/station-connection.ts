@@ -19,7 +19,12 @@ export type SharedHandlerDeps = Omit<StationHandlerDeps, 'logger' | 'warn'>;
  */
 export function openStationConnection(
   client: StationClient,
-  options: { connections: StationConnections; log: Logger; deps: SharedHandlerDeps },
+  options: {
+    connections: StationConnections;
+    log: Logger;
+    deps: SharedHandlerDeps;
+    connectionChanged?: (change: { stationId: string; connected: boolean; protocol: string | undefined }) => void;
+  },
 ): void {
   const { connections, deps } = options;
   const { site, config } = deps;
@@ -56,7 +61,10 @@ export function openStationConnection(
     else warn({ action: method, error: error.message }, `station message failed the ${schema} schema`);
   });
   client.once('close', ({ code, reason }) => {
-    if (connections.detach(client)) markOnline(false);
+    if (connections.detach(client)) {
+      markOnline(false);
+      options.connectionChanged?.({ stationId, connected: false, protocol: client.protocol });
+    }
     warn.flush();
     log.info({ code, reason }, 'station disconnected');
   });
@@ -69,4 +77,5 @@ export function openStationConnection(
     },
     'station connected',
   );
+  options.connectionChanged?.({ stationId, connected: true, protocol: client.protocol });
 }

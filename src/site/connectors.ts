@@ -131,6 +131,14 @@ export class Connectors {
     this.ctx.emit({ eventType: 'ChargePointStatus', siteId: at.siteId, payload }, now);
   }
 
+  /** The last status a station reported for each of its connectors (0 too), as it reported it. */
+  reported(stationId: string): Array<Omit<ConnectorState, 'transactionId'>> {
+    return statement<[string], Omit<ConnectorState, 'transactionId'>>(
+      this.ctx.db,
+      'SELECT connector_id AS connectorId, status, error_code AS errorCode FROM connectors WHERE station_id = ? ORDER BY connector_id',
+    ).all(stationId);
+  }
+
   /** Charge points with their connectors' last known state, for the API and the status page. */
   chargePoints(): ChargePointView[] {
     return this.views();

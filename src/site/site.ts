@@ -74,6 +74,14 @@ export class Site {
   }
 
   /**
+   * Runs fn as one write of the turn's commit: its domain calls and what the caller writes beside them (the uplink's
+   * queue row for the message a change came from) are durable together, or undone together when fn throws.
+   */
+  together<T>(fn: () => T): T {
+    return this.ctx.writer.write(fn);
+  }
+
+  /**
    * Runs fn as one write (its domain calls and whatever else it writes on this connection, such as a Modbus
    * detector's state) and commits it before returning: all of it is durable, or none of it (it throws).
    */

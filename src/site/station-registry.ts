@@ -72,6 +72,12 @@ export class StationRegistry {
     });
   }
 
+  /** The BootNotification the station last sent, as it sent it (the uplink repeats it to the CSMS). */
+  bootInfo(stationId: string): object | undefined {
+    const bootInfo = findStation(this.ctx.db, stationId)?.bootInfo;
+    return bootInfo ? (JSON.parse(bootInfo) as object) : undefined;
+  }
+
   /**
    * The site a connected station belongs to. Unknown stations that were let in count under the first site until paired.
    */

@@ -25,6 +25,9 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
   const { site, authorizer, config, logger: log, warn } = deps;
   const stationId = client.session.stationId;
   const on = callRegistrar<Ocpp16Actions>(client, deps);
+  const forwarder = deps.forwarder;
+  /** A message the uplink sends only while its CSMS connection is up. */
+  const live = (action: string, payload: object): void => forwarder?.live(stationId, action, payload);
 
   on(
     'BootNotification',
@@ -34,6 +37,7 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
         { status, vendor: params.chargePointVendor, model: params.chargePointModel, firmware: params.firmwareVersion },
         'boot notification',
       );
+      live('BootNotification', params);
       return { status, currentTime: new Date().toISOString(), interval: config().ocpp.heartbeatIntervalS };
     },
     {
@@ -44,7 +48,10 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
     },
   );
 
-  on('Heartbeat', () => ({ currentTime: new Date().toISOString() }));
+  on('Heartbeat', (params) => {
+    live('Heartbeat', params);
+    return { currentTime: new Date().toISOString() };
+  });
 
   const unconfigured = unconfiguredConnectorCheck(stationId, deps);
 
@@ -65,6 +72,7 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
       Object.keys(details).length > 0 ? details : undefined,
     );
     log.debug({ connectorId, status, errorCode }, 'status notification');
+    live('StatusNotification', params);
     return {};
   });
 
@@ -105,14 +113,18 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
     const { decision, started: transaction } = await authorizer.authorizeStart(
       { idTag: params.idTag, stationId, connectorId: params.connectorId },
       (settled) =>
-        site.transactions.start({
-          at: site.connectors.locate(stationId, params.connectorId),
-          idTag: params.idTag,
-          meterStartWh: params.meterStart,
-          startedAt,
-          ...(params.reservationId !== undefined && { reservationId: params.reservationId }),
-          source: 'ocpp',
-          authorizationStatus: settled.status,
+        site.together(() => {
+          const started = site.transactions.start({
+            at: site.connectors.locate(stationId, params.connectorId),
+            idTag: params.idTag,
+            meterStartWh: params.meterStart,
+            startedAt,
+            ...(params.reservationId !== undefined && { reservationId: params.reservationId }),
+            source: 'ocpp',
+            authorizationStatus: settled.status,
+          });
+          forwarder?.queue(stationId, { action: 'StartTransaction', payload: params, transactionId: started.id });
+          return started;
         }),
     );
     log.info(
@@ -139,15 +151,20 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
     );
     const signedReadings = signedReadingsV16(own?.connectorId ?? 0, params.transactionData ?? []);
     const readings = energyReadingsV16(params.transactionData ?? []);
-    const stopped = site.transactions.stop({
-      stationId,
-      transactionId: params.transactionId,
-      meterStopWh,
-      stoppedAt,
-      ...(params.reason !== undefined && { reason: params.reason }),
-      ...(params.idTag !== undefined && { idTag: params.idTag }),
-      ...(signedReadings.length > 0 && { signedReadings }),
-      ...(readings.length > 0 && { readings }),
+    const stopped = site.together(() => {
+      const closed = site.transactions.stop({
+        stationId,
+        transactionId: params.transactionId,
+        meterStopWh,
+        stoppedAt,
+        ...(params.reason !== undefined && { reason: params.reason }),
+        ...(params.idTag !== undefined && { idTag: params.idTag }),
+        ...(signedReadings.length > 0 && { signedReadings }),
+        ...(readings.length > 0 && { readings }),
+      });
+      // A repeated or unknown stop changed nothing here: the CSMS has nothing to learn from it either.
+      if (closed) forwarder?.queue(stationId, { action: 'StopTransaction', payload: params, transactionId: closed.id });
+      return closed;
     });
     const owner = stopped ? undefined : site.transactions.byId(params.transactionId)?.stationId;
     if (stopped) {
@@ -180,10 +197,19 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
       return {};
     }
     const signed = signedReadingsV16(params.connectorId, params.meterValue);
-    const kept = site.transactions.keepReadings(
-      { stationId, connectorId: params.connectorId, ...(transactionId !== undefined && { transactionId }) },
-      { signed, plain: energyReadingsV16(params.meterValue) },
-    );
+    let notQueued = false;
+    const kept = site.together(() => {
+      const keptHere = site.transactions.keepReadings(
+        { stationId, connectorId: params.connectorId, ...(transactionId !== undefined && { transactionId }) },
+        { signed, plain: energyReadingsV16(params.meterValue) },
+      );
+      // Readings of one of this station's transactions go through its queue; the others only while online.
+      if (transactionId !== undefined && site.transactions.ofStation(stationId, transactionId))
+        forwarder?.queue(stationId, { action: 'MeterValues', payload: params, transactionId });
+      else notQueued = true;
+      return keptHere;
+    });
+    if (notQueued) live('MeterValues', params);
     if (!kept && signed.length > 0)
       warn(
         { transactionId, connectorId: params.connectorId, readings: signed.length },
@@ -207,13 +233,23 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
 
   on('DataTransfer', (params) => {
     log.info({ vendorId: params.vendorId, messageId: params.messageId }, 'data transfer from an unknown vendor');
+    live('DataTransfer', params);
     return { status: 'UnknownVendorId' };
+  });
+
+  // OCPP 1.6 security extension: logged; under the uplink queued for the CSMS like a transaction message.
+  on('SecurityEventNotification', (params) => {
+    log.info({ type: params.type, techInfo: params.techInfo }, 'security event');
+    if (forwarder)
+      site.together(() => forwarder.queue(stationId, { action: 'SecurityEventNotification', payload: params }));
+    return {};
   });
 
   // Core-profile notifications a station sends on its own after firmware or diagnostics jobs: acknowledged, logged.
   for (const action of ['DiagnosticsStatusNotification', 'FirmwareStatusNotification'] as const) {
     on(action, (params) => {
       log.info({ action, status: params.status }, 'station notification');
+      live(action, params);
       return {};
     });
   }
