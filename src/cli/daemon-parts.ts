@@ -36,6 +36,7 @@ import {
   type Database,
   type DataDirLock,
 } from '../store/index.js';
+import { Uplink } from '../uplink/index.js';
 import { WebhookDelivery } from '../webhooks/index.js';
 import { packageVersion } from './package-version.js';
 
@@ -184,12 +185,41 @@ export function startSite(
   return { part: { name: 'last-seen', stop: () => (clearInterval(flush), site.stations.flushLastSeen()) }, site };
 }
 
+/**
+ * The uplink to the operator's CSMS (README "Uplink to a CSMS"), made before the central system (its handlers forward
+ * to it, the decision chain asks through it) and started once that listens; undefined without upstream.csms.
+ */
+export function createUplink(
+  options: { config: () => Config; storage: Storage; site: Site; keystore: Keystore },
+  shared: DaemonShared,
+): Uplink | undefined {
+  if (!options.config().upstream?.csms) return undefined;
+  const { keystore } = options;
+  const uplink = new Uplink({
+    config: options.config,
+    writer: options.storage.group,
+    site: options.site,
+    upstreamPassword: (stationId) => keystore.upstreamPassword(stationId),
+    logger: shared.logger,
+    metrics: shared.metrics,
+  });
+  shared.health.push(uplink.health());
+  return uplink;
+}
+
 /** The OCPP central system (2.0.1 and 1.6) and the Authorize decision chain it asks. */
 export async function startOcpp(
-  options: { configPath: string; config: () => Config; storage: Storage; site: Site; keystore: Keystore },
+  options: {
+    configPath: string;
+    config: () => Config;
+    storage: Storage;
+    site: Site;
+    keystore: Keystore;
+    uplink: Uplink | undefined;
+  },
   shared: DaemonShared,
 ): Promise<{ parts: DaemonPart[]; centralSystem: CentralSystem }> {
-  const { config, storage, site, configPath, keystore } = options;
+  const { config, storage, site, configPath, keystore, uplink } = options;
   // Made at the first start under profile 3 (the listener trusts only it); otherwise on a station's first
   // SignCertificate.
   const stationCa = {
@@ -202,7 +232,7 @@ export async function startOcpp(
     config,
     site,
     logger: shared.logger.child({ component: 'authorization' }),
-    connectUpstream: connectUpstreamAsStation,
+    connectUpstream: uplink?.connectUpstream ?? connectUpstreamAsStation,
   }).catch((err: unknown) => {
     throw err instanceof PluginLoadError ? new ConfigError(configPath, [err.message], { cause: err }) : err;
   });
@@ -218,8 +248,15 @@ export async function startOcpp(
       logger: shared.logger,
       metrics: shared.metrics,
       stationCa,
+      ...(uplink && { forwarder: uplink }),
     });
     parts.push({ name: 'ocpp', stop: () => centralSystem.close(), reload: (next) => centralSystem.reload(next) });
+    if (uplink) {
+      uplink.start(centralSystem);
+      // Stopped after the central system: the stations' last calls are queued, then the links close and the answered
+      // rows are written.
+      parts.splice(parts.length - 1, 0, { name: 'uplink', stop: () => uplink.stop() });
+    }
     shared.health.push(centralSystem.health);
     return { parts, centralSystem };
   } catch (err) {

@@ -51,3 +51,9 @@ function describe(err: unknown): string {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
   return cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : String(err));
 }
+
+/** A part's health report in the running daemon's status.json (as GET /health has it); undefined when none answers. */
+export async function liveDaemonPart(config: Config, part: string): Promise<Record<string, unknown> | undefined> {
+  const status = await daemonStatus(config);
+  return 'snapshot' in status ? status.snapshot.parts[part] : undefined;
+}

@@ -8,6 +8,7 @@ import { createLogger, type Logger } from '../log/index.js';
 import { connectServiceManager, installProcessSignals, reloadConfig } from '../service/index.js';
 import {
   addHttpRoutes,
+  createUplink,
   openStorage,
   startHttp,
   startLoadManagement,
@@ -92,8 +93,9 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     );
     const { part: sitePart, site } = startSite({ storage, config: () => config, webhooks }, shared);
     parts.push(sitePart);
+    const uplink = createUplink({ config: () => config, storage, site, keystore }, shared);
     const ocpp = await startOcpp(
-      { configPath: options.configPath, config: () => config, storage, site, keystore },
+      { configPath: options.configPath, config: () => config, storage, site, keystore, uplink },
       shared,
     );
     parts.push(...ocpp.parts);

@@ -326,6 +326,38 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX transaction_readings_by_transaction ON transaction_readings (transaction_id);
     `,
   },
+  {
+    version: 17,
+    name: "the uplink: each station's queue of messages for the CSMS, the CSMS's transaction ids, dropped counts",
+    sql: `
+      -- Owned by the uplink (src/uplink). A row per message to forward, written in the commit of the station call
+      -- it forwards; deleted once the CSMS answered (README "Uplink to a CSMS"). id is the order.
+      CREATE TABLE uplink_queue (
+        id             INTEGER PRIMARY KEY,
+        station_id     TEXT NOT NULL,
+        action         TEXT NOT NULL,
+        payload        TEXT NOT NULL,
+        -- chargegate's id of the transaction the message belongs to: mapped to the CSMS's when it is sent.
+        transaction_id INTEGER,
+        -- 1 for periodic readings: the first to go when the queue is full.
+        droppable      INTEGER NOT NULL DEFAULT 0,
+        queued_at      TEXT NOT NULL
+      );
+      CREATE INDEX uplink_queue_by_station ON uplink_queue (station_id, id);
+      CREATE INDEX uplink_queue_droppable ON uplink_queue (station_id, id) WHERE droppable = 1;
+      -- The CSMS's id for a transaction (NULL: its StartTransaction was dropped, so are its later messages).
+      CREATE TABLE uplink_transactions (
+        transaction_id      INTEGER PRIMARY KEY REFERENCES transactions (id) ON DELETE CASCADE,
+        station_id          TEXT NOT NULL,
+        csms_transaction_id INTEGER
+      );
+      CREATE INDEX uplink_transactions_by_csms_id ON uplink_transactions (station_id, csms_transaction_id);
+      CREATE TABLE uplink_dropped (
+        station_id TEXT PRIMARY KEY,
+        dropped    INTEGER NOT NULL
+      );
+    `,
+  },
 ];
 
 /** The database was migrated by a newer chargegate than this one: its schema may mean things this code cannot know. */

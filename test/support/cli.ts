@@ -12,9 +12,12 @@ export interface CliResult {
 }
 
 /** Runs the chargegate CLI from source (no build needed) and collects its output. */
-export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<CliResult> {
+export function runCli(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string } = {},
+): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       ['--import', 'tsx', MAIN, ...args],
       { cwd: options.cwd ?? ROOT, env: { ...process.env, ...options.env }, timeout: 60_000 },
@@ -23,6 +26,8 @@ export function runCli(args: string[], options: { env?: NodeJS.ProcessEnv; cwd?:
         resolve({ code, stdout, stderr });
       },
     );
+    // What a command reads from stdin (a password piped in); without it, stdin ends at once.
+    child.stdin?.end(options.input ?? '');
   });
 }
 

@@ -10,6 +10,7 @@ import { registerRollback } from './rollback.js';
 import { registerRun } from './run.js';
 import { registerStation } from './station.js';
 import { registerTransaction } from './transaction.js';
+import { registerUpstream } from './upstream.js';
 import { registerWebhook } from './webhook.js';
 
 /** Every command group registers itself here; one file per group. */
@@ -23,6 +24,7 @@ export function registerCommands(program: Command): void {
   registerLoad(program);
   registerIdTag(program);
   registerTransaction(program);
+  registerUpstream(program);
   registerWebhook(program);
   registerDeadletter(program);
   registerRollback(program);

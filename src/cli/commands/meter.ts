@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { createLogger } from '../../log/index.js';
 import { sessionMeters, type Config } from '../../config/index.js';
+import { liveDaemonPart } from '../daemon-status.js';
 import type { MeterHealth, MeterReadResult } from '../../modbus/index.js';
 
 /** The modbus folder is loaded by the meter commands only (faster start for every other command). */
@@ -14,13 +15,10 @@ import {
   withContext,
   type GlobalOptions,
 } from '../context.js';
-import { daemonStatus } from '../daemon-status.js';
 
 /** The running daemon's live meter health; undefined when it does not answer. */
 async function liveMeterHealth(config: Config): Promise<Record<string, MeterHealth> | undefined> {
-  const status = await daemonStatus(config);
-  if (!('snapshot' in status)) return undefined;
-  return (status.snapshot.parts.meters as { meters?: Record<string, MeterHealth> } | undefined)?.meters;
+  return (await liveDaemonPart(config, 'meters'))?.meters as Record<string, MeterHealth> | undefined;
 }
 
 /** `chargegate meter status|read`: what an installer checks when wiring or troubleshooting Modbus meters. */

@@ -148,6 +148,28 @@ export function registerStation(program: Command): void {
       }),
     );
 
+  station
+    .command('upstream-password')
+    .description(
+      'keep the basic-auth password the station presents to the CSMS (README "Uplink to a CSMS"), read from stdin, in the keystore',
+    )
+    .argument('<stationId>', 'a station in the config or paired')
+    .action((stationId: string, _options: unknown, cmd: Command) =>
+      withContext(cmd.optsWithGlobals<GlobalOptions>(), async (ctx) => {
+        if (siteOf(ctx).stations.admission(stationId).verdict !== 'known')
+          throw new CliError(`no station "${stationId}" in the config or paired`, EXIT_FAILURE);
+        // One trailing newline is the terminal's or echo's, not the password's.
+        const password = (await readStdin()).replace(/\r?\n$/, '');
+        if (password.length === 0) throw new CliError('stdin: expected the password, got nothing', EXIT_USAGE);
+        (await openKeystore(ctx.config)).setUpstreamPassword(stationId, password);
+        output(
+          ctx.json,
+          { stationId, upstreamPassword: 'set' },
+          () => `Upstream password of ${stationId} kept in the keystore; the uplink uses it at its next connect.`,
+        );
+      }),
+    );
+
   for (const [name, state, description] of [
     ['block', 'blocked', 'refuse a station: BootNotification answers Rejected, its open connection is closed'],
     ['remove', 'removed', "forget a station's pairing: BootNotification answers Rejected until paired again"],
@@ -173,6 +195,12 @@ function onlySite(ctx: CommandContext): string {
   const ids = ctx.config.sites.map((s) => s.id);
   if (ids.length === 1) return ids[0]!;
   throw new CliError(`--site is needed: the config has ${ids.length} sites (${ids.join(', ')})`, EXIT_USAGE);
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function siteOf(ctx: CommandContext): Site {

@@ -1,0 +1,235 @@
+import type { ForwardedMessage } from '../ocpp/index.js';
+import { statement, type Database, type GroupCommit } from '../store/index.js';
+import { isPeriodicReading } from './periodic-readings.js';
+
+/** A message waiting in a station's queue, as the station sent it (a transactionId in it is chargegate's). */
+export interface QueuedMessage {
+  id: number;
+  action: string;
+  payload: Record<string, unknown>;
+  transactionId: number | null;
+  queuedAt: string;
+}
+
+export interface QueueStats {
+  queued: number;
+  oldestQueuedAt: string | null;
+}
+
+/** Acknowledged rows and the CSMS's transaction ids not yet written: one unsynced write per batch. */
+const ACK_BATCH = 100;
+const ACK_FLUSH_MS = 500;
+
+/**
+ * Each station's durable queue of messages for the CSMS (README "Uplink to a CSMS"), on the daemon's one writer. A
+ * row is written in the commit of the station call it forwards (append, inside that write); a drain sends only rows
+ * whose commit succeeded, and acknowledged rows are deleted in batches, unsynced: a crash costs a repeat, never a loss.
+ */
+export class UplinkQueue {
+  private readonly db: Database;
+  /** Rows per station, kept here so the limit costs no COUNT per message. */
+  private readonly counts = new Map<string, number>();
+  /** The highest row id per station whose commit succeeded: a drain never sends what may still be undone. */
+  private readonly committedUpTo = new Map<string, number>();
+  private readonly acked: number[] = [];
+  /** chargegate's transaction id -> the CSMS's (null: its start was dropped), not yet written. */
+  private readonly mapped = new Map<number, { stationId: string; csmsTransactionId: number | null }>();
+  private readonly dropped = new Map<string, number>();
+  private flushTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly writer: GroupCommit,
+    private readonly limit: () => number,
+    /** Told once a station's appended rows have committed: its link may send them. */
+    private readonly committed: (stationId: string) => void,
+  ) {
+    this.db = writer.db;
+    this.reload();
+  }
+
+  /** Stations with rows waiting (a restart delivers them even if the station stays away). */
+  stationsWithBacklog(): string[] {
+    return [...this.counts.entries()].filter(([, n]) => n > 0).map(([stationId]) => stationId);
+  }
+
+  /**
+   * Appends a message; call inside the write of the change it came from. Past the limit, the station's oldest periodic
+   * reading goes (this one, if it is the only one); starts, stops, signed readings and security events never do.
+   */
+  append(stationId: string, message: ForwardedMessage, now: Date): void {
+    const droppable = message.action === 'MeterValues' && isPeriodicReading(message.payload);
+    const { lastInsertRowid } = statement(
+      this.db,
+      'INSERT INTO uplink_queue (station_id, action, payload, transaction_id, droppable, queued_at) VALUES (?, ?, ?, ?, ?, ?)',
+    ).run(
+      stationId,
+      message.action,
+      JSON.stringify(message.payload),
+      message.transactionId ?? null,
+      droppable ? 1 : 0,
+      now.toISOString(),
+    );
+    const id = Number(lastInsertRowid);
+    let count = (this.counts.get(stationId) ?? 0) + 1;
+    if (count > this.limit()) {
+      const { changes } = statement(
+        this.db,
+        'DELETE FROM uplink_queue WHERE id = (SELECT id FROM uplink_queue WHERE station_id = ? AND droppable = 1 ORDER BY id LIMIT 1)',
+      ).run(stationId);
+      if (changes > 0) {
+        count -= 1;
+        this.countDroppedNow(stationId, 1);
+      }
+    }
+    this.counts.set(stationId, count);
+    this.writer.committed().then(
+      () => {
+        this.committedUpTo.set(stationId, Math.max(this.committedUpTo.get(stationId) ?? 0, id));
+        this.committed(stationId);
+      },
+      // Undone with the change it came from: the counts are read again.
+      () => this.reload(),
+    );
+  }
+
+  /** The station's first committed row after `afterId`, in order. */
+  next(stationId: string, afterId: number): QueuedMessage | undefined {
+    const upTo = this.committedUpTo.get(stationId) ?? 0;
+    const row = statement<
+      [string, number, number],
+      { id: number; action: string; payload: string; transactionId: number | null; queuedAt: string }
+    >(
+      this.db,
+      'SELECT id, action, payload, transaction_id AS transactionId, queued_at AS queuedAt FROM uplink_queue WHERE station_id = ? AND id > ? AND id <= ? ORDER BY id LIMIT 1',
+    ).get(stationId, afterId, upTo);
+    return row && { ...row, payload: JSON.parse(row.payload) as Record<string, unknown> };
+  }
+
+  /** The CSMS answered the row (or it was dropped): deleted with the next batch. */
+  acknowledge(stationId: string, id: number): void {
+    this.acked.push(id);
+    this.counts.set(stationId, Math.max(0, (this.counts.get(stationId) ?? 1) - 1));
+    this.scheduleFlush();
+  }
+
+  /** A row the CSMS refused too often, or whose transaction it never learnt of: gone, and counted. */
+  drop(stationId: string, id: number): void {
+    this.dropped.set(stationId, (this.dropped.get(stationId) ?? 0) + 1);
+    this.acknowledge(stationId, id);
+  }
+
+  /** The CSMS's id for a transaction (null: its start was dropped); undefined when it never heard of it. */
+  csmsTransactionId(transactionId: number): number | null | undefined {
+    const pending = this.mapped.get(transactionId);
+    if (pending) return pending.csmsTransactionId;
+    const row = statement<[number], { csms: number | null }>(
+      this.db,
+      'SELECT csms_transaction_id AS csms FROM uplink_transactions WHERE transaction_id = ?',
+    ).get(transactionId);
+    return row ? row.csms : undefined;
+  }
+
+  /** chargegate's id of the transaction the CSMS knows as csmsTransactionId on this station. */
+  transactionIdOf(stationId: string, csmsTransactionId: number): number | undefined {
+    for (const [transactionId, m] of this.mapped)
+      if (m.stationId === stationId && m.csmsTransactionId === csmsTransactionId) return transactionId;
+    return (
+      statement<[string, number], number>(
+        this.db,
+        'SELECT transaction_id FROM uplink_transactions WHERE station_id = ? AND csms_transaction_id = ? ORDER BY transaction_id DESC LIMIT 1',
+      )
+        .pluck()
+        .get(stationId, csmsTransactionId) ?? undefined
+    );
+  }
+
+  /** The CSMS's id for a transaction it answered the start of; null when the start was dropped. */
+  map(stationId: string, transactionId: number, csmsTransactionId: number | null): void {
+    this.mapped.set(transactionId, { stationId, csmsTransactionId });
+    this.scheduleFlush();
+  }
+
+  /** Per station: rows waiting and the oldest one's time. */
+  stats(): Map<string, QueueStats> {
+    return queueStats(this.db, this.acked);
+  }
+
+  /** Messages dropped per station since the database was made, with those not yet written. */
+  droppedCounts(): Map<string, number> {
+    const counts = droppedCounts(this.db);
+    for (const [stationId, n] of this.dropped) counts.set(stationId, (counts.get(stationId) ?? 0) + n);
+    return counts;
+  }
+
+  /** Writes what is pending (acknowledged rows, transaction ids, drop counts) in one unsynced write. */
+  flush(): void {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.acked.length === 0 && this.mapped.size === 0 && this.dropped.size === 0) return;
+    const acked = this.acked.splice(0);
+    const mapped = [...this.mapped];
+    const dropped = [...this.dropped];
+    this.mapped.clear();
+    this.dropped.clear();
+    // Lost on power loss, the batch costs the CSMS repeats of messages it has, never one it lacks.
+    this.writer.writeUnsynced(() => {
+      statement(this.db, 'DELETE FROM uplink_queue WHERE id IN (SELECT value FROM json_each(?))').run(
+        JSON.stringify(acked),
+      );
+      for (const [transactionId, m] of mapped)
+        statement(
+          this.db,
+          `INSERT OR REPLACE INTO uplink_transactions (transaction_id, station_id, csms_transaction_id)
+           SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM transactions WHERE id = ?)`,
+        ).run(transactionId, m.stationId, m.csmsTransactionId, transactionId);
+      for (const [stationId, n] of dropped) this.countDroppedNow(stationId, n);
+    });
+  }
+
+  private countDroppedNow(stationId: string, n: number): void {
+    statement(
+      this.db,
+      'INSERT INTO uplink_dropped (station_id, dropped) VALUES (?, ?) ON CONFLICT (station_id) DO UPDATE SET dropped = dropped + excluded.dropped',
+    ).run(stationId, n);
+  }
+
+  private scheduleFlush(): void {
+    if (this.acked.length >= ACK_BATCH) return this.flush();
+    this.flushTimer ??= setTimeout(() => this.flush(), ACK_FLUSH_MS);
+  }
+
+  /** Counts and committed rows as the database has them (at start, and after a commit failed). */
+  private reload(): void {
+    const rows = statement<[], { stationId: string; queued: number; last: number }>(
+      this.db,
+      'SELECT station_id AS stationId, COUNT(*) AS queued, MAX(id) AS last FROM uplink_queue GROUP BY station_id',
+    ).all();
+    this.counts.clear();
+    for (const r of rows) {
+      this.counts.set(r.stationId, r.queued);
+      this.committedUpTo.set(r.stationId, Math.max(this.committedUpTo.get(r.stationId) ?? 0, r.last));
+    }
+  }
+}
+
+/**
+ * Per station: rows waiting and the oldest one's time, as written (`upstream status` without a running daemon), but the
+ * rows answered and not yet deleted.
+ */
+export function queueStats(db: Database, answered: readonly number[] = []): Map<string, QueueStats> {
+  const rows = statement<[string], { stationId: string; queued: number; oldest: string }>(
+    db,
+    `SELECT station_id AS stationId, COUNT(*) AS queued, MIN(queued_at) AS oldest FROM uplink_queue
+      WHERE id NOT IN (SELECT value FROM json_each(?)) GROUP BY station_id`,
+  ).all(JSON.stringify(answered));
+  return new Map(rows.map((r) => [r.stationId, { queued: r.queued, oldestQueuedAt: r.oldest }]));
+}
+
+/** Messages dropped per station (the limit, refused every attempt, a dropped start), as written. */
+export function droppedCounts(db: Database): Map<string, number> {
+  const rows = statement<[], { stationId: string; dropped: number }>(
+    db,
+    'SELECT station_id AS stationId, dropped FROM uplink_dropped',
+  ).all();
+  return new Map(rows.map((r) => [r.stationId, r.dropped]));
+}

@@ -1,0 +1,357 @@
+import type { Logger } from '../log/index.js';
+import { messageOf } from '../log/index.js';
+import {
+  createRpcClient,
+  isRpcError,
+  isRpcTimeout,
+  RPC_OPEN,
+  rpcError,
+  StationCallError,
+  StationOfflineError,
+  StationTimeoutError,
+  type RpcCallContext,
+  type RpcClient,
+} from '../ocpp/index.js';
+import type { QueuedMessage, UplinkQueue } from './queue.js';
+
+/** Where the link stands with the CSMS: only `accepted` sends the queue (README "Uplink to a CSMS"). */
+export type LinkState = 'connecting' | 'booting' | 'pending' | 'rejected' | 'accepted' | 'closed';
+
+/** How the link reaches the CSMS; read at every connect, so a new password applies at the next one. */
+export interface LinkSettings {
+  url: string;
+  securityProfile: number;
+  /** undefined under profiles 1-2: no password set yet (`chargegate station upstream-password`). */
+  password(): string | undefined;
+  tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer };
+  callTimeoutMs: number;
+  transactionMessageAttempts: number;
+  transactionMessageRetryIntervalS: number;
+  /** Reconnect back-off: the first wait, doubled per failure up to the last. */
+  reconnectMs: { initial: number; max: number };
+}
+
+/** The local station behind the link, as the uplink sees it. */
+export interface LocalStation {
+  /** The BootNotification it last sent; undefined before its first. */
+  bootInfo(): object | undefined;
+  statuses(): Array<{ connectorId: number; status: string; errorCode: string }>;
+  /** A call from the CSMS, relayed to the station; resolves with its answer. */
+  relay(action: string, params: unknown): Promise<unknown>;
+  /** Told each time the queue has been sent to the end. */
+  drained(): void;
+}
+
+/** A Pending or Rejected BootNotification with interval 0 is asked again after this long. */
+const DEFAULT_BOOT_RETRY_S = 60;
+
+/**
+ * One station's connection to the CSMS under the station's identity: BootNotification first on every connect, then
+ * the queue in order (transaction ids mapped), then the connectors' current statuses; live messages only once that is
+ * done. Calls from the CSMS go to the station with the CSMS's transaction ids mapped to chargegate's.
+ */
+export class StationLink {
+  state: LinkState = 'connecting';
+  /** When the link last left `accepted` (or was made): the uplink's health counts from it. */
+  downSince = new Date();
+  private readonly client: RpcClient;
+  /** Rows up to here have been answered: a reconnect goes on after them. */
+  private cursor = 0;
+  private draining = false;
+  private caughtUp = false;
+  private timer: NodeJS.Timeout | undefined;
+  private reconnectFailures = 0;
+  private closing = false;
+  /** A wait between attempts, cut short when the link closes. */
+  private readonly aborts = new AbortController();
+
+  constructor(
+    readonly stationId: string,
+    private readonly settings: LinkSettings,
+    private readonly queue: UplinkQueue,
+    private readonly station: LocalStation,
+    private readonly log: Logger,
+  ) {
+    const { tls } = settings;
+    this.client = createRpcClient({
+      endpoint: settings.url,
+      identity: stationId,
+      callTimeoutMs: settings.callTimeoutMs,
+      // The link reconnects itself, so a refused first connect and a dropped socket take one path.
+      reconnect: false,
+      ...(tls && {
+        wsOpts: {
+          ...(tls.ca && { ca: tls.ca }),
+          ...(tls.cert && { cert: tls.cert }),
+          ...(tls.key && { key: tls.key }),
+        },
+      }),
+    });
+    this.client.handle((call) => this.fromCsms(call));
+    // A socket that was open dropped (a refused connect is handled where connect() fails).
+    this.client.on('disconnect', ({ code, reason }) => {
+      this.leaveAccepted('connecting');
+      if (this.closing) return;
+      this.log.warn({ code, reason }, 'uplink disconnected: reconnecting');
+      this.reconnectLater();
+    });
+  }
+
+  open(): void {
+    void this.connect();
+  }
+
+  /** Rows were committed to the queue: send them if the link is up. */
+  wake(): void {
+    if (this.state === 'accepted') void this.drain();
+  }
+
+  get backlog(): boolean {
+    return this.queue.next(this.stationId, this.cursor) !== undefined;
+  }
+
+  /** A message sent only while online, and once the queue and the statuses went first. */
+  live(action: string, payload: object): void {
+    if (this.state !== 'accepted' || !this.caughtUp) return;
+    void this.call(action, payload).then(
+      (answer) => {
+        if (action === 'BootNotification') this.booted(answer as { status: string; interval: number });
+      },
+      (err: unknown) => this.log.debug({ action, error: messageOf(err) }, 'CSMS did not take a live message'),
+    );
+  }
+
+  /** Authorize in the decision chain: only while the CSMS accepted the station; bounded by the caller. */
+  async authorize(idTag: string): Promise<unknown> {
+    if (this.state !== 'accepted') throw new Error(`uplink of ${this.stationId} is ${this.state}`);
+    return ((await this.call('Authorize', { idTag })) as { idTagInfo: unknown }).idTagInfo;
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    this.state = 'closed';
+    clearTimeout(this.timer);
+    this.aborts.abort();
+    await this.client.close({ force: true }).catch(() => undefined);
+  }
+
+  private async connect(): Promise<void> {
+    if (this.closing) return;
+    this.state = 'connecting';
+    const password =
+      this.settings.securityProfile === 1 || this.settings.securityProfile === 2 ? this.settings.password() : undefined;
+    if ((this.settings.securityProfile === 1 || this.settings.securityProfile === 2) && password === undefined) {
+      this.log.warn('no upstream password for this station: set it with `chargegate station upstream-password`');
+      return this.reconnectLater();
+    }
+    // ocpp-rpc sends the password it holds at each connect.
+    (this.client as unknown as { reconfigure(o: object): void }).reconfigure({ password: password ?? null });
+    try {
+      await this.client.connect();
+    } catch (err) {
+      this.log.warn({ url: this.settings.url, error: messageOf(err) }, 'CSMS unreachable');
+      return this.reconnectLater();
+    }
+    this.reconnectFailures = 0;
+    this.log.info({ url: this.settings.url }, 'uplink connected');
+    await this.boot();
+  }
+
+  private reconnectLater(): void {
+    if (this.closing) return;
+    clearTimeout(this.timer);
+    const { initial, max } = this.settings.reconnectMs;
+    const delay = Math.min(max, initial * 2 ** this.reconnectFailures);
+    this.reconnectFailures += 1;
+    this.timer = setTimeout(() => void this.connect(), delay);
+  }
+
+  /** BootNotification, first on every connect: the station's own, as it last sent it. */
+  private async boot(): Promise<void> {
+    if (this.closing || this.client.state !== RPC_OPEN) return;
+    const bootInfo = this.station.bootInfo();
+    if (!bootInfo) {
+      // Nothing to introduce the station with yet: its own BootNotification (live) will do it.
+      this.state = 'booting';
+      this.caughtUp = true;
+      return;
+    }
+    this.state = 'booting';
+    try {
+      this.booted((await this.call('BootNotification', bootInfo)) as { status: string; interval: number });
+    } catch (err) {
+      this.log.warn({ error: messageOf(err) }, 'CSMS did not answer BootNotification; asked again');
+      this.retryBoot(DEFAULT_BOOT_RETRY_S);
+    }
+  }
+
+  private booted(answer: { status: string; interval: number }): void {
+    if (answer.status === 'Accepted') {
+      if (this.state !== 'accepted') this.log.info('CSMS accepted the station: sending its queue');
+      this.state = 'accepted';
+      this.caughtUp = false;
+      void this.drain();
+      return;
+    }
+    this.leaveAccepted(answer.status === 'Pending' ? 'pending' : 'rejected');
+    this.log.warn({ status: answer.status, interval: answer.interval }, 'CSMS did not accept the station: queue held');
+    this.retryBoot(answer.interval > 0 ? answer.interval : DEFAULT_BOOT_RETRY_S);
+  }
+
+  private retryBoot(afterS: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.boot(), afterS * 1000);
+  }
+
+  private leaveAccepted(next: LinkState): void {
+    if (this.state === 'accepted') this.downSince = new Date();
+    if (this.state !== 'closed') this.state = next;
+  }
+
+  /** Sends the queue in order while accepted, then the connectors' statuses (once per connect). */
+  private async drain(): Promise<void> {
+    if (this.draining) return;
+    this.draining = true;
+    try {
+      for (;;) {
+        if (this.state !== 'accepted') return;
+        const message = this.queue.next(this.stationId, this.cursor);
+        if (!message) break;
+        if (!(await this.deliver(message))) return;
+        this.cursor = message.id;
+      }
+      if (!this.caughtUp) {
+        for (const { connectorId, status, errorCode } of this.station.statuses())
+          await this.call('StatusNotification', { connectorId, status, errorCode }).catch(() => undefined);
+        this.caughtUp = true;
+      }
+    } finally {
+      this.draining = false;
+    }
+    this.station.drained();
+  }
+
+  /**
+   * One queued message until the CSMS answers it or it is dropped (true), or the link goes down (false: sent again
+   * after the next connect). A CALLERROR is tried transactionMessageAttempts times, transactionMessageRetryIntervalS
+   * apart and growing; no answer at all is tried again as long as it takes, the waits growing the same way.
+   */
+  private async deliver(message: QueuedMessage): Promise<boolean> {
+    const payload = this.mapped(message);
+    if (!payload) {
+      this.queue.drop(this.stationId, message.id);
+      return true;
+    }
+    const { transactionMessageAttempts: attempts, transactionMessageRetryIntervalS: intervalS } = this.settings;
+    for (let attempt = 1, waits = 1; ; waits += 1) {
+      try {
+        const answer = await this.call(message.action, payload);
+        this.answered(message, answer);
+        this.queue.acknowledge(this.stationId, message.id);
+        return true;
+      } catch (err) {
+        if (this.state !== 'accepted' || this.client.state !== RPC_OPEN) return false;
+        if (isRpcError(err)) {
+          if (attempt >= attempts) {
+            this.log.warn(
+              { action: message.action, transactionId: message.transactionId, attempts, error: err.rpcErrorCode },
+              'CSMS refused a queued message every time: dropped',
+            );
+            if (message.action === 'StartTransaction' && message.transactionId !== null)
+              this.queue.map(this.stationId, message.transactionId, null);
+            this.queue.drop(this.stationId, message.id);
+            return true;
+          }
+          attempt += 1;
+        } else if (!isRpcTimeout(err)) throw err;
+        this.log.info(
+          { action: message.action, error: messageOf(err), waitS: intervalS * waits },
+          'queued message not taken: tried again',
+        );
+        if (!(await this.wait(intervalS * waits * 1000))) return false;
+      }
+    }
+  }
+
+  /** The payload with the CSMS's transaction id; undefined when the CSMS never heard of the transaction. */
+  private mapped(message: QueuedMessage): Record<string, unknown> | undefined {
+    if (
+      message.action === 'StartTransaction' ||
+      message.transactionId === null ||
+      !('transactionId' in message.payload)
+    )
+      return message.payload;
+    const csmsId = this.queue.csmsTransactionId(message.transactionId);
+    if (csmsId === null || csmsId === undefined) {
+      this.log.warn(
+        { action: message.action, transactionId: message.transactionId },
+        csmsId === null
+          ? 'message of a transaction whose start was dropped: dropped'
+          : 'message of a transaction the CSMS never heard of: dropped',
+      );
+      return undefined;
+    }
+    return { ...message.payload, transactionId: csmsId };
+  }
+
+  private answered(message: QueuedMessage, answer: unknown): void {
+    if (message.action !== 'StartTransaction' || message.transactionId === null) return;
+    const { transactionId, idTagInfo } = answer as { transactionId: number; idTagInfo: { status: string } };
+    this.queue.map(this.stationId, message.transactionId, transactionId);
+    if (idTagInfo.status !== 'Accepted')
+      this.log.info(
+        { transactionId: message.transactionId, csmsTransactionId: transactionId, status: idTagInfo.status },
+        'CSMS did not accept a started transaction; the local decision stands',
+      );
+  }
+
+  /** A call from the CSMS: relayed to the station, its answer returned, transaction ids mapped to chargegate's. */
+  private async fromCsms({ method, params }: RpcCallContext): Promise<unknown> {
+    // The CSMS's answer to a StartTransaction and its next call can arrive in one read: the answer's handling (a few
+    // promise turns) maps the new transaction id before this call looks it up.
+    await new Promise((resolve) => setImmediate(resolve));
+    const local = this.toLocal(method, params as Record<string, unknown>);
+    if (!local) {
+      this.log.warn({ action: method }, 'CSMS named a transaction this station does not have: answered Rejected');
+      return { status: 'Rejected' };
+    }
+    try {
+      return await this.station.relay(method, local);
+    } catch (err) {
+      if (err instanceof StationCallError) throw rpcError(err.ocppErrorCode, err.message);
+      if (err instanceof StationOfflineError || err instanceof StationTimeoutError)
+        throw rpcError('GenericError', err.message);
+      this.log.error({ action: method, err }, 'relaying a CSMS call to the station failed');
+      throw rpcError('InternalError', `${method} could not be relayed`);
+    }
+  }
+
+  /** The CSMS names transactions by its own ids; the station knows chargegate's. */
+  private toLocal(method: string, params: Record<string, unknown>): Record<string, unknown> | undefined {
+    const local = (csmsId: number): number | undefined => this.queue.transactionIdOf(this.stationId, csmsId);
+    if (method === 'RemoteStopTransaction') {
+      const transactionId = local(params.transactionId as number);
+      return transactionId === undefined ? undefined : { ...params, transactionId };
+    }
+    const profile = params.csChargingProfiles as Record<string, unknown> | undefined;
+    if (method === 'SetChargingProfile' && profile?.transactionId !== undefined) {
+      const transactionId = local(profile.transactionId as number);
+      return transactionId === undefined ? undefined : { ...params, csChargingProfiles: { ...profile, transactionId } };
+    }
+    return params;
+  }
+
+  private call(action: string, payload: unknown): Promise<unknown> {
+    return this.client.call(action, payload);
+  }
+
+  /** Resolves true after ms, false at once if the link closes meanwhile. */
+  private wait(ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      if (this.aborts.signal.aborted) return resolve(false);
+      const onAbort = () => (clearTimeout(timer), resolve(false));
+      const timer = setTimeout(() => (this.aborts.signal.removeEventListener('abort', onAbort), resolve(true)), ms);
+      this.aborts.signal.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+}

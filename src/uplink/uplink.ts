@@ -1,0 +1,245 @@
+import { Gauge, type Registry } from 'prom-client';
+import type { UpstreamClient, UpstreamConnect } from '../authorization/index.js';
+import { readConfiguredFile, type Config } from '../config/index.js';
+import type { HealthLevel, HealthSource } from '../health/index.js';
+import type { Logger } from '../log/index.js';
+import {
+  OCPP16,
+  type CentralSystem,
+  type ForwardedMessage,
+  type Ocpp16Actions,
+  type StationMessageForwarder,
+} from '../ocpp/index.js';
+import type { Site } from '../site/index.js';
+import type { GroupCommit } from '../store/index.js';
+import { UplinkQueue } from './queue.js';
+import { StationLink, type LinkSettings, type LinkState } from './station-link.js';
+
+/** `chargegate upstream status` and /health: one station's uplink. */
+export interface UplinkStationStatus {
+  stationId: string;
+  connected: boolean;
+  state: LinkState;
+  queued: number;
+  oldestQueuedAt: string | null;
+  dropped: number;
+  level: HealthLevel;
+}
+
+export interface UplinkOptions {
+  config: () => Config;
+  writer: GroupCommit;
+  site: Site;
+  /** The password each station presents to the CSMS (profiles 1-2), kept in the keystore. */
+  upstreamPassword(stationId: string): string | undefined;
+  logger: Logger;
+  metrics?: Registry;
+  now?: () => Date;
+}
+
+/** README "Uplink to a CSMS", seeing it: a queue waiting longer than this, or a link down this long with one, warns. */
+const WARN_AFTER_MS = 60_000;
+/** ocpp-rpc's own reconnect back-off: 1 s doubling up to 10 s. */
+const RECONNECT_MS = { initial: 1000, max: 10_000 };
+
+type CsmsConfig = NonNullable<NonNullable<Config['upstream']>['csms']>;
+
+/**
+ * The gateway as the local controller of the operator's CSMS (README "Uplink to a CSMS"): one link per OCPP 1.6
+ * station, open while the station is connected or its queue holds messages; the forwarder the OCPP handlers hand
+ * what stations sent; the Authorize connection of the decision chain.
+ */
+export class Uplink implements StationMessageForwarder {
+  private readonly links = new Map<string, StationLink>();
+  /** Stations connected to chargegate now (1.6), so a link with an empty queue closes once its station left. */
+  private readonly connected = new Set<string>();
+  private readonly messages: UplinkQueue;
+  private readonly log: Logger;
+  private readonly now: () => Date;
+  private central: CentralSystem | undefined;
+  private stopHearing: (() => void) | undefined;
+
+  constructor(private readonly options: UplinkOptions) {
+    this.log = options.logger.child({ component: 'uplink' });
+    this.now = options.now ?? (() => new Date());
+    this.messages = new UplinkQueue(
+      options.writer,
+      () => this.csms().queueLimit,
+      (stationId) => this.committed(stationId),
+    );
+    if (options.metrics) this.registerMetrics(options.metrics);
+  }
+
+  /** Starts the links: of stations with a backlog now, and of each 1.6 station once it connects. */
+  start(central: CentralSystem): void {
+    this.central = central;
+    this.stopHearing = central.onConnection(({ stationId, connected, protocol }) => {
+      if (protocol !== OCPP16) return;
+      if (connected) {
+        if (this.options.site.stations.admission(stationId).verdict !== 'known') return;
+        this.connected.add(stationId);
+        this.linkOf(stationId);
+      } else {
+        this.connected.delete(stationId);
+        this.closeIfIdle(stationId);
+      }
+    });
+    for (const stationId of this.messages.stationsWithBacklog()) this.linkOf(stationId);
+  }
+
+  queue(stationId: string, message: ForwardedMessage): void {
+    this.messages.append(stationId, message, this.now());
+  }
+
+  live(stationId: string, action: string, payload: object): void {
+    this.links.get(stationId)?.live(action, payload);
+  }
+
+  /** The decision chain's Authorize goes over the station's own link (a second connection would replace it). */
+  readonly connectUpstream: UpstreamConnect = async (_url, stationId): Promise<UpstreamClient> => {
+    const link = this.linkOf(stationId);
+    return {
+      authorize: async (idTag) => (await link.authorize(idTag)) as Ocpp16Actions['Authorize'][1]['idTagInfo'],
+      isClosed: () => this.links.get(stationId) !== link,
+      close: async () => undefined,
+    };
+  };
+
+  status(): UplinkStationStatus[] {
+    const stats = this.messages.stats();
+    const dropped = this.messages.droppedCounts();
+    const stationIds = new Set([...this.links.keys(), ...stats.keys(), ...dropped.keys()]);
+    const limit = this.csms().queueLimit;
+    const now = this.now().getTime();
+    return [...stationIds].sort().map((stationId) => {
+      const link = this.links.get(stationId);
+      const { queued, oldestQueuedAt } = stats.get(stationId) ?? { queued: 0, oldestQueuedAt: null };
+      const state = link?.state ?? 'closed';
+      const connected = state === 'accepted';
+      const downLong = !connected && now - (link?.downSince.getTime() ?? 0) > WARN_AFTER_MS;
+      const waitingLong = oldestQueuedAt !== null && now - new Date(oldestQueuedAt).getTime() > WARN_AFTER_MS;
+      const level: HealthLevel =
+        queued >= limit
+          ? 'critical'
+          : (queued > 0 && (downLong || waitingLong)) || state === 'pending' || state === 'rejected'
+            ? 'warning'
+            : 'ok';
+      return { stationId, connected, state, queued, oldestQueuedAt, dropped: dropped.get(stationId) ?? 0, level };
+    });
+  }
+
+  health(): HealthSource {
+    return {
+      name: 'upstream',
+      report: () => {
+        const stations = this.status();
+        const levels = stations.map((s) => s.level);
+        const status: HealthLevel = levels.includes('critical')
+          ? 'critical'
+          : levels.includes('warning')
+            ? 'warning'
+            : 'ok';
+        return { status, url: this.csms().url, stations };
+      },
+    };
+  }
+
+  async stop(): Promise<void> {
+    this.stopHearing?.();
+    await Promise.all([...this.links.values()].map((link) => link.close()));
+    this.links.clear();
+    this.messages.flush();
+  }
+
+  private csms(): CsmsConfig {
+    const csms = this.options.config().upstream?.csms;
+    if (!csms) throw new Error('the uplink runs only with upstream.csms');
+    return csms;
+  }
+
+  private committed(stationId: string): void {
+    this.linkOf(stationId).wake();
+  }
+
+  private linkOf(stationId: string): StationLink {
+    const existing = this.links.get(stationId);
+    if (existing) return existing;
+    const link = new StationLink(
+      stationId,
+      this.settings(stationId),
+      this.messages,
+      {
+        bootInfo: () => this.options.site.stations.bootInfo(stationId),
+        statuses: () => this.options.site.connectors.reported(stationId),
+        relay: (action, params) =>
+          this.central!.commands.call16(stationId, action as keyof Ocpp16Actions & string, params as never),
+        drained: () => this.closeIfIdle(stationId),
+      },
+      this.log.child({ stationId }),
+    );
+    this.links.set(stationId, link);
+    link.open();
+    return link;
+  }
+
+  /** A link stays open while its station is connected or its queue holds messages (a backlog after a restart). */
+  private closeIfIdle(stationId: string): void {
+    const link = this.links.get(stationId);
+    if (!link || this.connected.has(stationId) || link.backlog) return;
+    this.links.delete(stationId);
+    void link.close();
+    this.log.info({ stationId }, 'uplink closed: station gone and nothing left to send');
+  }
+
+  private settings(stationId: string): LinkSettings {
+    const config = this.options.config();
+    const csms = this.csms();
+    const file = (name: 'ca' | 'cert' | 'key') =>
+      csms.tls?.[name] ? { [name]: readConfiguredFile(csms.tls[name], `upstream.csms.tls.${name}`) } : {};
+    return {
+      url: csms.url,
+      securityProfile: csms.securityProfile,
+      password: () => this.options.upstreamPassword(stationId),
+      ...(csms.tls && { tls: { ...file('ca'), ...file('cert'), ...file('key') } }),
+      callTimeoutMs: config.upstream?.timeoutMs ?? 5000,
+      transactionMessageAttempts: csms.transactionMessageAttempts,
+      transactionMessageRetryIntervalS: csms.transactionMessageRetryIntervalS,
+      reconnectMs: RECONNECT_MS,
+    };
+  }
+
+  /** README "Operating", metrics: per station, read from the same status as /health at each scrape. */
+  private registerMetrics(registry: Registry): void {
+    const perStation = (name: string, help: string, value: (s: UplinkStationStatus, now: number) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['station'],
+        registers: [registry],
+        collect: () => {
+          const gauge = registry.getSingleMetric(name) as Gauge;
+          gauge.reset();
+          const now = this.now().getTime();
+          for (const s of this.status()) gauge.set({ station: s.stationId }, value(s, now));
+        },
+      });
+    perStation('chargegate_upstream_connected', "1 while the station's uplink is accepted by the CSMS", (s) =>
+      s.connected ? 1 : 0,
+    );
+    perStation(
+      'chargegate_upstream_queued_messages',
+      'Messages waiting in the station queue for the CSMS',
+      (s) => s.queued,
+    );
+    perStation(
+      'chargegate_upstream_oldest_queued_seconds',
+      'Age of the oldest message waiting for the CSMS',
+      (s, now) => (s.oldestQueuedAt === null ? 0 : Math.max(0, (now - new Date(s.oldestQueuedAt).getTime()) / 1000)),
+    );
+    perStation(
+      'chargegate_upstream_dropped_messages',
+      'Messages dropped for the CSMS (queue limit, refused every attempt, start dropped)',
+      (s) => s.dropped,
+    );
+  }
+}

@@ -1,0 +1,81 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { Keystore, KeystoreError } from '../../src/keystore/index.js';
+import { runCli, runCliJson } from '../support/cli.js';
+import { TestCsms } from '../support/csms.js';
+import { daemonForTest, eventually, PROCESS_TEST_TIMEOUT_MS, siteWith } from '../support/daemon.js';
+import { tempDirForTest, tempSiteForTest } from '../support/for-test.js';
+
+describe('uplink config, password and status', () => {
+  it(
+    'check-config refuses upstream.url with upstream.csms and a scheme that does not fit the profile, naming the key paths',
+    async () => {
+      const both = tempSiteForTest({ upstream: { url: 'ws://cpo/ocpp', csms: { url: 'ws://csms/ocpp' } } });
+      const refused = await runCliJson<{ problems: string[] }>(['check-config', '--config', both.configPath]);
+      expect(refused.code).toBe(2);
+      expect(refused.data.problems).toEqual([
+        'upstream.csms: not together with upstream.url: the uplink forwards Authorize itself; remove upstream.url',
+      ]);
+      const scheme = tempSiteForTest({ upstream: { csms: { url: 'ws://csms/ocpp', securityProfile: 2 } } });
+      const wrong = await runCliJson<{ problems: string[] }>(['check-config', '--config', scheme.configPath]);
+      expect(wrong.code).toBe(2);
+      expect(wrong.data.problems).toEqual(['upstream.csms.url: securityProfile 2 needs a wss:// URL, not ws://']);
+      const noCert = tempSiteForTest({ upstream: { csms: { url: 'wss://csms/ocpp', securityProfile: 3 } } });
+      expect(
+        (await runCliJson<{ problems: string[] }>(['check-config', '--config', noCert.configPath])).data.problems,
+      ).toEqual([
+        'upstream.csms.tls: securityProfile 3 needs { cert, key }: the client certificate the CSMS knows the gateway by',
+      ]);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'station upstream-password keeps the password a profile 1 uplink presents; upstream status shows the running link',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest({
+        ...siteWith(),
+        upstream: { timeoutMs: 2000, csms: { url: csms.url, securityProfile: 1 } },
+      });
+      const config = ['--config', t.temp.configPath];
+      expect((await runCli(['station', 'upstream-password', 'NOPE', ...config], { input: 'x\n' })).code).toBe(1);
+      const empty = await runCli(['station', 'upstream-password', 'CP001', ...config], { input: '\n' });
+      expect(empty.code).toBe(2);
+      expect(empty.stderr).toContain('stdin: expected the password');
+      const set = await runCli(['station', 'upstream-password', 'CP001', ...config], { input: 's3cret pass\n' });
+      expect(set.code).toBe(0);
+
+      const station = await t.connect();
+      await station.boot();
+      await eventually(() => csms.isConnected('CP001'), 30_000, 'the uplink');
+      // One trailing newline dropped, the rest is the password.
+      expect(csms.passwordOf('CP001')).toBe('s3cret pass');
+
+      const status = await runCliJson<{ live: boolean; stations: Array<Record<string, unknown>> }>([
+        'upstream',
+        'status',
+        ...config,
+      ]);
+      expect(status.code).toBe(0);
+      expect(status.data.live).toBe(true);
+      expect(status.data.stations).toEqual([
+        expect.objectContaining({ stationId: 'CP001', connected: true, queued: 0, dropped: 0, level: 'ok' }),
+      ]);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it('an upstream password is sealed with the keystore passphrase, and a wrong passphrase cannot read it', async () => {
+    const dataDir = tempDirForTest('uplink-keystore');
+    const keystore = await Keystore.open({ dataDir, passphrase: 'right', retiredKeyGraceS: 60 });
+    keystore.setUpstreamPassword('CP001', 'hunter2-upstream');
+    expect(readFileSync(path.join(dataDir, 'keystore.json'), 'utf8')).not.toContain('hunter2-upstream');
+    expect(
+      (await Keystore.open({ dataDir, passphrase: 'right', retiredKeyGraceS: 60 })).upstreamPassword('CP001'),
+    ).toBe('hunter2-upstream');
+    expect(keystore.upstreamPassword('CP002')).toBeUndefined();
+    await expect(Keystore.open({ dataDir, passphrase: 'wrong', retiredKeyGraceS: 60 })).rejects.toThrow(KeystoreError);
+  });
+});

@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { exitOf } from '../support/cli.js';
+import { TestCsms } from '../support/csms.js';
+import { eventually, PROCESS_TEST_TIMEOUT_MS, siteWith } from '../support/daemon.js';
+import { spawnDaemonForTest, stationForTest, tempSiteForTest } from '../support/for-test.js';
+
+const SESSIONS = 5;
+
+describe('uplink durability', () => {
+  it(
+    'kill -9 during the replay loses nothing: after the restart the backlog reaches the CSMS, repeats only with the same content, each message naming the id of its Start',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      await csms.cutOff();
+      const temp = tempSiteForTest({
+        log: { level: 'info' },
+        ...siteWith(),
+        upstream: { timeoutMs: 2000, csms: { url: csms.url, securityProfile: 0 } },
+      });
+      const first = await spawnDaemonForTest(temp.configPath);
+      const station = await stationForTest(first.ready.ocppUrl, 'CP001');
+      await station.boot();
+      for (let n = 1; n <= SESSIONS; n += 1) {
+        const transactionId = await station.startTransaction({
+          connectorId: 1,
+          idTag: `TAG-${n}`,
+          meterStart: n * 1000,
+        });
+        await station.meterValues({ connectorId: 1, transactionId, wh: n * 1000 + 500 });
+        await station.stopTransaction({ transactionId, meterStop: n * 1000 + 900 });
+      }
+      await station.close();
+
+      // The CSMS comes back slow; the daemon dies a few messages into the replay.
+      csms.answerDelayMs = 100;
+      csms.restore();
+      await eventually(() => transactionMessages(csms).length >= 5, 30_000, 'the replay under way');
+      first.child.kill('SIGKILL');
+      await exitOf(first.child);
+      const before = transactionMessages(csms).length;
+      expect(before).toBeLessThan(SESSIONS * 3);
+
+      // The station stays away: the backlog still goes out after the restart.
+      csms.answerDelayMs = 0;
+      await spawnDaemonForTest(temp.configPath);
+      await eventually(
+        () => csms.of('StopTransaction').some((p) => p.meterStop === SESSIONS * 1000 + 900),
+        30_000,
+        'the last stop',
+      );
+
+      const received = transactionMessages(csms);
+      // Every message arrived, in order, once or repeated with the same content.
+      const distinct = received.filter((m, i) => received.findIndex((o) => o.key === m.key) === i);
+      expect(distinct.map((m) => m.key)).toEqual(
+        Array.from({ length: SESSIONS }, (_, i) => i + 1).flatMap((n) => [
+          `StartTransaction ${n * 1000}`,
+          `MeterValues ${n * 1000 + 500}`,
+          `StopTransaction ${n * 1000 + 900}`,
+        ]),
+      );
+      const contents = new Map<string, string>();
+      for (const m of received) {
+        const { transactionId: _mapped, ...content } = m.params;
+        const seen = contents.get(m.key);
+        if (seen) expect(JSON.stringify(content)).toBe(seen);
+        contents.set(m.key, JSON.stringify(content));
+      }
+      // A reading or stop names the id the CSMS gave the latest Start of its session before it.
+      let lastStartId: number | undefined;
+      for (const m of received) {
+        if (m.action === 'StartTransaction') lastStartId = m.answeredId;
+        else expect(m.params.transactionId).toBe(lastStartId);
+      }
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+});
+
+interface Received {
+  action: string;
+  key: string;
+  params: Record<string, unknown>;
+  /** For a Start: the transaction id the CSMS answered it with (it counts from 5001, one per Start received). */
+  answeredId?: number;
+}
+
+function transactionMessages(csms: TestCsms): Received[] {
+  let starts = 0;
+  return csms.received
+    .filter((m) => ['StartTransaction', 'MeterValues', 'StopTransaction'].includes(m.action))
+    .map((m) => {
+      const p = m.params as {
+        meterStart?: number;
+        meterStop?: number;
+        meterValue?: Array<{ sampledValue: Array<{ value: string }> }>;
+      };
+      const value = p.meterStart ?? p.meterStop ?? Number(p.meterValue?.[0]?.sampledValue[0]?.value);
+      return {
+        action: m.action,
+        key: `${m.action} ${value}`,
+        params: m.params,
+        ...(m.action === 'StartTransaction' && { answeredId: 5001 + starts++ }),
+      };
+    });
+}

@@ -1,0 +1,182 @@
+import { describe, expect, it } from 'vitest';
+import { TestCsms, type CsmsMessage } from '../support/csms.js';
+import { daemonForTest, eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, type TestDaemon } from '../support/daemon.js';
+import { receiverForTest } from '../support/for-test.js';
+import type { SimulatedStation } from '../support/station.js';
+
+const UPLINK_WAIT_MS = 30_000;
+
+function uplinkConfig(csms: TestCsms, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    upstream: {
+      timeoutMs: 2000,
+      csms: { url: csms.url, securityProfile: 0, transactionMessageRetryIntervalS: 0.05, ...extra },
+    },
+  };
+}
+
+/** One charging session on the station: start, a periodic reading, stop. Returns chargegate's transaction id. */
+async function session(station: SimulatedStation, n: number): Promise<number> {
+  const transactionId = await station.startTransaction({ connectorId: 1, idTag: `TAG-${n}`, meterStart: n * 10_000 });
+  await station.meterValues({ connectorId: 1, transactionId, wh: n * 10_000 + 500 });
+  await station.stopTransaction({ transactionId, meterStop: n * 10_000 + 1000, reason: 'EVDisconnected' });
+  return transactionId;
+}
+
+/** The transaction messages the CSMS received from CP001, in order, as [action, meterStart|meter value|meterStop, csms id]. */
+function transactionMessages(csms: TestCsms): Array<[string, number, number | undefined]> {
+  return csms.received
+    .filter((m) => m.identity === 'CP001' && ['StartTransaction', 'MeterValues', 'StopTransaction'].includes(m.action))
+    .map((m: CsmsMessage) => {
+      const p = m.params as {
+        meterStart?: number;
+        meterStop?: number;
+        transactionId?: number;
+        meterValue?: Array<{ sampledValue: Array<{ value: string }> }>;
+      };
+      const value = p.meterStart ?? p.meterStop ?? Number(p.meterValue?.[0]?.sampledValue[0]?.value);
+      return [m.action, value, p.transactionId];
+    });
+}
+
+async function health(t: TestDaemon): Promise<Record<string, unknown>> {
+  const response = await fetch(`http://127.0.0.1:${t.daemon.httpPort}/health`);
+  return ((await response.json()) as { parts?: Record<string, Record<string, unknown>> } & Record<string, unknown>)
+    .upstream as Record<string, unknown>;
+}
+
+describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
+  it(
+    'cut for three sessions: stations charge locally, webhooks arrive; restored, the CSMS gets every message in order with its own ids, and its RemoteStop stops the right session',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const receiver = await receiverForTest();
+      const t = await daemonForTest({
+        ...siteWith([{ id: 'partner', url: receiver.url('/events'), events: ['StartTransaction', 'StopTransaction'] }]),
+        ...uplinkConfig(csms),
+      });
+      const station = await t.connect();
+      await station.boot({ chargePointVendor: 'Acme', chargePointModel: 'Wallbox 7' });
+      await eventually(() => csms.of('BootNotification').length > 0, UPLINK_WAIT_MS, 'the uplink boot');
+      expect(csms.of('BootNotification')[0]).toMatchObject({
+        chargePointVendor: 'Acme',
+        chargePointModel: 'Wallbox 7',
+      });
+
+      const online = await session(station, 1);
+      await eventually(() => csms.of('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the online session upstream');
+
+      await csms.cutOff();
+      await station.statusNotification({ connectorId: 1, status: 'Charging' });
+      const offline = [await session(station, 2), await session(station, 3), await session(station, 4)];
+      await station.statusNotification({ connectorId: 1, status: 'Finishing' });
+      // The partner hears of every local session while the CSMS is away.
+      await receiver.waitForCount(8, UPLINK_WAIT_MS);
+      expect(csms.of('StopTransaction')).toHaveLength(1);
+      const whileDown = await health(t);
+      expect(whileDown.stations).toEqual([
+        expect.objectContaining({ stationId: 'CP001', connected: false, queued: 9 }),
+      ]);
+
+      csms.restore();
+      await eventually(() => csms.of('StopTransaction').length === 4, UPLINK_WAIT_MS, 'the replay');
+      const messages = transactionMessages(csms);
+      expect(messages.map(([action, value]) => [action, value])).toEqual(
+        [1, 2, 3, 4].flatMap((n) => [
+          ['StartTransaction', n * 10_000],
+          ['MeterValues', n * 10_000 + 500],
+          ['StopTransaction', n * 10_000 + 1000],
+        ]),
+      );
+      // Each session's MeterValues and Stop name the id the CSMS gave its Start, never chargegate's.
+      for (let i = 0; i < 4; i += 1) {
+        const csmsId = 5001 + i;
+        expect(messages.slice(i * 3 + 1, i * 3 + 3).map(([, , id]) => id)).toEqual([csmsId, csmsId]);
+      }
+      expect([online, ...offline]).not.toContain(5001);
+      // After the replay, the connectors' current statuses (not their history).
+      await eventually(() => csms.of('StatusNotification').length > 0, UPLINK_WAIT_MS, 'the statuses');
+      expect(csms.of('StatusNotification')).toEqual([{ connectorId: 1, status: 'Finishing', errorCode: 'NoError' }]);
+
+      // A RemoteStopTransaction naming the CSMS's id stops chargegate's session on the station.
+      const running = await station.startTransaction({ connectorId: 2, idTag: 'TAG-REMOTE', meterStart: 0 });
+      await eventually(() => csms.of('StartTransaction').length === 5, UPLINK_WAIT_MS, 'the fifth start');
+      expect(await csms.call('CP001', 'RemoteStopTransaction', { transactionId: 5005 })).toEqual({
+        status: 'Accepted',
+      });
+      expect((await station.nextRemoteStop()).transactionId).toBe(running);
+      await eventually(() => csms.of('StopTransaction').length === 5, UPLINK_WAIT_MS, 'the remote stop upstream');
+      expect(csms.of('StopTransaction')[4]).toMatchObject({ transactionId: 5005, reason: 'Remote' });
+      // An id the CSMS never gave for this station stops nothing.
+      expect(await csms.call('CP001', 'RemoteStopTransaction', { transactionId: running })).toEqual({
+        status: 'Rejected',
+      });
+
+      await eventually(async () => {
+        const h = await health(t);
+        return h.status === 'ok' && (h.stations as Array<{ queued: number }>)[0]?.queued === 0;
+      }, UPLINK_WAIT_MS);
+      const metrics = await (await fetch(`http://127.0.0.1:${t.daemon.httpPort}/metrics`)).text();
+      expect(metrics).toContain('chargegate_upstream_connected{station="CP001"} 1');
+      expect(metrics).toContain('chargegate_upstream_queued_messages{station="CP001"} 0');
+      expect(metrics).toMatch(/chargegate_upstream_oldest_queued_seconds\{station="CP001"\} 0/);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'a CSMS answering CALLERROR: tried transactionMessageAttempts times, then dropped and counted with the rest of its transaction',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      csms.behaviour = (m) =>
+        m.action === 'StartTransaction' && m.params.idTag === 'TAG-REFUSED' ? 'callerror' : undefined;
+      const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms, { transactionMessageAttempts: 3 }) });
+      const station = await t.connect();
+      await station.boot();
+      const refused = await station.startTransaction({ connectorId: 1, idTag: 'TAG-REFUSED', meterStart: 0 });
+      await station.stopTransaction({ transactionId: refused, meterStop: 100 });
+      await session(station, 7);
+      await eventually(() => csms.of('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the next session upstream');
+      expect(csms.of('StartTransaction').filter((p) => p.idTag === 'TAG-REFUSED')).toHaveLength(3);
+      // The refused transaction's stop never reaches the CSMS: it would name a transaction it does not know.
+      expect(csms.of('StopTransaction')).toEqual([expect.objectContaining({ meterStop: 71_000, transactionId: 5001 })]);
+      await eventually(
+        async () => ((await health(t)).stations as Array<{ dropped: number }>)[0]?.dropped === 2,
+        UPLINK_WAIT_MS,
+        'the drops counted',
+      );
+      expect(t.logged('CSMS refused a queued message every time: dropped')).toHaveLength(1);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'a CSMS that never answers: the message is tried again with growing waits (no tight loop), and delivered once it answers',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      let silent = true;
+      csms.behaviour = (m) => (m.action === 'StartTransaction' && silent ? 'silent' : undefined);
+      const t = await daemonForTest({
+        ...siteWith(),
+        upstream: {
+          timeoutMs: 200,
+          csms: { url: csms.url, securityProfile: 0, transactionMessageRetryIntervalS: 0.2 },
+        },
+      });
+      const station = await t.connect();
+      await station.boot();
+      // The station is never held up by the CSMS.
+      const transactionId = await station.startTransaction({ connectorId: 1, idTag: 'TAG-WAIT', meterStart: 0 });
+      await station.stopTransaction({ transactionId, meterStop: 10 });
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      // 3 s with 200 ms timeouts and waits of 0.2, 0.4, 0.6... s between tries: a handful, not hundreds.
+      const tries = csms.of('StartTransaction').length;
+      expect(tries).toBeGreaterThanOrEqual(2);
+      expect(tries).toBeLessThanOrEqual(6);
+      expect(csms.of('StopTransaction')).toHaveLength(0);
+      silent = false;
+      await eventually(() => csms.of('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the stop once the CSMS answers');
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+});
