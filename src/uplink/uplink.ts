@@ -58,8 +58,12 @@ export class Uplink implements StationMessageForwarder {
   private readonly now: () => Date;
   private central: CentralSystem | undefined;
   private stopHearing: (() => void) | undefined;
+  private lastCsms: CsmsConfig;
 
   constructor(private readonly options: UplinkOptions) {
+    const csms = options.config().upstream?.csms;
+    if (!csms) throw new Error('the uplink runs only with upstream.csms');
+    this.lastCsms = csms;
     this.log = options.logger.child({ component: 'uplink' });
     this.now = options.now ?? (() => new Date());
     this.messages = new UplinkQueue(
@@ -151,10 +155,11 @@ export class Uplink implements StationMessageForwarder {
     this.messages.flush();
   }
 
+  /** upstream.csms as it is now; a reload that removed it keeps the one the links started with until a restart. */
   private csms(): CsmsConfig {
     const csms = this.options.config().upstream?.csms;
-    if (!csms) throw new Error('the uplink runs only with upstream.csms');
-    return csms;
+    if (csms) this.lastCsms = csms;
+    return this.lastCsms;
   }
 
   private committed(stationId: string): void {
