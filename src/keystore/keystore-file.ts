@@ -12,9 +12,10 @@ import {
 import path from 'node:path';
 import { z } from 'zod';
 import { ChargegateError } from '../errors/index.js';
+import { KEYSTORE_FILE } from '../store/index.js';
 
 /** The keystore lives beside the database; every process that opens dataDir finds it there. */
-export const KEYSTORE_FILE = 'keystore.json';
+export { KEYSTORE_FILE };
 
 /** `webhook-ed25519` signs the rfc9421 profile's ed25519 variant; keystores made before it get it on open. */
 export const KEY_PURPOSES = ['webhook', 'token', 'webhook-ed25519'] as const;

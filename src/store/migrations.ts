@@ -1,4 +1,4 @@
-import { renameSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { ChargegateError } from '../errors/index.js';
@@ -426,18 +426,34 @@ export function migrate(db: BetterSqlite3.Database, migrations: Migration[] = MI
 }
 
 /**
+ * The keystore beside the database (src/keystore owns its format). Named here because an upgrade copies it with the
+ * database and a rollback restores both: a newer release may add keys an older one cannot read.
+ */
+export const KEYSTORE_FILE = 'keystore.json';
+
+/**
  * A consistent copy of the database as it is now (VACUUM INTO: one statement, readers and writers of other processes
  * carry on), written under a temporary name and renamed, so a copy is whole or absent. Returns its path.
  */
 function backUp(db: BetterSqlite3.Database, version: number, known: number): string {
   const backup = `${path.resolve(db.name)}.schema-${version}.backup`;
   const partial = `${backup}.partial`;
+  const keystore = path.join(path.dirname(path.resolve(db.name)), KEYSTORE_FILE);
+  const keystoreCopy = `${keystore}.schema-${version}.backup`;
   try {
     rmSync(partial, { force: true });
     db.prepare('VACUUM INTO ?').run(partial);
+    // The keystore too: the new release may add keys the one a rollback goes back to cannot read. It is replaced
+    // whole by rename when written, so a plain copy is a consistent one.
+    if (existsSync(keystore)) {
+      copyFileSync(keystore, `${keystoreCopy}.partial`);
+      chmodSync(`${keystoreCopy}.partial`, 0o600);
+      renameSync(`${keystoreCopy}.partial`, keystoreCopy);
+    }
     renameSync(partial, backup);
   } catch (err) {
     rmSync(partial, { force: true });
+    rmSync(`${keystoreCopy}.partial`, { force: true });
     throw new MigrationFailedError(
       `database ${db.name} was not migrated from schema ${version} to ${known}: the copy kept before an upgrade could ` +
         `not be written (${(err as Error).message}); free space in ${path.dirname(db.name)} and start again`,

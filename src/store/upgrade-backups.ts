@@ -1,7 +1,8 @@
-import { readdirSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { DATABASE_FILE } from './database.js';
+import { KEYSTORE_FILE } from './migrations.js';
 
 /** A copy migrate() made of the database before an upgrade changed its schema. */
 export interface UpgradeBackup {
@@ -12,6 +13,8 @@ export interface UpgradeBackup {
 /** What restoring the newest copy means: the copy, the schema it undoes, and what happened since that goes with it. */
 export interface RollbackPlan {
   backup: UpgradeBackup;
+  /** The keystore as the upgrade found it, copied beside the database's copy; absent when there was none. */
+  keystoreBackup?: string;
   currentSchemaVersion: number;
   lost: { events: number; transactionsStarted: number; transactionsStopped: number };
 }
@@ -41,8 +44,10 @@ export function rollbackPlan(dataDir: string): RollbackPlan | undefined {
     if (!backup) return undefined;
     db.prepare('ATTACH DATABASE ? AS before').run(backup.file);
     const count = (sql: string) => db.prepare<[], number>(sql).pluck().get()!;
+    const keystoreBackup = path.resolve(dataDir, `${KEYSTORE_FILE}.schema-${backup.schemaVersion}.backup`);
     return {
       backup,
+      ...(existsSync(keystoreBackup) && { keystoreBackup }),
       currentSchemaVersion,
       lost: {
         events: count('SELECT count(*) FROM main.events WHERE seq > (SELECT coalesce(max(seq), 0) FROM before.events)'),
@@ -65,9 +70,14 @@ export function rollbackPlan(dataDir: string): RollbackPlan | undefined {
  * `chargegate.db.rolled-back-<time>`. The caller holds the data dir (no daemon writes meanwhile). The WAL and shared
  * memory files go before the copy moves in: SQLite would apply a stale WAL to the copy.
  */
-export function restoreUpgradeBackup(dataDir: string, plan: RollbackPlan, now = new Date()): { keptAs: string } {
+export function restoreUpgradeBackup(
+  dataDir: string,
+  plan: RollbackPlan,
+  now = new Date(),
+): { keptAs: string; keystoreKeptAs?: string } {
   const file = path.join(dataDir, DATABASE_FILE);
-  const keptAs = path.resolve(dataDir, `${DATABASE_FILE}.rolled-back-${now.toISOString().replace(/[:.]/g, '-')}`);
+  const stamp = now.toISOString().replace(/[:.]/g, '-');
+  const keptAs = path.resolve(dataDir, `${DATABASE_FILE}.rolled-back-${stamp}`);
   const current = new BetterSqlite3(file, { fileMustExist: true });
   try {
     current.prepare('VACUUM INTO ?').run(keptAs);
@@ -84,5 +94,19 @@ export function restoreUpgradeBackup(dataDir: string, plan: RollbackPlan, now = 
   rmSync(`${file}-wal`, { force: true });
   rmSync(`${file}-shm`, { force: true });
   renameSync(incoming, file);
-  return { keptAs };
+  return { keptAs, ...(plan.keystoreBackup && restoreKeystore(dataDir, plan.keystoreBackup, stamp)) };
+}
+
+/**
+ * The keystore copied beside the database's copy, back in place; the one it replaces kept as
+ * `keystore.json.rolled-back-<time>`.
+ */
+function restoreKeystore(dataDir: string, copy: string, stamp: string): { keystoreKeptAs: string } {
+  const keystore = path.join(dataDir, KEYSTORE_FILE);
+  const keystoreKeptAs = path.resolve(dataDir, `${KEYSTORE_FILE}.rolled-back-${stamp}`);
+  if (existsSync(keystore)) renameSync(keystore, keystoreKeptAs);
+  copyFileSync(copy, `${keystore}.restoring`);
+  chmodSync(`${keystore}.restoring`, 0o600);
+  renameSync(`${keystore}.restoring`, keystore);
+  return { keystoreKeptAs };
 }

@@ -1,9 +1,9 @@
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/index.js';
 import { Site } from '../../src/site/index.js';
-import { DATABASE_FILE, openDatabase } from '../../src/store/index.js';
+import { DATABASE_FILE, KEYSTORE_FILE, openDatabase } from '../../src/store/index.js';
 import { runCli, runCliJson } from '../support/cli.js';
 import { daemonForTest } from '../support/daemon.js';
 import { tempSiteForTest } from '../support/for-test.js';
@@ -82,6 +82,30 @@ describe('chargegate rollback', { timeout: 120_000 }, () => {
       { id: 2, stopped: 0 },
       { id: 3, stopped: 0 },
     ]);
+  });
+
+  it('restores the keystore the previous release had: keys an upgrade added go with the rollback, kept beside', async () => {
+    const temp = tempSiteForTest();
+    const file = path.join(temp.dataDir, DATABASE_FILE);
+    databaseOfSchema(file, previous).close();
+    const keystore = path.join(temp.dataDir, KEYSTORE_FILE);
+    // What the previous release wrote (its content is not read here), private: 0600.
+    const before = '{"format":"chargegate-keystore/1","keys":[]}\n';
+    writeFileSync(keystore, before, { mode: 0o600 });
+
+    // The upgrade copies both before it migrates; then the new release adds keys the previous one cannot read.
+    openDatabase(temp.dataDir).close();
+    expect(readFileSync(path.join(temp.dataDir, `${KEYSTORE_FILE}.schema-${previous}.backup`), 'utf8')).toBe(before);
+    const after = '{"format":"chargegate-keystore/1","keys":[{"purpose":"webhook-ed25519"}]}\n';
+    writeFileSync(keystore, after);
+
+    const human = await runCli(['rollback', '--yes', '--config', temp.configPath]);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain('the keystore as it was before the upgrade is back');
+    expect(readFileSync(keystore, 'utf8')).toBe(before);
+    expect(statSync(keystore).mode & 0o777).toBe(0o600);
+    const [kept] = readdirSync(temp.dataDir).filter((f) => f.startsWith(`${KEYSTORE_FILE}.rolled-back-`));
+    expect(readFileSync(path.join(temp.dataDir, kept!), 'utf8')).toBe(after);
   });
 
   it('with no copy from before an upgrade says so and exits 1', async () => {

@@ -26,6 +26,9 @@ export function registerRollback(program: Command): void {
           [
             `Would restore ${plan.backup.file} (schema ${plan.backup.schemaVersion}) over the database (schema ${plan.currentSchemaVersion}).`,
             `Lost with it: ${losing}; the current database is kept beside it.`,
+            ...(plan.keystoreBackup
+              ? [`The keystore goes back to ${plan.keystoreBackup} too (keys made since the upgrade go with it).`]
+              : []),
             'Stop the service, run `chargegate rollback --yes`, then install the previous release.',
           ].join('\n'),
         );
@@ -34,11 +37,17 @@ export function registerRollback(program: Command): void {
       // The daemon holds the data dir while it runs: a restore under it would be overwritten or corrupt it.
       const lock = lockDataDir(config.dataDir);
       try {
-        const { keptAs } = restoreUpgradeBackup(config.dataDir, plan);
-        output(globals.json === true, { restored: true, ...plan, keptAs }, () =>
+        const { keptAs, keystoreKeptAs } = restoreUpgradeBackup(config.dataDir, plan);
+        output(globals.json === true, { restored: true, ...plan, keptAs, keystoreKeptAs: keystoreKeptAs ?? null }, () =>
           [
             `Restored schema ${plan.backup.schemaVersion} from ${plan.backup.file}; lost: ${losing}.`,
-            `The database it replaced is ${keptAs}. Install the previous release now, then start the service.`,
+            `The database it replaced is ${keptAs}.`,
+            ...(keystoreKeptAs
+              ? [
+                  `And the keystore as it was before the upgrade is back (keys made since go with it; partners fetch the JWKS again by themselves); the one it replaced is ${keystoreKeptAs}.`,
+                ]
+              : []),
+            'Install the previous release now, then start the service.',
           ].join('\n'),
         );
       } finally {
