@@ -304,6 +304,16 @@ export class Transactions {
     this.drawn.set(transactionId, checkCurrentA('Current.Import', currentA));
   }
 
+  /**
+   * A connector's status from its station: one that is not Charging (a car or station pausing, finishing) draws
+   * nothing now, whatever its car last reported; kept, that report would hide as much other load.
+   */
+  noteConnectorStatus(stationId: string, connectorId: number, status: string): void {
+    if (status === 'Charging' || this.drawn.size === 0) return;
+    const open = this.openOn(stationId, connectorId);
+    if (open) this.drawn.delete(open.id);
+  }
+
   /** What the car of an open transaction last drew per phase, if its station said. */
   drawnA(transactionId: number): number | undefined {
     return this.drawn.get(transactionId);

@@ -192,6 +192,14 @@ describe('load management on a metered circuit', () => {
     await sim.set(1, { currentA: [OTHER_A + 10 + drawn, OTHER_A + drawn, OTHER_A + drawn] });
     await expect.poll(() => [v16.limitA(1), v201.limitA(1)], { timeout: 2_000 }).toEqual([12.5, 12.5]);
 
+    // A car that pauses (SuspendedEV) draws nothing, whatever it last reported: a step in the other load that
+    // takes its place is other load, answered at once.
+    await v16.statusNotification({ connectorId: 1, status: 'SuspendedEV' });
+    const heatPumpA = 15;
+    const pausedSite = OTHER_A + heatPumpA + v201.drawnA(1);
+    await sim.set(1, { currentA: [pausedSite, pausedSite, pausedSite] });
+    await expect.poll(() => [v16.limitA(1), v201.limitA(1)], { timeout: 2_000 }).toEqual([10, 10]);
+
     // A current that is none is answered, warned about, and changes nothing.
     const garbage = { value: 'sixteen', measurand: 'Current.Import', unit: 'A' };
     await expect(

@@ -71,6 +71,7 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
       errorCode,
       Object.keys(details).length > 0 ? details : undefined,
     );
+    site.transactions.noteConnectorStatus(stationId, connectorId, status);
     log.debug({ connectorId, status, errorCode }, 'status notification');
     live('StatusNotification', params);
     return {};

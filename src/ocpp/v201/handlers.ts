@@ -29,6 +29,7 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
   const reportStatus = (evseId: number, change: Partial<ConnectorActivity>): void => {
     const { status, errorCode } = statusOf(memory.changeActivity(evseId, change));
     site.connectors.recordStationStatus(stationId, evseId, status, errorCode);
+    site.transactions.noteConnectorStatus(stationId, evseId, status);
   };
 
   on(
