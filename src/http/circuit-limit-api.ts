@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { z } from 'zod';
-import { reaches } from '../applications/index.js';
+import { reachesSite } from '../applications/index.js';
 import type { Config, Permission } from '../config/index.js';
 import {
   circuitLimitState,
@@ -38,14 +38,14 @@ export function circuitLimitApiRoutes(options: CircuitLimitApiOptions): FastifyP
   const { auth, config, temporaryLimits } = options;
 
   /**
-   * The circuit named in the path, if its site exists, the caller's groups reach the site, and the circuit is on it.
-   * A location with no station or charge point: only a company or site grant covers it (ids are never empty).
+   * The circuit named in the path, if its site exists, the caller's groups reach the whole site (a company or site
+   * grant: a circuit carries every charge point on it), and the circuit is on it.
    */
   const reachableCircuit = (caller: Caller, params: unknown, permission: Permission): ConfiguredCircuit => {
     const { siteId, circuitId } = parseRequest(circuitParamsSchema, params, 'path');
     const current = config();
     if (!current.sites.some((s) => s.id === siteId)) throw new ApiError(404, 'not_found', `no site "${siteId}"`);
-    if (!reaches(caller.grants, permission, current.company.id, { siteId, stationId: '', chargePointId: '' }))
+    if (!reachesSite(caller.grants, permission, current.company.id, siteId))
       throw new ApiError(
         403,
         'forbidden',

@@ -36,6 +36,21 @@ describe('every table bounded (contract 7, endurance on flash)', () => {
     expect([old, oldToo]).not.toContain(insert('2026-11-02T10:00:00.000Z', null));
   });
 
+  it("prunes a 2.0.1 station's signed readings no transaction claimed, once older than the cutoff", () => {
+    const reading = (stationTransactionId: string, receivedAt: string) =>
+      t.db
+        .prepare(
+          "INSERT INTO signed_readings (station_id, station_transaction_id, connector_id, context, timestamp, signed_meter_data, received_at) VALUES ('EV201', ?, 1, 'Transaction.Begin', ?, 'OCMF|{}|{}', ?)",
+        )
+        .run(stationTransactionId, receivedAt, receivedAt);
+    // A station that began a transaction, signed its Begin reading and never named a driver nor ended it.
+    reading('never-claimed', '2024-01-01T10:00:00.000Z');
+    reading('still-waiting', '2026-11-01T10:00:00.000Z');
+
+    pruneStoppedTransactions(new DirectWriter(t.db), new Date('2025-10-22T00:00:00.000Z'));
+    expect(t.db.prepare('SELECT station_transaction_id FROM signed_readings').pluck().all()).toEqual(['still-waiting']);
+  });
+
   it('a prune alone leaves the freed pages in the file (they wait for reclaimFreePages)', () => {
     const padding = 'x'.repeat(20);
     const fill = t.db.transaction(() => {
