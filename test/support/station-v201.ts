@@ -82,6 +82,7 @@ export class StationV201 {
     client.handle('SetChargingProfile', ({ params }) =>
       station.setChargingProfile(params as Request<'SetChargingProfile'>),
     );
+    client.handle('TriggerMessage', ({ params }) => station.triggerMessage(params as Request<'TriggerMessage'>));
     client.handle('ClearChargingProfile', ({ params }) => {
       const { chargingProfileId, chargingProfileCriteria: criteria } = params as Request<'ClearChargingProfile'>;
       const purpose = criteria?.chargingProfilePurpose;
@@ -240,6 +241,33 @@ export class StationV201 {
     if (this.refuseProfiles) return { status: this.refuseProfiles };
     const profile = profileFrom201(params.chargingProfile);
     return { status: this.profiles.set(params.evseId, profile, this.runningOn(params.evseId)) };
+  }
+
+  /**
+   * 2.0.1 F06: Accepted, then the requested message. MeterValues of an EVSE carry what its car draws now
+   * (Current.Import, context Trigger), without one the main meter's register (EVSE 0); other messages are not
+   * implemented here.
+   */
+  private triggerMessage(params: Request<'TriggerMessage'>): Response<'TriggerMessage'> {
+    if (params.requestedMessage !== 'MeterValues') return { status: 'NotImplemented' };
+    const evseId = params.evse?.id ?? 0;
+    const context = 'Trigger';
+    const current: SampledValue[] = this.runningOn(evseId)
+      ? [{ value: this.drawnA(evseId), context, measurand: 'Current.Import', unitOfMeasure: { unit: 'A' } }]
+      : [];
+    const timestamp = new Date().toISOString();
+    const energy: SampledValue = {
+      value: this.meterWh,
+      context,
+      measurand: 'Energy.Active.Import.Register',
+      unitOfMeasure: { unit: 'Wh' },
+    };
+    setImmediate(() => {
+      void this.call('MeterValues', { evseId, meterValue: [{ timestamp, sampledValue: [energy, ...current] }] }).catch(
+        () => undefined,
+      );
+    });
+    return { status: 'Accepted' };
   }
 
   private remoteStart(params: Request<'RequestStartTransaction'>): Response<'RequestStartTransaction'> {

@@ -293,7 +293,12 @@ export class SimulatedStation {
             ...(input.currentA === undefined
               ? []
               : [
-                  { value: String(input.currentA), measurand: 'Current.Import', unit: 'A', context: 'Sample.Periodic' },
+                  {
+                    value: String(input.currentA),
+                    measurand: 'Current.Import',
+                    unit: 'A',
+                    context: input.context ?? 'Sample.Periodic',
+                  },
                 ]),
           ],
         },
@@ -342,13 +347,17 @@ export class SimulatedStation {
     return drawnA(this.options.carDemandA ?? 32, this.limitA(connectorId, at));
   }
 
-  /** MeterValues with what the connector draws now (Current.Import). */
-  reportDrawn(connectorId: number): Promise<object> {
+  /**
+   * MeterValues with what the connector draws now (Current.Import), as a periodic sample or, asked by TriggerMessage,
+   * a triggered one.
+   */
+  reportDrawn(connectorId: number, context: 'Sample.Periodic' | 'Trigger' = 'Sample.Periodic'): Promise<object> {
     const transactionId = this.runningOn(connectorId)?.id;
     return this.meterValues({
       connectorId,
       ...(typeof transactionId === 'number' && { transactionId }),
       currentA: this.drawnA(connectorId),
+      context,
     });
   }
 
@@ -457,13 +466,18 @@ export class SimulatedStation {
     this.handle('Reset', () => ({ status: 'Accepted' }));
     this.handle('UnlockConnector', () => ({ status: 'Unlocked' }));
     this.handle('ChangeAvailability', () => ({ status: 'Accepted' }));
+    // 1.6 §5.17: the answer first, then the requested message; MeterValues of a connector carry what its car draws
+    // now (Current.Import, context Trigger), without one the station's own register (connector 0).
     this.handle('TriggerMessage', (params) => {
       const { requestedMessage, connectorId } = params as TriggerMessageRequest;
       const send: Record<string, () => Promise<unknown>> = {
         BootNotification: () => this.boot(),
         Heartbeat: () => this.heartbeat(),
         StatusNotification: () => this.statusNotification({ connectorId: connectorId ?? 0, status: 'Available' }),
-        MeterValues: () => this.meterValues({ connectorId: connectorId ?? 1 }),
+        MeterValues: () =>
+          connectorId === undefined || connectorId === 0
+            ? this.meterValues({ connectorId: 0, context: 'Trigger' })
+            : this.reportDrawn(connectorId, 'Trigger'),
       };
       const trigger = send[requestedMessage];
       if (!trigger) return { status: 'NotImplemented' };
