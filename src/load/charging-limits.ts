@@ -8,10 +8,15 @@ export interface ChargingLimits {
   setFailsafe(stationId: string, currentA: number): Promise<LimitOutcome>;
   /** A limit on a running transaction until `validTo` (a TxProfile); renewing it replaces the previous one. */
   setTransactionLimit(stationId: string, limit: TransactionLimit): Promise<LimitOutcome>;
+  /**
+   * Asks the station to report what the car on a connector draws now (MeterValues with Current.Import), as it does
+   * after a raise: accepted means the report follows.
+   */
+  requestDrawReport(stationId: string, connectorId: number): Promise<LimitOutcome>;
 }
 
 /**
- * rejected and notSupported: the station will not be controlled (shown as uncontrolled); offline: not connected;
+ * rejected and notSupported: the station will not do it (a limit: shown as uncontrolled); offline: not connected;
  * timeout: no answer in time (the limit may or may not hold).
  */
 export type LimitOutcome = 'accepted' | 'rejected' | 'notSupported' | 'offline' | 'timeout';

@@ -17,10 +17,12 @@ const STACK_LEVEL = 0;
 /** CALLERROR codes of a station without Smart Charging (1.6 and 2.0.1 OCPP-J "RPC Framework"). */
 const NOT_SUPPORTED_ERRORS = new Set(['NotSupported', 'NotImplemented']);
 
-const OUTCOMES: Record<'Accepted' | 'Rejected' | 'NotSupported', LimitOutcome> = {
+/** SetChargingProfile's and TriggerMessage's answers (a station without the trigger says NotImplemented). */
+const OUTCOMES: Record<'Accepted' | 'Rejected' | 'NotSupported' | 'NotImplemented', LimitOutcome> = {
   Accepted: 'accepted',
   Rejected: 'rejected',
   NotSupported: 'notSupported',
+  NotImplemented: 'notSupported',
 };
 
 type Period = SetChargingProfileRequest['csChargingProfiles']['chargingSchedule']['chargingSchedulePeriod'][number] &
@@ -106,9 +108,22 @@ export function createChargingLimits(connections: ConnectionLookup): ChargingLim
     });
   };
 
+  // 1.6 §5.17 TriggerMessage on the connector, 2.0.1 F06 on the EVSE: the station answers, then sends MeterValues.
+  const requestDrawReport = (stationId: string, connectorId: number): Promise<{ status: keyof typeof OUTCOMES }> =>
+    speaks201(stationId)
+      ? call<Ocpp201Actions, 'TriggerMessage'>(stationId, 'TriggerMessage', {
+          requestedMessage: 'MeterValues',
+          evse: { id: connectorId },
+        })
+      : call<Ocpp16Actions, 'TriggerMessage'>(stationId, 'TriggerMessage', {
+          requestedMessage: 'MeterValues',
+          connectorId,
+        });
+
   return {
     setFailsafe: (stationId, currentA) => outcomeOf(() => setFailsafe(stationId, currentA)),
     setTransactionLimit: (stationId, limit) => outcomeOf(() => setTransactionLimit(stationId, limit)),
+    requestDrawReport: (stationId, connectorId) => outcomeOf(() => requestDrawReport(stationId, connectorId)),
   };
 }
 

@@ -23,6 +23,7 @@ describe('the load controller shell, when what it reads fails', () => {
     let failing = true;
     const limits: ChargingLimits = {
       setFailsafe: () => Promise.resolve('accepted'),
+      requestDrawReport: () => Promise.resolve('accepted'),
       setTransactionLimit: () => Promise.resolve('accepted'),
     };
     const load = new LoadManager({
@@ -58,6 +59,7 @@ describe('the load controller shell, when what it reads fails', () => {
     let tries = 0;
     const limits: ChargingLimits = {
       setFailsafe: () => Promise.reject(new Error('our own profile failed the schema')),
+      requestDrawReport: () => Promise.resolve('accepted'),
       setTransactionLimit: (_stationId, limit) => {
         tries += 1;
         if (broken) return Promise.reject(new Error('our own profile failed the schema'));
@@ -116,6 +118,7 @@ describe('the load controller shell, when what it reads fails', () => {
       config: twoStations,
       limits: {
         setFailsafe: () => Promise.resolve('accepted'),
+        requestDrawReport: () => Promise.resolve('accepted'),
         setTransactionLimit: (stationId, limit) => {
           sent.push({ stationId, currentA: limit.currentA, validTo: limit.validTo });
           return Promise.resolve('accepted');
@@ -154,6 +157,7 @@ describe('the load controller shell, between a start and its answer', () => {
       config,
       limits: {
         setFailsafe: () => Promise.resolve('accepted'),
+        requestDrawReport: () => Promise.resolve('accepted'),
         setTransactionLimit: (_stationId, limit) => {
           sent.push(limit.transactionId);
           return Promise.resolve('accepted');

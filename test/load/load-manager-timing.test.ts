@@ -59,6 +59,7 @@ function siteForTest() {
         sent.push({ stationId, currentA: limit.currentA });
         return new Promise((resolve) => setTimeout(() => resolve('accepted'), ROUND_TRIP_MS));
       },
+      requestDrawReport: () => Promise.resolve('accepted'),
     },
     meters: {
       circuitReadings: () => [{ meterId: 'grid', online: true, currentA: readingA }],

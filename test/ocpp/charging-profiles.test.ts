@@ -133,6 +133,28 @@ describe('charging limits reach the stations as charging profiles (contract 10.1
     }
   });
 
+  it("a report of the car's draw asked for by TriggerMessage MeterValues on the connector or EVSE", async () => {
+    const t = await daemon();
+    const { chargingLimits } = t.daemon;
+    const station = await t.connect('CP001');
+    await station.boot();
+    expect(await chargingLimits.requestDrawReport('CP001', 2)).toBe('accepted');
+    expect(station.received.filter((r) => r.action === 'TriggerMessage').map((r) => r.params)).toEqual([
+      { requestedMessage: 'MeterValues', connectorId: 2 },
+    ]);
+    for (const [status, outcome] of [
+      ['Rejected', 'rejected'],
+      ['NotImplemented', 'notSupported'],
+    ] as const) {
+      station.handle('TriggerMessage', () => ({ status }));
+      expect(await chargingLimits.requestDrawReport('CP001', 1)).toBe(outcome);
+    }
+    const v201 = await stationV201ForTest(t.url, 'EV201');
+    await v201.boot();
+    expect(await chargingLimits.requestDrawReport('EV201', 1)).toBe('accepted');
+    expect(await chargingLimits.requestDrawReport('NOBODY', 1)).toBe('offline');
+  });
+
   it('offline when the station is not connected, timeout when it does not answer', async () => {
     const t = await daemon();
     const { chargingLimits } = t.daemon;
