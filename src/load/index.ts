@@ -13,6 +13,7 @@ export {
   type LoadManagerOptions,
   type OpenTransaction,
   type OpenTransactions,
+  type ReportedDraw,
 } from './load-manager.js';
 export { registerLoadMetrics } from './load-metrics.js';
 export {

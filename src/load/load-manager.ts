@@ -5,15 +5,17 @@ import type { ChargingLimits, LimitOutcome } from './charging-limits.js';
 import { connectorsBelow, loadsPhase, phaseCurrents } from './circuit-load.js';
 import { controlLoad, INITIAL_CONTROLLER_STATE } from './controller.js';
 import { effectiveMaxCurrentA, type TemporaryLimit, type TemporaryLimitSource } from './temporary-limits.js';
-import type {
-  CircuitLoad,
-  ConnectorDecision,
-  ConnectorFacts,
-  ConnectorState,
-  ControllerState,
-  LoadSite,
-  Phase,
-  PhaseCurrents,
+import {
+  PHASES,
+  type CircuitLoad,
+  type CircuitReading,
+  type ConnectorDecision,
+  type ConnectorFacts,
+  type ConnectorState,
+  type ControllerState,
+  type LoadSite,
+  type Phase,
+  type PhaseCurrents,
 } from './types.js';
 
 /** What a circuit meter last told: its phase currents, or that it went offline. */
@@ -36,10 +38,16 @@ export interface OpenTransaction {
   stationTransactionId: string | null;
 }
 
+/** What a car draws per phase as its station last reported, and when it came (performance.now()'s clock). */
+export interface ReportedDraw {
+  currentA: number;
+  atMs: number;
+}
+
 export interface OpenTransactions {
   open(): readonly OpenTransaction[];
-  /** What the transaction's car draws per phase, as its station last reported; undefined when it has not. */
-  drawnA(transactionId: number): number | undefined;
+  /** The transaction's car's draw as its station last reported it; undefined when it has not. */
+  reportedDraw(transactionId: number): ReportedDraw | undefined;
   /**
    * Told, by transaction id, once a start or stop is committed and answered: a 1.6 station knows a transaction's id
    * only from that answer. Returns the unsubscribe.
@@ -57,6 +65,10 @@ export interface LoadManagerOptions {
   logger: Logger;
   /** How often a step runs without news: raises after raiseAfterS, rotations and renewals happen on it. */
   stepIntervalMs?: number;
+  /** How long after a raise its station is asked to report (default REPORT_AFTER_RAISE_MS). */
+  reportAfterRaiseMs?: number;
+  /** How long a raise its station has not reported is taken from the meter (default RAISE_ESTIMATE_MS). */
+  raiseEstimateMs?: number;
 }
 
 /** A circuit as `load status`, the API, the status page and the metrics show it. */
@@ -128,10 +140,37 @@ interface ManagedSite {
 /** The last limit a transaction's station accepted, and when: renewed before its validTo lapses. */
 interface Sent {
   transactionId: number;
+  currentA: number;
   atMs: number;
 }
 
+/**
+ * A raise sent to a car whose station has not reported since: the meter shows the car taking it before the report
+ * does, so until the report (or RAISE_ESTIMATE_MS) the increase the meter shows since is counted as the car's, up to
+ * the raise (README "Circuits (load management)").
+ */
+interface PendingRaise {
+  transactionId: number;
+  toA: number;
+  sinceMs: number;
+  /** The circuit readings when it was sent, by circuit id: the increase is counted from them. */
+  readingsA: ReadonlyMap<string, PhaseCurrents>;
+}
+
 const DEFAULT_STEP_INTERVAL_MS = 1_000;
+/**
+ * A raised car's station is asked for a report this long after the raise is accepted: a car follows a new charging
+ * current within seconds (IEC 61851-1 gives it 5 s to follow a lower one), so the report shows it at its new draw.
+ */
+const REPORT_AFTER_RAISE_MS = 5_000;
+/**
+ * How long a raise without a report is counted from the meter; then the last report again, however old (the safe
+ * side: other load looks higher). It leaves the report asked for at REPORT_AFTER_RAISE_MS a round trip and more, and
+ * bounds how long a step in the other load that came with a raise the car did not take goes unseen: while the car
+ * draws less than its raise, what it leaves unused covers the step, so the circuit holds; the step shows as soon as
+ * the car takes its raise (the estimate is capped by it), its station reports, or this passes.
+ */
+const RAISE_ESTIMATE_MS = 30_000;
 
 /** A connector's key in the controller: a charge point's connector (an OCPP station's, or a Modbus meter's). */
 const keyOf = (chargePointId: string, connectorId: number): string => `${chargePointId}/${connectorId}`;
@@ -155,6 +194,12 @@ export class LoadManager {
   private readonly sent = new Map<string, Sent>();
   /** Connectors with a limit on its way (which, for which transaction), and whether a newer one waits for it. */
   private readonly sending = new Map<string, { transactionId: number; currentA: number; newer: boolean }>();
+  /** Raises on their way or accepted whose station has not reported since, by connector. */
+  private readonly raises = new Map<string, PendingRaise>();
+  /** Stations that refused to report on request (TriggerMessage), not asked again until they boot. */
+  private readonly unreporting = new Set<string>();
+  /** Requests for a report waiting for the car to take its raise; cleared at stop(). */
+  private readonly reportTimers = new Set<NodeJS.Timeout>();
   private readonly unsubscribe: Array<() => void>;
   private readonly timer: NodeJS.Timeout;
   private stopped = false;
@@ -206,6 +251,7 @@ export class LoadManager {
   booted(stationId: string): void {
     const connectors = [...this.managed.stations].filter(([, c]) => c.stationId === stationId);
     if (connectors.length === 0) return;
+    this.unreporting.delete(stationId);
     for (const [key] of connectors) {
       this.uncontrolled.delete(key);
       this.sent.delete(key);
@@ -304,6 +350,7 @@ export class LoadManager {
   stop(): void {
     this.stopped = true;
     clearInterval(this.timer);
+    for (const timer of this.reportTimers) clearTimeout(timer);
     for (const unsubscribe of this.unsubscribe) unsubscribe();
   }
 
@@ -329,7 +376,6 @@ export class LoadManager {
     // Damping, rotation and renewal count on a monotonic clock: a wall clock set back would hold a pending raise for
     // as long as it went back. Only validTo, which the station reads, is wall-clock time.
     const atMs = performance.now();
-    const { circuitOfMeter } = this.managed;
     const site = this.withTemporaryLimits(this.managed.site);
     this.effectiveSite = site;
     const connectorIds = new Set(site.connectors.map((c) => c.id));
@@ -339,14 +385,12 @@ export class LoadManager {
         .map((t) => [keyOf(t.chargePointId, t.connectorId), t] as const)
         .filter(([key]) => connectorIds.has(key)),
     );
-    const readings = this.options.meters.circuitReadings().flatMap((r) => {
-      const circuitId = circuitOfMeter.get(r.meterId);
-      return circuitId !== undefined && r.online ? [{ circuitId, currentA: r.currentA }] : [];
-    });
+    const readings = this.readings();
     const reported = new Map(
-      [...open].map(([connectorId, t]) => [connectorId, this.options.transactions.drawnA(t.id)] as const),
+      [...open].map(([connectorId, t]) => [connectorId, this.options.transactions.reportedDraw(t.id)] as const),
     );
-    if (reading) this.drawnAtReading = this.drawnNow(open, reported);
+    this.settleRaises(open, reported, atMs);
+    if (reading) this.drawnAtReading = this.drawnNow(site, open, reported, readings);
     const sessions = [...open].map(([connectorId, t]) => {
       const drawnA = this.drawnAtReading.get(t.id);
       return drawnA === undefined ? { connectorId } : { connectorId, drawnA };
@@ -357,7 +401,7 @@ export class LoadManager {
     this.decisions = step.connectors;
     this.sessions = new Map(
       [...open].map(([connectorId, t]) => {
-        const drawnA = reported.get(connectorId);
+        const drawnA = reported.get(connectorId)?.currentA;
         return [connectorId, { transactionId: t.id, ...(drawnA !== undefined && { drawnA }) }] as const;
       }),
     );
@@ -449,20 +493,108 @@ export class LoadManager {
     }
   }
 
-  /** What the cars draw as a reading comes, by transaction id; unknown until their station reports. */
-  private drawnNow(
+  /** The circuit meters' readings, by circuit; a meter offline gives none. */
+  private readings(): CircuitReading[] {
+    const { circuitOfMeter } = this.managed;
+    return this.options.meters.circuitReadings().flatMap((r) => {
+      const circuitId = circuitOfMeter.get(r.meterId);
+      return circuitId !== undefined && r.online ? [{ circuitId, currentA: r.currentA }] : [];
+    });
+  }
+
+  /** Ends the pending raises whose car has left, whose station has reported since, or that are too old to trust. */
+  private settleRaises(
     open: ReadonlyMap<string, OpenTransaction>,
-    reported: ReadonlyMap<string, number | undefined>,
+    reported: ReadonlyMap<string, ReportedDraw | undefined>,
+    atMs: number,
+  ): void {
+    const windowMs = this.options.raiseEstimateMs ?? RAISE_ESTIMATE_MS;
+    for (const [key, raise] of this.raises) {
+      const reportAtMs = reported.get(key)?.atMs ?? -Infinity;
+      if (open.get(key)?.id !== raise.transactionId || reportAtMs > raise.sinceMs || atMs - raise.sinceMs >= windowMs)
+        this.raises.delete(key);
+    }
+  }
+
+  /**
+   * What the cars draw as a reading comes, by transaction id; unknown until their station reports. A car raised since
+   * its last report draws what the report said plus the increase the meter shows since the raise, shared among the
+   * cars raised with it and at most its raise: the meter sees a car take its raise long before its station's next
+   * periodic report says so, and taking that for other load lowered it again at once (a saw-tooth).
+   */
+  private drawnNow(
+    site: LoadSite,
+    open: ReadonlyMap<string, OpenTransaction>,
+    reported: ReadonlyMap<string, ReportedDraw | undefined>,
+    readings: readonly CircuitReading[],
   ): Map<number, number> {
     const drawn = new Map<number, number>();
     for (const [connectorId, t] of open) {
+      const reportedA = reported.get(connectorId)?.currentA;
+      const raise = this.raises.get(connectorId);
+      const increaseA = raise && this.increaseA(site, connectorId, raise, readings);
+      const drawnA =
+        raise && increaseA !== undefined
+          ? Math.max(reportedA ?? 0, Math.min(raise.toA, (reportedA ?? 0) + increaseA))
+          : reportedA;
       // A report older than the last lowering says more than the car may draw now: what it may draw is the truth
       // then, and counting less of it as the car's keeps the other load on the safe side.
-      const reportedA = reported.get(connectorId);
       const allowedA = this.state.connectors[connectorId]?.allowedA;
-      if (reportedA !== undefined) drawn.set(t.id, allowedA === undefined ? reportedA : Math.min(reportedA, allowedA));
+      if (drawnA !== undefined) drawn.set(t.id, allowedA === undefined ? drawnA : Math.min(drawnA, allowedA));
     }
     return drawn;
+  }
+
+  /**
+   * The increase the meters above a raised connector show since its raise, per phase it loads, shared among the
+   * connectors raised and loading that phase there; the least of them, none below 0. Undefined without a metered
+   * circuit above that reads now; 0 when one did not read at the raise (nothing to count from).
+   */
+  private increaseA(
+    site: LoadSite,
+    connectorId: string,
+    raise: PendingRaise,
+    readings: readonly CircuitReading[],
+  ): number | undefined {
+    const connector = site.connectors.find((k) => k.id === connectorId);
+    if (!connector) return undefined;
+    const now = new Map(readings.map((r) => [r.circuitId, r.currentA]));
+    const increases = site.circuits.flatMap((circuit) => {
+      const afterA = now.get(circuit.id);
+      const below = connectorsBelow(site, circuit.id);
+      if (!circuit.metered || !afterA || !below.includes(connector)) return [];
+      const beforeA = raise.readingsA.get(circuit.id);
+      return PHASES.filter((p) => loadsPhase(connector, p)).map((p) => {
+        const raised = below.filter((k) => this.raises.has(k.id) && loadsPhase(k, p)).length;
+        return beforeA ? (afterA[p] - beforeA[p]) / raised : 0;
+      });
+    });
+    return increases.length === 0 ? undefined : Math.max(0, Math.min(...increases));
+  }
+
+  /**
+   * Asks a raised car's station to report once the car had time to take its raise, unless it reported meanwhile. A
+   * station that refuses is logged once and not asked again until it boots; its car's raise is counted from the meter
+   * until its next periodic report, or RAISE_ESTIMATE_MS.
+   */
+  private askForReport(key: string, station: StationConnector): void {
+    const timer = setTimeout(() => {
+      this.reportTimers.delete(timer);
+      const { stationId, connectorId } = station;
+      if (!this.raises.has(key) || this.unreporting.has(stationId)) return;
+      void this.options.limits.requestDrawReport(stationId, connectorId).then(
+        (outcome) => {
+          if ((outcome !== 'rejected' && outcome !== 'notSupported') || this.unreporting.has(stationId)) return;
+          this.unreporting.add(stationId);
+          this.options.logger.warn(
+            { stationId, outcome },
+            'station does not report on request: a raise is counted from the circuit meter until its next report',
+          );
+        },
+        (err: unknown) => this.options.logger.error({ err, stationId }, 'report request not sent'),
+      );
+    }, this.options.reportAfterRaiseMs ?? REPORT_AFTER_RAISE_MS);
+    this.reportTimers.add(timer);
   }
 
   private send(
@@ -480,6 +612,23 @@ export class LoadManager {
       return;
     }
     this.sending.set(key, { transactionId: transaction.id, currentA, newer: false });
+    const before = this.sent.get(key);
+    if (before?.transactionId === transaction.id && currentA > before.currentA) {
+      // From before it leaves, so that no reading after the car took it counts as the baseline. A raise on one not
+      // reported yet keeps the first's baseline and time: the increase since counts both.
+      const pending = this.raises.get(key);
+      this.raises.set(
+        key,
+        pending?.transactionId === transaction.id
+          ? { ...pending, toA: currentA }
+          : {
+              transactionId: transaction.id,
+              toA: currentA,
+              sinceMs: performance.now(),
+              readingsA: new Map(this.readings().map((r) => [r.circuitId, r.currentA])),
+            },
+      );
+    }
     const limit = {
       connectorId: station.connectorId,
       transactionId: transaction.id,
@@ -493,9 +642,14 @@ export class LoadManager {
         this.failedSends.delete(key);
         const { newer } = this.sending.get(key) ?? { newer: false };
         this.sending.delete(key);
-        if (outcome === 'accepted') this.sent.set(key, { transactionId: transaction.id, atMs });
-        // Offline or unanswered: sent again at the next step.
-        else this.sent.delete(key);
+        if (outcome === 'accepted') {
+          this.sent.set(key, { transactionId: transaction.id, currentA, atMs });
+          if (this.raises.get(key)?.toA === currentA) this.askForReport(key, station);
+        } else {
+          // Offline or unanswered: sent again at the next step. A raise not taken is no car's.
+          this.sent.delete(key);
+          this.raises.delete(key);
+        }
         if (outcome === 'rejected' || outcome === 'notSupported')
           return this.markUncontrolled([key], station.stationId, outcome);
         // A limit decided while this one was on its way: sent now, so a lowering waits for no timer.
@@ -509,6 +663,7 @@ export class LoadManager {
         // step sends it again.
         this.sending.delete(key);
         this.sent.delete(key);
+        this.raises.delete(key);
         this.notSent(key, { err, stationId: station.stationId, profile: 'TxProfile' });
       },
     );

@@ -98,10 +98,10 @@ export class Transactions {
 
   private readonly openedOrClosedListeners = new Set<(transactionId: number) => void>();
   /**
-   * What the car of each open transaction draws per phase (A), as its station last reported: it only steers load
-   * sharing, which needs the latest and nothing older, so it stays in memory and goes with the transaction.
+   * What the car of each open transaction draws per phase (A), as its station last reported, and when: it only steers
+   * load sharing, which needs the latest and nothing older, so it stays in memory and goes with the transaction.
    */
-  private readonly drawn = new Map<number, number>();
+  private readonly drawn = new Map<number, { currentA: number; atMs: number }>();
 
   /**
    * Tells listener of every start and stop, by transaction id, once committed and answered: load management shares
@@ -301,7 +301,8 @@ export class Transactions {
 
   /** Notes what the car of an open transaction draws now, per phase (README "Circuits (load management)"). */
   noteDrawn(transactionId: number, currentA: number): void {
-    this.drawn.set(transactionId, checkCurrentA('Current.Import', currentA));
+    // On the monotonic clock load management steps on: it tells a report that came after a raise from one before.
+    this.drawn.set(transactionId, { currentA: checkCurrentA('Current.Import', currentA), atMs: performance.now() });
   }
 
   /**
@@ -314,8 +315,8 @@ export class Transactions {
     if (open) this.drawn.delete(open.id);
   }
 
-  /** What the car of an open transaction last drew per phase, if its station said. */
-  drawnA(transactionId: number): number | undefined {
+  /** What the car of an open transaction last drew per phase, if its station said, and when it said so. */
+  reportedDraw(transactionId: number): { currentA: number; atMs: number } | undefined {
     return this.drawn.get(transactionId);
   }
 

@@ -36,7 +36,7 @@ describe('the load controller shell, when what it reads fails', () => {
           return [];
         },
         onOpenedOrClosed: () => () => undefined,
-        drawnA: () => undefined,
+        reportedDraw: () => undefined,
       },
       logger,
       stepIntervalMs: 10,
@@ -76,7 +76,7 @@ describe('the load controller shell, when what it reads fails', () => {
           { id: 1, stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, stationTransactionId: null },
         ],
         onOpenedOrClosed: () => () => undefined,
-        drawnA: () => undefined,
+        reportedDraw: () => undefined,
       },
       logger,
       stepIntervalMs: 10,
@@ -125,7 +125,7 @@ describe('the load controller shell, when what it reads fails', () => {
         },
       },
       meters: { onCircuitReading: () => () => undefined, circuitReadings: () => [] },
-      transactions: { open: () => open, onOpenedOrClosed: () => () => undefined, drawnA: () => undefined },
+      transactions: { open: () => open, onOpenedOrClosed: () => () => undefined, reportedDraw: () => undefined },
       logger,
       stepIntervalMs: 20,
     });
@@ -170,7 +170,7 @@ describe('the load controller shell, between a start and its answer', () => {
       transactions: {
         open: () => open,
         onOpenedOrClosed: (listener) => ((told = listener), () => undefined),
-        drawnA: () => undefined,
+        reportedDraw: () => undefined,
       },
       logger,
       stepIntervalMs: 60_000,

@@ -127,13 +127,18 @@ describe('load management on a metered circuit', () => {
     const health = async () =>
       ((await (await fetch(`http://127.0.0.1:${t.daemon.httpPort}/health`)).json()) as { load?: unknown }).load;
     const station = await t.connect('CP001');
+    // The meter sees the other load and the car, which draws what its profiles allow.
+    let otherA = [5, 5, 5];
+    sim.follow(1, () => ({ currentA: otherA.map((a) => a + station.drawnA(1)) }));
     await station.boot();
     await station.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
+    await station.reportDrawn(1);
     // Capped at the charge point's 32 A (CHARGE_POINT_DEFAULTS), below the 35 A the meter leaves.
     await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(32);
     expect(await health()).toMatchObject({ status: 'ok' });
 
-    await sim.set(1, { currentA: [20, 25, 20] });
+    // The car has taken its raise: the meter's increase since is all its own, and the step shows.
+    otherA = [20, 25, 20];
     await expect.poll(() => station.limitA(1), { timeout: 2_000 }).toBe(15);
 
     await sim.setOnline(1, false);
