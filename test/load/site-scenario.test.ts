@@ -33,13 +33,16 @@ const REPORT_MS = 1000;
  * obey at once, and the sampler sees it within a sample.
  */
 const OVER_LIMIT_BOUND_MS = 2000 + POLL_MS + SAMPLE_MS;
-/**
- * Settling takes raises, each after raiseAfterS, and a raise seen at the meter before the raised car reports it makes
- * the other load look higher for a while (the open case in load-manager-timing.test.ts).
- */
+/** Settling takes raises, each after raiseAfterS. */
 const SETTLE_MS = 20_000;
 /** Settled: the limits held longer than a report and a poll, so no reading or report is left to move them. */
 const HOLD_MS = REPORT_MS + 2 * POLL_MS;
+/**
+ * Stations that report only at their MeterValueSampleInterval and when asked: until a new car's first report it
+ * counts as other load, and each raise waits raiseAfterS and a report asked for 5 s after it.
+ */
+const PERIODIC_REPORT_MS = 10_000;
+const PERIODIC_SETTLE_MS = 45_000;
 
 const STATIONS_16 = ['CP001', 'CP002'];
 const STATIONS_201 = ['EV201', 'EV202'];
@@ -104,8 +107,12 @@ async function stationsForTest(ocppUrl: string, ids: string[]): Promise<CarPort[
   );
 }
 
-function siteForTest(otherA: Phases, ports: CarPort[]): SiteUnderLoad {
-  const site = new SiteUnderLoad({ limitA: LIMIT_A, otherA, ports, sampleMs: SAMPLE_MS, reportMs: REPORT_MS });
+function siteForTest(
+  otherA: Phases,
+  ports: CarPort[],
+  reports: { reportMs: number; reportOnChange?: boolean } = { reportMs: REPORT_MS },
+): SiteUnderLoad {
+  const site = new SiteUnderLoad({ limitA: LIMIT_A, otherA, ports, sampleMs: SAMPLE_MS, ...reports });
   onTestFinished(() => site.stop());
   return site;
 }
@@ -124,9 +131,14 @@ async function expectLimits(site: SiteUnderLoad, names: string[], currentA: numb
 
 /**
  * The named cars' stations settle on `currentA` each (a list: these limits in any order, as who waits is the
- * controller's choice) and hold it for HOLD_MS.
+ * controller's choice) within settleMs and hold it for holdMs.
  */
-async function expectSettled(site: SiteUnderLoad, names: string[], currentA: number | number[]) {
+async function expectSettled(
+  site: SiteUnderLoad,
+  names: string[],
+  currentA: number | number[],
+  { holdMs, settleMs } = { holdMs: HOLD_MS, settleMs: SETTLE_MS },
+) {
   const byValue = (a: number | undefined, b: number | undefined) => (a ?? -1) - (b ?? -1);
   const wanted = (Array.isArray(currentA) ? currentA : names.map(() => currentA)).toSorted(byValue);
   const holds = (limitsA: Array<number | undefined>) => limitsA.toSorted(byValue).every((a, i) => a === wanted[i]);
@@ -134,9 +146,9 @@ async function expectSettled(site: SiteUnderLoad, names: string[], currentA: num
     .poll(
       () => ({
         limitsA: names.map((name) => site.limitA(name)).toSorted(byValue),
-        held: site.heldMs(names, holds) >= HOLD_MS,
+        held: site.heldMs(names, holds) >= holdMs,
       }),
-      { timeout: SETTLE_MS, interval: SAMPLE_MS },
+      { timeout: settleMs, interval: SAMPLE_MS },
     )
     .toEqual({ limitsA: wanted, held: true });
 }
@@ -230,6 +242,45 @@ describe('a site of 1.6 and 2.0.1 stations on one metered 63 A circuit (issue 29
       expect(site.unexcused(OVER_LIMIT_BOUND_MS)).toEqual([]);
     },
     PROCESS_TEST_TIMEOUT_MS,
+  );
+});
+
+describe('stations that report only every 10 s and when asked (issue 29: no saw-tooth after a raise)', () => {
+  it(
+    'the shares settle through arrivals and a step down; a car is lowered only after a step',
+    async () => {
+      const sim = await gridMeterForTest();
+      const cars = [...STATIONS_16, ...STATIONS_201];
+      const temp = tempSiteForTest(siteConfig({ meterPort: sim.port, stations: cars, profileValidityS: 300 }));
+      await sim.set(1, { energyKWh: 1000, currentA: [10, 12.3, 8], powerW: 6969 });
+      const daemon = await spawnDaemonForTest(temp.configPath, { built: true, readyTimeoutMs: 60_000 });
+      const site = siteForTest([10, 12.3, 8], await stationsForTest(daemon.ready.ocppUrl, cars), {
+        reportMs: PERIODIC_REPORT_MS,
+        reportOnChange: false,
+      });
+      sim.follow(1, () => site.meterValues());
+      site.start();
+      for (const name of cars) await expect.poll(() => site.limitA(name)).toBe(FAILSAFE_A);
+      // Held longer than a report period: a report or reading that undid a raise would show.
+      const settled = { holdMs: PERIODIC_REPORT_MS + 2 * POLL_MS, settleMs: PERIODIC_SETTLE_MS };
+
+      // (63 - 12.3) / 4 = 12.675 A each, then (63 - 5.2) / 4 = 14.45 once the building draws less.
+      await Promise.all(cars.map((name) => site.arrive(name)));
+      await expectSettled(site, cars, 12.6, settled);
+      const stepDownAt = site.setOther([5.2, 5.2, 5.2], 'other load down');
+      await expectSettled(site, cars, 14.4, settled);
+      site.stop();
+
+      // No saw-tooth: every lowering answers a step (the arrivals, whose cars count as other load until they report)
+      // within the promise, and none comes after the step down, which only raises.
+      const unprompted = site
+        .lowerings()
+        .filter((l) => !site.steps.some((s) => s.atMs <= l.atMs && l.atMs - s.atMs <= OVER_LIMIT_BOUND_MS));
+      expect(unprompted).toEqual([]);
+      expect(site.lowerings().filter((l) => l.atMs >= stepDownAt)).toEqual([]);
+      expect(site.unexcused(OVER_LIMIT_BOUND_MS)).toEqual([]);
+    },
+    3 * PROCESS_TEST_TIMEOUT_MS,
   );
 });
 

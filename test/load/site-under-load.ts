@@ -27,8 +27,11 @@ export interface Sample {
   charging: ReadonlySet<string>;
 }
 
-/** A charging car's limit going up between two samples: something chargegate sent (or a profile lapsing). */
-export interface Raise {
+/**
+ * A charging car's limit going up (a raise: something chargegate sent, or a profile lapsing) or down between two
+ * samples.
+ */
+export interface LimitChange {
   atMs: number;
   name: string;
   fromA: number;
@@ -42,8 +45,9 @@ const VOLTS = 230;
  * their station's profiles allow (min of the car's demand and the profile stack's limit, from the instant the
  * station took the profile: the stations react at once), other load draws what the test sets, and a circuit meter
  * that follows currentA() sees their sum right now. Each charging station reports its car's draw as Current.Import
- * every reportMs, as a station's periodic MeterValues do, and as soon as it changes (noticed at the next sample), as a
- * 2.0.1 station does with a TransactionEvent triggered by ChargingRateChanged. The site is sampled every sampleMs
+ * every reportMs, as a station's periodic MeterValues do, and when asked (TriggerMessage MeterValues); unless
+ * reportOnChange is false, also as soon as it changes (noticed at the next sample), as a 2.0.1 station does with a
+ * TransactionEvent triggered by ChargingRateChanged. The site is sampled every sampleMs
  * (wall-clock ms, the clock validTo and the meter simulator's requests use) to judge the promise afterwards.
  */
 export class SiteUnderLoad {
@@ -58,7 +62,14 @@ export class SiteUnderLoad {
   private readonly reported = new Map<string, number>();
 
   constructor(
-    private readonly options: { limitA: number; otherA: Phases; ports: CarPort[]; sampleMs: number; reportMs: number },
+    private readonly options: {
+      limitA: number;
+      otherA: Phases;
+      ports: CarPort[];
+      sampleMs: number;
+      reportMs: number;
+      reportOnChange?: boolean;
+    },
   ) {
     this.otherA = options.otherA;
     this.ports = new Map(options.ports.map((p) => [p.name, p]));
@@ -70,7 +81,7 @@ export class SiteUnderLoad {
     this.timers.push(
       setInterval(() => {
         this.sample();
-        this.report((name) => this.drawnA(name) !== this.reported.get(name));
+        if (this.options.reportOnChange ?? true) this.report((name) => this.drawnA(name) !== this.reported.get(name));
       }, this.options.sampleMs),
       setInterval(() => this.report(() => true), this.options.reportMs),
     );
@@ -168,19 +179,13 @@ export class SiteUnderLoad {
   }
 
   /** A charging car's limit rising between two samples. */
-  raises(): Raise[] {
-    const raises: Raise[] = [];
-    this.samples.forEach((sample, i) => {
-      const before = this.samples[i - 1];
-      if (!before) return;
-      for (const name of sample.charging) {
-        const fromA = before.limits.get(name);
-        const toA = sample.limits.get(name);
-        if (before.charging.has(name) && fromA !== undefined && toA !== undefined && toA > fromA)
-          raises.push({ atMs: sample.atMs, name, fromA, toA });
-      }
-    });
-    return raises;
+  raises(): LimitChange[] {
+    return this.limitChanges().filter((c) => c.toA > c.fromA);
+  }
+
+  /** A charging car's limit falling between two samples. */
+  lowerings(): LimitChange[] {
+    return this.limitChanges().filter((c) => c.toA < c.fromA);
   }
 
   /**
@@ -197,6 +202,21 @@ export class SiteUnderLoad {
       const raise = raises.find((r) => r.atMs > step.atMs && r.atMs <= sample.atMs);
       return raise ? [{ ...sample, why: `after ${raise.name} was raised to ${raise.toA} A` }] : [];
     });
+  }
+
+  private limitChanges(): LimitChange[] {
+    const changes: LimitChange[] = [];
+    this.samples.forEach((sample, i) => {
+      const before = this.samples[i - 1];
+      if (!before) return;
+      for (const name of sample.charging) {
+        const fromA = before.limits.get(name);
+        const toA = sample.limits.get(name);
+        if (before.charging.has(name) && fromA !== undefined && toA !== undefined && toA !== fromA)
+          changes.push({ atMs: sample.atMs, name, fromA, toA });
+      }
+    });
+    return changes;
   }
 
   private port(name: string): CarPort {
