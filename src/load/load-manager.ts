@@ -142,6 +142,8 @@ interface Sent {
   transactionId: number;
   currentA: number;
   atMs: number;
+  /** The validity it was sent with: a reload that lengthens profileValidityS must not let it lapse. */
+  validityMs: number;
 }
 
 /**
@@ -421,7 +423,7 @@ export class LoadManager {
       const due =
         decision.sendA !== undefined ||
         sent?.transactionId !== transaction.id ||
-        atMs - sent.atMs >= (this.config.loadManagement.profileValidityS * 1000) / 2;
+        atMs - sent.atMs >= Math.min(sent.validityMs, this.config.loadManagement.profileValidityS * 1000) / 2;
       if (due) this.send(decision.connectorId, station, transaction, decision.allowedA, atMs);
     }
   }
@@ -629,12 +631,13 @@ export class LoadManager {
             },
       );
     }
+    const validityMs = this.config.loadManagement.profileValidityS * 1000;
     const limit = {
       connectorId: station.connectorId,
       transactionId: transaction.id,
       stationTransactionId: transaction.stationTransactionId,
       currentA,
-      validTo: new Date(Date.now() + this.config.loadManagement.profileValidityS * 1000),
+      validTo: new Date(Date.now() + validityMs),
       phases: station.phases,
     };
     void this.options.limits.setTransactionLimit(station.stationId, limit).then(
@@ -643,7 +646,7 @@ export class LoadManager {
         const { newer } = this.sending.get(key) ?? { newer: false };
         this.sending.delete(key);
         if (outcome === 'accepted') {
-          this.sent.set(key, { transactionId: transaction.id, currentA, atMs });
+          this.sent.set(key, { transactionId: transaction.id, currentA, atMs, validityMs });
           if (this.raises.get(key)?.toA === currentA) this.askForReport(key, station);
         } else {
           // Offline or unanswered: sent again at the next step. A raise not taken is no car's.

@@ -146,6 +146,58 @@ describe('the load controller shell, when what it reads fails', () => {
   });
 });
 
+describe('the load controller shell, renewing', () => {
+  it('renews a profile at half of the validity it was sent with, though a reload lengthened profileValidityS', async () => {
+    const { logger } = capturedLogger();
+    const withValidity = (profileValidityS: number) =>
+      parseConfig(
+        JSON.stringify({
+          ...baseConfig('/tmp/unused'),
+          sites: [
+            {
+              id: 's1',
+              stations: [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1] }] }],
+              circuits: [{ id: 'main', maxCurrentA: 16, chargePoints: ['CP001-A'] }],
+            },
+          ],
+          loadManagement: { minCurrentA: 6, raiseAfterS: 1, profileValidityS },
+        }),
+      );
+    const validTo: Date[] = [];
+    const currentA: number[] = [];
+    const load = new LoadManager({
+      config: withValidity(1),
+      limits: {
+        setFailsafe: () => Promise.resolve('accepted'),
+        requestDrawReport: () => Promise.resolve('accepted'),
+        setTransactionLimit: (_stationId, limit) => {
+          validTo.push(limit.validTo);
+          currentA.push(limit.currentA);
+          return Promise.resolve('accepted');
+        },
+      },
+      meters: { onCircuitReading: () => () => undefined, circuitReadings: () => [] },
+      transactions: {
+        open: () => [
+          { id: 1, stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, stationTransactionId: null },
+        ],
+        onOpenedOrClosed: () => () => undefined,
+        reportedDraw: () => undefined,
+      },
+      logger,
+      stepIntervalMs: 20,
+    });
+    onTestFinished(() => load.stop());
+    // Raised to the whole circuit after raiseAfterS: nothing left to change but renewals.
+    await expect.poll(() => currentA.at(-1), { timeout: 3_000 }).toBe(16);
+    // The profile the station holds lapses a second from now; the reload must not make the next renewal wait an hour.
+    load.reload(withValidity(7200));
+    const sentBefore = validTo.length;
+    await expect.poll(() => validTo.length, { timeout: 2_000 }).toBeGreaterThan(sentBefore);
+    expect(validTo.at(-1)!.getTime()).toBeGreaterThan(Date.now() + 3_600_000);
+  });
+});
+
 describe('the load controller shell, between a start and its answer', () => {
   it("sends a transaction's first limit only once the domain told its start: its station knows the id by then", () => {
     const { logger } = capturedLogger();
