@@ -38,6 +38,8 @@ export interface LocalStation {
   statuses(): Array<{ connectorId: number; status: string; errorCode: string }>;
   /** A call from the CSMS, relayed to the station; resolves with its answer. */
   relay(action: string, params: unknown): Promise<unknown>;
+  /** True while a charge point of the station is on a configured circuit: load management sets its profiles. */
+  onCircuit(): boolean;
   /** Told each time the queue has been sent to the end. */
   drained(): void;
 }
@@ -64,6 +66,8 @@ export class StationLink {
   private closing = false;
   /** A wait between attempts, cut short when the link closes. */
   private readonly aborts = new AbortController();
+  /** The CSMS's charging profiles refused here are logged once per link, not per call. */
+  private profilesRefusedLogged = false;
 
   constructor(
     readonly stationId: string,
@@ -310,6 +314,16 @@ export class StationLink {
     // The CSMS's answer to a StartTransaction and its next call can arrive in one read: the answer's handling (a few
     // promise turns) maps the new transaction id before this call looks it up.
     await new Promise((resolve) => setImmediate(resolve));
+    if (this.overridesLoadManagement(method, params as Record<string, unknown>)) {
+      if (!this.profilesRefusedLogged)
+        this.log.warn(
+          { action: method },
+          "CSMS charging profiles are not composed with load management's yet: refused",
+        );
+      this.profilesRefusedLogged = true;
+      // OCPP 1.6 ClearChargingProfile.conf has no Rejected: Unknown tells the CSMS that nothing was cleared.
+      return { status: method === 'ClearChargingProfile' ? 'Unknown' : 'Rejected' };
+    }
     const local = this.toLocal(method, params as Record<string, unknown>);
     if (!local) {
       this.log.warn({ action: method }, 'CSMS named a transaction this station does not have: answered Rejected');
@@ -324,6 +338,19 @@ export class StationLink {
       this.log.error({ action: method, err }, 'relaying a CSMS call to the station failed');
       throw rpcError('InternalError', `${method} could not be relayed`);
     }
+  }
+
+  /**
+   * A CSMS profile at a higher stack level would override load management's, a ClearChargingProfile would wipe its
+   * fail-safe TxDefaultProfile until the next boot (README "Uplink to a CSMS"). A RemoteStartTransaction with a profile
+   * is refused rather than relayed without it: answering Accepted would tell the CSMS its limit holds when it does not.
+   */
+  private overridesLoadManagement(method: string, params: Record<string, unknown>): boolean {
+    const setsProfile =
+      method === 'SetChargingProfile' ||
+      method === 'ClearChargingProfile' ||
+      (method === 'RemoteStartTransaction' && params.chargingProfile !== undefined);
+    return setsProfile && this.station.onCircuit();
   }
 
   /** The CSMS names transactions by its own ids; the station knows chargegate's. */

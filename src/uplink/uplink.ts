@@ -179,12 +179,21 @@ export class Uplink implements StationMessageForwarder {
         relay: (action, params) =>
           this.central!.commands.call16(stationId, action as keyof Ocpp16Actions & string, params as never),
         drained: () => this.closeIfIdle(stationId),
+        onCircuit: () => this.onCircuit(stationId),
       },
       this.log.child({ stationId }),
     );
     this.links.set(stationId, link);
     link.open();
     return link;
+  }
+
+  /** Read from the config at each call: a reload that puts a charge point on a circuit applies at once. */
+  private onCircuit(stationId: string): boolean {
+    return this.options.config().sites.some((site) => {
+      const chargePoints = site.stations.find((s) => s.id === stationId)?.chargePoints ?? [];
+      return site.circuits.some((c) => c.chargePoints.some((id) => chargePoints.some((cp) => cp.id === id)));
+    });
   }
 
   /** A link stays open while its station is connected or its queue holds messages (a backlog after a restart). */
