@@ -235,25 +235,25 @@ export class Transactions {
   /**
    * Keeps the readings a station sent outside a start or stop (README "Signed meter values"): for `transactionId`
    * when given, else for the transaction open on the connector (a 1.6 Begin reading in MeterValues right after
-   * StartTransaction names none). False, and nothing kept, when neither is this station's.
+   * StartTransaction names none). Returns that transaction (the uplink queues the message under it); undefined, and
+   * nothing kept, when neither is this station's.
    */
   keepReadings(
     at: { stationId: string; connectorId: number; transactionId?: number },
     readings: { signed?: readonly SignedReadingInput[]; plain?: readonly MeterReadingInput[] },
-  ): boolean {
+  ): Transaction | undefined {
     const { signed = [], plain = [] } = readings;
-    if (signed.length === 0 && plain.length === 0) return true;
-    return this.ctx.commit(() => {
-      const transaction =
-        at.transactionId !== undefined
-          ? this.ofStation(at.stationId, at.transactionId)
-          : this.openOn(at.stationId, at.connectorId);
-      if (!transaction) return false;
+    const transaction =
+      at.transactionId !== undefined
+        ? this.ofStation(at.stationId, at.transactionId)
+        : this.openOn(at.stationId, at.connectorId);
+    if (!transaction || (signed.length === 0 && plain.length === 0)) return transaction;
+    this.ctx.commit(() => {
       if (signed.length > 0)
         this.signedReadings.keep({ stationId: at.stationId, transactionId: transaction.id }, signed);
       this.meterReadings.keep(transaction.id, plain);
-      return true;
     });
+    return transaction;
   }
 
   /**

@@ -277,14 +277,12 @@ export class StationLink {
     }
   }
 
-  /** The payload with the CSMS's transaction id; undefined when the CSMS never heard of the transaction. */
+  /**
+   * The payload with the CSMS's transaction id, also in a MeterValues the station sent without one (queued under the
+   * transaction its readings were kept for); undefined when the CSMS never heard of the transaction.
+   */
   private mapped(message: QueuedMessage): Record<string, unknown> | undefined {
-    if (
-      message.action === 'StartTransaction' ||
-      message.transactionId === null ||
-      !('transactionId' in message.payload)
-    )
-      return message.payload;
+    if (message.action === 'StartTransaction' || message.transactionId === null) return message.payload;
     const csmsId = this.queue.csmsTransactionId(message.transactionId);
     if (csmsId === null || csmsId === undefined) {
       this.log.warn(

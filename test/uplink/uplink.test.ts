@@ -9,6 +9,7 @@ import {
   type TestDaemon,
 } from '../support/daemon.js';
 import { receiverForTest } from '../support/for-test.js';
+import { simulatedRecord } from '../support/ocmf.js';
 import type { SimulatedStation } from '../support/station.js';
 
 const UPLINK_WAIT_MS = 30_000;
@@ -240,6 +241,32 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
       for (const [action, params] of commands)
         expect(await csms.call('CP002', action, params), action).toEqual({ status: 'Accepted' });
       expect(unmanaged.received.map((r) => r.action)).toEqual(commands.map(([action]) => action));
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'a signed Begin reading sent without a transactionId while the CSMS is away: queued under its transaction, delivered with the id the CSMS gave it',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms) });
+      const station = await t.connect();
+      await station.boot();
+      await eventually(() => csms.of('BootNotification').length > 0, UPLINK_WAIT_MS, 'the uplink boot');
+      await csms.cutOff();
+      const transactionId = await station.startTransaction({ connectorId: 1, idTag: 'TAG-SIGNED', meterStart: 0 });
+      const begin = simulatedRecord(0, 'B');
+      await station.signedMeterValue({ connectorId: 1, value: begin, context: 'Transaction.Begin' });
+      await station.stopTransaction({ transactionId, meterStop: 1000 });
+      csms.restore();
+      await eventually(() => csms.of('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the replay');
+      expect(csms.of('MeterValues')).toEqual([
+        expect.objectContaining({
+          connectorId: 1,
+          transactionId: 5001,
+          meterValue: [expect.objectContaining({ sampledValue: [expect.objectContaining({ value: begin })] })],
+        }),
+      ]);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

@@ -198,20 +198,19 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
       return {};
     }
     const signed = signedReadingsV16(params.connectorId, params.meterValue);
-    let notQueued = false;
-    const kept = site.together(() => {
-      const keptHere = site.transactions.keepReadings(
+    const owner = site.together(() => {
+      const transaction = site.transactions.keepReadings(
         { stationId, connectorId: params.connectorId, ...(transactionId !== undefined && { transactionId }) },
         { signed, plain: energyReadingsV16(params.meterValue) },
       );
-      // Readings of one of this station's transactions go through its queue; the others only while online.
-      if (transactionId !== undefined && site.transactions.ofStation(stationId, transactionId))
-        forwarder?.queue(stationId, { action: 'MeterValues', payload: params, transactionId });
-      else notQueued = true;
-      return keptHere;
+      // Readings of one of this station's transactions go through its queue, under the transaction they were kept
+      // for (a Begin reading names none: README "Uplink to a CSMS"); the others only while online.
+      if (transaction)
+        forwarder?.queue(stationId, { action: 'MeterValues', payload: params, transactionId: transaction.id });
+      return transaction;
     });
-    if (notQueued) live('MeterValues', params);
-    if (!kept && signed.length > 0)
+    if (!owner) live('MeterValues', params);
+    if (!owner && signed.length > 0)
       warn(
         { transactionId, connectorId: params.connectorId, readings: signed.length },
         'signed meter values for no transaction of this station: dropped',
