@@ -122,6 +122,8 @@ export class Keystore {
   private stamp: FileStamp | undefined;
   private loaded: LoadedKey[] = [];
   private signingIds = new Map<KeyPurpose, string>();
+  /** Per station, the upstream password last opened and the sealed text it came from: scrypt runs once per change. */
+  private readonly openedPasswords = new Map<string, { sealed: string; password: string }>();
 
   private constructor(private readonly options: KeystoreOptions) {
     this.file = keystorePath(options.dataDir);
@@ -260,12 +262,18 @@ export class Keystore {
     });
   }
 
-  /** The password `stationId` presents to the CSMS, read from the file at each call (the CLI may have changed it). */
+  /**
+   * The password `stationId` presents to the CSMS, read from the file at each call (the CLI may have changed it) and
+   * decrypted only when its entry changed: every link asks at every connect attempt, and scrypt blocks the event loop.
+   */
   upstreamPassword(stationId: string): string | undefined {
     const sealed = readKeystoreDocument(this.file).upstreamPasswords?.[stationId];
-    return sealed === undefined
-      ? undefined
-      : openSecret(sealed, this.options.passphrase, `${this.file}: upstream password of ${stationId}`);
+    if (sealed === undefined) return undefined;
+    const opened = this.openedPasswords.get(stationId);
+    if (opened?.sealed === sealed) return opened.password;
+    const password = openSecret(sealed, this.options.passphrase, `${this.file}: upstream password of ${stationId}`);
+    this.openedPasswords.set(stationId, { sealed, password });
+    return password;
   }
 
   /**

@@ -142,9 +142,16 @@ export class StationLink {
   private async connect(): Promise<void> {
     if (this.closing) return;
     this.state = 'connecting';
-    const password =
-      this.settings.securityProfile === 1 || this.settings.securityProfile === 2 ? this.settings.password() : undefined;
-    if ((this.settings.securityProfile === 1 || this.settings.securityProfile === 2) && password === undefined) {
+    const needsPassword = this.settings.securityProfile === 1 || this.settings.securityProfile === 2;
+    let password: string | undefined;
+    try {
+      password = needsPassword ? this.settings.password() : undefined;
+    } catch (err) {
+      // A damaged keystore entry: the link waits for it to be set again, the daemon runs on.
+      this.log.error({ error: messageOf(err) }, 'upstream password cannot be read: tried again');
+      return this.reconnectLater();
+    }
+    if (needsPassword && password === undefined) {
       this.log.warn('no upstream password for this station: set it with `chargegate station upstream-password`');
       return this.reconnectLater();
     }

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Keystore, KeystoreError } from '../../src/keystore/index.js';
@@ -78,4 +78,46 @@ describe('uplink config, password and status', () => {
     expect(keystore.upstreamPassword('CP002')).toBeUndefined();
     await expect(Keystore.open({ dataDir, passphrase: 'wrong', retiredKeyGraceS: 60 })).rejects.toThrow(KeystoreError);
   });
+
+  it('an upstream password is decrypted once per change of its entry, not at every call', async () => {
+    const dataDir = tempDirForTest('uplink-keystore');
+    const keystore = await Keystore.open({ dataDir, passphrase: 'right', retiredKeyGraceS: 60 });
+    keystore.setUpstreamPassword('CP001', 'first');
+    const started = performance.now();
+    expect(keystore.upstreamPassword('CP001')).toBe('first');
+    const firstMs = performance.now() - started;
+    const again = performance.now();
+    for (let i = 0; i < 20; i += 1) keystore.upstreamPassword('CP001');
+    // Twenty scrypt runs would take about twenty times the first call; twenty file reads take a fraction of one.
+    expect(performance.now() - again).toBeLessThan(firstMs);
+    keystore.setUpstreamPassword('CP001', 'second');
+    expect(keystore.upstreamPassword('CP001')).toBe('second');
+  });
+
+  it(
+    'a damaged upstream password entry is logged and the link tried again, the daemon running on; set again, it connects',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest({
+        ...siteWith(),
+        upstream: { timeoutMs: 2000, csms: { url: csms.url, securityProfile: 1 } },
+      });
+      const file = path.join(t.temp.dataDir, 'keystore.json');
+      const doc = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      writeFileSync(file, JSON.stringify({ ...doc, upstreamPasswords: { CP001: 'damaged' } }));
+      const station = await t.connect();
+      await station.boot();
+      await eventually(
+        () => t.logged('upstream password cannot be read: tried again').length > 0,
+        30_000,
+        'the damaged entry logged',
+      );
+      const keystore = await Keystore.open({ dataDir: t.temp.dataDir, retiredKeyGraceS: 60 });
+      keystore.setUpstreamPassword('CP001', 'repaired');
+      await eventually(() => csms.isConnected('CP001'), 30_000, 'the uplink');
+      expect(csms.passwordOf('CP001')).toBe('repaired');
+      expect(station.rpc.state).toBe(1);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });
