@@ -37,20 +37,29 @@ export interface UpstreamOptions {
   connect: UpstreamConnect;
 }
 
+/** A station's connection to the CPO; `opened` once connected, so one closed since its last use is seen before use. */
+interface Connection {
+  client: Promise<UpstreamClient>;
+  opened?: UpstreamClient;
+}
+
 /**
  * Forwards Authorize to the CPO over one connection per station identity, opened on first use and kept.
  * Anything short of an answer within timeoutMs (refused connection, timeout, CALLERROR) is "no answer".
  */
 export function createUpstreamLink(options: UpstreamOptions): UpstreamLink {
-  const connections = new Map<string, Promise<UpstreamClient>>();
+  const connections = new Map<string, Connection>();
   const connectionOf = (stationId: string): Promise<UpstreamClient> => {
-    let connection = connections.get(stationId);
-    if (!connection) {
-      connection = options.connect(options.url, stationId);
-      connections.set(stationId, connection);
-      connection.catch(() => connections.delete(stationId));
-    }
-    return connection;
+    const kept = connections.get(stationId);
+    // The uplink closes a station's link once the station left (README "Uplink to a CSMS"): ask a new one.
+    if (kept && !kept.opened?.isClosed()) return kept.client;
+    const connection: Connection = { client: options.connect(options.url, stationId) };
+    connections.set(stationId, connection);
+    connection.client.then(
+      (client) => (connection.opened = client),
+      () => connections.get(stationId) === connection && connections.delete(stationId),
+    );
+    return connection.client;
   };
   return {
     async authorize(stationId, idTag) {
@@ -58,8 +67,7 @@ export function createUpstreamLink(options: UpstreamOptions): UpstreamLink {
       const timeout = new Promise<'timeout'>(
         (resolve) => (timer = setTimeout(() => resolve('timeout'), options.timeoutMs)),
       );
-      const connection = connectionOf(stationId);
-      const attempt = connection.then((client) => client.authorize(idTag));
+      const attempt = connectionOf(stationId).then((client) => client.authorize(idTag));
       try {
         const result = await Promise.race([attempt, timeout]);
         if (result === 'timeout') {
@@ -76,18 +84,12 @@ export function createUpstreamLink(options: UpstreamOptions): UpstreamLink {
       } finally {
         clearTimeout(timer);
         attempt.catch(() => undefined);
-        void connection.then(
-          (client) => {
-            if (client.isClosed() && connections.get(stationId) === connection) connections.delete(stationId);
-          },
-          () => undefined,
-        );
       }
     },
     async close() {
       const all = [...connections.values()];
       connections.clear();
-      await Promise.all(all.map((c) => c.then((client) => client.close()).catch(() => undefined)));
+      await Promise.all(all.map((c) => c.client.then((client) => client.close()).catch(() => undefined)));
     },
   };
 }

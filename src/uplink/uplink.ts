@@ -101,6 +101,9 @@ export class Uplink implements StationMessageForwarder {
 
   /** The decision chain's Authorize goes over the station's own link (a second connection would replace it). */
   readonly connectUpstream: UpstreamConnect = async (_url, stationId): Promise<UpstreamClient> => {
+    // Only 1.6 stations have a link in this release (README "Uplink to a CSMS"): a 2.0.1 station's would send its
+    // 2.0.1 BootNotification to a 1.6 CSMS for ever. Refused, its Authorize falls back as when the CSMS is away.
+    if (!this.connected.has(stationId)) throw new Error(`${stationId} has no uplink: not a connected OCPP 1.6 station`);
     const link = this.linkOf(stationId);
     return {
       authorize: async (idTag) => (await link.authorize(idTag)) as Ocpp16Actions['Authorize'][1]['idTagInfo'],

@@ -8,7 +8,7 @@ import {
   siteWith,
   type TestDaemon,
 } from '../support/daemon.js';
-import { receiverForTest } from '../support/for-test.js';
+import { receiverForTest, stationV201ForTest } from '../support/for-test.js';
 import { simulatedRecord } from '../support/ocmf.js';
 import type { SimulatedStation } from '../support/station.js';
 
@@ -267,6 +267,48 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
           meterValue: [expect.objectContaining({ sampledValue: [expect.objectContaining({ value: begin })] })],
         }),
       ]);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "Authorize after the station's link was closed and made anew goes over the new link; a 2.0.1 station gets no link",
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest({
+        ...siteWith([], [CP001, { id: 'EV201', chargePoints: [{ id: 'EV201-A', connectors: [1] }] }]),
+        ...uplinkConfig(csms),
+      });
+      const modern = await stationV201ForTest(t.url, 'EV201');
+      await modern.boot();
+      expect(await modern.call('Authorize', { idToken: { idToken: 'TAG-201', type: 'ISO14443' } })).toEqual({
+        idTokenInfo: { status: 'Invalid' },
+      });
+
+      const station = await t.connect();
+      await station.boot();
+      await eventually(() => csms.of('BootNotification').length === 1, UPLINK_WAIT_MS, 'the uplink boot');
+      expect(await station.authorize('TAG-UP-1')).toEqual({ status: 'Accepted' });
+      await station.close();
+      await eventually(
+        () => t.logged('uplink closed: station gone and nothing left to send').some((l) => l.stationId === 'CP001'),
+        UPLINK_WAIT_MS,
+        'the link closed',
+      );
+      await station.reconnect();
+      await station.boot();
+      await eventually(
+        async () =>
+          csms.of('BootNotification').length === 2 &&
+          ((await health(t)).stations as Array<{ connected: boolean }>)[0]?.connected,
+        UPLINK_WAIT_MS,
+        'the new link accepted',
+      );
+      expect(await station.authorize('TAG-UP-2')).toEqual({ status: 'Accepted' });
+      expect(csms.of('Authorize')).toEqual([{ idTag: 'TAG-UP-1' }, { idTag: 'TAG-UP-2' }]);
+
+      expect(csms.isConnected('EV201')).toBe(false);
+      expect(csms.received.filter((m) => m.identity === 'EV201')).toEqual([]);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
