@@ -32,6 +32,11 @@ export class UplinkQueue {
   /** The highest row id per station whose commit succeeded: a drain never sends what may still be undone. */
   private readonly committedUpTo = new Map<string, number>();
   private readonly acked: number[] = [];
+  /**
+   * Per station, the highest row answered or dropped: rows go in order, so every row up to it is delivered, its delete
+   * maybe not yet written. The limit never drops one of those.
+   */
+  private readonly answeredUpTo = new Map<string, number>();
   /** chargegate's transaction id -> the CSMS's (null: its start was dropped), not yet written. */
   private readonly mapped = new Map<number, { stationId: string; csmsTransactionId: number | null }>();
   private readonly dropped = new Map<string, number>();
@@ -54,7 +59,8 @@ export class UplinkQueue {
 
   /**
    * Appends a message; call inside the write of the change it came from. Past the limit, the station's oldest periodic
-   * reading goes (this one, if it is the only one); starts, stops, signed readings and security events never do.
+   * reading not yet answered goes (this one, if it is the only one); starts, stops, signed readings and security events
+   * never do.
    */
   append(stationId: string, message: ForwardedMessage, now: Date): void {
     const droppable = message.action === 'MeterValues' && isPeriodicReading(message.payload);
@@ -74,8 +80,8 @@ export class UplinkQueue {
     if (count > this.limit()) {
       const { changes } = statement(
         this.db,
-        'DELETE FROM uplink_queue WHERE id = (SELECT id FROM uplink_queue WHERE station_id = ? AND droppable = 1 ORDER BY id LIMIT 1)',
-      ).run(stationId);
+        'DELETE FROM uplink_queue WHERE id = (SELECT id FROM uplink_queue WHERE station_id = ? AND droppable = 1 AND id > ? ORDER BY id LIMIT 1)',
+      ).run(stationId, this.answeredUpTo.get(stationId) ?? 0);
       if (changes > 0) {
         count -= 1;
         this.countDroppedNow(stationId, 1);
@@ -108,6 +114,7 @@ export class UplinkQueue {
   /** The CSMS answered the row (or it was dropped): deleted with the next batch. */
   acknowledge(stationId: string, id: number): void {
     this.acked.push(id);
+    this.answeredUpTo.set(stationId, Math.max(this.answeredUpTo.get(stationId) ?? 0, id));
     this.counts.set(stationId, Math.max(0, (this.counts.get(stationId) ?? 1) - 1));
     this.scheduleFlush();
   }

@@ -312,4 +312,39 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
+
+  it(
+    'at queueLimit the oldest reading not yet answered goes, never one the CSMS already has',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms, { queueLimit: 3 }) });
+      const station = await t.connect();
+      await station.boot();
+      const transactionId = await station.startTransaction({ connectorId: 1, idTag: 'TAG-LIMIT', meterStart: 0 });
+      const reading = (wh: number) => station.meterValues({ connectorId: 1, transactionId, wh });
+      await reading(1);
+      await reading(2);
+      // Answered, their deletes not yet written (in batches, ACK_FLUSH_MS): the moment the limit must skip them.
+      await eventually(
+        async () => ((await health(t)).stations as Array<{ queued: number }>)[0]?.queued === 0,
+        UPLINK_WAIT_MS,
+        'the first readings answered',
+      );
+      await csms.cutOff();
+      for (const wh of [3, 4, 5, 6]) await reading(wh);
+      csms.restore();
+      await eventually(() => csms.of('MeterValues').length >= 5, UPLINK_WAIT_MS, 'the replay');
+      await eventually(
+        async () => ((await health(t)).stations as Array<{ queued: number }>)[0]?.queued === 0,
+        UPLINK_WAIT_MS,
+        'the queue drained',
+      );
+      const values = transactionMessages(csms)
+        .filter(([action]) => action === 'MeterValues')
+        .map(([, value]) => value);
+      expect(values).toEqual([1, 2, 4, 5, 6]);
+      expect(((await health(t)).stations as Array<{ dropped: number }>)[0]?.dropped).toBe(1);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });
