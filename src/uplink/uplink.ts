@@ -59,11 +59,19 @@ export class Uplink implements StationMessageForwarder {
   private central: CentralSystem | undefined;
   private stopHearing: (() => void) | undefined;
   private lastCsms: CsmsConfig;
+  /**
+   * upstream.csms.tls read once at start, so an unreadable file fails the start (UnreadableFileError, naming the key
+   * path) rather than a link made later, from a connection or a commit callback.
+   */
+  private readonly tls: LinkSettings['tls'];
 
   constructor(private readonly options: UplinkOptions) {
     const csms = options.config().upstream?.csms;
     if (!csms) throw new Error('the uplink runs only with upstream.csms');
     this.lastCsms = csms;
+    const file = (name: 'ca' | 'cert' | 'key') =>
+      csms.tls?.[name] ? { [name]: readConfiguredFile(csms.tls[name], `upstream.csms.tls.${name}`) } : {};
+    this.tls = csms.tls && { ...file('ca'), ...file('cert'), ...file('key') };
     this.log = options.logger.child({ component: 'uplink' });
     this.now = options.now ?? (() => new Date());
     this.messages = new UplinkQueue(
@@ -211,13 +219,11 @@ export class Uplink implements StationMessageForwarder {
   private settings(stationId: string): LinkSettings {
     const config = this.options.config();
     const csms = this.csms();
-    const file = (name: 'ca' | 'cert' | 'key') =>
-      csms.tls?.[name] ? { [name]: readConfiguredFile(csms.tls[name], `upstream.csms.tls.${name}`) } : {};
     return {
       url: csms.url,
       securityProfile: csms.securityProfile,
       password: () => this.options.upstreamPassword(stationId),
-      ...(csms.tls && { tls: { ...file('ca'), ...file('cert'), ...file('key') } }),
+      ...(this.tls && { tls: this.tls }),
       callTimeoutMs: config.upstream?.timeoutMs ?? 5000,
       transactionMessageAttempts: csms.transactionMessageAttempts,
       transactionMessageRetryIntervalS: csms.transactionMessageRetryIntervalS,

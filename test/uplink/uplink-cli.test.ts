@@ -1,10 +1,10 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Keystore, KeystoreError } from '../../src/keystore/index.js';
 import { runCli, runCliJson } from '../support/cli.js';
 import { TestCsms } from '../support/csms.js';
-import { daemonForTest, eventually, PROCESS_TEST_TIMEOUT_MS, siteWith } from '../support/daemon.js';
+import { daemonForTest, eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, startTestDaemon } from '../support/daemon.js';
 import { tempDirForTest, tempSiteForTest } from '../support/for-test.js';
 
 describe('uplink config, password and status', () => {
@@ -117,6 +117,30 @@ describe('uplink config, password and status', () => {
       await eventually(() => csms.isConnected('CP001'), 30_000, 'the uplink');
       expect(csms.passwordOf('CP001')).toBe('repaired');
       expect(station.rpc.state).toBe(1);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'upstream.csms.tls files are read at start: an unreadable one fails the start naming its key; one gone later breaks no link',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const ca = path.join(tempDirForTest('uplink-tls'), 'csms-ca.pem');
+      const config = {
+        ...siteWith(),
+        // ws:// (profile 0) ignores the CA: only when and how often the file is read matters here.
+        upstream: { timeoutMs: 2000, csms: { url: csms.url, securityProfile: 0, tls: { ca } } },
+      };
+      await expect(startTestDaemon(config)).rejects.toThrow(`upstream.csms.tls.ca: cannot read ${ca}: ENOENT`);
+
+      writeFileSync(ca, 'a CA certificate');
+      const t = await daemonForTest(config);
+      unlinkSync(ca);
+      const station = await t.connect();
+      await station.boot();
+      await eventually(() => csms.of('BootNotification').length > 0, 30_000, 'the uplink boot');
+      await station.startTransaction({ connectorId: 1, idTag: 'TAG-TLS', meterStart: 0 });
+      await eventually(() => csms.of('StartTransaction').length > 0, 30_000, 'the start upstream');
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
