@@ -24,6 +24,8 @@ export interface LinkSettings {
   /** undefined under profiles 1-2: no password set yet (`chargegate station upstream-password`). */
   password(): string | undefined;
   tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer };
+  /** The largest frame the CSMS may send, as a station may send chargegate (README "Security"). */
+  maxMessageBytes: number;
   callTimeoutMs: number;
   transactionMessageAttempts: number;
   transactionMessageRetryIntervalS: number;
@@ -83,13 +85,13 @@ export class StationLink {
       callTimeoutMs: settings.callTimeoutMs,
       // The link reconnects itself, so a refused first connect and a dropped socket take one path.
       reconnect: false,
-      ...(tls && {
-        wsOpts: {
-          ...(tls.ca && { ca: tls.ca }),
-          ...(tls.cert && { cert: tls.cert }),
-          ...(tls.key && { key: tls.key }),
-        },
-      }),
+      wsOpts: {
+        // ws's own default is 100 MiB: a larger frame closes the socket (1009) before it is buffered.
+        maxPayload: settings.maxMessageBytes,
+        ...(tls?.ca && { ca: tls.ca }),
+        ...(tls?.cert && { cert: tls.cert }),
+        ...(tls?.key && { key: tls.key }),
+      },
     });
     this.client.handle((call) => this.fromCsms(call));
     // A socket that was open dropped (a refused connect is handled where connect() fails).

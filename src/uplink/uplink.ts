@@ -224,6 +224,7 @@ export class Uplink implements StationMessageForwarder {
       securityProfile: csms.securityProfile,
       password: () => this.options.upstreamPassword(stationId),
       ...(this.tls && { tls: this.tls }),
+      maxMessageBytes: config.ocpp.maxMessageBytes,
       callTimeoutMs: config.upstream?.timeoutMs ?? 5000,
       transactionMessageAttempts: csms.transactionMessageAttempts,
       transactionMessageRetryIntervalS: csms.transactionMessageRetryIntervalS,

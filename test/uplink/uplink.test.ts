@@ -347,4 +347,31 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
+
+  it(
+    'a frame from the CSMS larger than ocpp.maxMessageBytes closes the link before it reaches the station',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest({
+        ...siteWith(),
+        ...uplinkConfig(csms),
+        ocpp: { host: '127.0.0.1', port: 0, path: '/ocpp', securityProfile: 0, maxMessageBytes: 1024 },
+      });
+      const station = await t.connect();
+      station.handle('DataTransfer', () => ({ status: 'Accepted' }));
+      await station.boot();
+      await eventually(() => csms.of('BootNotification').length === 1, UPLINK_WAIT_MS, 'the uplink boot');
+      await expect(csms.call('CP001', 'DataTransfer', { vendorId: 'csms', data: 'x'.repeat(2048) })).rejects.toThrow();
+      expect(station.received.map((r) => r.action)).not.toContain('DataTransfer');
+      await eventually(
+        () => t.logged('uplink disconnected: reconnecting').length === 1,
+        UPLINK_WAIT_MS,
+        'the link dropped',
+      );
+      // Reconnected, it carries frames within the limit as before.
+      await eventually(() => csms.of('BootNotification').length === 2, UPLINK_WAIT_MS, 'the uplink back');
+      expect(await csms.call('CP001', 'DataTransfer', { vendorId: 'csms', data: 'x' })).toEqual({ status: 'Accepted' });
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });
