@@ -34,7 +34,7 @@ export class UplinkQueue {
   private readonly acked: number[] = [];
   /**
    * Per station, the highest row answered or dropped: rows go in order, so every row up to it is delivered, its delete
-   * maybe not yet written. The limit never drops one of those.
+   * maybe not yet written. The limit never drops one of those, and a new link of the station never sends them again.
    */
   private readonly answeredUpTo = new Map<string, number>();
   /** chargegate's transaction id -> the CSMS's (null: its start was dropped), not yet written. */
@@ -98,16 +98,17 @@ export class UplinkQueue {
     );
   }
 
-  /** The station's first committed row after `afterId`, in order. */
+  /** The station's first committed row after `afterId` not yet answered, in order. */
   next(stationId: string, afterId: number): QueuedMessage | undefined {
     const upTo = this.committedUpTo.get(stationId) ?? 0;
+    const after = Math.max(afterId, this.answeredUpTo.get(stationId) ?? 0);
     const row = statement<
       [string, number, number],
       { id: number; action: string; payload: string; transactionId: number | null; queuedAt: string }
     >(
       this.db,
       'SELECT id, action, payload, transaction_id AS transactionId, queued_at AS queuedAt FROM uplink_queue WHERE station_id = ? AND id > ? AND id <= ? ORDER BY id LIMIT 1',
-    ).get(stationId, afterId, upTo);
+    ).get(stationId, after, upTo);
     return row && { ...row, payload: JSON.parse(row.payload) as Record<string, unknown> };
   }
 

@@ -374,4 +374,36 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
+
+  it(
+    'a station back right after its link closed: the new link sends nothing the CSMS already answered',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms) });
+      const station = await t.connect();
+      await station.boot();
+      await session(station, 1);
+      await eventually(() => csms.of('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the session upstream');
+      // Within ACK_FLUSH_MS: the answered rows are still written, their deletes pending.
+      await station.close();
+      await eventually(
+        () => t.logged('uplink closed: station gone and nothing left to send').length === 1,
+        UPLINK_WAIT_MS,
+        'the link closed',
+      );
+      await station.reconnect();
+      await station.boot();
+      await eventually(() => csms.of('BootNotification').length === 2, UPLINK_WAIT_MS, 'the new link');
+      await session(station, 2);
+      await eventually(() => csms.of('StopTransaction').length >= 2, UPLINK_WAIT_MS, 'the second session upstream');
+      expect(transactionMessages(csms).map(([action, value]) => [action, value])).toEqual(
+        [1, 2].flatMap((n) => [
+          ['StartTransaction', n * 10_000],
+          ['MeterValues', n * 10_000 + 500],
+          ['StopTransaction', n * 10_000 + 1000],
+        ]),
+      );
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });
