@@ -40,6 +40,11 @@ export class UplinkQueue {
   /** chargegate's transaction id -> the CSMS's (null: its start was dropped), not yet written. */
   private readonly mapped = new Map<number, { stationId: string; csmsTransactionId: number | null }>();
   private readonly dropped = new Map<string, number>();
+  /**
+   * The last row id given. Ids must only grow in a process (the links' cursors and the marks above count on it), but
+   * SQLite gives a new row the largest id left plus one: once the answered rows are deleted, an id below a cursor.
+   */
+  private lastId = 0;
   private flushTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -64,10 +69,12 @@ export class UplinkQueue {
    */
   append(stationId: string, message: ForwardedMessage, now: Date): void {
     const droppable = message.action === 'MeterValues' && isPeriodicReading(message.payload);
-    const { lastInsertRowid } = statement(
+    const id = this.lastId + 1;
+    statement(
       this.db,
-      'INSERT INTO uplink_queue (station_id, action, payload, transaction_id, droppable, queued_at) VALUES (?, ?, ?, ?, ?, ?)',
+      'INSERT INTO uplink_queue (id, station_id, action, payload, transaction_id, droppable, queued_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
     ).run(
+      id,
       stationId,
       message.action,
       JSON.stringify(message.payload),
@@ -75,7 +82,7 @@ export class UplinkQueue {
       droppable ? 1 : 0,
       now.toISOString(),
     );
-    const id = Number(lastInsertRowid);
+    this.lastId = id;
     let count = (this.counts.get(stationId) ?? 0) + 1;
     if (count > this.limit()) {
       const { changes } = statement(
@@ -214,6 +221,7 @@ export class UplinkQueue {
     ).all();
     this.counts.clear();
     for (const r of rows) {
+      this.lastId = Math.max(this.lastId, r.last);
       this.counts.set(r.stationId, r.queued);
       this.committedUpTo.set(r.stationId, Math.max(this.committedUpTo.get(r.stationId) ?? 0, r.last));
     }

@@ -406,4 +406,25 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
+
+  it(
+    'messages queued after the answered rows were deleted are sent (their ids never fall back below the cursor)',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms) });
+      const station = await t.connect();
+      await station.boot();
+      await session(station, 1);
+      await eventually(() => csms.of('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the first session upstream');
+      await eventually(
+        () => t.db.prepare('SELECT COUNT(*) FROM uplink_queue').pluck().get() === 0,
+        UPLINK_WAIT_MS,
+        'the answered rows deleted',
+      );
+      await session(station, 2);
+      await eventually(() => csms.of('StopTransaction').length === 2, UPLINK_WAIT_MS, 'the second session upstream');
+      expect(transactionMessages(csms)).toHaveLength(6);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });
