@@ -5,6 +5,7 @@ export * from './types.js';
 export {
   hasCircuits,
   LoadManager,
+  REPORT_AFTER_RAISE_MS,
   type CircuitMeterReport,
   type CircuitMeters,
   type CircuitStatus,

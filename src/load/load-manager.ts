@@ -164,7 +164,7 @@ const DEFAULT_STEP_INTERVAL_MS = 1_000;
  * A raised car's station is asked for a report this long after the raise is accepted: a car follows a new charging
  * current within seconds (IEC 61851-1 gives it 5 s to follow a lower one), so the report shows it at its new draw.
  */
-const REPORT_AFTER_RAISE_MS = 5_000;
+export const REPORT_AFTER_RAISE_MS = 5_000;
 /**
  * How long a raise without a report is counted from the meter; then the last report again, however old (the safe
  * side: other load looks higher). It leaves the report asked for at REPORT_AFTER_RAISE_MS a round trip and more, and

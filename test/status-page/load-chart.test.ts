@@ -64,7 +64,12 @@ describe.skipIf(chromiumMissing)('the status page shows the circuits (README "Ci
     await expect.poll(() => main.count(), { timeout: WITHIN_MS }).toBe(1);
     expect(await main.innerText()).toMatch(/main meter grid\s+site s1 · limit 40\.0 A per phase · headroom 35\.0 A/);
 
-    const [cp001, cp002] = [await t.connect('CP001'), await t.connect('CP002')];
+    // The meter reads the other load alone: the cars draw nothing, so what their stations report when asked after a
+    // raise (TriggerMessage MeterValues) agrees with it.
+    const [cp001, cp002] = [
+      await t.connect('CP001', undefined, { carDemandA: 0 }),
+      await t.connect('CP002', undefined, { carDemandA: 0 }),
+    ];
     await cp001.boot();
     await cp002.boot();
     await cp001.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
@@ -82,6 +87,8 @@ describe.skipIf(chromiumMissing)('the status page shows the circuits (README "Ci
     expect(await garage.innerText()).toContain('other load + allowed (no meter), last 5 minutes, 0 to 25 A');
     expect(await garage.locator('tr[data-phase="L2"]').innerText()).toMatch(/^L2\s+0\.0\s+10\.0$/);
 
+    // Once the raised cars' stations have reported (asked 5 s after the raise), a step is all other load.
+    await expect.poll(() => first.innerText(), { timeout: WITHIN_MS + 5_000 }).toMatch(/Sharing\s+16\.0\s+0\.0/);
     // The meter's readings over time: 5 A for a while, then a step to 25 A on L2, below the 40 A limit.
     await expect.poll(async () => levels((await chartOf(page, 'main')).lines.L2), { timeout: WITHIN_MS }).toEqual([5]);
     await sim.set(1, { currentA: [20, 25, 20] });

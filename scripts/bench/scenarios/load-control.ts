@@ -1,3 +1,4 @@
+import { REPORT_AFTER_RAISE_MS } from '../../../src/load/index.js';
 import { benchSite, seedIdTags } from '../chargegate.js';
 import { Fleet } from '../fleet.js';
 import { stationIds, stationTag } from '../identities.js';
@@ -196,8 +197,10 @@ async function stepReactions(
   // The cars start on the fail-safe (chargegate) and are raised to the share of the low other load.
   await settle(0, (limitA) => limitA === shares.raisedA);
   for (let i = 0; i < s.steps; i += 1) {
-    // Settling ends just after a poll: the steps are spread evenly over the poll's period, not all just after one.
-    await sleep(((i + 0.5) / s.steps) * s.pollIntervalMs);
+    // A step in steady state: the raised cars' stations have reported on request by then (a step that comes with a
+    // raise not reported yet is answered once they do, README "Circuits (load management)"). Settling ends just after
+    // a poll: the steps are spread evenly over the poll's period, not all just after one.
+    await sleep(REPORT_AFTER_RAISE_MS + 1_000 + ((i + 0.5) / s.steps) * s.pollIntervalMs);
     const upAt = await meters.call('set', { index: 0, currentA: OTHER_HIGH_A });
     const lastAt = await settle(upAt, (limitA) => limitA <= shares.loweredA);
     const readAt = await meters.call('readingAfterSet', { index: 0 });

@@ -105,7 +105,12 @@ export const stationsApi = {
     const startedAt = nowMs();
     await forEachLimited(payload.identities, payload.concurrency, async (identity) => {
       try {
-        const station = await connectStation(payload.url, identity, undefined, { callTimeoutMs: 60_000 });
+        // Scenario 8's grid meter reads the other load alone: its cars draw nothing, so what a station reports when
+        // load management asks (TriggerMessage MeterValues) agrees with the meter.
+        const station = await connectStation(payload.url, identity, undefined, {
+          callTimeoutMs: 60_000,
+          carDemandA: 0,
+        });
         if (payload.recordProfiles) recordProfiles(station);
         const boot = await station.boot();
         if (boot.status !== 'Accepted') throw new Error(`BootNotification ${boot.status}`);
