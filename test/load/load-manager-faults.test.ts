@@ -1,21 +1,48 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { parseConfig } from '../../src/config/index.js';
+import { parseConfig, type Config } from '../../src/config/index.js';
 import { LoadManager, type ChargingLimits, type OpenTransaction } from '../../src/load/index.js';
+import type { Logger } from '../../src/log/index.js';
 import { capturedLogger } from '../support/captured-log.js';
 import { baseConfig } from '../support/temp-site.js';
 
-const config = parseConfig(
-  JSON.stringify({
-    ...baseConfig('/tmp/unused'),
-    sites: [
-      {
-        id: 's1',
-        stations: [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1] }] }],
-        circuits: [{ id: 'main', maxCurrentA: 16, chargePoints: ['CP001-A'] }],
-      },
-    ],
-  }),
-);
+/** One station on a 16 A circuit, with these load management settings. */
+const oneStation = (loadManagement: object = {}): Config =>
+  parseConfig(
+    JSON.stringify({
+      ...baseConfig('/tmp/unused'),
+      sites: [
+        {
+          id: 's1',
+          stations: [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1] }] }],
+          circuits: [{ id: 'main', maxCurrentA: 16, chargePoints: ['CP001-A'] }],
+        },
+      ],
+      loadManagement,
+    }),
+  );
+const config = oneStation();
+
+/** The shell on no circuit meter, with these open transactions, stopped after the test. */
+function shellForTest(options: {
+  config: Config;
+  limits: ChargingLimits;
+  open: () => OpenTransaction[];
+  logger: Logger;
+  stepIntervalMs: number;
+}): LoadManager {
+  const { open, ...rest } = options;
+  const load = new LoadManager({
+    ...rest,
+    meters: { onCircuitReading: () => () => undefined, circuitReadings: () => [] },
+    transactions: { open, onOpenedOrClosed: () => () => undefined, reportedDraw: () => undefined },
+  });
+  onTestFinished(() => load.stop());
+  return load;
+}
+
+const ONE_OPEN = (): OpenTransaction[] => [
+  { id: 1, stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, stationTransactionId: null },
+];
 
 describe('the load controller shell, when what it reads fails', () => {
   it('logs a step that could not read the open transactions and keeps stepping: the daemon is not taken down', async () => {
@@ -26,22 +53,16 @@ describe('the load controller shell, when what it reads fails', () => {
       requestDrawReport: () => Promise.resolve('accepted'),
       setTransactionLimit: () => Promise.resolve('accepted'),
     };
-    const load = new LoadManager({
+    shellForTest({
       config,
       limits,
-      meters: { onCircuitReading: () => () => undefined, circuitReadings: () => [] },
-      transactions: {
-        open: () => {
-          if (failing) throw new Error('SQLITE_IOERR: disk I/O error');
-          return [];
-        },
-        onOpenedOrClosed: () => () => undefined,
-        reportedDraw: () => undefined,
+      open: () => {
+        if (failing) throw new Error('SQLITE_IOERR: disk I/O error');
+        return [];
       },
       logger,
       stepIntervalMs: 10,
     });
-    onTestFinished(() => load.stop());
     await expect
       .poll(() => lines.filter((l) => l.msg === 'load step failed; the next one tries again').length)
       .toBeGreaterThan(0);
@@ -67,21 +88,7 @@ describe('the load controller shell, when what it reads fails', () => {
         return Promise.resolve('accepted');
       },
     };
-    const load = new LoadManager({
-      config,
-      limits,
-      meters: { onCircuitReading: () => () => undefined, circuitReadings: () => [] },
-      transactions: {
-        open: () => [
-          { id: 1, stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, stationTransactionId: null },
-        ],
-        onOpenedOrClosed: () => () => undefined,
-        reportedDraw: () => undefined,
-      },
-      logger,
-      stepIntervalMs: 10,
-    });
-    onTestFinished(() => load.stop());
+    const load = shellForTest({ config, limits, open: ONE_OPEN, logger, stepIntervalMs: 10 });
     load.booted('CP001');
     await expect.poll(() => tries).toBeGreaterThan(2);
     // Logged once per profile until one is sent, not once per try; the fail-safe's failure too.
@@ -114,7 +121,7 @@ describe('the load controller shell, when what it reads fails', () => {
       { id: 1, stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, stationTransactionId: null },
       { id: 2, stationId: 'CP002', chargePointId: 'CP002-A', connectorId: 1, stationTransactionId: null },
     ];
-    const load = new LoadManager({
+    shellForTest({
       config: twoStations,
       limits: {
         setFailsafe: () => Promise.resolve('accepted'),
@@ -124,12 +131,10 @@ describe('the load controller shell, when what it reads fails', () => {
           return Promise.resolve('accepted');
         },
       },
-      meters: { onCircuitReading: () => () => undefined, circuitReadings: () => [] },
-      transactions: { open: () => open, onOpenedOrClosed: () => () => undefined, reportedDraw: () => undefined },
+      open: () => open,
       logger,
       stepIntervalMs: 20,
     });
-    onTestFinished(() => load.stop());
     const lastFor = (stationId: string) => sent.filter((s) => s.stationId === stationId).at(-1)?.currentA;
     // Each starts on the fail-safe and is raised to its share once it held raiseAfterS.
     await expect.poll(() => lastFor('CP001'), { timeout: 5000 }).toBe(8);
@@ -149,23 +154,10 @@ describe('the load controller shell, when what it reads fails', () => {
 describe('the load controller shell, renewing', () => {
   it('renews a profile at half of the validity it was sent with, though a reload lengthened profileValidityS', async () => {
     const { logger } = capturedLogger();
-    const withValidity = (profileValidityS: number) =>
-      parseConfig(
-        JSON.stringify({
-          ...baseConfig('/tmp/unused'),
-          sites: [
-            {
-              id: 's1',
-              stations: [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1] }] }],
-              circuits: [{ id: 'main', maxCurrentA: 16, chargePoints: ['CP001-A'] }],
-            },
-          ],
-          loadManagement: { minCurrentA: 6, raiseAfterS: 1, profileValidityS },
-        }),
-      );
+    const withValidity = (profileValidityS: number) => oneStation({ raiseAfterS: 1, profileValidityS });
     const validTo: Date[] = [];
     const currentA: number[] = [];
-    const load = new LoadManager({
+    const load = shellForTest({
       config: withValidity(1),
       limits: {
         setFailsafe: () => Promise.resolve('accepted'),
@@ -176,18 +168,10 @@ describe('the load controller shell, renewing', () => {
           return Promise.resolve('accepted');
         },
       },
-      meters: { onCircuitReading: () => () => undefined, circuitReadings: () => [] },
-      transactions: {
-        open: () => [
-          { id: 1, stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, stationTransactionId: null },
-        ],
-        onOpenedOrClosed: () => () => undefined,
-        reportedDraw: () => undefined,
-      },
+      open: ONE_OPEN,
       logger,
       stepIntervalMs: 20,
     });
-    onTestFinished(() => load.stop());
     // Raised to the whole circuit after raiseAfterS: nothing left to change but renewals.
     await expect.poll(() => currentA.at(-1), { timeout: 3_000 }).toBe(16);
     // The profile the station holds lapses a second from now; the reload must not make the next renewal wait an hour.

@@ -203,8 +203,11 @@ export class StationV201 {
     return drawnA(this.carDemandA, this.limitA(evseId, at));
   }
 
-  /** A TransactionEvent Updated with what the EVSE draws now (Current.Import). */
-  reportDrawn(evseId: number): Promise<Response<'TransactionEvent'>> {
+  /**
+   * A TransactionEvent Updated with what the EVSE draws now (Current.Import). Async, so that one asked for as the
+   * transaction ends is a rejection its caller catches, not a throw out of a timer.
+   */
+  async reportDrawn(evseId: number): Promise<Response<'TransactionEvent'>> {
     const transaction = this.runningOn(evseId);
     if (!transaction) throw new Error(`no transaction on EVSE ${evseId}`);
     return this.transactionEvent('Updated', String(transaction.id), {
