@@ -277,33 +277,18 @@ export class SimulatedStation {
     timestamp?: Date;
     context?: string;
   }): Promise<object> {
-    return this.call('MeterValues', {
-      connectorId: input.connectorId,
-      ...(input.transactionId !== undefined && { transactionId: input.transactionId }),
-      meterValue: [
-        {
-          timestamp: (input.timestamp ?? new Date()).toISOString(),
-          sampledValue: [
-            {
-              value: String(input.wh ?? this.register(input.connectorId)),
-              measurand: 'Energy.Active.Import.Register',
-              unit: 'Wh',
-              context: input.context ?? 'Sample.Periodic',
-            },
-            ...(input.currentA === undefined
-              ? []
-              : [
-                  {
-                    value: String(input.currentA),
-                    measurand: 'Current.Import',
-                    unit: 'A',
-                    context: input.context ?? 'Sample.Periodic',
-                  },
-                ]),
-          ],
-        },
-      ],
-    });
+    const context = input.context ?? 'Sample.Periodic';
+    return this.meterValue(input, [
+      {
+        value: String(input.wh ?? this.register(input.connectorId)),
+        measurand: 'Energy.Active.Import.Register',
+        unit: 'Wh',
+        context,
+      },
+      ...(input.currentA === undefined
+        ? []
+        : [{ value: String(input.currentA), measurand: 'Current.Import', unit: 'A', context }]),
+    ]);
   }
 
   /**
@@ -317,22 +302,25 @@ export class SimulatedStation {
     context?: string;
     timestamp?: Date;
   }): Promise<object> {
+    return this.meterValue(input, [
+      {
+        value: input.value,
+        format: 'SignedData',
+        measurand: 'Energy.Active.Import.Register',
+        context: input.context ?? 'Transaction.Begin',
+      },
+    ]);
+  }
+
+  /** MeterValues with one meter value of these samples. */
+  private meterValue(
+    at: { connectorId: number; transactionId?: number; timestamp?: Date },
+    sampledValue: object[],
+  ): Promise<object> {
     return this.call('MeterValues', {
-      connectorId: input.connectorId,
-      ...(input.transactionId !== undefined && { transactionId: input.transactionId }),
-      meterValue: [
-        {
-          timestamp: (input.timestamp ?? new Date()).toISOString(),
-          sampledValue: [
-            {
-              value: input.value,
-              format: 'SignedData',
-              measurand: 'Energy.Active.Import.Register',
-              context: input.context ?? 'Transaction.Begin',
-            },
-          ],
-        },
-      ],
+      connectorId: at.connectorId,
+      ...(at.transactionId !== undefined && { transactionId: at.transactionId }),
+      meterValue: [{ timestamp: (at.timestamp ?? new Date()).toISOString(), sampledValue }],
     });
   }
 
