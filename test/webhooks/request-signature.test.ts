@@ -19,6 +19,39 @@ function header(headers: Array<[string, string]>, name: string): string {
   return found[1];
 }
 
+/** The test request signed with an rfc9421 variant at `created`. */
+function rfc9421Signed(signature: typeof RFC9421_ED25519 | typeof RFC9421_RSA, created: number) {
+  return signRequest(
+    signature,
+    {
+      method: 'POST',
+      url: new URL('http://partner.example/webhook/events'),
+      requestId,
+      contentType: 'application/json',
+      body,
+    },
+    keys,
+    created,
+  );
+}
+
+/** The signed test request as a partner's server receives it. */
+function asReceived(headers: Array<[string, string]>) {
+  return {
+    method: 'POST',
+    url: '/webhook/events',
+    headers: {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+      'x-request-id': requestId,
+      'content-digest': header(headers, 'Content-Digest'),
+      'signature-input': header(headers, 'Signature-Input'),
+      signature: header(headers, 'Signature'),
+    },
+    body: Buffer.from(body),
+  };
+}
+
 describe('documented signature profile (contract section 5)', async () => {
   const headers = await signRequest(
     DOCUMENTED,
@@ -109,31 +142,8 @@ describe('documented signature profile (contract section 5)', async () => {
 
 describe('rfc9421 signature profile', async () => {
   const created = Math.floor(Date.now() / 1000);
-  const headers = await signRequest(
-    RFC9421_RSA,
-    {
-      method: 'POST',
-      url: new URL('http://partner.example/webhook/events'),
-      requestId,
-      contentType: 'application/json',
-      body,
-    },
-    keys,
-    created,
-  );
-  const request = {
-    method: 'POST',
-    url: '/webhook/events',
-    headers: {
-      'content-type': 'application/json',
-      'content-length': String(Buffer.byteLength(body)),
-      'x-request-id': requestId,
-      'content-digest': header(headers, 'Content-Digest'),
-      'signature-input': header(headers, 'Signature-Input'),
-      signature: header(headers, 'Signature'),
-    },
-    body: Buffer.from(body),
-  };
+  const headers = await rfc9421Signed(RFC9421_RSA, created);
+  const request = asReceived(headers);
 
   it("sends standard structured fields with keyid = the key's own id and rsa-pss-sha512", () => {
     expect(headers.map(([n]) => n)).toEqual(['Content-Digest', 'Signature-Input', 'Signature']);
@@ -183,32 +193,7 @@ describe('rfc9421 signature profile', async () => {
 
 describe('rfc9421 signature profile with ed25519', async () => {
   const created = Math.floor(Date.now() / 1000);
-  const sent = (headers: Array<[string, string]>) => ({
-    method: 'POST',
-    url: '/webhook/events',
-    headers: {
-      'content-type': 'application/json',
-      'content-length': String(Buffer.byteLength(body)),
-      'x-request-id': requestId,
-      'content-digest': header(headers, 'Content-Digest'),
-      'signature-input': header(headers, 'Signature-Input'),
-      signature: header(headers, 'Signature'),
-    },
-    body: Buffer.from(body),
-  });
-  const signed = (signature: typeof RFC9421_ED25519 | typeof RFC9421_RSA) =>
-    signRequest(
-      signature,
-      {
-        method: 'POST',
-        url: new URL('http://partner.example/webhook/events'),
-        requestId,
-        contentType: 'application/json',
-        body,
-      },
-      keys,
-      created,
-    );
+  const signed = (signature: typeof RFC9421_ED25519 | typeof RFC9421_RSA) => rfc9421Signed(signature, created);
   const headers = await signed(RFC9421_ED25519);
 
   it("covers the same components and Content-Digest as the RSA variant, keyid = the Ed25519 key's own id", async () => {
@@ -235,7 +220,7 @@ describe('rfc9421 signature profile with ed25519', async () => {
     expect(signature).toHaveLength(64);
     expect(verify(null, Buffer.from(base), ed25519.publicKey, signature)).toBe(true);
 
-    const request = sent(headers);
+    const request = asReceived(headers);
     expect(await verifyRfc9421Signature(request, ed25519.publicKey)).toBe(true);
     expect(
       await verifyRfc9421Signature({ ...request, body: Buffer.from(body.replace('s1', 's2')) }, ed25519.publicKey),
@@ -249,6 +234,6 @@ describe('rfc9421 signature profile with ed25519', async () => {
     expect(await verifyRfc9421Signature(request, generateKeyPairSync('ed25519').publicKey)).toBe(false);
     // The RSA key of the same keystore does not stand in for it, nor the Ed25519 key for an RSA signature.
     expect(await verifyRfc9421Signature(request, publicKey)).toBe(false);
-    expect(await verifyRfc9421Signature(sent(await signed(RFC9421_RSA)), ed25519.publicKey)).toBe(false);
+    expect(await verifyRfc9421Signature(asReceived(await signed(RFC9421_RSA)), ed25519.publicKey)).toBe(false);
   });
 });
