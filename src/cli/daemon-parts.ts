@@ -255,7 +255,7 @@ export async function startOcpp(
       uplink.start(centralSystem);
       // Stopped after the central system: the stations' last calls are queued, then the links close and the answered
       // rows are written.
-      parts.splice(parts.length - 1, 0, { name: 'uplink', stop: () => uplink.stop() });
+      parts.splice(parts.length - 1, 0, { name: 'uplink', stop: () => uplink.stop(), reload: () => uplink.reload() });
     }
     shared.health.push(centralSystem.health);
     return { parts, centralSystem };

@@ -34,5 +34,11 @@ export function planReload(running: Config, next: Config): ReloadPlan {
     }
     Object.assign(config, { [section]: kept });
   }
+  // The uplink is wired into the station handlers at start: a reload may move it (README "Uplink to a CSMS"), not add
+  // or remove it. upstream stays as it runs, since url and csms exclude each other.
+  if (Boolean(running.upstream?.csms) !== Boolean(next.upstream?.csms)) {
+    restartRequired.push('upstream.csms');
+    config.upstream = running.upstream;
+  }
   return { config, restartRequired };
 }

@@ -1,8 +1,9 @@
+import { isDeepStrictEqual } from 'node:util';
 import { Gauge, type Registry } from 'prom-client';
 import type { UpstreamClient, UpstreamConnect } from '../authorization/index.js';
 import { readConfiguredFile, type Config } from '../config/index.js';
 import type { HealthLevel, HealthSource } from '../health/index.js';
-import type { Logger } from '../log/index.js';
+import { messageOf, type Logger } from '../log/index.js';
 import {
   OCPP16,
   type CentralSystem,
@@ -44,6 +45,12 @@ const RECONNECT_MS = { initial: 1000, max: 10_000 };
 
 type CsmsConfig = NonNullable<NonNullable<Config['upstream']>['csms']>;
 
+function readTls(csms: CsmsConfig): LinkSettings['tls'] {
+  const file = (name: 'ca' | 'cert' | 'key') =>
+    csms.tls?.[name] ? { [name]: readConfiguredFile(csms.tls[name], `upstream.csms.tls.${name}`) } : {};
+  return csms.tls && { ...file('ca'), ...file('cert'), ...file('key') };
+}
+
 /**
  * The gateway as the local controller of the operator's CSMS (README "Uplink to a CSMS"): one link per OCPP 1.6
  * station, open while the station is connected or its queue holds messages; the forwarder the OCPP handlers hand
@@ -60,18 +67,17 @@ export class Uplink implements StationMessageForwarder {
   private stopHearing: (() => void) | undefined;
   private lastCsms: CsmsConfig;
   /**
-   * upstream.csms.tls read once at start, so an unreadable file fails the start (UnreadableFileError, naming the key
-   * path) rather than a link made later, from a connection or a commit callback.
+   * The CSMS the links reach and its TLS files, read at start and at a reload, so an unreadable file fails the start
+   * (UnreadableFileError, naming the key path) or leaves the reload's links as they were, never a link made later
+   * from a connection or a commit callback.
    */
-  private readonly tls: LinkSettings['tls'];
+  private linkedWith: { csms: CsmsConfig; tls: LinkSettings['tls'] };
 
   constructor(private readonly options: UplinkOptions) {
     const csms = options.config().upstream?.csms;
     if (!csms) throw new Error('the uplink runs only with upstream.csms');
     this.lastCsms = csms;
-    const file = (name: 'ca' | 'cert' | 'key') =>
-      csms.tls?.[name] ? { [name]: readConfiguredFile(csms.tls[name], `upstream.csms.tls.${name}`) } : {};
-    this.tls = csms.tls && { ...file('ca'), ...file('cert'), ...file('key') };
+    this.linkedWith = { csms, tls: readTls(csms) };
     this.log = options.logger.child({ component: 'uplink' });
     this.now = options.now ?? (() => new Date());
     this.messages = new UplinkQueue(
@@ -159,6 +165,34 @@ export class Uplink implements StationMessageForwarder {
     };
   }
 
+  /**
+   * SIGHUP: a CSMS reached otherwise (url, profile, TLS files or their content, attempts) closes every link and opens
+   * it again there. The queue and the CSMS's transaction ids stay: what waits goes to the new address, taken for the
+   * same central system moved (README "Uplink to a CSMS").
+   */
+  reload(): void {
+    const csms = this.options.config().upstream?.csms;
+    if (!csms) return;
+    let tls: LinkSettings['tls'];
+    try {
+      tls = readTls(csms);
+    } catch (err) {
+      this.log.error(
+        { error: messageOf(err) },
+        'reloaded upstream.csms.tls cannot be read: the links stay as they are',
+      );
+      return;
+    }
+    const next = { csms: { ...csms, queueLimit: 0 }, tls };
+    if (isDeepStrictEqual(next, { ...this.linkedWith, csms: { ...this.linkedWith.csms, queueLimit: 0 } })) return;
+    this.linkedWith = { csms, tls };
+    const stations = [...this.links.keys()];
+    for (const link of this.links.values()) void link.close();
+    this.links.clear();
+    for (const stationId of stations) this.linkOf(stationId);
+    this.log.info({ url: csms.url, stations: stations.length }, 'uplink moved to the reloaded upstream.csms');
+  }
+
   async stop(): Promise<void> {
     this.stopHearing?.();
     await Promise.all([...this.links.values()].map((link) => link.close()));
@@ -218,12 +252,12 @@ export class Uplink implements StationMessageForwarder {
 
   private settings(stationId: string): LinkSettings {
     const config = this.options.config();
-    const csms = this.csms();
+    const { csms, tls } = this.linkedWith;
     return {
       url: csms.url,
       securityProfile: csms.securityProfile,
       password: () => this.options.upstreamPassword(stationId),
-      ...(this.tls && { tls: this.tls }),
+      ...(tls && { tls }),
       maxMessageBytes: config.ocpp.maxMessageBytes,
       callTimeoutMs: config.upstream?.timeoutMs ?? 5000,
       transactionMessageAttempts: csms.transactionMessageAttempts,
