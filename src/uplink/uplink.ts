@@ -160,7 +160,7 @@ export class Uplink implements StationMessageForwarder {
           : levels.includes('warning')
             ? 'warning'
             : 'ok';
-        return { status, url: this.csms().url, stations };
+        return { status, csms: this.csms().url, stations };
       },
     };
   }

@@ -198,6 +198,12 @@ const HEADINGS = new Map(
     port: 'Port',
     lastFailureAt: 'Last failed commit',
     error: 'Error',
+    stationId: 'Station',
+    queued: 'Queued messages',
+    oldestQueuedAt: 'Oldest queued',
+    dropped: 'Dropped',
+    level: 'Health',
+    csms: 'CSMS',
     listener: 'Listener',
     file: 'File',
     notAfter: 'Valid until',
@@ -214,6 +220,20 @@ const PART_TITLES = new Map(
     storage: 'Storage',
     certificates: 'TLS certificates',
     load: 'Load management',
+    upstream: 'Uplink to the CSMS',
+    signedMeterValues: 'Signed meter values',
+  }),
+);
+
+// An uplink's state (README "Uplink to a CSMS"): its `pending` is the CSMS's answer, not a station waiting to be paired.
+const LINK_STATES = new Map(
+  Object.entries({
+    connecting: ['Connecting', 'offline'],
+    booting: ['Introducing the station', 'pending'],
+    pending: ['CSMS answered Pending', 'pending'],
+    rejected: ['CSMS answered Rejected', 'critical'],
+    accepted: ['Accepted', 'online'],
+    closed: ['Closed', 'offline'],
   }),
 );
 
@@ -286,8 +306,10 @@ function shown(value: unknown): boolean {
   return scalar(value) || (Array.isArray(value) && value.every(scalar));
 }
 
-function cell(key: string, value: unknown): Content {
-  if (key === 'status') return chip(String(value));
+function cell(key: string, value: unknown, part: string): Content {
+  if (key === 'status' || key === 'level') return chip(String(value));
+  const linkState = part === 'upstream' && key === 'state' ? LINK_STATES.get(String(value)) : undefined;
+  if (linkState) return el('span', 'chip ' + linkState[1], [linkState[0]]);
   if (key === 'notAfter' && typeof value === 'string') return new Date(value).toLocaleDateString();
   if (/At$/.test(key) && typeof value === 'string') return time(value);
   if (Array.isArray(value)) return value.join('; ');
@@ -318,7 +340,7 @@ function renderParts(parts: StatusSnapshot['parts']): HTMLElement {
       const first = list[0];
       const columns = Object.keys(first).filter((c) => shown(first[c]));
       const rows = list.map((item: Record<string, unknown>) => ({
-        cells: columns.map((c) => cell(c, item[c])),
+        cells: columns.map((c) => cell(c, item[c], name)),
         data: { part: name },
       }));
       block.append(el('div', 'scroll', [table(columns.map(heading), rows, '')]));
