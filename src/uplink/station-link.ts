@@ -64,6 +64,8 @@ export class StationLink {
   private draining = false;
   private caughtUp = false;
   private timer: NodeJS.Timeout | undefined;
+  /** Apart from the reconnect timer: a boot asked again must never cancel a reconnect. */
+  private bootTimer: NodeJS.Timeout | undefined;
   private reconnectFailures = 0;
   private closing = false;
   /** A wait between attempts, cut short when the link closes. */
@@ -96,6 +98,7 @@ export class StationLink {
     this.client.handle((call) => this.fromCsms(call));
     // A socket that was open dropped (a refused connect is handled where connect() fails).
     this.client.on('disconnect', ({ code, reason }) => {
+      clearTimeout(this.bootTimer);
       this.leaveAccepted('connecting');
       if (this.closing) return;
       this.log.warn({ code, reason }, 'uplink disconnected: reconnecting');
@@ -137,6 +140,7 @@ export class StationLink {
     this.closing = true;
     this.state = 'closed';
     clearTimeout(this.timer);
+    clearTimeout(this.bootTimer);
     this.aborts.abort();
     await this.client.close({ force: true }).catch(() => undefined);
   }
@@ -193,6 +197,8 @@ export class StationLink {
     try {
       this.booted((await this.call('BootNotification', bootInfo)) as { status: string; interval: number });
     } catch (err) {
+      // The socket dropped meanwhile: the reconnect boots again.
+      if (this.client.state !== RPC_OPEN) return;
       this.log.warn({ error: messageOf(err) }, 'CSMS did not answer BootNotification; asked again');
       this.retryBoot(DEFAULT_BOOT_RETRY_S);
     }
@@ -212,8 +218,8 @@ export class StationLink {
   }
 
   private retryBoot(afterS: number): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.boot(), afterS * 1000);
+    clearTimeout(this.bootTimer);
+    this.bootTimer = setTimeout(() => void this.boot(), afterS * 1000);
   }
 
   private leaveAccepted(next: LinkState): void {
