@@ -1,3 +1,4 @@
+import { messageOf, type Logger } from '../log/index.js';
 import type { ForwardedMessage } from '../ocpp/index.js';
 import { statement, type Database, type GroupCommit } from '../store/index.js';
 import { isPeriodicReading } from './periodic-readings.js';
@@ -19,6 +20,8 @@ export interface QueueStats {
 /** Acknowledged rows and the CSMS's transaction ids not yet written: one unsynced write per batch. */
 const ACK_BATCH = 100;
 const ACK_FLUSH_MS = 500;
+/** A batch the disk refused is tried again this much later (the store's health already says why). */
+const RETRY_FLUSH_MS = 5000;
 
 /**
  * Each station's durable queue of messages for the CSMS (README "Uplink to a CSMS"), on the daemon's one writer. A
@@ -52,6 +55,7 @@ export class UplinkQueue {
     private readonly limit: () => number,
     /** Told once a station's appended rows have committed: its link may send them. */
     private readonly committed: (stationId: string) => void,
+    private readonly log: Logger,
   ) {
     this.db = writer.db;
     this.reload();
@@ -187,18 +191,43 @@ export class UplinkQueue {
     this.mapped.clear();
     this.dropped.clear();
     // Lost on power loss, the batch costs the CSMS repeats of messages it has, never one it lacks.
-    this.writer.writeUnsynced(() => {
-      statement(this.db, 'DELETE FROM uplink_queue WHERE id IN (SELECT value FROM json_each(?))').run(
-        JSON.stringify(acked),
-      );
-      for (const [transactionId, m] of mapped)
-        statement(
-          this.db,
-          `INSERT OR REPLACE INTO uplink_transactions (transaction_id, station_id, csms_transaction_id)
-           SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM transactions WHERE id = ?)`,
-        ).run(transactionId, m.stationId, m.csmsTransactionId, transactionId);
-      for (const [stationId, n] of dropped) this.countDroppedNow(stationId, n);
-    });
+    try {
+      this.writer.writeUnsynced(() => {
+        statement(this.db, 'DELETE FROM uplink_queue WHERE id IN (SELECT value FROM json_each(?))').run(
+          JSON.stringify(acked),
+        );
+        for (const [transactionId, m] of mapped)
+          statement(
+            this.db,
+            `INSERT OR REPLACE INTO uplink_transactions (transaction_id, station_id, csms_transaction_id)
+             SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM transactions WHERE id = ?)`,
+          ).run(transactionId, m.stationId, m.csmsTransactionId, transactionId);
+        for (const [stationId, n] of dropped) this.countDroppedNow(stationId, n);
+      });
+    } catch (err) {
+      return this.keepForNextBatch({ acked, mapped, dropped }, err);
+    }
+    this.writer.committed().catch((err: unknown) => this.keepForNextBatch({ acked, mapped, dropped }, err));
+  }
+
+  /**
+   * A batch the disk did not take (full, failing) goes back to memory and is tried again: a CSMS transaction id lost
+   * here would drop that transaction's StopTransaction as one the CSMS never heard of.
+   */
+  private keepForNextBatch(
+    batch: {
+      acked: number[];
+      mapped: Array<[number, { stationId: string; csmsTransactionId: number | null }]>;
+      dropped: Array<[string, number]>;
+    },
+    err: unknown,
+  ): void {
+    this.log.warn({ error: messageOf(err) }, 'uplink bookkeeping not written: kept for the next batch');
+    this.acked.push(...batch.acked);
+    for (const [transactionId, m] of batch.mapped)
+      if (!this.mapped.has(transactionId)) this.mapped.set(transactionId, m);
+    for (const [stationId, n] of batch.dropped) this.dropped.set(stationId, (this.dropped.get(stationId) ?? 0) + n);
+    this.flushTimer ??= setTimeout(() => this.flush(), RETRY_FLUSH_MS).unref();
   }
 
   private countDroppedNow(stationId: string, n: number): void {

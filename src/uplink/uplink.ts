@@ -84,6 +84,7 @@ export class Uplink implements StationMessageForwarder {
       options.writer,
       () => this.csms().queueLimit,
       (stationId) => this.committed(stationId),
+      this.log,
     );
     if (options.metrics) this.registerMetrics(options.metrics);
   }
