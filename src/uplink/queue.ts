@@ -40,6 +40,11 @@ export class UplinkQueue {
    * maybe not yet written. The limit never drops one of those, and a new link of the station never sends them again.
    */
   private readonly answeredUpTo = new Map<string, number>();
+  /**
+   * Per station, the row its link is sending: not answered yet, but the CSMS may already hold it, so the limit never
+   * drops it (README "Uplink to a CSMS").
+   */
+  private readonly inFlight = new Map<string, number>();
   /** chargegate's transaction id -> the CSMS's (null: its start was dropped), not yet written. */
   private readonly mapped = new Map<number, { stationId: string; csmsTransactionId: number | null }>();
   private readonly dropped = new Map<string, number>();
@@ -68,7 +73,7 @@ export class UplinkQueue {
 
   /**
    * Appends a message; call inside the write of the change it came from. Past the limit, the station's oldest periodic
-   * reading not yet answered goes (this one, if it is the only one); starts, stops, signed readings and security events
+   * reading not yet sent goes (this one, if it is the only one); starts, stops, signed readings and security events
    * never do.
    */
   append(stationId: string, message: ForwardedMessage, now: Date): void {
@@ -92,7 +97,7 @@ export class UplinkQueue {
       const { changes } = statement(
         this.db,
         'DELETE FROM uplink_queue WHERE id = (SELECT id FROM uplink_queue WHERE station_id = ? AND droppable = 1 AND id > ? ORDER BY id LIMIT 1)',
-      ).run(stationId, this.answeredUpTo.get(stationId) ?? 0);
+      ).run(stationId, Math.max(this.answeredUpTo.get(stationId) ?? 0, this.inFlight.get(stationId) ?? 0));
       if (changes > 0) {
         count -= 1;
         this.countDroppedNow(stationId, 1);
@@ -121,6 +126,16 @@ export class UplinkQueue {
       'SELECT id, action, payload, transaction_id AS transactionId, queued_at AS queuedAt FROM uplink_queue WHERE station_id = ? AND id > ? AND id <= ? ORDER BY id LIMIT 1',
     ).get(stationId, after, upTo);
     return row && { ...row, payload: JSON.parse(row.payload) as Record<string, unknown> };
+  }
+
+  /** The link sends the row until `delivery` settles; meanwhile the limit leaves it alone. */
+  async whileSending<T>(stationId: string, id: number, delivery: () => Promise<T>): Promise<T> {
+    this.inFlight.set(stationId, id);
+    try {
+      return await delivery();
+    } finally {
+      this.inFlight.delete(stationId);
+    }
   }
 
   /** The CSMS answered the row (or it was dropped): deleted with the next batch. */

@@ -236,7 +236,7 @@ export class StationLink {
         if (this.state !== 'accepted') return;
         const message = this.queue.next(this.stationId, this.cursor);
         if (!message) break;
-        if (!(await this.deliver(message))) return;
+        if (!(await this.queue.whileSending(this.stationId, message.id, () => this.deliver(message)))) return;
         this.cursor = message.id;
       }
       if (!this.caughtUp) {

@@ -10,8 +10,11 @@ export interface CsmsMessage {
   params: Record<string, unknown>;
 }
 
-/** What the CSMS answers a call: undefined for its default, 'callerror' or 'silent' (never answers). */
-export type CsmsBehaviour = (message: CsmsMessage) => 'callerror' | 'silent' | undefined;
+/**
+ * What the CSMS answers a call: undefined for its default, 'callerror', 'silent' (never answers), or a promise: its
+ * default answer once that settles (a call held in flight for as long as a test needs).
+ */
+export type CsmsBehaviour = (message: CsmsMessage) => 'callerror' | 'silent' | Promise<unknown> | undefined;
 
 type ServerClient =
   InstanceType<typeof RPCServer> extends { on(e: 'client', l: (c: infer C) => void): unknown } ? C : never;
@@ -54,6 +57,7 @@ export class TestCsms {
         if (behaviour === 'callerror') throw createRPCError('InternalError', 'the CSMS failed to process it');
         if (behaviour === 'silent') return new Promise((resolve) => signal.addEventListener('abort', resolve));
         const answer = csms.answer(method);
+        if (behaviour instanceof Promise) return behaviour.then(() => answer);
         if (csms.answerDelayMs === 0) return answer;
         return new Promise((resolve) => setTimeout(resolve, csms.answerDelayMs, answer));
       });

@@ -349,6 +349,36 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
   );
 
   it(
+    'at queueLimit the reading being sent right now (not yet answered) stays: the next one goes',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      let release = (): void => undefined;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      csms.behaviour = (m) => (m.action === 'MeterValues' ? held : undefined);
+      const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms, { queueLimit: 3 }) });
+      const station = await t.connect();
+      await station.boot();
+      const transactionId = await station.startTransaction({ connectorId: 1, idTag: 'TAG-FLIGHT', meterStart: 0 });
+      const reading = (wh: number) => station.meterValues({ connectorId: 1, transactionId, wh });
+      await reading(1);
+      await eventually(() => csms.of('MeterValues').length === 1, UPLINK_WAIT_MS, 'the first reading in flight');
+      for (const wh of [2, 3, 4]) await reading(wh);
+      release();
+      await eventually(
+        async () => ((await health(t)).stations as Array<{ queued: number }>)[0]?.queued === 0,
+        UPLINK_WAIT_MS,
+        'the queue drained',
+      );
+      const values = transactionMessages(csms)
+        .filter(([action]) => action === 'MeterValues')
+        .map(([, value]) => value);
+      expect(values).toEqual([1, 3, 4]);
+      expect(((await health(t)).stations as Array<{ dropped: number }>)[0]?.dropped).toBe(1);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
     'a frame from the CSMS larger than ocpp.maxMessageBytes closes the link before it reaches the station',
     async () => {
       const csms = await TestCsms.startForTest();
