@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { putIdTag } from '../../src/authorization/index.js';
 import { TestCsms, type CsmsMessage } from '../support/csms.js';
 import {
   CP001,
@@ -128,6 +129,60 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
       expect(metrics).toContain('chargegate_upstream_connected{station="CP001"} 1');
       expect(metrics).toContain('chargegate_upstream_queued_messages{station="CP001"} 0');
       expect(metrics).toMatch(/chargegate_upstream_oldest_queued_seconds\{station="CP001"\} 0/);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'every other message a 1.6 station sends reaches the CSMS unchanged; an Authorize the CSMS was asked is not sent twice; SignCertificate stays with chargegate',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms) });
+      putIdTag(t.db, { idTag: 'TAG-LOCAL', status: 'Accepted', expiresAt: null, siteId: null });
+      const station = await t.connect();
+      await station.boot();
+      // Live messages go once the link is accepted and caught up: a heartbeat that arrives says it is.
+      await eventually(
+        async () => (await station.heartbeat(), csms.of('Heartbeat').length > 0),
+        UPLINK_WAIT_MS,
+        'the link caught up',
+      );
+      const now = new Date().toISOString();
+      const sent: Array<[string, Record<string, unknown>]> = [
+        ['BootNotification', { chargePointVendor: 'Acme', chargePointModel: 'Wallbox 9', firmwareVersion: '2.1' }],
+        ['StatusNotification', { connectorId: 1, status: 'Available', errorCode: 'NoError', timestamp: now }],
+        // A connector the config does not list: answered and warned about here, still the CSMS's to know.
+        ['StatusNotification', { connectorId: 3, status: 'Faulted', errorCode: 'GroundFailure' }],
+        ['DataTransfer', { vendorId: 'acme', messageId: 'diag', data: '{"x":1}' }],
+        ['DiagnosticsStatusNotification', { status: 'Uploaded' }],
+        ['FirmwareStatusNotification', { status: 'Installed' }],
+        ['LogStatusNotification', { status: 'Uploaded', requestId: 7 }],
+        ['SignedFirmwareStatusNotification', { status: 'SignatureVerified', requestId: 8 }],
+        [
+          'MeterValues',
+          {
+            connectorId: 0,
+            meterValue: [
+              { timestamp: now, sampledValue: [{ value: '1234', measurand: 'Energy.Active.Import.Register' }] },
+            ],
+          },
+        ],
+        ['SecurityEventNotification', { type: 'SettingSystemTime', timestamp: now }],
+        ['Authorize', { idTag: 'TAG-CSMS' }],
+        ['Authorize', { idTag: 'TAG-LOCAL' }],
+      ];
+      for (const [action, params] of sent) await station.call(action, params);
+      await expect(station.call('SignCertificate', { csr: 'not forwarded' })).rejects.toThrow();
+
+      for (const [action, params] of sent)
+        await eventually(
+          () => csms.of(action).some((received) => JSON.stringify(received) === JSON.stringify(params)),
+          UPLINK_WAIT_MS,
+          `${action} ${JSON.stringify(params)} at the CSMS`,
+        );
+      // TAG-CSMS was decided by asking the CSMS, TAG-LOCAL by the local list and then forwarded: each reached it once.
+      expect(csms.of('Authorize')).toEqual([{ idTag: 'TAG-CSMS' }, { idTag: 'TAG-LOCAL' }]);
+      expect(csms.of('SignCertificate')).toEqual([]);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

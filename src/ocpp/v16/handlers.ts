@@ -57,6 +57,8 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
 
   on('StatusNotification', (params) => {
     const { connectorId, status, errorCode, info, vendorId, vendorErrorCode, timestamp } = params;
+    // The CSMS hears of the connector even if the config does not list it: it is the station's, as the station says.
+    live('StatusNotification', params);
     if (unconfigured('StatusNotification', connectorId)) return {};
     const details = {
       ...(info !== undefined && { info }),
@@ -73,13 +75,15 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
     );
     site.transactions.noteConnectorStatus(stationId, connectorId, status);
     log.debug({ connectorId, status, errorCode }, 'status notification');
-    live('StatusNotification', params);
     return {};
   });
 
   on('Authorize', async (params) => {
     const decision = await authorizer.authorize({ idTag: params.idTag, stationId });
     site.authorizations.record(stationId, params.idTag, decision.status, decision.connectorId);
+    // Under the uplink the chain asks the CSMS itself unless the plugin or the local list decided first: only then is
+    // the station's Authorize still the CSMS's to hear (README "Uplink to a CSMS").
+    if (decision.source === 'plugin' || decision.source === 'local') live('Authorize', params);
     return { idTagInfo: idTagInfoOf(decision) };
   });
 
@@ -245,8 +249,15 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
     return {};
   });
 
-  // Core-profile notifications a station sends on its own after firmware or diagnostics jobs: acknowledged, logged.
-  for (const action of ['DiagnosticsStatusNotification', 'FirmwareStatusNotification'] as const) {
+  // Notifications a station sends on its own after firmware, diagnostics or log jobs (core profile and the security
+  // extension; under the uplink the CSMS asked for those jobs): acknowledged, logged. SignCertificate is not among
+  // the forwarded: the station's certificate is for chargegate's listener (README "Uplink to a CSMS").
+  for (const action of [
+    'DiagnosticsStatusNotification',
+    'FirmwareStatusNotification',
+    'LogStatusNotification',
+    'SignedFirmwareStatusNotification',
+  ] as const) {
     on(action, (params) => {
       log.info({ action, status: params.status }, 'station notification');
       live(action, params);
