@@ -2,6 +2,7 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import type { AuthorizationStatus, StationRegistry, Transactions } from '../site/index.js';
 import type { Writer } from '../store/index.js';
+import { findCsmsIdTag } from './csms-id-tags.js';
 import { findIdTag } from './id-tags.js';
 import { loadPlugin, pluginVersion, type AuthorizationPlugin } from './plugin.js';
 import {
@@ -69,8 +70,9 @@ export interface Authorizer {
 }
 
 /**
- * The decision chain (README "Connecting a station", who may charge): plugin, local idTag list, upstream CPO (falling
- * back to its last answer for the tag), default Invalid; then ConcurrentTx when the tag already charges elsewhere.
+ * The decision chain (README "Connecting a station", who may charge): plugin, local idTag list (the installer's entries,
+ * then the CSMS's for the station), upstream CPO (falling back to its last answer for the tag), default Invalid; then
+ * ConcurrentTx when the tag already charges elsewhere.
  */
 export async function createAuthorizer(options: AuthorizerOptions): Promise<Authorizer> {
   const { writer, site, logger } = options;
@@ -126,13 +128,15 @@ export async function createAuthorizer(options: AuthorizerOptions): Promise<Auth
           'authorization plugin failed; passing to the local list',
         );
     }
-    const local = findIdTag(db, request.idTag, siteId);
+    // The installer's entry first, then the one the CSMS gave this station (README "Uplink to a CSMS").
+    const local = findIdTag(db, request.idTag, siteId) ?? findCsmsIdTag(db, request.idTag, request.stationId);
     if (local) {
       const expired = local.expiresAt !== null && Date.parse(local.expiresAt) <= now().getTime();
       return {
         status: expired && local.status === 'Accepted' ? 'Expired' : local.status,
         source: 'local',
         ...(local.expiresAt !== null && { expiryDate: local.expiresAt }),
+        ...('parentIdTag' in local && local.parentIdTag !== null && { parentIdTag: local.parentIdTag }),
       };
     }
     if (upstream) {

@@ -17,5 +17,12 @@ export {
   type IdTag,
   type LocalTagStatus,
 } from './id-tags.js';
+export {
+  applyCsmsLocalList,
+  csmsLocalListVersion,
+  listCsmsIdTags,
+  type CsmsIdTag,
+  type CsmsLocalList,
+} from './csms-id-tags.js';
 export { PluginLoadError, type PluginRequest } from './plugin.js';
 export type { UpstreamClient, UpstreamConnect, UpstreamDecision } from './upstream.js';

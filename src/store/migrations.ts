@@ -358,6 +358,28 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 18,
+    name: "the CSMS's local authorization list of each station, beside the installer's",
+    sql: `
+      -- Owned by authorization (src/authorization/csms-id-tags.ts), written when a station accepted the CSMS's
+      -- SendLocalList through the uplink (README "Uplink to a CSMS"). The installer's entries stay in id_tags.
+      CREATE TABLE csms_id_tags (
+        station_id    TEXT NOT NULL,
+        id_tag        TEXT NOT NULL COLLATE NOCASE,
+        status        TEXT NOT NULL,
+        expires_at    TEXT,
+        parent_id_tag TEXT,
+        updated_at    TEXT NOT NULL,
+        PRIMARY KEY (station_id, id_tag)
+      );
+      CREATE TABLE csms_local_lists (
+        station_id   TEXT PRIMARY KEY,
+        list_version INTEGER NOT NULL,
+        updated_at   TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 /** The database was migrated by a newer chargegate than this one: its schema may mean things this code cannot know. */

@@ -9,6 +9,7 @@ import {
   type RemoteStartTransactionRequest,
   type RemoteStopTransactionRequest,
   type RpcClient,
+  type SendLocalListRequest,
   type SetChargingProfileRequest,
   type StartTransactionResponse,
   type StopTransactionResponse,
@@ -121,6 +122,9 @@ export class SimulatedStation {
     ['AuthorizeRemoteTxRequests', 'false'],
     ['NumberOfConnectors', '2'],
   ]);
+  /** The station's local authorization list (SendLocalList) by idTag, and its version (GetLocalListVersion). */
+  readonly localList = new Map<string, IdTagInfo>();
+  localListVersion = 0;
   /** The charging profiles the station holds (1.6 rules: another id at a taken stack level replaces). */
   readonly profiles = new ProfileStack({ sameLevelOtherId: 'replace' });
   private readonly meterWh = new Map<number, number>();
@@ -451,6 +455,16 @@ export class SimulatedStation {
       const { id, connectorId, chargingProfilePurpose, stackLevel } = params as ClearChargingProfileRequest;
       return { status: this.profiles.clear({ id, connectorId, purpose: chargingProfilePurpose, stackLevel }) };
     });
+    this.handle('SendLocalList', (params) => {
+      const { listVersion, updateType, localAuthorizationList = [] } = params as SendLocalListRequest;
+      if (updateType === 'Full') this.localList.clear();
+      for (const { idTag, idTagInfo } of localAuthorizationList)
+        if (idTagInfo) this.localList.set(idTag, idTagInfo);
+        else this.localList.delete(idTag);
+      this.localListVersion = listVersion;
+      return { status: 'Accepted' };
+    });
+    this.handle('GetLocalListVersion', () => ({ listVersion: this.localListVersion }));
     this.handle('Reset', () => ({ status: 'Accepted' }));
     this.handle('UnlockConnector', () => ({ status: 'Unlocked' }));
     this.handle('ChangeAvailability', () => ({ status: 'Accepted' }));

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { putIdTag } from '../../src/authorization/index.js';
+import { runCli, runCliJson } from '../support/cli.js';
 import { TestCsms, type CsmsMessage } from '../support/csms.js';
 import {
   CP001,
@@ -183,6 +184,84 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
       // TAG-CSMS was decided by asking the CSMS, TAG-LOCAL by the local list and then forwarded: each reached it once.
       expect(csms.of('Authorize')).toEqual([{ idTag: 'TAG-CSMS' }, { idTag: 'TAG-LOCAL' }]);
       expect(csms.of('SignCertificate')).toEqual([]);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "SendLocalList feeds chargegate's own list after the installer's entries: with the CSMS cut, the station's Authorize is decided from it; GetLocalListVersion agrees",
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms) });
+      putIdTag(t.db, { idTag: 'TAG-SITE', status: 'Accepted', expiresAt: null, siteId: null });
+      const station = await t.connect();
+      await station.boot();
+      await eventually(() => csms.isConnected('CP001'), UPLINK_WAIT_MS, 'the uplink');
+      const version = () => csms.call('CP001', 'GetLocalListVersion', {});
+      expect(await version()).toEqual({ listVersion: 0 });
+
+      const expiryDate = '2099-01-01T00:00:00.000Z';
+      const full = {
+        listVersion: 1,
+        updateType: 'Full',
+        localAuthorizationList: [
+          { idTag: 'TAG-FLEET', idTagInfo: { status: 'Accepted', expiryDate, parentIdTag: 'FLEET' } },
+          { idTag: 'TAG-GONE', idTagInfo: { status: 'Accepted' } },
+          { idTag: 'TAG-SITE', idTagInfo: { status: 'Blocked' } },
+        ],
+      };
+      expect(await csms.call('CP001', 'SendLocalList', full)).toEqual({ status: 'Accepted' });
+      const differential = {
+        listVersion: 2,
+        updateType: 'Differential',
+        localAuthorizationList: [{ idTag: 'TAG-GONE' }, { idTag: 'tag-new', idTagInfo: { status: 'Blocked' } }],
+      };
+      expect(await csms.call('CP001', 'SendLocalList', differential)).toEqual({ status: 'Accepted' });
+      // Relayed: the station holds the same list.
+      expect([...station.localList.keys()]).toEqual(['TAG-FLEET', 'TAG-SITE', 'tag-new']);
+      expect(await version()).toEqual({ listVersion: 2 });
+
+      // A list the station does not take is not taken here either.
+      station.handle('SendLocalList', () => ({ status: 'Failed' }));
+      expect(await csms.call('CP001', 'SendLocalList', { listVersion: 3, updateType: 'Full' })).toEqual({
+        status: 'Failed',
+      });
+      expect(await version()).toEqual({ listVersion: 2 });
+      // A station whose list is not chargegate's copy: 0, so the CSMS sends a Full list both take.
+      station.localListVersion = 9;
+      expect(await version()).toEqual({ listVersion: 0 });
+      station.localListVersion = 2;
+
+      // Kept in the database, listed after the installer's entries, each marked with its source.
+      const listed = await runCliJson<{ idTags: unknown[] }>(['idtag', 'list', '--config', t.temp.configPath]);
+      const csmsEntry = (idTag: string, status: string, more: object = {}) =>
+        expect.objectContaining({ idTag, status, source: 'csms', stationId: 'CP001', listVersion: 2, ...more });
+      expect(listed.data.idTags).toEqual([
+        expect.objectContaining({ idTag: 'TAG-SITE', status: 'Accepted', source: 'installer' }),
+        csmsEntry('TAG-FLEET', 'Accepted', { expiresAt: expiryDate, parentIdTag: 'FLEET' }),
+        csmsEntry('tag-new', 'Blocked'),
+        csmsEntry('TAG-SITE', 'Blocked'),
+      ]);
+
+      const remove = await runCli(['idtag', 'remove', 'TAG-FLEET', '--config', t.temp.configPath]);
+      expect(remove).toMatchObject({ code: 1, stderr: expect.stringContaining('only the CSMS changes it') });
+
+      await csms.cutOff();
+      expect(await station.authorize('TAG-FLEET')).toEqual({ status: 'Accepted', expiryDate, parentIdTag: 'FLEET' });
+      expect(await station.authorize('TAG-NEW')).toEqual({ status: 'Blocked' });
+      expect(await station.authorize('TAG-GONE')).toEqual({ status: 'Invalid' });
+      // The installer's entry keeps its place before the CSMS's.
+      expect(await station.authorize('TAG-SITE')).toEqual({ status: 'Accepted' });
+      expect(
+        t
+          .logged('authorization decided')
+          .filter((l) => l.idTag !== 'TAG-GONE')
+          .map((l) => [l.idTag, l.source]),
+      ).toEqual([
+        ['TAG-FLEET', 'local'],
+        ['TAG-NEW', 'local'],
+        ['TAG-SITE', 'local'],
+      ]);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import {
   LOCAL_TAG_STATUSES,
+  listCsmsIdTags,
   listIdTags,
   MAX_ID_TAG_LENGTH,
   putIdTag,
@@ -50,14 +51,25 @@ export function registerIdTag(program: Command): void {
 
   idtag
     .command('list')
-    .description('the local list')
+    .description("the local list: the installer's entries, then those the CSMS gave each station (uplink)")
     .action((_options: unknown, cmd: Command) =>
       withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
-        const idTags = listIdTags(ctx.db);
-        output(ctx.json, { idTags }, () =>
+        // In the order the decision chain reads them (README "Uplink to a CSMS").
+        const installer = listIdTags(ctx.db).map((t) => ({ ...t, source: 'installer' as const }));
+        const csms = listCsmsIdTags(ctx.db).map((t) => ({ ...t, source: 'csms' as const }));
+        output(ctx.json, { idTags: [...installer, ...csms] }, () =>
           table(
-            ['TAG', 'STATUS', 'EXPIRES', 'SITE'],
-            idTags.map((t) => [t.idTag, t.status, t.expiresAt ?? '-', t.siteId ?? '(all)']),
+            ['TAG', 'STATUS', 'EXPIRES', 'SITE', 'SOURCE'],
+            [
+              ...installer.map((t) => [t.idTag, t.status, t.expiresAt ?? '-', t.siteId ?? '(all)', t.source]),
+              ...csms.map((t) => [
+                t.idTag,
+                t.status,
+                t.expiresAt ?? '-',
+                '-',
+                `csms: station ${t.stationId}, list version ${t.listVersion}`,
+              ]),
+            ],
           ),
         );
       }),
@@ -69,7 +81,15 @@ export function registerIdTag(program: Command): void {
     .argument('<tag>')
     .action((tag: string, _options: unknown, cmd: Command) =>
       withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
-        if (!removeIdTag(ctx.db, tag)) throw new CliError(`no tag "${tag}" in the local list`, EXIT_FAILURE);
+        if (!removeIdTag(ctx.db, tag)) {
+          const csms = listCsmsIdTags(ctx.db).find((t) => t.idTag.toLowerCase() === tag.toLowerCase());
+          throw new CliError(
+            csms
+              ? `"${tag}" is in the list the CSMS gave station ${csms.stationId}: only the CSMS changes it; \`idtag add ${tag} --status Blocked\` overrides it`
+              : `no tag "${tag}" in the local list`,
+            EXIT_FAILURE,
+          );
+        }
         output(ctx.json, { idTag: tag, removed: true }, () => `${tag} removed.`);
       }),
     );
