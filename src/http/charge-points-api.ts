@@ -2,7 +2,7 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { Counter, type Registry } from 'prom-client';
 import { reaches } from '../applications/index.js';
 import type { Config, Permission } from '../config/index.js';
-import type { StationCommands } from '../ocpp/index.js';
+import type { RemoteCharging } from '../ocpp/index.js';
 import type { ChargePointView, Site } from '../site/index.js';
 import { ApiError } from './http-errors.js';
 import { chargePointParamsSchema, parseRequest, startRequestSchema, stopRequestSchema } from './api-schemas.js';
@@ -11,8 +11,8 @@ import type { BearerAuth, Caller } from './bearer-auth.js';
 export interface ChargePointsApiOptions {
   site: Site;
   auth: BearerAuth;
-  /** The OCPP central system's commands: RemoteStart/RemoteStop go to the station over its live connection. */
-  commands: Pick<StationCommands, 'startCharging' | 'stopCharging'>;
+  /** Remote start and stop: to the station over its live connection, as the CSMS's through the uplink. */
+  remoteCharging: RemoteCharging;
   config: () => Config;
   metrics?: Registry;
 }
@@ -22,7 +22,7 @@ export interface ChargePointsApiOptions {
  * station's verdict: 202 Accepted, 409 Rejected, 503 offline, 504 no answer in time.
  */
 export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyPluginAsync {
-  const { site, auth, commands } = options;
+  const { site, auth, remoteCharging } = options;
 
   const reachable = (caller: Caller, permission: Permission, at: ChargePointView): boolean =>
     reaches(caller.grants, permission, options.config().company.id, at);
@@ -88,10 +88,10 @@ export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyP
           `body: connectorId: charge point "${chargePoint.chargePointId}" has connectors ${chargePoint.connectors.map((c) => c.connectorId).join(', ')}`,
         );
       }
-      const { status } = await commands.startCharging(chargePoint.stationId, { connectorId, idTag });
-      request.log.info(
-        { clientId: caller.clientId, stationId: chargePoint.stationId, connectorId, status },
-        'remote start',
+      const { status } = await remoteCharging.start(
+        chargePoint.stationId,
+        { connectorId, idTag },
+        { by: 'api', clientId: caller.clientId },
       );
       return answer(reply, status, chargePoint, 'RemoteStartTransaction');
     });
@@ -107,17 +107,7 @@ export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyP
           'not_found',
           `no transaction ${transactionId} on charge point "${chargePoint.chargePointId}"`,
         );
-      if (transaction.stoppedAt !== null)
-        throw new ApiError(
-          409,
-          'transaction_stopped',
-          `transaction ${transactionId} already stopped at ${transaction.stoppedAt}`,
-        );
-      const { status } = await commands.stopCharging(transaction.stationId, transaction);
-      request.log.info(
-        { clientId: caller.clientId, stationId: transaction.stationId, transactionId, status },
-        'remote stop',
-      );
+      const { status } = await remoteCharging.stop(transaction, { by: 'api', clientId: caller.clientId });
       return answer(reply, status, chargePoint, 'RemoteStopTransaction');
     });
   };

@@ -97,13 +97,15 @@ export function jsonErrorHandler(surface: ErrorSurface) {
 }
 
 /**
- * chargegate's own errors a route lets through, by their stable code: a station's failures as the API's status codes
- * (README "For partners").
+ * chargegate's own errors a route lets through, by their stable code: a station's failures and the remote start and
+ * stop's refusals as the API's status codes (README "For partners").
  */
 const STATION_REFUSALS: Partial<Record<ErrorCode, [status: number, error: ApiErrorCode]>> = {
   CHARGEGATE_STATION_OFFLINE: [503, 'station_offline'],
   CHARGEGATE_STATION_TIMEOUT: [504, 'station_timeout'],
   CHARGEGATE_STATION_CALL: [502, 'station_error'],
+  CHARGEGATE_TRANSACTION_STOPPED: [409, 'transaction_stopped'],
+  CHARGEGATE_UNKNOWN_CONNECTOR: [400, 'invalid_request'],
 };
 
 function chargegateRefusal(err: Error & { ocppErrorCode?: string }): ApiError | undefined {

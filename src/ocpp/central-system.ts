@@ -12,6 +12,7 @@ import { createChargingLimits } from './charging-profiles.js';
 import { StationConnections, type StationClient, type StationSession } from './connections.js';
 import { toStationFrame } from './frame-errors.js';
 import { registerOcppMetrics } from './ocpp-metrics.js';
+import { createRemoteCharging, type RemoteCharging } from './remote-charging.js';
 import { createRpcServer } from './rpc.js';
 import { SignCertificateThrottle } from './sign-certificate-throttle.js';
 import { accessChanged } from './station-access.js';
@@ -53,6 +54,8 @@ export interface CentralSystem {
   /** The bound OCPP port (ocpp.port 0 lets the OS choose). */
   readonly port: number;
   readonly commands: StationCommands;
+  /** Remote start and stop, the same for the API and the CSMS (README "Uplink to a CSMS"). */
+  readonly remoteCharging: RemoteCharging;
   /** The load controller's port: charging profiles on the stations. */
   readonly chargingLimits: ChargingLimits;
   /** Tells listener of every BootNotification answered Accepted, once the answer is sent; returns the unsubscribe. */
@@ -166,9 +169,11 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   };
   const stopWatching = watchChangeCounter(options.db, STATIONS_TOPIC, recheckAccess, ocpp.changePollMs);
 
+  const commands = createStationCommands(connections);
   return {
     port,
-    commands: createStationCommands(connections),
+    commands,
+    remoteCharging: createRemoteCharging({ site, commands, logger: log }),
     chargingLimits: createChargingLimits(connections),
     onBooted(listener) {
       bootListeners.add(listener);

@@ -7,6 +7,13 @@ export {
 } from './central-system.js';
 export type { ForwardedMessage, StationMessageForwarder } from './call-handling.js';
 export { createStationCommands, type StationCommands } from './station-commands.js';
+export {
+  createRemoteCharging,
+  TransactionStoppedError,
+  UnknownConnectorError,
+  type RemoteCaller,
+  type RemoteCharging,
+} from './remote-charging.js';
 export { createChargingLimits } from './charging-profiles.js';
 export { StationCallError, StationOfflineError, StationTimeoutError } from './errors.js';
 export { SIGN_CERTIFICATE_PER_STATION_PER_MINUTE } from './sign-certificate-throttle.js';

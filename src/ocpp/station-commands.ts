@@ -22,9 +22,10 @@ type Send<A extends Command> = (stationId: string, req: Ocpp16Actions[A][0]) => 
  * StationTimeoutError (no answer in time) or StationCallError (CALLERROR).
  */
 export interface StationCommands {
+  /** Without a connectorId the station picks the connector (1.6) or EVSE (2.0.1). */
   startCharging(
     stationId: string,
-    request: { connectorId: number; idTag: string },
+    request: { connectorId?: number; idTag: string },
   ): Promise<{ status: 'Accepted' | 'Rejected' }>;
   /** The transaction as the domain keeps it: a 2.0.1 station knows it by its own id. */
   stopCharging(
@@ -113,11 +114,12 @@ export function createStationCommands(connections: ConnectionLookup): StationCom
   ): Promise<Ocpp201Actions[A][1]> => call<Ocpp201Actions, A>(stationId, action, req);
   return {
     async startCharging(stationId, { connectorId, idTag }) {
-      if (!speaks201(stationId)) return send(stationId, 'RemoteStartTransaction', { connectorId, idTag });
+      if (!speaks201(stationId))
+        return send(stationId, 'RemoteStartTransaction', { ...(connectorId !== undefined && { connectorId }), idTag });
       remoteStartId += 1;
       const { status } = await send201(stationId, 'RequestStartTransaction', {
         idToken: { idToken: idTag, type: 'Central' },
-        evseId: connectorId,
+        ...(connectorId !== undefined && { evseId: connectorId }),
         remoteStartId,
       });
       return { status };

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { Gauge, type Registry } from 'prom-client';
-import type { CsmsLocalList, UpstreamClient, UpstreamConnect } from '../authorization/index.js';
+import type { UpstreamClient, UpstreamConnect } from '../authorization/index.js';
 import { readConfiguredFile, type Config } from '../config/index.js';
 import type { HealthLevel, HealthSource } from '../health/index.js';
 import { messageOf, type Logger } from '../log/index.js';
@@ -13,6 +13,7 @@ import {
 } from '../ocpp/index.js';
 import type { Site } from '../site/index.js';
 import type { GroupCommit } from '../store/index.js';
+import { csmsCallHandler, type CsmsCallHandler } from './csms-calls.js';
 import { LocalListSync } from './local-list-sync.js';
 import { UplinkQueue } from './queue.js';
 import { StationLink, type LinkSettings, type LinkState } from './station-link.js';
@@ -62,10 +63,11 @@ export class Uplink implements StationMessageForwarder {
   /** Stations connected to chargegate now (1.6), so a link with an empty queue closes once its station left. */
   private readonly connected = new Set<string>();
   private readonly messages: UplinkQueue;
-  private readonly localLists: LocalListSync;
   private readonly log: Logger;
   private readonly now: () => Date;
   private central: CentralSystem | undefined;
+  /** What the CSMS's calls become; made at start, before the first link. */
+  private fromCsms: CsmsCallHandler | undefined;
   private stopHearing: (() => void) | undefined;
   private lastCsms: CsmsConfig;
   /**
@@ -88,13 +90,18 @@ export class Uplink implements StationMessageForwarder {
       (stationId) => this.committed(stationId),
       this.log,
     );
-    this.localLists = new LocalListSync(options.writer, this.log, this.now);
     if (options.metrics) this.registerMetrics(options.metrics);
   }
 
   /** Starts the links: of stations with a backlog now, and of each 1.6 station once it connects. */
   start(central: CentralSystem): void {
     this.central = central;
+    this.fromCsms = csmsCallHandler({
+      central,
+      site: this.options.site,
+      localLists: new LocalListSync(this.options.writer, this.log, this.now),
+      log: this.log,
+    });
     this.stopHearing = central.onConnection(({ stationId, connected, protocol }) => {
       if (protocol !== OCPP16) return;
       if (connected) {
@@ -225,7 +232,7 @@ export class Uplink implements StationMessageForwarder {
       {
         bootInfo: () => this.options.site.stations.bootInfo(stationId),
         statuses: () => this.options.site.connectors.reported(stationId),
-        relay: (action, params) => this.relay(stationId, action, params),
+        relay: (action, params) => this.fromCsms!(stationId, action, params),
         drained: () => this.closeIfIdle(stationId),
         onCircuit: () => this.onCircuit(stationId),
       },
@@ -234,18 +241,6 @@ export class Uplink implements StationMessageForwarder {
     this.links.set(stationId, link);
     link.open();
     return link;
-  }
-
-  /**
-   * A call from the CSMS, its transaction ids already chargegate's: to the station as it is, but SendLocalList and
-   * GetLocalListVersion also concern chargegate's own list (README "Uplink to a CSMS").
-   */
-  private relay(stationId: string, action: string, params: unknown): Promise<unknown> {
-    const toStation = () =>
-      this.central!.commands.call16(stationId, action as keyof Ocpp16Actions & string, params as never);
-    if (action === 'SendLocalList') return this.localLists.send(stationId, params as CsmsLocalList, toStation);
-    if (action === 'GetLocalListVersion') return this.localLists.version(stationId, toStation);
-    return toStation();
   }
 
   /** Read from the config at each call: a reload that puts a charge point on a circuit applies at once. */

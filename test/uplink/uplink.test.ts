@@ -267,6 +267,56 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
   );
 
   it(
+    "the CSMS's RemoteStart/StopTransaction are the API's remote start and stop: the same checks, log lines and webhooks",
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const receiver = await receiverForTest();
+      const t = await daemonForTest({
+        ...siteWith([{ id: 'partner', url: receiver.url('/events'), events: ['StartTransaction', 'StopTransaction'] }]),
+        ...uplinkConfig(csms),
+      });
+      putIdTag(t.db, { idTag: 'TAG-REMOTE', status: 'Accepted', expiresAt: null, siteId: null });
+      const station = await t.connect();
+      await station.boot();
+      await eventually(() => csms.isConnected('CP001'), UPLINK_WAIT_MS, 'the uplink');
+      const command = (action: string, params: object) => csms.call('CP001', action, params);
+
+      expect(await command('RemoteStartTransaction', { connectorId: 2, idTag: 'TAG-REMOTE' })).toEqual({
+        status: 'Accepted',
+      });
+      const started = await station.nextRemoteStart();
+      await eventually(() => csms.of('StartTransaction').length === 1, UPLINK_WAIT_MS, 'the start upstream');
+      expect(await command('RemoteStopTransaction', { transactionId: 5001 })).toEqual({ status: 'Accepted' });
+      expect((await station.nextRemoteStop()).transactionId).toBe(started.transactionId);
+      await receiver.waitForCount(2, UPLINK_WAIT_MS);
+      expect(t.logged('remote start')).toEqual([
+        expect.objectContaining({ by: 'csms', stationId: 'CP001', connectorId: 2, status: 'Accepted' }),
+      ]);
+      expect(t.logged('remote stop')).toEqual([
+        expect.objectContaining({ by: 'csms', stationId: 'CP001', transactionId: started.transactionId }),
+      ]);
+
+      // Refused before the station hears of them, as the API refuses them: a transaction that is over, a connector
+      // the config does not give the station.
+      await eventually(() => csms.of('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the stop upstream');
+      expect(await command('RemoteStopTransaction', { transactionId: 5001 })).toEqual({ status: 'Rejected' });
+      expect(await command('RemoteStartTransaction', { connectorId: 7, idTag: 'TAG-REMOTE' })).toEqual({
+        status: 'Rejected',
+      });
+      expect(t.logged('CSMS command refused: answered Rejected').map((l) => l.action)).toEqual([
+        'RemoteStopTransaction',
+        'RemoteStartTransaction',
+      ]);
+      expect(station.received.map((r) => r.action)).toEqual(['RemoteStartTransaction', 'RemoteStopTransaction']);
+
+      // Without a connectorId the station picks one.
+      expect(await command('RemoteStartTransaction', { idTag: 'TAG-REMOTE' })).toEqual({ status: 'Accepted' });
+      expect(await station.nextRemoteStart()).toMatchObject({ connectorId: 1, idTag: 'TAG-REMOTE' });
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
     'a CSMS answering CALLERROR: tried transactionMessageAttempts times, then dropped and counted with the rest of its transaction',
     async () => {
       const csms = await TestCsms.startForTest();

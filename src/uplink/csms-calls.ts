@@ -1,0 +1,63 @@
+import type { CsmsLocalList } from '../authorization/index.js';
+import type { Logger } from '../log/index.js';
+import {
+  TransactionStoppedError,
+  UnknownConnectorError,
+  type CentralSystem,
+  type Ocpp16Actions,
+  type RemoteStartTransactionRequest,
+  type RemoteStopTransactionRequest,
+} from '../ocpp/index.js';
+import type { Site } from '../site/index.js';
+import type { LocalListSync } from './local-list-sync.js';
+
+/** A call from the CSMS for one station, its transaction ids already chargegate's; resolves with the answer. */
+export type CsmsCallHandler = (stationId: string, action: string, params: unknown) => Promise<unknown>;
+
+/**
+ * What a call from the CSMS becomes (README "Uplink to a CSMS"): RemoteStart/StopTransaction are the same domain
+ * calls as the API's, SendLocalList and GetLocalListVersion concern chargegate's own list too, the rest goes to the
+ * station as it is. The station's answer is the CSMS's.
+ */
+export function csmsCallHandler(options: {
+  central: CentralSystem;
+  site: Site;
+  localLists: LocalListSync;
+  log: Logger;
+}): CsmsCallHandler {
+  const { central, site, localLists, log } = options;
+  const csms = { by: 'csms' } as const;
+  /** A remote start or stop chargegate refuses before the station hears of it: Rejected, as a station would say. */
+  const refused = (err: unknown, action: string, stationId: string): { status: 'Rejected' } => {
+    if (!(err instanceof UnknownConnectorError || err instanceof TransactionStoppedError)) throw err;
+    log.warn({ stationId, action, reason: err.message }, 'CSMS command refused: answered Rejected');
+    return { status: 'Rejected' };
+  };
+  return async (stationId, action, params) => {
+    const toStation = () => central.commands.call16(stationId, action as keyof Ocpp16Actions & string, params as never);
+    switch (action) {
+      case 'RemoteStartTransaction': {
+        const { connectorId, idTag, chargingProfile } = params as RemoteStartTransactionRequest;
+        // The domain's start carries no charging profile: one with a profile goes as it is.
+        if (chargingProfile) return toStation();
+        return central.remoteCharging
+          .start(stationId, { ...(connectorId !== undefined && { connectorId }), idTag }, csms)
+          .catch((err: unknown) => refused(err, action, stationId));
+      }
+      case 'RemoteStopTransaction': {
+        const transaction = site.transactions.ofStation(
+          stationId,
+          (params as RemoteStopTransactionRequest).transactionId,
+        );
+        if (!transaction) return { status: 'Rejected' };
+        return central.remoteCharging.stop(transaction, csms).catch((err: unknown) => refused(err, action, stationId));
+      }
+      case 'SendLocalList':
+        return localLists.send(stationId, params as CsmsLocalList, toStation);
+      case 'GetLocalListVersion':
+        return localLists.version(stationId, toStation);
+      default:
+        return toStation();
+    }
+  };
+}
