@@ -1,5 +1,7 @@
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { RPCServer, createRPCError } from 'ocpp-rpc';
 import { onTestFinished } from 'vitest';
 
@@ -22,7 +24,8 @@ type ServerClient =
 /**
  * An operator's central system that chargegate did not write: ocpp-rpc's own RPCServer in strict OCPP 1.6 mode,
  * assigning its own transaction ids (from 5001). It records what it receives, can be cut off (connections closed,
- * new ones refused) and restored, and sends commands to a connected station.
+ * new ones refused) and restored, and sends commands to a connected station. With `tls` it serves wss:// (Node's
+ * https server: its certificate, and with requestCert and rejectUnauthorized the client certificates it admits).
  */
 export class TestCsms {
   readonly received: CsmsMessage[] = [];
@@ -30,23 +33,31 @@ export class TestCsms {
   bootStatus: 'Accepted' | 'Pending' | 'Rejected' = 'Accepted';
   /** How long each answer takes (a slow CSMS stretches a replay over time). */
   answerDelayMs = 0;
+  /** TLS handshakes that failed (a certificate one side refused), with Node's reason. */
+  readonly tlsErrors: string[] = [];
   private nextTransactionId = 5001;
   private cut = false;
   private readonly clients = new Map<string, ServerClient>();
   private constructor(
     private readonly server: http.Server,
     private readonly rpc: RPCServer,
+    private readonly tls: boolean,
   ) {}
 
-  static async start(port = 0): Promise<TestCsms> {
+  static async start(options: { port?: number; tls?: https.ServerOptions } = {}): Promise<TestCsms> {
     const rpc = new RPCServer({ protocols: ['ocpp1.6'], strictMode: true });
-    const server = http.createServer();
+    const server = options.tls ? https.createServer(options.tls) : http.createServer();
     server.on('upgrade', rpc.handleUpgrade);
-    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-    const csms = new TestCsms(server, rpc);
+    await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+    const csms = new TestCsms(server, rpc, options.tls !== undefined);
+    server.on('tlsClientError', (err: Error) => csms.tlsErrors.push(err.message));
     rpc.auth((accept, reject, handshake) => {
       if (csms.cut) return reject(503, 'CSMS unavailable');
-      accept({ password: handshake.password?.toString('utf8') });
+      const socket = handshake.request.socket as Partial<TLSSocket>;
+      accept({
+        password: handshake.password?.toString('utf8'),
+        clientCertificate: socket.getPeerCertificate?.().subject?.CN,
+      });
     });
     rpc.on('client', (client) => {
       csms.clients.set(client.identity, client);
@@ -65,19 +76,24 @@ export class TestCsms {
     return csms;
   }
 
-  static async startForTest(): Promise<TestCsms> {
-    const csms = await TestCsms.start();
+  static async startForTest(options: Parameters<typeof TestCsms.start>[0] = {}): Promise<TestCsms> {
+    const csms = await TestCsms.start(options);
     onTestFinished(() => csms.stop());
     return csms;
   }
 
   get url(): string {
-    return `ws://127.0.0.1:${(this.server.address() as AddressInfo).port}/csms`;
+    return `${this.tls ? 'wss' : 'ws'}://127.0.0.1:${(this.server.address() as AddressInfo).port}/csms`;
   }
 
   /** The password the station's uplink presented (basic auth), once connected. */
   passwordOf(identity: string): string | undefined {
-    return (this.clients.get(identity) as unknown as { session?: { password?: string } })?.session?.password;
+    return this.sessionOf(identity)?.password;
+  }
+
+  /** The common name of the client certificate the station's uplink presented (TLS), once connected. */
+  clientCertificateOf(identity: string): string | undefined {
+    return this.sessionOf(identity)?.clientCertificate;
   }
 
   /** The uplink is gone: open connections closed, new ones refused, until restore(). */
@@ -110,6 +126,11 @@ export class TestCsms {
     await this.rpc.close({ force: true });
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private sessionOf(identity: string): { password?: string; clientCertificate?: string } | undefined {
+    return (this.clients.get(identity) as unknown as { session?: { password?: string; clientCertificate?: string } })
+      ?.session;
   }
 
   private answer(method: string): unknown {

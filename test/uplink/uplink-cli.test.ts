@@ -21,6 +21,10 @@ describe('uplink config, password and status', () => {
       const wrong = await runCliJson<{ problems: string[] }>(['check-config', '--config', scheme.configPath]);
       expect(wrong.code).toBe(2);
       expect(wrong.data.problems).toEqual(['upstream.csms.url: securityProfile 2 needs a wss:// URL, not ws://']);
+      const tlsWithoutAuth = tempSiteForTest({ upstream: { csms: { url: 'wss://csms/ocpp', securityProfile: 1 } } });
+      const plain = await runCliJson<{ problems: string[] }>(['check-config', '--config', tlsWithoutAuth.configPath]);
+      expect(plain.code).toBe(2);
+      expect(plain.data.problems).toEqual(['upstream.csms.url: securityProfile 1 needs a ws:// URL, not wss://']);
       const noCert = tempSiteForTest({ upstream: { csms: { url: 'wss://csms/ocpp', securityProfile: 3 } } });
       expect(
         (await runCliJson<{ problems: string[] }>(['check-config', '--config', noCert.configPath])).data.problems,
