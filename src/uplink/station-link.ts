@@ -67,6 +67,8 @@ export class StationLink {
   /** Apart from the reconnect timer: a boot asked again must never cancel a reconnect. */
   private bootTimer: NodeJS.Timeout | undefined;
   private reconnectFailures = 0;
+  /** Connected with no BootNotification of the station's to send: its first one, when it comes, is sent. */
+  private awaitingBoot = false;
   private closing = false;
   /** A wait between attempts, cut short when the link closes. */
   private readonly aborts = new AbortController();
@@ -119,8 +121,16 @@ export class StationLink {
     return this.queue.next(this.stationId, this.cursor) !== undefined;
   }
 
-  /** A message sent only while online, and once the queue and the statuses went first. */
+  /**
+   * A message sent only while online, and once the queue and the statuses went first. The station's BootNotification
+   * that the link waits for (it had none to introduce the station with when it connected) is the link's boot.
+   */
   live(action: string, payload: object): void {
+    if (action === 'BootNotification' && this.awaitingBoot) {
+      this.awaitingBoot = false;
+      void this.boot(payload);
+      return;
+    }
     if (this.state !== 'accepted' || !this.caughtUp) return;
     void this.call(action, payload).then(
       (answer) => {
@@ -148,6 +158,7 @@ export class StationLink {
   private async connect(): Promise<void> {
     if (this.closing) return;
     this.state = 'connecting';
+    this.awaitingBoot = false;
     const needsPassword = this.settings.securityProfile === 1 || this.settings.securityProfile === 2;
     let password: string | undefined;
     try {
@@ -184,13 +195,13 @@ export class StationLink {
   }
 
   /** BootNotification, first on every connect: the station's own, as it last sent it. */
-  private async boot(): Promise<void> {
+  private async boot(bootInfo = this.station.bootInfo()): Promise<void> {
     if (this.closing || this.client.state !== RPC_OPEN) return;
-    const bootInfo = this.station.bootInfo();
     if (!bootInfo) {
       // Nothing to introduce the station with yet: its own BootNotification (live) will do it.
       this.state = 'booting';
       this.caughtUp = true;
+      this.awaitingBoot = true;
       return;
     }
     this.state = 'booting';

@@ -622,6 +622,24 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
   );
 
   it(
+    "a station's first BootNotification, sent once its link already reached the CSMS, introduces it there and opens its queue",
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms) });
+      const station = await t.connect();
+      // The link has nothing to introduce the station with until the station boots.
+      await eventually(() => csms.isConnected('CP001'), UPLINK_WAIT_MS, 'the link at the CSMS');
+      await station.boot({ chargePointVendor: 'Late', chargePointModel: 'Booter' });
+      await session(station, 1);
+      await eventually(() => csms.of('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the session upstream');
+      expect(csms.of('BootNotification')).toEqual([
+        expect.objectContaining({ chargePointVendor: 'Late', chargePointModel: 'Booter' }),
+      ]);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
     'messages queued after the answered rows were deleted are sent (their ids never fall back below the cursor)',
     async () => {
       const csms = await TestCsms.startForTest();
