@@ -8,24 +8,32 @@ import { onTestFinished } from 'vitest';
 /** A message the CSMS received from a station's uplink, in arrival order. */
 export interface CsmsMessage {
   identity: string;
+  /** The OCPP version of the link it came over. */
+  protocol: string;
   action: string;
   params: Record<string, unknown>;
+  /** What the CSMS answered (a StartTransaction: with the transaction id it gave); unset while unanswered. */
+  answer?: Record<string, unknown>;
 }
 
 /**
- * What the CSMS answers a call: undefined for its default, 'callerror', 'silent' (never answers), or a promise: its
- * default answer once that settles (a call held in flight for as long as a test needs).
+/**
+ * What the CSMS answers a call: undefined for its default, 'callerror', 'silent' (never answers), `{ answer }`, or a
+ * promise: its default answer once that settles (a call held in flight for as long as a test needs).
  */
-export type CsmsBehaviour = (message: CsmsMessage) => 'callerror' | 'silent' | Promise<unknown> | undefined;
+export type CsmsBehaviour = (
+  message: CsmsMessage,
+) => 'callerror' | 'silent' | Promise<unknown> | { answer: Record<string, unknown> } | undefined;
 
 type ServerClient =
   InstanceType<typeof RPCServer> extends { on(e: 'client', l: (c: infer C) => void): unknown } ? C : never;
 
 /**
- * An operator's central system that chargegate did not write: ocpp-rpc's own RPCServer in strict OCPP 1.6 mode,
- * assigning its own transaction ids (from 5001). It records what it receives, can be cut off (connections closed,
- * new ones refused) and restored, and sends commands to a connected station. With `tls` it serves wss:// (Node's
- * https server: its certificate, and with requestCert and rejectUnauthorized the client certificates it admits).
+ * An operator's central system that chargegate did not write: ocpp-rpc's own RPCServer in strict OCPP 1.6 and 2.0.1
+ * mode (each link in the version it offers), assigning its own 1.6 transaction ids (from 5001). It records what it
+ * receives and answers, can be cut off (connections closed, new ones refused) and restored, and sends commands to a
+ * connected station. With `tls` it serves wss:// (Node's https server: its certificate, and with requestCert and
+ * rejectUnauthorized the client certificates it admits).
  */
 export class TestCsms {
   readonly received: CsmsMessage[] = [];
@@ -45,7 +53,7 @@ export class TestCsms {
   ) {}
 
   static async start(options: { port?: number; tls?: https.ServerOptions } = {}): Promise<TestCsms> {
-    const rpc = new RPCServer({ protocols: ['ocpp1.6'], strictMode: true });
+    const rpc = new RPCServer({ protocols: ['ocpp1.6', 'ocpp2.0.1'], strictMode: true });
     const server = options.tls ? https.createServer(options.tls) : http.createServer();
     server.on('upgrade', rpc.handleUpgrade);
     await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
@@ -62,12 +70,19 @@ export class TestCsms {
     rpc.on('client', (client) => {
       csms.clients.set(client.identity, client);
       client.handle(({ method, params, signal }: { method: string; params: unknown; signal: AbortSignal }) => {
-        const message = { identity: client.identity, action: method, params: params as Record<string, unknown> };
+        const message: CsmsMessage = {
+          identity: client.identity,
+          protocol: client.protocol ?? '',
+          action: method,
+          params: params as Record<string, unknown>,
+        };
         csms.received.push(message);
         const behaviour = csms.behaviour(message);
         if (behaviour === 'callerror') throw createRPCError('InternalError', 'the CSMS failed to process it');
         if (behaviour === 'silent') return new Promise((resolve) => signal.addEventListener('abort', resolve));
-        const answer = csms.answer(method);
+        const given = behaviour instanceof Promise ? undefined : behaviour?.answer;
+        const answer = given ?? csms.answer(method, message.protocol);
+        message.answer = answer;
         if (behaviour instanceof Promise) return behaviour.then(() => answer);
         if (csms.answerDelayMs === 0) return answer;
         return new Promise((resolve) => setTimeout(resolve, csms.answerDelayMs, answer));
@@ -133,7 +148,7 @@ export class TestCsms {
       ?.session;
   }
 
-  private answer(method: string): unknown {
+  private answer(method: string, protocol: string): Record<string, unknown> {
     const now = new Date().toISOString();
     switch (method) {
       case 'BootNotification':
@@ -141,7 +156,9 @@ export class TestCsms {
       case 'Heartbeat':
         return { currentTime: now };
       case 'Authorize':
-        return { idTagInfo: { status: 'Accepted' } };
+        return protocol === 'ocpp2.0.1'
+          ? { idTokenInfo: { status: 'Accepted' } }
+          : { idTagInfo: { status: 'Accepted' } };
       case 'StartTransaction':
         return { transactionId: this.nextTransactionId++, idTagInfo: { status: 'Accepted' } };
       case 'DataTransfer':

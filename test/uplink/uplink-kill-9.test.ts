@@ -3,6 +3,11 @@ import { exitOf } from '../support/cli.js';
 import { TestCsms } from '../support/csms.js';
 import { eventually, PROCESS_TEST_TIMEOUT_MS, siteWith } from '../support/daemon.js';
 import { spawnDaemonForTest, stationForTest, tempSiteForTest } from '../support/for-test.js';
+import {
+  expectCsmsTransactionIds,
+  expectInOrderOnceOrRepeatedAlike,
+  transactionMessages16 as transactionMessages,
+} from '../support/uplink.js';
 
 const SESSIONS = 5;
 
@@ -50,57 +55,19 @@ describe('uplink durability', () => {
       );
 
       const received = transactionMessages(csms);
-      // Every message arrived, in order, once or repeated with the same content.
-      const distinct = received.filter((m, i) => received.findIndex((o) => o.key === m.key) === i);
-      expect(distinct.map((m) => m.key)).toEqual(
+      // Every message arrived, in order, once or repeated with the same content (but the id the CSMS gave).
+      expectInOrderOnceOrRepeatedAlike(
+        received,
         Array.from({ length: SESSIONS }, (_, i) => i + 1).flatMap((n) => [
           `StartTransaction ${n * 1000}`,
           `MeterValues ${n * 1000 + 500}`,
           `StopTransaction ${n * 1000 + 900}`,
         ]),
+        ['transactionId'],
       );
-      const contents = new Map<string, string>();
-      for (const m of received) {
-        const { transactionId: _mapped, ...content } = m.params;
-        const seen = contents.get(m.key);
-        if (seen) expect(JSON.stringify(content)).toBe(seen);
-        contents.set(m.key, JSON.stringify(content));
-      }
       // A reading or stop names the id the CSMS gave the latest Start of its session before it.
-      let lastStartId: number | undefined;
-      for (const m of received) {
-        if (m.action === 'StartTransaction') lastStartId = m.answeredId;
-        else expect(m.params.transactionId).toBe(lastStartId);
-      }
+      expectCsmsTransactionIds(received);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
 });
-
-interface Received {
-  action: string;
-  key: string;
-  params: Record<string, unknown>;
-  /** For a Start: the transaction id the CSMS answered it with (it counts from 5001, one per Start received). */
-  answeredId?: number;
-}
-
-function transactionMessages(csms: TestCsms): Received[] {
-  let starts = 0;
-  return csms.received
-    .filter((m) => ['StartTransaction', 'MeterValues', 'StopTransaction'].includes(m.action))
-    .map((m) => {
-      const p = m.params as {
-        meterStart?: number;
-        meterStop?: number;
-        meterValue?: Array<{ sampledValue: Array<{ value: string }> }>;
-      };
-      const value = p.meterStart ?? p.meterStop ?? Number(p.meterValue?.[0]?.sampledValue[0]?.value);
-      return {
-        action: m.action,
-        key: `${m.action} ${value}`,
-        params: m.params,
-        ...(m.action === 'StartTransaction' && { answeredId: 5001 + starts++ }),
-      };
-    });
-}

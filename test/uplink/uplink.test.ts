@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { putIdTag } from '../../src/authorization/index.js';
 import { runCli, runCliJson } from '../support/cli.js';
-import { TestCsms, type CsmsMessage } from '../support/csms.js';
+import { TestCsms } from '../support/csms.js';
 import {
   CP001,
   daemonForTest,
@@ -12,47 +12,16 @@ import {
 } from '../support/daemon.js';
 import { receiverForTest, stationV201ForTest } from '../support/for-test.js';
 import { simulatedRecord } from '../support/ocmf.js';
-import type { SimulatedStation } from '../support/station.js';
-
-const UPLINK_WAIT_MS = 30_000;
-
-function uplinkConfig(csms: TestCsms, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    upstream: {
-      timeoutMs: 2000,
-      csms: { url: csms.url, securityProfile: 0, transactionMessageRetryIntervalS: 0.05, ...extra },
-    },
-  };
-}
-
-/** One charging session on the station: start, a periodic reading, stop. Returns chargegate's transaction id. */
-async function session(station: SimulatedStation, n: number): Promise<number> {
-  const transactionId = await station.startTransaction({ connectorId: 1, idTag: `TAG-${n}`, meterStart: n * 10_000 });
-  await station.meterValues({ connectorId: 1, transactionId, wh: n * 10_000 + 500 });
-  await station.stopTransaction({ transactionId, meterStop: n * 10_000 + 1000, reason: 'EVDisconnected' });
-  return transactionId;
-}
-
-/** The transaction messages the CSMS received from CP001, in order, as [action, meterStart|meter value|meterStop, csms id]. */
-function transactionMessages(csms: TestCsms): Array<[string, number, number | undefined]> {
-  return csms.received
-    .filter((m) => m.identity === 'CP001' && ['StartTransaction', 'MeterValues', 'StopTransaction'].includes(m.action))
-    .map((m: CsmsMessage) => {
-      const p = m.params as {
-        meterStart?: number;
-        meterStop?: number;
-        transactionId?: number;
-        meterValue?: Array<{ sampledValue: Array<{ value: string }> }>;
-      };
-      const value = p.meterStart ?? p.meterStop ?? Number(p.meterValue?.[0]?.sampledValue[0]?.value);
-      return [m.action, value, p.transactionId];
-    });
-}
+import {
+  session,
+  transactionMessages16 as transactionMessages,
+  UPLINK_WAIT_MS,
+  uplinkConfig,
+  upstreamHealth,
+} from '../support/uplink.js';
 
 async function health(t: TestDaemon): Promise<Record<string, unknown>> {
-  const response = await fetch(`http://127.0.0.1:${t.daemon.httpPort}/health`);
-  return ((await response.json()) as { parts?: Record<string, Record<string, unknown>> } & Record<string, unknown>)
-    .upstream as Record<string, unknown>;
+  return upstreamHealth(t.daemon.httpPort);
 }
 
 describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
@@ -91,7 +60,7 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
       csms.restore();
       await eventually(() => csms.of('StopTransaction').length === 4, UPLINK_WAIT_MS, 'the replay');
       const messages = transactionMessages(csms);
-      expect(messages.map(([action, value]) => [action, value])).toEqual(
+      expect(messages.map(({ action, value }) => [action, value])).toEqual(
         [1, 2, 3, 4].flatMap((n) => [
           ['StartTransaction', n * 10_000],
           ['MeterValues', n * 10_000 + 500],
@@ -101,7 +70,10 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
       // Each session's MeterValues and Stop name the id the CSMS gave its Start, never chargegate's.
       for (let i = 0; i < 4; i += 1) {
         const csmsId = 5001 + i;
-        expect(messages.slice(i * 3 + 1, i * 3 + 3).map(([, , id]) => id)).toEqual([csmsId, csmsId]);
+        expect(messages.slice(i * 3 + 1, i * 3 + 3).map(({ params }) => params.transactionId)).toEqual([
+          csmsId,
+          csmsId,
+        ]);
       }
       expect([online, ...offline]).not.toContain(5001);
       // After the replay, the connectors' current statuses (not their history).
@@ -524,8 +496,8 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
         'the queue drained',
       );
       const values = transactionMessages(csms)
-        .filter(([action]) => action === 'MeterValues')
-        .map(([, value]) => value);
+        .filter(({ action }) => action === 'MeterValues')
+        .map(({ value }) => value);
       expect(values).toEqual([1, 2, 4, 5, 6]);
       expect(((await health(t)).stations as Array<{ dropped: number }>)[0]?.dropped).toBe(1);
     },
@@ -554,8 +526,8 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
         'the queue drained',
       );
       const values = transactionMessages(csms)
-        .filter(([action]) => action === 'MeterValues')
-        .map(([, value]) => value);
+        .filter(({ action }) => action === 'MeterValues')
+        .map(({ value }) => value);
       expect(values).toEqual([1, 3, 4]);
       expect(((await health(t)).stations as Array<{ dropped: number }>)[0]?.dropped).toBe(1);
     },
@@ -610,7 +582,7 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
       await eventually(() => csms.of('BootNotification').length === 2, UPLINK_WAIT_MS, 'the new link');
       await session(station, 2);
       await eventually(() => csms.of('StopTransaction').length >= 2, UPLINK_WAIT_MS, 'the second session upstream');
-      expect(transactionMessages(csms).map(([action, value]) => [action, value])).toEqual(
+      expect(transactionMessages(csms).map(({ action, value }) => [action, value])).toEqual(
         [1, 2].flatMap((n) => [
           ['StartTransaction', n * 10_000],
           ['MeterValues', n * 10_000 + 500],
