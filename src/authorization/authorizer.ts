@@ -20,6 +20,8 @@ export interface AuthorizationRequest {
   connectorId?: number;
   /** The transaction this request belongs to (a repeated StartTransaction): not counted as concurrent. */
   transactionId?: number;
+  /** A 2.0.1 station's token type (ISO14443, eMAID, ...): a CSMS asked over the station's 2.0.1 uplink needs it. */
+  idTokenType?: string;
 }
 
 /** Which step of the chain decided (logged with every decision). */
@@ -140,7 +142,7 @@ export async function createAuthorizer(options: AuthorizerOptions): Promise<Auth
       };
     }
     if (upstream) {
-      const answer = await upstream.link.authorize(request.stationId, request.idTag);
+      const answer = await upstream.link.authorize(request.stationId, request.idTag, request.idTokenType);
       if (answer) {
         rememberUpstreamDecision(writer, request.idTag, answer, now());
         return { ...answer, source: 'upstream' };

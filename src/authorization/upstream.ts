@@ -10,9 +10,14 @@ export interface UpstreamDecision {
 }
 
 /**
- * Sends one OCPP 1.6 Authorize to the CPO on behalf of a station; resolves undefined when it cannot (timeout, offline).
+ * Sends one Authorize to the CPO on behalf of a station (idTokenType: a 2.0.1 token's type); resolves undefined when it
+ * cannot (timeout, offline).
  */
-export type UpstreamAuthorize = (stationId: string, idTag: string) => Promise<UpstreamDecision | undefined>;
+export type UpstreamAuthorize = (
+  stationId: string,
+  idTag: string,
+  idTokenType?: string,
+) => Promise<UpstreamDecision | undefined>;
 
 export interface UpstreamLink {
   authorize: UpstreamAuthorize;
@@ -21,7 +26,8 @@ export interface UpstreamLink {
 
 /** Connection to the CPO that the forwarder uses; the OCPP adapter builds it (one identity per station). */
 export interface UpstreamClient {
-  authorize(idTag: string): Promise<UpstreamDecision>;
+  /** idTokenType: the type of a 2.0.1 station's token, which a 2.0.1 Authorize names. */
+  authorize(idTag: string, idTokenType?: string): Promise<UpstreamDecision>;
   /** True once the connection is gone for good (the next request opens a new one). */
   isClosed(): boolean;
   close(): Promise<void>;
@@ -62,12 +68,12 @@ export function createUpstreamLink(options: UpstreamOptions): UpstreamLink {
     return connection.client;
   };
   return {
-    async authorize(stationId, idTag) {
+    async authorize(stationId, idTag, idTokenType) {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<'timeout'>(
         (resolve) => (timer = setTimeout(() => resolve('timeout'), options.timeoutMs)),
       );
-      const attempt = connectionOf(stationId).then((client) => client.authorize(idTag));
+      const attempt = connectionOf(stationId).then((client) => client.authorize(idTag, idTokenType));
       try {
         const result = await Promise.race([attempt, timeout]);
         if (result === 'timeout') {

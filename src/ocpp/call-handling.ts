@@ -38,6 +38,11 @@ export interface StationMessageForwarder {
   queue(stationId: string, message: ForwardedMessage): void;
   /** Any other message: sent now if the station's uplink is up, dropped otherwise. */
   live(stationId: string, action: string, payload: object): void;
+  /**
+   * A 2.0.1 station's BootNotification as it sent it, kept inside the write of its boot: the uplink introduces the
+   * station with it on every connect (the station registry keeps it in 1.6's names; a 1.6 station's is kept as sent).
+   */
+  keepBootNotification(stationId: string, payload: object): void;
 }
 
 export interface ForwardedMessage {

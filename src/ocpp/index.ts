@@ -24,6 +24,7 @@ export {
   isRpcError,
   isRpcTimeout,
   OCPP16,
+  OCPP201,
   RPC_OPEN,
   rpcError,
   typedCall,

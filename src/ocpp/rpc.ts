@@ -118,6 +118,8 @@ export interface RpcServer<Session> {
 export interface RpcClientOptions {
   endpoint: string;
   identity: string;
+  /** The subprotocols offered, preferred first (default OCPP 1.6 only). */
+  protocols?: string[];
   password?: string;
   callTimeoutMs?: number;
   reconnect?: boolean;
@@ -138,7 +140,7 @@ export interface RpcServerOptions {
   outgoingFrame?: (frame: string, protocol: string | undefined) => string;
 }
 
-/** A strict-mode OCPP 1.6-J client: calls and answers that break the schemas never leave or arrive. */
+/** A strict-mode OCPP-J client (1.6 unless told): calls and answers that break the schemas never leave or arrive. */
 export function createRpcClient(options: RpcClientOptions): RpcClient {
   const Client = ocppRpc.RPCClient as unknown as new (options: object) => RpcClient;
   return new Client({ protocols: [OCPP16], strictMode: true, ...options, password: options.password ?? null });

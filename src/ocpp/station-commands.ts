@@ -50,6 +50,12 @@ export interface StationCommands {
     action: A,
     req: Ocpp16Actions[A][0],
   ): Promise<Ocpp16Actions[A][1]>;
+  /** Any OCPP 2.0.1 call, as a CSMS sent it through a 2.0.1 station's uplink; the station's answer. */
+  call201<A extends keyof Ocpp201Actions & string>(
+    stationId: string,
+    action: A,
+    req: Ocpp201Actions[A][0],
+  ): Promise<Ocpp201Actions[A][1]>;
   /** The OCPP version the station is connected with; throws StationOfflineError when it is not connected. */
   speaks201(stationId: string): boolean;
 }
@@ -141,6 +147,7 @@ export function createStationCommands(connections: ConnectionLookup): StationCom
     changeAvailability: (stationId, req) => send(stationId, 'ChangeAvailability', req),
     isOnline: (stationId) => connections.connectionOf(stationId)?.state === RPC_OPEN,
     call16: (stationId, action, req) => call<Ocpp16Actions, typeof action>(stationId, action, req),
+    call201: send201,
     speaks201,
   };
 }

@@ -380,6 +380,21 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 19,
+    name: "the uplink for 2.0.1 stations: each queued message's OCPP version, a 2.0.1 station's BootNotification",
+    sql: `
+      -- Owned by the uplink (src/uplink). The version a message was sent in: a station's link speaks the station's
+      -- (README "Uplink to a CSMS"). Rows written before were all 1.6.
+      ALTER TABLE uplink_queue ADD COLUMN protocol TEXT NOT NULL DEFAULT 'ocpp1.6';
+      -- A 2.0.1 station's last BootNotification as it sent it (stations.boot_info has it in 1.6's names): its link
+      -- introduces the station with it, also after a restart while the station stays away.
+      CREATE TABLE uplink_boot_notifications (
+        station_id TEXT PRIMARY KEY,
+        payload    TEXT NOT NULL
+      );
+    `,
+  },
 ];
 
 /** The database was migrated by a newer chargegate than this one: its schema may mean things this code cannot know. */

@@ -14,3 +14,24 @@ export function isPeriodicReading(payload: object): boolean {
     ),
   );
 }
+
+/**
+ * The 2.0.1 counterpart: a TransactionEvent Updated whose readings are all periodic and unsigned, naming no idToken
+ * and changing no chargingState. A Started or Ended, a token, a state change or a signed reading is kept; so is an
+ * Updated that carries no reading at all (it reports something else).
+ */
+export function isPeriodicTransactionEvent(payload: object): boolean {
+  const event = payload as {
+    eventType?: string;
+    idToken?: unknown;
+    transactionInfo?: { chargingState?: string };
+    meterValue?: Array<{ sampledValue?: Array<{ context?: string; signedMeterValue?: unknown }> }>;
+  };
+  if (event.eventType !== 'Updated' || event.idToken !== undefined || event.transactionInfo?.chargingState)
+    return false;
+  const samples = (event.meterValue ?? []).flatMap((mv) => mv.sampledValue ?? []);
+  return (
+    samples.length > 0 &&
+    samples.every((s) => (s.context ?? 'Sample.Periodic') === 'Sample.Periodic' && s.signedMeterValue === undefined)
+  );
+}

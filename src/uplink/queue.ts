@@ -1,11 +1,13 @@
 import { messageOf, type Logger } from '../log/index.js';
 import type { ForwardedMessage } from '../ocpp/index.js';
 import { statement, type Database, type GroupCommit } from '../store/index.js';
-import { isPeriodicReading } from './periodic-readings.js';
+import { isPeriodicReading, isPeriodicTransactionEvent } from './periodic-readings.js';
 
-/** A message waiting in a station's queue, as the station sent it (a transactionId in it is chargegate's). */
+/** A message waiting in a station's queue, as the station sent it (a 1.6 transactionId in it is chargegate's). */
 export interface QueuedMessage {
   id: number;
+  /** The OCPP version the station sent it in. */
+  protocol: string;
   action: string;
   payload: Record<string, unknown>;
   transactionId: number | null;
@@ -76,15 +78,18 @@ export class UplinkQueue {
    * reading not yet sent goes (this one, if it is the only one); starts, stops, signed readings and security events
    * never do.
    */
-  append(stationId: string, message: ForwardedMessage, now: Date): void {
-    const droppable = message.action === 'MeterValues' && isPeriodicReading(message.payload);
+  append(stationId: string, protocol: string, message: ForwardedMessage, now: Date): void {
+    const droppable =
+      (message.action === 'MeterValues' && isPeriodicReading(message.payload)) ||
+      (message.action === 'TransactionEvent' && isPeriodicTransactionEvent(message.payload));
     const id = this.lastId + 1;
     statement(
       this.db,
-      'INSERT INTO uplink_queue (id, station_id, action, payload, transaction_id, droppable, queued_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO uplink_queue (id, station_id, protocol, action, payload, transaction_id, droppable, queued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     ).run(
       id,
       stationId,
+      protocol,
       message.action,
       JSON.stringify(message.payload),
       message.transactionId ?? null,
@@ -120,10 +125,10 @@ export class UplinkQueue {
     const after = Math.max(afterId, this.answeredUpTo.get(stationId) ?? 0);
     const row = statement<
       [string, number, number],
-      { id: number; action: string; payload: string; transactionId: number | null; queuedAt: string }
+      { id: number; protocol: string; action: string; payload: string; transactionId: number | null; queuedAt: string }
     >(
       this.db,
-      'SELECT id, action, payload, transaction_id AS transactionId, queued_at AS queuedAt FROM uplink_queue WHERE station_id = ? AND id > ? AND id <= ? ORDER BY id LIMIT 1',
+      'SELECT id, protocol, action, payload, transaction_id AS transactionId, queued_at AS queuedAt FROM uplink_queue WHERE station_id = ? AND id > ? AND id <= ? ORDER BY id LIMIT 1',
     ).get(stationId, after, upTo);
     return row && { ...row, payload: JSON.parse(row.payload) as Record<string, unknown> };
   }
@@ -136,6 +141,15 @@ export class UplinkQueue {
     } finally {
       this.inFlight.delete(stationId);
     }
+  }
+
+  /** The OCPP version of the station's oldest row: a backlog's link speaks it while the station stays away. */
+  protocolOf(stationId: string): string | undefined {
+    return (
+      statement<[string], string>(this.db, 'SELECT protocol FROM uplink_queue WHERE station_id = ? ORDER BY id LIMIT 1')
+        .pluck()
+        .get(stationId) ?? undefined
+    );
   }
 
   /** The CSMS answered the row (or it was dropped): deleted with the next batch. */

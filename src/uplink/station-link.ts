@@ -1,3 +1,4 @@
+import type { UpstreamDecision } from '../authorization/index.js';
 import type { Logger } from '../log/index.js';
 import { messageOf } from '../log/index.js';
 import {
@@ -12,6 +13,7 @@ import {
   type RpcCallContext,
   type RpcClient,
 } from '../ocpp/index.js';
+import type { LinkDialect, ReportedStatus } from './dialect.js';
 import type { QueuedMessage, UplinkQueue } from './queue.js';
 
 /** Where the link stands with the CSMS: only `accepted` sends the queue (README "Uplink to a CSMS"). */
@@ -35,9 +37,9 @@ export interface LinkSettings {
 
 /** The local station behind the link, as the uplink sees it. */
 export interface LocalStation {
-  /** The BootNotification it last sent; undefined before its first. */
+  /** The BootNotification it last sent, as it sent it; undefined before its first. */
   bootInfo(): object | undefined;
-  statuses(): Array<{ connectorId: number; status: string; errorCode: string }>;
+  statuses(): ReportedStatus[];
   /** A call from the CSMS, relayed to the station; resolves with its answer. */
   relay(action: string, params: unknown): Promise<unknown>;
   /** True while a charge point of the station is on a configured circuit: load management sets its profiles. */
@@ -50,9 +52,10 @@ export interface LocalStation {
 const DEFAULT_BOOT_RETRY_S = 60;
 
 /**
- * One station's connection to the CSMS under the station's identity: BootNotification first on every connect, then
- * the queue in order (transaction ids mapped), then the connectors' current statuses; live messages only once that is
- * done. Calls from the CSMS go to the station with the CSMS's transaction ids mapped to chargegate's.
+ * One station's connection to the CSMS under the station's identity and in its OCPP version (the dialect):
+ * BootNotification first on every connect, then the queue in order (1.6 transaction ids mapped), then the connectors'
+ * current statuses; live messages only once that is done. Calls from the CSMS go to the station with the CSMS's 1.6
+ * transaction ids mapped to chargegate's.
  */
 export class StationLink {
   state: LinkState = 'connecting';
@@ -81,11 +84,13 @@ export class StationLink {
     private readonly queue: UplinkQueue,
     private readonly station: LocalStation,
     private readonly log: Logger,
+    private readonly dialect: LinkDialect,
   ) {
     const { tls } = settings;
     this.client = createRpcClient({
       endpoint: settings.url,
       identity: stationId,
+      protocols: [dialect.protocol],
       callTimeoutMs: settings.callTimeoutMs,
       // The link reconnects itself, so a refused first connect and a dropped socket take one path.
       reconnect: false,
@@ -140,10 +145,15 @@ export class StationLink {
     );
   }
 
+  /** The OCPP version the link speaks, the station's. */
+  get protocol(): string {
+    return this.dialect.protocol;
+  }
+
   /** Authorize in the decision chain: only while the CSMS accepted the station; bounded by the caller. */
-  async authorize(idTag: string): Promise<unknown> {
+  async authorize(idTag: string, idTokenType?: string): Promise<UpstreamDecision> {
     if (this.state !== 'accepted') throw new Error(`uplink of ${this.stationId} is ${this.state}`);
-    return ((await this.call('Authorize', { idTag })) as { idTagInfo: unknown }).idTagInfo;
+    return this.dialect.decision(await this.call('Authorize', this.dialect.authorize(idTag, idTokenType)));
   }
 
   async close(): Promise<void> {
@@ -251,8 +261,8 @@ export class StationLink {
         this.cursor = message.id;
       }
       if (!this.caughtUp) {
-        for (const { connectorId, status, errorCode } of this.station.statuses())
-          await this.call('StatusNotification', { connectorId, status, errorCode }).catch(() => undefined);
+        for (const status of this.dialect.statusNotifications(this.station.statuses(), new Date()))
+          await this.call('StatusNotification', status).catch(() => undefined);
         this.caughtUp = true;
       }
     } finally {
@@ -267,7 +277,16 @@ export class StationLink {
    * apart and growing; no answer at all is tried again as long as it takes, the waits growing the same way.
    */
   private async deliver(message: QueuedMessage): Promise<boolean> {
-    const payload = this.mapped(message);
+    if (message.protocol !== this.dialect.protocol) {
+      // Queued before the station came back speaking another version: the CSMS would refuse it on this link.
+      this.log.warn(
+        { action: message.action, queuedIn: message.protocol, protocol: this.dialect.protocol },
+        'message queued in the OCPP version the station spoke before: dropped',
+      );
+      this.queue.drop(this.stationId, message.id);
+      return true;
+    }
+    const payload = this.dialect.outgoing(message);
     if (!payload) {
       this.queue.drop(this.stationId, message.id);
       return true;
@@ -276,7 +295,7 @@ export class StationLink {
     for (let attempt = 1, waits = 1; ; waits += 1) {
       try {
         const answer = await this.call(message.action, payload);
-        this.answered(message, answer);
+        this.dialect.answered(message, answer);
         this.queue.acknowledge(this.stationId, message.id);
         return true;
       } catch (err) {
@@ -287,8 +306,7 @@ export class StationLink {
               { action: message.action, transactionId: message.transactionId, attempts, error: err.rpcErrorCode },
               'CSMS refused a queued message every time: dropped',
             );
-            if (message.action === 'StartTransaction' && message.transactionId !== null)
-              this.queue.map(this.stationId, message.transactionId, null);
+            this.dialect.refused(message);
             this.queue.drop(this.stationId, message.id);
             return true;
           }
@@ -303,51 +321,13 @@ export class StationLink {
     }
   }
 
-  /**
-   * The payload with the CSMS's transaction id, also in a MeterValues the station sent without one (queued under the
-   * transaction its readings were kept for); undefined when the CSMS never heard of the transaction.
-   */
-  private mapped(message: QueuedMessage): Record<string, unknown> | undefined {
-    if (message.action === 'StartTransaction' || message.transactionId === null) return message.payload;
-    const csmsId = this.queue.csmsTransactionId(message.transactionId);
-    if (csmsId === null || csmsId === undefined) {
-      this.log.warn(
-        { action: message.action, transactionId: message.transactionId },
-        csmsId === null
-          ? 'message of a transaction whose start was dropped: dropped'
-          : 'message of a transaction the CSMS never heard of: dropped',
-      );
-      return undefined;
-    }
-    return { ...message.payload, transactionId: csmsId };
-  }
-
-  private answered(message: QueuedMessage, answer: unknown): void {
-    if (message.action !== 'StartTransaction' || message.transactionId === null) return;
-    const { transactionId, idTagInfo } = answer as { transactionId: number; idTagInfo: { status: string } };
-    this.queue.map(this.stationId, message.transactionId, transactionId);
-    if (idTagInfo.status !== 'Accepted')
-      this.log.info(
-        { transactionId: message.transactionId, csmsTransactionId: transactionId, status: idTagInfo.status },
-        'CSMS did not accept a started transaction; the local decision stands',
-      );
-  }
-
   /** A call from the CSMS: relayed to the station, its answer returned, transaction ids mapped to chargegate's. */
   private async fromCsms({ method, params }: RpcCallContext): Promise<unknown> {
     // The CSMS's answer to a StartTransaction and its next call can arrive in one read: the answer's handling (a few
     // promise turns) maps the new transaction id before this call looks it up.
     await new Promise((resolve) => setImmediate(resolve));
-    if (this.overridesLoadManagement(method, params as Record<string, unknown>)) {
-      if (!this.profilesRefusedLogged)
-        this.log.warn(
-          { action: method },
-          "CSMS charging profiles are not composed with load management's yet: refused",
-        );
-      this.profilesRefusedLogged = true;
-      // OCPP 1.6 ClearChargingProfile.conf has no Rejected: Unknown tells the CSMS that nothing was cleared.
-      return { status: method === 'ClearChargingProfile' ? 'Unknown' : 'Rejected' };
-    }
+    const refusal = this.refusedForLoadManagement(method, params as Record<string, unknown>);
+    if (refusal) return refusal;
     const local = this.toLocal(method, params as Record<string, unknown>);
     if (!local) {
       this.log.warn({ action: method }, 'CSMS named a transaction this station does not have: answered Rejected');
@@ -365,19 +345,30 @@ export class StationLink {
   }
 
   /**
+   * The answer to a CSMS call that would override load management on a station on a circuit; undefined for the others.
    * A CSMS profile at a higher stack level would override load management's, a ClearChargingProfile would wipe its
-   * fail-safe TxDefaultProfile until the next boot (README "Uplink to a CSMS"). A RemoteStartTransaction with a profile
-   * is refused rather than relayed without it: answering Accepted would tell the CSMS its limit holds when it does not.
+   * fail-safe TxDefaultProfile until the next boot (README "Uplink to a CSMS"). A remote start with a profile
+   * (RemoteStartTransaction, RequestStartTransaction) is refused rather than relayed without it: answering Accepted
+   * would tell the CSMS its limit holds when it does not. The same words in 1.6 and 2.0.1.
    */
-  private overridesLoadManagement(method: string, params: Record<string, unknown>): boolean {
+  private refusedForLoadManagement(method: string, params: Record<string, unknown>): { status: string } | undefined {
     const setsProfile =
       method === 'SetChargingProfile' ||
       method === 'ClearChargingProfile' ||
-      (method === 'RemoteStartTransaction' && params.chargingProfile !== undefined);
-    return setsProfile && this.station.onCircuit();
+      ((method === 'RemoteStartTransaction' || method === 'RequestStartTransaction') &&
+        params.chargingProfile !== undefined);
+    if (!setsProfile || !this.station.onCircuit()) return undefined;
+    if (!this.profilesRefusedLogged)
+      this.log.warn({ action: method }, "CSMS charging profiles are not composed with load management's yet: refused");
+    this.profilesRefusedLogged = true;
+    // ClearChargingProfile's answer has no Rejected (1.6 nor 2.0.1): Unknown tells the CSMS that nothing was cleared.
+    return { status: method === 'ClearChargingProfile' ? 'Unknown' : 'Rejected' };
   }
 
-  /** The CSMS names transactions by its own ids; the station knows chargegate's. */
+  /**
+   * The CSMS names 1.6 transactions by its own ids; the station knows chargegate's. A 2.0.1 call names the station's
+   * own transactionId and passes as it is (none of these actions is 2.0.1's).
+   */
   private toLocal(method: string, params: Record<string, unknown>): Record<string, unknown> | undefined {
     const local = (csmsId: number): number | undefined => this.queue.transactionIdOf(this.stationId, csmsId);
     if (method === 'RemoteStopTransaction') {

@@ -6,9 +6,10 @@ import type { HealthLevel, HealthSource } from '../health/index.js';
 import { messageOf, type Logger } from '../log/index.js';
 import {
   OCPP16,
+  OCPP201,
   type CentralSystem,
   type ForwardedMessage,
-  type Ocpp16Actions,
+  type Ocpp201Actions,
   type StationMessageForwarder,
 } from '../ocpp/index.js';
 import type { Site } from '../site/index.js';
@@ -17,6 +18,8 @@ import { csmsCallHandler, type CsmsCallHandler } from './csms-calls.js';
 import { LocalListSync } from './local-list-sync.js';
 import { UplinkQueue } from './queue.js';
 import { StationLink, type LinkSettings, type LinkState } from './station-link.js';
+import { v16Dialect } from './v16-link.js';
+import { keepBootNotification, lastBootNotification, queuedV201, v201Dialect } from './v201-link.js';
 
 /** `chargegate upstream status` and /health: one station's uplink. */
 export interface UplinkStationStatus {
@@ -54,14 +57,19 @@ function readTls(csms: CsmsConfig): LinkSettings['tls'] {
 }
 
 /**
- * The gateway as the local controller of the operator's CSMS (README "Uplink to a CSMS"): one link per OCPP 1.6
- * station, open while the station is connected or its queue holds messages; the forwarder the OCPP handlers hand
- * what stations sent; the Authorize connection of the decision chain.
+ * The gateway as the local controller of the operator's CSMS (README "Uplink to a CSMS"): one link per OCPP station,
+ * in the station's version, open while the station is connected or its queue holds messages; the forwarder the OCPP
+ * handlers hand what stations sent; the Authorize connection of the decision chain.
  */
 export class Uplink implements StationMessageForwarder {
   private readonly links = new Map<string, StationLink>();
-  /** Stations connected to chargegate now (1.6), so a link with an empty queue closes once its station left. */
-  private readonly connected = new Set<string>();
+  /**
+   * Stations of the site connected to chargegate now, with the OCPP version each speaks: a link with an empty queue
+   * closes once its station left.
+   */
+  private readonly connected = new Map<string, string>();
+  /** The OCPP version each station last connected with (any station whose calls may reach the queue). */
+  private readonly protocols = new Map<string, string>();
   private readonly messages: UplinkQueue;
   private readonly log: Logger;
   private readonly now: () => Date;
@@ -93,7 +101,7 @@ export class Uplink implements StationMessageForwarder {
     if (options.metrics) this.registerMetrics(options.metrics);
   }
 
-  /** Starts the links: of stations with a backlog now, and of each 1.6 station once it connects. */
+  /** Starts the links: of stations with a backlog now, and of each station once it connects. */
   start(central: CentralSystem): void {
     this.central = central;
     this.fromCsms = csmsCallHandler({
@@ -103,10 +111,11 @@ export class Uplink implements StationMessageForwarder {
       log: this.log,
     });
     this.stopHearing = central.onConnection(({ stationId, connected, protocol }) => {
-      if (protocol !== OCPP16) return;
+      if (protocol !== OCPP16 && protocol !== OCPP201) return;
       if (connected) {
+        this.protocols.set(stationId, protocol);
         if (this.options.site.stations.admission(stationId).verdict !== 'known') return;
-        this.connected.add(stationId);
+        this.connected.set(stationId, protocol);
         this.linkOf(stationId);
       } else {
         this.connected.delete(stationId);
@@ -117,21 +126,27 @@ export class Uplink implements StationMessageForwarder {
   }
 
   queue(stationId: string, message: ForwardedMessage): void {
-    this.messages.append(stationId, message, this.now());
+    const protocol = this.protocols.get(stationId) ?? OCPP16;
+    const accepted = this.links.get(stationId)?.state === 'accepted';
+    const queued = protocol === OCPP201 ? queuedV201(message, accepted) : message;
+    this.messages.append(stationId, protocol, queued, this.now());
   }
 
   live(stationId: string, action: string, payload: object): void {
     this.links.get(stationId)?.live(action, payload);
   }
 
+  keepBootNotification(stationId: string, payload: object): void {
+    keepBootNotification(this.options.writer.db, stationId, payload);
+  }
+
   /** The decision chain's Authorize goes over the station's own link (a second connection would replace it). */
   readonly connectUpstream: UpstreamConnect = async (_url, stationId): Promise<UpstreamClient> => {
-    // Only 1.6 stations have a link in this release (README "Uplink to a CSMS"): a 2.0.1 station's would send its
-    // 2.0.1 BootNotification to a 1.6 CSMS for ever. Refused, its Authorize falls back as when the CSMS is away.
-    if (!this.connected.has(stationId)) throw new Error(`${stationId} has no uplink: not a connected OCPP 1.6 station`);
+    // A station that is not connected has no link to ask over: its Authorize falls back as when the CSMS is away.
+    if (!this.connected.has(stationId)) throw new Error(`${stationId} has no uplink: not a connected station`);
     const link = this.linkOf(stationId);
     return {
-      authorize: async (idTag) => (await link.authorize(idTag)) as Ocpp16Actions['Authorize'][1]['idTagInfo'],
+      authorize: (idTag, idTokenType) => link.authorize(idTag, idTokenType),
       isClosed: () => this.links.get(stationId) !== link,
       close: async () => undefined,
     };
@@ -222,21 +237,35 @@ export class Uplink implements StationMessageForwarder {
     this.linkOf(stationId).wake();
   }
 
+  /**
+   * The station's link, in the version it is connected with, else in its backlog's. A station back in another version
+   * (a firmware update) gets a new link; what it queued before is dropped there, counted.
+   */
   private linkOf(stationId: string): StationLink {
+    const protocol = this.connected.get(stationId) ?? this.messages.protocolOf(stationId) ?? OCPP16;
     const existing = this.links.get(stationId);
-    if (existing) return existing;
+    if (existing?.protocol === protocol) return existing;
+    if (existing) void existing.close();
+    const log = this.log.child({ stationId });
+    const v201 = protocol === OCPP201;
+    const { site, writer } = this.options;
+    const commands = () => this.central!.commands;
     const link = new StationLink(
       stationId,
       this.settings(stationId),
       this.messages,
       {
-        bootInfo: () => this.options.site.stations.bootInfo(stationId),
-        statuses: () => this.options.site.connectors.reported(stationId),
-        relay: (action, params) => this.fromCsms!(stationId, action, params),
+        bootInfo: () => (v201 ? lastBootNotification(writer.db, stationId) : site.stations.bootInfo(stationId)),
+        statuses: () => site.connectors.reported(stationId),
+        relay: (action, params) =>
+          v201
+            ? commands().call201(stationId, action as keyof Ocpp201Actions & string, params as never)
+            : this.fromCsms!(stationId, action, params),
         drained: () => this.closeIfIdle(stationId),
         onCircuit: () => this.onCircuit(stationId),
       },
-      this.log.child({ stationId }),
+      log,
+      (v201 ? v201Dialect : v16Dialect)(stationId, this.messages, log),
     );
     this.links.set(stationId, link);
     link.open();

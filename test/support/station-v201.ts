@@ -107,6 +107,11 @@ export class StationV201 {
     return this.client.call(action, params) as Promise<Response<A>>;
   }
 
+  /** Answers the central system's `action` with handler (replacing the station's own way, if it has one). */
+  handle<A extends keyof Ocpp201Actions & string>(action: A, handler: (params: Request<A>) => Response<A>): void {
+    this.client.handle(action, ({ params }) => handler(params as Request<A>));
+  }
+
   boot(): Promise<Response<'BootNotification'>> {
     return this.call('BootNotification', {
       chargingStation: { vendorName: 'ACME', model: 'Wallbox 2.0.1', firmwareVersion: '2.1.0' },
@@ -287,8 +292,10 @@ export class StationV201 {
     return { status: 'Accepted' };
   }
 
+  /** A transaction it started on request or on its own (a Started event naming its EVSE) and that runs. */
   private remoteStop(params: Request<'RequestStopTransaction'>): Response<'RequestStopTransaction'> {
-    if (!this.transactions.includes(params.transactionId)) return { status: 'Rejected' };
+    if (!this.transactions.includes(params.transactionId) && !this.running.has(params.transactionId))
+      return { status: 'Rejected' };
     setImmediate(() => {
       void this.transactionEvent('Ended', params.transactionId, {
         stoppedReason: 'Remote',

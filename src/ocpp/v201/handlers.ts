@@ -18,11 +18,13 @@ import { transactionEventHandler } from './transaction-events.js';
  * The station-initiated OCPP 2.0.1 actions, onto the same domain calls as 1.6 (README "OCPP 2.0.1 stations"): an
  * EVSE is a connector (`connectorId` = EVSE id), a TransactionEvent opens and closes the same transactions
  * (transaction-events.ts), SignCertificate is the station CA's (certificates.ts), and every answer waits for its
- * own writes to be durable.
+ * own writes to be durable. Under the uplink (README "Uplink to a CSMS") TransactionEvent and SecurityEventNotification
+ * go into the station's queue in their own write, the others to the CSMS only while its link is up.
  */
 export function registerV201Handlers(client: StationClient, deps: StationHandlerDeps): void {
-  const { site, authorizer, config, logger: log } = deps;
+  const { site, authorizer, config, logger: log, forwarder } = deps;
   const stationId = client.session.stationId;
+  const live = (action: string, payload: object): void => forwarder?.live(stationId, action, payload);
   const on = callRegistrar<Ocpp201Actions>(client, deps);
   const memory = new ConnectionMemory();
   const unconfigured = unconfiguredConnectorCheck(stationId, deps);
@@ -36,17 +38,21 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
     'BootNotification',
     (params) => {
       const { chargingStation } = params;
-      // Stored as a 1.6 station's BootNotification is: the status page and `station list` read these names.
-      const status = site.stations.boot(stationId, {
-        chargePointVendor: chargingStation.vendorName,
-        chargePointModel: chargingStation.model,
-        ...(chargingStation.firmwareVersion !== undefined && { firmwareVersion: chargingStation.firmwareVersion }),
-        ...(chargingStation.serialNumber !== undefined && { chargePointSerialNumber: chargingStation.serialNumber }),
+      const status = site.together(() => {
+        forwarder?.keepBootNotification(stationId, params);
+        // Stored as a 1.6 station's BootNotification is: the status page and `station list` read these names.
+        return site.stations.boot(stationId, {
+          chargePointVendor: chargingStation.vendorName,
+          chargePointModel: chargingStation.model,
+          ...(chargingStation.firmwareVersion !== undefined && { firmwareVersion: chargingStation.firmwareVersion }),
+          ...(chargingStation.serialNumber !== undefined && { chargePointSerialNumber: chargingStation.serialNumber }),
+        });
       });
       log.info(
         { status, vendor: chargingStation.vendorName, model: chargingStation.model, reason: params.reason },
         'boot notification',
       );
+      live('BootNotification', params);
       return { status, currentTime: new Date().toISOString(), interval: config().ocpp.heartbeatIntervalS };
     },
     {
@@ -57,7 +63,10 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
     },
   );
 
-  on('Heartbeat', () => ({ currentTime: new Date().toISOString() }));
+  on('Heartbeat', (params) => {
+    live('Heartbeat', params);
+    return { currentTime: new Date().toISOString() };
+  });
 
   on('StatusNotification', (params) => {
     const { evseId, connectorStatus } = params;
@@ -65,12 +74,13 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
     // A connector that is free again has no transaction state left to show.
     reportStatus(evseId, connectorStatus === 'Occupied' ? { connectorStatus } : { connectorStatus, ended: false });
     log.debug({ evseId, connectorId: params.connectorId, connectorStatus }, 'status notification');
+    live('StatusNotification', params);
     return {};
   });
 
   on('Authorize', async (params) => {
     const idTag = params.idToken.idToken;
-    const decision = await authorizer.authorize({ idTag, stationId });
+    const decision = await authorizer.authorize({ idTag, stationId, idTokenType: params.idToken.type });
     site.authorizations.record(stationId, idTag, decision.status, decision.connectorId);
     return { idTokenInfo: idTokenInfoOf(decision) };
   });
@@ -89,29 +99,44 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
         'signed meter values for no transaction of this station: dropped',
       );
     log.debug({ evseId: params.evseId, samples: params.meterValue.length }, 'meter values');
+    live('MeterValues', params);
     return {};
   });
 
+  // Not forwarded: the certificate is for the station's connection to chargegate, issued by chargegate's station CA.
   on('SignCertificate', signCertificateHandler(client, deps));
 
   on('DataTransfer', (params) => {
     log.info({ vendorId: params.vendorId, messageId: params.messageId }, 'data transfer from an unknown vendor');
+    live('DataTransfer', params);
     return { status: 'UnknownVendorId' };
   });
 
-  // Reports and notifications a station sends on its own: acknowledged, logged.
-  on(
-    'NotifyReport',
-    (params) => (log.debug({ requestId: params.requestId, seqNo: params.seqNo }, 'report from station'), {}),
-  );
-  on(
-    'NotifyEvent',
-    (params) => (log.debug({ seqNo: params.seqNo, events: params.eventData.length }, 'events from station'), {}),
-  );
-  on(
-    'SecurityEventNotification',
-    (params) => (log.warn({ type: params.type, techInfo: params.techInfo }, 'security event from station'), {}),
-  );
-  on('FirmwareStatusNotification', (params) => (log.info({ status: params.status }, 'firmware status'), {}));
-  on('LogStatusNotification', (params) => (log.info({ status: params.status }, 'log upload status'), {}));
+  // Reports and notifications a station sends on its own: acknowledged, logged, forwarded while the uplink is up.
+  on('NotifyReport', (params) => {
+    log.debug({ requestId: params.requestId, seqNo: params.seqNo }, 'report from station');
+    live('NotifyReport', params);
+    return {};
+  });
+  on('NotifyEvent', (params) => {
+    log.debug({ seqNo: params.seqNo, events: params.eventData.length }, 'events from station');
+    live('NotifyEvent', params);
+    return {};
+  });
+  on('SecurityEventNotification', (params) => {
+    log.warn({ type: params.type, techInfo: params.techInfo }, 'security event from station');
+    if (forwarder)
+      site.together(() => forwarder.queue(stationId, { action: 'SecurityEventNotification', payload: params }));
+    return {};
+  });
+  on('FirmwareStatusNotification', (params) => {
+    log.info({ status: params.status }, 'firmware status');
+    live('FirmwareStatusNotification', params);
+    return {};
+  });
+  on('LogStatusNotification', (params) => {
+    log.info({ status: params.status }, 'log upload status');
+    live('LogStatusNotification', params);
+    return {};
+  });
 }

@@ -23,7 +23,7 @@ import type { IdTokenInfoType, Ocpp201Actions, TransactionEventRequest } from '.
 /** What a TransactionEvent handler works with: the station's connection and the domain. */
 export interface TransactionEventContext {
   stationId: string;
-  deps: Pick<StationHandlerDeps, 'site' | 'authorizer' | 'logger' | 'warn'>;
+  deps: Pick<StationHandlerDeps, 'site' | 'authorizer' | 'logger' | 'warn' | 'forwarder'>;
   memory: ConnectionMemory;
   /** Records the 1.6 status the EVSE's activity amounts to after `change` (the domain emits only a change). */
   reportStatus(evseId: number, change: Partial<ConnectorActivity>): void;
@@ -34,7 +34,8 @@ export interface TransactionEventContext {
 /**
  * TransactionEvent onto the same transactions as 1.6 (README "OCPP 2.0.1 stations"): the transaction opens with
  * the driver's token at the first event that carries one, and closes at Ended; `transactionId` is chargegate's
- * integer for the station's own id string.
+ * integer for the station's own id string. An event that changed something here goes into the uplink's queue
+ * (README "Uplink to a CSMS") in the same commit as its writes.
  */
 export function transactionEventHandler(ctx: TransactionEventContext): CallHandler<Ocpp201Actions, 'TransactionEvent'> {
   const { stationId, memory } = ctx;
@@ -43,9 +44,10 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
   const start = async (
     params: TransactionEventRequest,
     evseId: number,
-    idTag: string,
+    idToken: NonNullable<TransactionEventRequest['idToken']>,
     readings: readonly MeterReadingInput[],
   ): Promise<{ decision: AuthorizationDecision; transaction: Transaction }> => {
+    const idTag = idToken.idToken;
     const stationTransactionId = params.transactionInfo.transactionId;
     // Begun before this event named the driver (a Started one without an idToken, perhaps on an earlier connection).
     const begun = site.transactions.beganWithoutDriver(stationId, stationTransactionId);
@@ -58,7 +60,7 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
         ? [{ context: 'Transaction.Begin', timestamp: begun.startedAt, energyWh: begun.meterStartWh }]
         : [];
     const { decision, started } = await authorizer.authorizeStart(
-      { idTag, stationId, connectorId: evseId },
+      { idTag, stationId, connectorId: evseId, idTokenType: idToken.type },
       (settled) =>
         site.transactions.start({
           at: site.connectors.locate(stationId, evseId),
@@ -147,7 +149,7 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
     // This event's readings went with the start that it made.
     let readingsKept = false;
     if (!transaction && params.idToken) {
-      const started = await start(params, evseId, params.idToken.idToken, readings);
+      const started = await start(params, evseId, params.idToken, readings);
       readingsKept = true;
       idTokenInfo = idTokenInfoOf(started.decision);
       transaction = started.transaction;
@@ -161,6 +163,7 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
       idTokenInfo = idTokenInfoOf(
         await authorizer.authorize({
           idTag: params.idToken.idToken,
+          idTokenType: params.idToken.type,
           stationId,
           connectorId: evseId,
           ...(transaction && { transactionId: transaction.id }),
@@ -205,6 +208,12 @@ export function transactionEventHandler(ctx: TransactionEventContext): CallHandl
           ended: false,
         });
     }
+    // After the last await: in the commit of this event's writes (the group commits at the end of the turn).
+    ctx.deps.forwarder?.queue(stationId, {
+      action: 'TransactionEvent',
+      payload: params,
+      ...(transaction && { transactionId: transaction.id }),
+    });
     log.debug(
       {
         stationTransactionId,

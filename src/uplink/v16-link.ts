@@ -1,0 +1,53 @@
+import type { UpstreamDecision } from '../authorization/index.js';
+import type { Logger } from '../log/index.js';
+import { OCPP16 } from '../ocpp/index.js';
+import type { LinkDialect } from './dialect.js';
+import type { QueuedMessage, UplinkQueue } from './queue.js';
+
+/**
+ * A 1.6 station's link: StopTransaction, MeterValues and the CSMS's calls name the CSMS's transaction ids, which the
+ * queue maps to chargegate's (README "Uplink to a CSMS").
+ */
+export function v16Dialect(stationId: string, queue: UplinkQueue, log: Logger): LinkDialect {
+  return {
+    protocol: OCPP16,
+    authorize: (idTag) => ({ idTag }),
+    decision: (answer) => (answer as { idTagInfo: UpstreamDecision }).idTagInfo,
+    statusNotifications: (reported) =>
+      reported.map(({ connectorId, status, errorCode }) => ({ connectorId, status, errorCode })),
+    outgoing: (message) => mapped(message, queue, log),
+    answered(message, answer) {
+      if (message.action !== 'StartTransaction' || message.transactionId === null) return;
+      const { transactionId, idTagInfo } = answer as { transactionId: number; idTagInfo: { status: string } };
+      queue.map(stationId, message.transactionId, transactionId);
+      if (idTagInfo.status !== 'Accepted')
+        log.info(
+          { transactionId: message.transactionId, csmsTransactionId: transactionId, status: idTagInfo.status },
+          'CSMS did not accept a started transaction; the local decision stands',
+        );
+    },
+    refused(message) {
+      if (message.action === 'StartTransaction' && message.transactionId !== null)
+        queue.map(stationId, message.transactionId, null);
+    },
+  };
+}
+
+/**
+ * The payload with the CSMS's transaction id, also in a MeterValues the station sent without one (queued under the
+ * transaction its readings were kept for); undefined when the CSMS never heard of the transaction.
+ */
+function mapped(message: QueuedMessage, queue: UplinkQueue, log: Logger): Record<string, unknown> | undefined {
+  if (message.action === 'StartTransaction' || message.transactionId === null) return message.payload;
+  const csmsId = queue.csmsTransactionId(message.transactionId);
+  if (csmsId === null || csmsId === undefined) {
+    log.warn(
+      { action: message.action, transactionId: message.transactionId },
+      csmsId === null
+        ? 'message of a transaction whose start was dropped: dropped'
+        : 'message of a transaction the CSMS never heard of: dropped',
+    );
+    return undefined;
+  }
+  return { ...message.payload, transactionId: csmsId };
+}

@@ -1,0 +1,391 @@
+import { describe, expect, it } from 'vitest';
+import { runCliJson } from '../support/cli.js';
+import { TestCsms } from '../support/csms.js';
+import { daemonForTest, eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, type TestDaemon } from '../support/daemon.js';
+import { stationV201ForTest } from '../support/for-test.js';
+import { simulatedRecord } from '../support/ocmf.js';
+import type { StationV201 } from '../support/station-v201.js';
+import {
+  EV201,
+  session201,
+  transactionEvents201,
+  UPLINK_WAIT_MS,
+  uplinkConfig,
+  upstreamHealth,
+} from '../support/uplink.js';
+
+/** The upstream status of EV201 on GET /health. */
+async function linkOf(t: TestDaemon): Promise<Record<string, unknown> | undefined> {
+  const stations = (await upstreamHealth(t.daemon.httpPort)).stations as Array<Record<string, unknown>>;
+  return stations.find((s) => s.stationId === 'EV201');
+}
+
+/** A 2.0.1 station connected and booted, its link accepted by the CSMS. */
+async function bootedStation(t: TestDaemon): Promise<StationV201> {
+  const station = await stationV201ForTest(t.url, 'EV201');
+  await station.boot();
+  await eventually(async () => (await linkOf(t))?.connected, UPLINK_WAIT_MS, 'the link accepted');
+  return station;
+}
+
+describe('uplink of an OCPP 2.0.1 station (ocpp-rpc RPCServer, strict OCPP 2.0.1)', () => {
+  it(
+    'its own link in 2.0.1: its BootNotification first, Authorize over it, transaction events live; cut, they are queued with offline: true and replayed in order, then the statuses in 2.0.1 form; the rest only while up',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      csms.behaviour = (m) =>
+        m.action === 'Authorize' && (m.params.idToken as { idToken: string }).idToken === 'TAG-LATE'
+          ? { answer: { idTokenInfo: { status: 'NotAtThisTime' } } }
+          : undefined;
+      const t = await daemonForTest({ ...siteWith([], [EV201]), ...uplinkConfig(csms) });
+      const station = await bootedStation(t);
+      expect(csms.received[0]).toEqual({
+        identity: 'EV201',
+        protocol: 'ocpp2.0.1',
+        action: 'BootNotification',
+        params: {
+          chargingStation: { vendorName: 'ACME', model: 'Wallbox 2.0.1', firmwareVersion: '2.1.0' },
+          reason: 'PowerUp',
+        },
+        answer: expect.objectContaining({ status: 'Accepted' }),
+      });
+
+      // The decision chain asks the CSMS over the link, with the token's own type.
+      expect(await station.call('Authorize', { idToken: { idToken: 'TAG-201', type: 'eMAID' } })).toEqual({
+        idTokenInfo: { status: 'Accepted' },
+      });
+      // A 2.0.1 status 1.6 does not have is no Accepted.
+      expect(await station.call('Authorize', { idToken: { idToken: 'TAG-LATE', type: 'ISO14443' } })).toEqual({
+        idTokenInfo: { status: 'Invalid' },
+      });
+      expect(csms.of('Authorize', 'EV201')).toEqual([
+        { idToken: { idToken: 'TAG-201', type: 'eMAID' } },
+        { idToken: { idToken: 'TAG-LATE', type: 'ISO14443' } },
+      ]);
+      expect(t.logged('authorization decided').map((l) => [l.idTag, l.status, l.source])).toEqual([
+        ['TAG-201', 'Accepted', 'upstream'],
+        ['TAG-LATE', 'Invalid', 'upstream'],
+      ]);
+
+      await session201(station, 'T1', 1000);
+      await eventually(() => transactionEvents201(csms, 'EV201').length === 3, UPLINK_WAIT_MS, 'the online events');
+      await station.call('Heartbeat', {});
+      await station.call('DataTransfer', { vendorId: 'acme', messageId: 'hello' });
+      await station.call('FirmwareStatusNotification', { status: 'Installed' });
+      await eventually(() => csms.of('FirmwareStatusNotification', 'EV201').length === 1, UPLINK_WAIT_MS);
+      expect(csms.of('DataTransfer', 'EV201')).toEqual([{ vendorId: 'acme', messageId: 'hello' }]);
+      expect(csms.of('Heartbeat', 'EV201')).toEqual([{}]);
+
+      await csms.cutOff();
+      await station.status(1, 'Occupied');
+      await station.call('Heartbeat', {});
+      station.meterWh = 3000;
+      await station.transactionEvent('Started', 'T2', { evseId: 1, idToken: 'TAG-201', chargingState: 'Charging' });
+      station.meterWh = 3500;
+      await station.transactionEvent('Updated', 'T2', { triggerReason: 'MeterValuePeriodic' });
+      await station.call('SecurityEventNotification', {
+        type: 'SettingSystemTime',
+        timestamp: new Date().toISOString(),
+      });
+      station.meterWh = 4000;
+      await station.transactionEvent('Ended', 'T2', { stoppedReason: 'EVDisconnected' });
+      await station.status(1, 'Available');
+      await station.status(2, 'Unavailable');
+      await eventually(async () => (await linkOf(t))?.queued === 4, UPLINK_WAIT_MS, 'the queue while cut');
+      const beforeRestore = csms.received.length;
+
+      csms.restore();
+      await eventually(() => csms.of('StatusNotification', 'EV201').length === 2, UPLINK_WAIT_MS, 'the statuses');
+      const replay = csms.received.slice(beforeRestore);
+      expect(replay.map((m) => m.action)).toEqual([
+        'BootNotification',
+        'TransactionEvent',
+        'TransactionEvent',
+        'SecurityEventNotification',
+        'TransactionEvent',
+        'StatusNotification',
+        'StatusNotification',
+      ]);
+      expect(replay[0]!.params).toEqual(csms.received[0]!.params);
+      const events = transactionEvents201(csms, 'EV201');
+      expect(events.map((e) => [e.key, e.params.offline])).toEqual([
+        ['Started T1 1000', undefined],
+        ['Updated T1 1500', undefined],
+        ['Ended T1 2000', undefined],
+        ['Started T2 3000', true],
+        ['Updated T2 3500', true],
+        ['Ended T2 4000', true],
+      ]);
+      // Unchanged but for the flag: the station's own transaction id, seqNo, token, readings.
+      expect(events[3]!.params).toMatchObject({
+        seqNo: 3,
+        transactionInfo: { transactionId: 'T2', chargingState: 'Charging' },
+        idToken: { idToken: 'TAG-201', type: 'ISO14443' },
+        evse: { id: 1, connectorId: 1 },
+      });
+      // The current status of each connector (not the history), in 2.0.1's words.
+      expect(replay.slice(5).map((m) => m.params)).toEqual([
+        { timestamp: expect.any(String), connectorStatus: 'Available', evseId: 1, connectorId: 1 },
+        { timestamp: expect.any(String), connectorStatus: 'Unavailable', evseId: 2, connectorId: 1 },
+      ]);
+      expect(csms.of('Heartbeat', 'EV201')).toHaveLength(1);
+
+      // Live again once the queue and the statuses went (the last status's answer may still be on its way: sent again).
+      await eventually(
+        async () => {
+          await station.status(2, 'Available');
+          return csms.of('StatusNotification', 'EV201').length > 2;
+        },
+        UPLINK_WAIT_MS,
+        'a live status',
+      );
+      expect(csms.of('StatusNotification', 'EV201')[2]).toMatchObject({ evseId: 2, connectorStatus: 'Available' });
+
+      const status = await runCliJson<{ live: boolean; stations: Array<Record<string, unknown>> }>([
+        'upstream',
+        'status',
+        '--config',
+        t.temp.configPath,
+      ]);
+      expect(status.data.stations).toEqual([
+        expect.objectContaining({ stationId: 'EV201', connected: true, queued: 0, dropped: 0, level: 'ok' }),
+      ]);
+      const metrics = await (await fetch(`http://127.0.0.1:${t.daemon.httpPort}/metrics`)).text();
+      expect(metrics).toContain('chargegate_upstream_connected{station="EV201"} 1');
+      expect(metrics).toContain('chargegate_upstream_queued_messages{station="EV201"} 0');
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "the CSMS's 2.0.1 calls reach the station and its answers come back; RequestStopTransaction names the station's own id",
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest({ ...siteWith([], [EV201]), ...uplinkConfig(csms) });
+      const station = await bootedStation(t);
+      station.handle('Reset', ({ type }) => ({ status: type === 'OnIdle' ? 'Scheduled' : 'Rejected' }));
+      station.handle('GetVariables', ({ getVariableData: [{ component, variable }] }) => ({
+        getVariableResult: [{ attributeStatus: 'Accepted', component, variable, attributeValue: '300' }],
+      }));
+      expect(await csms.call('EV201', 'Reset', { type: 'OnIdle' })).toEqual({ status: 'Scheduled' });
+      const heartbeat = { component: { name: 'OCPPCommCtrlr' }, variable: { name: 'HeartbeatInterval' } };
+      expect(await csms.call('EV201', 'GetVariables', { getVariableData: [heartbeat] })).toEqual({
+        getVariableResult: [{ attributeStatus: 'Accepted', ...heartbeat, attributeValue: '300' }],
+      });
+      // A call the station does not implement: its CALLERROR reaches the CSMS.
+      await expect(csms.call('EV201', 'UnlockConnector', { evseId: 1, connectorId: 1 })).rejects.toMatchObject({
+        rpcErrorCode: 'NotImplemented',
+      });
+      // TriggerMessage: the station's answer, then the MeterValues it sends (live, as it is up).
+      expect(await csms.call('EV201', 'TriggerMessage', { requestedMessage: 'MeterValues', evse: { id: 1 } })).toEqual({
+        status: 'Accepted',
+      });
+      await eventually(() => csms.of('MeterValues', 'EV201').length === 1, UPLINK_WAIT_MS, 'the triggered reading');
+
+      station.meterWh = 100;
+      await station.transactionEvent('Started', 'LOCAL-1', { evseId: 1, idToken: 'TAG-A', chargingState: 'Charging' });
+      expect(
+        await csms.call('EV201', 'RequestStartTransaction', {
+          idToken: { idToken: 'TAG-B', type: 'Central' },
+          evseId: 2,
+          remoteStartId: 7,
+        }),
+      ).toEqual({ status: 'Accepted' });
+      const [remote] = station.transactions;
+      await eventually(
+        () => transactionEvents201(csms, 'EV201').some((e) => e.key.startsWith(`Started ${remote}`)),
+        UPLINK_WAIT_MS,
+        'the remote start upstream',
+      );
+      expect(await csms.call('EV201', 'RequestStopTransaction', { transactionId: remote })).toEqual({
+        status: 'Accepted',
+      });
+      await eventually(
+        () => transactionEvents201(csms, 'EV201').some((e) => e.key.startsWith(`Ended ${remote}`)),
+        UPLINK_WAIT_MS,
+        'the remote stop upstream',
+      );
+      expect(transactionEvents201(csms, 'EV201').find((e) => e.key.startsWith('Ended'))!.params).toMatchObject({
+        transactionInfo: { transactionId: remote, stoppedReason: 'Remote' },
+      });
+      // The other session runs on; an id the station does not have is its own Rejected.
+      expect(transactionEvents201(csms, 'EV201').map((e) => e.key)).not.toContainEqual(
+        expect.stringMatching(/^Ended LOCAL-1/),
+      );
+      expect(await csms.call('EV201', 'RequestStopTransaction', { transactionId: 'NOPE' })).toEqual({
+        status: 'Rejected',
+      });
+      await eventually(() => t.events('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the stop event');
+      expect(t.events('StartTransaction').map((e) => e.payload.idTag)).toEqual(['TAG-A', 'TAG-B']);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "a Started the CSMS refuses every time is dropped with its transaction's events, counted; one answered with a token not Accepted is logged and the session goes on",
+    async () => {
+      const csms = await TestCsms.startForTest();
+      csms.behaviour = (m) => {
+        if (m.action !== 'TransactionEvent' || m.params.eventType !== 'Started') return undefined;
+        const id = (m.params.transactionInfo as { transactionId: string }).transactionId;
+        if (id === 'REFUSED') return 'callerror';
+        return id === 'BLOCKED' ? { answer: { idTokenInfo: { status: 'Blocked' } } } : undefined;
+      };
+      const t = await daemonForTest({
+        ...siteWith([], [EV201]),
+        ...uplinkConfig(csms, { transactionMessageAttempts: 3 }),
+      });
+      const station = await bootedStation(t);
+      await session201(station, 'REFUSED', 0);
+      await session201(station, 'BLOCKED', 5000);
+      await eventually(
+        () => transactionEvents201(csms, 'EV201').some((e) => e.key.startsWith('Ended BLOCKED')),
+        UPLINK_WAIT_MS,
+        'the next transaction upstream',
+      );
+      expect(transactionEvents201(csms, 'EV201').map((e) => e.key)).toEqual([
+        'Started REFUSED 0',
+        'Started REFUSED 0',
+        'Started REFUSED 0',
+        'Started BLOCKED 5000',
+        'Updated BLOCKED 5500',
+        'Ended BLOCKED 6000',
+      ]);
+      await eventually(async () => (await linkOf(t))?.dropped === 3, UPLINK_WAIT_MS, 'the drops counted');
+      expect(t.logged('CSMS did not accept the token of a transaction; the local decision stands')).toEqual([
+        expect.objectContaining({ stationId: 'EV201', stationTransactionId: 'BLOCKED', status: 'Blocked' }),
+      ]);
+      // Both sessions are chargegate's as the station reported them.
+      expect(t.events('StopTransaction')).toHaveLength(2);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'a CSMS answering Pending holds the queue and is asked again at its interval; Accepted, the queue goes',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      csms.bootStatus = 'Pending';
+      const t = await daemonForTest({ ...siteWith([], [EV201]), ...uplinkConfig(csms) });
+      const station = await stationV201ForTest(t.url, 'EV201');
+      await station.boot();
+      await session201(station, 'HELD', 0);
+      // The CSMS's interval is 1 s: asked again and again, the queue held.
+      await eventually(() => csms.of('BootNotification', 'EV201').length >= 3, UPLINK_WAIT_MS, 'the boot asked again');
+      expect(csms.of('TransactionEvent', 'EV201')).toEqual([]);
+      // Between two asks (during one the link is `booting`).
+      await eventually(
+        async () => {
+          const link = await linkOf(t);
+          return link?.state === 'pending' && link.queued === 3 && link.level === 'warning';
+        },
+        UPLINK_WAIT_MS,
+        'the link pending, its queue held',
+      );
+      csms.bootStatus = 'Accepted';
+      await eventually(() => transactionEvents201(csms, 'EV201').length === 3, UPLINK_WAIT_MS, 'the queue sent');
+      expect(transactionEvents201(csms, 'EV201').map((e) => e.params.offline)).toEqual([true, true, true]);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'past queueLimit the oldest periodic Updated events go; Started, Ended, a chargingState change and a signed reading stay',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest({ ...siteWith([], [EV201]), ...uplinkConfig(csms, { queueLimit: 4 }) });
+      const station = await bootedStation(t);
+      await csms.cutOff();
+      const periodic = async (wh: number, options: Parameters<StationV201['transactionEvent']>[2] = {}) => {
+        station.meterWh = wh;
+        await station.transactionEvent('Updated', 'LIMIT', { triggerReason: 'MeterValuePeriodic', ...options });
+      };
+      station.meterWh = 0;
+      await station.transactionEvent('Started', 'LIMIT', { evseId: 1, idToken: 'TAG-201', chargingState: 'Charging' });
+      await periodic(1);
+      await periodic(2);
+      await periodic(3, { chargingState: 'SuspendedEV', triggerReason: 'ChargingStateChanged' });
+      await periodic(4, {
+        signedMeterValue: {
+          signedMeterData: simulatedRecord(0.004, 'B'),
+          signingMethod: '',
+          encodingMethod: 'OCMF',
+          publicKey: '',
+        },
+      });
+      await periodic(5);
+      station.meterWh = 6;
+      await station.transactionEvent('Ended', 'LIMIT', { stoppedReason: 'EVDisconnected' });
+      csms.restore();
+      await eventually(
+        () => transactionEvents201(csms, 'EV201').some((e) => e.key.startsWith('Ended')),
+        UPLINK_WAIT_MS,
+        'the replay',
+      );
+      expect(transactionEvents201(csms, 'EV201').map((e) => e.key)).toEqual([
+        'Started LIMIT 0',
+        'Updated LIMIT 3',
+        'Updated LIMIT 4',
+        'Ended LIMIT 6',
+      ]);
+      expect((await linkOf(t))?.dropped).toBe(3);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "a 2.0.1 station on a circuit: the CSMS's SetChargingProfile, ClearChargingProfile and a RequestStartTransaction with a profile are refused; on no circuit they reach it",
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest({
+        sites: [
+          {
+            id: 's1',
+            stations: [EV201, { id: 'EV202', chargePoints: [{ id: 'EV202-A', connectors: [1] }] }],
+            meters: [],
+            webhooks: [],
+            circuits: [{ id: 'main', maxCurrentA: 32, chargePoints: ['EV201-A'] }],
+          },
+        ],
+        ...uplinkConfig(csms),
+      });
+      const managed = await bootedStation(t);
+      const unmanaged = await stationV201ForTest(t.url, 'EV202');
+      await unmanaged.boot();
+      await eventually(() => csms.isConnected('EV202'), UPLINK_WAIT_MS, 'the second link');
+      await eventually(() => managed.limitA(1) !== undefined, UPLINK_WAIT_MS, "load management's fail-safe");
+      const failSafe = managed.limitA(1);
+      const profile = (purpose: string) => ({
+        id: 77,
+        stackLevel: 5,
+        chargingProfilePurpose: purpose,
+        chargingProfileKind: 'Relative',
+        chargingSchedule: [{ id: 1, chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 32 }] }],
+      });
+      const commands = [
+        ['SetChargingProfile', { evseId: 0, chargingProfile: profile('TxDefaultProfile') }],
+        ['ClearChargingProfile', { chargingProfileId: 77 }],
+        [
+          'RequestStartTransaction',
+          {
+            idToken: { idToken: 'TAG-CSMS', type: 'Central' },
+            evseId: 1,
+            remoteStartId: 1,
+            chargingProfile: profile('TxProfile'),
+          },
+        ],
+      ] as const;
+      const refusals = ['Rejected', 'Unknown', 'Rejected'];
+      for (const [i, [action, params]] of commands.entries())
+        expect(await csms.call('EV201', action, params), action).toEqual({ status: refusals[i] });
+      expect([0, 1].flatMap((evse) => managed.profiles.profilesOf(evse)).map((p) => p.id)).not.toContain(77);
+      expect(managed.transactions).toEqual([]);
+      expect(managed.limitA(1)).toBe(failSafe);
+
+      for (const [action, params] of commands)
+        expect(await csms.call('EV202', action, params), action).toEqual({ status: 'Accepted' });
+      expect(unmanaged.transactions).toHaveLength(1);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+});
