@@ -3,60 +3,84 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { METER_MODELS } from '../../src/modbus/index.js';
 import { DATABASE_FILE } from '../../src/store/index.js';
+import { TestCsms } from '../support/csms.js';
 import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { MeterSimulator } from '../support/meter-simulator.js';
 import { eventually, meterConfig, meterHealth } from '../modbus/harness.js';
 
 const STATIONS = ['CP001', 'CP002', 'CP003', 'CP004', 'CP005'];
 
-describe('an idle site writes nothing (contract 7, endurance on flash)', () => {
+/**
+ * Five heartbeating stations and two polled meters whose readings do not change, for 10 s: the site is busy all along
+ * (the meters read dozens of times, every heartbeat heard), yet makes no commit and the files do not change.
+ */
+async function expectIdleSiteWritesNothing(
+  options: { config?: Record<string, unknown>; beforeCounting?: () => Promise<unknown> } = {},
+): Promise<void> {
+  const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630, 2: METER_MODELS.sdm630 } });
+  onTestFinished(() => sim.close());
+  for (const unit of [1, 2]) await sim.set(unit, { energyKWh: 100 * unit, currentA: [0, 0, 0], powerW: 0 });
+  const tcp = { type: 'tcp', host: '127.0.0.1', port: sim.port } as const;
+  const stations = STATIONS.map((id) => ({ id, chargePoints: [{ id: `${id}-A`, connectors: [1] }] }));
+  const t: TestDaemon = await startTestDaemon({
+    sites: [{ id: 's1', stations, meters: [meterConfig(1, tcp), meterConfig(2, tcp)] }],
+    ...options.config,
+  });
+  onTestFinished(() => t.stop());
+
+  const connected = await Promise.all(STATIONS.map((id) => t.connect(id)));
+  for (const station of connected) {
+    await station.boot();
+    await station.statusNotification({ connectorId: 1, status: 'Available' });
+  }
+  const port = t.daemon.httpPort;
+  await eventually(
+    async () =>
+      ((await meterHealth(port, 'm1'))?.readings ?? 0) > 3 && ((await meterHealth(port, 'm2'))?.readings ?? 0) > 3,
+    10_000,
+    'both meters polled',
+  );
+  await options.beforeCounting?.();
+  // Let the first flush of the meters' state land before counting.
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+
+  const files = [DATABASE_FILE, `${DATABASE_FILE}-wal`].map((f) => path.join(t.temp.dataDir, f));
+  const sizes = (): number[] => files.map((f) => statSync(f).size);
+  // data_version changes when another connection commits: the daemon's commits, counted from outside.
+  const version = (): number => t.db.pragma('data_version', { simple: true }) as number;
+  const before = { version: version(), sizes: sizes(), readings: (await meterHealth(port, 'm1'))!.readings };
+
+  const heartbeats = setInterval(() => connected.forEach((s) => void s.heartbeat().catch(() => undefined)), 500);
+  onTestFinished(() => clearInterval(heartbeats));
+  // Twice the longest period of anything the daemon does on a timer (the delivery poll, 5 s; meter flushes 2 s).
+  await new Promise((resolve) => setTimeout(resolve, 10_000));
+  clearInterval(heartbeats);
+
+  // The site was busy all along: the meters were read dozens of times, the stations heard every heartbeat.
+  expect((await meterHealth(port, 'm1'))!.readings).toBeGreaterThan(before.readings + 15);
+  expect(version()).toBe(before.version);
+  expect(sizes()).toEqual(before.sizes);
+  // What the daemon shows stays live though it is not written: the stations' last-seen times move.
+  const listed = (await (await fetch(`http://127.0.0.1:${port}/status.json`)).json()) as {
+    stations: Array<{ stationId: string; lastSeen: string }>;
+  };
+  const cp1 = listed.stations.find((s) => s.stationId === 'CP001')!;
+  expect(Date.now() - Date.parse(cp1.lastSeen)).toBeLessThan(2000);
+}
+
+describe('an idle site writes nothing (README "What the daemon writes")', () => {
   it('five heartbeating stations and two polled meters whose readings do not change make no commit for 10 s', async () => {
-    const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630, 2: METER_MODELS.sdm630 } });
-    onTestFinished(() => sim.close());
-    for (const unit of [1, 2]) await sim.set(unit, { energyKWh: 100 * unit, currentA: [0, 0, 0], powerW: 0 });
-    const tcp = { type: 'tcp', host: '127.0.0.1', port: sim.port } as const;
-    const stations = STATIONS.map((id) => ({ id, chargePoints: [{ id: `${id}-A`, connectors: [1] }] }));
-    const t: TestDaemon = await startTestDaemon({
-      sites: [{ id: 's1', stations, meters: [meterConfig(1, tcp), meterConfig(2, tcp)] }],
+    await expectIdleSiteWritesNothing();
+  });
+
+  it('nor with each station linked to a CSMS that hears every heartbeat (README "Uplink to a CSMS")', async () => {
+    const csms = await TestCsms.startForTest();
+    await expectIdleSiteWritesNothing({
+      config: { upstream: { timeoutMs: 2000, csms: { url: csms.url, securityProfile: 0 } } },
+      // Every link accepted and caught up (its statuses sent) before the count: then it only forwards, live.
+      beforeCounting: () =>
+        eventually(() => STATIONS.every((id) => csms.of('StatusNotification', id).length > 0), 30_000, 'links'),
     });
-    onTestFinished(() => t.stop());
-
-    const connected = await Promise.all(STATIONS.map((id) => t.connect(id)));
-    for (const station of connected) {
-      await station.boot();
-      await station.statusNotification({ connectorId: 1, status: 'Available' });
-    }
-    const port = t.daemon.httpPort;
-    await eventually(
-      async () =>
-        ((await meterHealth(port, 'm1'))?.readings ?? 0) > 3 && ((await meterHealth(port, 'm2'))?.readings ?? 0) > 3,
-      10_000,
-      'both meters polled',
-    );
-    // Let the first flush of the meters' state land before counting.
-    await new Promise((resolve) => setTimeout(resolve, 3000));
-
-    const files = [DATABASE_FILE, `${DATABASE_FILE}-wal`].map((f) => path.join(t.temp.dataDir, f));
-    const sizes = (): number[] => files.map((f) => statSync(f).size);
-    // data_version changes when another connection commits: the daemon's commits, counted from outside.
-    const version = (): number => t.db.pragma('data_version', { simple: true }) as number;
-    const before = { version: version(), sizes: sizes(), readings: (await meterHealth(port, 'm1'))!.readings };
-
-    const heartbeats = setInterval(() => connected.forEach((s) => void s.heartbeat().catch(() => undefined)), 500);
-    onTestFinished(() => clearInterval(heartbeats));
-    // Twice the longest period of anything the daemon does on a timer (the delivery poll, 5 s; meter flushes 2 s).
-    await new Promise((resolve) => setTimeout(resolve, 10_000));
-    clearInterval(heartbeats);
-
-    // The site was busy all along: the meters were read dozens of times, the stations heard every heartbeat.
-    expect((await meterHealth(port, 'm1'))!.readings).toBeGreaterThan(before.readings + 15);
-    expect(version()).toBe(before.version);
-    expect(sizes()).toEqual(before.sizes);
-    // What the daemon shows stays live though it is not written: the stations' last-seen times move.
-    const listed = (await (await fetch(`http://127.0.0.1:${port}/status.json`)).json()) as {
-      stations: Array<{ stationId: string; lastSeen: string }>;
-    };
-    const cp1 = listed.stations.find((s) => s.stationId === 'CP001')!;
-    expect(Date.now() - Date.parse(cp1.lastSeen)).toBeLessThan(2000);
+    expect(STATIONS.every((id) => csms.of('Heartbeat', id).length >= 10)).toBe(true);
   });
 });
