@@ -15,7 +15,7 @@ const DEFAULT_FAILSAFE_A = 6;
  * maxPowerW becomes a current summed over the phases at the nominal 230 V per phase (power factor 1: a load drawing
  * reactive current is over-counted, never under).
  */
-const VOLTS_PER_PHASE = 230;
+export const VOLTS_PER_PHASE = 230;
 /** Floating-point sums of tenths of amperes: a limit met to within this is met. */
 export const EPSILON_A = 1e-9;
 

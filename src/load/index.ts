@@ -32,3 +32,22 @@ export {
   type TemporaryLimit,
   type TemporaryLimitSource,
 } from './temporary-limits.js';
+export {
+  capped,
+  compositeOf,
+  constant,
+  limitAt,
+  lowerOf,
+  periodsOf,
+  scaled,
+  sumOf,
+  type ConnectorPlace,
+  type LimitProfile,
+  type PlacedProfile,
+  type ProfilePurpose,
+  type SchedulePeriod,
+  type Step,
+  type Steps,
+  type Window,
+} from './schedules.js';
+export { VOLTS_PER_PHASE } from './circuit-load.js';

@@ -1,0 +1,283 @@
+import { VOLTS_PER_PHASE } from './circuit-load.js';
+
+/**
+ * Limits that change over time, and the charging profiles that make them (README "Uplink to a CSMS", charging
+ * profiles): a CSMS's profiles stacked into the limit they put on a connector, that limit combined with load
+ * management's, and the result as the periods a profile or a composite schedule carries. Pure, in load's own words:
+ * the OCPP 1.6 and 2.0.1 adapters (src/uplink) translate their messages into LimitProfile.
+ */
+
+/** Wall-clock time, ms since the epoch: [fromMs, toMs). */
+export interface Window {
+  fromMs: number;
+  toMs: number;
+}
+
+/** A limit in A per phase from atMs until the next step (the last one: until the window's end); undefined: none. */
+export interface Step<L = number | undefined> {
+  atMs: number;
+  limitA: L;
+}
+
+/** A limit over a window: the first step at its start, then in time order, no two neighbours alike. */
+export interface Steps<L = number | undefined> {
+  window: Window;
+  steps: ReadonlyArray<Step<L>>;
+}
+
+/**
+ * What a profile is for, stacked as OCPP stacks them: the station's maximum (1.6 ChargePointMaxProfile, 2.0.1
+ * ChargingStationMaxProfile) caps every connector, a transaction's own profile (TxProfile) prevails over the default
+ * (TxDefaultProfile).
+ */
+export type ProfilePurpose = 'stationMaximum' | 'transactionDefault' | 'transaction';
+
+export interface SchedulePeriod {
+  /** Seconds from the schedule's start. */
+  startS: number;
+  /** In the schedule's unit: A per phase, or W for the whole connector. */
+  limit: number;
+}
+
+/** A charging profile, whichever OCPP version sent it. Times are wall-clock ms. */
+export interface LimitProfile {
+  id: number;
+  stackLevel: number;
+  purpose: ProfilePurpose;
+  /** absolute: from startMs; recurring: from startMs, again every day or week; relative: from the transaction's start. */
+  kind: 'absolute' | 'recurring' | 'relative';
+  recurrency?: 'daily' | 'weekly';
+  validFromMs?: number;
+  validToMs?: number;
+  schedule: {
+    startMs?: number;
+    durationS?: number;
+    unit: 'A' | 'W';
+    /** In startS order, the first at 0. */
+    periods: readonly SchedulePeriod[];
+  };
+}
+
+/** A profile as kept for a connector of a station (0: the whole station). */
+export interface PlacedProfile {
+  connectorId: number;
+  profile: LimitProfile;
+  /** An absolute or recurring schedule without a start starts when it was received (as a station takes it). */
+  receivedAtMs: number;
+  /** chargegate's id of the transaction a transaction profile belongs to. */
+  transactionId?: number;
+}
+
+/** The connector a composite is for. */
+export interface ConnectorPlace {
+  connectorId: number;
+  /** A W limit is this many phases at 230 V each (README "Circuits (load management)"). */
+  phases: 1 | 3;
+  /** The transaction running on it: its own profiles apply, relative schedules count from its start. */
+  transaction?: { id: number; startedAtMs: number };
+}
+
+const RECURRENCE_MS = { daily: 86_400_000, weekly: 604_800_000 };
+
+/** A limit that holds over the whole window. */
+export function constant<L extends number | undefined>(window: Window, limitA: L): Steps<L> {
+  return { window, steps: [{ atMs: window.fromMs, limitA }] };
+}
+
+/** The limit at an instant of the window. */
+export function limitAt<L>(steps: Steps<L>, atMs: number): L {
+  let current = steps.steps[0]!.limitA;
+  for (const step of steps.steps) {
+    if (step.atMs > atMs) break;
+    current = step.limitA;
+  }
+  return current;
+}
+
+/**
+ * At every instant the lower of the two; no limit counts as none (the other one's holds), so the result has a limit
+ * wherever the first has.
+ */
+export function lowerOf<L extends number | undefined>(a: Steps<L>, b: Steps): Steps<L> {
+  return combine(a, b, (x, y) => (y === undefined ? x : x === undefined ? y : Math.min(x, y)) as L);
+}
+
+/** At every instant the lower of the limit and `limitA` (no limit: `limitA`). */
+export function capped(steps: Steps, limitA: number): Steps<number> {
+  return lowerOf(constant(steps.window, limitA), steps);
+}
+
+/** At every instant the sum of two limits (connectors of one station): none where either has none. */
+export function sumOf<L extends number | undefined>(a: Steps<L>, b: Steps<L>): Steps<L> {
+  return combine(a, b, (x, y) => (x === undefined || y === undefined ? undefined : x + y) as L);
+}
+
+/** Every limit multiplied (A per phase to W, say); none stays none. */
+export function scaled<L extends number | undefined>(steps: Steps<L>, factor: number): Steps<L> {
+  return {
+    window: steps.window,
+    steps: steps.steps.map((s) => ({
+      atMs: s.atMs,
+      limitA: (s.limitA === undefined ? s.limitA : s.limitA * factor) as L,
+    })),
+  };
+}
+
+/**
+ * The periods of a profile or a composite schedule, in whole seconds from the window's start (OCPP counts them so),
+ * limits rounded down to the 0.1 they are sent in: each second carries the lowest limit any part of it had, so a
+ * lowering is never late and a raise never early.
+ */
+export function periodsOf(steps: Steps<number>): SchedulePeriod[] {
+  const { fromMs, toMs } = steps.window;
+  // A step inside a second starts its own period after it: that second takes the lower of the two.
+  const starts = [
+    ...new Set(steps.steps.flatMap((s) => [Math.floor((s.atMs - fromMs) / 1000), Math.ceil((s.atMs - fromMs) / 1000)])),
+  ]
+    .filter((startS) => fromMs + startS * 1000 < toMs)
+    .sort((a, b) => a - b);
+  const periods: SchedulePeriod[] = [];
+  starts.forEach((startS, i) => {
+    const endMs = i + 1 < starts.length ? fromMs + starts[i + 1]! * 1000 : toMs;
+    const beginMs = fromMs + startS * 1000;
+    const lowest = Math.min(
+      ...steps.steps
+        .filter((s, j) => s.atMs < endMs && (steps.steps[j + 1]?.atMs ?? toMs) > beginMs)
+        .map((s) => s.limitA),
+    );
+    const limit = roundedDown(lowest);
+    if (periods.at(-1)?.limit !== limit) periods.push({ startS, limit });
+  });
+  return periods;
+}
+
+/** What a connector's profiles allow it over the window, stacked as OCPP stacks them (see ProfilePurpose). */
+export function compositeOf(profiles: readonly PlacedProfile[], place: ConnectorPlace, window: Window): Steps {
+  const relevant = profiles.filter((p) => applies(p, place));
+  const at = (t: number): number | undefined => {
+    const own = prevailing(relevant, 'transaction', place, t);
+    const limit = own ?? prevailing(relevant, 'transactionDefault', place, t);
+    const cap = prevailing(relevant, 'stationMaximum', place, t);
+    return limit === undefined ? cap : cap === undefined ? limit : Math.min(limit, cap);
+  };
+  return sampled(
+    window,
+    relevant.flatMap((p) => breakpoints(p, place, window)),
+    at,
+  );
+}
+
+/** The limit one profile puts on the connector at t, in A per phase; undefined when it is not valid or not running. */
+export function profileLimitAt(placed: PlacedProfile, place: ConnectorPlace, t: number): number | undefined {
+  const { profile } = placed;
+  if (profile.validFromMs !== undefined && t < profile.validFromMs) return undefined;
+  if (profile.validToMs !== undefined && t >= profile.validToMs) return undefined;
+  const { schedule } = profile;
+  let offsetMs = t - startOf(placed, place, t);
+  if (offsetMs < 0) return undefined;
+  if (profile.kind === 'recurring') offsetMs %= RECURRENCE_MS[profile.recurrency ?? 'daily'];
+  if (schedule.durationS !== undefined && offsetMs >= schedule.durationS * 1000) return undefined;
+  const period = schedule.periods.filter((p) => p.startS * 1000 <= offsetMs).at(-1);
+  if (!period) return undefined;
+  return schedule.unit === 'A' ? period.limit : period.limit / (VOLTS_PER_PHASE * place.phases);
+}
+
+/** Tenths of an ampere (or of a watt), down: a limit sent is never above the one meant. */
+function roundedDown(limit: number): number {
+  return Math.floor(limit * 10 + 1e-6) / 10;
+}
+
+function combine<A, B, C>(a: Steps<A>, b: Steps<B>, f: (x: A, y: B) => C): Steps<C> {
+  const times = [...a.steps, ...b.steps].map((s) => s.atMs);
+  return sampled(a.window, times, (t) => f(limitAt(a, t), limitAt(b, t)));
+}
+
+/**
+ * Steps from a limit that changes only at the given instants: read at each one in the window, neighbours alike
+ * merged.
+ */
+function sampled<L>(window: Window, instants: readonly number[], at: (t: number) => L): Steps<L> {
+  const inside = instants.filter((t) => t > window.fromMs && t < window.toMs);
+  const times = [window.fromMs, ...new Set(inside)].sort((x, y) => x - y);
+  const steps: Array<Step<L>> = [];
+  for (const atMs of times) {
+    const limitA = at(atMs);
+    if (steps.length === 0 || steps.at(-1)!.limitA !== limitA) steps.push({ atMs, limitA });
+  }
+  return { window, steps };
+}
+
+/**
+ * Whether a profile can limit this connector: a transaction's only on its connector while that transaction runs, a
+ * default on its connector or the whole station's, the maximum from the whole station. Connector 0, the station as a
+ * whole, has only its maximum: the others limit each connector.
+ */
+function applies(p: PlacedProfile, place: ConnectorPlace): boolean {
+  switch (p.profile.purpose) {
+    case 'transaction':
+      return (
+        p.connectorId === place.connectorId && place.connectorId !== 0 && p.transactionId === place.transaction?.id
+      );
+    case 'transactionDefault':
+      return place.connectorId !== 0 && (p.connectorId === place.connectorId || p.connectorId === 0);
+    case 'stationMaximum':
+      return p.connectorId === 0;
+  }
+}
+
+/**
+ * The limit of the purpose's profile that prevails at t: the highest stack level whose schedule runs then, the
+ * connector's own before the station's at the same level (OCPP 1.6 §3.13.2, 2.0.1 K "Stacking").
+ */
+function prevailing(
+  profiles: readonly PlacedProfile[],
+  purpose: ProfilePurpose,
+  place: ConnectorPlace,
+  t: number,
+): number | undefined {
+  let best: { stackLevel: number; own: boolean; limitA: number } | undefined;
+  for (const p of profiles) {
+    if (p.profile.purpose !== purpose) continue;
+    const limitA = profileLimitAt(p, place, t);
+    if (limitA === undefined) continue;
+    const candidate = { stackLevel: p.profile.stackLevel, own: p.connectorId !== 0, limitA };
+    if (
+      !best ||
+      candidate.stackLevel > best.stackLevel ||
+      (candidate.stackLevel === best.stackLevel && candidate.own && !best.own)
+    )
+      best = candidate;
+  }
+  return best?.limitA;
+}
+
+/**
+ * When the schedule counts from: a relative one from the transaction's start (for one yet to start, from now: t), the
+ * others from their start or, without one, from when the profile was received.
+ */
+function startOf(placed: PlacedProfile, place: ConnectorPlace, t: number): number {
+  if (placed.profile.kind === 'relative') return place.transaction?.startedAtMs ?? t;
+  return placed.profile.schedule.startMs ?? placed.receivedAtMs;
+}
+
+/** The instants in the window where the profile's limit may change. */
+function breakpoints(placed: PlacedProfile, place: ConnectorPlace, window: Window): number[] {
+  const { profile } = placed;
+  const { schedule } = profile;
+  const bounds = [profile.validFromMs, profile.validToMs].filter((t): t is number => t !== undefined);
+  // A relative schedule of a transaction yet to start starts at every instant: its first period holds throughout.
+  if (profile.kind === 'relative' && place.transaction === undefined) return bounds;
+  const offsetsMs = [
+    ...schedule.periods.map((p) => p.startS * 1000),
+    ...(schedule.durationS === undefined ? [] : [schedule.durationS * 1000]),
+  ];
+  const startMs = startOf(placed, place, window.fromMs);
+  if (profile.kind !== 'recurring') return [...bounds, ...offsetsMs.map((o) => startMs + o)];
+  const everyMs = RECURRENCE_MS[profile.recurrency ?? 'daily'];
+  const first = Math.max(0, Math.floor((window.fromMs - startMs) / everyMs));
+  const last = Math.floor((window.toMs - startMs) / everyMs);
+  const recurrences: number[] = [];
+  for (let k = first; k <= last; k += 1)
+    for (const o of [0, ...offsetsMs]) if (o < everyMs) recurrences.push(startMs + k * everyMs + o);
+  return [...bounds, ...recurrences];
+}
