@@ -1,3 +1,5 @@
+import type { ConnectorPlace, Steps, Window } from './schedules.js';
+
 /**
  * How the controller's shell reaches stations: the OCPP edge implements this with charging profiles, so `load/` names
  * no protocol (README "Working on chargegate", Layout). Every call resolves to what became of the limit; a station's
@@ -33,4 +35,19 @@ export interface TransactionLimit {
   validTo: Date;
   /** The phases the connector may use, when known. */
   phases?: 1 | 3;
+  /**
+   * Where the limit changes before validTo (the operator's CSMS's schedule, README "Uplink to a CSMS"): each step
+   * afterS seconds from `from`; currentA holds until the first.
+   */
+  changes?: { from: Date; steps: ReadonlyArray<{ afterS: number; currentA: number }> };
+}
+
+/**
+ * The operator's CSMS's charging profiles, which the uplink keeps (README "Uplink to a CSMS"): what they allow a
+ * connector, stacked, over a window; load management sends each connector the lower of that and its own limit.
+ */
+export interface CsmsSchedules {
+  scheduleOf(stationId: string, place: ConnectorPlace, window: Window): Steps;
+  /** Told once a change to the profiles is durable. Returns the unsubscribe. */
+  onChange(listener: () => void): () => void;
 }

@@ -1,5 +1,5 @@
 export { allocate, type Share } from './allocation.js';
-export type { ChargingLimits, LimitOutcome, TransactionLimit } from './charging-limits.js';
+export type { ChargingLimits, CsmsSchedules, LimitOutcome, TransactionLimit } from './charging-limits.js';
 export { controlLoad, INITIAL_CONTROLLER_STATE } from './controller.js';
 export * from './types.js';
 export {
@@ -9,6 +9,7 @@ export {
   type CircuitMeterReport,
   type CircuitMeters,
   type CircuitStatus,
+  type ConnectorComposite,
   type ConnectorStatus,
   type LoadStatus,
   type LoadManagerOptions,

@@ -1,9 +1,10 @@
 import { CHARGE_POINT_DEFAULTS, type Config } from '../config/index.js';
 import type { HealthSource } from '../health/index.js';
 import type { Logger } from '../log/index.js';
-import type { ChargingLimits, LimitOutcome } from './charging-limits.js';
+import type { ChargingLimits, CsmsSchedules, LimitOutcome, TransactionLimit } from './charging-limits.js';
 import { connectorsBelow, loadsPhase, phaseCurrents } from './circuit-load.js';
 import { controlLoad, INITIAL_CONTROLLER_STATE } from './controller.js';
+import { capped, constant, limitAt, periodsOf, type Steps, type Window } from './schedules.js';
 import { effectiveMaxCurrentA, type TemporaryLimit, type TemporaryLimitSource } from './temporary-limits.js';
 import {
   PHASES,
@@ -36,6 +37,8 @@ export interface OpenTransaction {
   chargePointId: string;
   connectorId: number;
   stationTransactionId: string | null;
+  /** ISO 8601, as its station told it: a relative charging schedule counts from it. */
+  startedAt: string;
 }
 
 /** What a car draws per phase as its station last reported, and when it came (performance.now()'s clock). */
@@ -62,6 +65,8 @@ export interface LoadManagerOptions {
   transactions: OpenTransactions;
   /** Temporary circuit limits (a grid operator's dimming order): a circuit carries min(configured, temporary). */
   temporaryLimits?: TemporaryLimitSource;
+  /** The operator's CSMS's charging profiles (with the uplink): each connector gets the lower of theirs and its own. */
+  csmsSchedules?: CsmsSchedules;
   logger: Logger;
   /** How often a step runs without news: raises after raiseAfterS, rotations and renewals happen on it. */
   stepIntervalMs?: number;
@@ -112,6 +117,14 @@ export interface LoadStatus {
   connectors: ConnectorStatus[];
 }
 
+/** A managed connector of a station and the limit it gets over a window (README "Uplink to a CSMS"). */
+export interface ConnectorComposite {
+  connectorId: number;
+  phases: 1 | 3;
+  /** The lower of the CSMS's schedule and load management's limit; absent while its station refuses profiles. */
+  composite?: Steps<number>;
+}
+
 /** A managed OCPP connector: where its limits go. */
 interface StationConnector {
   stationId: string;
@@ -141,6 +154,8 @@ interface ManagedSite {
 interface Sent {
   transactionId: number;
   currentA: number;
+  /** Its schedule (planOf): a CSMS's profile that changes it is sent at once. */
+  schedule: string;
   atMs: number;
   /** The validity it was sent with: a reload that lengthens profileValidityS must not let it lapse. */
   validityMs: number;
@@ -178,6 +193,17 @@ const RAISE_ESTIMATE_MS = 30_000;
 const keyOf = (chargePointId: string, connectorId: number): string => `${chargePointId}/${connectorId}`;
 
 /**
+ * What a transaction's profile carries: from when, the limit then, where it changes before validTo, and all of it as
+ * one key.
+ */
+interface Plan {
+  from: Date;
+  currentA: number;
+  changes: NonNullable<TransactionLimit['changes']>['steps'];
+  schedule: string;
+}
+
+/**
  * The load controller's shell (README "Circuits (load management)"): feeds the pure core (controlLoad) what the
  * circuit meters and the open transactions show, on every reading and every step interval, and sends its limits
  * through the ChargingLimits port. A connector whose station refuses a profile is uncontrolled until the station
@@ -195,7 +221,7 @@ export class LoadManager {
   private readonly uncontrolled = new Set<string>();
   private readonly sent = new Map<string, Sent>();
   /** Connectors with a limit on its way (which, for which transaction), and whether a newer one waits for it. */
-  private readonly sending = new Map<string, { transactionId: number; currentA: number; newer: boolean }>();
+  private readonly sending = new Map<string, { transactionId: number; schedule: string; newer: boolean }>();
   /** Raises on their way or accepted whose station has not reported since, by connector. */
   private readonly raises = new Map<string, PendingRaise>();
   /** Stations that refused to report on request (TriggerMessage), not asked again until they boot. */
@@ -235,6 +261,7 @@ export class LoadManager {
       }),
       // A new or lower limit is applied at once, not at the next step.
       ...(options.temporaryLimits ? [options.temporaryLimits.onChange(() => this.step())] : []),
+      ...(options.csmsSchedules ? [options.csmsSchedules.onChange(() => this.step())] : []),
     ];
     this.timer = setInterval(() => this.step(), options.stepIntervalMs ?? DEFAULT_STEP_INTERVAL_MS);
     this.step();
@@ -349,6 +376,29 @@ export class LoadManager {
     return { circuits, connectors };
   }
 
+  /**
+   * What each managed connector of the station gets over the window (README "Uplink to a CSMS", GetCompositeSchedule):
+   * the lower of the CSMS's schedule and what load management allows it as of the last step, held for the window:
+   * its share while it charges, else the fail-safe a transaction starts on. Empty for a station it does not manage.
+   */
+  composites(stationId: string, window: Window): ConnectorComposite[] {
+    const connectors = [...this.managed.stations].filter(([, c]) => c.stationId === stationId);
+    if (connectors.length === 0) return [];
+    const open = new Map(this.options.transactions.open().map((t) => [keyOf(t.chargePointId, t.connectorId), t]));
+    const decisions = new Map(this.decisions.map((d) => [d.connectorId, d]));
+    // The station's TxDefaultProfile, as booted() sends it.
+    const failsafeA = Math.min(...connectors.map(([, c]) => c.failsafeA));
+    return connectors.map(([key, { connectorId, phases }]) => {
+      if (this.uncontrolled.has(key)) return { connectorId, phases };
+      const t = open.get(key);
+      const decision = t && this.sessions.get(key)?.transactionId === t.id ? decisions.get(key) : undefined;
+      const transaction = t && { id: t.id, startedAtMs: Date.parse(t.startedAt) };
+      const place = { connectorId, phases, ...(transaction && { transaction }) };
+      const csms = this.options.csmsSchedules?.scheduleOf(stationId, place, window) ?? constant(window, undefined);
+      return { connectorId, phases, composite: capped(csms, decision?.allowedA ?? failsafeA) };
+    });
+  }
+
   stop(): void {
     this.stopped = true;
     clearInterval(this.timer);
@@ -378,15 +428,18 @@ export class LoadManager {
     // Damping, rotation and renewal count on a monotonic clock: a wall clock set back would hold a pending raise for
     // as long as it went back. Only validTo, which the station reads, is wall-clock time.
     const atMs = performance.now();
-    const site = this.withTemporaryLimits(this.managed.site);
-    this.effectiveSite = site;
-    const connectorIds = new Set(site.connectors.map((c) => c.id));
+    const connectorIds = new Set(this.managed.site.connectors.map((c) => c.id));
     const open = new Map(
       this.options.transactions
         .open()
         .map((t) => [keyOf(t.chargePointId, t.connectorId), t] as const)
         .filter(([key]) => connectorIds.has(key)),
     );
+    const nowMs = Date.now();
+    const window = { fromMs: nowMs, toMs: nowMs + this.config.loadManagement.profileValidityS * 1000 };
+    const csms = this.csmsSchedules(open, window);
+    const site = this.withCsmsCaps(this.withTemporaryLimits(this.managed.site), csms, nowMs);
+    this.effectiveSite = site;
     const readings = this.readings();
     const reported = new Map(
       [...open].map(([connectorId, t]) => [connectorId, this.options.transactions.reportedDraw(t.id)] as const),
@@ -419,13 +472,47 @@ export class LoadManager {
       if (!transaction || !station || decision.state === 'uncontrolled' || !this.announced.has(transaction.id))
         continue;
       const sent = this.sent.get(decision.connectorId);
+      const plan = planOf(csms.get(decision.connectorId) ?? constant(window, undefined), decision.allowedA);
       // Unsent: a transaction that just started, or one running when chargegate (re)started on a limit it cannot know.
       const due =
         decision.sendA !== undefined ||
         sent?.transactionId !== transaction.id ||
+        sent.schedule !== plan.schedule ||
         atMs - sent.atMs >= Math.min(sent.validityMs, this.config.loadManagement.profileValidityS * 1000) / 2;
-      if (due) this.send(decision.connectorId, station, transaction, decision.allowedA, atMs);
+      if (due) this.send(decision.connectorId, station, transaction, plan, atMs);
     }
+  }
+
+  /** The CSMS's schedule of each open transaction on a managed connector over the window, by connector. */
+  private csmsSchedules(open: ReadonlyMap<string, OpenTransaction>, window: Window): Map<string, Steps> {
+    const schedules = new Map<string, Steps>();
+    const source = this.options.csmsSchedules;
+    if (!source) return schedules;
+    for (const [key, t] of open) {
+      const station = this.managed.stations.get(key);
+      if (!station) continue;
+      const transaction = { id: t.id, startedAtMs: Date.parse(t.startedAt) };
+      const place = { connectorId: station.connectorId, phases: station.phases, transaction };
+      schedules.set(key, source.scheduleOf(station.stationId, place, window));
+    }
+    return schedules;
+  }
+
+  /**
+   * The site with each controlled connector's maxCurrentA at most what the CSMS allows it now (README "Uplink to a
+   * CSMS"): what a connector the CSMS holds lower leaves goes to the others. A connector that takes no profile is
+   * counted at its maxCurrentA whatever the CSMS says.
+   */
+  private withCsmsCaps(site: LoadSite, csms: ReadonlyMap<string, Steps>, nowMs: number): LoadSite {
+    if (csms.size === 0) return site;
+    return {
+      ...site,
+      connectors: site.connectors.map((k) => {
+        const schedule = csms.get(k.id);
+        const capA = schedule && limitAt(schedule, nowMs);
+        return k.controllable && capA !== undefined ? { ...k, maxCurrentA: Math.min(k.maxCurrentA, capA) } : k;
+      }),
+    };
   }
 
   /**
@@ -599,21 +686,16 @@ export class LoadManager {
     this.reportTimers.add(timer);
   }
 
-  private send(
-    key: string,
-    station: StationConnector,
-    transaction: OpenTransaction,
-    currentA: number,
-    atMs: number,
-  ): void {
+  private send(key: string, station: StationConnector, transaction: OpenTransaction, plan: Plan, atMs: number): void {
+    const { currentA, schedule } = plan;
     const inFlight = this.sending.get(key);
     if (inFlight) {
       // Only a different limit waits for it: a step deciding the same (it is not accepted yet, so it looks unsent)
       // would have its answer step again, which marks any other limit on its way, and so on, one round trip apart.
-      if (inFlight.transactionId !== transaction.id || inFlight.currentA !== currentA) inFlight.newer = true;
+      if (inFlight.transactionId !== transaction.id || inFlight.schedule !== schedule) inFlight.newer = true;
       return;
     }
-    this.sending.set(key, { transactionId: transaction.id, currentA, newer: false });
+    this.sending.set(key, { transactionId: transaction.id, schedule, newer: false });
     const before = this.sent.get(key);
     if (before?.transactionId === transaction.id && currentA > before.currentA) {
       // From before it leaves, so that no reading after the car took it counts as the baseline. A raise on one not
@@ -632,13 +714,15 @@ export class LoadManager {
       );
     }
     const validityMs = this.config.loadManagement.profileValidityS * 1000;
-    const limit = {
+    const { from } = plan;
+    const limit: TransactionLimit = {
       connectorId: station.connectorId,
       transactionId: transaction.id,
       stationTransactionId: transaction.stationTransactionId,
       currentA,
-      validTo: new Date(Date.now() + validityMs),
+      validTo: new Date(from.getTime() + validityMs),
       phases: station.phases,
+      ...(plan.changes.length > 0 && { changes: { from, steps: plan.changes } }),
     };
     void this.options.limits.setTransactionLimit(station.stationId, limit).then(
       (outcome) => {
@@ -646,7 +730,7 @@ export class LoadManager {
         const { newer } = this.sending.get(key) ?? { newer: false };
         this.sending.delete(key);
         if (outcome === 'accepted') {
-          this.sent.set(key, { transactionId: transaction.id, currentA, atMs, validityMs });
+          this.sent.set(key, { transactionId: transaction.id, currentA, schedule, atMs, validityMs });
           if (this.raises.get(key)?.toA === currentA) this.askForReport(key, station);
         } else {
           // Offline or unanswered: sent again at the next step. A raise not taken is no car's.
@@ -690,6 +774,22 @@ export class LoadManager {
     this.managed = managedSite(this.config, this.uncontrolled);
     this.step();
   }
+}
+
+/**
+ * The profile a transaction gets: at every instant the lower of the CSMS's schedule and allowedA, in the periods it is
+ * sent in; the key names the limits and the instants they change at, so a schedule that moves on with the clock
+ * compares alike.
+ */
+function planOf(csms: Steps, allowedA: number): Plan {
+  const schedule = capped(csms, allowedA);
+  const [first, ...changes] = periodsOf(schedule);
+  return {
+    from: new Date(schedule.window.fromMs),
+    currentA: first!.limit,
+    changes: changes.map((p) => ({ afterS: p.startS, currentA: p.limit })),
+    schedule: JSON.stringify(schedule.steps.map((s, i) => [i === 0 ? 0 : s.atMs, s.limitA])),
+  };
 }
 
 /** Whether any site has circuits: only then is load management started. */

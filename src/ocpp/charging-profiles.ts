@@ -29,20 +29,33 @@ type Period = SetChargingProfileRequest['csChargingProfiles']['chargingSchedule'
   ChargingSchedulePeriodType;
 
 /**
- * One period from the start, for as long as the profile is valid. The limit is rounded down to the 0.1 A the 1.6
- * schema allows; numberPhases only when known (a station assumes 3 without it).
+ * One period from the start, then one per change, for as long as the profile is valid. Limits are rounded down to the
+ * 0.1 A the 1.6 schema allows; numberPhases only when known (a station assumes 3 without it).
  */
-function scheduleOf(currentA: number, phases?: 1 | 3): { chargingRateUnit: 'A'; chargingSchedulePeriod: [Period] } {
-  const limit = Math.floor(currentA * 10 + 1e-9) / 10;
+function scheduleOf(
+  currentA: number,
+  phases?: 1 | 3,
+  changes?: TransactionLimit['changes'],
+): { chargingRateUnit: 'A'; chargingSchedulePeriod: [Period, ...Period[]]; startSchedule?: string } {
+  const period = (startPeriod: number, limitA: number): Period => ({
+    startPeriod,
+    limit: Math.floor(limitA * 10 + 1e-9) / 10,
+    ...(phases && { numberPhases: phases }),
+  });
   return {
     chargingRateUnit: 'A',
-    chargingSchedulePeriod: [{ startPeriod: 0, limit, ...(phases && { numberPhases: phases }) }],
+    ...(changes && { startSchedule: changes.from.toISOString() }),
+    chargingSchedulePeriod: [
+      period(0, currentA),
+      ...(changes?.steps ?? []).map(({ afterS, currentA: limitA }) => period(afterS, limitA)),
+    ],
   };
 }
 
 /**
  * The load controller's port, as charging profiles. Both are Relative: without a startSchedule, a station's wrong
- * clock cannot shift when the limit begins (only validTo reads it).
+ * clock cannot shift when the limit begins (only validTo reads it). A limit that changes before validTo (a CSMS's
+ * schedule, README "Uplink to a CSMS") is Absolute from when it was decided: its changes fall at given instants.
  */
 export function createChargingLimits(connections: ConnectionLookup): ChargingLimits {
   const { call, speaks201 } = createStationCaller(connections);
@@ -82,10 +95,10 @@ export function createChargingLimits(connections: ConnectionLookup): ChargingLim
     const profile = {
       stackLevel: STACK_LEVEL,
       chargingProfilePurpose: 'TxProfile',
-      chargingProfileKind: 'Relative',
+      chargingProfileKind: limit.changes ? 'Absolute' : 'Relative',
       validTo: limit.validTo.toISOString(),
     } as const;
-    const schedule = scheduleOf(limit.currentA, limit.phases);
+    const schedule = scheduleOf(limit.currentA, limit.phases, limit.changes);
     if (speaks201(stationId))
       return set201(stationId, {
         evseId: limit.connectorId,

@@ -40,8 +40,18 @@ function shellForTest(options: {
   return load;
 }
 
+/** When the fixtures' transactions started (no CSMS schedule counts from it here). */
+const STARTED_AT = new Date().toISOString();
+
 const ONE_OPEN = (): OpenTransaction[] => [
-  { id: 1, stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, stationTransactionId: null },
+  {
+    id: 1,
+    stationId: 'CP001',
+    chargePointId: 'CP001-A',
+    connectorId: 1,
+    stationTransactionId: null,
+    startedAt: STARTED_AT,
+  },
 ];
 
 describe('the load controller shell, when what it reads fails', () => {
@@ -118,8 +128,22 @@ describe('the load controller shell, when what it reads fails', () => {
     );
     const sent: Array<{ stationId: string; currentA: number; validTo: Date }> = [];
     let open = [
-      { id: 1, stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, stationTransactionId: null },
-      { id: 2, stationId: 'CP002', chargePointId: 'CP002-A', connectorId: 1, stationTransactionId: null },
+      {
+        id: 1,
+        stationId: 'CP001',
+        chargePointId: 'CP001-A',
+        connectorId: 1,
+        stationTransactionId: null,
+        startedAt: STARTED_AT,
+      },
+      {
+        id: 2,
+        stationId: 'CP002',
+        chargePointId: 'CP002-A',
+        connectorId: 1,
+        stationTransactionId: null,
+        startedAt: STARTED_AT,
+      },
     ];
     shellForTest({
       config: twoStations,
@@ -214,7 +238,16 @@ describe('the load controller shell, between a start and its answer', () => {
     onTestFinished(() => load.stop());
     // The start is written (the daemon's own reads see it) but its answer waits for the commit; a step on a reading
     // in between counts it, and sends nothing yet.
-    open = [{ id: 7, stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, stationTransactionId: null }];
+    open = [
+      {
+        id: 7,
+        stationId: 'CP001',
+        chargePointId: 'CP001-A',
+        connectorId: 1,
+        stationTransactionId: null,
+        startedAt: STARTED_AT,
+      },
+    ];
     reading();
     expect(load.status().connectors).toMatchObject([{ state: 'sharing', transactionId: 7 }]);
     expect(sent).toEqual([]);

@@ -46,9 +46,26 @@ const config = parseConfig(
   }),
 );
 
+/** When the cars' transactions started (no CSMS schedule counts from it here). */
+const STARTED_AT = new Date().toISOString();
+
 const CARS: OpenTransaction[] = [
-  { id: 1, stationId: 'CP001', chargePointId: 'CP001-A', connectorId: 1, stationTransactionId: null },
-  { id: 2, stationId: 'CP002', chargePointId: 'CP002-A', connectorId: 1, stationTransactionId: null },
+  {
+    id: 1,
+    stationId: 'CP001',
+    chargePointId: 'CP001-A',
+    connectorId: 1,
+    stationTransactionId: null,
+    startedAt: STARTED_AT,
+  },
+  {
+    id: 2,
+    stationId: 'CP002',
+    chargePointId: 'CP002-A',
+    connectorId: 1,
+    stationTransactionId: null,
+    startedAt: STARTED_AT,
+  },
 ];
 
 /**

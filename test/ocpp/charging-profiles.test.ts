@@ -110,6 +110,43 @@ describe('charging limits reach the stations as charging profiles (contract 10.1
     expect(station.profiles.profilesOf(0)).toHaveLength(1);
   });
 
+  it('a limit that changes before validTo (a CSMS schedule): Absolute from its decision, each change at its instant (1.6 and 2.0.1)', async () => {
+    const t = await daemon();
+    const { chargingLimits } = t.daemon;
+    const station = await t.connect('CP001');
+    await station.boot();
+    const modern = await stationV201ForTest(t.url, 'EV201');
+    await modern.boot();
+    const transactionId = await station.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
+    const stationTransactionId = modern.newTransactionId();
+    await modern.transactionEvent('Started', stationTransactionId, { evseId: 1, chargingState: 'Charging' });
+    const from = new Date();
+    const changes = {
+      from,
+      steps: [
+        { afterS: 60, currentA: 8.27 },
+        { afterS: 120, currentA: 13 },
+      ],
+    };
+    const limit = { connectorId: 1, currentA: 16, validTo: inS(300), phases: 3 as const, changes };
+    expect(
+      await chargingLimits.setTransactionLimit('CP001', { ...limit, transactionId, stationTransactionId: null }),
+    ).toBe('accepted');
+    expect(
+      await chargingLimits.setTransactionLimit('EV201', { ...limit, transactionId: 2, stationTransactionId }),
+    ).toBe('accepted');
+    const at = (s: number) => new Date(from.getTime() + s * 1000);
+    for (const obeying of [station, modern])
+      expect([0, 59.9, 60, 119, 120, 299].map((s) => obeying.limitA(1, at(s)))).toEqual([16, 16, 8.2, 8.2, 13, 13]);
+    const sent = station.received.filter((r) => r.action === 'SetChargingProfile').at(-1)?.params;
+    expect(sent).toMatchObject({
+      csChargingProfiles: {
+        chargingProfileKind: 'Absolute',
+        chargingSchedule: { startSchedule: from.toISOString(), chargingRateUnit: 'A' },
+      },
+    });
+  });
+
   it('a station that will not be controlled: rejected or notSupported, by status or CALLERROR', async () => {
     const t = await daemon();
     const { chargingLimits } = t.daemon;
