@@ -20,7 +20,16 @@ import {
   type StatusGuard,
 } from '../http/index.js';
 import { STATION_CERTIFICATE_DAYS, type Keystore } from '../keystore/index.js';
-import { hasCircuits, LoadManager, registerLoadMetrics, TemporaryLimits, type LoadStatus } from '../load/index.js';
+import {
+  hasCircuits,
+  LoadManager,
+  registerLoadMetrics,
+  TemporaryLimits,
+  type ConnectorComposite,
+  type CsmsSchedules,
+  type LoadStatus,
+  type Window,
+} from '../load/index.js';
 import { lineWriter, type Logger } from '../log/index.js';
 import { MeterService } from '../modbus/index.js';
 import { connectUpstreamAsStation, startCentralSystem, type CentralSystem } from '../ocpp/index.js';
@@ -288,9 +297,22 @@ export async function startMeters(
  * circuits now (the API answers for them), and re-read when the CLI changed them.
  */
 export function startLoadManagement(
-  options: { config: Config; site: Site; meters: MeterService; centralSystem: CentralSystem; storage: Storage },
+  options: {
+    config: Config;
+    site: Site;
+    meters: MeterService;
+    centralSystem: CentralSystem;
+    storage: Storage;
+    /** The CSMS's charging profiles, with the uplink: composed with the limits (README "Uplink to a CSMS"). */
+    csmsSchedules?: CsmsSchedules | undefined;
+  },
   shared: DaemonShared,
-): { part: DaemonPart; status: () => LoadStatus | undefined; temporaryLimits: TemporaryLimits } {
+): {
+  part: DaemonPart;
+  status: () => LoadStatus | undefined;
+  composites: (stationId: string, window: Window) => ConnectorComposite[];
+  temporaryLimits: TemporaryLimits;
+} {
   const { site, meters, centralSystem } = options;
   const logger = shared.logger.child({ component: 'load' });
   const temporaryLimits = new TemporaryLimits({ writer: options.storage.group });
@@ -312,6 +334,7 @@ export function startLoadManagement(
       meters,
       transactions: site.transactions,
       temporaryLimits,
+      ...(options.csmsSchedules && { csmsSchedules: options.csmsSchedules }),
       logger,
     });
     running = { load, health: load.health(), stopHearingBoots: centralSystem.onBooted((id) => load.booted(id)) };
@@ -320,8 +343,14 @@ export function startLoadManagement(
   apply(options.config);
   // Undefined while no site has circuits.
   const status = (): LoadStatus | undefined => running?.load.status();
+  const composites = (stationId: string, window: Window) => running?.load.composites(stationId, window) ?? [];
   registerLoadMetrics(shared.metrics, status);
-  return { part: { name: 'load', stop: () => (stopWatching(), stop()), reload: apply }, status, temporaryLimits };
+  return {
+    part: { name: 'load', stop: () => (stopWatching(), stop()), reload: apply },
+    status,
+    composites,
+    temporaryLimits,
+  };
 }
 
 /**

@@ -102,9 +102,17 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     const meters = await startMeters({ config, site, storage }, shared);
     parts.push(meters.part);
     const load = startLoadManagement(
-      { config, site, meters: meters.meters, centralSystem: ocpp.centralSystem, storage },
+      {
+        config,
+        site,
+        meters: meters.meters,
+        centralSystem: ocpp.centralSystem,
+        storage,
+        csmsSchedules: uplink?.csmsSchedules,
+      },
       shared,
     );
+    uplink?.composeWith(load.composites);
     parts.push(load.part);
     const guard = addHttpRoutes(
       {

@@ -395,6 +395,27 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 20,
+    name: "the CSMS's charging profiles for stations on a circuit, composed with load management's limits",
+    sql: `
+      -- Owned by the uplink (src/uplink/csms-profiles.ts): README "Uplink to a CSMS", charging profiles. One row per
+      -- profile the CSMS set (its id is unique per station, as on a station); profile is the version-neutral form.
+      CREATE TABLE csms_charging_profiles (
+        station_id          TEXT NOT NULL,
+        profile_id          INTEGER NOT NULL,
+        -- 0: the whole station.
+        connector_id        INTEGER NOT NULL,
+        -- chargegate's id of the transaction a TxProfile belongs to: gone with it.
+        transaction_id      INTEGER REFERENCES transactions (id) ON DELETE CASCADE,
+        -- A RemoteStartTransaction's TxProfile waiting for the transaction it starts, by its idTag.
+        remote_start_id_tag TEXT,
+        profile             TEXT NOT NULL,
+        received_at         TEXT NOT NULL,
+        PRIMARY KEY (station_id, profile_id)
+      );
+    `,
+  },
 ];
 
 /** The database was migrated by a newer chargegate than this one: its schema may mean things this code cannot know. */

@@ -42,8 +42,11 @@ export interface LocalStation {
   statuses(): ReportedStatus[];
   /** A call from the CSMS, relayed to the station; resolves with its answer. */
   relay(action: string, params: unknown): Promise<unknown>;
-  /** True while a charge point of the station is on a configured circuit: load management sets its profiles. */
-  onCircuit(): boolean;
+  /**
+   * A call chargegate answers itself rather than relays: the CSMS's charging profiles for a station on a circuit
+   * (README "Uplink to a CSMS"); undefined for the others.
+   */
+  chargingProfileCall(action: string, params: Record<string, unknown>): Promise<unknown> | undefined;
   /** Told each time the queue has been sent to the end. */
   drained(): void;
 }
@@ -75,8 +78,6 @@ export class StationLink {
   private closing = false;
   /** A wait between attempts, cut short when the link closes. */
   private readonly aborts = new AbortController();
-  /** The CSMS's charging profiles refused here are logged once per link, not per call. */
-  private profilesRefusedLogged = false;
 
   constructor(
     readonly stationId: string,
@@ -326,15 +327,13 @@ export class StationLink {
     // The CSMS's answer to a StartTransaction and its next call can arrive in one read: the answer's handling (a few
     // promise turns) maps the new transaction id before this call looks it up.
     await new Promise((resolve) => setImmediate(resolve));
-    const refusal = this.refusedForLoadManagement(method, params as Record<string, unknown>);
-    if (refusal) return refusal;
     const local = this.toLocal(method, params as Record<string, unknown>);
     if (!local) {
       this.log.warn({ action: method }, 'CSMS named a transaction this station does not have: answered Rejected');
       return { status: 'Rejected' };
     }
     try {
-      return await this.station.relay(method, local);
+      return await (this.station.chargingProfileCall(method, local) ?? this.station.relay(method, local));
     } catch (err) {
       if (err instanceof StationCallError) throw rpcError(err.ocppErrorCode, err.message);
       if (err instanceof StationOfflineError || err instanceof StationTimeoutError)
@@ -342,27 +341,6 @@ export class StationLink {
       this.log.error({ action: method, err }, 'relaying a CSMS call to the station failed');
       throw rpcError('InternalError', `${method} could not be relayed`);
     }
-  }
-
-  /**
-   * The answer to a CSMS call that would override load management on a station on a circuit; undefined for the others.
-   * A CSMS profile at a higher stack level would override load management's, a ClearChargingProfile would wipe its
-   * fail-safe TxDefaultProfile until the next boot (README "Uplink to a CSMS"). A remote start with a profile
-   * (RemoteStartTransaction, RequestStartTransaction) is refused rather than relayed without it: answering Accepted
-   * would tell the CSMS its limit holds when it does not. The same words in 1.6 and 2.0.1.
-   */
-  private refusedForLoadManagement(method: string, params: Record<string, unknown>): { status: string } | undefined {
-    const setsProfile =
-      method === 'SetChargingProfile' ||
-      method === 'ClearChargingProfile' ||
-      ((method === 'RemoteStartTransaction' || method === 'RequestStartTransaction') &&
-        params.chargingProfile !== undefined);
-    if (!setsProfile || !this.station.onCircuit()) return undefined;
-    if (!this.profilesRefusedLogged)
-      this.log.warn({ action: method }, "CSMS charging profiles are not composed with load management's yet: refused");
-    this.profilesRefusedLogged = true;
-    // ClearChargingProfile's answer has no Rejected (1.6 nor 2.0.1): Unknown tells the CSMS that nothing was cleared.
-    return { status: method === 'ClearChargingProfile' ? 'Unknown' : 'Rejected' };
   }
 
   /**

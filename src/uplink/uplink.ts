@@ -3,18 +3,22 @@ import { Gauge, type Registry } from 'prom-client';
 import type { UpstreamClient, UpstreamConnect } from '../authorization/index.js';
 import { readConfiguredFile, type Config } from '../config/index.js';
 import type { HealthLevel, HealthSource } from '../health/index.js';
+import type { ConnectorComposite, CsmsSchedules, Window } from '../load/index.js';
 import { messageOf, type Logger } from '../log/index.js';
 import {
   OCPP16,
   OCPP201,
   type CentralSystem,
   type ForwardedMessage,
+  type Ocpp16Actions,
   type Ocpp201Actions,
   type StationMessageForwarder,
 } from '../ocpp/index.js';
 import type { Site } from '../site/index.js';
 import type { GroupCommit } from '../store/index.js';
 import { csmsCallHandler, type CsmsCallHandler } from './csms-calls.js';
+import { chargingProfileCall16, refusedUntilComposed } from './csms-profile-calls.js';
+import { CsmsProfiles } from './csms-profiles.js';
 import { LocalListSync } from './local-list-sync.js';
 import { UplinkQueue } from './queue.js';
 import { StationLink, type LinkSettings, type LinkState } from './station-link.js';
@@ -71,6 +75,9 @@ export class Uplink implements StationMessageForwarder {
   /** The OCPP version each station last connected with (any station whose calls may reach the queue). */
   private readonly protocols = new Map<string, string>();
   private readonly messages: UplinkQueue;
+  private readonly profiles: CsmsProfiles;
+  /** Load management's composites, once it runs (README "Uplink to a CSMS", charging profiles). */
+  private composites: (stationId: string, window: Window) => readonly ConnectorComposite[] = () => [];
   private readonly log: Logger;
   private readonly now: () => Date;
   private central: CentralSystem | undefined;
@@ -98,7 +105,18 @@ export class Uplink implements StationMessageForwarder {
       (stationId) => this.committed(stationId),
       this.log,
     );
+    this.profiles = new CsmsProfiles(options.writer, options.site.transactions, this.log, this.now);
     if (options.metrics) this.registerMetrics(options.metrics);
+  }
+
+  /** The CSMS's charging profiles, which load management composes with its own limits. */
+  get csmsSchedules(): CsmsSchedules {
+    return this.profiles;
+  }
+
+  /** Load management answers, per station, what its connectors get: GetCompositeSchedule is answered with it. */
+  composeWith(composites: (stationId: string, window: Window) => readonly ConnectorComposite[]): void {
+    this.composites = composites;
   }
 
   /** Starts the links: of stations with a backlog now, and of each station once it connects. */
@@ -221,6 +239,7 @@ export class Uplink implements StationMessageForwarder {
 
   async stop(): Promise<void> {
     this.stopHearing?.();
+    this.profiles.stop();
     await Promise.all([...this.links.values()].map((link) => link.close()));
     this.links.clear();
     this.messages.flush();
@@ -250,6 +269,15 @@ export class Uplink implements StationMessageForwarder {
     const v201 = protocol === OCPP201;
     const { site, writer } = this.options;
     const commands = () => this.central!.commands;
+    const profileCalls = {
+      stationId,
+      profiles: this.profiles,
+      composites: (window: Window) => this.composites(stationId, window),
+      relay: (action: string, params: unknown) =>
+        commands().call16(stationId, action as keyof Ocpp16Actions & string, params as never),
+      log,
+      now: this.now,
+    };
     const link = new StationLink(
       stationId,
       this.settings(stationId),
@@ -262,7 +290,10 @@ export class Uplink implements StationMessageForwarder {
             ? commands().call201(stationId, action as keyof Ocpp201Actions & string, params as never)
             : this.fromCsms!(stationId, action, params),
         drained: () => this.closeIfIdle(stationId),
-        onCircuit: () => this.onCircuit(stationId),
+        chargingProfileCall: (action, params) => {
+          if (!this.onCircuit(stationId)) return undefined;
+          return v201 ? refusedUntilComposed(action, params, log) : chargingProfileCall16(profileCalls, action, params);
+        },
       },
       log,
       (v201 ? v201Dialect : v16Dialect)(stationId, this.messages, log),

@@ -345,63 +345,6 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
   );
 
   it(
-    "a station on a circuit: the CSMS's profiles and a RemoteStart with one answered Rejected (logged once), load management's fail-safe kept; a station on no circuit gets them",
-    async () => {
-      const csms = await TestCsms.startForTest();
-      const t = await daemonForTest({
-        sites: [
-          {
-            id: 's1',
-            stations: [CP001, { id: 'CP002', chargePoints: [{ id: 'CP002-A', connectors: [1] }] }],
-            meters: [],
-            webhooks: [],
-            circuits: [{ id: 'main', maxCurrentA: 32, chargePoints: ['CP001-A'] }],
-          },
-        ],
-        ...uplinkConfig(csms),
-      });
-      const managed = await t.connect('CP001');
-      await managed.boot();
-      const unmanaged = await t.connect('CP002');
-      await unmanaged.boot();
-      await eventually(() => managed.limitA(1) === 6, UPLINK_WAIT_MS, "load management's fail-safe");
-      await eventually(
-        () => csms.of('BootNotification', 'CP001').length > 0 && csms.of('BootNotification', 'CP002').length > 0,
-        UPLINK_WAIT_MS,
-        'both uplinks',
-      );
-      const schedule = { chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: 32 }] };
-      const profile = (purpose: string) => ({
-        chargingProfileId: 77,
-        stackLevel: 5,
-        chargingProfilePurpose: purpose,
-        chargingProfileKind: 'Relative',
-        chargingSchedule: schedule,
-      });
-      const commands = [
-        ['SetChargingProfile', { connectorId: 0, csChargingProfiles: profile('TxDefaultProfile') }],
-        ['ClearChargingProfile', {}],
-        ['RemoteStartTransaction', { connectorId: 1, idTag: 'TAG-CSMS', chargingProfile: profile('TxProfile') }],
-      ] as const;
-      // OCPP 1.6 ClearChargingProfile.conf has no Rejected: Unknown says nothing was cleared.
-      const refusals = ['Rejected', 'Unknown', 'Rejected'];
-      for (const [i, [action, params]] of commands.entries())
-        expect(await csms.call('CP001', action, params), action).toEqual({ status: refusals[i] });
-      expect(managed.received.filter((r) => r.params !== null && JSON.stringify(r.params).includes('77'))).toEqual([]);
-      expect(managed.received.map((r) => r.action)).not.toContain('ClearChargingProfile');
-      expect(managed.limitA(1)).toBe(6);
-      expect(t.logged("CSMS charging profiles are not composed with load management's yet: refused")).toEqual([
-        expect.objectContaining({ stationId: 'CP001', action: 'SetChargingProfile' }),
-      ]);
-
-      for (const [action, params] of commands)
-        expect(await csms.call('CP002', action, params), action).toEqual({ status: 'Accepted' });
-      expect(unmanaged.received.map((r) => r.action)).toEqual(commands.map(([action]) => action));
-    },
-    PROCESS_TEST_TIMEOUT_MS,
-  );
-
-  it(
     'a signed Begin reading sent without a transactionId while the CSMS is away: queued under its transaction, delivered with the id the CSMS gave it',
     async () => {
       const csms = await TestCsms.startForTest();

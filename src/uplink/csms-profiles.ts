@@ -1,0 +1,268 @@
+import {
+  compositeOf,
+  type ConnectorPlace,
+  type CsmsSchedules,
+  type LimitProfile,
+  type PlacedProfile,
+  type ProfilePurpose,
+  type Steps,
+  type Window,
+} from '../load/index.js';
+import type { Logger } from '../log/index.js';
+import { statement, type GroupCommit } from '../store/index.js';
+
+/**
+ * A RemoteStartTransaction's profile is kept for the transaction it starts this long: a station gives up waiting for
+ * the car well before (its ConnectionTimeOut, a minute or two), so a later transaction of the same idTag is another.
+ */
+const REMOTE_START_WAIT_MS = 5 * 60_000;
+
+/** The transactions the CSMS's profiles belong to (site/ implements it). */
+export interface ProfileTransactions {
+  byId(
+    id: number,
+  ): { stationId: string; connectorId: number; idTag: string; startedAt: string; stoppedAt: string | null } | undefined;
+  openOn(stationId: string, connectorId: number): { id: number } | undefined;
+  /** Told, by id, once a start or stop is committed and answered. Returns the unsubscribe. */
+  onOpenedOrClosed(listener: (transactionId: number) => void): () => void;
+}
+
+/** What ClearChargingProfile names: a profile by id, else every one matching all the criteria given. */
+export interface ClearCriteria {
+  id?: number;
+  connectorId?: number;
+  purpose?: ProfilePurpose;
+  stackLevel?: number;
+}
+
+interface Kept extends PlacedProfile {
+  /** A remote start's transaction profile until its transaction starts: it limits nothing yet. */
+  remoteStart?: { idTag: string; receivedAtMs: number };
+}
+
+interface Row {
+  connectorId: number;
+  transactionId: number | null;
+  remoteStartIdTag: string | null;
+  profile: string;
+  receivedAt: string;
+}
+
+/**
+ * The CSMS's charging profiles for the stations on a circuit (README "Uplink to a CSMS", charging profiles), kept as a
+ * station keeps them (OCPP 1.6 §3.13, §5.16; 2.0.1 K01), whichever version sent them: one per id, a new one replacing
+ * the one of its connector, purpose and stack level; a TxProfile with its transaction and gone with it; a station
+ * maximum only on connector 0. Load management reads them (CsmsSchedules) and sends the lower of them and its own
+ * limits; nothing here reaches a station. Written durably before the CSMS hears Accepted; read from memory.
+ */
+export class CsmsProfiles implements CsmsSchedules {
+  private readonly byStation = new Map<string, Kept[]>();
+  private readonly listeners = new Set<() => void>();
+  private readonly stopHearing: () => void;
+
+  constructor(
+    private readonly writer: GroupCommit,
+    private readonly transactions: ProfileTransactions,
+    private readonly log: Logger,
+    private readonly now: () => Date = () => new Date(),
+  ) {
+    this.stopHearing = transactions.onOpenedOrClosed((id) => this.openedOrClosed(id));
+    const stations = statement<[], string>(writer.db, 'SELECT DISTINCT station_id FROM csms_charging_profiles')
+      .pluck()
+      .all();
+    for (const stationId of stations) this.read(stationId);
+  }
+
+  scheduleOf(stationId: string, place: ConnectorPlace, window: Window): Steps {
+    const kept = (this.byStation.get(stationId) ?? []).filter((k) => !k.remoteStart);
+    return compositeOf(kept, place, window);
+  }
+
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Keeps a profile; resolves once it is durable, with undefined, or with why it was refused. A transaction profile
+   * belongs to the transaction running on its connector (`transactionId`, chargegate's, when the CSMS named one, must
+   * be that one).
+   */
+  async set(
+    stationId: string,
+    connectorId: number,
+    profile: LimitProfile,
+    transactionId?: number,
+  ): Promise<string | undefined> {
+    let runningId: number | undefined;
+    if (profile.purpose === 'stationMaximum' && connectorId !== 0) return 'a station maximum belongs on connector 0';
+    if (profile.purpose === 'transaction') {
+      if (connectorId === 0) return 'a transaction profile needs a connector';
+      runningId = this.transactions.openOn(stationId, connectorId)?.id;
+      if (runningId === undefined) return 'no transaction runs on the connector';
+      if (transactionId !== undefined && transactionId !== runningId)
+        return 'not the transaction running on the connector';
+    }
+    await this.changed(stationId, () => {
+      this.replaced(stationId, connectorId, profile);
+      this.insert(stationId, connectorId, profile, runningId === undefined ? {} : { transactionId: runningId });
+    });
+    return undefined;
+  }
+
+  /**
+   * Keeps a RemoteStartTransaction's transaction profile for the transaction the remote start begins: the next one its
+   * idTag starts on the station (on its connector, when named) within REMOTE_START_WAIT_MS. Resolves, once durable,
+   * with what withdraws it (the station refused the start).
+   */
+  async expectRemoteStart(
+    stationId: string,
+    connectorId: number | undefined,
+    idTag: string,
+    profile: LimitProfile,
+  ): Promise<() => Promise<void>> {
+    await this.changed(stationId, () => this.insert(stationId, connectorId ?? 0, profile, { remoteStartIdTag: idTag }));
+    return () =>
+      this.changed(stationId, () =>
+        statement(
+          this.writer.db,
+          'DELETE FROM csms_charging_profiles WHERE station_id = ? AND profile_id = ? AND remote_start_id_tag IS NOT NULL',
+        ).run(stationId, profile.id),
+      );
+  }
+
+  /** ClearChargingProfile: resolves, once durable, with whether any profile was cleared. */
+  async clear(stationId: string, criteria: ClearCriteria): Promise<boolean> {
+    const matching = (this.byStation.get(stationId) ?? []).filter((k) =>
+      criteria.id !== undefined
+        ? k.profile.id === criteria.id
+        : (criteria.connectorId === undefined || k.connectorId === criteria.connectorId) &&
+          (criteria.purpose === undefined || k.profile.purpose === criteria.purpose) &&
+          (criteria.stackLevel === undefined || k.profile.stackLevel === criteria.stackLevel),
+    );
+    if (matching.length === 0) return false;
+    await this.changed(stationId, () => {
+      for (const k of matching) this.delete(stationId, k.profile.id);
+    });
+    return true;
+  }
+
+  stop(): void {
+    this.stopHearing();
+  }
+
+  /**
+   * A transaction started: a remote start's profile waiting for it is bound to it. One ended: its profiles go (a
+   * TxProfile lives as long as its transaction). Nothing is written for a transaction the CSMS gave no profile.
+   */
+  private openedOrClosed(transactionId: number): void {
+    if (this.byStation.size === 0) return;
+    const t = this.transactions.byId(transactionId);
+    const kept = t && this.byStation.get(t.stationId);
+    if (!t || !kept) return;
+    const nowMs = this.now().getTime();
+    if (t.stoppedAt !== null) {
+      if (!kept.some((k) => k.transactionId === transactionId)) return;
+      return void this.changed(t.stationId, () =>
+        statement(this.writer.db, 'DELETE FROM csms_charging_profiles WHERE transaction_id = ?').run(transactionId),
+      ).catch((err: unknown) => this.log.error({ err }, 'a CSMS profile of an ended transaction not deleted'));
+    }
+    const waiting = kept.filter((k) => k.remoteStart && nowMs - k.remoteStart.receivedAtMs < REMOTE_START_WAIT_MS);
+    const expired = kept.filter((k) => k.remoteStart && !waiting.includes(k));
+    const bound = waiting
+      .filter((k) => k.remoteStart!.idTag === t.idTag && (k.connectorId === 0 || k.connectorId === t.connectorId))
+      .at(-1);
+    if (!bound && expired.length === 0) return;
+    void this.changed(t.stationId, () => {
+      for (const k of expired) this.delete(t.stationId, k.profile.id);
+      if (!bound) return;
+      this.replaced(t.stationId, t.connectorId, bound.profile, bound);
+      statement(
+        this.writer.db,
+        'UPDATE csms_charging_profiles SET connector_id = ?, transaction_id = ?, remote_start_id_tag = NULL WHERE station_id = ? AND profile_id = ?',
+      ).run(t.connectorId, transactionId, t.stationId, bound.profile.id);
+      this.log.info(
+        { stationId: t.stationId, transactionId, profileId: bound.profile.id },
+        "the CSMS's remote start profile applies to its transaction",
+      );
+    }).catch((err: unknown) => this.log.error({ err }, 'a CSMS remote start profile not bound to its transaction'));
+  }
+
+  /**
+   * Runs a change in one durable write, then reads the station's profiles again and tells the listeners; rejects
+   * (nothing changed) when the write fails.
+   */
+  private async changed(stationId: string, change: () => unknown): Promise<void> {
+    await this.writer.durable(() => this.writer.write(change));
+    this.read(stationId);
+    for (const listener of this.listeners) listener();
+  }
+
+  /**
+   * Deletes what a profile replaces where it comes to apply: the same id, or the same connector, purpose and stack
+   * level (`bound`: a remote start's, which is not replaced by itself).
+   */
+  private replaced(stationId: string, connectorId: number, profile: LimitProfile, bound?: Kept): void {
+    const replaces = (k: Kept): boolean =>
+      k !== bound &&
+      (k.profile.id === profile.id ||
+        (!k.remoteStart &&
+          k.connectorId === connectorId &&
+          k.profile.purpose === profile.purpose &&
+          k.profile.stackLevel === profile.stackLevel));
+    for (const k of (this.byStation.get(stationId) ?? []).filter(replaces)) this.delete(stationId, k.profile.id);
+  }
+
+  private insert(
+    stationId: string,
+    connectorId: number,
+    profile: LimitProfile,
+    bound: { transactionId?: number; remoteStartIdTag?: string },
+  ): void {
+    statement(
+      this.writer.db,
+      `INSERT OR REPLACE INTO csms_charging_profiles
+         (station_id, profile_id, connector_id, transaction_id, remote_start_id_tag, profile, received_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      stationId,
+      profile.id,
+      connectorId,
+      bound.transactionId ?? null,
+      bound.remoteStartIdTag ?? null,
+      JSON.stringify(profile),
+      this.now().toISOString(),
+    );
+  }
+
+  private delete(stationId: string, profileId: number): void {
+    statement(this.writer.db, 'DELETE FROM csms_charging_profiles WHERE station_id = ? AND profile_id = ?').run(
+      stationId,
+      profileId,
+    );
+  }
+
+  /** The station's profiles as written; a TxProfile whose transaction has ended (while the daemon was down) is left out. */
+  private read(stationId: string): void {
+    const rows = statement<[string], Row>(
+      this.writer.db,
+      `SELECT p.connector_id AS connectorId, p.transaction_id AS transactionId, p.remote_start_id_tag AS remoteStartIdTag,
+              p.profile, p.received_at AS receivedAt
+         FROM csms_charging_profiles p LEFT JOIN transactions t ON t.id = p.transaction_id
+        WHERE p.station_id = ? AND (p.transaction_id IS NULL OR t.stopped_at IS NULL)
+        ORDER BY p.received_at`,
+    ).all(stationId);
+    const kept = rows.map((r): Kept => {
+      const receivedAtMs = Date.parse(r.receivedAt);
+      return {
+        connectorId: r.connectorId,
+        profile: JSON.parse(r.profile) as LimitProfile,
+        receivedAtMs,
+        ...(r.transactionId !== null && { transactionId: r.transactionId }),
+        ...(r.remoteStartIdTag !== null && { remoteStart: { idTag: r.remoteStartIdTag, receivedAtMs } }),
+      };
+    });
+    if (kept.length === 0) this.byStation.delete(stationId);
+    else this.byStation.set(stationId, kept);
+  }
+}

@@ -1,0 +1,146 @@
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { METER_MODELS } from '../../src/modbus/index.js';
+import { SiteUnderLoad } from '../load/site-under-load.js';
+import { circuitMeterConfig } from '../modbus/harness.js';
+import { exitOf } from '../support/cli.js';
+import { TestCsms } from '../support/csms.js';
+import { eventually, PROCESS_TEST_TIMEOUT_MS } from '../support/daemon.js';
+import { spawnDaemonForTest, stationForTest, tempSiteForTest } from '../support/for-test.js';
+import { freePort } from '../support/free-port.js';
+import { MeterSimulator } from '../support/meter-simulator.js';
+
+/*
+ * README "Uplink to a CSMS", charging profiles, end to end on a built daemon: a 1.6 station on a metered circuit whose
+ * car draws what its profiles allow, a Modbus TCP grid meter that sees the building plus that car, and ocpp-rpc's
+ * strict RPCServer as the operator's CSMS setting a TxProfile on the transaction by its own id.
+ */
+
+const LIMIT_A = 32;
+const FAILSAFE_A = 6;
+const RAISE_AFTER_S = 1;
+const CSMS_LIMIT_A = 10;
+const CSMS_PROFILE_ID = 77;
+const SAMPLE_MS = 50;
+const UPLINK_WAIT_MS = 30_000;
+const WITHIN_MS = 15_000;
+/** Held for longer than a raise takes: nothing is left to move the limit. */
+const HOLD_MS = 3 * RAISE_AFTER_S * 1000;
+
+describe("the CSMS's charging profiles on a metered circuit, on a built daemon", () => {
+  it(
+    'the station always obeys the lower of the CSMS and the circuit; GetCompositeSchedule tells it; a restart keeps the profile; cleared, the circuit share returns and the fail-safe stays',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const sim = await MeterSimulator.tcp({ units: { 1: METER_MODELS.sdm630 } });
+      onTestFinished(() => sim.close());
+      const temp = tempSiteForTest({
+        log: { level: 'info' },
+        http: { host: '127.0.0.1', port: await freePort() },
+        // A fixed port: the station reconnects to the address it knows after the restart.
+        ocpp: { host: '127.0.0.1', port: await freePort(), path: '/ocpp', securityProfile: 0, callTimeoutMs: 2000 },
+        sites: [
+          {
+            id: 's1',
+            stations: [{ id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1] }] }],
+            meters: [circuitMeterConfig('grid', 1, { type: 'tcp', host: '127.0.0.1', port: sim.port }, 2)],
+            webhooks: [],
+            circuits: [
+              {
+                id: 'main',
+                maxCurrentA: LIMIT_A,
+                meter: 'grid',
+                failsafeCurrentA: FAILSAFE_A,
+                chargePoints: ['CP001-A'],
+              },
+            ],
+          },
+        ],
+        loadManagement: { minCurrentA: 6, raiseAfterS: RAISE_AFTER_S, profileValidityS: 300 },
+        upstream: { timeoutMs: 2000, csms: { url: csms.url, securityProfile: 0 } },
+      });
+      await sim.set(1, { energyKWh: 1000, currentA: [4, 4, 4], powerW: 2760 });
+      const first = await spawnDaemonForTest(temp.configPath, { built: true, readyTimeoutMs: 60_000 });
+      const station = await stationForTest(first.ready.ocppUrl, 'CP001', undefined, { callTimeoutMs: 5000 });
+      await station.boot();
+      const site = new SiteUnderLoad({
+        limitA: LIMIT_A,
+        otherA: [4, 4, 4],
+        ports: [{ name: 'CP001', station, connectorId: 1 }],
+        sampleMs: SAMPLE_MS,
+        reportMs: 1000,
+      });
+      onTestFinished(() => site.stop());
+      sim.follow(1, () => site.meterValues());
+      site.start();
+      await site.arrive('CP001');
+      await eventually(() => csms.of('StartTransaction').length === 1, UPLINK_WAIT_MS, 'the start upstream');
+      const limit = () => site.limitA('CP001');
+      // The circuit's share: 32 A less the building's 4.
+      await expect.poll(limit, { timeout: WITHIN_MS, interval: SAMPLE_MS }).toBe(28);
+
+      // 5001: the id the CSMS gave the transaction.
+      const profile = {
+        chargingProfileId: CSMS_PROFILE_ID,
+        transactionId: 5001,
+        stackLevel: 3,
+        chargingProfilePurpose: 'TxProfile',
+        chargingProfileKind: 'Relative',
+        chargingSchedule: { chargingRateUnit: 'A', chargingSchedulePeriod: [{ startPeriod: 0, limit: CSMS_LIMIT_A }] },
+      };
+      expect(await csms.call('CP001', 'SetChargingProfile', { connectorId: 1, csChargingProfiles: profile })).toEqual({
+        status: 'Accepted',
+      });
+      await expect.poll(limit, { timeout: WITHIN_MS, interval: SAMPLE_MS }).toBe(CSMS_LIMIT_A);
+      const cappedAt = Date.now();
+
+      // The building takes more: the circuit leaves the car less than the CSMS allows, and that holds.
+      site.setOther([24, 24, 24], 'the building takes 24 A');
+      await expect.poll(limit, { timeout: WITHIN_MS, interval: SAMPLE_MS }).toBe(8);
+      const composite = async () =>
+        (
+          (await csms.call('CP001', 'GetCompositeSchedule', { connectorId: 1, duration: 3600 })) as {
+            chargingSchedule: { chargingSchedulePeriod: unknown };
+          }
+        ).chargingSchedule.chargingSchedulePeriod;
+      expect(await composite()).toEqual([{ startPeriod: 0, limit: 8 }]);
+      // The building lets go: the car goes back up to what the CSMS allows, not to the circuit's 28.
+      site.setOther([4, 4, 4], 'the building back to 4 A');
+      await expect
+        .poll(() => site.heldMs(['CP001'], ([a]) => a === CSMS_LIMIT_A), { timeout: WITHIN_MS, interval: SAMPLE_MS })
+        .toBeGreaterThanOrEqual(HOLD_MS);
+      expect(await composite()).toEqual([{ startPeriod: 0, limit: CSMS_LIMIT_A }]);
+
+      first.child.kill('SIGTERM');
+      await exitOf(first.child);
+      const restartedAt = Date.now();
+      await spawnDaemonForTest(temp.configPath, { built: true, readyTimeoutMs: 60_000 });
+      await station.reconnect();
+      await eventually(() => csms.of('BootNotification').length === 2, UPLINK_WAIT_MS, 'the uplink after the restart');
+      // The restarted daemon starts the car on the fail-safe or less, and raises it to what the CSMS allows, kept.
+      await expect
+        .poll(() => site.samples.some((s) => s.atMs > restartedAt && s.limits.get('CP001')! <= FAILSAFE_A), {
+          timeout: WITHIN_MS,
+          interval: SAMPLE_MS,
+        })
+        .toBe(true);
+      await expect
+        .poll(() => site.heldMs(['CP001'], ([a]) => a === CSMS_LIMIT_A), { timeout: WITHIN_MS, interval: SAMPLE_MS })
+        .toBeGreaterThanOrEqual(HOLD_MS);
+      expect(await composite()).toEqual([{ startPeriod: 0, limit: CSMS_LIMIT_A }]);
+      // From the CSMS's profile on, the car was never allowed more than it.
+      const after = site.samples.filter((s) => s.atMs >= cappedAt);
+      expect(after.filter((s) => s.limits.get('CP001')! > CSMS_LIMIT_A)).toEqual([]);
+
+      expect(await csms.call('CP001', 'ClearChargingProfile', { id: CSMS_PROFILE_ID })).toEqual({ status: 'Accepted' });
+      await expect.poll(limit, { timeout: WITHIN_MS, interval: SAMPLE_MS }).toBe(28);
+      expect(await csms.call('CP001', 'ClearChargingProfile', { chargingProfilePurpose: 'TxDefaultProfile' })).toEqual({
+        status: 'Unknown',
+      });
+      expect(station.limitA(0)).toBe(FAILSAFE_A);
+      expect(station.received.map((r) => r.action)).not.toContain('ClearChargingProfile');
+      site.stop();
+      expect(site.unexcused(2000 + 200 + SAMPLE_MS)).toEqual([]);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+});

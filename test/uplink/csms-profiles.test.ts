@@ -1,0 +1,215 @@
+import { describe, expect, it } from 'vitest';
+import { TestCsms } from '../support/csms.js';
+import { CP001, daemonForTest, eventually, PROCESS_TEST_TIMEOUT_MS, type TestDaemon } from '../support/daemon.js';
+import type { SimulatedStation } from '../support/station.js';
+
+const UPLINK_WAIT_MS = 30_000;
+const RAISE_AFTER_S = 1;
+/** A step runs at least every second and the stations answer at once: a change shows well within this. */
+const WITHIN_MS = 10_000;
+/** The CSMS's own profile id: chargegate's profiles on the station never carry it. */
+const CSMS_PROFILE_ID = 77;
+
+/** CP001 (connectors 1 and 2, 32 A each) alone on circuit `main`; CP002 on no circuit. */
+function config(csms: TestCsms, maxCurrentA: number): Record<string, unknown> {
+  return {
+    sites: [
+      {
+        id: 's1',
+        stations: [CP001, { id: 'CP002', chargePoints: [{ id: 'CP002-A', connectors: [1] }] }],
+        meters: [],
+        webhooks: [],
+        circuits: [{ id: 'main', maxCurrentA, chargePoints: ['CP001-A'] }],
+      },
+    ],
+    loadManagement: { minCurrentA: 6, raiseAfterS: RAISE_AFTER_S, profileValidityS: 300 },
+    ocpp: { host: '127.0.0.1', port: 0, path: '/ocpp', securityProfile: 0, callTimeoutMs: 2000 },
+    upstream: { timeoutMs: 2000, csms: { url: csms.url, securityProfile: 0, transactionMessageRetryIntervalS: 0.05 } },
+  };
+}
+
+function txProfile(
+  csmsTransactionId: number | undefined,
+  periods: Array<{ startPeriod: number; limit: number }>,
+  schedule: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    chargingProfileId: CSMS_PROFILE_ID,
+    ...(csmsTransactionId !== undefined && { transactionId: csmsTransactionId }),
+    stackLevel: 3,
+    chargingProfilePurpose: 'TxProfile',
+    chargingProfileKind: 'Relative',
+    chargingSchedule: { chargingRateUnit: 'A', chargingSchedulePeriod: periods, ...schedule },
+  };
+}
+
+/** The profiles chargegate sent the station: never the CSMS's own. */
+function sentProfileIds(station: SimulatedStation): number[] {
+  return station.received
+    .filter((r) => r.action === 'SetChargingProfile')
+    .map(
+      (r) => (r.params as { csChargingProfiles: { chargingProfileId: number } }).csChargingProfiles.chargingProfileId,
+    );
+}
+
+async function siteForTest(maxCurrentA = 32): Promise<{ csms: TestCsms; t: TestDaemon; station: SimulatedStation }> {
+  const csms = await TestCsms.startForTest();
+  const t = await daemonForTest(config(csms, maxCurrentA));
+  const station = await t.connect('CP001');
+  await station.boot();
+  await eventually(() => csms.of('BootNotification').length > 0, UPLINK_WAIT_MS, 'the uplink boot');
+  await expect.poll(() => station.limitA(0), { timeout: WITHIN_MS }).toBe(6);
+  return { csms, t, station };
+}
+
+describe('the CSMS\'s charging profiles composed with load management (README "Uplink to a CSMS")', () => {
+  it(
+    "a TxProfile on the CSMS's transaction id caps its car and leaves the headroom to the other; a lower circuit wins; GetCompositeSchedule tells the lower; cleared, load management's limit returns and the fail-safe stays",
+    async () => {
+      const { csms, t, station } = await siteForTest();
+      await station.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
+      await eventually(() => csms.of('StartTransaction').length === 1, UPLINK_WAIT_MS, 'the start upstream');
+      await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(32);
+
+      // 5001: the CSMS's own id for the transaction.
+      const set = { connectorId: 1, csChargingProfiles: txProfile(5001, [{ startPeriod: 0, limit: 10 }]) };
+      expect(await csms.call('CP001', 'SetChargingProfile', set)).toEqual({ status: 'Accepted' });
+      await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(10);
+      // A second car shares the circuit: what the CSMS leaves of the first one's share is the second's.
+      await station.startTransaction({ connectorId: 2, idTag: 'TAG-2' });
+      await expect.poll(() => [station.limitA(1), station.limitA(2)], { timeout: WITHIN_MS }).toEqual([10, 22]);
+
+      // The circuit goes below what the CSMS allows: the circuit's share holds.
+      t.temp.write(config(csms, 12));
+      expect(await t.daemon.reload()).toBe(true);
+      await expect.poll(() => [station.limitA(1), station.limitA(2)], { timeout: WITHIN_MS }).toEqual([6, 6]);
+      expect(await csms.call('CP001', 'GetCompositeSchedule', { connectorId: 1, duration: 600 })).toEqual({
+        status: 'Accepted',
+        connectorId: 1,
+        scheduleStart: expect.any(String),
+        chargingSchedule: {
+          duration: 600,
+          startSchedule: expect.any(String),
+          chargingRateUnit: 'A',
+          chargingSchedulePeriod: [{ startPeriod: 0, limit: 6 }],
+        },
+      });
+      t.temp.write(config(csms, 32));
+      expect(await t.daemon.reload()).toBe(true);
+      await expect.poll(() => [station.limitA(1), station.limitA(2)], { timeout: WITHIN_MS }).toEqual([10, 22]);
+      const composite = (await csms.call('CP001', 'GetCompositeSchedule', {
+        connectorId: 1,
+        duration: 600,
+        chargingRateUnit: 'W',
+      })) as { chargingSchedule: { chargingSchedulePeriod: unknown } };
+      // 10 A on three phases at 230 V.
+      expect(composite.chargingSchedule.chargingSchedulePeriod).toEqual([{ startPeriod: 0, limit: 6900 }]);
+      const whole = (await csms.call('CP001', 'GetCompositeSchedule', { connectorId: 0, duration: 60 })) as {
+        chargingSchedule: { chargingSchedulePeriod: unknown };
+      };
+      expect(whole.chargingSchedule.chargingSchedulePeriod).toEqual([{ startPeriod: 0, limit: 32 }]);
+
+      expect(await csms.call('CP001', 'ClearChargingProfile', { id: CSMS_PROFILE_ID })).toEqual({ status: 'Accepted' });
+      await expect.poll(() => [station.limitA(1), station.limitA(2)], { timeout: WITHIN_MS }).toEqual([16, 16]);
+      expect(await csms.call('CP001', 'ClearChargingProfile', {})).toEqual({ status: 'Unknown' });
+      expect(station.limitA(0)).toBe(6);
+      expect(station.received.map((r) => r.action)).not.toContain('ClearChargingProfile');
+      expect(sentProfileIds(station)).not.toContain(CSMS_PROFILE_ID);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'a schedule that lowers later reaches the station as one profile that lowers then, and GetCompositeSchedule shows both periods',
+    async () => {
+      const { csms, station } = await siteForTest();
+      await station.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
+      await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(32);
+      const startSchedule = new Date(Math.floor(Date.now() / 1000) * 1000);
+      const profile = {
+        ...txProfile(
+          undefined,
+          [
+            { startPeriod: 0, limit: 16 },
+            { startPeriod: 120, limit: 8 },
+          ],
+          { startSchedule: startSchedule.toISOString() },
+        ),
+        chargingProfileKind: 'Absolute',
+      };
+      expect(await csms.call('CP001', 'SetChargingProfile', { connectorId: 1, csChargingProfiles: profile })).toEqual({
+        status: 'Accepted',
+      });
+      await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(16);
+      const at = (s: number) => new Date(startSchedule.getTime() + s * 1000);
+      expect([station.limitA(1, at(119)), station.limitA(1, at(121))]).toEqual([16, 8]);
+      const answer = (await csms.call('CP001', 'GetCompositeSchedule', { connectorId: 1, duration: 300 })) as {
+        scheduleStart: string;
+        chargingSchedule: { chargingSchedulePeriod: Array<{ startPeriod: number; limit: number }> };
+      };
+      const lowersAtS = (startSchedule.getTime() + 120_000 - Date.parse(answer.scheduleStart)) / 1000;
+      expect(answer.chargingSchedule.chargingSchedulePeriod).toEqual([
+        { startPeriod: 0, limit: 16 },
+        { startPeriod: lowersAtS, limit: 8 },
+      ]);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "refused where OCPP refuses it or load management cannot compose it; a RemoteStart's profile applies to the transaction it starts; a station on no circuit gets the profiles as they are",
+    async () => {
+      const { csms, t, station } = await siteForTest();
+      const maxProfile = (connectorId: number, schedule: Record<string, unknown> = {}) => ({
+        connectorId,
+        csChargingProfiles: {
+          ...txProfile(undefined, [{ startPeriod: 0, limit: 20 }], schedule),
+          chargingProfilePurpose: 'ChargePointMaxProfile',
+        },
+      });
+      // No transaction runs on connector 1; a station maximum belongs on connector 0; 9 is no connector of CP001's.
+      for (const params of [
+        { connectorId: 1, csChargingProfiles: txProfile(undefined, [{ startPeriod: 0, limit: 10 }]) },
+        maxProfile(1),
+        {
+          connectorId: 9,
+          csChargingProfiles: {
+            ...txProfile(undefined, [{ startPeriod: 0, limit: 10 }]),
+            chargingProfilePurpose: 'TxDefaultProfile',
+          },
+        },
+      ])
+        expect(await csms.call('CP001', 'SetChargingProfile', params)).toEqual({ status: 'Rejected' });
+      expect(t.logged('CSMS charging profile refused')).toHaveLength(3);
+
+      // A station maximum of 11 040 W: 16 A on each of three phases, for every connector.
+      const maximum = maxProfile(0, {
+        chargingRateUnit: 'W',
+        chargingSchedulePeriod: [{ startPeriod: 0, limit: 11_040 }],
+      });
+      expect(await csms.call('CP001', 'SetChargingProfile', maximum)).toEqual({ status: 'Accepted' });
+      const remote = {
+        connectorId: 2,
+        idTag: 'TAG-REMOTE',
+        chargingProfile: { ...txProfile(undefined, [{ startPeriod: 0, limit: 12 }]), chargingProfileId: 78 },
+      };
+      expect(await csms.call('CP001', 'RemoteStartTransaction', remote)).toEqual({ status: 'Accepted' });
+      expect(station.received.find((r) => r.action === 'RemoteStartTransaction')?.params).toEqual({
+        connectorId: 2,
+        idTag: 'TAG-REMOTE',
+      });
+      await station.nextRemoteStart();
+      await expect.poll(() => station.limitA(2), { timeout: WITHIN_MS }).toBe(12);
+      await station.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
+      await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(16);
+
+      const unmanaged = await t.connect('CP002');
+      await unmanaged.boot();
+      await eventually(() => csms.isConnected('CP002'), UPLINK_WAIT_MS, 'the second uplink');
+      expect(await csms.call('CP002', 'SetChargingProfile', maximum)).toEqual({ status: 'Accepted' });
+      expect(await csms.call('CP002', 'ClearChargingProfile', {})).toEqual({ status: 'Accepted' });
+      expect(unmanaged.received.map((r) => r.action)).toEqual(['SetChargingProfile', 'ClearChargingProfile']);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+});
