@@ -8,6 +8,7 @@ import { capped, constant, limitAt, periodsOf, type Steps, type Window } from '.
 import { effectiveMaxCurrentA, type TemporaryLimit, type TemporaryLimitSource } from './temporary-limits.js';
 import {
   PHASES,
+  type CircuitFacts,
   type CircuitLoad,
   type CircuitReading,
   type ConnectorDecision,
@@ -353,7 +354,8 @@ export class LoadManager {
         },
       ];
     });
-    const connectors = site.connectors.flatMap((facts): ConnectorStatus[] => {
+    // As configured: a station's own circuit under a CSMS maximum is not shown as theirs.
+    const connectors = this.managed.site.connectors.flatMap((facts): ConnectorStatus[] => {
       const place = connectorPlaces.get(facts.id);
       if (!place) return [];
       const decision = decisions.get(facts.id);
@@ -438,7 +440,7 @@ export class LoadManager {
     const nowMs = Date.now();
     const window = { fromMs: nowMs, toMs: nowMs + this.config.loadManagement.profileValidityS * 1000 };
     const csms = this.csmsSchedules(open, window);
-    const site = this.withCsmsCaps(this.withTemporaryLimits(this.managed.site), csms, nowMs);
+    const site = this.withCsmsLimits(this.withTemporaryLimits(this.managed.site), csms, window);
     this.effectiveSite = site;
     const readings = this.readings();
     const reported = new Map(
@@ -499,18 +501,41 @@ export class LoadManager {
   }
 
   /**
-   * The site with each controlled connector's maxCurrentA at most what the CSMS allows it now (README "Uplink to a
-   * CSMS"): what a connector the CSMS holds lower leaves goes to the others. A connector that takes no profile is
-   * counted at its maxCurrentA whatever the CSMS says.
+   * The site under what the CSMS allows now (README "Uplink to a CSMS"): each controlled charging connector's
+   * maxCurrentA at most its CSMS limit, so what a connector the CSMS holds lower leaves goes to the others; and a
+   * station the CSMS gives a maximum (for all its connectors together) as a circuit of its own below the one its
+   * connectors are on. A connector that takes no profile is counted at its maxCurrentA whatever the CSMS says; a
+   * station whose connectors are on different circuits has its maximum on each connector only (its composite).
    */
-  private withCsmsCaps(site: LoadSite, csms: ReadonlyMap<string, Steps>, nowMs: number): LoadSite {
-    if (csms.size === 0) return site;
+  private withCsmsLimits(site: LoadSite, csms: ReadonlyMap<string, Steps>, window: Window): LoadSite {
+    const source = this.options.csmsSchedules;
+    if (!source || csms.size === 0) return site;
+    const stationCircuits: CircuitFacts[] = [];
+    const circuitOf = new Map<string, string>();
+    const charging = new Set([...csms.keys()].map((key) => this.managed.stations.get(key)?.stationId));
+    for (const stationId of charging) {
+      const keys = new Set([...this.managed.stations].filter(([, c]) => c.stationId === stationId).map(([k]) => k));
+      const connectors = site.connectors.filter((k) => keys.has(k.id));
+      const [circuitId, ...others] = new Set(connectors.map((k) => k.circuitId));
+      if (stationId === undefined || circuitId === undefined || others.length > 0) continue;
+      if (connectors.some((k) => !k.controllable)) continue;
+      const place = { connectorId: 0, phases: connectors.some((k) => k.phases === 3) ? (3 as const) : (1 as const) };
+      const maximumA = limitAt(source.scheduleOf(stationId, place, window), window.fromMs);
+      if (maximumA === undefined) continue;
+      // Config ids have no '/': this one is nobody's.
+      const id = `station/${stationId}`;
+      stationCircuits.push({ id, parent: circuitId, maxCurrentA: maximumA, metered: false });
+      for (const k of connectors) circuitOf.set(k.id, id);
+    }
     return {
       ...site,
+      circuits: [...site.circuits, ...stationCircuits],
       connectors: site.connectors.map((k) => {
         const schedule = csms.get(k.id);
-        const capA = schedule && limitAt(schedule, nowMs);
-        return k.controllable && capA !== undefined ? { ...k, maxCurrentA: Math.min(k.maxCurrentA, capA) } : k;
+        const capA = schedule && limitAt(schedule, window.fromMs);
+        const capped = k.controllable && capA !== undefined ? { ...k, maxCurrentA: Math.min(k.maxCurrentA, capA) } : k;
+        const circuitId = circuitOf.get(k.id);
+        return circuitId === undefined ? capped : { ...capped, circuitId };
       }),
     };
   }

@@ -157,7 +157,7 @@ describe('the CSMS\'s charging profiles composed with load management (README "U
   );
 
   it(
-    "refused where OCPP refuses it or load management cannot compose it; a RemoteStart's profile applies to the transaction it starts; a station on no circuit gets the profiles as they are",
+    "refused where OCPP refuses it or load management cannot compose it; a RemoteStart's profile applies to the transaction it starts; a station maximum holds for its cars together; a station on no circuit gets the profiles as they are",
     async () => {
       const { csms, t, station } = await siteForTest();
       const maxProfile = (connectorId: number, schedule: Record<string, unknown> = {}) => ({
@@ -182,7 +182,7 @@ describe('the CSMS\'s charging profiles composed with load management (README "U
         expect(await csms.call('CP001', 'SetChargingProfile', params)).toEqual({ status: 'Rejected' });
       expect(t.logged('CSMS charging profile refused')).toHaveLength(3);
 
-      // A station maximum of 11 040 W: 16 A on each of three phases, for every connector.
+      // A station maximum of 11 040 W: 16 A on each of three phases.
       const maximum = maxProfile(0, {
         chargingRateUnit: 'W',
         chargingSchedulePeriod: [{ startPeriod: 0, limit: 11_040 }],
@@ -200,8 +200,13 @@ describe('the CSMS\'s charging profiles composed with load management (README "U
       });
       await station.nextRemoteStart();
       await expect.poll(() => station.limitA(2), { timeout: WITHIN_MS }).toBe(12);
+      // The station's maximum holds for both cars together: they share its 16 A.
       await station.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
-      await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(16);
+      await expect.poll(() => [station.limitA(1), station.limitA(2)], { timeout: WITHIN_MS }).toEqual([8, 8]);
+      const whole = (await csms.call('CP001', 'GetCompositeSchedule', { connectorId: 0, duration: 60 })) as {
+        chargingSchedule: { chargingSchedulePeriod: unknown };
+      };
+      expect(whole.chargingSchedule.chargingSchedulePeriod).toEqual([{ startPeriod: 0, limit: 16 }]);
 
       const unmanaged = await t.connect('CP002');
       await unmanaged.boot();
