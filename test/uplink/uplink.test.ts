@@ -2,14 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { putIdTag } from '../../src/authorization/index.js';
 import { runCli, runCliJson } from '../support/cli.js';
 import { TestCsms } from '../support/csms.js';
-import {
-  CP001,
-  daemonForTest,
-  eventually,
-  PROCESS_TEST_TIMEOUT_MS,
-  siteWith,
-  type TestDaemon,
-} from '../support/daemon.js';
+import { daemonForTest, eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, type TestDaemon } from '../support/daemon.js';
 import { receiverForTest } from '../support/for-test.js';
 import { simulatedRecord } from '../support/ocmf.js';
 import {
