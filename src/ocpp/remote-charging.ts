@@ -1,7 +1,7 @@
 import { ChargegateError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { Site, Transaction } from '../site/index.js';
-import type { StationCommands } from './station-commands.js';
+import type { StartChargingRequest, StationCommands } from './station-commands.js';
 
 /** Who asked for a remote start or stop, logged with it: a partner application, or the operator's CSMS. */
 export type RemoteCaller = { by: 'api'; clientId: string } | { by: 'csms' };
@@ -27,12 +27,15 @@ export class TransactionStoppedError extends ChargegateError {
  * sessions it then starts or stops reach the partners as any other.
  */
 export interface RemoteCharging {
-  /** Without a connectorId (a CSMS may leave it out) the station picks one. */
+  /**
+   * Without a connectorId (a CSMS may leave it out) the station picks one. A 2.0.1 station's answer may name a
+   * transaction it had already started.
+   */
   start(
     stationId: string,
-    request: { connectorId?: number; idTag: string },
+    request: StartChargingRequest,
     caller: RemoteCaller,
-  ): Promise<{ status: 'Accepted' | 'Rejected' }>;
+  ): Promise<{ status: 'Accepted' | 'Rejected'; transactionId?: string }>;
   stop(transaction: Transaction, caller: RemoteCaller): Promise<{ status: 'Accepted' | 'Rejected' }>;
 }
 
@@ -43,15 +46,13 @@ export function createRemoteCharging(options: {
 }): RemoteCharging {
   const { site, commands, logger: log } = options;
   return {
-    async start(stationId, { connectorId, idTag }, caller) {
+    async start(stationId, request, caller) {
+      const { connectorId } = request;
       const fix = connectorId === undefined ? undefined : site.connectors.unconfigured(stationId, connectorId);
       if (fix) throw new UnknownConnectorError(`station ${stationId} has no connector ${connectorId}: ${fix}`);
-      const { status } = await commands.startCharging(stationId, {
-        ...(connectorId !== undefined && { connectorId }),
-        idTag,
-      });
-      log.info({ ...caller, stationId, connectorId, status }, 'remote start');
-      return { status };
+      const answer = await commands.startCharging(stationId, request);
+      log.info({ ...caller, stationId, connectorId, status: answer.status }, 'remote start');
+      return answer;
     },
     async stop(transaction, caller) {
       if (transaction.stoppedAt !== null) throw new TransactionStoppedError(transaction);

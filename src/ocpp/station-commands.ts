@@ -15,6 +15,16 @@ type Command =
   | 'ChangeAvailability';
 type Send<A extends Command> = (stationId: string, req: Ocpp16Actions[A][0]) => Promise<Ocpp16Actions[A][1]>;
 
+/** A remote start, in either version; the 2.0.1 parts are for a CSMS's own RequestStartTransaction. */
+export interface StartChargingRequest {
+  connectorId?: number;
+  idTag: string;
+  /** 2.0.1: the token's type (default Central, a token chargegate was given, not one read at the station). */
+  idTokenType?: Ocpp201Actions['RequestStartTransaction'][0]['idToken']['type'];
+  /** 2.0.1: the id the station reports back in the TransactionEvents; chargegate makes one when not given. */
+  remoteStartId?: number;
+}
+
 /**
  * What the rest of chargegate asks of a station. startCharging and stopCharging speak whichever protocol the
  * station connected with (RemoteStart/RemoteStopTransaction in 1.6, RequestStart/RequestStopTransaction in
@@ -25,8 +35,8 @@ export interface StationCommands {
   /** Without a connectorId the station picks the connector (1.6) or EVSE (2.0.1). */
   startCharging(
     stationId: string,
-    request: { connectorId?: number; idTag: string },
-  ): Promise<{ status: 'Accepted' | 'Rejected' }>;
+    request: StartChargingRequest,
+  ): Promise<{ status: 'Accepted' | 'Rejected'; transactionId?: string }>;
   /** The transaction as the domain keeps it: a 2.0.1 station knows it by its own id. */
   stopCharging(
     stationId: string,
@@ -119,16 +129,17 @@ export function createStationCommands(connections: ConnectionLookup): StationCom
     req: Ocpp201Actions[A][0],
   ): Promise<Ocpp201Actions[A][1]> => call<Ocpp201Actions, A>(stationId, action, req);
   return {
-    async startCharging(stationId, { connectorId, idTag }) {
+    async startCharging(stationId, { connectorId, idTag, idTokenType = 'Central', ...given }) {
       if (!speaks201(stationId))
         return send(stationId, 'RemoteStartTransaction', { ...(connectorId !== undefined && { connectorId }), idTag });
       remoteStartId += 1;
-      const { status } = await send201(stationId, 'RequestStartTransaction', {
-        idToken: { idToken: idTag, type: 'Central' },
+      // transactionId: one the station had already started (the cable plugged in first).
+      const { status, transactionId } = await send201(stationId, 'RequestStartTransaction', {
+        idToken: { idToken: idTag, type: idTokenType },
         ...(connectorId !== undefined && { evseId: connectorId }),
-        remoteStartId,
+        remoteStartId: given.remoteStartId ?? remoteStartId,
       });
-      return { status };
+      return { status, ...(transactionId !== undefined && { transactionId }) };
     },
     async stopCharging(stationId, transaction) {
       if (!speaks201(stationId)) return send(stationId, 'RemoteStopTransaction', { transactionId: transaction.id });

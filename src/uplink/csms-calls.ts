@@ -14,25 +14,37 @@ import type { LocalListSync } from './local-list-sync.js';
 /** A call from the CSMS for one station, its transaction ids already chargegate's; resolves with the answer. */
 export type CsmsCallHandler = (stationId: string, action: string, params: unknown) => Promise<unknown>;
 
+/** What a handler of the CSMS's calls works with (csmsCallHandler, csmsCallHandler201). */
+export interface CsmsCallContext {
+  central: CentralSystem;
+  site: Site;
+  localLists: LocalListSync;
+  log: Logger;
+}
+
+/** Who the domain's remote start and stop are for, logged with them. */
+export const CSMS = { by: 'csms' } as const;
+
+/**
+ * A remote start or stop chargegate refuses before the station hears of it (the API's 400 and 409): Rejected, as a
+ * station would say. Any other failure is the caller's.
+ */
+export function refusedBy(log: Logger) {
+  return (err: unknown, action: string, stationId: string): { status: 'Rejected' } => {
+    if (!(err instanceof UnknownConnectorError || err instanceof TransactionStoppedError)) throw err;
+    log.warn({ stationId, action, reason: err.message }, 'CSMS command refused: answered Rejected');
+    return { status: 'Rejected' };
+  };
+}
+
 /**
  * What a call from the CSMS becomes (README "Uplink to a CSMS"): RemoteStart/StopTransaction are the same domain
  * calls as the API's, SendLocalList and GetLocalListVersion concern chargegate's own list too, the rest goes to the
  * station as it is. The station's answer is the CSMS's.
  */
-export function csmsCallHandler(options: {
-  central: CentralSystem;
-  site: Site;
-  localLists: LocalListSync;
-  log: Logger;
-}): CsmsCallHandler {
+export function csmsCallHandler(options: CsmsCallContext): CsmsCallHandler {
   const { central, site, localLists, log } = options;
-  const csms = { by: 'csms' } as const;
-  /** A remote start or stop chargegate refuses before the station hears of it: Rejected, as a station would say. */
-  const refused = (err: unknown, action: string, stationId: string): { status: 'Rejected' } => {
-    if (!(err instanceof UnknownConnectorError || err instanceof TransactionStoppedError)) throw err;
-    log.warn({ stationId, action, reason: err.message }, 'CSMS command refused: answered Rejected');
-    return { status: 'Rejected' };
-  };
+  const refused = refusedBy(log);
   return async (stationId, action, params) => {
     const toStation = () => central.commands.call16(stationId, action as keyof Ocpp16Actions & string, params as never);
     switch (action) {
@@ -41,7 +53,7 @@ export function csmsCallHandler(options: {
         // The domain's start carries no charging profile: one with a profile goes as it is.
         if (chargingProfile) return toStation();
         return central.remoteCharging
-          .start(stationId, { ...(connectorId !== undefined && { connectorId }), idTag }, csms)
+          .start(stationId, { ...(connectorId !== undefined && { connectorId }), idTag }, CSMS)
           .catch((err: unknown) => refused(err, action, stationId));
       }
       case 'RemoteStopTransaction': {
@@ -50,7 +62,7 @@ export function csmsCallHandler(options: {
           (params as RemoteStopTransactionRequest).transactionId,
         );
         if (!transaction) return { status: 'Rejected' };
-        return central.remoteCharging.stop(transaction, csms).catch((err: unknown) => refused(err, action, stationId));
+        return central.remoteCharging.stop(transaction, CSMS).catch((err: unknown) => refused(err, action, stationId));
       }
       case 'SendLocalList':
         return localLists.send(stationId, params as CsmsLocalList, toStation);

@@ -11,12 +11,12 @@ import {
   type CentralSystem,
   type ForwardedMessage,
   type Ocpp16Actions,
-  type Ocpp201Actions,
   type StationMessageForwarder,
 } from '../ocpp/index.js';
 import type { Site } from '../site/index.js';
 import type { GroupCommit } from '../store/index.js';
 import { csmsCallHandler, type CsmsCallHandler } from './csms-calls.js';
+import { csmsCallHandler201 } from './csms-calls-v201.js';
 import { chargingProfileCall16, refusedUntilComposed } from './csms-profile-calls.js';
 import { CsmsProfiles } from './csms-profiles.js';
 import { LocalListSync } from './local-list-sync.js';
@@ -81,8 +81,8 @@ export class Uplink implements StationMessageForwarder {
   private readonly log: Logger;
   private readonly now: () => Date;
   private central: CentralSystem | undefined;
-  /** What the CSMS's calls become; made at start, before the first link. */
-  private fromCsms: CsmsCallHandler | undefined;
+  /** What the CSMS's calls become, per OCPP version; made at start, before the first link. */
+  private fromCsms: Record<string, CsmsCallHandler> = {};
   private stopHearing: (() => void) | undefined;
   private lastCsms: CsmsConfig;
   /**
@@ -122,12 +122,13 @@ export class Uplink implements StationMessageForwarder {
   /** Starts the links: of stations with a backlog now, and of each station once it connects. */
   start(central: CentralSystem): void {
     this.central = central;
-    this.fromCsms = csmsCallHandler({
+    const context = {
       central,
       site: this.options.site,
       localLists: new LocalListSync(this.options.writer, this.log, this.now),
       log: this.log,
-    });
+    };
+    this.fromCsms = { [OCPP16]: csmsCallHandler(context), [OCPP201]: csmsCallHandler201(context) };
     this.stopHearing = central.onConnection(({ stationId, connected, protocol }) => {
       if (protocol !== OCPP16 && protocol !== OCPP201) return;
       if (connected) {
@@ -285,10 +286,7 @@ export class Uplink implements StationMessageForwarder {
       {
         bootInfo: () => (v201 ? lastBootNotification(writer.db, stationId) : site.stations.bootInfo(stationId)),
         statuses: () => site.connectors.reported(stationId),
-        relay: (action, params) =>
-          v201
-            ? commands().call201(stationId, action as keyof Ocpp201Actions & string, params as never)
-            : this.fromCsms!(stationId, action, params),
+        relay: (action, params) => this.fromCsms[protocol]!(stationId, action, params),
         drained: () => this.closeIfIdle(stationId),
         chargingProfileCall: (action, params) => {
           if (!this.onCircuit(stationId)) return undefined;

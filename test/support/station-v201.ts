@@ -25,6 +25,11 @@ export class StationV201 {
   private seqNo = 0;
   private transactionCount = 0;
   readonly transactions: string[] = [];
+  /** The RequestStart/RequestStopTransaction calls the station got, in order, as it got them. */
+  readonly remoteRequests: Array<
+    | { action: 'RequestStartTransaction'; params: Request<'RequestStartTransaction'> }
+    | { action: 'RequestStopTransaction'; params: Request<'RequestStopTransaction'> }
+  > = [];
   /** What CertificateSigned calls brought (after a SignCertificate). */
   readonly certificatesSigned: Array<Request<'CertificateSigned'>> = [];
   /** How the station answers CertificateSigned (a station whose key store refuses the chain: Rejected). */
@@ -144,6 +149,8 @@ export class StationV201 {
       chargingState?: Request<'TransactionEvent'>['transactionInfo']['chargingState'];
       stoppedReason?: Request<'TransactionEvent'>['transactionInfo']['stoppedReason'];
       triggerReason?: Request<'TransactionEvent'>['triggerReason'];
+      /** The id of the RequestStartTransaction that started it, which the CSMS matches with its request. */
+      remoteStartId?: number;
       timestamp?: Date;
       offline?: boolean;
       currentA?: number;
@@ -176,6 +183,7 @@ export class StationV201 {
         transactionId,
         ...(options.chargingState !== undefined && { chargingState: options.chargingState }),
         ...(options.stoppedReason !== undefined && { stoppedReason: options.stoppedReason }),
+        ...(options.remoteStartId !== undefined && { remoteStartId: options.remoteStartId }),
       },
       ...(options.evseId !== undefined && { evse: { id: options.evseId, connectorId: 1 } }),
       ...(options.idToken !== undefined && { idToken: { idToken: options.idToken, type: 'ISO14443' } }),
@@ -279,6 +287,7 @@ export class StationV201 {
   }
 
   private remoteStart(params: Request<'RequestStartTransaction'>): Response<'RequestStartTransaction'> {
+    this.remoteRequests.push({ action: 'RequestStartTransaction', params });
     const transactionId = this.newTransactionId();
     this.transactions.push(transactionId);
     setImmediate(() => {
@@ -287,6 +296,7 @@ export class StationV201 {
         idToken: params.idToken.idToken,
         chargingState: 'Charging',
         triggerReason: 'RemoteStart',
+        remoteStartId: params.remoteStartId,
       }).catch(() => undefined);
     });
     return { status: 'Accepted' };
@@ -294,6 +304,7 @@ export class StationV201 {
 
   /** A transaction it started on request or on its own (a Started event naming its EVSE) and that runs. */
   private remoteStop(params: Request<'RequestStopTransaction'>): Response<'RequestStopTransaction'> {
+    this.remoteRequests.push({ action: 'RequestStopTransaction', params });
     if (!this.transactions.includes(params.transactionId) && !this.running.has(params.transactionId))
       return { status: 'Rejected' };
     setImmediate(() => {

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { putIdTag } from '../../src/authorization/index.js';
 import { runCliJson } from '../support/cli.js';
 import { TestCsms } from '../support/csms.js';
 import { daemonForTest, eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, type TestDaemon } from '../support/daemon.js';
-import { stationV201ForTest } from '../support/for-test.js';
+import { receiverForTest, stationV201ForTest } from '../support/for-test.js';
 import { simulatedRecord } from '../support/ocmf.js';
 import type { StationV201 } from '../support/station-v201.js';
 import {
@@ -217,6 +218,87 @@ describe('uplink of an OCPP 2.0.1 station (ocpp-rpc RPCServer, strict OCPP 2.0.1
       });
       await eventually(() => t.events('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the stop event');
       expect(t.events('StartTransaction').map((e) => e.payload.idTag)).toEqual(['TAG-A', 'TAG-B']);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "the CSMS's RequestStart/StopTransaction are the API's remote start and stop: the same checks, log lines and webhooks; its remoteStartId, EVSE and token reach the station",
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const receiver = await receiverForTest();
+      const t = await daemonForTest({
+        ...siteWith(
+          [{ id: 'partner', url: receiver.url('/events'), events: ['StartTransaction', 'StopTransaction'] }],
+          [EV201],
+        ),
+        ...uplinkConfig(csms),
+      });
+      putIdTag(t.db, { idTag: 'TAG-REMOTE', status: 'Accepted', expiresAt: null, siteId: null });
+      const station = await bootedStation(t);
+      const command = (action: string, params: object) => csms.call('EV201', action, params);
+      const idToken = { idToken: 'TAG-REMOTE', type: 'ISO14443' };
+
+      expect(await command('RequestStartTransaction', { idToken, evseId: 2, remoteStartId: 4711 })).toEqual({
+        status: 'Accepted',
+      });
+      expect(station.remoteRequests).toEqual([
+        { action: 'RequestStartTransaction', params: { idToken, evseId: 2, remoteStartId: 4711 } },
+      ]);
+      const [remote] = station.transactions;
+      const eventOf = (eventType: string) =>
+        transactionEvents201(csms, 'EV201').find((e) => e.key.startsWith(`${eventType} ${remote}`));
+      await eventually(() => eventOf('Started'), UPLINK_WAIT_MS, 'the remote start upstream');
+      // The CSMS matches the transaction with its request by its own remoteStartId.
+      expect(eventOf('Started')!.params).toMatchObject({
+        transactionInfo: { transactionId: remote, remoteStartId: 4711 },
+        idToken,
+        evse: { id: 2 },
+      });
+      expect(await command('RequestStopTransaction', { transactionId: remote })).toEqual({ status: 'Accepted' });
+      await eventually(() => eventOf('Ended'), UPLINK_WAIT_MS, 'the remote stop upstream');
+      await receiver.waitForCount(2, UPLINK_WAIT_MS);
+      const [started] = t.events('StartTransaction');
+      expect(started!.payload).toMatchObject({ stationId: 'EV201', connectorId: 2, idTag: 'TAG-REMOTE' });
+      expect(t.logged('remote start')).toEqual([
+        expect.objectContaining({ by: 'csms', stationId: 'EV201', connectorId: 2, status: 'Accepted' }),
+      ]);
+      expect(t.logged('remote stop')).toEqual([
+        expect.objectContaining({ by: 'csms', stationId: 'EV201', transactionId: started!.payload.transactionId }),
+      ]);
+
+      // Refused before the station hears of them, as the API refuses them: a transaction that is over, an id the
+      // station never reported, an EVSE the config does not give the station.
+      await eventually(() => t.events('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the stop recorded');
+      expect(await command('RequestStopTransaction', { transactionId: remote })).toEqual({ status: 'Rejected' });
+      expect(await command('RequestStopTransaction', { transactionId: 'NOPE' })).toEqual({ status: 'Rejected' });
+      expect(await command('RequestStartTransaction', { idToken, evseId: 7, remoteStartId: 4712 })).toEqual({
+        status: 'Rejected',
+      });
+      expect(t.logged('CSMS command refused: answered Rejected').map((l) => l.action)).toEqual([
+        'RequestStopTransaction',
+        'RequestStartTransaction',
+      ]);
+      expect(station.remoteRequests.map((r) => r.action)).toEqual([
+        'RequestStartTransaction',
+        'RequestStopTransaction',
+      ]);
+
+      // Begun before any event named a driver: chargegate has no transaction to stop yet, but the station has one and
+      // the CSMS heard of it.
+      await station.transactionEvent('Started', 'PLUGGED-1', { evseId: 1, chargingState: 'EVConnected' });
+      expect(await command('RequestStopTransaction', { transactionId: 'PLUGGED-1' })).toEqual({ status: 'Accepted' });
+      expect(station.remoteRequests.at(-1)).toEqual({
+        action: 'RequestStopTransaction',
+        params: { transactionId: 'PLUGGED-1' },
+      });
+
+      // The station's answer is the CSMS's: a transaction it had already started (the cable plugged in first).
+      station.handle('RequestStartTransaction', () => ({ status: 'Accepted', transactionId: 'PLUGGED-1' }));
+      expect(await command('RequestStartTransaction', { idToken, evseId: 1, remoteStartId: 4713 })).toEqual({
+        status: 'Accepted',
+        transactionId: 'PLUGGED-1',
+      });
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

@@ -1,0 +1,46 @@
+import type { Ocpp201Actions } from '../ocpp/index.js';
+import { CSMS, refusedBy, type CsmsCallContext, type CsmsCallHandler } from './csms-calls.js';
+
+type RequestStartTransaction = Ocpp201Actions['RequestStartTransaction'][0];
+
+/**
+ * What a 2.0.1 call from the CSMS becomes, as csmsCallHandler does for 1.6 (README "Uplink to a CSMS"):
+ * RequestStart/StopTransaction are the API's remote start and stop, the rest goes to the station as it is.
+ */
+export function csmsCallHandler201(options: CsmsCallContext): CsmsCallHandler {
+  const { central, site, log } = options;
+  const refused = refusedBy(log);
+  return async (stationId, action, params) => {
+    const toStation = () =>
+      central.commands.call201(stationId, action as keyof Ocpp201Actions & string, params as never);
+    switch (action) {
+      case 'RequestStartTransaction': {
+        const { idToken, evseId, remoteStartId, chargingProfile } = params as RequestStartTransaction;
+        // The domain's start carries no charging profile: one with a profile goes as it is.
+        if (chargingProfile) return toStation();
+        // The CSMS's remoteStartId, so it can match the station's TransactionEvents with its request.
+        const request = { ...(evseId !== undefined && { connectorId: evseId }), idTag: idToken.idToken, remoteStartId };
+        return central.remoteCharging
+          .start(stationId, { ...request, idTokenType: idToken.type }, CSMS)
+          .catch((err: unknown) => refused(err, action, stationId));
+      }
+      case 'RequestStopTransaction': {
+        const { transactionId } = params as Ocpp201Actions['RequestStopTransaction'][0];
+        const transaction = site.transactions.byStationTransactionId(stationId, transactionId);
+        if (transaction)
+          return central.remoteCharging
+            .stop(transaction, CSMS)
+            .catch((err: unknown) => refused(err, action, stationId));
+        // Begun without a driver's token yet: no transaction of chargegate's to stop, but the CSMS has its events.
+        if (site.transactions.beganWithoutDriver(stationId, transactionId)) return toStation();
+        log.warn(
+          { stationId, action, transactionId },
+          'CSMS named a transaction this station does not have: answered Rejected',
+        );
+        return { status: 'Rejected' };
+      }
+      default:
+        return toStation();
+    }
+  };
+}
