@@ -1,14 +1,18 @@
+import type { CsmsLocalList } from '../authorization/index.js';
 import type { Ocpp201Actions } from '../ocpp/index.js';
 import { CSMS, refusedBy, type CsmsCallContext, type CsmsCallHandler } from './csms-calls.js';
+import { decisionOf } from './v201-link.js';
 
 type RequestStartTransaction = Ocpp201Actions['RequestStartTransaction'][0];
+type SendLocalList = Ocpp201Actions['SendLocalList'][0];
 
 /**
  * What a 2.0.1 call from the CSMS becomes, as csmsCallHandler does for 1.6 (README "Uplink to a CSMS"):
- * RequestStart/StopTransaction are the API's remote start and stop, the rest goes to the station as it is.
+ * RequestStart/StopTransaction are the API's remote start and stop, SendLocalList and GetLocalListVersion concern
+ * chargegate's own list too, the rest goes to the station as it is.
  */
 export function csmsCallHandler201(options: CsmsCallContext): CsmsCallHandler {
-  const { central, site, log } = options;
+  const { central, site, localLists, log } = options;
   const refused = refusedBy(log);
   return async (stationId, action, params) => {
     const toStation = () =>
@@ -39,8 +43,29 @@ export function csmsCallHandler201(options: CsmsCallContext): CsmsCallHandler {
         );
         return { status: 'Rejected' };
       }
+      case 'SendLocalList':
+        return localLists.send(stationId, localListOf(params as SendLocalList), toStation);
+      case 'GetLocalListVersion':
+        return localLists.version(stationId, toStation, 'versionNumber');
       default:
         return toStation();
     }
+  };
+}
+
+/**
+ * A 2.0.1 list in the words chargegate keeps lists in (1.6's): the token's value, its status as the decision chain
+ * takes a CSMS's (2.0.1-only ones are Invalid), its cacheExpiryDateTime and groupIdToken as expiry and parent.
+ */
+function localListOf({ versionNumber, updateType, localAuthorizationList }: SendLocalList): CsmsLocalList {
+  return {
+    listVersion: versionNumber,
+    updateType,
+    ...(localAuthorizationList && {
+      localAuthorizationList: localAuthorizationList.map(({ idToken, idTokenInfo }) => ({
+        idTag: idToken.idToken,
+        ...(idTokenInfo && { idTagInfo: decisionOf(idTokenInfo) }),
+      })),
+    }),
   };
 }

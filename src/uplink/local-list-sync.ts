@@ -41,17 +41,22 @@ export class LocalListSync {
   /**
    * GetLocalListVersion: the station's version when chargegate's copy has the same one. When they differ (a list the
    * station kept from before the uplink, or one it took while chargegate's write failed) the CSMS is answered 0, an
-   * empty list, so it sends a Full one that both take. -1 (the station keeps no list) is passed on.
+   * empty list, so it sends a Full one that both take. -1 (a 1.6 station keeps no list) is passed on. `field` names
+   * the version in the answer: 1.6's listVersion, 2.0.1's versionNumber.
    */
-  async version(stationId: string, relay: () => Promise<unknown>): Promise<unknown> {
+  async version(
+    stationId: string,
+    relay: () => Promise<unknown>,
+    field: 'listVersion' | 'versionNumber' = 'listVersion',
+  ): Promise<unknown> {
     const answer = await relay();
-    const { listVersion } = answer as { listVersion: number };
+    const stationVersion = (answer as Record<typeof field, number>)[field];
     const own = csmsLocalListVersion(this.writer.db, stationId) ?? 0;
-    if (listVersion === -1 || listVersion === own) return answer;
+    if (stationVersion === -1 || stationVersion === own) return answer;
     this.log.info(
-      { stationId, stationVersion: listVersion, chargegateVersion: own },
+      { stationId, stationVersion, chargegateVersion: own },
       'local list versions differ: CSMS answered 0 so that it sends a Full list',
     );
-    return { listVersion: 0 };
+    return { [field]: 0 };
   }
 }

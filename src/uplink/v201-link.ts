@@ -85,8 +85,11 @@ export function v201Dialect(stationId: string, queue: UplinkQueue, log: Logger):
   };
 }
 
-/** 2.0.1 idTokenInfo in the decision chain's (1.6) words. */
-function decisionOf(info: IdTokenInfo): UpstreamDecision {
+/**
+ * 2.0.1 idTokenInfo in the decision chain's (1.6) words: the CSMS's answer to an Authorize, an entry of its
+ * SendLocalList.
+ */
+export function decisionOf(info: IdTokenInfo): UpstreamDecision {
   return {
     status: STATUSES_16.has(info.status) ? (info.status as AuthorizationStatus) : 'Invalid',
     ...(info.cacheExpiryDateTime !== undefined && { expiryDate: info.cacheExpiryDateTime }),

@@ -34,6 +34,9 @@ export class StationV201 {
   readonly certificatesSigned: Array<Request<'CertificateSigned'>> = [];
   /** How the station answers CertificateSigned (a station whose key store refuses the chain: Rejected). */
   certificateSignedAnswer: 'Accepted' | 'Rejected' = 'Accepted';
+  /** The station's local authorization list (SendLocalList) by token, and its version (GetLocalListVersion). */
+  readonly localList = new Map<string, NonNullable<Request<'SendLocalList'>['localAuthorizationList']>[number]>();
+  localListVersion = 0;
   /** The energy register, Wh, reported with every TransactionEvent. */
   meterWh = 0;
   /** The charging profiles the station holds (2.0.1 rules: another id at a taken stack level is refused). */
@@ -87,6 +90,16 @@ export class StationV201 {
     client.handle('SetChargingProfile', ({ params }) =>
       station.setChargingProfile(params as Request<'SetChargingProfile'>),
     );
+    client.handle('SendLocalList', ({ params }) => {
+      const { versionNumber, updateType, localAuthorizationList = [] } = params as Request<'SendLocalList'>;
+      if (updateType === 'Full') station.localList.clear();
+      for (const entry of localAuthorizationList)
+        if (entry.idTokenInfo) station.localList.set(entry.idToken.idToken, entry);
+        else station.localList.delete(entry.idToken.idToken);
+      station.localListVersion = versionNumber;
+      return { status: 'Accepted' };
+    });
+    client.handle('GetLocalListVersion', () => ({ versionNumber: station.localListVersion }));
     client.handle('TriggerMessage', ({ params }) => station.triggerMessage(params as Request<'TriggerMessage'>));
     client.handle('ClearChargingProfile', ({ params }) => {
       const { chargingProfileId, chargingProfileCriteria: criteria } = params as Request<'ClearChargingProfile'>;

@@ -304,6 +304,83 @@ describe('uplink of an OCPP 2.0.1 station (ocpp-rpc RPCServer, strict OCPP 2.0.1
   );
 
   it(
+    "a 2.0.1 SendLocalList feeds chargegate's own list: with the CSMS cut, the station's Authorize is decided from it; GetLocalListVersion agrees",
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest({ ...siteWith([], [EV201]), ...uplinkConfig(csms) });
+      const station = await bootedStation(t);
+      const version = () => csms.call('EV201', 'GetLocalListVersion', {});
+      expect(await version()).toEqual({ versionNumber: 0 });
+
+      const cacheExpiryDateTime = '2099-01-01T00:00:00.000Z';
+      const token = (idToken: string) => ({ idToken, type: 'ISO14443' as const });
+      const full = {
+        versionNumber: 1,
+        updateType: 'Full',
+        localAuthorizationList: [
+          {
+            idToken: token('TAG-FLEET'),
+            idTokenInfo: { status: 'Accepted', cacheExpiryDateTime, groupIdToken: token('FLEET') },
+          },
+          { idToken: token('TAG-GONE'), idTokenInfo: { status: 'Accepted' } },
+          { idToken: token('TAG-BROKE'), idTokenInfo: { status: 'NoCredit' } },
+        ],
+      };
+      expect(await csms.call('EV201', 'SendLocalList', full)).toEqual({ status: 'Accepted' });
+      const differential = {
+        versionNumber: 2,
+        updateType: 'Differential',
+        localAuthorizationList: [
+          { idToken: token('TAG-GONE') },
+          { idToken: { idToken: 'tag-new', type: 'eMAID' }, idTokenInfo: { status: 'Blocked' } },
+        ],
+      };
+      expect(await csms.call('EV201', 'SendLocalList', differential)).toEqual({ status: 'Accepted' });
+      // Relayed: the station holds the same list.
+      expect([...station.localList.keys()]).toEqual(['TAG-FLEET', 'TAG-BROKE', 'tag-new']);
+      expect(await version()).toEqual({ versionNumber: 2 });
+
+      // A list the station does not take is not taken here either.
+      station.handle('SendLocalList', () => ({ status: 'VersionMismatch' }));
+      expect(await csms.call('EV201', 'SendLocalList', { versionNumber: 3, updateType: 'Full' })).toEqual({
+        status: 'VersionMismatch',
+      });
+      expect(await version()).toEqual({ versionNumber: 2 });
+      // A station whose list is not chargegate's copy: 0, so the CSMS sends a Full list both take.
+      station.localListVersion = 9;
+      expect(await version()).toEqual({ versionNumber: 0 });
+
+      // In chargegate's list, in 1.6's words: a status 1.6 does not have is Invalid.
+      const listed = await runCliJson<{ idTags: unknown[] }>(['idtag', 'list', '--config', t.temp.configPath]);
+      const csmsEntry = (idTag: string, status: string, more: object = {}) =>
+        expect.objectContaining({ idTag, status, source: 'csms', stationId: 'EV201', listVersion: 2, ...more });
+      expect(listed.data.idTags).toEqual([
+        csmsEntry('TAG-BROKE', 'Invalid'),
+        csmsEntry('TAG-FLEET', 'Accepted', { expiresAt: cacheExpiryDateTime, parentIdTag: 'FLEET' }),
+        csmsEntry('tag-new', 'Blocked'),
+      ]);
+
+      // Decided from the list, the CSMS not asked.
+      const authorize = (idToken: string) => station.call('Authorize', { idToken: token(idToken) });
+      expect(await authorize('TAG-FLEET')).toEqual({ idTokenInfo: { status: 'Accepted', cacheExpiryDateTime } });
+
+      await csms.cutOff();
+      expect(await authorize('TAG-FLEET')).toEqual({ idTokenInfo: { status: 'Accepted', cacheExpiryDateTime } });
+      expect(await authorize('TAG-NEW')).toEqual({ idTokenInfo: { status: 'Blocked' } });
+      expect(await authorize('TAG-BROKE')).toEqual({ idTokenInfo: { status: 'Invalid' } });
+      expect(await authorize('TAG-GONE')).toEqual({ idTokenInfo: { status: 'Invalid' } });
+      expect(t.logged('authorization decided').map((l) => [l.idTag, l.status, l.source])).toEqual([
+        ['TAG-FLEET', 'Accepted', 'local'],
+        ['TAG-FLEET', 'Accepted', 'local'],
+        ['TAG-NEW', 'Blocked', 'local'],
+        ['TAG-BROKE', 'Invalid', 'local'],
+        ['TAG-GONE', 'Invalid', 'default'],
+      ]);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
     "a Started the CSMS refuses every time is dropped with its transaction's events, counted; one answered with a token not Accepted is logged and the session goes on",
     async () => {
       const csms = await TestCsms.startForTest();
