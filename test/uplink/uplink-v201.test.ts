@@ -304,7 +304,7 @@ describe('uplink of an OCPP 2.0.1 station (ocpp-rpc RPCServer, strict OCPP 2.0.1
   );
 
   it(
-    "a 2.0.1 SendLocalList feeds chargegate's own list: with the CSMS cut, the station's Authorize is decided from it; GetLocalListVersion agrees",
+    "a 2.0.1 SendLocalList feeds chargegate's own list: with the CSMS cut, the station's Authorize is decided from it; GetLocalListVersion agrees; an Authorize decided locally still reaches the CSMS",
     async () => {
       const csms = await TestCsms.startForTest();
       const t = await daemonForTest({ ...siteWith([], [EV201]), ...uplinkConfig(csms) });
@@ -360,9 +360,11 @@ describe('uplink of an OCPP 2.0.1 station (ocpp-rpc RPCServer, strict OCPP 2.0.1
         csmsEntry('tag-new', 'Blocked'),
       ]);
 
-      // Decided from the list, the CSMS not asked.
+      // Decided from the list before the CSMS is asked, then sent to it all the same.
       const authorize = (idToken: string) => station.call('Authorize', { idToken: token(idToken) });
       expect(await authorize('TAG-FLEET')).toEqual({ idTokenInfo: { status: 'Accepted', cacheExpiryDateTime } });
+      await eventually(() => csms.of('Authorize', 'EV201').length === 1, UPLINK_WAIT_MS, 'the Authorize forwarded');
+      expect(csms.of('Authorize', 'EV201')).toEqual([{ idToken: token('TAG-FLEET') }]);
 
       await csms.cutOff();
       expect(await authorize('TAG-FLEET')).toEqual({ idTokenInfo: { status: 'Accepted', cacheExpiryDateTime } });

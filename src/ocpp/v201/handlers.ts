@@ -82,6 +82,9 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
     const idTag = params.idToken.idToken;
     const decision = await authorizer.authorize({ idTag, stationId, idTokenType: params.idToken.type });
     site.authorizations.record(stationId, idTag, decision.status, decision.connectorId);
+    // As for 1.6: the CSMS hears an Authorize the plugin or the local list decided before it was asked (README
+    // "Uplink to a CSMS").
+    if (decision.source === 'plugin' || decision.source === 'local') live('Authorize', params);
     return { idTokenInfo: idTokenInfoOf(decision) };
   });
 
