@@ -145,6 +145,9 @@ export class Uplink implements StationMessageForwarder {
   }
 
   queue(stationId: string, message: ForwardedMessage): void {
+    // Admitted only by ocpp.acceptUnknownStations: not a station of the site until paired, so neither linked at its
+    // connect nor forwarded (README "Uplink to a CSMS").
+    if (this.options.site.stations.admission(stationId).verdict === 'unknown') return;
     const protocol = this.protocols.get(stationId) ?? OCPP16;
     const accepted = this.links.get(stationId)?.state === 'accepted';
     const queued = protocol === OCPP201 ? queuedV201(message, accepted) : message;

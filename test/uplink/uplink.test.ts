@@ -555,4 +555,45 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
+
+  it(
+    'a station admitted unknown (acceptUnknownStations) is not forwarded, and has no link, until it is paired; then it is as any station',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest({
+        ...siteWith(),
+        ocpp: { host: '127.0.0.1', port: 0, securityProfile: 0, acceptUnknownStations: true, changePollMs: 100 },
+        ...uplinkConfig(csms),
+      });
+      putIdTag(t.db, { idTag: 'TAG-1', status: 'Accepted', expiresAt: null, siteId: null });
+      putIdTag(t.db, { idTag: 'TAG-2', status: 'Accepted', expiresAt: null, siteId: null });
+      const stranger = await t.connect('CP-ANY');
+      expect(await stranger.boot()).toMatchObject({ status: 'Accepted' });
+      await stranger.heartbeat();
+      await session(stranger, 1);
+      await stranger.statusNotification({ connectorId: 1, status: 'Available' });
+      // Queued rows would be written in the commit of each call, before the station heard its answer.
+      expect((await health(t)).stations).toEqual([]);
+      expect(t.db.prepare("SELECT COUNT(*) FROM uplink_queue WHERE station_id = 'CP-ANY'").pluck().get()).toBe(0);
+      expect(csms.received.filter((m) => m.identity === 'CP-ANY')).toEqual([]);
+
+      // Paired, its socket is closed; it comes back known and gets its link, from its next messages on.
+      const wasClosed = new Promise((resolve) => stranger.rpc.once('close', resolve));
+      expect(
+        (await runCliJson(['station', 'pair', 'CP-ANY', '--site', 's1', '--config', t.temp.configPath])).code,
+      ).toBe(0);
+      await wasClosed;
+      const paired = await t.connect('CP-ANY');
+      await paired.boot();
+      await eventually(() => csms.isConnected('CP-ANY'), UPLINK_WAIT_MS, 'the link of the paired station');
+      await session(paired, 2);
+      await eventually(() => csms.of('StopTransaction', 'CP-ANY').length === 1, UPLINK_WAIT_MS, 'its session upstream');
+      expect(transactionMessages(csms, 'CP-ANY').map((m) => m.key)).toEqual([
+        'StartTransaction 20000',
+        'MeterValues 20500',
+        'StopTransaction 21000',
+      ]);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });
