@@ -114,6 +114,9 @@ export class SiteUnderLoad {
     const atMs = this.sample();
     if (otherA.some((a, i) => a > (this.otherA[i] ?? 0))) this.steps.push({ atMs, what });
     this.otherA = otherA;
+    // The site as the step leaves it, before the gateway can act: the step shows in the samples even when a loaded
+    // machine starves the sampling timer until the cars are lowered.
+    this.sample();
     return atMs;
   }
 
