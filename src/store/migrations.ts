@@ -416,6 +416,15 @@ export const MIGRATIONS: Migration[] = [
       );
     `,
   },
+  {
+    version: 21,
+    name: "a 2.0.1 RequestStartTransaction's charging profile waits for its transaction by the CSMS's remoteStartId",
+    sql: `
+      -- Owned by the uplink (src/uplink/csms-profiles.ts): the station names the transaction the remote start began by
+      -- it (README "Uplink to a CSMS", charging profiles). Null for 1.6, bound by its idTag only.
+      ALTER TABLE csms_charging_profiles ADD COLUMN remote_start_id INTEGER;
+    `,
+  },
 ];
 
 /** The database was migrated by a newer chargegate than this one: its schema may mean things this code cannot know. */

@@ -6,6 +6,8 @@ import {
   sumOf,
   VOLTS_PER_PHASE,
   type ConnectorComposite,
+  type LimitProfile,
+  type SchedulePeriod,
   type Steps,
   type Window,
 } from '../load/index.js';
@@ -14,11 +16,16 @@ import type {
   ClearChargingProfileRequest,
   GetCompositeScheduleRequest,
   GetCompositeScheduleResponse,
+  Ocpp201Actions,
   RemoteStartTransactionRequest,
   SetChargingProfileRequest,
 } from '../ocpp/index.js';
-import type { CsmsProfiles } from './csms-profiles.js';
-import { profileFrom16, purposeFrom16 } from './profile-conversion.js';
+import type { ClearCriteria, CsmsProfiles, Refusal, SameLevelRule } from './csms-profiles.js';
+import { profileFrom16, profileFrom201, purposeFrom16, purposeFrom201 } from './profile-conversion.js';
+
+type Request201<A extends keyof Ocpp201Actions> = Ocpp201Actions[A][0];
+type Response201<A extends keyof Ocpp201Actions> = Ocpp201Actions[A][1];
+type CompositeSchedule201 = NonNullable<Response201<'GetCompositeSchedule'>['schedule']>;
 
 /** What the CSMS's charging-profile calls of one station on a circuit need. */
 export interface ProfileCallContext {
@@ -28,6 +35,8 @@ export interface ProfileCallContext {
   composites(window: Window): readonly ConnectorComposite[];
   /** A call to the station, resolving with its answer. */
   relay(action: string, params: unknown): Promise<unknown>;
+  /** chargegate's id of the transaction a 2.0.1 station knows by its own id; undefined when it knows none. */
+  transactionIdOf(stationTransactionId: string): number | undefined;
   log: Logger;
   now(): Date;
 }
@@ -38,11 +47,16 @@ export interface ProfileCallContext {
  */
 const MAX_COMPOSITE_S = 7 * 86_400;
 
+/*
+ * The CSMS's charging-profile calls for a station on a circuit, answered by chargegate (README "Uplink to a CSMS",
+ * charging profiles): the profiles are kept and load management sends the station the lower of them and its own
+ * limits, so none reaches the station as the CSMS sent it. One way for both OCPP versions (keep, clear, composite,
+ * remote start); each version's function below only reads its messages and writes its answers.
+ */
+
 /**
- * The CSMS's charging-profile calls (OCPP 1.6) for a station on a circuit, answered by chargegate (README "Uplink to a
- * CSMS", charging profiles): the profiles are kept and load management sends the station the lower of them and its
- * own limits, so none reaches the station as the CSMS sent it. Undefined for any other call, and for a
- * RemoteStartTransaction without a profile: those are relayed. Transaction ids are chargegate's by now.
+ * OCPP 1.6: undefined for any other call, and for a RemoteStartTransaction without a profile (those are relayed).
+ * Transaction ids are chargegate's by now.
  */
 export function chargingProfileCall16(
   ctx: ProfileCallContext,
@@ -50,63 +64,224 @@ export function chargingProfileCall16(
   params: Record<string, unknown>,
 ): Promise<unknown> | undefined {
   switch (method) {
-    case 'SetChargingProfile':
-      return setProfile(ctx, params as unknown as SetChargingProfileRequest);
-    case 'ClearChargingProfile':
-      return clearProfiles(ctx, params);
-    case 'GetCompositeSchedule':
-      return compositeSchedule(ctx, params as unknown as GetCompositeScheduleRequest);
-    case 'RemoteStartTransaction':
-      return params.chargingProfile === undefined
-        ? undefined
-        : remoteStart(ctx, params as unknown as RemoteStartTransactionRequest);
+    case 'SetChargingProfile': {
+      const { connectorId, csChargingProfiles: p } = params as unknown as SetChargingProfileRequest;
+      const rules: KeepRules = {
+        sameLevel: 'replaces',
+        ...(p.transactionId !== undefined && { transactionId: p.transactionId }),
+      };
+      return keep(ctx, connectorId, p.chargingProfilePurpose, profileFrom16(p), rules).then((refusal) => ({
+        status: refusal ? 'Rejected' : 'Accepted',
+      }));
+    }
+    case 'ClearChargingProfile': {
+      const { id, connectorId, chargingProfilePurpose, stackLevel } = params as ClearChargingProfileRequest;
+      return clear(ctx, {
+        ...(id !== undefined && { id }),
+        ...(connectorId !== undefined && { connectorId }),
+        ...(chargingProfilePurpose !== undefined && { purpose: purposeFrom16(chargingProfilePurpose) }),
+        ...(stackLevel !== undefined && { stackLevel }),
+      }).then((cleared) => ({ status: cleared ? 'Accepted' : 'Unknown' }));
+    }
+    case 'GetCompositeSchedule': {
+      const request = params as unknown as GetCompositeScheduleRequest;
+      const { connectorId } = request;
+      const composite = compositeOf(ctx, connectorId, request.duration, request.chargingRateUnit ?? 'A');
+      if (composite === 'station') return ctx.relay(method, params);
+      if (composite === 'rejected') return Promise.resolve({ status: 'Rejected' });
+      const { scheduleStart, duration, chargingRateUnit, periods } = composite;
+      const answer: GetCompositeScheduleResponse = {
+        status: 'Accepted',
+        connectorId,
+        scheduleStart,
+        chargingSchedule: {
+          duration,
+          startSchedule: scheduleStart,
+          chargingRateUnit,
+          chargingSchedulePeriod: periods.map((p) => ({ startPeriod: p.startS, limit: p.limit })),
+        },
+      };
+      return Promise.resolve(answer);
+    }
+    case 'RemoteStartTransaction': {
+      const { chargingProfile, ...start } = params as unknown as RemoteStartTransactionRequest;
+      if (!chargingProfile) return undefined;
+      return remoteStart(ctx, {
+        ...(start.connectorId !== undefined && { connectorId: start.connectorId }),
+        idTag: start.idTag,
+        profile: profileFrom16(chargingProfile),
+        ...(chargingProfile.chargingProfilePurpose !== 'TxProfile' && {
+          refusal: { reasonCode: 'InvalidValue', why: "a remote start's profile is a TxProfile (OCPP 1.6 §5.11)" },
+        }),
+        send: () => ctx.relay(method, start) as Promise<{ status: string }>,
+      }).then((answer) => ({ status: answer.status }));
+    }
     default:
       return undefined;
   }
 }
 
-async function setProfile(ctx: ProfileCallContext, params: SetChargingProfileRequest): Promise<unknown> {
-  const { connectorId, csChargingProfiles } = params;
-  const profile = profileFrom16(csChargingProfiles);
-  const why =
-    unmanaged(ctx, connectorId) ??
-    (await ctx.profiles.set(ctx.stationId, connectorId, profile, csChargingProfiles.transactionId));
-  const fields = { connectorId, profileId: profile.id, purpose: csChargingProfiles.chargingProfilePurpose };
-  if (why !== undefined) {
-    ctx.log.warn({ ...fields, reason: why }, 'CSMS charging profile refused');
-    return { status: 'Rejected' };
+/**
+ * OCPP 2.0.1: the EVSE is chargegate's connector (README "OCPP 2.0.1 stations"), a TxProfile names its transaction by
+ * the station's own id. Undefined for any other call, and for a RequestStartTransaction without a profile (relayed).
+ */
+export function chargingProfileCall201(
+  ctx: ProfileCallContext,
+  method: string,
+  params: Record<string, unknown>,
+): Promise<unknown> | undefined {
+  switch (method) {
+    case 'SetChargingProfile': {
+      const { evseId, chargingProfile: p } = params as unknown as Request201<'SetChargingProfile'>;
+      const stationTransactionId = p.chargingProfilePurpose === 'TxProfile' ? p.transactionId : undefined;
+      const transactionId = stationTransactionId === undefined ? undefined : ctx.transactionIdOf(stationTransactionId);
+      const refusal: Refusal | undefined =
+        p.chargingProfilePurpose === 'ChargingStationExternalConstraints'
+          ? {
+              reasonCode: 'InvalidValue',
+              why: "external constraints are an energy manager's, not the CSMS's (K01.FR.22)",
+            }
+          : p.chargingProfilePurpose === 'ChargingStationMaxProfile' && p.chargingProfileKind === 'Relative'
+            ? { reasonCode: 'InvalidValue', why: 'a station maximum is not Relative (K01.FR.38)' }
+            : p.chargingProfilePurpose === 'TxProfile' && stationTransactionId === undefined
+              ? { reasonCode: 'MissingParam', why: 'a TxProfile names its transaction (K01.FR.03)' }
+              : stationTransactionId !== undefined && transactionId === undefined
+                ? { reasonCode: 'TxNotFound', why: 'no transaction of the station has this transactionId' }
+                : undefined;
+      const rules: KeepRules = {
+        sameLevel: 'refused',
+        ...(transactionId !== undefined && { transactionId }),
+        ...(refusal && { refusal }),
+      };
+      return keep(ctx, evseId, p.chargingProfilePurpose, profileFrom201(p), rules).then(
+        (why): Response201<'SetChargingProfile'> =>
+          why ? { status: 'Rejected', statusInfo: statusInfoOf(why) } : { status: 'Accepted' },
+      );
+    }
+    case 'ClearChargingProfile': {
+      const { chargingProfileId: id, chargingProfileCriteria: c } = params as Request201<'ClearChargingProfile'>;
+      const purpose = c?.chargingProfilePurpose;
+      // The CSMS sets no external constraints (refused above): none of them is the CSMS's to clear.
+      if (id === undefined && purpose === 'ChargingStationExternalConstraints')
+        return Promise.resolve({ status: 'Unknown' });
+      return clear(ctx, {
+        ...(id !== undefined && { id }),
+        ...(c?.evseId !== undefined && { connectorId: c.evseId }),
+        ...(purpose !== undefined && { purpose: purposeFrom201(purpose) }),
+        ...(c?.stackLevel !== undefined && { stackLevel: c.stackLevel }),
+      }).then((cleared): Response201<'ClearChargingProfile'> => ({ status: cleared ? 'Accepted' : 'Unknown' }));
+    }
+    case 'GetCompositeSchedule': {
+      const { evseId, duration, chargingRateUnit } = params as unknown as Request201<'GetCompositeSchedule'>;
+      const composite = compositeOf(ctx, evseId, duration, chargingRateUnit ?? 'A');
+      if (composite === 'station') return ctx.relay(method, params);
+      const answer: Response201<'GetCompositeSchedule'> =
+        composite === 'rejected'
+          ? { status: 'Rejected', statusInfo: statusInfoOf({ reasonCode: 'UnsupportedRequest', why: UNMANAGED }) }
+          : {
+              status: 'Accepted',
+              schedule: {
+                evseId,
+                duration: composite.duration,
+                scheduleStart: composite.scheduleStart,
+                chargingRateUnit: composite.chargingRateUnit,
+                // Never empty: a window has a first period.
+                chargingSchedulePeriod: composite.periods.map((p) => ({
+                  startPeriod: p.startS,
+                  limit: p.limit,
+                })) as CompositeSchedule201['chargingSchedulePeriod'],
+              },
+            };
+      return Promise.resolve(answer);
+    }
+    case 'RequestStartTransaction': {
+      const { chargingProfile, ...start } = params as unknown as Request201<'RequestStartTransaction'>;
+      if (!chargingProfile) return undefined;
+      const { evseId, idToken, remoteStartId } = start;
+      return remoteStart(ctx, {
+        ...(evseId !== undefined && { connectorId: evseId }),
+        idTag: idToken.idToken,
+        remoteStartId,
+        profile: profileFrom201(chargingProfile),
+        ...(chargingProfile.chargingProfilePurpose !== 'TxProfile' && {
+          refusal: { reasonCode: 'InvalidValue', why: "a remote start's profile is a TxProfile (OCPP 2.0.1 F01)" },
+        }),
+        send: async () => {
+          const answer = (await ctx.relay(method, start)) as Response201<'RequestStartTransaction'>;
+          // Begun before the request (the cable first): the station names the transaction the profile is for.
+          if (answer.status === 'Accepted' && answer.transactionId !== undefined)
+            ctx.profiles.noteRemoteStarted(ctx.stationId, answer.transactionId, remoteStartId);
+          return answer;
+        },
+      }).then((answer): Response201<'RequestStartTransaction'> => {
+        if (!('refusal' in answer)) return answer;
+        return { status: 'Rejected', statusInfo: statusInfoOf(answer.refusal) };
+      });
+    }
+    default:
+      return undefined;
   }
-  ctx.log.info(fields, "CSMS charging profile kept: composed with load management's limits");
-  return { status: 'Accepted' };
 }
 
-async function clearProfiles(ctx: ProfileCallContext, params: ClearChargingProfileRequest): Promise<unknown> {
-  const { id, connectorId, chargingProfilePurpose, stackLevel } = params;
-  const cleared = await ctx.profiles.clear(ctx.stationId, {
-    ...(id !== undefined && { id }),
-    ...(connectorId !== undefined && { connectorId }),
-    ...(chargingProfilePurpose !== undefined && { purpose: purposeFrom16(chargingProfilePurpose) }),
-    ...(stackLevel !== undefined && { stackLevel }),
-  });
-  if (cleared) ctx.log.info({ ...params }, "CSMS charging profiles cleared; load management's fail-safe stays");
-  return { status: cleared ? 'Accepted' : 'Unknown' };
+interface KeepRules {
+  transactionId?: number;
+  sameLevel: SameLevelRule;
+  /** Refused already by the version's own rules. */
+  refusal?: Refusal;
+}
+
+const UNMANAGED = 'the connector is on no circuit: load management could not compose the profile';
+
+/** SetChargingProfile: the profile kept, or why not; either way logged. */
+async function keep(
+  ctx: ProfileCallContext,
+  connectorId: number,
+  purpose: string,
+  profile: LimitProfile,
+  rules: KeepRules,
+): Promise<Refusal | undefined> {
+  const refusal =
+    rules.refusal ??
+    unmanaged(ctx, connectorId) ??
+    (await ctx.profiles.set(ctx.stationId, connectorId, profile, rules));
+  const fields = { connectorId, profileId: profile.id, purpose };
+  if (refusal) {
+    ctx.log.warn({ ...fields, reason: refusal.why }, 'CSMS charging profile refused');
+    return refusal;
+  }
+  ctx.log.info(fields, "CSMS charging profile kept: composed with load management's limits");
+  return undefined;
+}
+
+/** ClearChargingProfile: only the CSMS's profiles; load management's fail-safe stays. */
+async function clear(ctx: ProfileCallContext, criteria: ClearCriteria): Promise<boolean> {
+  const cleared = await ctx.profiles.clear(ctx.stationId, criteria);
+  if (cleared) ctx.log.info({ ...criteria }, "CSMS charging profiles cleared; load management's fail-safe stays");
+  return cleared;
 }
 
 /**
- * What the station gets from now on, as chargegate sends it: a connector's composite, or for connector 0 the sum of
- * its connectors' at most the CSMS's station maximum. A connector whose station refuses profiles is asked itself
- * (chargegate limits nothing there); one load management does not manage is Rejected.
+ * GetCompositeSchedule: what the station gets from now on, as chargegate sends it: a connector's composite, or for
+ * connector 0 the sum of its connectors' at most the CSMS's station maximum. 'station' for a connector whose station
+ * refuses profiles (chargegate limits nothing there: the station is asked), 'rejected' for one load management does
+ * not manage.
  */
-async function compositeSchedule(ctx: ProfileCallContext, params: GetCompositeScheduleRequest): Promise<unknown> {
-  const { connectorId, duration } = params;
-  const unit = params.chargingRateUnit ?? 'A';
+function compositeOf(
+  ctx: ProfileCallContext,
+  connectorId: number,
+  duration: number,
+  unit: 'A' | 'W',
+):
+  | { scheduleStart: string; duration: number; chargingRateUnit: 'A' | 'W'; periods: SchedulePeriod[] }
+  | 'station'
+  | 'rejected' {
   const fromMs = Math.floor(ctx.now().getTime() / 1000) * 1000;
   const durationS = Math.max(1, Math.min(duration, MAX_COMPOSITE_S));
   const window = { fromMs, toMs: fromMs + durationS * 1000 };
   const all = ctx.composites(window);
   const parts = connectorId === 0 ? all : all.filter((c) => c.connectorId === connectorId);
-  if (parts.length === 0) return { status: 'Rejected' };
-  if (parts.some((c) => !c.composite)) return ctx.relay('GetCompositeSchedule', params);
+  if (parts.length === 0) return 'rejected';
+  if (parts.some((c) => !c.composite)) return 'station';
   const inUnit = <L extends number | undefined>(steps: Steps<L>, phases: number): Steps<L> =>
     unit === 'A' ? steps : scaled(steps, VOLTS_PER_PHASE * phases);
   const total = parts.reduce((sum, c) => sumOf(sum, inUnit(c.composite!, c.phases)), constant<number>(window, 0));
@@ -117,42 +292,41 @@ async function compositeSchedule(ctx: ProfileCallContext, params: GetCompositeSc
     connectorId === 0
       ? lowerOf(total, inUnit(ctx.profiles.scheduleOf(ctx.stationId, { connectorId: 0, phases }, window), phases))
       : total;
-  const start = new Date(fromMs).toISOString();
-  const answer: GetCompositeScheduleResponse = {
-    status: 'Accepted',
-    connectorId,
-    scheduleStart: start,
-    chargingSchedule: {
-      duration: durationS,
-      startSchedule: start,
-      chargingRateUnit: unit,
-      chargingSchedulePeriod: periodsOf(schedule).map((p) => ({ startPeriod: p.startS, limit: p.limit })),
-    },
+  return {
+    scheduleStart: new Date(fromMs).toISOString(),
+    duration: durationS,
+    chargingRateUnit: unit,
+    periods: periodsOf(schedule),
   };
-  return answer;
 }
 
 /**
- * The start relayed without the profile, which is kept for the transaction it begins and composed like any other
- * (README "Uplink to a CSMS"); Accepted only if the station accepted, else the profile is withdrawn.
+ * A remote start carrying a profile: the start relayed without it (`send`), the profile kept for the transaction it
+ * begins and composed like any other (README "Uplink to a CSMS"). The station's answer, Accepted only if the station
+ * accepted (else the profile is withdrawn), or the refusal when the profile cannot be composed (the station never
+ * hears of the start).
  */
-async function remoteStart(ctx: ProfileCallContext, params: RemoteStartTransactionRequest): Promise<unknown> {
-  const { chargingProfile, ...start } = params;
-  const why =
-    chargingProfile!.chargingProfilePurpose !== 'TxProfile'
-      ? "a remote start's profile is a TxProfile (OCPP 1.6 §5.11)"
-      : params.connectorId === undefined
-        ? undefined
-        : unmanaged(ctx, params.connectorId);
-  if (why !== undefined) {
-    ctx.log.warn({ action: 'RemoteStartTransaction', reason: why }, 'CSMS charging profile refused');
-    return { status: 'Rejected' };
+async function remoteStart<A extends { status: string }>(
+  ctx: ProfileCallContext,
+  start: {
+    connectorId?: number;
+    idTag: string;
+    remoteStartId?: number;
+    profile: LimitProfile;
+    refusal?: Refusal;
+    send(): Promise<A>;
+  },
+): Promise<A | { status: 'Rejected'; refusal: Refusal }> {
+  const { connectorId, profile, send } = start;
+  const refusal = start.refusal ?? (connectorId === undefined ? undefined : unmanaged(ctx, connectorId));
+  if (refusal) {
+    ctx.log.warn({ profileId: profile.id, reason: refusal.why }, 'CSMS charging profile refused');
+    return { status: 'Rejected', refusal };
   }
-  const profile = profileFrom16(chargingProfile!);
-  const withdraw = await ctx.profiles.expectRemoteStart(ctx.stationId, params.connectorId, params.idTag, profile);
-  let answer: { status: string };
+  const withdraw = await ctx.profiles.expectRemoteStart(ctx.stationId, start, profile);
+  let answer: A;
   try {
-    answer = (await ctx.relay('RemoteStartTransaction', start)) as { status: string };
+    answer = await send();
   } catch (err) {
     await withdraw();
     throw err;
@@ -162,30 +336,14 @@ async function remoteStart(ctx: ProfileCallContext, params: RemoteStartTransacti
 }
 
 /** Why a connector (not the station's 0) takes no CSMS profile here: load management does not manage it. */
-function unmanaged(ctx: ProfileCallContext, connectorId: number): string | undefined {
+function unmanaged(ctx: ProfileCallContext, connectorId: number): Refusal | undefined {
   if (connectorId === 0) return undefined;
   const now = ctx.now().getTime();
   const managed = ctx.composites({ fromMs: now, toMs: now + 1 }).some((c) => c.connectorId === connectorId);
-  return managed ? undefined : 'the connector is on no circuit: load management could not compose the profile';
+  return managed ? undefined : { reasonCode: 'UnsupportedRequest', why: UNMANAGED };
 }
 
-/**
- * The CSMS's charging-profile calls for an OCPP 2.0.1 station on a circuit, whose profiles are not composed yet (README
- * "Uplink to a CSMS"): a CSMS profile at a higher stack level would override load management's and a
- * ClearChargingProfile would wipe its fail-safe, so SetChargingProfile, ClearChargingProfile and a
- * RequestStartTransaction carrying a profile are answered without reaching the station (ClearChargingProfile has no
- * Rejected: Unknown says nothing was cleared). Undefined for any other call.
- */
-export function refusedUntilComposed(
-  method: string,
-  params: Record<string, unknown>,
-  log: Logger,
-): Promise<unknown> | undefined {
-  const setsProfile =
-    method === 'SetChargingProfile' ||
-    method === 'ClearChargingProfile' ||
-    (method === 'RequestStartTransaction' && params.chargingProfile !== undefined);
-  if (!setsProfile) return undefined;
-  log.warn({ action: method }, 'CSMS charging profile for a 2.0.1 station on a circuit: not composed yet, refused');
-  return Promise.resolve({ status: method === 'ClearChargingProfile' ? 'Unknown' : 'Rejected' });
+/** A refusal as a 2.0.1 answer's statusInfo (additionalInfo: at most 512 characters). */
+function statusInfoOf(refusal: Refusal): { reasonCode: string; additionalInfo: string } {
+  return { reasonCode: refusal.reasonCode, additionalInfo: refusal.why.slice(0, 512) };
 }

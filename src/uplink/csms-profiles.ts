@@ -19,9 +19,17 @@ const REMOTE_START_WAIT_MS = 5 * 60_000;
 
 /** The transactions the CSMS's profiles belong to (site/ implements it). */
 export interface ProfileTransactions {
-  byId(
-    id: number,
-  ): { stationId: string; connectorId: number; idTag: string; startedAt: string; stoppedAt: string | null } | undefined;
+  byId(id: number):
+    | {
+        stationId: string;
+        connectorId: number;
+        idTag: string;
+        startedAt: string;
+        stoppedAt: string | null;
+        /** A 2.0.1 station's own id for it. */
+        stationTransactionId: string | null;
+      }
+    | undefined;
   openOn(stationId: string, connectorId: number): { id: number } | undefined;
   /** Told, by id, once a start or stop is committed and answered. Returns the unsubscribe. */
   onOpenedOrClosed(listener: (transactionId: number) => void): () => void;
@@ -35,15 +43,40 @@ export interface ClearCriteria {
   stackLevel?: number;
 }
 
+/**
+ * Why a profile is not kept: in words, and as OCPP 2.0.1's statusInfo reasonCode says it (the codes a 2.0.1 station
+ * answers with).
+ */
+export interface Refusal {
+  reasonCode: 'DuplicateProfile' | 'InvalidValue' | 'MissingParam' | 'TxNotFound' | 'UnsupportedRequest';
+  why: string;
+}
+
+/**
+ * A profile of the same connector, purpose and stack level with another id: 1.6 replaces it with the new one (§5.16),
+ * 2.0.1 refuses the new one while their validity overlaps (K01.FR.06, K01.FR.39).
+ */
+export type SameLevelRule = 'replaces' | 'refused';
+
+/** A remote start's transaction profile until its transaction starts: it limits nothing yet. */
+interface RemoteStart {
+  idTag: string;
+  receivedAtMs: number;
+  /** A 2.0.1 RequestStartTransaction's id, which the station's TransactionEvent repeats. */
+  remoteStartId?: number;
+  /** The station's id of the transaction it began, once the station said (in memory: else bound by idTag). */
+  stationTransactionId?: string;
+}
+
 interface Kept extends PlacedProfile {
-  /** A remote start's transaction profile until its transaction starts: it limits nothing yet. */
-  remoteStart?: { idTag: string; receivedAtMs: number };
+  remoteStart?: RemoteStart;
 }
 
 interface Row {
   connectorId: number;
   transactionId: number | null;
   remoteStartIdTag: string | null;
+  remoteStartId: number | null;
   profile: string;
   receivedAt: string;
 }
@@ -92,36 +125,46 @@ export class CsmsProfiles implements CsmsSchedules {
     stationId: string,
     connectorId: number,
     profile: LimitProfile,
-    transactionId?: number,
-  ): Promise<string | undefined> {
+    rules: { transactionId?: number; sameLevel: SameLevelRule },
+  ): Promise<Refusal | undefined> {
     let runningId: number | undefined;
-    if (profile.purpose === 'stationMaximum' && connectorId !== 0) return 'a station maximum belongs on connector 0';
+    if (profile.purpose === 'stationMaximum' && connectorId !== 0)
+      return { reasonCode: 'InvalidValue', why: 'a station maximum belongs on connector 0' };
     if (profile.purpose === 'transaction') {
-      if (connectorId === 0) return 'a transaction profile needs a connector';
+      if (connectorId === 0) return { reasonCode: 'InvalidValue', why: 'a transaction profile needs a connector' };
       runningId = this.transactions.openOn(stationId, connectorId)?.id;
-      if (runningId === undefined) return 'no transaction runs on the connector';
-      if (transactionId !== undefined && transactionId !== runningId)
-        return 'not the transaction running on the connector';
+      if (runningId === undefined) return { reasonCode: 'TxNotFound', why: 'no transaction runs on the connector' };
+      if (rules.transactionId !== undefined && rules.transactionId !== runningId)
+        return { reasonCode: 'TxNotFound', why: 'not the transaction running on the connector' };
     }
+    if (
+      rules.sameLevel === 'refused' &&
+      this.sameLevel(stationId, connectorId, profile).some((k) => overlap(k, profile))
+    )
+      return { reasonCode: 'DuplicateProfile', why: 'another profile holds its stack level and purpose there' };
     await this.changed(stationId, () => {
-      this.replaced(stationId, connectorId, profile);
+      this.replaced(stationId, connectorId, profile, rules.sameLevel);
       this.insert(stationId, connectorId, profile, runningId === undefined ? {} : { transactionId: runningId });
     });
     return undefined;
   }
 
   /**
-   * Keeps a RemoteStartTransaction's transaction profile for the transaction the remote start begins: the next one its
-   * idTag starts on the station (on its connector, when named) within REMOTE_START_WAIT_MS. Resolves, once durable,
-   * with what withdraws it (the station refused the start).
+   * Keeps a remote start's transaction profile for the transaction the remote start begins: the one the station names
+   * by its `remoteStartId` (2.0.1), else the next one its idTag starts on the station (on its connector, when named),
+   * within REMOTE_START_WAIT_MS. Resolves, once durable, with what withdraws it (the station refused the start).
    */
   async expectRemoteStart(
     stationId: string,
-    connectorId: number | undefined,
-    idTag: string,
+    start: { connectorId?: number; idTag: string; remoteStartId?: number },
     profile: LimitProfile,
   ): Promise<() => Promise<void>> {
-    await this.changed(stationId, () => this.insert(stationId, connectorId ?? 0, profile, { remoteStartIdTag: idTag }));
+    const { connectorId, idTag, remoteStartId } = start;
+    await this.changed(stationId, () =>
+      this.insert(stationId, connectorId ?? 0, profile, {
+        remoteStart: { idTag, ...(remoteStartId !== undefined && { remoteStartId }) },
+      }),
+    );
     return () =>
       this.changed(stationId, () =>
         statement(
@@ -129,6 +172,15 @@ export class CsmsProfiles implements CsmsSchedules {
           'DELETE FROM csms_charging_profiles WHERE station_id = ? AND profile_id = ? AND remote_start_id_tag IS NOT NULL',
         ).run(stationId, profile.id),
       );
+  }
+
+  /**
+   * A 2.0.1 station said which of its transactions a RequestStartTransaction began (its TransactionEvent's
+   * remoteStartId, or the answer naming one already running): the profile waiting for that start goes to that one.
+   */
+  noteRemoteStarted(stationId: string, stationTransactionId: string, remoteStartId: number): void {
+    for (const k of this.byStation.get(stationId) ?? [])
+      if (k.remoteStart?.remoteStartId === remoteStartId) k.remoteStart.stationTransactionId = stationTransactionId;
   }
 
   /** ClearChargingProfile: resolves, once durable, with whether any profile was cleared. */
@@ -169,17 +221,29 @@ export class CsmsProfiles implements CsmsSchedules {
     }
     const waiting = kept.filter((k) => k.remoteStart && nowMs - k.remoteStart.receivedAtMs < REMOTE_START_WAIT_MS);
     const expired = kept.filter((k) => k.remoteStart && !waiting.includes(k));
-    const bound = waiting
-      .filter((k) => k.remoteStart!.idTag === t.idTag && (k.connectorId === 0 || k.connectorId === t.connectorId))
-      .at(-1);
+    // The one the station said it began, else (a station that does not say, 1.6) the latest for its idTag.
+    const bound =
+      waiting.find(
+        (k) => t.stationTransactionId !== null && k.remoteStart!.stationTransactionId === t.stationTransactionId,
+      ) ??
+      waiting
+        .filter(
+          ({ remoteStart, connectorId }) =>
+            remoteStart!.stationTransactionId === undefined &&
+            remoteStart!.idTag === t.idTag &&
+            (connectorId === 0 || connectorId === t.connectorId),
+        )
+        .at(-1);
     if (!bound && expired.length === 0) return;
     void this.changed(t.stationId, () => {
       for (const k of expired) this.delete(t.stationId, k.profile.id);
       if (!bound) return;
-      this.replaced(t.stationId, t.connectorId, bound.profile, bound);
+      // A transaction that just began has no other TxProfile: 2.0.1 would find nothing to refuse it for either.
+      this.replaced(t.stationId, t.connectorId, bound.profile, 'replaces', bound);
       statement(
         this.writer.db,
-        'UPDATE csms_charging_profiles SET connector_id = ?, transaction_id = ?, remote_start_id_tag = NULL WHERE station_id = ? AND profile_id = ?',
+        `UPDATE csms_charging_profiles SET connector_id = ?, transaction_id = ?, remote_start_id_tag = NULL, remote_start_id = NULL
+          WHERE station_id = ? AND profile_id = ?`,
       ).run(t.connectorId, transactionId, t.stationId, bound.profile.id);
       this.log.info(
         { stationId: t.stationId, transactionId, profileId: bound.profile.id },
@@ -199,37 +263,51 @@ export class CsmsProfiles implements CsmsSchedules {
   }
 
   /**
-   * Deletes what a profile replaces where it comes to apply: the same id, or the same connector, purpose and stack
-   * level (`bound`: a remote start's, which is not replaced by itself).
+   * Deletes what a profile replaces where it comes to apply: the same id, and under 1.6's rule the same connector,
+   * purpose and stack level (`bound`: a remote start's, which is not replaced by itself).
    */
-  private replaced(stationId: string, connectorId: number, profile: LimitProfile, bound?: Kept): void {
-    const replaces = (k: Kept): boolean =>
-      k !== bound &&
-      (k.profile.id === profile.id ||
-        (!k.remoteStart &&
-          k.connectorId === connectorId &&
-          k.profile.purpose === profile.purpose &&
-          k.profile.stackLevel === profile.stackLevel));
+  private replaced(
+    stationId: string,
+    connectorId: number,
+    profile: LimitProfile,
+    sameLevel: SameLevelRule,
+    bound?: Kept,
+  ): void {
+    const level = sameLevel === 'replaces' ? this.sameLevel(stationId, connectorId, profile) : [];
+    const replaces = (k: Kept): boolean => k !== bound && (k.profile.id === profile.id || level.includes(k));
     for (const k of (this.byStation.get(stationId) ?? []).filter(replaces)) this.delete(stationId, k.profile.id);
+  }
+
+  /** The station's profiles (not waiting for a remote start) at a connector, purpose and stack level, of other ids. */
+  private sameLevel(stationId: string, connectorId: number, profile: LimitProfile): Kept[] {
+    return (this.byStation.get(stationId) ?? []).filter(
+      (k) =>
+        !k.remoteStart &&
+        k.profile.id !== profile.id &&
+        k.connectorId === connectorId &&
+        k.profile.purpose === profile.purpose &&
+        k.profile.stackLevel === profile.stackLevel,
+    );
   }
 
   private insert(
     stationId: string,
     connectorId: number,
     profile: LimitProfile,
-    bound: { transactionId?: number; remoteStartIdTag?: string },
+    bound: { transactionId?: number; remoteStart?: { idTag: string; remoteStartId?: number } },
   ): void {
     statement(
       this.writer.db,
       `INSERT OR REPLACE INTO csms_charging_profiles
-         (station_id, profile_id, connector_id, transaction_id, remote_start_id_tag, profile, received_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
+         (station_id, profile_id, connector_id, transaction_id, remote_start_id_tag, remote_start_id, profile, received_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       stationId,
       profile.id,
       connectorId,
       bound.transactionId ?? null,
-      bound.remoteStartIdTag ?? null,
+      bound.remoteStart?.idTag ?? null,
+      bound.remoteStart?.remoteStartId ?? null,
       JSON.stringify(profile),
       this.now().toISOString(),
     );
@@ -247,22 +325,43 @@ export class CsmsProfiles implements CsmsSchedules {
     const rows = statement<[string], Row>(
       this.writer.db,
       `SELECT p.connector_id AS connectorId, p.transaction_id AS transactionId, p.remote_start_id_tag AS remoteStartIdTag,
-              p.profile, p.received_at AS receivedAt
+              p.remote_start_id AS remoteStartId, p.profile, p.received_at AS receivedAt
          FROM csms_charging_profiles p LEFT JOIN transactions t ON t.id = p.transaction_id
         WHERE p.station_id = ? AND (p.transaction_id IS NULL OR t.stopped_at IS NULL)
         ORDER BY p.received_at`,
     ).all(stationId);
+    // What the station said of a waiting remote start stays known when the station's profiles are read again.
+    const said = new Map(
+      (this.byStation.get(stationId) ?? []).flatMap((k) =>
+        k.remoteStart?.stationTransactionId === undefined ? [] : [[k.profile.id, k.remoteStart.stationTransactionId]],
+      ),
+    );
     const kept = rows.map((r): Kept => {
       const receivedAtMs = Date.parse(r.receivedAt);
+      const profile = JSON.parse(r.profile) as LimitProfile;
+      const stationTransactionId = said.get(profile.id);
       return {
         connectorId: r.connectorId,
-        profile: JSON.parse(r.profile) as LimitProfile,
+        profile,
         receivedAtMs,
         ...(r.transactionId !== null && { transactionId: r.transactionId }),
-        ...(r.remoteStartIdTag !== null && { remoteStart: { idTag: r.remoteStartIdTag, receivedAtMs } }),
+        ...(r.remoteStartIdTag !== null && {
+          remoteStart: {
+            idTag: r.remoteStartIdTag,
+            receivedAtMs,
+            ...(r.remoteStartId !== null && { remoteStartId: r.remoteStartId }),
+            ...(stationTransactionId !== undefined && { stationTransactionId }),
+          },
+        }),
       };
     });
     if (kept.length === 0) this.byStation.delete(stationId);
     else this.byStation.set(stationId, kept);
   }
+}
+
+/** Whether two profiles' validity periods (unbounded where not given) share an instant. */
+function overlap(kept: Kept, profile: LimitProfile): boolean {
+  const { validFromMs = -Infinity, validToMs = Infinity } = kept.profile;
+  return validFromMs < (profile.validToMs ?? Infinity) && (profile.validFromMs ?? -Infinity) < validToMs;
 }

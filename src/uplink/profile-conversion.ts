@@ -45,6 +45,11 @@ export function purposeFrom16(purpose: Profile16['chargingProfilePurpose']): Pro
   return PURPOSES_16[purpose];
 }
 
+/** A 2.0.1 purpose (ClearChargingProfile's criteria name one). */
+export function purposeFrom201(purpose: Profile201['chargingProfilePurpose']): ProfilePurpose {
+  return PURPOSES_201[purpose];
+}
+
 function profileOf(
   id: number,
   purpose: ProfilePurpose,

@@ -11,19 +11,20 @@ import {
   type CentralSystem,
   type ForwardedMessage,
   type Ocpp16Actions,
+  type Ocpp201Actions,
   type StationMessageForwarder,
 } from '../ocpp/index.js';
 import type { Site } from '../site/index.js';
 import type { GroupCommit } from '../store/index.js';
 import { csmsCallHandler, type CsmsCallHandler } from './csms-calls.js';
 import { csmsCallHandler201 } from './csms-calls-v201.js';
-import { chargingProfileCall16, refusedUntilComposed } from './csms-profile-calls.js';
+import { chargingProfileCall16, chargingProfileCall201, type ProfileCallContext } from './csms-profile-calls.js';
 import { CsmsProfiles } from './csms-profiles.js';
 import { LocalListSync } from './local-list-sync.js';
 import { UplinkQueue } from './queue.js';
 import { StationLink, type LinkSettings, type LinkState } from './station-link.js';
 import { v16Dialect } from './v16-link.js';
-import { keepBootNotification, lastBootNotification, queuedV201, v201Dialect } from './v201-link.js';
+import { keepBootNotification, lastBootNotification, queuedV201, remoteStartOf, v201Dialect } from './v201-link.js';
 
 /** `chargegate upstream status` and /health: one station's uplink. */
 export interface UplinkStationStatus {
@@ -152,6 +153,8 @@ export class Uplink implements StationMessageForwarder {
     const accepted = this.links.get(stationId)?.state === 'accepted';
     const queued = protocol === OCPP201 ? queuedV201(message, accepted) : message;
     this.messages.append(stationId, protocol, queued, this.now());
+    const started = protocol === OCPP201 ? remoteStartOf(message) : undefined;
+    if (started) this.profiles.noteRemoteStarted(stationId, started.stationTransactionId, started.remoteStartId);
   }
 
   live(stationId: string, action: string, payload: object): void {
@@ -273,12 +276,18 @@ export class Uplink implements StationMessageForwarder {
     const v201 = protocol === OCPP201;
     const { site, writer } = this.options;
     const commands = () => this.central!.commands;
-    const profileCalls = {
+    // The charging-profile calls' way to the station, in its version: what they pass on goes as they made it.
+    const toStation = (action: string, params: unknown) =>
+      v201
+        ? commands().call201(stationId, action as keyof Ocpp201Actions & string, params as never)
+        : commands().call16(stationId, action as keyof Ocpp16Actions & string, params as never);
+    const profileCalls: ProfileCallContext = {
       stationId,
       profiles: this.profiles,
       composites: (window: Window) => this.composites(stationId, window),
-      relay: (action: string, params: unknown) =>
-        commands().call16(stationId, action as keyof Ocpp16Actions & string, params as never),
+      relay: toStation,
+      transactionIdOf: (stationTransactionId) =>
+        site.transactions.byStationTransactionId(stationId, stationTransactionId)?.id,
       log,
       now: this.now,
     };
@@ -293,7 +302,7 @@ export class Uplink implements StationMessageForwarder {
         drained: () => this.closeIfIdle(stationId),
         chargingProfileCall: (action, params) => {
           if (!this.onCircuit(stationId)) return undefined;
-          return v201 ? refusedUntilComposed(action, params, log) : chargingProfileCall16(profileCalls, action, params);
+          return (v201 ? chargingProfileCall201 : chargingProfileCall16)(profileCalls, action, params);
         },
       },
       log,

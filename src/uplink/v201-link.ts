@@ -97,6 +97,15 @@ export function decisionOf(info: IdTokenInfo): UpstreamDecision {
   };
 }
 
+/** The station's transaction a TransactionEvent says a RequestStartTransaction began, when it says (remoteStartId). */
+export function remoteStartOf(
+  message: ForwardedMessage,
+): { stationTransactionId: string; remoteStartId: number } | undefined {
+  if (message.action !== 'TransactionEvent') return undefined;
+  const { transactionId, remoteStartId } = (message.payload as unknown as TransactionEvent).transactionInfo;
+  return remoteStartId === undefined ? undefined : { stationTransactionId: transactionId, remoteStartId };
+}
+
 /**
  * A TransactionEvent queued while the station's link is not accepted is one the CSMS could not hear of as it
  * happened: it goes with `offline: true`, written into the row so that a repeat carries the same content.

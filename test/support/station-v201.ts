@@ -18,8 +18,9 @@ interface Client {
 /**
  * A simulated OCPP 2.0.1 charging station: ocpp-rpc's RPCClient in strict mode, used directly (not through
  * chargegate's rpc.ts), so every frame both ways is checked against the official 2.0.1 schemas by code we did not
- * write. It answers RequestStart/RequestStopTransaction as a station does: accepted, then the TransactionEvents, and
- * holds and obeys charging profiles as OCPP has a station stack them (profile-stack.ts).
+ * write. It answers RequestStart/RequestStopTransaction as a station does: accepted, then the TransactionEvents (the
+ * start's naming its remoteStartId), and holds and obeys charging profiles as OCPP has a station stack them
+ * (profile-stack.ts).
  */
 export class StationV201 {
   private seqNo = 0;

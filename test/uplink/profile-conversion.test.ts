@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { compositeOf, periodsOf, capped } from '../../src/load/index.js';
-import { profileFrom16, profileFrom201, purposeFrom16 } from '../../src/uplink/profile-conversion.js';
+import { profileFrom16, profileFrom201, purposeFrom16, purposeFrom201 } from '../../src/uplink/profile-conversion.js';
 
 const START = '2026-03-02T06:00:00.000Z';
 
@@ -109,6 +109,8 @@ describe("the CSMS's charging profiles read into load management's words", () =>
           chargingSchedule: [schedule(3, 20)],
         }).purpose,
       ).toBe('stationMaximum');
+    expect(purposeFrom201('TxDefaultProfile')).toBe('transactionDefault');
+    expect(purposeFrom201('ChargingStationMaxProfile')).toBe('stationMaximum');
 
     // As load management composes it: the transaction's 10 A under its own limit of 16 A, from the schedule's start.
     const window = { fromMs: Date.parse(START), toMs: Date.parse(START) + 600_000 };
