@@ -296,7 +296,10 @@ export class Uplink implements StationMessageForwarder {
       this.settings(stationId),
       this.messages,
       {
-        bootInfo: () => (v201 ? lastBootNotification(writer.db, stationId) : site.stations.bootInfo(stationId)),
+        bootInfo: () => {
+          const known = site.stations.bootInfo(stationId);
+          return v201 ? lastBootNotification(writer.db, stationId, known as Record<string, unknown>) : known;
+        },
         statuses: () => site.connectors.reported(stationId),
         relay: (action, params) => this.fromCsms[protocol]!(stationId, action, params),
         drained: () => this.closeIfIdle(stationId),

@@ -124,10 +124,31 @@ export function keepBootNotification(db: Database, stationId: string, payload: o
   ).run(stationId, JSON.stringify(payload));
 }
 
-/** The BootNotification a 2.0.1 station last sent, as it sent it; undefined before its first. */
-export function lastBootNotification(db: Database, stationId: string): object | undefined {
+/**
+ * The BootNotification a 2.0.1 station last sent, as it sent it. A station that booted before chargegate kept it (a
+ * release without the uplink) is introduced by the boot chargegate knows of it, in 2.0.1's words with reason Unknown:
+ * 2.0.1 stations boot again only when they restart, which may be weeks away. Undefined before its first boot.
+ */
+export function lastBootNotification(
+  db: Database,
+  stationId: string,
+  known: Record<string, unknown> | undefined,
+): object | undefined {
   const payload = statement<[string], string>(db, 'SELECT payload FROM uplink_boot_notifications WHERE station_id = ?')
     .pluck()
     .get(stationId);
-  return payload === undefined ? undefined : (JSON.parse(payload) as object);
+  if (payload !== undefined) return JSON.parse(payload) as object;
+  if (typeof known?.chargePointVendor !== 'string' || typeof known.chargePointModel !== 'string') return undefined;
+  const text = (key: string) => (typeof known[key] === 'string' ? known[key] : undefined);
+  const firmwareVersion = text('firmwareVersion');
+  const serialNumber = text('chargePointSerialNumber');
+  return {
+    chargingStation: {
+      vendorName: known.chargePointVendor,
+      model: known.chargePointModel,
+      ...(firmwareVersion !== undefined && { firmwareVersion }),
+      ...(serialNumber !== undefined && { serialNumber }),
+    },
+    reason: 'Unknown',
+  };
 }
