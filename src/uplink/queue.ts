@@ -139,7 +139,8 @@ export class UplinkQueue {
     try {
       return await delivery();
     } finally {
-      this.inFlight.delete(stationId);
+      // A reload's new link may be sending by now: its mark stays.
+      if (this.inFlight.get(stationId) === id) this.inFlight.delete(stationId);
     }
   }
 

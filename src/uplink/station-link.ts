@@ -345,7 +345,8 @@ export class StationLink {
 
   /**
    * The CSMS names 1.6 transactions by its own ids; the station knows chargegate's. A 2.0.1 call names the station's
-   * own transactionId and passes as it is (none of these actions is 2.0.1's).
+   * own transactionId and passes as it is (RemoteStopTransaction is 1.6's only; a 2.0.1 SetChargingProfile carries no
+   * csChargingProfiles).
    */
   private toLocal(method: string, params: Record<string, unknown>): Record<string, unknown> | undefined {
     const local = (csmsId: number): number | undefined => this.queue.transactionIdOf(this.stationId, csmsId);

@@ -55,6 +55,22 @@ const RECONNECT_MS = { initial: 1000, max: 10_000 };
 
 type CsmsConfig = NonNullable<NonNullable<Config['upstream']>['csms']>;
 
+/** What a link is made with: a reload that changes any of it (but the queue limit) makes the links again. */
+interface LinkedWith {
+  csms: CsmsConfig;
+  tls: LinkSettings['tls'];
+  timeoutMs: number;
+  maxMessageBytes: number;
+}
+
+function linkedConfig(config: Config): Omit<LinkedWith, 'tls'> {
+  return {
+    csms: config.upstream!.csms!,
+    timeoutMs: config.upstream!.timeoutMs,
+    maxMessageBytes: config.ocpp.maxMessageBytes,
+  };
+}
+
 function readTls(csms: CsmsConfig): LinkSettings['tls'] {
   const file = (name: 'ca' | 'cert' | 'key') =>
     csms.tls?.[name] ? { [name]: readConfiguredFile(csms.tls[name], `upstream.csms.tls.${name}`) } : {};
@@ -75,6 +91,7 @@ export class Uplink implements StationMessageForwarder {
   private readonly connected = new Map<string, string>();
   /** The OCPP version each station last connected with (any station whose calls may reach the queue). */
   private readonly protocols = new Map<string, string>();
+  private stopped = false;
   private readonly messages: UplinkQueue;
   private readonly profiles: CsmsProfiles;
   /** Load management's composites, once it runs (README "Uplink to a CSMS", charging profiles). */
@@ -91,13 +108,13 @@ export class Uplink implements StationMessageForwarder {
    * (UnreadableFileError, naming the key path) or leaves the reload's links as they were, never a link made later
    * from a connection or a commit callback.
    */
-  private linkedWith: { csms: CsmsConfig; tls: LinkSettings['tls'] };
+  private linkedWith: LinkedWith;
 
   constructor(private readonly options: UplinkOptions) {
     const csms = options.config().upstream?.csms;
     if (!csms) throw new Error('the uplink runs only with upstream.csms');
     this.lastCsms = csms;
-    this.linkedWith = { csms, tls: readTls(csms) };
+    this.linkedWith = { ...linkedConfig(options.config()), tls: readTls(csms) };
     this.log = options.logger.child({ component: 'uplink' });
     this.now = options.now ?? (() => new Date());
     this.messages = new UplinkQueue(
@@ -133,8 +150,9 @@ export class Uplink implements StationMessageForwarder {
     this.stopHearing = central.onConnection(({ stationId, connected, protocol }) => {
       if (protocol !== OCPP16 && protocol !== OCPP201) return;
       if (connected) {
-        this.protocols.set(stationId, protocol);
+        // Only the site's stations: an identity admitted by acceptUnknownStations is not remembered for ever.
         if (this.options.site.stations.admission(stationId).verdict !== 'known') return;
+        this.protocols.set(stationId, protocol);
         this.connected.set(stationId, protocol);
         this.linkOf(stationId);
       } else {
@@ -211,7 +229,7 @@ export class Uplink implements StationMessageForwarder {
           : levels.includes('warning')
             ? 'warning'
             : 'ok';
-        return { status, csms: this.csms().url, stations };
+        return { status, url: this.csms().url, stations };
       },
     };
   }
@@ -234,9 +252,11 @@ export class Uplink implements StationMessageForwarder {
       );
       return;
     }
-    const next = { csms: { ...csms, queueLimit: 0 }, tls };
-    if (isDeepStrictEqual(next, { ...this.linkedWith, csms: { ...this.linkedWith.csms, queueLimit: 0 } })) return;
-    this.linkedWith = { csms, tls };
+    const next = { ...linkedConfig(this.options.config()), tls };
+    const same = (a: LinkedWith, b: LinkedWith) =>
+      isDeepStrictEqual({ ...a, csms: { ...a.csms, queueLimit: 0 } }, { ...b, csms: { ...b.csms, queueLimit: 0 } });
+    if (this.stopped || same(next, this.linkedWith)) return;
+    this.linkedWith = next;
     const stations = [...this.links.keys()];
     for (const link of this.links.values()) void link.close();
     this.links.clear();
@@ -245,6 +265,7 @@ export class Uplink implements StationMessageForwarder {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     this.stopHearing?.();
     this.profiles.stop();
     await Promise.all([...this.links.values()].map((link) => link.close()));
@@ -260,6 +281,8 @@ export class Uplink implements StationMessageForwarder {
   }
 
   private committed(stationId: string): void {
+    // A row whose commit lands while the daemon stops is sent after the next start, not on a link made now.
+    if (this.stopped) return;
     this.linkOf(stationId).wake();
   }
 
@@ -334,15 +357,14 @@ export class Uplink implements StationMessageForwarder {
   }
 
   private settings(stationId: string): LinkSettings {
-    const config = this.options.config();
-    const { csms, tls } = this.linkedWith;
+    const { csms, tls, maxMessageBytes, timeoutMs } = this.linkedWith;
     return {
       url: csms.url,
       securityProfile: csms.securityProfile,
       password: () => this.options.upstreamPassword(stationId),
       ...(tls && { tls }),
-      maxMessageBytes: config.ocpp.maxMessageBytes,
-      callTimeoutMs: config.upstream?.timeoutMs ?? 5000,
+      maxMessageBytes,
+      callTimeoutMs: timeoutMs,
       transactionMessageAttempts: csms.transactionMessageAttempts,
       transactionMessageRetryIntervalS: csms.transactionMessageRetryIntervalS,
       reconnectMs: RECONNECT_MS,

@@ -35,7 +35,7 @@ describe.skipIf(chromiumMissing)('the status page shows the uplink (README "Upli
         'Dropped',
         'Health',
       ]);
-      expect(await block.innerText()).toContain(`CSMS: ${csms.url}`);
+      expect(await block.innerText()).toContain(`Address: ${csms.url}`);
 
       // The CSMS away: the session waits in the queue, with the age of its oldest message.
       await csms.cutOff();

@@ -38,6 +38,13 @@ describe('uplink and SIGHUP (README "Uplink to a CSMS")', () => {
       first.restore();
       expect(first.of('StartTransaction')).toEqual([]);
       expect(t.logged('uplink moved to the reloaded upstream.csms')).toHaveLength(1);
+      // upstream.timeoutMs is a link's too: changed alone, the links are made again with it.
+      t.temp.write({
+        ...upstream(second),
+        upstream: { timeoutMs: 3000, csms: { url: second.url, securityProfile: 0 } },
+      });
+      expect(await t.daemon.reload()).toBe(true);
+      expect(t.logged('uplink moved to the reloaded upstream.csms')).toHaveLength(2);
 
       // Without upstream.csms the stations' messages would lose their forwarder: the running uplink stays.
       t.temp.write(LOG);

@@ -203,7 +203,7 @@ const HEADINGS = new Map(
     oldestQueuedAt: 'Oldest queued',
     dropped: 'Dropped',
     level: 'Health',
-    csms: 'CSMS',
+    url: 'Address',
     listener: 'Listener',
     file: 'File',
     notAfter: 'Valid until',
