@@ -55,8 +55,9 @@ const MAX_COMPOSITE_S = 7 * 86_400;
  */
 
 /**
- * OCPP 1.6: undefined for any other call, and for a RemoteStartTransaction without a profile (those are relayed).
- * Transaction ids are chargegate's by now.
+ * OCPP 1.6: undefined for any other call, for a RemoteStartTransaction without a profile, and for a SetChargingProfile
+ * or a remote start on a connector whose station refuses profiles (those are relayed as they are, the station's answer
+ * the CSMS's). Transaction ids are chargegate's by now.
  */
 export function chargingProfileCall16(
   ctx: ProfileCallContext,
@@ -66,6 +67,7 @@ export function chargingProfileCall16(
   switch (method) {
     case 'SetChargingProfile': {
       const { connectorId, csChargingProfiles: p } = params as unknown as SetChargingProfileRequest;
+      if (stationLimits(ctx, connectorId)) return undefined;
       const rules: KeepRules = {
         sameLevel: 'replaces',
         ...(p.transactionId !== undefined && { transactionId: p.transactionId }),
@@ -105,7 +107,7 @@ export function chargingProfileCall16(
     }
     case 'RemoteStartTransaction': {
       const { chargingProfile, ...start } = params as unknown as RemoteStartTransactionRequest;
-      if (!chargingProfile) return undefined;
+      if (!chargingProfile || stationLimits(ctx, start.connectorId ?? 0)) return undefined;
       return remoteStart(ctx, {
         ...(start.connectorId !== undefined && { connectorId: start.connectorId }),
         idTag: start.idTag,
@@ -123,7 +125,8 @@ export function chargingProfileCall16(
 
 /**
  * OCPP 2.0.1: the EVSE is chargegate's connector (README "OCPP 2.0.1 stations"), a TxProfile names its transaction by
- * the station's own id. Undefined for any other call, and for a RequestStartTransaction without a profile (relayed).
+ * the station's own id. Undefined for any other call, for a RequestStartTransaction without a profile, and for a
+ * SetChargingProfile or a start on an EVSE whose station refuses profiles (relayed as they are, as 1.6's).
  */
 export function chargingProfileCall201(
   ctx: ProfileCallContext,
@@ -133,6 +136,7 @@ export function chargingProfileCall201(
   switch (method) {
     case 'SetChargingProfile': {
       const { evseId, chargingProfile: p } = params as unknown as Request201<'SetChargingProfile'>;
+      if (stationLimits(ctx, evseId)) return undefined;
       const stationTransactionId = p.chargingProfilePurpose === 'TxProfile' ? p.transactionId : undefined;
       const transactionId = stationTransactionId === undefined ? undefined : ctx.transactionIdOf(stationTransactionId);
       const refusal: Refusal | undefined =
@@ -196,7 +200,7 @@ export function chargingProfileCall201(
     }
     case 'RequestStartTransaction': {
       const { chargingProfile, ...start } = params as unknown as Request201<'RequestStartTransaction'>;
-      if (!chargingProfile) return undefined;
+      if (!chargingProfile || stationLimits(ctx, start.evseId ?? 0)) return undefined;
       const { evseId, idToken, remoteStartId } = start;
       return remoteStart(ctx, {
         ...(evseId !== undefined && { connectorId: evseId }),
@@ -278,8 +282,7 @@ function compositeOf(
   const fromMs = Math.floor(ctx.now().getTime() / 1000) * 1000;
   const durationS = Math.max(1, Math.min(duration, MAX_COMPOSITE_S));
   const window = { fromMs, toMs: fromMs + durationS * 1000 };
-  const all = ctx.composites(window);
-  const parts = connectorId === 0 ? all : all.filter((c) => c.connectorId === connectorId);
+  const parts = partsOf(ctx, connectorId, window);
   if (parts.length === 0) return 'rejected';
   if (parts.some((c) => !c.composite)) return 'station';
   const inUnit = <L extends number | undefined>(steps: Steps<L>, phases: number): Steps<L> =>
@@ -335,11 +338,28 @@ async function remoteStart<A extends { status: string }>(
   return answer;
 }
 
+/** Load management's composites of a connector, or of all the station's for connector 0. */
+function partsOf(ctx: ProfileCallContext, connectorId: number, window: Window): readonly ConnectorComposite[] {
+  const all = ctx.composites(window);
+  return connectorId === 0 ? all : all.filter((c) => c.connectorId === connectorId);
+}
+
+/**
+ * Whether the station limits the connector itself (or for 0, each of its connectors): it refuses load management's
+ * profiles, so chargegate composes nothing there and a CSMS profile kept would limit nothing (README "Uplink to a
+ * CSMS", charging profiles).
+ */
+function stationLimits(ctx: ProfileCallContext, connectorId: number): boolean {
+  const now = ctx.now().getTime();
+  const parts = partsOf(ctx, connectorId, { fromMs: now, toMs: now + 1 });
+  return parts.length > 0 && parts.every((c) => !c.composite);
+}
+
 /** Why a connector (not the station's 0) takes no CSMS profile here: load management does not manage it. */
 function unmanaged(ctx: ProfileCallContext, connectorId: number): Refusal | undefined {
   if (connectorId === 0) return undefined;
   const now = ctx.now().getTime();
-  const managed = ctx.composites({ fromMs: now, toMs: now + 1 }).some((c) => c.connectorId === connectorId);
+  const managed = partsOf(ctx, connectorId, { fromMs: now, toMs: now + 1 }).length > 0;
   return managed ? undefined : { reasonCode: 'UnsupportedRequest', why: UNMANAGED };
 }
 

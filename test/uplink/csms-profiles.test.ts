@@ -217,4 +217,40 @@ describe('the CSMS\'s charging profiles composed with load management (README "U
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
+
+  it(
+    "a station that refuses profiles (uncontrolled) gets the CSMS's as they are, and the CSMS gets the station's answer: the limit is never silently dropped",
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest(config(csms, 32));
+      const station = await t.connect('CP001', undefined, { refuseProfiles: 'Rejected' });
+      await station.boot();
+      await eventually(() => csms.of('BootNotification').length > 0, UPLINK_WAIT_MS, 'the uplink boot');
+      await eventually(
+        () =>
+          t.logged('station refuses charging profiles: counted as uncontrolled at its maxCurrentA until it boots again')
+            .length > 0,
+        WITHIN_MS,
+        'the station counted as uncontrolled',
+      );
+      const defaults = {
+        ...txProfile(undefined, [{ startPeriod: 0, limit: 10 }]),
+        chargingProfilePurpose: 'TxDefaultProfile',
+      };
+      for (const connectorId of [1, 0]) {
+        const set = { connectorId, csChargingProfiles: defaults };
+        expect(await csms.call('CP001', 'SetChargingProfile', set)).toEqual({ status: 'Rejected' });
+        expect(station.received.at(-1)).toEqual({ action: 'SetChargingProfile', params: set });
+      }
+      const remote = {
+        connectorId: 2,
+        idTag: 'TAG-REMOTE',
+        chargingProfile: txProfile(undefined, [{ startPeriod: 0, limit: 12 }]),
+      };
+      expect(await csms.call('CP001', 'RemoteStartTransaction', remote)).toEqual({ status: 'Accepted' });
+      expect(station.received.find((r) => r.action === 'RemoteStartTransaction')?.params).toEqual(remote);
+      expect(t.logged("CSMS charging profile kept: composed with load management's limits")).toHaveLength(0);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });
