@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import type { Ocpp16Actions } from './v16/messages.js';
 import type { Ocpp201Actions } from './v201/messages.js';
 import { StationCallError, StationOfflineError, StationTimeoutError } from './errors.js';
@@ -13,6 +14,11 @@ type Command =
   | 'UnlockConnector'
   | 'TriggerMessage'
   | 'ChangeAvailability';
+
+/** The API's remoteStartIds: [2^30, 2^31 - 1), within OCPP's integers. */
+const FIRST_API_REMOTE_START_ID = 2 ** 30;
+const API_REMOTE_START_IDS = 2 ** 30 - 1;
+
 type Send<A extends Command> = (stationId: string, req: Ocpp16Actions[A][0]) => Promise<Ocpp16Actions[A][1]>;
 
 /** A remote start, in either version; the 2.0.1 parts are for a CSMS's own RequestStartTransaction. */
@@ -115,8 +121,10 @@ export function createStationCaller(connections: ConnectionLookup): StationCalle
 }
 
 export function createStationCommands(connections: ConnectionLookup): StationCommands {
-  // Ids the station may report back in its TransactionEvents; unique while the process runs is enough.
-  let remoteStartId = 0;
+  // Ids the station may report back in its TransactionEvents; unique while the process runs is enough, but a CSMS
+  // relayed through the uplink numbers its own from small ones: a random start high up keeps the API's clear of them
+  // in any process (README "Uplink to a CSMS").
+  let started = randomInt(API_REMOTE_START_IDS);
   const { call, speaks201 } = createStationCaller(connections);
   const send = <A extends Command>(
     stationId: string,
@@ -132,12 +140,11 @@ export function createStationCommands(connections: ConnectionLookup): StationCom
     async startCharging(stationId, { connectorId, idTag, idTokenType = 'Central', ...given }) {
       if (!speaks201(stationId))
         return send(stationId, 'RemoteStartTransaction', { ...(connectorId !== undefined && { connectorId }), idTag });
-      remoteStartId += 1;
       // transactionId: one the station had already started (the cable plugged in first).
       const { status, transactionId } = await send201(stationId, 'RequestStartTransaction', {
         idToken: { idToken: idTag, type: idTokenType },
         ...(connectorId !== undefined && { evseId: connectorId }),
-        remoteStartId: given.remoteStartId ?? remoteStartId,
+        remoteStartId: given.remoteStartId ?? FIRST_API_REMOTE_START_ID + (started++ % API_REMOTE_START_IDS),
       });
       return { status, ...(transactionId !== undefined && { transactionId }) };
     },

@@ -177,10 +177,18 @@ export class CsmsProfiles implements CsmsSchedules {
   /**
    * A 2.0.1 station said which of its transactions a RequestStartTransaction began (its TransactionEvent's
    * remoteStartId, or the answer naming one already running): the profile waiting for that start goes to that one.
+   * Only a CSMS start still waiting, and of the event's idToken when it names one: the API's remote starts have
+   * remoteStartIds of their own, which a CSMS's may equal.
    */
-  noteRemoteStarted(stationId: string, stationTransactionId: string, remoteStartId: number): void {
+  noteRemoteStarted(stationId: string, stationTransactionId: string, remoteStartId: number, idToken?: string): void {
+    const nowMs = this.now().getTime();
     for (const k of this.byStation.get(stationId) ?? [])
-      if (k.remoteStart?.remoteStartId === remoteStartId) k.remoteStart.stationTransactionId = stationTransactionId;
+      if (
+        k.remoteStart?.remoteStartId === remoteStartId &&
+        waits(k.remoteStart, nowMs) &&
+        (idToken === undefined || k.remoteStart.idTag === idToken)
+      )
+        k.remoteStart.stationTransactionId = stationTransactionId;
   }
 
   /** ClearChargingProfile: resolves, once durable, with whether any profile was cleared. */
@@ -219,7 +227,7 @@ export class CsmsProfiles implements CsmsSchedules {
         statement(this.writer.db, 'DELETE FROM csms_charging_profiles WHERE transaction_id = ?').run(transactionId),
       ).catch((err: unknown) => this.log.error({ err }, 'a CSMS profile of an ended transaction not deleted'));
     }
-    const waiting = kept.filter((k) => k.remoteStart && nowMs - k.remoteStart.receivedAtMs < REMOTE_START_WAIT_MS);
+    const waiting = kept.filter((k) => k.remoteStart && waits(k.remoteStart, nowMs));
     const expired = kept.filter((k) => k.remoteStart && !waiting.includes(k));
     // The one the station said it began, else (a station that does not say, 1.6) the latest for its idTag.
     const bound =
@@ -358,6 +366,11 @@ export class CsmsProfiles implements CsmsSchedules {
     if (kept.length === 0) this.byStation.delete(stationId);
     else this.byStation.set(stationId, kept);
   }
+}
+
+/** Whether a remote start's profile still waits for its transaction. */
+function waits(remoteStart: RemoteStart, nowMs: number): boolean {
+  return nowMs - remoteStart.receivedAtMs < REMOTE_START_WAIT_MS;
 }
 
 /** Whether two profiles' validity periods (unbounded where not given) share an instant. */

@@ -172,7 +172,8 @@ export class Uplink implements StationMessageForwarder {
     const queued = protocol === OCPP201 ? queuedV201(message, accepted) : message;
     this.messages.append(stationId, protocol, queued, this.now());
     const started = protocol === OCPP201 ? remoteStartOf(message) : undefined;
-    if (started) this.profiles.noteRemoteStarted(stationId, started.stationTransactionId, started.remoteStartId);
+    if (started)
+      this.profiles.noteRemoteStarted(stationId, started.stationTransactionId, started.remoteStartId, started.idToken);
   }
 
   live(stationId: string, action: string, payload: object): void {

@@ -97,13 +97,18 @@ export function decisionOf(info: IdTokenInfo): UpstreamDecision {
   };
 }
 
-/** The station's transaction a TransactionEvent says a RequestStartTransaction began, when it says (remoteStartId). */
+/**
+ * The station's transaction a TransactionEvent says a RequestStartTransaction began, when it says (remoteStartId),
+ * with the token the event names, if any.
+ */
 export function remoteStartOf(
   message: ForwardedMessage,
-): { stationTransactionId: string; remoteStartId: number } | undefined {
+): { stationTransactionId: string; remoteStartId: number; idToken?: string } | undefined {
   if (message.action !== 'TransactionEvent') return undefined;
-  const { transactionId, remoteStartId } = (message.payload as unknown as TransactionEvent).transactionInfo;
-  return remoteStartId === undefined ? undefined : { stationTransactionId: transactionId, remoteStartId };
+  const { transactionInfo, idToken } = message.payload as unknown as TransactionEvent;
+  const { transactionId, remoteStartId } = transactionInfo;
+  if (remoteStartId === undefined) return undefined;
+  return { stationTransactionId: transactionId, remoteStartId, ...(idToken && { idToken: idToken.idToken }) };
 }
 
 /**

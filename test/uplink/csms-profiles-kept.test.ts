@@ -136,4 +136,36 @@ describe("the CSMS's charging profiles as chargegate keeps them", () => {
     ]);
     restarted.stop();
   });
+
+  it("a remote start's profile is not taken by the API's start of another token that has the same remoteStartId", async () => {
+    const { site, writer, profiles: make } = parts();
+    const profiles = make();
+    const start = (idTag: string, stationTransactionId: string) =>
+      site.transactions.start({
+        at: site.connectors.locate('EV201', 1),
+        idTag,
+        meterStartWh: 0,
+        startedAt: new Date(T0),
+        source: 'ocpp',
+        stationTransactionId,
+      });
+    await profiles.expectRemoteStart('EV201', { idTag: 'TAG-CSMS', remoteStartId: 7 }, profile(70, 'transaction', 10));
+    // The API's start of another token, with the same number, begins first.
+    profiles.noteRemoteStarted('EV201', 'EV201-tx-api', 7, 'TAG-API');
+    // Told after the profiles are (listeners in order): they have seen it running.
+    const told = new Promise<void>((resolve) => {
+      const off = site.transactions.onOpenedOrClosed(() => (off(), resolve()));
+    });
+    const api = start('TAG-API', 'EV201-tx-api');
+    await told;
+    site.transactions.stop({ stationId: 'EV201', transactionId: api.id, meterStopWh: 0, stoppedAt: new Date(T0) });
+    await writer.committed();
+
+    profiles.noteRemoteStarted('EV201', 'EV201-tx-csms', 7, 'TAG-CSMS');
+    const csms = start('TAG-CSMS', 'EV201-tx-csms');
+    await writer.committed();
+    await expect.poll(() => limitOn(profiles, T0, { id: csms.id, startedAtMs: T0 })).toBe(10);
+    expect(limitOn(profiles, T0, { id: api.id, startedAtMs: T0 })).toBeUndefined();
+    profiles.stop();
+  });
 });
