@@ -136,15 +136,16 @@ export function periodsOf(steps: Steps<number>): SchedulePeriod[] {
   ]
     .filter((startS) => fromMs + startS * 1000 < toMs)
     .sort((a, b) => a - b);
+  const all = steps.steps;
   const periods: SchedulePeriod[] = [];
+  // One sweep: both in time order, a step overlaps the few periods around its own start and end.
+  let first = 0;
   starts.forEach((startS, i) => {
     const endMs = i + 1 < starts.length ? fromMs + starts[i + 1]! * 1000 : toMs;
     const beginMs = fromMs + startS * 1000;
-    const lowest = Math.min(
-      ...steps.steps
-        .filter((s, j) => s.atMs < endMs && (steps.steps[j + 1]?.atMs ?? toMs) > beginMs)
-        .map((s) => s.limitA),
-    );
+    while (first + 1 < all.length && all[first + 1]!.atMs <= beginMs) first += 1;
+    let lowest = all[first]!.limitA;
+    for (let j = first + 1; j < all.length && all[j]!.atMs < endMs; j += 1) lowest = Math.min(lowest, all[j]!.limitA);
     const limit = roundedDown(lowest);
     if (periods.at(-1)?.limit !== limit) periods.push({ startS, limit });
   });
@@ -177,9 +178,20 @@ export function profileLimitAt(placed: PlacedProfile, place: ConnectorPlace, t: 
   if (offsetMs < 0) return undefined;
   if (profile.kind === 'recurring') offsetMs %= RECURRENCE_MS[profile.recurrency ?? 'daily'];
   if (schedule.durationS !== undefined && offsetMs >= schedule.durationS * 1000) return undefined;
-  const period = schedule.periods.filter((p) => p.startS * 1000 <= offsetMs).at(-1);
+  const period = periodAt(schedule.periods, offsetMs);
   if (!period) return undefined;
   return schedule.unit === 'A' ? period.limit : period.limit / (VOLTS_PER_PHASE * place.phases);
+}
+
+/** The period running offsetMs into the schedule (periods in startS order), by halving: read at every breakpoint. */
+function periodAt(periods: readonly SchedulePeriod[], offsetMs: number): SchedulePeriod | undefined {
+  let [low, high] = [0, periods.length];
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (periods[mid]!.startS * 1000 <= offsetMs) low = mid + 1;
+    else high = mid;
+  }
+  return periods[low - 1];
 }
 
 /** Tenths of an ampere (or of a watt), down: a limit sent is never above the one meant. */
@@ -187,9 +199,23 @@ function roundedDown(limit: number): number {
   return Math.floor(limit * 10 + 1e-6) / 10;
 }
 
+/**
+ * The two read together at the window's start and at each step of either inside it, neighbours alike merged: one
+ * pass over both (a CSMS's daily schedule over a week is thousands of steps).
+ */
 function combine<A, B, C>(a: Steps<A>, b: Steps<B>, f: (x: A, y: B) => C): Steps<C> {
-  const times = [...a.steps, ...b.steps].map((s) => s.atMs);
-  return sampled(a.window, times, (t) => f(limitAt(a, t), limitAt(b, t)));
+  const { window } = a;
+  const steps: Array<Step<C>> = [];
+  let i = 0;
+  let k = 0;
+  for (let atMs = window.fromMs; atMs < window.toMs;) {
+    while (i + 1 < a.steps.length && a.steps[i + 1]!.atMs <= atMs) i += 1;
+    while (k + 1 < b.steps.length && b.steps[k + 1]!.atMs <= atMs) k += 1;
+    const limitA = f(a.steps[i]!.limitA, b.steps[k]!.limitA);
+    if (steps.length === 0 || steps.at(-1)!.limitA !== limitA) steps.push({ atMs, limitA });
+    atMs = Math.min(a.steps[i + 1]?.atMs ?? Infinity, b.steps[k + 1]?.atMs ?? Infinity);
+  }
+  return { window, steps };
 }
 
 /**

@@ -47,6 +47,12 @@ export interface ProfileCallContext {
  */
 const MAX_COMPOSITE_S = 7 * 86_400;
 
+/**
+ * The most periods taken in a CSMS's schedule: a minute's resolution over a day is 1,440, and every one is composed
+ * on the event loop at each change (README "Uplink to a CSMS", charging profiles).
+ */
+const MAX_PERIODS = 1000;
+
 /*
  * The CSMS's charging-profile calls for a station on a circuit, answered by chargegate (README "Uplink to a CSMS",
  * charging profiles): the profiles are kept and load management sends the station the lower of them and its own
@@ -246,6 +252,7 @@ async function keep(
 ): Promise<Refusal | undefined> {
   const refusal =
     rules.refusal ??
+    oversized(profile) ??
     unmanaged(ctx, connectorId) ??
     (await ctx.profiles.set(ctx.stationId, connectorId, profile, rules));
   const fields = { connectorId, profileId: profile.id, purpose };
@@ -321,7 +328,8 @@ async function remoteStart<A extends { status: string }>(
   },
 ): Promise<A | { status: 'Rejected'; refusal: Refusal }> {
   const { connectorId, profile, send } = start;
-  const refusal = start.refusal ?? (connectorId === undefined ? undefined : unmanaged(ctx, connectorId));
+  const refusal =
+    start.refusal ?? oversized(profile) ?? (connectorId === undefined ? undefined : unmanaged(ctx, connectorId));
   if (refusal) {
     ctx.log.warn({ profileId: profile.id, reason: refusal.why }, 'CSMS charging profile refused');
     return { status: 'Rejected', refusal };
@@ -361,6 +369,15 @@ function unmanaged(ctx: ProfileCallContext, connectorId: number): Refusal | unde
   const now = ctx.now().getTime();
   const managed = partsOf(ctx, connectorId, { fromMs: now, toMs: now + 1 }).length > 0;
   return managed ? undefined : { reasonCode: 'UnsupportedRequest', why: UNMANAGED };
+}
+
+/** Why a profile is not taken for its size. */
+function oversized(profile: LimitProfile): Refusal | undefined {
+  if (profile.schedule.periods.length <= MAX_PERIODS) return undefined;
+  return {
+    reasonCode: 'InvalidValue',
+    why: `a schedule of more than ${MAX_PERIODS} periods: chargegate takes at most ${MAX_PERIODS} from a CSMS`,
+  };
 }
 
 /** A refusal as a 2.0.1 answer's statusInfo (additionalInfo: at most 512 characters). */

@@ -6,6 +6,7 @@ import {
   limitAt,
   lowerOf,
   periodsOf,
+  sumOf,
   type ConnectorPlace,
   type LimitProfile,
   type PlacedProfile,
@@ -57,6 +58,40 @@ function instantsOf(window: Window, ...steps: Steps[]): fc.Arbitrary<number[]> {
 const lower = (x: number | undefined, y: number | undefined) =>
   x === undefined ? y : y === undefined ? x : Math.min(x, y);
 
+/**
+ * Two limits combined the plain way, to judge the one-pass merge by: read both at the window's start and at every
+ * step of either inside it, neighbours alike merged.
+ */
+function combinedPlainly<L>(a: Steps<L>, b: Steps<L>, f: (x: L, y: L) => L): Steps<L> {
+  const { fromMs, toMs } = a.window;
+  const inside = [...a.steps, ...b.steps].map((s) => s.atMs).filter((t) => t > fromMs && t < toMs);
+  const steps: Array<{ atMs: number; limitA: L }> = [];
+  for (const atMs of [fromMs, ...new Set(inside)].sort((x, y) => x - y)) {
+    const limitA = f(limitAt(a, atMs), limitAt(b, atMs));
+    if (steps.length === 0 || steps.at(-1)!.limitA !== limitA) steps.push({ atMs, limitA });
+  }
+  return { window: a.window, steps };
+}
+
+/** Periods the plain way: each candidate second's lowest limit, from every step overlapping it. */
+function periodsPlainly(steps: Steps<number>): Array<{ startS: number; limit: number }> {
+  const { fromMs, toMs } = steps.window;
+  const starts = [
+    ...new Set(steps.steps.flatMap((s) => [Math.floor((s.atMs - fromMs) / 1000), Math.ceil((s.atMs - fromMs) / 1000)])),
+  ]
+    .filter((startS) => fromMs + startS * 1000 < toMs)
+    .sort((x, y) => x - y);
+  const periods: Array<{ startS: number; limit: number }> = [];
+  starts.forEach((startS, i) => {
+    const endMs = i + 1 < starts.length ? fromMs + starts[i + 1]! * 1000 : toMs;
+    const beginMs = fromMs + startS * 1000;
+    const overlapping = steps.steps.filter((s, j) => s.atMs < endMs && (steps.steps[j + 1]?.atMs ?? toMs) > beginMs);
+    const limit = Math.floor(Math.min(...overlapping.map((s) => s.limitA)) * 10 + 1e-6) / 10;
+    if (periods.at(-1)?.limit !== limit) periods.push({ startS, limit });
+  });
+  return periods;
+}
+
 /** Steps as they must come out: the first at the window's start, then in time order, no two neighbours alike. */
 function expectWellFormed(steps: Steps): void {
   expect(steps.steps[0]?.atMs).toBe(steps.window.fromMs);
@@ -85,6 +120,20 @@ describe('the lower of two limits over time (README "Uplink to a CSMS", charging
           if (x !== undefined) expect(z).toBeLessThanOrEqual(x);
           if (y !== undefined) expect(z).toBeLessThanOrEqual(y);
         }
+      }),
+    );
+  });
+
+  it('the lower and the sum of two, and their periods, are what working them out the plain way gives', () => {
+    const pair = windowArbitrary.chain((window) => fc.tuple(stepsArbitrary(window), stepsArbitrary(window)));
+    fc.assert(
+      fc.property(pair, ([a, b]) => {
+        expect(lowerOf(a, b)).toEqual(combinedPlainly(a, b, lower));
+        const sum = (x: number | undefined, y: number | undefined) =>
+          x === undefined || y === undefined ? undefined : x + y;
+        expect(sumOf(a, b)).toEqual(combinedPlainly(a, b, sum));
+        const capped16 = capped(a, 16);
+        expect(periodsOf(capped16)).toEqual(periodsPlainly(capped16));
       }),
     );
   });

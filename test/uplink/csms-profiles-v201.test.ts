@@ -53,6 +53,11 @@ function profile(
   };
 }
 
+/** `count` periods a minute apart. */
+function manyPeriods(count: number): Array<{ startPeriod: number; limit: number }> {
+  return Array.from({ length: count }, (_, i) => ({ startPeriod: i * 60, limit: 6 + (i % 10) }));
+}
+
 /** Every profile the station holds: chargegate's, never the CSMS's. */
 function heldProfileIds(station: StationV201): number[] {
   return [0, 1, 2].flatMap((evse) => station.profiles.profilesOf(evse)).map((p) => p.id);
@@ -144,6 +149,14 @@ describe('the CSMS\'s charging profiles for a 2.0.1 station on a circuit (README
         [{ evseId: 0, chargingProfile: profile('ChargingStationMaxProfile', 20) }, 'InvalidValue'],
         [{ evseId: 0, chargingProfile: profile('ChargingStationExternalConstraints', 20) }, 'InvalidValue'],
         [{ evseId: 9, chargingProfile: profile('TxDefaultProfile', 20) }, 'UnsupportedRequest'],
+        // More periods than chargegate takes from a CSMS (README "Uplink to a CSMS", charging profiles).
+        [
+          {
+            evseId: 1,
+            chargingProfile: profile('TxDefaultProfile', 20, {}, { chargingSchedulePeriod: manyPeriods(1001) }),
+          },
+          'InvalidValue',
+        ],
       ];
       for (const [params, reasonCode] of refusals)
         expect(await csms.call('EV201', 'SetChargingProfile', params)).toEqual({

@@ -167,8 +167,14 @@ describe('the CSMS\'s charging profiles composed with load management (README "U
           chargingProfilePurpose: 'ChargePointMaxProfile',
         },
       });
-      // No transaction runs on connector 1; a station maximum belongs on connector 0; 9 is no connector of CP001's.
+      // No transaction runs on connector 1; a station maximum belongs on connector 0; 9 is no connector of CP001's;
+      // more periods than chargegate takes from a CSMS.
+      const periods = Array.from({ length: 1001 }, (_, i) => ({ startPeriod: i * 60, limit: 6 + (i % 10) }));
       for (const params of [
+        {
+          connectorId: 1,
+          csChargingProfiles: { ...txProfile(undefined, periods), chargingProfilePurpose: 'TxDefaultProfile' },
+        },
         { connectorId: 1, csChargingProfiles: txProfile(undefined, [{ startPeriod: 0, limit: 10 }]) },
         maxProfile(1),
         {
@@ -180,7 +186,10 @@ describe('the CSMS\'s charging profiles composed with load management (README "U
         },
       ])
         expect(await csms.call('CP001', 'SetChargingProfile', params)).toEqual({ status: 'Rejected' });
-      expect(t.logged('CSMS charging profile refused')).toHaveLength(3);
+      expect(t.logged('CSMS charging profile refused')).toHaveLength(4);
+      expect(t.logged('CSMS charging profile refused')[0]).toMatchObject({
+        reason: 'a schedule of more than 1000 periods: chargegate takes at most 1000 from a CSMS',
+      });
 
       // A station maximum of 11 040 W: 16 A on each of three phases.
       const maximum = maxProfile(0, {
