@@ -414,6 +414,8 @@ export const MIGRATIONS: Migration[] = [
         received_at         TEXT NOT NULL,
         PRIMARY KEY (station_id, profile_id)
       );
+      -- A transaction's deletion cascades here, and its end deletes its profiles: found by this, not a scan.
+      CREATE INDEX csms_charging_profiles_transaction ON csms_charging_profiles (transaction_id);
     `,
   },
   {

@@ -100,6 +100,7 @@ export class CsmsProfiles implements CsmsSchedules {
     private readonly now: () => Date = () => new Date(),
   ) {
     this.stopHearing = transactions.onOpenedOrClosed((id) => this.openedOrClosed(id));
+    this.deleteStale();
     const stations = statement<[], string>(writer.db, 'SELECT DISTINCT station_id FROM csms_charging_profiles')
       .pluck()
       .all();
@@ -209,6 +210,28 @@ export class CsmsProfiles implements CsmsSchedules {
 
   stop(): void {
     this.stopHearing();
+  }
+
+  /**
+   * What went stale while the daemon was down: TxProfiles of transactions that ended meanwhile, and remote starts'
+   * profiles past their wait (else each stays until its station starts another transaction). A failed delete leaves
+   * them to the next start: read() and the wait already leave them out.
+   */
+  private deleteStale(): void {
+    const waitedSince = new Date(this.now().getTime() - REMOTE_START_WAIT_MS).toISOString();
+    try {
+      // Committed at once: a group left open through the rest of the start would lock out its other connections.
+      this.writer.writeNow(() =>
+        statement(
+          this.writer.db,
+          `DELETE FROM csms_charging_profiles
+            WHERE transaction_id IN (SELECT id FROM transactions WHERE stopped_at IS NOT NULL)
+               OR (remote_start_id_tag IS NOT NULL AND received_at <= ?)`,
+        ).run(waitedSince),
+      );
+    } catch (err) {
+      this.log.error({ err }, 'stale CSMS profiles not deleted: they limit nothing');
+    }
   }
 
   /**

@@ -168,4 +168,31 @@ describe("the CSMS's charging profiles as chargegate keeps them", () => {
     expect(limitOn(profiles, T0, { id: api.id, startedAtMs: T0 })).toBeUndefined();
     profiles.stop();
   });
+
+  it("at start, deletes the profiles of transactions that ended while it was down, and remote starts' that waited too long", async () => {
+    const { site, writer, profiles: make } = parts();
+    const profiles = make();
+    const t = site.transactions.start({
+      at: site.connectors.locate('EV201', 1),
+      idTag: 'TAG-1',
+      meterStartWh: 0,
+      startedAt: new Date(T0),
+      source: 'ocpp',
+      stationTransactionId: 'EV201-tx-1',
+    });
+    await writer.committed();
+    expect(await profiles.set('EV201', 1, profile(1, 'transaction', 10), { sameLevel: 'replaces' })).toBe(undefined);
+    await profiles.expectRemoteStart('EV201', { idTag: 'TAG-2', remoteStartId: 2 }, profile(2, 'transaction', 12));
+    await profiles.set('EV201', 0, profile(3, 'transactionDefault', 16), { sameLevel: 'replaces' });
+    profiles.stop();
+    // Down: the transaction ends, and the remote start's wait runs out.
+    site.transactions.stop({ stationId: 'EV201', transactionId: t.id, meterStopWh: 0, stoppedAt: new Date(T0) });
+    await writer.committed();
+
+    const later = new CsmsProfiles(writer, site.transactions, logger, () => new Date(T0 + 6 * 60_000));
+    await writer.committed();
+    const ids = store.db.prepare('SELECT profile_id FROM csms_charging_profiles ORDER BY profile_id').pluck().all();
+    expect(ids).toEqual([3]);
+    later.stop();
+  });
 });
