@@ -380,8 +380,10 @@ export class LoadManager {
 
   /**
    * What each managed connector of the station gets over the window (README "Uplink to a CSMS", GetCompositeSchedule):
-   * the lower of the CSMS's schedule and what load management allows it as of the last step, held for the window:
-   * its share while it charges, else the fail-safe a transaction starts on. Empty for a station it does not manage.
+   * the lower of the CSMS's schedule and what load management allows it as of the last step, held for the window
+   * (its share while it charges, else the fail-safe a transaction starts on): an idle connector's is the fail-safe
+   * only where the CSMS allows more. No composite for a connector of a station that refuses profiles (uncontrolled);
+   * empty for a station it does not manage.
    */
   composites(stationId: string, window: Window): ConnectorComposite[] {
     const connectors = [...this.managed.stations].filter(([, c]) => c.stationId === stationId);

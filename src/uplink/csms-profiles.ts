@@ -83,9 +83,10 @@ interface Row {
 
 /**
  * The CSMS's charging profiles for the stations on a circuit (README "Uplink to a CSMS", charging profiles), kept as a
- * station keeps them (OCPP 1.6 §3.13, §5.16; 2.0.1 K01), whichever version sent them: one per id, a new one replacing
- * the one of its connector, purpose and stack level; a TxProfile with its transaction and gone with it; a station
- * maximum only on connector 0. Load management reads them (CsmsSchedules) and sends the lower of them and its own
+ * station keeps them (OCPP 1.6 §3.13, §5.16; 2.0.1 K01), whichever version sent them: one per id; another id at the
+ * connector, purpose and stack level of one kept replaces it under 1.6 and is refused under 2.0.1 while their
+ * validity overlaps (SameLevelRule); a TxProfile with its transaction and gone with it; a station maximum only on
+ * connector 0. Load management reads them (CsmsSchedules) and sends the lower of them and its own
  * limits; nothing here reaches a station. Written durably before the CSMS hears Accepted; read from memory.
  */
 export class CsmsProfiles implements CsmsSchedules {
