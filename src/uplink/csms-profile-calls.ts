@@ -62,7 +62,7 @@ const MAX_PERIODS = 1000;
 
 /**
  * OCPP 1.6: undefined for any other call, for a RemoteStartTransaction without a profile, and for a SetChargingProfile
- * or a remote start on a connector whose station refuses profiles (those are relayed as they are, the station's answer
+ * a ClearChargingProfile or a remote start on a connector whose station refuses profiles (those are relayed as they are, the station's answer
  * the CSMS's). Transaction ids are chargegate's by now.
  */
 export function chargingProfileCall16(
@@ -84,6 +84,7 @@ export function chargingProfileCall16(
     }
     case 'ClearChargingProfile': {
       const { id, connectorId, chargingProfilePurpose, stackLevel } = params as ClearChargingProfileRequest;
+      if (stationLimits(ctx, connectorId ?? 0)) return undefined;
       return clear(ctx, {
         ...(id !== undefined && { id }),
         ...(connectorId !== undefined && { connectorId }),
@@ -132,7 +133,8 @@ export function chargingProfileCall16(
 /**
  * OCPP 2.0.1: the EVSE is chargegate's connector (README "OCPP 2.0.1 stations"), a TxProfile names its transaction by
  * the station's own id. Undefined for any other call, for a RequestStartTransaction without a profile, and for a
- * SetChargingProfile or a start on an EVSE whose station refuses profiles (relayed as they are, as 1.6's).
+ * SetChargingProfile, a ClearChargingProfile or a start on an EVSE whose station refuses profiles (relayed as they are,
+ * as 1.6's).
  */
 export function chargingProfileCall201(
   ctx: ProfileCallContext,
@@ -170,6 +172,7 @@ export function chargingProfileCall201(
     }
     case 'ClearChargingProfile': {
       const { chargingProfileId: id, chargingProfileCriteria: c } = params as Request201<'ClearChargingProfile'>;
+      if (stationLimits(ctx, c?.evseId ?? 0)) return undefined;
       const purpose = c?.chargingProfilePurpose;
       // The CSMS sets no external constraints (refused above): none of them is the CSMS's to clear.
       if (id === undefined && purpose === 'ChargingStationExternalConstraints')

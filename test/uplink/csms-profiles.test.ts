@@ -258,6 +258,10 @@ describe('the CSMS\'s charging profiles composed with load management (README "U
       };
       expect(await csms.call('CP001', 'RemoteStartTransaction', remote)).toEqual({ status: 'Accepted' });
       expect(station.received.find((r) => r.action === 'RemoteStartTransaction')?.params).toEqual(remote);
+      // What the CSMS set there is the station's to clear too.
+      const clear = { chargingProfilePurpose: 'TxDefaultProfile' };
+      await csms.call('CP001', 'ClearChargingProfile', clear);
+      expect(station.received.at(-1)).toEqual({ action: 'ClearChargingProfile', params: clear });
       expect(t.logged("CSMS charging profile kept: composed with load management's limits")).toHaveLength(0);
     },
     PROCESS_TEST_TIMEOUT_MS,
