@@ -5,7 +5,7 @@ const condition = z.strictObject({ on: z.enum(['chargegate', 'ratio']), op: z.en
 export type TargetCondition = z.output<typeof condition>;
 
 const figure = z.strictObject({
-  scenario: z.number().int().min(1).max(8),
+  scenario: z.number().int().min(1).max(9),
   name: z.string().min(1),
   unit: z.string(),
   chargegate: z.number().nullable(),
@@ -21,7 +21,7 @@ const figure = z.strictObject({
 export type Figure = z.output<typeof figure>;
 
 const scenario = z.strictObject({
-  id: z.number().int().min(1).max(8),
+  id: z.number().int().min(1).max(9),
   title: z.string().min(1),
   /** ok: both sides measured; partial: one side failed or its part is missing; failed: nothing measured. */
   status: z.enum(['ok', 'partial', 'failed']),

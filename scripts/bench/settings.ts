@@ -25,6 +25,17 @@ export interface BenchSettings {
     costBatches: number;
     costStepsPerBatch: number;
   };
+  /**
+   * Scenario 9: phases of charging sessions at a site's pace (stations, the pause between a station's sessions,
+   * the measured window), each session `meterValues` MeterValues `meterIntervalS` apart; then scenario 1's kind of
+   * load, stations starting and stopping as fast as answers come, for `saturatedS`.
+   */
+  sitePace: {
+    paced: Array<{ stations: number; pauseS: number; measureS: number }>;
+    meterValues: number;
+    meterIntervalS: number;
+    saturated: { stations: number; measureS: number };
+  };
 }
 
 export const FULL: BenchSettings = {
@@ -39,6 +50,17 @@ export const FULL: BenchSettings = {
   footprint: { starts: 5, idleS: 10 },
   modbus: { meters: 50, pollIntervalMs: 1000, startDelayS: 3, measureS: 30 },
   load: { connectors: 50, pollIntervalMs: 500, raiseAfterS: 1, steps: 10, costBatches: 15, costStepsPerBatch: 500 },
+  // Issue 32's paces: a real site's (~1.2 events/s; two minutes, so that the WAL's checkpoint every 1,000 pages
+  // comes once or twice) and a far busier one (~17 events/s). The pruning pass a minute after start finds nothing.
+  sitePace: {
+    paced: [
+      { stations: 2, pauseS: 2, measureS: 120 },
+      { stations: 20, pauseS: 0.5, measureS: 45 },
+    ],
+    meterValues: 3,
+    meterIntervalS: 1,
+    saturated: { stations: 20, measureS: 10 },
+  },
 };
 
 export const QUICK: BenchSettings = {
@@ -54,4 +76,10 @@ export const QUICK: BenchSettings = {
   footprint: { starts: 2, idleS: 1 },
   modbus: { meters: 4, pollIntervalMs: 500, startDelayS: 1, measureS: 1.5 },
   load: { connectors: 50, pollIntervalMs: 500, raiseAfterS: 1, steps: 1, costBatches: 3, costStepsPerBatch: 50 },
+  sitePace: {
+    paced: [{ stations: 4, pauseS: 0.2, measureS: 2 }],
+    meterValues: 3,
+    meterIntervalS: 0.2,
+    saturated: { stations: 4, measureS: 1 },
+  },
 };

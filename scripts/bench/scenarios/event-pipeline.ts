@@ -174,7 +174,7 @@ async function pipeline(
 }
 
 /** After the load: every committed delivery reaches the receiver, none dead. Throws with the counts otherwise. */
-async function drained(
+export async function drained(
   ctx: ScenarioContext,
   daemon: ChargegateProcess,
   receiver: WorkerHandle<ReceiverApi>,

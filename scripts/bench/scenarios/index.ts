@@ -7,8 +7,9 @@ import { steadyLatency } from './latency.js';
 import { loadControl } from './load-control.js';
 import { modbusPolling } from './modbus-polling.js';
 import { ocppCapacity } from './ocpp-capacity.js';
+import { sitePace } from './site-pace.js';
 
-/** Issue 7's table, in its order, then issue 29's load control. */
+/** Issue 7's table, in its order, then issue 29's load control and issue 32's writes at a site's pace. */
 export const SCENARIOS: Scenario[] = [
   eventPipeline,
   steadyLatency,
@@ -18,4 +19,5 @@ export const SCENARIOS: Scenario[] = [
   footprint,
   modbusPolling,
   loadControl,
+  sitePace,
 ];

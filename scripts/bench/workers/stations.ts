@@ -204,6 +204,51 @@ export const stationsApi = {
     return { starts, ...failures.report() };
   },
 
+  /**
+   * Scenario 9: charging sessions at a site's pace, one after another on every station: Authorize, StartTransaction,
+   * `meterValues` MeterValues `meterIntervalMs` apart, StopTransaction, then a pause. The stations' sessions are
+   * spread evenly over the first session's length, as cars do not all arrive at once. Returns the sessions ended.
+   */
+  async sessions(payload: {
+    startAtMs: number;
+    durationMs: number;
+    meterValues: number;
+    meterIntervalMs: number;
+    pauseMs: number;
+  }): Promise<{ sessions: number; errors: number; firstError: string | null }> {
+    const failures = new Failures();
+    const end = payload.startAtMs + payload.durationMs;
+    const sessionMs = (payload.meterValues + 1) * payload.meterIntervalMs + payload.pauseMs;
+    let sessions = 0;
+    await Promise.all(
+      stations.map(async (station, i) => {
+        await sleepUntil(payload.startAtMs + (i * sessionMs) / stations.length);
+        const idTag = stationTag(station.identity);
+        for (let k = 1; nowMs() < end; k++) {
+          try {
+            await station.authorize(idTag);
+            const transactionId = await station.startTransaction({
+              connectorId: 1,
+              idTag,
+              meterStart: cycleMeterWh(k),
+            });
+            for (let m = 1; m <= payload.meterValues; m++) {
+              await sleep(payload.meterIntervalMs);
+              await station.meterValues({ connectorId: 1, transactionId, wh: cycleMeterWh(k) + 100 * m });
+            }
+            await sleep(payload.meterIntervalMs);
+            await station.stopTransaction({ transactionId, meterStop: cycleMeterWh(k) + 500 });
+            sessions += 1;
+          } catch (err) {
+            failures.record(err, station.identity);
+          }
+          await sleep(payload.pauseMs);
+        }
+      }),
+    );
+    return { sessions, ...failures.report() };
+  },
+
   /** Scenario 3: Heartbeat, StatusNotification and MeterValues in turn, closed loop on every station. */
   async mix(
     payload: Window,
