@@ -1,4 +1,5 @@
 import { openDatabase } from '../../src/store/index.js';
+import { processStats } from './measure.js';
 
 export interface OutboxCounts {
   eventsByType: Record<string, number>;
@@ -36,6 +37,28 @@ export function firstStartCommits(dataDir: string): Map<string, number> {
       )
       .all() as Array<{ stationId: string; at: string }>;
     return new Map(rows.map((r) => [r.stationId, Date.parse(r.at)]));
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Copies every page the WAL holds into the database file now, from this process beside the running daemon (a
+ * passive checkpoint: the daemon's commits go on), and returns the bytes this process wrote doing it. Before a
+ * measured window it starts the window from a checkpointed WAL; after it, it is the window's share of the
+ * checkpoints the daemon would make later, which a window shorter than the daemon's checkpoint interval misses.
+ */
+export function checkpointWal(dataDir: string): number {
+  const db = openDatabase(dataDir);
+  try {
+    const before = processStats(process.pid).writtenBytes;
+    for (let tries = 0; tries < 50; tries++) {
+      // A reader still inside an older snapshot (the delivery thread) holds back the last pages: try again.
+      const [{ log, checkpointed }] = db.pragma('wal_checkpoint(PASSIVE)') as [{ log: number; checkpointed: number }];
+      if (checkpointed >= log) break;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+    }
+    return processStats(process.pid).writtenBytes - before;
   } finally {
     db.close();
   }

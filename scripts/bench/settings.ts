@@ -27,13 +27,15 @@ export interface BenchSettings {
   };
   /**
    * Scenario 9: phases of charging sessions at a site's pace (stations, the pause between a station's sessions,
-   * the measured window), each session `meterValues` MeterValues `meterIntervalS` apart; then scenario 1's kind of
-   * load, stations starting and stopping as fast as answers come, for `saturatedS`.
+   * the measured window), each session `meterValues` MeterValues `meterIntervalS` apart; one station authorizing
+   * every `lone.intervalS`, each event alone as at a quiet site; then scenario 1's kind of load, stations starting and
+   * stopping as fast as answers come.
    */
   sitePace: {
     paced: Array<{ stations: number; pauseS: number; measureS: number }>;
     meterValues: number;
     meterIntervalS: number;
+    lone: { intervalS: number; measureS: number };
     saturated: { stations: number; measureS: number };
   };
 }
@@ -59,6 +61,8 @@ export const FULL: BenchSettings = {
     ],
     meterValues: 3,
     meterIntervalS: 1,
+    // Further apart than delivery bookkeeping waits for a commit to share (2 s): each event's commits are its own.
+    lone: { intervalS: 5, measureS: 60 },
     saturated: { stations: 20, measureS: 10 },
   },
 };
@@ -80,6 +84,7 @@ export const QUICK: BenchSettings = {
     paced: [{ stations: 4, pauseS: 0.2, measureS: 2 }],
     meterValues: 3,
     meterIntervalS: 0.2,
+    lone: { intervalS: 0.5, measureS: 2 },
     saturated: { stations: 4, measureS: 1 },
   },
 };

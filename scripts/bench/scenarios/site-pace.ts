@@ -2,6 +2,7 @@ import { benchSite, seedIdTags } from '../chargegate.js';
 import { failureNote, Fleet } from '../fleet.js';
 import { stationIds, stationTag } from '../identities.js';
 import { nowMs, processStats, sleep } from '../measure.js';
+import { checkpointWal } from '../outbox-view.js';
 import type { WorkerHandle } from '../processes.js';
 import type { Scenario, ScenarioContext } from '../scenario.js';
 import type { ReceiverApi } from '../workers/receiver.js';
@@ -23,8 +24,9 @@ interface PhaseResult {
  * stations run sessions with pauses between them, so a commit rarely has company to share its fsync and its pages
  * with. Each phase runs on a fresh daemon with the default config (but scenario 1's queue room), one webhook taking
  * all four event types; bytes from /proc/PID/io write_bytes, fsyncs and positioned writes by file from strace, over
- * the load and the delivery of its backlog (bookkeeping included), per event delivered. Then the same for scenario
- * 1's kind of load, beside it.
+ * the load and the delivery of its backlog (bookkeeping and the checkpoint of its pages included), per event
+ * delivered. Then events alone, as at a
+ * quiet site, and scenario 1's kind of load, beside them.
  */
 export const sitePace: Scenario = {
   id: 9,
@@ -33,7 +35,7 @@ export const sitePace: Scenario = {
     const s = ctx.settings.sitePace;
     ctx.describe({
       ...s,
-      load: `each station: Authorize, StartTransaction, ${s.meterValues} MeterValues ${s.meterIntervalS} s apart, StopTransaction, a pause; saturated: StartTransaction then StopTransaction, closed loop`,
+      load: `each station: Authorize, StartTransaction, ${s.meterValues} MeterValues ${s.meterIntervalS} s apart, StopTransaction, a pause; alone: one station's Authorize every ${s.lone.intervalS} s; saturated: StartTransaction then StopTransaction, closed loop`,
       webhook: 'one, all four event types, documented signature',
       queueCapacity: BACKLOG_ROOM,
       tracer: 'strace -f -y -e trace=fsync,fdatasync,pwrite64 attached to the daemon over the measured window',
@@ -56,6 +58,21 @@ export const sitePace: Scenario = {
       );
       figures(ctx, name, result);
     }
+    const lone = `1 station, an Authorize every ${s.lone.intervalS} s`;
+    figures(
+      ctx,
+      lone,
+      await ctx.side(lone, () =>
+        measure(ctx, receiver, url, 1, s.lone.measureS, (g, startAtMs) =>
+          g.call('authorize', {
+            startAtMs,
+            warmupMs: 0,
+            measureMs: s.lone.measureS * 1000,
+            callsPerStationPerS: 1 / s.lone.intervalS,
+          }),
+        ),
+      ),
+    );
     const { stations, measureS } = s.saturated;
     const name = `${stations} stations, as fast as answers come`;
     const result = await ctx.side(name, () =>
@@ -91,8 +108,9 @@ async function measure(
     config,
     async (daemon) => {
       const fleet = await Fleet.connect(ctx, { url: daemon.ocppUrl, identities, generators: 1, concurrency: 25 });
-      // The stations' first contact commits before the window.
+      // The stations' first contact commits before the window, and the window starts from a checkpointed WAL.
       await sleep(1000);
+      checkpointWal(daemon.site.dataDir);
       const trace = await traceWrites(daemon.pid);
       const writtenBefore = processStats(daemon.pid).writtenBytes;
       const startAtMs = nowMs() + 200;
@@ -100,8 +118,8 @@ async function measure(
       const loadS = (nowMs() - startAtMs) / 1000;
       // Disconnecting writes each station's last-seen time: the stations stay until every event is delivered.
       await drained(ctx, daemon, receiver);
-      const written = processStats(daemon.pid).writtenBytes - writtenBefore;
       const traced = await trace?.stop();
+      const written = processStats(daemon.pid).writtenBytes - writtenBefore + checkpointWal(daemon.site.dataDir);
       await fleet.stop();
       const delivered = (await receiver.call('count', undefined)).distinct;
       return {
@@ -132,7 +150,7 @@ function figures(ctx: ScenarioContext, phase: string, result: PhaseResult | unde
     unit: 'KB',
     chargegate: result?.kBPerEvent ?? null,
     target: [{ on: 'chargegate', op: '<=', value: 10 }],
-    note: '/proc/PID/io write_bytes over the load and the delivery of its backlog, over the events delivered',
+    note: "/proc/PID/io write_bytes of the daemon over the load and the delivery of its backlog, and the bench's own for checkpointing what the WAL still holds of it at the end (the daemon would later), over the events delivered",
   });
   ctx.figure({
     name: `fsyncs per delivered event, ${phase}`,
