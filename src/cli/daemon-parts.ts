@@ -114,7 +114,7 @@ export function openStorage(dataDir: string, shared: DaemonShared): Storage {
     // Stopped last, the database part commits whatever the other parts wrote on their way out.
     const group = new GroupCommit(db);
     const opened = db;
-    parts.push({ name: 'database', stop: () => void (group.commitNow(), opened.close()) });
+    parts.push({ name: 'database', stop: () => void (group.flushHeld(), group.commitNow(), opened.close()) });
     // A failed commit makes the daemon critical at once (README "Guarantees and faults") until a commit succeeds again.
     shared.health.push({
       name: 'storage',

@@ -3,9 +3,24 @@ import type { Database } from './database.js';
 import type { Writer } from './writer.js';
 import { messageOf } from '../log/index.js';
 
+/** Bookkeeping held back to share a later commit (GroupCommit.writeHeld). */
+interface Held {
+  fn: () => void;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/**
+ * How long held bookkeeping waits for a commit to share before it commits on its own (README "What the daemon
+ * writes (flash wear)"): a kill -9 or power loss within it costs repeated deliveries, never a lost one.
+ */
+export const HOLD_MS = 2000;
+
 interface OpenGroup {
   /** Committed with an fsync (synchronous=FULL), or left to the next one (NORMAL: survives a crash, not power loss). */
   synced: boolean;
+  /** The connection's total_changes() when the group began: a synced group that changed no row has no fsync to share. */
+  changesAtBegin: number;
   committed: Promise<void>;
   resolve: () => void;
   reject: (err: unknown) => void;
@@ -26,8 +41,20 @@ export class GroupCommit implements Writer {
   private failure: { at: Date; error: string } | undefined;
   /** The connection's synchronous level: FULL (openDatabase sets it) until an unsynced group lowers it. */
   private synced = true;
+  /**
+   * Bookkeeping waiting for a commit to share: none while an unsynced group is open (it takes them as it opens); while
+   * a synced one is, until it commits.
+   */
+  private readonly held: Held[] = [];
+  private holdTimer: NodeJS.Timeout | undefined;
+  private readonly totalChanges;
 
-  constructor(readonly db: Database) {}
+  constructor(
+    readonly db: Database,
+    private readonly holdMs = HOLD_MS,
+  ) {
+    this.totalChanges = db.prepare<[], number>('SELECT total_changes()').pluck();
+  }
 
   /** Runs fn inside this turn's transaction, opening it (BEGIN IMMEDIATE) if needed; its commit is fsynced. */
   write<T>(fn: () => T): T {
@@ -43,10 +70,51 @@ export class GroupCommit implements Writer {
     return this.inGroup(false, fn);
   }
 
+  /**
+   * Like writeUnsynced, for bookkeeping that may also wait. It joins an unsynced group open now; else it is held in
+   * memory and written in the next commit that happens anyway: a synced group that changed something (a station's
+   * change, whose fsync it shares, and many of whose pages it rewrites anyway) or an unsynced one (a delivery attempt
+   * counted); or in a group of its own after holdMs or at flushHeld(). Held writes keep their order with the other
+   * bookkeeping: they are written before it. Resolves once committed; rejects if fn threw or its commit failed.
+   */
+  writeHeld(fn: () => void): Promise<void> {
+    if (this.open && !this.open.synced) {
+      try {
+        this.writeUnsynced(fn);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      return this.committed();
+    }
+    return new Promise((resolve, reject) => {
+      this.held.push({ fn, resolve, reject });
+      this.holdTimer ??= setTimeout(() => {
+        this.holdTimer = undefined;
+        this.flushHeld();
+      }, this.holdMs).unref();
+    });
+  }
+
+  /** Writes the held bookkeeping now, in the open group or one of its own, committed at the end of this turn. */
+  flushHeld(): void {
+    if (this.held.length === 0 || this.writing) return;
+    try {
+      if (this.open) this.takeHeld(this.open);
+      else this.begin(false);
+    } catch (err) {
+      // The write lock was not to be had (another process holding it past the busy wait): the waiters hear of it.
+      clearTimeout(this.holdTimer);
+      this.holdTimer = undefined;
+      for (const held of this.held.splice(0)) held.reject(err);
+    }
+  }
+
   private inGroup<T>(synced: boolean, fn: () => T): T {
     // SQLite fixes a transaction's safety level at BEGIN: an unsynced group commits as it is (cheap, no fsync)
     // before a write that must be durable starts a synced one. (A write nested in another joins it, as it must.)
     if (synced && this.open && !this.open.synced && !this.writing) this.commitQuietly();
+    // Other bookkeeping comes after what was held before it (a failed attempt's mark before the next attempt's count).
+    if (!synced && this.open && !this.writing) this.takeHeld(this.open);
     if (!this.open) this.begin(synced);
     const open = this.open!;
     this.tracked.getStore()?.add(open.committed);
@@ -107,6 +175,12 @@ export class GroupCommit implements Writer {
     const open = this.open;
     if (!open) return;
     if (this.writing) throw new Error('cannot commit a group from inside one of its writes');
+    // A synced group that changed something commits with an fsync: held bookkeeping shares it (a fatal error in it, a
+    // full disk, would have failed this commit too).
+    if (open.synced && this.totalChanges.get() !== open.changesAtBegin) {
+      const undone = this.takeHeld(open);
+      if (undone) throw undone.error;
+    }
     this.open = undefined;
     try {
       this.db.exec('COMMIT');
@@ -125,18 +199,51 @@ export class GroupCommit implements Writer {
     open.reject(err);
   }
 
+  /** Opens a group; an unsynced one takes the held bookkeeping first (anew if one of them undid the group). */
   private begin(synced: boolean): void {
-    if (this.synced !== synced) {
-      this.db.pragma(`synchronous = ${synced ? 'FULL' : 'NORMAL'}`);
-      this.synced = synced;
+    do {
+      if (this.synced !== synced) {
+        this.db.pragma(`synchronous = ${synced ? 'FULL' : 'NORMAL'}`);
+        this.synced = synced;
+      }
+      this.db.exec('BEGIN IMMEDIATE');
+      let settle!: Pick<OpenGroup, 'resolve' | 'reject'>;
+      const committed = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
+      // Waiters get the failure; an unwaited group must not crash the process with an unhandled rejection.
+      committed.catch(() => undefined);
+      const open: OpenGroup = { synced, changesAtBegin: this.totalChanges.get()!, committed, ...settle };
+      this.open = open;
+      setImmediate(() => this.commitQuietly());
+      if (!synced) this.takeHeld(open);
+    } while (!this.open);
+  }
+
+  /**
+   * Writes the held bookkeeping into the open group, each as a savepoint of it. Returns the error of one that undid the
+   * whole group (which is then failed), if one did.
+   */
+  private takeHeld(open: OpenGroup): { error: unknown } | undefined {
+    if (this.held.length === 0) return undefined;
+    clearTimeout(this.holdTimer);
+    this.holdTimer = undefined;
+    while (this.held.length > 0) {
+      const held = this.held.shift()!;
+      this.depth += 1;
+      try {
+        this.db.transaction(held.fn)();
+        open.committed.then(held.resolve, held.reject);
+      } catch (err) {
+        held.reject(err);
+        // SQLite rolled the whole group back (SQLITE_FULL, IOERR): the rest wait for the next group.
+        if (!this.db.inTransaction) {
+          this.fail(open, err);
+          return { error: err };
+        }
+      } finally {
+        this.depth -= 1;
+      }
     }
-    this.db.exec('BEGIN IMMEDIATE');
-    let settle!: Pick<OpenGroup, 'resolve' | 'reject'>;
-    const committed = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
-    // Waiters get the failure; an unwaited group must not crash the process with an unhandled rejection.
-    committed.catch(() => undefined);
-    this.open = { synced, committed, ...settle };
-    setImmediate(() => this.commitQuietly());
+    return undefined;
   }
 
   private commitQuietly(): void {

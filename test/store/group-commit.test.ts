@@ -114,3 +114,88 @@ describe('group commit: one transaction per event-loop turn', () => {
     expect(seen()).toEqual(['attempt', 'station change', 'delivered mark']);
   });
 });
+
+describe('group commit: bookkeeping held for a later commit', () => {
+  let db: Database;
+  let reader: Database;
+  beforeEach(() => {
+    const temp = tempSiteForTest();
+    const writing = openDatabase(temp.dataDir);
+    onTestFinished(() => void writing.close());
+    writing.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE)');
+    const reading = openDatabase(temp.dataDir);
+    onTestFinished(() => void reading.close());
+    [db, reader] = [writing, reading];
+  });
+
+  const note = (text: string) => db.prepare('INSERT INTO notes (text) VALUES (?)').run(text);
+  const seen = () => reader.prepare('SELECT text FROM notes ORDER BY id').pluck().all();
+  const level = () => db.pragma('synchronous', { simple: true });
+  const turn = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+  it("waits for a station's change and is written in its synced commit, not in one of its own", async () => {
+    const group = new GroupCommit(db, 60_000);
+    const levels: unknown[] = [];
+    const held = group.writeHeld(() => {
+      note('delivered mark');
+      levels.push(level());
+    });
+    await turn();
+    expect(db.inTransaction).toBe(false);
+    expect(seen()).toEqual([]);
+    group.write(() => note('station change'));
+    await held;
+    // Written in the station's group (FULL: under its fsync), which committed both at once.
+    expect(levels).toEqual([2]);
+    expect(seen()).toEqual(['station change', 'delivered mark']);
+  });
+
+  it('does not make a synced group that changed nothing commit (and fsync) for it: it commits alone after the hold', async () => {
+    const group = new GroupCommit(db, 300);
+    const levels: unknown[] = [];
+    const held = group.writeHeld(() => {
+      note('delivered mark');
+      levels.push(level());
+    });
+    // A station call that writes nothing (a reading thinned away) still opens a synced group.
+    group.write(() => db.prepare("UPDATE notes SET text = 'x' WHERE id = -1").run());
+    await group.committed();
+    await turn();
+    expect(levels).toEqual([]);
+    expect(seen()).toEqual([]);
+    await held;
+    expect(levels).toEqual([1]); // NORMAL: no fsync of its own
+    expect(seen()).toEqual(['delivered mark']);
+  });
+
+  it('goes before other bookkeeping, joins an unsynced group open now, and flushHeld writes it at once', async () => {
+    const group = new GroupCommit(db, 60_000);
+    const failedMark = group.writeHeld(() => note('failed mark'));
+    group.writeUnsynced(() => note('next attempt counted'));
+    const joined = group.writeHeld(() => note('joined'));
+    expect(db.inTransaction).toBe(true);
+    await Promise.all([failedMark, joined]);
+    expect(seen()).toEqual(['failed mark', 'next attempt counted', 'joined']);
+
+    const flushed = group.writeHeld(() => note('flushed'));
+    await turn();
+    expect(db.inTransaction).toBe(false);
+    group.flushHeld();
+    expect(db.inTransaction).toBe(true);
+    await flushed;
+    expect(seen()).toContain('flushed');
+  });
+
+  it('a held write that throws fails alone: the station change it waited for commits', async () => {
+    const group = new GroupCommit(db, 60_000);
+    const failing = group.writeHeld(() => {
+      note('twice');
+      note('twice');
+    });
+    const fine = group.writeHeld(() => note('fine'));
+    group.writeNow(() => note('station change'));
+    await expect(failing).rejects.toThrow(/UNIQUE/);
+    await fine;
+    expect(seen()).toEqual(['station change', 'fine']);
+  });
+});

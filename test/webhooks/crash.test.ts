@@ -5,7 +5,7 @@ import { exitOf, type SpawnedDaemon } from '../support/cli.js';
 import { receiverForTest, spawnDaemonForTest, tempSiteForTest } from '../support/for-test.js';
 import { connectStation } from '../support/station.js';
 import { fetchJwks } from '../support/webhook-verifier.js';
-import { expectSignedWebhook, webhookConfig } from './harness.js';
+import { eventually, expectSignedWebhook, webhookConfig } from './harness.js';
 
 const EVENTS = 2000;
 
@@ -121,6 +121,7 @@ describe('crash during delivery (kill -9)', () => {
     await Promise.all(connected.map((station) => station.close().catch(() => undefined)));
     const atKill = partner.requests.length;
     expect(atKill).toBeLessThan(EVENTS);
+    const beforeKill = new Set(partner.requests.map((r) => r.json().eventId as string));
 
     const second = await start(temp.configPath);
     const db = openDatabase(temp.dataDir);
@@ -153,10 +154,64 @@ describe('crash during delivery (kill -9)', () => {
         arrivals.set(request.json().eventId as string, (arrivals.get(request.json().eventId as string) ?? 0) + 1);
       for (const row of rows) expect(arrivals.get(row.eventId) ?? 0, row.eventId).toBeLessThanOrEqual(row.attempts);
       expect(rows.filter((r) => r.state !== 'delivered' && r.state !== 'pending')).toEqual([]);
+      // Delivered marks lost with the process (held for a later commit, or in flight) repeat those deliveries with
+      // the same eventId; nothing else arrives twice.
+      const repeated = [...arrivals].filter(([, n]) => n > 1).map(([eventId]) => eventId);
+      expect(repeated.filter((eventId) => !beforeKill.has(eventId))).toEqual([]);
     } finally {
       db.close();
     }
     second.child.kill('SIGTERM');
     await exitOf(second.child);
   }, 180_000);
+});
+
+describe('kill -9 with delivery bookkeeping held for a later commit', () => {
+  it('a quiet site: the delivered marks waiting for a commit to share are lost, those events are sent again with the same eventId, none is lost', async () => {
+    const partner = await receiverForTest({ status: 200 });
+    const temp = tempSiteForTest({
+      log: { level: 'info' },
+      ...webhookConfig([{ id: 'partner-a', url: partner.url(), events: ['Authorize'] }]),
+    });
+    const first = await start(temp.configPath);
+    const station = await connectStation(first.ready.ocppUrl, 'CP001');
+    await station.boot();
+    for (let i = 0; i < 20; i += 1) await station.authorize(`Q${i}`);
+    // Delivered, and no station call since: no commit for the delivered marks to ride, so they wait (README "What the
+    // daemon writes (flash wear)"); the kill lands now.
+    await partner.waitFor((requests) => new Set(requests.map((r) => r.json().eventId as string)).size >= 20, 30_000);
+    first.child.kill('SIGKILL');
+    await exitOf(first.child);
+    await station.close().catch(() => undefined);
+    const receivedBeforeKill = new Set(partner.requests.map((r) => r.json().eventId as string));
+
+    const db = openDatabase(temp.dataDir);
+    try {
+      const byState = (state: string) =>
+        db
+          .prepare('SELECT e.event_id FROM deliveries d JOIN events e ON e.seq = d.event_seq WHERE d.state = ?')
+          .pluck()
+          .all(state) as string[];
+      // What the partner has but the outbox still holds as pending: its mark was lost with the process.
+      const markLost = byState('pending');
+      expect(markLost.filter((eventId) => !receivedBeforeKill.has(eventId))).toEqual([]);
+
+      const second = await start(temp.configPath);
+      try {
+        const count = (eventId: string) => partner.requests.filter((r) => r.json().eventId === eventId).length;
+        await partner.waitFor(() => markLost.every((eventId) => count(eventId) >= 2), 30_000);
+        await eventually(() => byState('pending').length === 0, 30_000, 'every delivery marked delivered');
+        const all = byState('delivered');
+        expect(all).toHaveLength(20);
+        expect(all.filter((eventId) => count(eventId) === 0)).toEqual([]);
+        // Sent again only what had lost its mark.
+        expect(all.filter((eventId) => count(eventId) > 1 && !markLost.includes(eventId))).toEqual([]);
+      } finally {
+        second.child.kill('SIGTERM');
+        await exitOf(second.child);
+      }
+    } finally {
+      db.close();
+    }
+  }, 120_000);
 });

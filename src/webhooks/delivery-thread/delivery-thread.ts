@@ -24,8 +24,9 @@ const logger = createLogger(data.logLevel, { write: (line: string) => post({ kin
 });
 const queueOf = (q: QueueKey): QueueKey => ({ siteId: q.siteId, webhookId: q.webhookId, eventType: q.eventType });
 /**
- * How long a recorded outcome may wait for others to share a commit. After a crash, at most about this much of
- * deliveries is sent again (at-least-once; partners deduplicate by eventId).
+ * How long a recorded outcome may wait here for others to travel with it; the daemon then holds them for a commit to
+ * share (GroupCommit.writeHeld). After a crash, the deliveries of about those two waits are sent again (at-least-once;
+ * partners deduplicate by eventId).
  */
 const OUTCOME_LINGER_MS = 20;
 const writes = new WriteBatch((batch, w) => post({ kind: 'write', batch, writes: w }), OUTCOME_LINGER_MS);

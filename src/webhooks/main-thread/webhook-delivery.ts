@@ -40,6 +40,13 @@ const RESTART_DELAY_MS = 1000;
 const KEY_CHECK_MS = 1000;
 /** After an unexpected end of the thread, health says `warning` this long: a thread that keeps dying shows. */
 const RECENT_RESTART_MS = 10 * 60_000;
+/**
+ * Outcomes held for a later commit (GroupCommit.writeHeld) are written at once past this many: until then their rows
+ * still read as pending, and the thread reads past them at each look at its queue.
+ */
+const MAX_HELD_WRITES = 128;
+/** The thread's writes nobody waits for (outcomes and statistics): they may wait to share a later commit. */
+const MAY_WAIT: ReadonlySet<DeliveryWrite['op']> = new Set(['delivered', 'failed', 'dequeued', 'requested']);
 
 /** What GET /health says about the delivery thread: whether events can leave the outbox at all. */
 export interface DeliveryThreadHealth {
@@ -70,6 +77,8 @@ export class WebhookDelivery {
    * (countsFirstAttempt()).
    */
   private readonly emptyQueues = new Set<string>();
+  /** The thread's writes held for a later commit, not committed yet. */
+  private heldWrites = 0;
   private restarts = 0;
   private lastExitAt: Date | undefined;
   private timers: NodeJS.Timeout[] = [];
@@ -152,6 +161,8 @@ export class WebhookDelivery {
   /** Lets in-flight requests finish within graceMs, waits for every outcome to be recorded, ends the thread. */
   async stop(graceMs = STOP_GRACE_MS): Promise<void> {
     this.started = false;
+    // The thread waits for its outcomes to be recorded before it ends: from now on they are written at once.
+    this.options.group.flushHeld();
     for (const timer of this.timers) clearTimeout(timer);
     const thread = this.thread;
     this.thread = undefined;
@@ -232,6 +243,8 @@ export class WebhookDelivery {
       this.thread = undefined;
       this.restarts += 1;
       this.lastExitAt = new Date();
+      // The next thread reads the queues from the outbox: what this one delivered should read so by then.
+      this.options.group.flushHeld();
       logger.error(
         { exitCode: code, restartInMs: RESTART_DELAY_MS },
         'webhook delivery thread ended unexpectedly; restarting it, pending events stay in the outbox',
@@ -266,7 +279,8 @@ export class WebhookDelivery {
 
   /**
    * Applies a batch of the thread's writes in the current group commit (unsynced: bookkeeping) and tells the thread
-   * once it committed.
+   * once it committed. A batch of outcomes only is held for the next commit, a station's most often (README "What the
+   * daemon writes (flash wear)"); one with a write the thread waits for (an attempt counted) goes at once, after them.
    */
   private record(batch: number, writes: DeliveryWrite[], thread: Worker): void {
     const reply = (message: ToDeliveryThread) => thread.postMessage(message);
@@ -275,6 +289,16 @@ export class WebhookDelivery {
       reply({ kind: 'notWritten', batch, error: messageOf(err) });
     };
     const { group } = this.options;
+    if (this.started && writes.every((w) => MAY_WAIT.has(w.op))) {
+      let held: boolean[] = [];
+      this.heldWrites += writes.length;
+      group
+        .writeHeld(() => (held = applyDeliveryWrites(this.deliveries, this.stats, writes)))
+        .finally(() => (this.heldWrites -= writes.length))
+        .then(() => reply({ kind: 'written', batch, results: held }), refuse);
+      if (this.heldWrites >= MAX_HELD_WRITES) group.flushHeld();
+      return;
+    }
     let results: boolean[];
     try {
       results = group.writeUnsynced(() => applyDeliveryWrites(this.deliveries, this.stats, writes));
