@@ -4,6 +4,7 @@ import { LoadManager, type ChargingLimits, type OpenTransaction } from '../../sr
 import type { Logger } from '../../src/log/index.js';
 import { capturedLogger } from '../support/captured-log.js';
 import { baseConfig } from '../support/temp-site.js';
+import { openTransactionOn } from './open-transactions.js';
 
 /** One station on a 16 A circuit, with these load management settings. */
 const oneStation = (loadManagement: object = {}): Config =>
@@ -40,19 +41,7 @@ function shellForTest(options: {
   return load;
 }
 
-/** When the fixtures' transactions started (no CSMS schedule counts from it here). */
-const STARTED_AT = new Date().toISOString();
-
-const ONE_OPEN = (): OpenTransaction[] => [
-  {
-    id: 1,
-    stationId: 'CP001',
-    chargePointId: 'CP001-A',
-    connectorId: 1,
-    stationTransactionId: null,
-    startedAt: STARTED_AT,
-  },
-];
+const ONE_OPEN = (): OpenTransaction[] => [openTransactionOn(1, 'CP001')];
 
 describe('the load controller shell, when what it reads fails', () => {
   it('logs a step that could not read the open transactions and keeps stepping: the daemon is not taken down', async () => {
@@ -127,24 +116,7 @@ describe('the load controller shell, when what it reads fails', () => {
       }),
     );
     const sent: Array<{ stationId: string; currentA: number; validTo: Date }> = [];
-    let open = [
-      {
-        id: 1,
-        stationId: 'CP001',
-        chargePointId: 'CP001-A',
-        connectorId: 1,
-        stationTransactionId: null,
-        startedAt: STARTED_AT,
-      },
-      {
-        id: 2,
-        stationId: 'CP002',
-        chargePointId: 'CP002-A',
-        connectorId: 1,
-        stationTransactionId: null,
-        startedAt: STARTED_AT,
-      },
-    ];
+    let open = [openTransactionOn(1, 'CP001'), openTransactionOn(2, 'CP002')];
     shellForTest({
       config: twoStations,
       limits: {
@@ -238,16 +210,7 @@ describe('the load controller shell, between a start and its answer', () => {
     onTestFinished(() => load.stop());
     // The start is written (the daemon's own reads see it) but its answer waits for the commit; a step on a reading
     // in between counts it, and sends nothing yet.
-    open = [
-      {
-        id: 7,
-        stationId: 'CP001',
-        chargePointId: 'CP001-A',
-        connectorId: 1,
-        stationTransactionId: null,
-        startedAt: STARTED_AT,
-      },
-    ];
+    open = [openTransactionOn(7, 'CP001')];
     reading();
     expect(load.status().connectors).toMatchObject([{ state: 'sharing', transactionId: 7 }]);
     expect(sent).toEqual([]);

@@ -9,6 +9,7 @@ import {
 } from '../../src/load/index.js';
 import { capturedLogger } from '../support/captured-log.js';
 import { baseConfig } from '../support/temp-site.js';
+import { openTransactionOn } from './open-transactions.js';
 
 /*
  * The load controller's shell between readings and answers (README "Circuits (load management)"), where the site
@@ -46,27 +47,7 @@ const config = parseConfig(
   }),
 );
 
-/** When the cars' transactions started (no CSMS schedule counts from it here). */
-const STARTED_AT = new Date().toISOString();
-
-const CARS: OpenTransaction[] = [
-  {
-    id: 1,
-    stationId: 'CP001',
-    chargePointId: 'CP001-A',
-    connectorId: 1,
-    stationTransactionId: null,
-    startedAt: STARTED_AT,
-  },
-  {
-    id: 2,
-    stationId: 'CP002',
-    chargePointId: 'CP002-A',
-    connectorId: 1,
-    stationTransactionId: null,
-    startedAt: STARTED_AT,
-  },
-];
+const CARS: OpenTransaction[] = [openTransactionOn(1, 'CP001'), openTransactionOn(2, 'CP002')];
 
 /**
  * Two cars charging on a 40 A metered circuit, the meter, their reports and their limits in the test's hands; the
