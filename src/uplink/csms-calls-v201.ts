@@ -1,6 +1,6 @@
 import type { CsmsLocalList } from '../authorization/index.js';
-import type { Ocpp201Actions } from '../ocpp/index.js';
-import { CSMS, refusedBy, type CsmsCallContext, type CsmsCallHandler } from './csms-calls.js';
+import { OCPP201, type Ocpp201Actions } from '../ocpp/index.js';
+import { CSMS, refusedBy, relayIn, type CsmsCallContext, type CsmsCallHandler } from './csms-calls.js';
 import { decisionOf } from './v201-link.js';
 
 type RequestStartTransaction = Ocpp201Actions['RequestStartTransaction'][0];
@@ -14,9 +14,9 @@ type SendLocalList = Ocpp201Actions['SendLocalList'][0];
 export function csmsCallHandler201(options: CsmsCallContext): CsmsCallHandler {
   const { central, site, localLists, log } = options;
   const refused = refusedBy(log);
+  const relay = relayIn(central, OCPP201);
   return async (stationId, action, params) => {
-    const toStation = () =>
-      central.commands.call201(stationId, action as keyof Ocpp201Actions & string, params as never);
+    const toStation = () => relay(stationId, action, params);
     switch (action) {
       case 'RequestStartTransaction': {
         const { idToken, evseId, remoteStartId, chargingProfile } = params as RequestStartTransaction;

@@ -1,10 +1,13 @@
 import type { CsmsLocalList } from '../authorization/index.js';
 import type { Logger } from '../log/index.js';
 import {
+  OCPP16,
+  OCPP201,
   TransactionStoppedError,
   UnknownConnectorError,
   type CentralSystem,
   type Ocpp16Actions,
+  type Ocpp201Actions,
   type RemoteStartTransactionRequest,
   type RemoteStopTransactionRequest,
 } from '../ocpp/index.js';
@@ -20,6 +23,15 @@ export interface CsmsCallContext {
   site: Site;
   localLists: LocalListSync;
   log: Logger;
+}
+
+/** A CSMS call passed to the station as it is, in the station's OCPP version: the station's answer is the CSMS's. */
+export function relayIn(central: CentralSystem, protocol: string): CsmsCallHandler {
+  return protocol === OCPP201
+    ? (stationId, action, params) =>
+        central.commands.call201(stationId, action as keyof Ocpp201Actions & string, params as never)
+    : (stationId, action, params) =>
+        central.commands.call16(stationId, action as keyof Ocpp16Actions & string, params as never);
 }
 
 /** Who the domain's remote start and stop are for, logged with them. */
@@ -45,8 +57,9 @@ export function refusedBy(log: Logger) {
 export function csmsCallHandler(options: CsmsCallContext): CsmsCallHandler {
   const { central, site, localLists, log } = options;
   const refused = refusedBy(log);
+  const relay = relayIn(central, OCPP16);
   return async (stationId, action, params) => {
-    const toStation = () => central.commands.call16(stationId, action as keyof Ocpp16Actions & string, params as never);
+    const toStation = () => relay(stationId, action, params);
     switch (action) {
       case 'RemoteStartTransaction': {
         const { connectorId, idTag, chargingProfile } = params as RemoteStartTransactionRequest;

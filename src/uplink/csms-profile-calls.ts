@@ -61,9 +61,9 @@ const MAX_PERIODS = 1000;
  */
 
 /**
- * OCPP 1.6: undefined for any other call, for a RemoteStartTransaction without a profile, and for a SetChargingProfile
- * a ClearChargingProfile or a remote start on a connector whose station refuses profiles (those are relayed as they are, the station's answer
- * the CSMS's). Transaction ids are chargegate's by now.
+ * OCPP 1.6: undefined for any other call, for a RemoteStartTransaction without a profile, and for a SetChargingProfile,
+ * a ClearChargingProfile or a remote start on a connector whose station refuses profiles (those are relayed as they
+ * are, the station's answer the CSMS's). Transaction ids are chargegate's by now.
  */
 export function chargingProfileCall16(
   ctx: ProfileCallContext,

@@ -10,13 +10,11 @@ import {
   OCPP201,
   type CentralSystem,
   type ForwardedMessage,
-  type Ocpp16Actions,
-  type Ocpp201Actions,
   type StationMessageForwarder,
 } from '../ocpp/index.js';
 import type { Site } from '../site/index.js';
 import type { GroupCommit } from '../store/index.js';
-import { csmsCallHandler, type CsmsCallHandler } from './csms-calls.js';
+import { csmsCallHandler, relayIn, type CsmsCallHandler } from './csms-calls.js';
 import { csmsCallHandler201 } from './csms-calls-v201.js';
 import { chargingProfileCall16, chargingProfileCall201, type ProfileCallContext } from './csms-profile-calls.js';
 import { CsmsProfiles } from './csms-profiles.js';
@@ -299,12 +297,8 @@ export class Uplink implements StationMessageForwarder {
     const log = this.log.child({ stationId });
     const v201 = protocol === OCPP201;
     const { site, writer } = this.options;
-    const commands = () => this.central!.commands;
     // The charging-profile calls' way to the station, in its version: what they pass on goes as they made it.
-    const toStation = (action: string, params: unknown) =>
-      v201
-        ? commands().call201(stationId, action as keyof Ocpp201Actions & string, params as never)
-        : commands().call16(stationId, action as keyof Ocpp16Actions & string, params as never);
+    const toStation = (action: string, params: unknown) => relayIn(this.central!, protocol)(stationId, action, params);
     const profileCalls: ProfileCallContext = {
       stationId,
       profiles: this.profiles,
