@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
 import type { TestCsms } from './csms.js';
+import { daemonForTest, siteWith, type TestDaemon } from './daemon.js';
 import type { SimulatedStation } from './station.js';
 import type { StationV201 } from './station-v201.js';
 
@@ -19,6 +20,20 @@ export function uplinkConfig(csms: TestCsms, extra: Record<string, unknown> = {}
       csms: { url: csms.url, securityProfile: 0, transactionMessageRetryIntervalS: 0.05, ...extra },
     },
   };
+}
+
+/**
+ * The test site's daemon linked to `csms` (with these upstream.csms settings), stopped after the test, and its
+ * station CP001 connected and booted.
+ */
+export async function linkedSite(
+  csms: TestCsms,
+  extra: Record<string, unknown> = {},
+): Promise<{ t: TestDaemon; station: SimulatedStation }> {
+  const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms, extra) });
+  const station = await t.connect();
+  await station.boot();
+  return { t, station };
 }
 
 /** A 2.0.1 station of the site config, an EVSE per charge point. */

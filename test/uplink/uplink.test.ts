@@ -6,6 +6,7 @@ import { daemonForTest, eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, type Test
 import { receiverForTest } from '../support/for-test.js';
 import { simulatedRecord } from '../support/ocmf.js';
 import {
+  linkedSite,
   session,
   transactionMessages16 as transactionMessages,
   UPLINK_WAIT_MS,
@@ -287,9 +288,7 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
       const csms = await TestCsms.startForTest();
       csms.behaviour = (m) =>
         m.action === 'StartTransaction' && m.params.idTag === 'TAG-REFUSED' ? 'callerror' : undefined;
-      const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms, { transactionMessageAttempts: 3 }) });
-      const station = await t.connect();
-      await station.boot();
+      const { t, station } = await linkedSite(csms, { transactionMessageAttempts: 3 });
       const refused = await station.startTransaction({ connectorId: 1, idTag: 'TAG-REFUSED', meterStart: 0 });
       await station.stopTransaction({ transactionId: refused, meterStop: 100 });
       await session(station, 7);
@@ -341,9 +340,7 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
     'a signed Begin reading sent without a transactionId while the CSMS is away: queued under its transaction, delivered with the id the CSMS gave it',
     async () => {
       const csms = await TestCsms.startForTest();
-      const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms) });
-      const station = await t.connect();
-      await station.boot();
+      const { station } = await linkedSite(csms);
       await eventually(() => csms.of('BootNotification').length > 0, UPLINK_WAIT_MS, 'the uplink boot');
       await csms.cutOff();
       const transactionId = await station.startTransaction({ connectorId: 1, idTag: 'TAG-SIGNED', meterStart: 0 });
@@ -367,9 +364,7 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
     "Authorize after the station's link was closed and made anew goes over the new link",
     async () => {
       const csms = await TestCsms.startForTest();
-      const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms) });
-      const station = await t.connect();
-      await station.boot();
+      const { t, station } = await linkedSite(csms);
       await eventually(() => csms.of('BootNotification').length === 1, UPLINK_WAIT_MS, 'the uplink boot');
       expect(await station.authorize('TAG-UP-1')).toEqual({ status: 'Accepted' });
       await station.close();
@@ -397,9 +392,7 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
     'at queueLimit the oldest reading not yet answered goes, never one the CSMS already has',
     async () => {
       const csms = await TestCsms.startForTest();
-      const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms, { queueLimit: 3 }) });
-      const station = await t.connect();
-      await station.boot();
+      const { t, station } = await linkedSite(csms, { queueLimit: 3 });
       const transactionId = await station.startTransaction({ connectorId: 1, idTag: 'TAG-LIMIT', meterStart: 0 });
       const reading = (wh: number) => station.meterValues({ connectorId: 1, transactionId, wh });
       await reading(1);
@@ -435,9 +428,7 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
       let release = (): void => undefined;
       const held = new Promise<void>((resolve) => (release = resolve));
       csms.behaviour = (m) => (m.action === 'MeterValues' ? held : undefined);
-      const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms, { queueLimit: 3 }) });
-      const station = await t.connect();
-      await station.boot();
+      const { t, station } = await linkedSite(csms, { queueLimit: 3 });
       const transactionId = await station.startTransaction({ connectorId: 1, idTag: 'TAG-FLIGHT', meterStart: 0 });
       const reading = (wh: number) => station.meterValues({ connectorId: 1, transactionId, wh });
       await reading(1);
@@ -489,9 +480,7 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
     'a station back right after its link closed: the new link sends nothing the CSMS already answered',
     async () => {
       const csms = await TestCsms.startForTest();
-      const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms) });
-      const station = await t.connect();
-      await station.boot();
+      const { t, station } = await linkedSite(csms);
       await session(station, 1);
       await eventually(() => csms.of('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the session upstream');
       // Within ACK_FLUSH_MS: the answered rows are still written, their deletes pending.
@@ -539,9 +528,7 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
     'messages queued after the answered rows were deleted are sent (their ids never fall back below the cursor)',
     async () => {
       const csms = await TestCsms.startForTest();
-      const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms) });
-      const station = await t.connect();
-      await station.boot();
+      const { t, station } = await linkedSite(csms);
       await session(station, 1);
       await eventually(() => csms.of('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the first session upstream');
       await eventually(
