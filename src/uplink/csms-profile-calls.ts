@@ -33,7 +33,7 @@ export interface ProfileCallContext {
   profiles: CsmsProfiles;
   /** Load management's composite of each connector it manages on the station (none while it manages none). */
   composites(window: Window): readonly ConnectorComposite[];
-  /** A call to the station, resolving with its answer. */
+  /** A call on to the station as any CSMS call goes (a remote start is the domain's), resolving with its answer. */
   relay(action: string, params: unknown): Promise<unknown>;
   /** chargegate's id of the transaction a 2.0.1 station knows by its own id; undefined when it knows none. */
   transactionIdOf(stationTransactionId: string): number | undefined;

@@ -14,7 +14,7 @@ import {
 } from '../ocpp/index.js';
 import type { Site } from '../site/index.js';
 import type { GroupCommit } from '../store/index.js';
-import { csmsCallHandler, relayIn, type CsmsCallHandler } from './csms-calls.js';
+import { csmsCallHandler, type CsmsCallHandler } from './csms-calls.js';
 import { csmsCallHandler201 } from './csms-calls-v201.js';
 import { chargingProfileCall16, chargingProfileCall201, type ProfileCallContext } from './csms-profile-calls.js';
 import { CsmsProfiles } from './csms-profiles.js';
@@ -297,13 +297,13 @@ export class Uplink implements StationMessageForwarder {
     const log = this.log.child({ stationId });
     const v201 = protocol === OCPP201;
     const { site, writer } = this.options;
-    // The charging-profile calls' way to the station, in its version: what they pass on goes as they made it.
-    const toStation = (action: string, params: unknown) => relayIn(this.central!, protocol)(stationId, action, params);
+    // What the CSMS's calls become (a remote start the domain's, the rest the station's), the profile calls' too.
+    const fromCsms = (action: string, params: unknown) => this.fromCsms[protocol]!(stationId, action, params);
     const profileCalls: ProfileCallContext = {
       stationId,
       profiles: this.profiles,
       composites: (window: Window) => this.composites(stationId, window),
-      relay: toStation,
+      relay: fromCsms,
       transactionIdOf: (stationTransactionId) =>
         site.transactions.byStationTransactionId(stationId, stationTransactionId)?.id,
       log,
@@ -319,7 +319,7 @@ export class Uplink implements StationMessageForwarder {
           return v201 ? lastBootNotification(writer.db, stationId, known as Record<string, unknown>) : known;
         },
         statuses: () => site.connectors.reported(stationId),
-        relay: (action, params) => this.fromCsms[protocol]!(stationId, action, params),
+        relay: fromCsms,
         drained: () => this.closeIfIdle(stationId),
         chargingProfileCall: (action, params) => {
           if (!this.onCircuit(stationId)) return undefined;

@@ -215,6 +215,7 @@ describe('the CSMS\'s charging profiles for a 2.0.1 station on a circuit (README
       expect(station.remoteRequests.map((r) => r.params)).toEqual([
         { evseId: 2, remoteStartId: 4711, idToken: { idToken: 'TAG-REMOTE', type: 'Central' } },
       ]);
+      expect(t.logged('remote start')).toEqual([expect.objectContaining({ by: 'csms', connectorId: 2 })]);
       // The station's maximum holds for both cars together: they share its 16 A.
       await expect.poll(() => [station.limitA(1), station.limitA(2)], { timeout: WITHIN_MS }).toEqual([8, 8]);
       expect(t.logged("the CSMS's remote start profile applies to its transaction")).toHaveLength(1);

@@ -207,6 +207,8 @@ describe('the CSMS\'s charging profiles composed with load management (README "U
         connectorId: 2,
         idTag: 'TAG-REMOTE',
       });
+      // The start itself is the domain's remote start, as one without a profile: checked and logged as the CSMS's.
+      expect(t.logged('remote start')).toEqual([expect.objectContaining({ by: 'csms', connectorId: 2 })]);
       await station.nextRemoteStart();
       await expect.poll(() => station.limitA(2), { timeout: WITHIN_MS }).toBe(12);
       // The station's maximum holds for both cars together: they share its 16 A.
