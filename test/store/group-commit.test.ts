@@ -198,4 +198,21 @@ describe('group commit: bookkeeping held for a later commit', () => {
     await fine;
     expect(seen()).toEqual(['station change', 'fine']);
   });
+
+  it('a held write outlives a station change that finds the disk full (SQLITE_FULL, for real): written with the next', async () => {
+    const group = new GroupCommit(db, 60_000);
+    let settled = false;
+    const held = group.writeHeld(() => note('delivered mark')).finally(() => (settled = true));
+    await turn();
+    db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
+    // A change that needs pages the file may not grow by: it fails; the mark waiting for a commit is not lost with it.
+    expect(() => group.write(() => note('x'.repeat(20_000)))).toThrow(/full/);
+    await turn();
+    expect(settled).toBe(false);
+    db.pragma('max_page_count = 1073741823');
+    expect(seen()).toEqual([]);
+    group.writeNow(() => note('station change'));
+    await held;
+    expect(seen()).toEqual(['station change', 'delivered mark']);
+  });
 });
