@@ -6,8 +6,12 @@ import type { ConnectorPlace, Steps, Window } from './schedules.js';
  * answer never throws.
  */
 export interface ChargingLimits {
-  /** The fail-safe every connector of the station falls back to (a TxDefaultProfile for the whole station). */
-  setFailsafe(stationId: string, currentA: number): Promise<LimitOutcome>;
+  /**
+   * The fail-safe every connector of the station falls back to (a TxDefaultProfile for the whole station), from now
+   * on; where it changes (the operator's CSMS's schedule, README "Uplink to a CSMS"), each step afterS seconds from
+   * `from`, the last one holding.
+   */
+  setFailsafe(stationId: string, currentA: number, changes?: TransactionLimit['changes']): Promise<LimitOutcome>;
   /** A limit on a running transaction until `validTo` (a TxProfile); renewing it replaces the previous one. */
   setTransactionLimit(stationId: string, limit: TransactionLimit): Promise<LimitOutcome>;
   /**

@@ -4,6 +4,7 @@ import type { Logger } from '../log/index.js';
 import type { ChargingLimits, CsmsSchedules, LimitOutcome, TransactionLimit } from './charging-limits.js';
 import { connectorsBelow, loadsPhase, phaseCurrents } from './circuit-load.js';
 import { controlLoad, INITIAL_CONTROLLER_STATE } from './controller.js';
+import { StationFailsafes } from './failsafe.js';
 import { capped, constant, limitAt, periodsOf, type Steps, type Window } from './schedules.js';
 import { effectiveMaxCurrentA, type TemporaryLimit, type TemporaryLimitSource } from './temporary-limits.js';
 import {
@@ -250,10 +251,28 @@ export class LoadManager {
    * profile naming it would reach the station before the id does and be refused.
    */
   private announced: Set<number> | undefined;
+  /** Each connected station's fail-safe, kept what it should be. */
+  private readonly failsafes: StationFailsafes;
+  /** Stations that refused a profile that changes: they get the lowest of each throughout until they boot again. */
+  private readonly schedulesRefused = new Set<string>();
 
   constructor(private readonly options: LoadManagerOptions) {
     this.config = options.config;
     this.managed = managedSite(this.config, this.uncontrolled);
+    this.failsafes = new StationFailsafes({
+      limits: options.limits,
+      ...(options.csmsSchedules && { csms: options.csmsSchedules }),
+      schedulesRefused: this.schedulesRefused,
+      connectorsOf: (stationId) => this.connectorsOf(stationId).map(([, c]) => c),
+      refused: (stationId, outcome) =>
+        this.markUncontrolled(
+          this.connectorsOf(stationId).map(([key]) => key),
+          stationId,
+          outcome,
+        ),
+      failed: (stationId, err) =>
+        this.notSent(`${stationId} TxDefaultProfile`, { err, stationId, profile: 'TxDefaultProfile' }),
+    });
     this.unsubscribe = [
       options.meters.onCircuitReading(() => this.step({ reading: true })),
       options.transactions.onOpenedOrClosed((transactionId) => {
@@ -279,26 +298,21 @@ export class LoadManager {
    * 1.6 §3.13.1, 2.0.1 K01) and its transactions their limits again; a refusal counts from this connection on.
    */
   booted(stationId: string): void {
-    const connectors = [...this.managed.stations].filter(([, c]) => c.stationId === stationId);
+    const connectors = this.connectorsOf(stationId);
     if (connectors.length === 0) return;
     this.unreporting.delete(stationId);
+    this.schedulesRefused.delete(stationId);
     for (const [key] of connectors) {
       this.uncontrolled.delete(key);
       this.sent.delete(key);
     }
     this.managed = managedSite(this.config, this.uncontrolled);
-    const failsafeA = Math.min(...connectors.map(([, c]) => c.failsafeA));
-    void this.options.limits.setFailsafe(stationId, failsafeA).then(
-      (outcome) => {
-        if (outcome === 'rejected' || outcome === 'notSupported')
-          this.markUncontrolled(
-            connectors.map(([key]) => key),
-            stationId,
-            outcome,
-          );
-      },
-      (err: unknown) => this.notSent(`${stationId} TxDefaultProfile`, { err, stationId, profile: 'TxDefaultProfile' }),
-    );
+    this.failsafes.booted(stationId, Date.now());
+  }
+
+  /** The managed connectors of a station. */
+  private connectorsOf(stationId: string): Array<[string, StationConnector]> {
+    return [...this.managed.stations].filter(([, c]) => c.stationId === stationId);
   }
 
   health(): HealthSource {
@@ -380,26 +394,25 @@ export class LoadManager {
 
   /**
    * What each managed connector of the station gets over the window (README "Uplink to a CSMS", GetCompositeSchedule):
-   * the lower of the CSMS's schedule and what load management allows it as of the last step, held for the window
-   * (its share while it charges, else the fail-safe a transaction starts on): an idle connector's is the fail-safe
-   * only where the CSMS allows more. No composite for a connector of a station that refuses profiles (uncontrolled);
-   * empty for a station it does not manage.
+   * while it charges, the lower of the CSMS's schedule and its share as of the last step, held for the window; else
+   * the station's fail-safe, which a transaction starts on (failsafe.ts: already the lower of the circuit's and the
+   * CSMS's). No composite for a connector of a station that refuses profiles (uncontrolled); empty for a station it
+   * does not manage.
    */
   composites(stationId: string, window: Window): ConnectorComposite[] {
-    const connectors = [...this.managed.stations].filter(([, c]) => c.stationId === stationId);
-    if (connectors.length === 0) return [];
+    const connectors = this.connectorsOf(stationId);
+    const failsafe = this.failsafes.over(stationId, window);
+    if (!failsafe) return [];
     const open = new Map(this.options.transactions.open().map((t) => [keyOf(t.chargePointId, t.connectorId), t]));
     const decisions = new Map(this.decisions.map((d) => [d.connectorId, d]));
-    // The station's TxDefaultProfile, as booted() sends it.
-    const failsafeA = Math.min(...connectors.map(([, c]) => c.failsafeA));
     return connectors.map(([key, { connectorId, phases }]) => {
       if (this.uncontrolled.has(key)) return { connectorId, phases };
       const t = open.get(key);
       const decision = t && this.sessions.get(key)?.transactionId === t.id ? decisions.get(key) : undefined;
-      const transaction = t && { id: t.id, startedAtMs: Date.parse(t.startedAt) };
-      const place = { connectorId, phases, ...(transaction && { transaction }) };
+      if (!t || !decision) return { connectorId, phases, composite: failsafe };
+      const place = { connectorId, phases, transaction: { id: t.id, startedAtMs: Date.parse(t.startedAt) } };
       const csms = this.options.csmsSchedules?.scheduleOf(stationId, place, window) ?? constant(window, undefined);
-      return { connectorId, phases, composite: capped(csms, decision?.allowedA ?? failsafeA) };
+      return { connectorId, phases, composite: capped(csms, decision.allowedA) };
     });
   }
 
@@ -440,6 +453,7 @@ export class LoadManager {
         .filter(([key]) => connectorIds.has(key)),
     );
     const nowMs = Date.now();
+    this.failsafes.renew(nowMs);
     const window = { fromMs: nowMs, toMs: nowMs + this.config.loadManagement.profileValidityS * 1000 };
     const csms = this.csmsSchedules(open, window);
     const site = this.withCsmsLimits(this.withTemporaryLimits(this.managed.site), csms, window);
@@ -476,7 +490,11 @@ export class LoadManager {
       if (!transaction || !station || decision.state === 'uncontrolled' || !this.announced.has(transaction.id))
         continue;
       const sent = this.sent.get(decision.connectorId);
-      const plan = planOf(csms.get(decision.connectorId) ?? constant(window, undefined), decision.allowedA);
+      const plan = planOf(
+        csms.get(decision.connectorId) ?? constant(window, undefined),
+        decision.allowedA,
+        this.schedulesRefused.has(station.stationId),
+      );
       // Unsent: a transaction that just started, or one running when chargegate (re)started on a limit it cannot know.
       const due =
         decision.sendA !== undefined ||
@@ -764,6 +782,10 @@ export class LoadManager {
           this.sent.delete(key);
           this.raises.delete(key);
         }
+        if (outcome === 'rejected' && plan.changes.length > 0) {
+          this.schedulesRefused.add(station.stationId);
+          return this.step();
+        }
         if (outcome === 'rejected' || outcome === 'notSupported')
           return this.markUncontrolled([key], station.stationId, outcome);
         // A limit decided while this one was on its way: sent now, so a lowering waits for no timer.
@@ -805,11 +827,12 @@ export class LoadManager {
 
 /**
  * The profile a transaction gets: at every instant the lower of the CSMS's schedule and allowedA, in the periods it is
- * sent in; the key names the limits and the instants they change at, so a schedule that moves on with the clock
- * compares alike.
+ * sent in (flat: for a station that refused one that changes, the lowest of it throughout); the key names the limits
+ * and the instants they change at, so a schedule that moves on with the clock compares alike.
  */
-function planOf(csms: Steps, allowedA: number): Plan {
-  const schedule = capped(csms, allowedA);
+function planOf(csms: Steps, allowedA: number, flat: boolean): Plan {
+  const exact = capped(csms, allowedA);
+  const schedule = flat ? constant(exact.window, Math.min(...exact.steps.map((s) => s.limitA))) : exact;
   const [first, ...changes] = periodsOf(schedule);
   return {
     from: new Date(schedule.window.fromMs),

@@ -75,6 +75,11 @@ export interface ConnectorPlace {
   phases: 1 | 3;
   /** The transaction running on it: its own profiles apply, relative schedules count from its start. */
   transaction?: { id: number; startedAtMs: number };
+  /**
+   * For whichever transaction starts on it, at any time (a fail-safe): a relative schedule counts from a start not
+   * known yet, so its lowest period holds throughout.
+   */
+  anyStart?: boolean;
 }
 
 const RECURRENCE_MS = { daily: 86_400_000, weekly: 604_800_000 };
@@ -105,6 +110,15 @@ export function lowerOf<L extends number | undefined>(a: Steps<L>, b: Steps): St
 /** At every instant the lower of the limit and `limitA` (no limit: `limitA`). */
 export function capped(steps: Steps, limitA: number): Steps<number> {
   return lowerOf(constant(steps.window, limitA), steps);
+}
+
+/**
+ * The limit read over another window: the one at its start, then each change inside it; past the end of its own
+ * window the last step holds (as a profile's last period does).
+ */
+export function within<L>(steps: Steps<L>, window: Window): Steps<L> {
+  const inside = steps.steps.filter((s) => s.atMs > window.fromMs && s.atMs < window.toMs);
+  return { window, steps: [{ atMs: window.fromMs, limitA: limitAt(steps, window.fromMs) }, ...inside] };
 }
 
 /** At every instant the sum of two limits (connectors of one station): none where either has none. */
@@ -174,13 +188,20 @@ export function profileLimitAt(placed: PlacedProfile, place: ConnectorPlace, t: 
   if (profile.validFromMs !== undefined && t < profile.validFromMs) return undefined;
   if (profile.validToMs !== undefined && t >= profile.validToMs) return undefined;
   const { schedule } = profile;
+  if (profile.kind === 'relative' && place.transaction === undefined && place.anyStart)
+    return Math.min(...schedule.periods.map((p) => inUnitOf(schedule.unit, p.limit, place)));
   let offsetMs = t - startOf(placed, place, t);
   if (offsetMs < 0) return undefined;
   if (profile.kind === 'recurring') offsetMs %= RECURRENCE_MS[profile.recurrency ?? 'daily'];
   if (schedule.durationS !== undefined && offsetMs >= schedule.durationS * 1000) return undefined;
   const period = periodAt(schedule.periods, offsetMs);
   if (!period) return undefined;
-  return schedule.unit === 'A' ? period.limit : period.limit / (VOLTS_PER_PHASE * place.phases);
+  return inUnitOf(schedule.unit, period.limit, place);
+}
+
+/** A period's limit in A per phase. */
+function inUnitOf(unit: 'A' | 'W', limit: number, place: ConnectorPlace): number {
+  return unit === 'A' ? limit : limit / (VOLTS_PER_PHASE * place.phases);
 }
 
 /** The period running offsetMs into the schedule (periods in startS order), by halving: read at every breakpoint. */

@@ -54,8 +54,8 @@ function scheduleOf(
 
 /**
  * The load controller's port, as charging profiles. Both are Relative: without a startSchedule, a station's wrong
- * clock cannot shift when the limit begins (only validTo reads it). A limit that changes before validTo (a CSMS's
- * schedule, README "Uplink to a CSMS") is Absolute from when it was decided: its changes fall at given instants.
+ * clock cannot shift when the limit begins (only validTo reads it). A limit that changes (a CSMS's schedule, README
+ * "Uplink to a CSMS") is Absolute from when it was decided: its changes fall at given instants.
  */
 export function createChargingLimits(connections: ConnectionLookup): ChargingLimits {
   const { call, speaks201 } = createStationCaller(connections);
@@ -64,13 +64,17 @@ export function createChargingLimits(connections: ConnectionLookup): ChargingLim
   const set201 = (stationId: string, req: Ocpp201Actions['SetChargingProfile'][0]) =>
     call<Ocpp201Actions, 'SetChargingProfile'>(stationId, 'SetChargingProfile', req);
 
-  const setFailsafe = (stationId: string, currentA: number): Promise<{ status: keyof typeof OUTCOMES }> => {
+  const setFailsafe = (
+    stationId: string,
+    currentA: number,
+    changes?: TransactionLimit['changes'],
+  ): Promise<{ status: keyof typeof OUTCOMES }> => {
     const profile = {
       stackLevel: STACK_LEVEL,
       chargingProfilePurpose: 'TxDefaultProfile',
-      chargingProfileKind: 'Relative',
+      chargingProfileKind: changes ? 'Absolute' : 'Relative',
     } as const;
-    const schedule = scheduleOf(currentA);
+    const schedule = scheduleOf(currentA, undefined, changes);
     // Connector / EVSE 0: the default of every connector (1.6 §3.13.1, 2.0.1 K01 evseId).
     if (speaks201(stationId))
       return set201(stationId, {
@@ -134,7 +138,7 @@ export function createChargingLimits(connections: ConnectionLookup): ChargingLim
         });
 
   return {
-    setFailsafe: (stationId, currentA) => outcomeOf(() => setFailsafe(stationId, currentA)),
+    setFailsafe: (stationId, currentA, changes) => outcomeOf(() => setFailsafe(stationId, currentA, changes)),
     setTransactionLimit: (stationId, limit) => outcomeOf(() => setTransactionLimit(stationId, limit)),
     requestDrawReport: (stationId, connectorId) => outcomeOf(() => requestDrawReport(stationId, connectorId)),
   };

@@ -45,6 +45,8 @@ export interface StationOptions {
    * NotImplemented (no Smart Charging feature profile). Default: profiles are taken and obeyed.
    */
   refuseProfiles?: 'Rejected' | 'NotSupported' | 'NotImplemented';
+  /** Its ChargingScheduleMaxPeriods (1.6 §9.4): a profile of more periods is Rejected. Default: no limit. */
+  maxPeriods?: number;
   /** What the car on any connector would draw unlimited, A per phase (default 32). */
   carDemandA?: number;
 }
@@ -448,6 +450,8 @@ export class SimulatedStation {
       if (refuseProfiles === 'NotImplemented') throw rpcError('NotImplemented', 'no Smart Charging');
       if (refuseProfiles) return { status: refuseProfiles };
       const { connectorId, csChargingProfiles } = params as SetChargingProfileRequest;
+      const { maxPeriods = Infinity } = this.options;
+      if (csChargingProfiles.chargingSchedule.chargingSchedulePeriod.length > maxPeriods) return { status: 'Rejected' };
       const profile = profileFrom16(csChargingProfiles);
       return { status: this.profiles.set(connectorId, profile, this.runningOn(connectorId)) };
     });

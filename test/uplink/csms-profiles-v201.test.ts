@@ -134,6 +134,56 @@ describe('the CSMS\'s charging profiles for a 2.0.1 station on a circuit (README
   );
 
   it(
+    "the station's fail-safe is the lower of the circuit's and the CSMS's defaults and station maximum at every instant, in 2.0.1; GetCompositeSchedule tells it",
+    async () => {
+      const { csms, station } = await siteForTest();
+      const startSchedule = new Date(Math.floor(Date.now() / 1000) * 1000);
+      const at = (s: number) => new Date(startSchedule.getTime() + s * 1000);
+      const absolute = (
+        purpose: string,
+        id: number,
+        periods: Array<{ startPeriod: number; limit: number }>,
+        unit = 'A',
+      ) => ({
+        evseId: 0,
+        chargingProfile: profile(
+          purpose,
+          0,
+          { id, chargingProfileKind: 'Absolute' },
+          { chargingRateUnit: unit, startSchedule: startSchedule.toISOString(), chargingSchedulePeriod: periods },
+        ),
+      });
+      const defaults = absolute('TxDefaultProfile', CSMS_PROFILE_ID, [
+        { startPeriod: 0, limit: 10 },
+        { startPeriod: 120, limit: 4 },
+        { startPeriod: 240, limit: 16 },
+      ]);
+      // 6900 W: 10 A on three phases for the whole station, 5 A for each of its two EVSEs.
+      const maximum = absolute(
+        'ChargingStationMaxProfile',
+        CSMS_PROFILE_ID + 1,
+        [{ startPeriod: 0, limit: 6900 }],
+        'W',
+      );
+      for (const params of [defaults, maximum])
+        expect(await csms.call('EV201', 'SetChargingProfile', params)).toEqual({ status: 'Accepted' });
+      const held = () => [60, 180, 300].flatMap((s) => [station.limitA(1, at(s)), station.limitA(2, at(s))]);
+      await expect.poll(held, { timeout: WITHIN_MS }).toEqual([5, 5, 4, 4, 5, 5]);
+      const answer = (await csms.call('EV201', 'GetCompositeSchedule', { evseId: 2, duration: 300 })) as {
+        schedule: { scheduleStart: string; chargingSchedulePeriod: Array<{ startPeriod: number; limit: number }> };
+      };
+      const sinceStart = (s: number) => (at(s).getTime() - Date.parse(answer.schedule.scheduleStart)) / 1000;
+      expect(answer.schedule.chargingSchedulePeriod).toEqual([
+        { startPeriod: 0, limit: 5 },
+        { startPeriod: sinceStart(120), limit: 4 },
+        { startPeriod: sinceStart(240), limit: 5 },
+      ]);
+      expect(heldProfileIds(station)).not.toContain(CSMS_PROFILE_ID);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
     "refused as a 2.0.1 station refuses, with its reason, or where load management cannot compose; a RequestStartTransaction's profile applies to the transaction of its remoteStartId; a station maximum holds for its cars together; a station on no circuit gets them as they are",
     async () => {
       const { csms, t, station } = await siteForTest();

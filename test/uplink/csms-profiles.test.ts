@@ -157,6 +157,99 @@ describe('the CSMS\'s charging profiles composed with load management (README "U
   );
 
   it(
+    "the station's fail-safe is the lower of the circuit's and the CSMS's defaults and maximum at every instant (split between its connectors), so a car starting and a gateway gone never exceed the CSMS; GetCompositeSchedule tells it; cleared, the circuit's fail-safe alone",
+    async () => {
+      const { csms, station } = await siteForTest();
+      const startSchedule = new Date(Math.floor(Date.now() / 1000) * 1000);
+      const at = (s: number) => new Date(startSchedule.getTime() + s * 1000);
+      const absolute = (purpose: string, periods: Array<{ startPeriod: number; limit: number }>, unit = 'A') => ({
+        connectorId: 0,
+        csChargingProfiles: {
+          ...txProfile(undefined, periods, { chargingRateUnit: unit, startSchedule: startSchedule.toISOString() }),
+          chargingProfileId: purpose === 'TxDefaultProfile' ? CSMS_PROFILE_ID : CSMS_PROFILE_ID + 1,
+          chargingProfilePurpose: purpose,
+          chargingProfileKind: 'Absolute',
+        },
+      });
+      const defaults = absolute('TxDefaultProfile', [
+        { startPeriod: 0, limit: 10 },
+        { startPeriod: 120, limit: 4 },
+        { startPeriod: 240, limit: 16 },
+      ]);
+      expect(await csms.call('CP001', 'SetChargingProfile', defaults)).toEqual({ status: 'Accepted' });
+      const held = () => [60, 180, 300].flatMap((s) => [station.limitA(1, at(s)), station.limitA(2, at(s))]);
+      // The circuit's 6 A, the CSMS's 4 A from 120 s to 240 s.
+      await expect.poll(held, { timeout: WITHIN_MS }).toEqual([6, 6, 4, 4, 6, 6]);
+
+      // 6900 W: 10 A on three phases for the whole station, 5 A for each of its two connectors.
+      const maximum = absolute('ChargePointMaxProfile', [{ startPeriod: 0, limit: 6900 }], 'W');
+      expect(await csms.call('CP001', 'SetChargingProfile', maximum)).toEqual({ status: 'Accepted' });
+      await expect.poll(held, { timeout: WITHIN_MS }).toEqual([5, 5, 4, 4, 5, 5]);
+      const answer = (await csms.call('CP001', 'GetCompositeSchedule', { connectorId: 1, duration: 300 })) as {
+        scheduleStart: string;
+        chargingSchedule: { chargingSchedulePeriod: Array<{ startPeriod: number; limit: number }> };
+      };
+      const sinceStart = (s: number) => (at(s).getTime() - Date.parse(answer.scheduleStart)) / 1000;
+      expect(answer.chargingSchedule.chargingSchedulePeriod).toEqual([
+        { startPeriod: 0, limit: 5 },
+        { startPeriod: sinceStart(120), limit: 4 },
+        { startPeriod: sinceStart(240), limit: 5 },
+      ]);
+
+      // A car that starts runs on the fail-safe until load management's limit reaches it: never above the CSMS's.
+      await station.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
+      await expect.poll(() => station.limitA(1, at(180)), { timeout: WITHIN_MS }).toBe(4);
+
+      expect(await csms.call('CP001', 'ClearChargingProfile', {})).toEqual({ status: 'Accepted' });
+      await expect
+        .poll(() => [station.limitA(2, at(60)), station.limitA(2, at(180))], { timeout: WITHIN_MS })
+        .toEqual([6, 6]);
+      expect(sentProfileIds(station)).not.toContain(CSMS_PROFILE_ID);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'a station that takes no schedule of that many periods gets the lowest of its fail-safe and of its TxProfiles as one period, and stays controlled',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest(config(csms, 32));
+      const station = await t.connect('CP001', undefined, { maxPeriods: 1 });
+      await station.boot();
+      await eventually(() => csms.of('BootNotification').length > 0, UPLINK_WAIT_MS, 'the uplink boot');
+      await expect.poll(() => station.limitA(0), { timeout: WITHIN_MS }).toBe(6);
+      const defaults = {
+        connectorId: 0,
+        csChargingProfiles: {
+          ...txProfile(
+            undefined,
+            [
+              { startPeriod: 0, limit: 10 },
+              { startPeriod: 120, limit: 4 },
+            ],
+            { startSchedule: new Date().toISOString() },
+          ),
+          chargingProfilePurpose: 'TxDefaultProfile',
+          chargingProfileKind: 'Absolute',
+        },
+      };
+      expect(await csms.call('CP001', 'SetChargingProfile', defaults)).toEqual({ status: 'Accepted' });
+      await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(4);
+      await station.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
+      await eventually(
+        () => station.profiles.profilesOf(1).some((p) => p.purpose === 'TxProfile'),
+        WITHIN_MS,
+        "load management's TxProfile",
+      );
+      expect(station.limitA(1)).toBe(4);
+      expect(
+        t.logged('station refuses charging profiles: counted as uncontrolled at its maxCurrentA until it boots again'),
+      ).toEqual([]);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
     "refused where OCPP refuses it or load management cannot compose it; a RemoteStart's profile applies to the transaction it starts; a station maximum holds for its cars together; a station on no circuit gets the profiles as they are",
     async () => {
       const { csms, t, station } = await siteForTest();

@@ -1,0 +1,189 @@
+import type { ChargingLimits, CsmsSchedules, LimitOutcome, TransactionLimit } from './charging-limits.js';
+import { constant, lowerOf, periodsOf, scaled, within, type Steps, type Window } from './schedules.js';
+
+/**
+ * The fail-safe a station holds as its TxDefaultProfile (README "Circuits (load management)"): what a car runs on
+ * before load management's limit reaches it, and whenever chargegate cannot steer. Under an operator's CSMS (README
+ * "Uplink to a CSMS") it is, at every instant, the lower of the circuit's fail-safe and what the CSMS allows any
+ * connector of the station without a transaction profile of its own: its TxDefaultProfiles, and its station maximum
+ * split evenly between the connectors (all of them may charge on the fail-safe at once).
+ */
+
+/** How far ahead the fail-safe follows the CSMS's schedule exactly; it is renewed halfway. */
+export const FAILSAFE_HORIZON_MS = 86_400_000;
+/**
+ * At most this many periods (stations hold few: 1.6's ChargingScheduleMaxPeriods is often 24): past them, and past
+ * the horizon, the lowest limit that follows holds, as the last period of a profile without a duration does.
+ */
+export const FAILSAFE_MAX_PERIODS = 24;
+
+/** A station's managed connectors, as the fail-safe covers them. */
+export interface FailsafeConnector {
+  connectorId: number;
+  phases: 1 | 3;
+  failsafeA: number;
+}
+
+/** The fail-safe as the station holds it once sent. */
+export interface Failsafe {
+  /** From when it was decided; the last step holds past the window's end. */
+  held: Steps<number>;
+  /** Until when it follows the CSMS exactly; afterwards its lowest limit holds. */
+  exactUntilMs: number;
+}
+
+/**
+ * The fail-safe decided at nowMs. `flat`: for a station that refused one that changes, the lowest of it throughout.
+ */
+export function failsafeOf(
+  stationId: string,
+  connectors: readonly FailsafeConnector[],
+  csms: CsmsSchedules | undefined,
+  nowMs: number,
+  flat = false,
+): Failsafe {
+  // Whole seconds, as periods count: one decided a moment later lines up with this one.
+  const fromMs = Math.floor(nowMs / 1000) * 1000;
+  const window = { fromMs, toMs: fromMs + FAILSAFE_HORIZON_MS };
+  let exact: Steps<number> = constant(window, Math.min(...connectors.map((c) => c.failsafeA)));
+  if (csms) {
+    for (const { connectorId, phases } of connectors)
+      exact = lowerOf(exact, csms.scheduleOf(stationId, { connectorId, phases, anyStart: true }, window));
+    const phases = connectors.some((c) => c.phases === 3) ? 3 : 1;
+    const maximum = csms.scheduleOf(stationId, { connectorId: 0, phases }, window);
+    exact = lowerOf(exact, scaled(maximum, 1 / connectors.length));
+  }
+  const periods = periodsOf(exact);
+  // Past its exact part, the lowest it saw; the renewal halfway looks a day further.
+  const tail = Math.min(...periods.map((p) => p.limit));
+  if (flat) return { held: constant(window, tail), exactUntilMs: window.toMs };
+  const kept = periods.slice(0, FAILSAFE_MAX_PERIODS - 1);
+  const rest = periods.slice(kept.length);
+  const exactUntilMs = rest.length > 0 ? fromMs + rest[0]!.startS * 1000 : window.toMs;
+  const tailS = (exactUntilMs - fromMs) / 1000;
+  const steps = kept.at(-1)!.limit === tail ? kept : [...kept, { startS: tailS, limit: tail }];
+  const toMs = Math.max(window.toMs, fromMs + (tailS + 1) * 1000);
+  return {
+    held: { window: { fromMs, toMs }, steps: steps.map((p) => ({ atMs: fromMs + p.startS * 1000, limitA: p.limit })) },
+    exactUntilMs,
+  };
+}
+
+/** The fail-safe as a limit from when it was decided: its first period, then where it changes. */
+export function failsafeLimit(failsafe: Failsafe): { currentA: number; changes?: TransactionLimit['changes'] } {
+  const [first, ...changes] = failsafe.held.steps;
+  const from = failsafe.held.window.fromMs;
+  return {
+    currentA: first!.limitA,
+    ...(changes.length > 0 && {
+      changes: {
+        from: new Date(from),
+        steps: changes.map((s) => ({ afterS: (s.atMs - from) / 1000, currentA: s.limitA })),
+      },
+    }),
+  };
+}
+
+/**
+ * Whether the station should get the fail-safe again at nowMs (`now`: the one decided then): one that changes, once
+ * half its exact part has passed (its tail draws near); else when the two differ anywhere both are exact. One that
+ * does not change is exact for as long as it is held: a lower limit the CSMS sets far ahead is seen as it comes
+ * within the horizon, a day before it applies.
+ */
+export function failsafeDue(held: Failsafe, now: Failsafe, nowMs: number): boolean {
+  const { fromMs } = held.held.window;
+  const changes = held.held.steps.length > 1;
+  if (changes && nowMs >= fromMs + (held.exactUntilMs - fromMs) / 2) return true;
+  const overlap = { fromMs: nowMs, toMs: Math.min(changes ? held.exactUntilMs : Infinity, now.exactUntilMs) };
+  return JSON.stringify(within(held.held, overlap).steps) !== JSON.stringify(within(now.held, overlap).steps);
+}
+
+/** A station's fail-safe on this connection: as it holds it once accepted, whether one is on its way. */
+interface StationState {
+  held?: Failsafe;
+  sending: boolean;
+}
+
+export interface StationFailsafesOptions {
+  limits: ChargingLimits;
+  csms?: CsmsSchedules;
+  /**
+   * Stations that refused a profile that changes (too many periods for them, or no Absolute ones): they get the
+   * lowest of it throughout, until they boot again. Shared with the transactions' profiles.
+   */
+  schedulesRefused: Set<string>;
+  /** The station's managed connectors now (none: it is no longer managed). */
+  connectorsOf(stationId: string): FailsafeConnector[];
+  /** It refuses the fail-safe itself: its connectors are uncontrolled until it boots again. */
+  refused(stationId: string, outcome: LimitOutcome): void;
+  /** Sending failed for no answer of the station's (a bug of ours): tried again at the next renewal. */
+  failed(stationId: string, err: unknown): void;
+}
+
+/**
+ * Keeps each connected managed station's fail-safe what it should be: sent when the station boots, again when the
+ * CSMS's profiles or the config change it, and before its exact part runs out.
+ */
+export class StationFailsafes {
+  private readonly stations = new Map<string, StationState>();
+
+  constructor(private readonly options: StationFailsafesOptions) {}
+
+  /** A managed station booted: it may have lost its profiles. */
+  booted(stationId: string, nowMs: number): void {
+    this.stations.set(stationId, { sending: false });
+    this.send(stationId, nowMs);
+  }
+
+  /** At every step: each station whose fail-safe is due gets it. */
+  renew(nowMs: number): void {
+    for (const [stationId, state] of this.stations) {
+      if (state.sending) continue;
+      const should = this.decide(stationId, nowMs);
+      if (!should) this.stations.delete(stationId);
+      else if (!state.held || failsafeDue(state.held, should, nowMs)) this.send(stationId, nowMs);
+    }
+  }
+
+  /** What the station holds over the window, or will once it takes it. */
+  over(stationId: string, window: Window): Steps<number> | undefined {
+    const failsafe = this.stations.get(stationId)?.held ?? this.decide(stationId, window.fromMs);
+    return failsafe && within(failsafe.held, window);
+  }
+
+  private decide(stationId: string, nowMs: number): Failsafe | undefined {
+    const connectors = this.options.connectorsOf(stationId);
+    if (connectors.length === 0) return undefined;
+    return failsafeOf(stationId, connectors, this.options.csms, nowMs, this.options.schedulesRefused.has(stationId));
+  }
+
+  private send(stationId: string, nowMs: number): void {
+    const state = this.stations.get(stationId);
+    const failsafe = state && this.decide(stationId, nowMs);
+    if (!state || !failsafe) return;
+    state.sending = true;
+    const { currentA, changes } = failsafeLimit(failsafe);
+    this.options.limits.setFailsafe(stationId, currentA, changes).then(
+      (outcome) => {
+        if (this.stations.get(stationId) !== state) return;
+        state.sending = false;
+        if (outcome === 'accepted') state.held = failsafe;
+        else if (outcome === 'timeout') delete state.held;
+        else if (outcome === 'offline') this.stations.delete(stationId);
+        else if (outcome === 'rejected' && changes) {
+          this.options.schedulesRefused.add(stationId);
+          this.send(stationId, Date.now());
+        } else if (outcome === 'rejected' || outcome === 'notSupported') {
+          this.stations.delete(stationId);
+          this.options.refused(stationId, outcome);
+        }
+      },
+      (err: unknown) => {
+        if (this.stations.get(stationId) !== state) return;
+        state.sending = false;
+        delete state.held;
+        this.options.failed(stationId, err);
+      },
+    );
+  }
+}
