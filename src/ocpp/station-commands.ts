@@ -25,8 +25,13 @@ type Send<A extends Command> = (stationId: string, req: Ocpp16Actions[A][0]) => 
 export interface StartChargingRequest {
   connectorId?: number;
   idTag: string;
-  /** 2.0.1: the token's type (default Central, a token chargegate was given, not one read at the station). */
-  idTokenType?: Ocpp201Actions['RequestStartTransaction'][0]['idToken']['type'];
+  /**
+   * 2.0.1: the token as a CSMS gave it (its type, additionalInfo), idTag its value; default: idTag of type Central (a
+   * token chargegate was given, not one read at the station).
+   */
+  idToken?: Ocpp201Actions['RequestStartTransaction'][0]['idToken'];
+  /** 2.0.1: the driver's group, as a CSMS gave it: the station lets another token of it stop the session. */
+  groupIdToken?: Ocpp201Actions['RequestStartTransaction'][0]['groupIdToken'];
   /** 2.0.1: the id the station reports back in the TransactionEvents; chargegate makes one when not given. */
   remoteStartId?: number;
 }
@@ -137,12 +142,13 @@ export function createStationCommands(connections: ConnectionLookup): StationCom
     req: Ocpp201Actions[A][0],
   ): Promise<Ocpp201Actions[A][1]> => call<Ocpp201Actions, A>(stationId, action, req);
   return {
-    async startCharging(stationId, { connectorId, idTag, idTokenType = 'Central', ...given }) {
+    async startCharging(stationId, { connectorId, idTag, idToken, groupIdToken, ...given }) {
       if (!speaks201(stationId))
         return send(stationId, 'RemoteStartTransaction', { ...(connectorId !== undefined && { connectorId }), idTag });
       // transactionId: one the station had already started (the cable plugged in first).
       const { status, transactionId } = await send201(stationId, 'RequestStartTransaction', {
-        idToken: { idToken: idTag, type: idTokenType },
+        idToken: { ...idToken, idToken: idTag, type: idToken?.type ?? 'Central' },
+        ...(groupIdToken && { groupIdToken }),
         ...(connectorId !== undefined && { evseId: connectorId }),
         remoteStartId: given.remoteStartId ?? FIRST_API_REMOTE_START_ID + (started++ % API_REMOTE_START_IDS),
       });

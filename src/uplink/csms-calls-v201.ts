@@ -19,13 +19,19 @@ export function csmsCallHandler201(options: CsmsCallContext): CsmsCallHandler {
     const toStation = () => relay(stationId, action, params);
     switch (action) {
       case 'RequestStartTransaction': {
-        const { idToken, evseId, remoteStartId, chargingProfile } = params as RequestStartTransaction;
+        const { idToken, groupIdToken, evseId, remoteStartId, chargingProfile } = params as RequestStartTransaction;
         // The domain's start carries no charging profile: one with a profile goes as it is.
         if (chargingProfile) return toStation();
         // The CSMS's remoteStartId, so it can match the station's TransactionEvents with its request.
-        const request = { ...(evseId !== undefined && { connectorId: evseId }), idTag: idToken.idToken, remoteStartId };
+        const request = {
+          ...(evseId !== undefined && { connectorId: evseId }),
+          idTag: idToken.idToken,
+          idToken,
+          ...(groupIdToken && { groupIdToken }),
+          remoteStartId,
+        };
         return central.remoteCharging
-          .start(stationId, { ...request, idTokenType: idToken.type }, CSMS)
+          .start(stationId, request, CSMS)
           .catch((err: unknown) => refused(err, action, stationId));
       }
       case 'RequestStopTransaction': {

@@ -237,14 +237,17 @@ describe('uplink of an OCPP 2.0.1 station (ocpp-rpc RPCServer, strict OCPP 2.0.1
       putIdTag(t.db, { idTag: 'TAG-REMOTE', status: 'Accepted', expiresAt: null, siteId: null });
       const station = await bootedStation(t);
       const command = (action: string, params: object) => csms.call('EV201', action, params);
-      const idToken = { idToken: 'TAG-REMOTE', type: 'ISO14443' };
+      const idToken = {
+        idToken: 'TAG-REMOTE',
+        type: 'ISO14443',
+        additionalInfo: [{ additionalIdToken: 'CONTRACT-7', type: 'ContractId' }],
+      };
+      // The driver's group, for the station to let another token of it stop the session.
+      const groupIdToken = { idToken: 'FLEET-1', type: 'Central' };
+      const request = { idToken, groupIdToken, evseId: 2, remoteStartId: 4711 };
 
-      expect(await command('RequestStartTransaction', { idToken, evseId: 2, remoteStartId: 4711 })).toEqual({
-        status: 'Accepted',
-      });
-      expect(station.remoteRequests).toEqual([
-        { action: 'RequestStartTransaction', params: { idToken, evseId: 2, remoteStartId: 4711 } },
-      ]);
+      expect(await command('RequestStartTransaction', request)).toEqual({ status: 'Accepted' });
+      expect(station.remoteRequests).toEqual([{ action: 'RequestStartTransaction', params: request }]);
       const [remote] = station.transactions;
       const eventOf = (eventType: string) =>
         transactionEvents201(csms, 'EV201').find((e) => e.key.startsWith(`${eventType} ${remote}`));
@@ -252,7 +255,7 @@ describe('uplink of an OCPP 2.0.1 station (ocpp-rpc RPCServer, strict OCPP 2.0.1
       // The CSMS matches the transaction with its request by its own remoteStartId.
       expect(eventOf('Started')!.params).toMatchObject({
         transactionInfo: { transactionId: remote, remoteStartId: 4711 },
-        idToken,
+        idToken: { idToken: 'TAG-REMOTE', type: 'ISO14443' },
         evse: { id: 2 },
       });
       expect(await command('RequestStopTransaction', { transactionId: remote })).toEqual({ status: 'Accepted' });
