@@ -427,6 +427,15 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE csms_charging_profiles ADD COLUMN remote_start_id INTEGER;
     `,
   },
+  {
+    version: 22,
+    name: 'how many times the CSMS refused each queued uplink message',
+    sql: `
+      -- Owned by the uplink (src/uplink/queue.ts): transactionMessageAttempts counts across restarts (README "Uplink to
+      -- a CSMS"), so a daemon restarted while a message is refused does not try it anew.
+      ALTER TABLE uplink_queue ADD COLUMN refusals INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /** The database was migrated by a newer chargegate than this one: its schema may mean things this code cannot know. */

@@ -12,6 +12,8 @@ export interface QueuedMessage {
   payload: Record<string, unknown>;
   transactionId: number | null;
   queuedAt: string;
+  /** How many times the CSMS answered it with a CALLERROR. */
+  refusals: number;
 }
 
 export interface QueueStats {
@@ -123,12 +125,9 @@ export class UplinkQueue {
   next(stationId: string, afterId: number): QueuedMessage | undefined {
     const upTo = this.committedUpTo.get(stationId) ?? 0;
     const after = Math.max(afterId, this.answeredUpTo.get(stationId) ?? 0);
-    const row = statement<
-      [string, number, number],
-      { id: number; protocol: string; action: string; payload: string; transactionId: number | null; queuedAt: string }
-    >(
+    const row = statement<[string, number, number], Omit<QueuedMessage, 'payload'> & { payload: string }>(
       this.db,
-      'SELECT id, protocol, action, payload, transaction_id AS transactionId, queued_at AS queuedAt FROM uplink_queue WHERE station_id = ? AND id > ? AND id <= ? ORDER BY id LIMIT 1',
+      'SELECT id, protocol, action, payload, transaction_id AS transactionId, queued_at AS queuedAt, refusals FROM uplink_queue WHERE station_id = ? AND id > ? AND id <= ? ORDER BY id LIMIT 1',
     ).get(stationId, after, upTo);
     return row && { ...row, payload: JSON.parse(row.payload) as Record<string, unknown> };
   }
@@ -159,6 +158,20 @@ export class UplinkQueue {
     this.answeredUpTo.set(stationId, Math.max(this.answeredUpTo.get(stationId) ?? 0, id));
     this.counts.set(stationId, Math.max(0, (this.counts.get(stationId) ?? 1) - 1));
     this.scheduleFlush();
+  }
+
+  /**
+   * The CSMS answered the row with a CALLERROR: counted at once, unsynced (a power loss costs an attempt more). A disk
+   * that refuses it leaves the count to this process.
+   */
+  refused(id: number): void {
+    try {
+      this.writer.writeUnsynced(() =>
+        statement(this.db, 'UPDATE uplink_queue SET refusals = refusals + 1 WHERE id = ?').run(id),
+      );
+    } catch (err) {
+      this.log.warn({ error: messageOf(err) }, 'uplink refusal count not written: counted in this process only');
+    }
   }
 
   /** A row the CSMS refused too often, or whose transaction it never learnt of: gone, and counted. */

@@ -293,7 +293,7 @@ export class StationLink {
       return true;
     }
     const { transactionMessageAttempts: attempts, transactionMessageRetryIntervalS: intervalS } = this.settings;
-    for (let attempt = 1, waits = 1; ; waits += 1) {
+    for (let attempt = message.refusals + 1, waits = 1; ; waits += 1) {
       try {
         const answer = await this.call(message.action, payload);
         this.dialect.answered(message, answer);
@@ -311,6 +311,7 @@ export class StationLink {
             this.queue.drop(this.stationId, message.id);
             return true;
           }
+          this.queue.refused(message.id);
           attempt += 1;
         } else if (!isRpcTimeout(err)) throw err;
         this.log.info(

@@ -70,4 +70,52 @@ describe('uplink durability', () => {
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
+
+  it(
+    "a CSMS's refusals count across a kill -9: a message is tried transactionMessageAttempts times in all, not per process",
+    async () => {
+      const csms = await TestCsms.startForTest();
+      csms.behaviour = (m) =>
+        m.action === 'StartTransaction' && m.params.idTag === 'TAG-REFUSED' ? 'callerror' : undefined;
+      const temp = tempSiteForTest({
+        log: { level: 'info' },
+        ...siteWith(),
+        upstream: {
+          timeoutMs: 2000,
+          csms: {
+            url: csms.url,
+            securityProfile: 0,
+            transactionMessageAttempts: 3,
+            transactionMessageRetryIntervalS: 2,
+          },
+        },
+      });
+      const first = await spawnDaemonForTest(temp.configPath);
+      const station = await stationForTest(first.ready.ocppUrl, 'CP001');
+      await station.boot();
+      const refused = await station.startTransaction({ connectorId: 1, idTag: 'TAG-REFUSED', meterStart: 0 });
+      await station.stopTransaction({ transactionId: refused, meterStop: 100 });
+      const taken = await station.startTransaction({ connectorId: 1, idTag: 'TAG-TAKEN', meterStart: 100 });
+      await station.stopTransaction({ transactionId: taken, meterStop: 200 });
+      // Killed while it waits to try a third time.
+      await eventually(
+        () => first.logs.filter((line) => line.includes('queued message not taken: tried again')).length === 2,
+        30_000,
+        'two refusals',
+      );
+      first.child.kill('SIGKILL');
+      await exitOf(first.child);
+      await station.close();
+
+      await spawnDaemonForTest(temp.configPath);
+      await eventually(() => csms.of('StopTransaction').length === 1, 30_000, 'the next session upstream');
+      expect(csms.of('StartTransaction').map((p) => p.idTag)).toEqual([
+        'TAG-REFUSED',
+        'TAG-REFUSED',
+        'TAG-REFUSED',
+        'TAG-TAKEN',
+      ]);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });
