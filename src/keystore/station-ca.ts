@@ -248,7 +248,7 @@ function acceptedKeyType(key: KeyObject): 'rsa' | 'ec' {
 
 /**
  * Issues the station's client certificate for a checked CSR: its common name is the station id, valid
- * `validDays`, signed by the station CA natively on the thread pool.
+ * `validDays` (at most until the CA's own end), signed by the station CA natively on the thread pool.
  */
 export async function signStationCsr(
   ca: StationCaMaterial,
@@ -263,7 +263,10 @@ export async function signStationCsr(
   cert.publicKey = caCert.publicKey;
   cert.serialNumber = newSerialNumber();
   cert.validity.notBefore = new Date(now.getTime() - 3600_000);
-  cert.validity.notAfter = new Date(now.getTime() + validDays * 86_400_000);
+  // Never past the CA's own end: a TLS stack refuses a chain whose issuer has expired anyway.
+  cert.validity.notAfter = new Date(
+    Math.min(now.getTime() + validDays * 86_400_000, caCert.validity.notAfter.getTime()),
+  );
   cert.setSubject([{ name: 'commonName', value: csr.stationId }]);
   cert.setIssuer(caCert.subject.attributes);
   cert.setExtensions([

@@ -1,10 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { createPublicKey, X509Certificate } from 'node:crypto';
+import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { KEYSTORE_FILE, Keystore } from '../../src/keystore/index.js';
+import { KEYSTORE_FILE, Keystore, STATION_CA_DAYS, STATION_CERTIFICATE_DAYS } from '../../src/keystore/index.js';
+import { createStationCa, readStationCsr, signStationCsr } from '../../src/keystore/station-ca.js';
 import { opensslKeyAndCsr, opensslSelfSigned, oversizedRsaCsr } from '../support/csr.js';
 import { tempDirForTest } from '../support/for-test.js';
 import { externalTool } from '../support/meter-simulator.js';
@@ -53,6 +54,30 @@ describe.skipIf(!externalTool('openssl', ['version']))('station CSRs', () => {
         }),
       ).toContain(': OK');
     }
+  });
+
+  it("a certificate never outlives the CA that signed it: a CA near its end signs one valid until the CA's own end", async () => {
+    const dir = tempDirForTest('station-csr-ca-end');
+    const dayMs = 86_400_000;
+    const caMadeAt = new Date(Date.now() - (STATION_CA_DAYS - 10) * dayMs);
+    const { certificate, privateKeyPem } = await createStationCa('site', caMadeAt);
+    const ca = { certificate, privateKey: createPrivateKey(privateKeyPem) };
+    const { csr } = opensslKeyAndCsr(dir, 'late', 'EV201');
+    const pem = await signStationCsr(ca, await readStationCsr(csr, 'EV201'), STATION_CERTIFICATE_DAYS);
+    const [issued, issuer] = [new X509Certificate(pem), new X509Certificate(certificate)];
+    expect(Date.parse(issued.validTo)).toBe(Date.parse(issuer.validTo));
+    expect(issued.checkIssued(issuer)).toBe(true);
+    // One from a young CA keeps the days asked.
+    const young = await createStationCa('site');
+    const fresh = new X509Certificate(
+      await signStationCsr(
+        { certificate: young.certificate, privateKey: createPrivateKey(young.privateKeyPem) },
+        await readStationCsr(csr, 'EV201'),
+        30,
+      ),
+    );
+    expect(Date.parse(fresh.validTo) - Date.now()).toBeGreaterThan(29 * dayMs);
+    expect(Date.parse(fresh.validTo) - Date.now()).toBeLessThanOrEqual(30 * dayMs);
   });
 
   it('refuses, with the reason, before making a station CA: key sizes, exponents, curves and key types out of bounds, garbage, another station id, a bad signature', async () => {
