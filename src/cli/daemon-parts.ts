@@ -317,10 +317,10 @@ export function startLoadManagement(
   const logger = shared.logger.child({ component: 'load' });
   const temporaryLimits = new TemporaryLimits({ writer: options.storage.group });
   const stopWatching = temporaryLimits.watch(options.config.ocpp.changePollMs, logger);
-  let running: { load: LoadManager; health: HealthSource; stopHearingBoots: () => void } | undefined;
+  let running: { load: LoadManager; health: HealthSource; stopHearing: Array<() => void> } | undefined;
   const stop = (): void => {
     if (!running) return;
-    running.stopHearingBoots();
+    for (const stopHearing of running.stopHearing) stopHearing();
     running.load.stop();
     shared.health.splice(shared.health.indexOf(running.health), 1);
     running = undefined;
@@ -337,7 +337,15 @@ export function startLoadManagement(
       ...(options.csmsSchedules && { csmsSchedules: options.csmsSchedules }),
       logger,
     });
-    running = { load, health: load.health(), stopHearingBoots: centralSystem.onBooted((id) => load.booted(id)) };
+    running = {
+      load,
+      health: load.health(),
+      stopHearing: [
+        centralSystem.onBooted((id) => load.booted(id)),
+        centralSystem.onConnection(({ stationId, connected }) => load.connectionChanged(stationId, connected)),
+      ],
+    };
+    for (const stationId of centralSystem.connectedStations()) load.connectionChanged(stationId, true);
     shared.health.push(running.health);
   };
   apply(options.config);

@@ -1,5 +1,5 @@
 import type { ChargingLimits, CsmsSchedules, LimitOutcome, TransactionLimit } from './charging-limits.js';
-import { constant, lowerOf, periodsOf, scaled, within, type Steps, type Window } from './schedules.js';
+import { constant, lowerOf, periodsOf, scaled, stationPhases, within, type Steps, type Window } from './schedules.js';
 
 /**
  * The fail-safe a station holds as its TxDefaultProfile (README "Circuits (load management)"): what a car runs on
@@ -49,8 +49,7 @@ export function failsafeOf(
   if (csms) {
     for (const { connectorId, phases } of connectors)
       exact = lowerOf(exact, csms.scheduleOf(stationId, { connectorId, phases, anyStart: true }, window));
-    const phases = connectors.some((c) => c.phases === 3) ? 3 : 1;
-    const maximum = csms.scheduleOf(stationId, { connectorId: 0, phases }, window);
+    const maximum = csms.scheduleOf(stationId, { connectorId: 0, phases: stationPhases(connectors) }, window);
     exact = lowerOf(exact, scaled(maximum, 1 / connectors.length));
   }
   const periods = periodsOf(exact);
@@ -84,24 +83,45 @@ export function failsafeLimit(failsafe: Failsafe): { currentA: number; changes?:
   };
 }
 
+/** Whether half the exact part of a held fail-safe that changes has passed: its tail draws near. */
+function halfwayPassed(held: Failsafe, nowMs: number): boolean {
+  const { fromMs } = held.held.window;
+  return held.held.steps.length > 1 && nowMs >= fromMs + (held.exactUntilMs - fromMs) / 2;
+}
+
 /**
  * Whether the station should get the fail-safe again at nowMs (`now`: the one decided then): one that changes, once
- * half its exact part has passed (its tail draws near); else when the two differ anywhere both are exact. One that
- * does not change is exact for as long as it is held: a lower limit the CSMS sets far ahead is seen as it comes
- * within the horizon, a day before it applies.
+ * half its exact part has passed; else when the two differ anywhere both are exact. One that does not change is exact
+ * for as long as it is held: a lower limit the CSMS sets far ahead is seen as it comes within the horizon, a day
+ * before it applies.
  */
 export function failsafeDue(held: Failsafe, now: Failsafe, nowMs: number): boolean {
-  const { fromMs } = held.held.window;
+  if (halfwayPassed(held, nowMs)) return true;
   const changes = held.held.steps.length > 1;
-  if (changes && nowMs >= fromMs + (held.exactUntilMs - fromMs) / 2) return true;
   const overlap = { fromMs: nowMs, toMs: Math.min(changes ? held.exactUntilMs : Infinity, now.exactUntilMs) };
   return JSON.stringify(within(held.held, overlap).steps) !== JSON.stringify(within(now.held, overlap).steps);
 }
 
-/** A station's fail-safe on this connection: as it holds it once accepted, whether one is on its way. */
+/**
+ * A station that connects without booting (chargegate restarted, or the network came back) is sent its fail-safe this
+ * long after: one that boots gets it at its boot, once it is accepted.
+ */
+export const CONNECTED_GRACE_MS = 5_000;
+/** Unless the CSMS's profiles or the config changed, what a held fail-safe should be is worked out again this often. */
+const RECHECK_MS = 60_000;
+
+/** A connected station's fail-safe. */
 interface StationState {
+  /** As the station holds it, once it accepted it; unknown: to be sent. */
   held?: Failsafe;
   sending: boolean;
+  /** Not sent before (a station that just connected may boot first). */
+  notBeforeMs: number;
+  /** When what it should be was last worked out, and as of which change. */
+  checkedAtMs: number;
+  checkedChange: number;
+  /** It refused the fail-safe: counted uncontrolled, sent nothing more until it boots. */
+  refused: boolean;
 }
 
 export interface StationFailsafesOptions {
@@ -112,7 +132,7 @@ export interface StationFailsafesOptions {
    * lowest of it throughout, until they boot again. Shared with the transactions' profiles.
    */
   schedulesRefused: Set<string>;
-  /** The station's managed connectors now (none: it is no longer managed). */
+  /** The station's managed connectors now (none: it is not managed). */
   connectorsOf(stationId: string): FailsafeConnector[];
   /** It refuses the fail-safe itself: its connectors are uncontrolled until it boots again. */
   refused(stationId: string, outcome: LimitOutcome): void;
@@ -121,28 +141,42 @@ export interface StationFailsafesOptions {
 }
 
 /**
- * Keeps each connected managed station's fail-safe what it should be: sent when the station boots, again when the
- * CSMS's profiles or the config change it, and before its exact part runs out.
+ * Keeps each connected managed station's fail-safe what it should be: sent when the station boots (or connects
+ * without booting), again when the CSMS's profiles or the config change it, and before its exact part runs out.
  */
 export class StationFailsafes {
   private readonly stations = new Map<string, StationState>();
+  /** Counts changes to what fail-safes should be (the CSMS's profiles, the config). */
+  private change = 0;
+  private stopped = false;
 
   constructor(private readonly options: StationFailsafesOptions) {}
 
-  /** A managed station booted: it may have lost its profiles. */
+  /** A station connected: unless it boots meanwhile, its fail-safe is sent after CONNECTED_GRACE_MS. */
+  connected(stationId: string, nowMs: number): void {
+    if (!this.stations.has(stationId)) this.stations.set(stationId, this.fresh(nowMs + CONNECTED_GRACE_MS));
+  }
+
+  disconnected(stationId: string): void {
+    this.stations.delete(stationId);
+  }
+
+  /** A station booted: it may have lost its profiles, and one that refused may take them now. */
   booted(stationId: string, nowMs: number): void {
-    this.stations.set(stationId, { sending: false });
-    this.send(stationId, nowMs);
+    this.options.schedulesRefused.delete(stationId);
+    const state = this.fresh(nowMs);
+    this.stations.set(stationId, state);
+    this.renewOne(stationId, state, nowMs);
+  }
+
+  /** What fail-safes should be may have changed (the CSMS's profiles, the config): each is worked out again. */
+  changed(): void {
+    this.change += 1;
   }
 
   /** At every step: each station whose fail-safe is due gets it. */
   renew(nowMs: number): void {
-    for (const [stationId, state] of this.stations) {
-      if (state.sending) continue;
-      const should = this.decide(stationId, nowMs);
-      if (!should) this.stations.delete(stationId);
-      else if (!state.held || failsafeDue(state.held, should, nowMs)) this.send(stationId, nowMs);
-    }
+    for (const [stationId, state] of this.stations) this.renewOne(stationId, state, nowMs);
   }
 
   /** What the station holds over the window, or will once it takes it. */
@@ -151,16 +185,39 @@ export class StationFailsafes {
     return failsafe && within(failsafe.held, window);
   }
 
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private fresh(notBeforeMs: number): StationState {
+    return { sending: false, notBeforeMs, checkedAtMs: -Infinity, checkedChange: this.change, refused: false };
+  }
+
+  private renewOne(stationId: string, state: StationState, nowMs: number): void {
+    if (state.sending || state.refused || nowMs < state.notBeforeMs) return;
+    const { held } = state;
+    const recheck =
+      !held ||
+      state.checkedChange !== this.change ||
+      nowMs - state.checkedAtMs >= RECHECK_MS ||
+      halfwayPassed(held, nowMs);
+    if (!recheck) return;
+    state.checkedAtMs = nowMs;
+    state.checkedChange = this.change;
+    const should = this.decide(stationId, nowMs);
+    // Not managed (now): sent once it is.
+    if (!should) delete state.held;
+    else if (!held || failsafeDue(held, should, nowMs)) this.send(stationId, state, should);
+  }
+
   private decide(stationId: string, nowMs: number): Failsafe | undefined {
     const connectors = this.options.connectorsOf(stationId);
     if (connectors.length === 0) return undefined;
     return failsafeOf(stationId, connectors, this.options.csms, nowMs, this.options.schedulesRefused.has(stationId));
   }
 
-  private send(stationId: string, nowMs: number): void {
-    const state = this.stations.get(stationId);
-    const failsafe = state && this.decide(stationId, nowMs);
-    if (!state || !failsafe) return;
+  private send(stationId: string, state: StationState, failsafe: Failsafe): void {
+    if (this.stopped) return;
     state.sending = true;
     const { currentA, changes } = failsafeLimit(failsafe);
     this.options.limits.setFailsafe(stationId, currentA, changes).then(
@@ -169,12 +226,14 @@ export class StationFailsafes {
         state.sending = false;
         if (outcome === 'accepted') state.held = failsafe;
         else if (outcome === 'timeout') delete state.held;
+        // Told again when it connects.
         else if (outcome === 'offline') this.stations.delete(stationId);
         else if (outcome === 'rejected' && changes) {
           this.options.schedulesRefused.add(stationId);
-          this.send(stationId, Date.now());
-        } else if (outcome === 'rejected' || outcome === 'notSupported') {
-          this.stations.delete(stationId);
+          delete state.held;
+          this.renewOne(stationId, state, Date.now());
+        } else {
+          state.refused = true;
           this.options.refused(stationId, outcome);
         }
       },

@@ -5,7 +5,7 @@ import type { ChargingLimits, CsmsSchedules, LimitOutcome, TransactionLimit } fr
 import { connectorsBelow, loadsPhase, phaseCurrents } from './circuit-load.js';
 import { controlLoad, INITIAL_CONTROLLER_STATE } from './controller.js';
 import { StationFailsafes } from './failsafe.js';
-import { capped, constant, limitAt, periodsOf, type Steps, type Window } from './schedules.js';
+import { capped, constant, limitAt, periodsOf, stationPhases, type Steps, type Window } from './schedules.js';
 import { effectiveMaxCurrentA, type TemporaryLimit, type TemporaryLimitSource } from './temporary-limits.js';
 import {
   PHASES,
@@ -281,7 +281,14 @@ export class LoadManager {
       }),
       // A new or lower limit is applied at once, not at the next step.
       ...(options.temporaryLimits ? [options.temporaryLimits.onChange(() => this.step())] : []),
-      ...(options.csmsSchedules ? [options.csmsSchedules.onChange(() => this.step())] : []),
+      ...(options.csmsSchedules
+        ? [
+            options.csmsSchedules.onChange(() => {
+              this.failsafes.changed();
+              this.step();
+            }),
+          ]
+        : []),
     ];
     this.timer = setInterval(() => this.step(), options.stepIntervalMs ?? DEFAULT_STEP_INTERVAL_MS);
     this.step();
@@ -290,6 +297,7 @@ export class LoadManager {
   reload(config: Config): void {
     this.config = config;
     this.managed = managedSite(config, this.uncontrolled);
+    this.failsafes.changed();
     this.step();
   }
 
@@ -301,13 +309,18 @@ export class LoadManager {
     const connectors = this.connectorsOf(stationId);
     if (connectors.length === 0) return;
     this.unreporting.delete(stationId);
-    this.schedulesRefused.delete(stationId);
     for (const [key] of connectors) {
       this.uncontrolled.delete(key);
       this.sent.delete(key);
     }
     this.managed = managedSite(this.config, this.uncontrolled);
     this.failsafes.booted(stationId, Date.now());
+  }
+
+  /** A station connected or left: one that connects without booting is sent its fail-safe too (failsafe.ts). */
+  connectionChanged(stationId: string, connected: boolean): void {
+    if (connected) this.failsafes.connected(stationId, Date.now());
+    else this.failsafes.disconnected(stationId);
   }
 
   /** The managed connectors of a station. */
@@ -412,12 +425,17 @@ export class LoadManager {
       if (!t || !decision) return { connectorId, phases, composite: failsafe };
       const place = { connectorId, phases, transaction: { id: t.id, startedAtMs: Date.parse(t.startedAt) } };
       const csms = this.options.csmsSchedules?.scheduleOf(stationId, place, window) ?? constant(window, undefined);
-      return { connectorId, phases, composite: capped(csms, decision.allowedA) };
+      return {
+        connectorId,
+        phases,
+        composite: transactionLimitOf(csms, decision.allowedA, this.schedulesRefused.has(stationId)),
+      };
     });
   }
 
   stop(): void {
     this.stopped = true;
+    this.failsafes.stop();
     clearInterval(this.timer);
     for (const timer of this.reportTimers) clearTimeout(timer);
     for (const unsubscribe of this.unsubscribe) unsubscribe();
@@ -534,12 +552,13 @@ export class LoadManager {
     const circuitOf = new Map<string, string>();
     const charging = new Set([...csms.keys()].map((key) => this.managed.stations.get(key)?.stationId));
     for (const stationId of charging) {
-      const keys = new Set([...this.managed.stations].filter(([, c]) => c.stationId === stationId).map(([k]) => k));
+      if (stationId === undefined) continue;
+      const keys = new Set(this.connectorsOf(stationId).map(([k]) => k));
       const connectors = site.connectors.filter((k) => keys.has(k.id));
       const [circuitId, ...others] = new Set(connectors.map((k) => k.circuitId));
-      if (stationId === undefined || circuitId === undefined || others.length > 0) continue;
+      if (circuitId === undefined || others.length > 0) continue;
       if (connectors.some((k) => !k.controllable)) continue;
-      const place = { connectorId: 0, phases: connectors.some((k) => k.phases === 3) ? (3 as const) : (1 as const) };
+      const place = { connectorId: 0, phases: stationPhases(connectors) };
       const maximumA = limitAt(source.scheduleOf(stationId, place, window), window.fromMs);
       if (maximumA === undefined) continue;
       // Config ids have no '/': this one is nobody's.
@@ -831,8 +850,7 @@ export class LoadManager {
  * and the instants they change at, so a schedule that moves on with the clock compares alike.
  */
 function planOf(csms: Steps, allowedA: number, flat: boolean): Plan {
-  const exact = capped(csms, allowedA);
-  const schedule = flat ? constant(exact.window, Math.min(...exact.steps.map((s) => s.limitA))) : exact;
+  const schedule = transactionLimitOf(csms, allowedA, flat);
   const [first, ...changes] = periodsOf(schedule);
   return {
     from: new Date(schedule.window.fromMs),
@@ -840,6 +858,12 @@ function planOf(csms: Steps, allowedA: number, flat: boolean): Plan {
     changes: changes.map((p) => ({ afterS: p.startS, currentA: p.limit })),
     schedule: JSON.stringify(schedule.steps.map((s, i) => [i === 0 ? 0 : s.atMs, s.limitA])),
   };
+}
+
+/** A transaction's limit over the window: the lower of the CSMS's and allowedA; flat, the lowest of it throughout. */
+function transactionLimitOf(csms: Steps, allowedA: number, flat: boolean): Steps<number> {
+  const exact = capped(csms, allowedA);
+  return flat ? constant(exact.window, Math.min(...exact.steps.map((s) => s.limitA))) : exact;
 }
 
 /** Whether any site has circuits: only then is load management started. */

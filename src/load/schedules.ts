@@ -82,6 +82,11 @@ export interface ConnectorPlace {
   anyStart?: boolean;
 }
 
+/** The phases a W limit on a whole station (connector 0) counts: three if any of its connectors has three. */
+export function stationPhases(connectors: ReadonlyArray<{ phases: 1 | 3 }>): 1 | 3 {
+  return connectors.some((c) => c.phases === 3) ? 3 : 1;
+}
+
 const RECURRENCE_MS = { daily: 86_400_000, weekly: 604_800_000 };
 
 /** A limit that holds over the whole window. */
@@ -274,7 +279,9 @@ function applies(p: PlacedProfile, place: ConnectorPlace): boolean {
 
 /**
  * The limit of the purpose's profile that prevails at t: the highest stack level whose schedule runs then, the
- * connector's own before the station's at the same level (OCPP 1.6 §3.13.2, 2.0.1 K "Stacking").
+ * connector's own before the station's at the same level (OCPP 1.6 §3.13.2, 2.0.1 K "Stacking"). For any start
+ * (anyStart), a relative schedule with a duration may have ended for a transaction that started earlier: the one
+ * below it counts too, the lowest prevailing.
  */
 function prevailing(
   profiles: readonly PlacedProfile[],
@@ -282,20 +289,34 @@ function prevailing(
   place: ConnectorPlace,
   t: number,
 ): number | undefined {
-  let best: { stackLevel: number; own: boolean; limitA: number } | undefined;
+  const anyStart = place.anyStart === true && place.transaction === undefined;
+  // One pass, no allocation: this runs at every breakpoint of a composite. First the one that prevails for sure...
+  let best: { p: PlacedProfile; limitA: number } | undefined;
   for (const p of profiles) {
-    if (p.profile.purpose !== purpose) continue;
+    if (p.profile.purpose !== purpose || (anyStart && mayHaveEnded(p))) continue;
     const limitA = profileLimitAt(p, place, t);
-    if (limitA === undefined) continue;
-    const candidate = { stackLevel: p.profile.stackLevel, own: p.connectorId !== 0, limitA };
-    if (
-      !best ||
-      candidate.stackLevel > best.stackLevel ||
-      (candidate.stackLevel === best.stackLevel && candidate.own && !best.own)
-    )
-      best = candidate;
+    if (limitA !== undefined && (!best || ranksAbove(p, best.p))) best = { p, limitA };
   }
-  return best?.limitA;
+  if (!anyStart) return best?.limitA;
+  // ...then the lowest of it and those that may have ended not below it (at the same rank, either may prevail).
+  let lowest = best?.limitA;
+  for (const p of profiles) {
+    if (p.profile.purpose !== purpose || !mayHaveEnded(p) || (best && ranksAbove(best.p, p))) continue;
+    const limitA = profileLimitAt(p, place, t);
+    if (limitA !== undefined) lowest = Math.min(lowest ?? Infinity, limitA);
+  }
+  return lowest;
+}
+
+/** Stacked above: a higher stack level, or the connector's own over the station's at the same level. */
+function ranksAbove(a: PlacedProfile, b: PlacedProfile): boolean {
+  const [x, y] = [a.profile.stackLevel, b.profile.stackLevel];
+  return x > y || (x === y && a.connectorId !== 0 && b.connectorId === 0);
+}
+
+/** A relative schedule with a duration: over for a transaction that started long enough ago. */
+function mayHaveEnded(p: PlacedProfile): boolean {
+  return p.profile.kind === 'relative' && p.profile.schedule.durationS !== undefined;
 }
 
 /**

@@ -62,6 +62,8 @@ export interface CentralSystem {
   onBooted(listener: (stationId: string) => void): () => void;
   /** Tells listener of every station connection opened or closed; returns the unsubscribe. */
   onConnection(listener: ConnectionListener): () => void;
+  /** The stations connected now (a listener added later hears only of changes). */
+  connectedStations(): string[];
   readonly health: HealthSource;
   /** The TLS certificate stations are served (security profile 2), for its expiry on GET /health. */
   readonly certificate?: ServedCertificate;
@@ -183,6 +185,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
       connectionListeners.add(listener);
       return () => connectionListeners.delete(listener);
     },
+    connectedStations: () => connections.all().map((c) => c.session.stationId),
     health: { name: 'ocpp', report },
     ...(certificate && { certificate }),
     reload: recheckAccess,

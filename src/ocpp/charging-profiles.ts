@@ -53,9 +53,10 @@ function scheduleOf(
 }
 
 /**
- * The load controller's port, as charging profiles. Both are Relative: without a startSchedule, a station's wrong
- * clock cannot shift when the limit begins (only validTo reads it). A limit that changes (a CSMS's schedule, README
- * "Uplink to a CSMS") is Absolute from when it was decided: its changes fall at given instants.
+ * The load controller's port, as charging profiles. One that holds one limit is Relative: without a startSchedule, a
+ * station's wrong clock cannot shift when the limit begins (only validTo reads it). One that changes (a CSMS's
+ * schedule, README "Uplink to a CSMS") is Absolute from when it was decided: its changes fall at given instants, as
+ * the station's clock tells them.
  */
 export function createChargingLimits(connections: ConnectionLookup): ChargingLimits {
   const { call, speaks201 } = createStationCaller(connections);

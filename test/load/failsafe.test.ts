@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   FAILSAFE_HORIZON_MS,
+  CONNECTED_GRACE_MS,
   FAILSAFE_MAX_PERIODS,
   failsafeDue,
   failsafeLimit,
@@ -62,14 +63,27 @@ const onStation = (p: LimitProfile, connectorId = 0): PlacedProfile => ({
   receivedAtMs: MONDAY,
 });
 
-/** What the CSMS allows any connector at t: its defaults for a start at any time, its maximum split between them. */
-function csmsAllows(csms: CsmsSchedules, connectors: readonly FailsafeConnector[], t: number): number {
+/**
+ * What the CSMS allows at t, worked out apart from the code under test: for each connector, the lowest its profiles
+ * give a transaction that started at any of the instants that matter (now, or so that t falls at a relative
+ * schedule's period or just past its duration); the station maximum split between the connectors.
+ */
+function csmsAllows(placed: readonly PlacedProfile[], connectors: readonly FailsafeConnector[], t: number): number {
   const window = { fromMs: t, toMs: t + 1 };
-  const own = connectors.map(
-    (c) =>
-      csms.scheduleOf('CP', { connectorId: c.connectorId, phases: c.phases, anyStart: true }, window).steps[0]!.limitA,
+  const offsetsS = placed
+    .filter((p) => p.profile.kind === 'relative')
+    .flatMap((p) => [
+      ...p.profile.schedule.periods.map((period) => period.startS),
+      ...(p.profile.schedule.durationS === undefined ? [] : [p.profile.schedule.durationS]),
+    ]);
+  const starts = [t, ...offsetsS.map((offsetS) => t - offsetS * 1000)];
+  const own = connectors.flatMap(({ connectorId, phases }) =>
+    starts.map(
+      (startedAtMs) =>
+        compositeOf(placed, { connectorId, phases, transaction: { id: -1, startedAtMs } }, window).steps[0]!.limitA,
+    ),
   );
-  const maximum = csms.scheduleOf('CP', { connectorId: 0, phases: 3 }, window).steps[0]!.limitA;
+  const maximum = compositeOf(placed, { connectorId: 0, phases: 3 }, window).steps[0]!.limitA;
   return Math.min(...own.map((a) => a ?? Infinity), (maximum ?? Infinity) / connectors.length);
 }
 
@@ -132,6 +146,9 @@ describe('the fail-safe under a CSMS (README "Uplink to a CSMS")', () => {
       kind: fc.constantFrom('absolute' as const, 'recurring' as const, 'relative' as const),
       unit: fc.constantFrom('A' as const, 'W' as const),
       startS: fc.integer({ min: -86_400, max: 86_400 }),
+      durationS: fc.option(fc.integer({ min: 1, max: 2 * 86_400 }), { nil: undefined }),
+      validFromS: fc.option(fc.integer({ min: -86_400, max: 2 * 86_400 }), { nil: undefined }),
+      validForS: fc.option(fc.integer({ min: 1, max: 2 * 86_400 }), { nil: undefined }),
       periods,
     });
     const HOUR_MS = 60 * MINUTE_MS;
@@ -142,34 +159,38 @@ describe('the fail-safe under a CSMS (README "Uplink to a CSMS")', () => {
         fc.integer({ min: 0, max: 86_400_000 }),
         fc.array(fc.integer({ min: 0, max: HOUR_MS - 1 }), { minLength: 1, maxLength: 5 }),
         async (profiles, failsafeTenths, nowOffsetMs, withinHourMs) => {
-          const csms = kept(
-            ...profiles.map((p, i) => {
-              const inUnit = p.periods.map(([startS, l]): [number, number] => [
-                startS,
-                p.unit === 'W' ? l * 3 * VOLTS_PER_PHASE : l,
-              ]);
-              return {
-                connectorId: p.purpose === 'stationMaximum' ? 0 : p.connectorId,
-                receivedAtMs: MONDAY,
-                profile: profile(p.purpose, inUnit, {
-                  id: i + 1,
-                  stackLevel: p.stackLevel,
-                  kind: p.kind,
-                  ...(p.kind === 'recurring' && { recurrency: 'daily' as const }),
-                  schedule: {
-                    startMs: MONDAY + p.startS * 1000,
-                    unit: p.unit,
-                    periods: inUnit.map(([startS, l]) => ({ startS, limit: l })),
-                  },
+          const placedProfiles = profiles.map((p, i): PlacedProfile => {
+            const inUnit = p.periods.map(([startS, l]): [number, number] => [
+              startS,
+              p.unit === 'W' ? l * 3 * VOLTS_PER_PHASE : l,
+            ]);
+            return {
+              connectorId: p.purpose === 'stationMaximum' ? 0 : p.connectorId,
+              receivedAtMs: MONDAY,
+              profile: profile(p.purpose, inUnit, {
+                id: i + 1,
+                stackLevel: p.stackLevel,
+                kind: p.kind,
+                ...(p.kind === 'recurring' && { recurrency: 'daily' as const }),
+                ...(p.validFromS !== undefined && { validFromMs: MONDAY + p.validFromS * 1000 }),
+                ...(p.validForS !== undefined && {
+                  validToMs: MONDAY + ((p.validFromS ?? 0) + p.validForS) * 1000,
                 }),
-              };
-            }),
-          );
+                schedule: {
+                  startMs: MONDAY + p.startS * 1000,
+                  ...(p.durationS !== undefined && { durationS: p.durationS }),
+                  unit: p.unit,
+                  periods: inUnit.map(([startS, l]) => ({ startS, limit: l })),
+                },
+              }),
+            };
+          });
+          const csms = kept(...placedProfiles);
           const failsafeA = failsafeTenths / 10;
           const connectors = TWO_CONNECTORS.map((c) => ({ ...c, failsafeA }));
           const nowMs = MONDAY + nowOffsetMs;
           const ok = (held: number | undefined, t: number) =>
-            held !== undefined && held <= failsafeA && held <= csmsAllows(csms, connectors, t) + 1e-9;
+            held !== undefined && held <= failsafeA && held <= csmsAllows(placedProfiles, connectors, t) + 1e-9;
           const decided = failsafeOf('CP', connectors, csms, nowMs);
           for (let t = nowMs; t < nowMs + FAILSAFE_HORIZON_MS; t += 37 * MINUTE_MS + 1234)
             if (!ok(limitAt(decided.held, t), t)) return false;
@@ -188,7 +209,7 @@ describe('the fail-safe under a CSMS (README "Uplink to a CSMS")', () => {
           return true;
         },
       ),
-      { numRuns: 60 },
+      { numRuns: 200 },
     );
   });
 
@@ -206,6 +227,16 @@ describe('the fail-safe under a CSMS (README "Uplink to a CSMS")', () => {
       ),
     );
     expect(failsafeLimit(failsafeOf('CP', TWO_CONNECTORS, csms, MONDAY))).toEqual({ currentA: 7 });
+  });
+
+  it('a relative default with a duration hides a lower one only for a while: the lower holds for a transaction started earlier', () => {
+    const firstHour = profile('transactionDefault', [[0, 16]], {
+      stackLevel: 2,
+      kind: 'relative',
+      schedule: { unit: 'A', durationS: 3600, periods: [{ startS: 0, limit: 16 }] },
+    });
+    const csms = kept(onStation(firstHour), onStation(profile('transactionDefault', [[0, 6]], { id: 2 })));
+    expect(failsafeLimit(failsafeOf('CP', TWO_CONNECTORS, csms, MONDAY))).toEqual({ currentA: 6 });
   });
 
   it('flat, for a station that refused one that changes: the lowest of it throughout', () => {
@@ -310,7 +341,7 @@ describe('each station kept on its fail-safe (StationFailsafes)', () => {
     expect(sent).toHaveLength(2);
   });
 
-  it('renewed halfway through its exact part; a refused flat one counts the station out; offline, no more until it boots', async () => {
+  it('renewed halfway through its exact part; offline, nothing until it connects again; a refused flat one counts the station out until it boots', async () => {
     const { limits, sent } = stationAnswering('accepted', 'accepted', 'offline');
     // 10 A by day, 4 A from noon: it always changes within a day.
     const daily = profile(
@@ -334,7 +365,10 @@ describe('each station kept on its fail-safe (StationFailsafes)', () => {
     expect(await renewAt(FAILSAFE_HORIZON_MS / 2 + MINUTE_MS)).toBe(2);
     expect(await renewAt(FAILSAFE_HORIZON_MS)).toBe(3);
     expect([await renewAt(2 * FAILSAFE_HORIZON_MS), refused]).toEqual([3, []]);
-    const csms = kept(
+    failsafes.connected('CP', MONDAY + 2 * FAILSAFE_HORIZON_MS);
+    expect(await renewAt(2 * FAILSAFE_HORIZON_MS + CONNECTED_GRACE_MS)).toBe(4);
+
+    const twoPeriods = kept(
       onStation(
         profile('transactionDefault', [
           [0, 10],
@@ -342,14 +376,80 @@ describe('each station kept on its fail-safe (StationFailsafes)', () => {
         ]),
       ),
     );
-
-    const flat = stationAnswering('rejected', 'rejected');
-    const second = failsafesFor(flat.limits, csms);
+    const flat = stationAnswering('rejected', 'rejected', 'accepted');
+    const second = failsafesFor(flat.limits, twoPeriods);
     second.failsafes.booted('CP', MONDAY);
     await settle();
     expect(second.refused).toEqual(['rejected']);
+    second.failsafes.renew(MONDAY + FAILSAFE_HORIZON_MS);
+    await settle();
+    expect(flat.sent).toHaveLength(2);
     expect(second.failsafes.over('CP', { fromMs: MONDAY, toMs: MONDAY + 1000 })?.steps).toEqual([
       { atMs: MONDAY, limitA: 4 },
     ]);
+    second.failsafes.booted('CP', MONDAY + 1000);
+    await settle();
+    expect(flat.sent.map((s) => s.changes?.steps.length ?? 0)).toEqual([1, 0, 1]);
+  });
+
+  it('a station that connects without booting gets it after CONNECTED_GRACE_MS, unless it boots first; gone, it gets nothing', async () => {
+    const { limits, sent } = stationAnswering();
+    const { failsafes } = failsafesFor(limits, kept());
+    failsafes.connected('CP', MONDAY);
+    failsafes.renew(MONDAY + CONNECTED_GRACE_MS - 1);
+    await settle();
+    expect(sent).toEqual([]);
+    failsafes.renew(MONDAY + CONNECTED_GRACE_MS);
+    await settle();
+    expect(sent).toEqual([{ currentA: 16 }]);
+
+    failsafes.disconnected('CP');
+    failsafes.renew(MONDAY + FAILSAFE_HORIZON_MS);
+    failsafes.connected('CP', MONDAY + FAILSAFE_HORIZON_MS);
+    failsafes.booted('CP', MONDAY + FAILSAFE_HORIZON_MS + 10);
+    await settle();
+    failsafes.renew(MONDAY + FAILSAFE_HORIZON_MS + CONNECTED_GRACE_MS);
+    await settle();
+    expect(sent).toHaveLength(2);
+  });
+
+  it('works out what it should be again only after a change, a minute on, or halfway: a step costs nothing in between; stopped, it sends nothing', async () => {
+    const { limits, sent } = stationAnswering('accepted', 'rejected');
+    let asked = 0;
+    const daily = onStation(
+      profile(
+        'transactionDefault',
+        [
+          [0, 10],
+          [43_200, 4],
+        ],
+        { kind: 'recurring', recurrency: 'daily' },
+      ),
+    );
+    const counting: CsmsSchedules = {
+      scheduleOf: (stationId, place, window) => ((asked += 1), kept(daily).scheduleOf(stationId, place, window)),
+      onChange: () => () => undefined,
+    };
+    const { failsafes } = failsafesFor(limits, counting);
+    failsafes.booted('CP', MONDAY);
+    await settle();
+    const afterBoot = asked;
+    for (let s = 1; s < 60; s += 1) failsafes.renew(MONDAY + s * 1000);
+    expect(asked).toBe(afterBoot);
+    failsafes.renew(MONDAY + MINUTE_MS);
+    expect(asked).toBeGreaterThan(afterBoot);
+    const afterMinute = asked;
+    failsafes.changed();
+    failsafes.renew(MONDAY + MINUTE_MS + 1000);
+    expect(asked).toBeGreaterThan(afterMinute);
+    expect(sent).toHaveLength(1);
+
+    // What it should be changes (a lower maximum): the answer, a refusal of one that changes, comes after stop().
+    const lower = kept(daily, onStation(profile('stationMaximum', [[0, 2 * 3 * 3 * VOLTS_PER_PHASE]], { id: 2 }, 'W')));
+    const second = failsafesFor(limits, lower);
+    second.failsafes.booted('CP', MONDAY);
+    second.failsafes.stop();
+    await settle();
+    expect(sent).toHaveLength(2);
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { CONNECTED_GRACE_MS } from '../../src/load/failsafe.js';
 import { METER_MODELS } from '../../src/modbus/index.js';
 import { circuitMeterConfig } from '../modbus/harness.js';
 import { daemonForTest, type TestDaemon } from '../support/daemon.js';
@@ -74,6 +75,22 @@ describe('load management limits a circuit through charging profiles (README "Ci
       .poll(() => station.profiles.profilesOf(1), { timeout: WITHIN_MS })
       .toEqual([expect.objectContaining({ purpose: 'TxProfile', transactionId: stationTransactionId })]);
     await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(24);
+  });
+
+  it('a station that connects without booting (chargegate restarted under it) gets the fail-safe after a grace; so does one connected when a reload brings its circuit', async () => {
+    const t = await daemonWithCircuit(['CP001', 'CP002']);
+    const station = await t.connect('CP001');
+    await expect.poll(() => station.limitA(0), { timeout: CONNECTED_GRACE_MS + WITHIN_MS }).toBe(6);
+
+    const unmanaged = { ...circuitConfig(['CP001', 'CP002']) };
+    const [site] = unmanaged.sites as Array<Record<string, unknown>>;
+    t.temp.write({ ...unmanaged, sites: [{ ...site, circuits: [] }] });
+    expect(await t.daemon.reload()).toBe(true);
+    // Connected while no circuit is managed: the load manager made by the next reload hears of it from the start.
+    const other = await t.connect('CP002');
+    t.temp.write(circuitConfig(['CP001', 'CP002']));
+    expect(await t.daemon.reload()).toBe(true);
+    await expect.poll(() => other.limitA(0), { timeout: CONNECTED_GRACE_MS + WITHIN_MS }).toBe(6);
   });
 
   it('a station refusing profiles is uncontrolled, logged once, and counted at its maxCurrentA', async () => {

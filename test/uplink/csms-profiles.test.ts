@@ -196,7 +196,7 @@ describe('the CSMS\'s charging profiles composed with load management (README "U
         { startPeriod: sinceStart(240), limit: 5 },
       ]);
 
-      // A car that starts runs on the fail-safe until load management's limit reaches it: never above the CSMS's.
+      // A car that starts runs on that fail-safe (held above), then on its TxProfile: never above the CSMS's either.
       await station.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
       await expect.poll(() => station.limitA(1, at(180)), { timeout: WITHIN_MS }).toBe(4);
 
@@ -235,13 +235,40 @@ describe('the CSMS\'s charging profiles composed with load management (README "U
       };
       expect(await csms.call('CP001', 'SetChargingProfile', defaults)).toEqual({ status: 'Accepted' });
       await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(4);
-      await station.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
+      const transactionId = await station.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
       await eventually(
         () => station.profiles.profilesOf(1).some((p) => p.purpose === 'TxProfile'),
         WITHIN_MS,
         "load management's TxProfile",
       );
       expect(station.limitA(1)).toBe(4);
+
+      // Booted again without the CSMS's defaults: the fail-safe is one period again, and only a TxProfile that
+      // changes is refused.
+      await station.stopTransaction({ transactionId });
+      expect(await csms.call('CP001', 'ClearChargingProfile', {})).toEqual({ status: 'Accepted' });
+      await station.boot();
+      await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(6);
+      await station.startTransaction({ connectorId: 1, idTag: 'TAG-2' });
+      await eventually(() => csms.of('StartTransaction').length === 2, UPLINK_WAIT_MS, 'the second start upstream');
+      const csmsTransactionId = csms.received.filter((m) => m.action === 'StartTransaction').at(-1)?.answer
+        ?.transactionId as number;
+      const lowering = {
+        connectorId: 1,
+        csChargingProfiles: {
+          ...txProfile(
+            csmsTransactionId,
+            [
+              { startPeriod: 0, limit: 12 },
+              { startPeriod: 120, limit: 8 },
+            ],
+            { startSchedule: new Date().toISOString() },
+          ),
+          chargingProfileKind: 'Absolute',
+        },
+      };
+      expect(await csms.call('CP001', 'SetChargingProfile', lowering)).toEqual({ status: 'Accepted' });
+      await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(8);
       expect(
         t.logged('station refuses charging profiles: counted as uncontrolled at its maxCurrentA until it boots again'),
       ).toEqual([]);
