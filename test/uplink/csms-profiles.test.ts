@@ -43,6 +43,36 @@ function txProfile(
   };
 }
 
+/**
+ * A SetChargingProfile of an Absolute schedule from startSchedule: periods as [startPeriod, limit]; the CSMS's own
+ * profile id unless another is given.
+ */
+function absoluteProfile(
+  connectorId: number,
+  purpose: string,
+  periods: Array<[number, number]>,
+  {
+    startSchedule,
+    unit = 'A',
+    id = CSMS_PROFILE_ID,
+    transactionId,
+  }: { startSchedule: Date; unit?: string; id?: number; transactionId?: number },
+): Record<string, unknown> {
+  const schedulePeriods = periods.map(([startPeriod, limit]) => ({ startPeriod, limit }));
+  return {
+    connectorId,
+    csChargingProfiles: {
+      ...txProfile(transactionId, schedulePeriods, {
+        chargingRateUnit: unit,
+        startSchedule: startSchedule.toISOString(),
+      }),
+      chargingProfileId: id,
+      chargingProfilePurpose: purpose,
+      chargingProfileKind: 'Absolute',
+    },
+  };
+}
+
 /** The profiles chargegate sent the station: never the CSMS's own. */
 function sentProfileIds(station: SimulatedStation): number[] {
   return station.received
@@ -126,20 +156,16 @@ describe('the CSMS\'s charging profiles composed with load management (README "U
       await station.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
       await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(32);
       const startSchedule = new Date(Math.floor(Date.now() / 1000) * 1000);
-      const profile = {
-        ...txProfile(
-          undefined,
-          [
-            { startPeriod: 0, limit: 16 },
-            { startPeriod: 120, limit: 8 },
-          ],
-          { startSchedule: startSchedule.toISOString() },
-        ),
-        chargingProfileKind: 'Absolute',
-      };
-      expect(await csms.call('CP001', 'SetChargingProfile', { connectorId: 1, csChargingProfiles: profile })).toEqual({
-        status: 'Accepted',
-      });
+      const profile = absoluteProfile(
+        1,
+        'TxProfile',
+        [
+          [0, 16],
+          [120, 8],
+        ],
+        { startSchedule },
+      );
+      expect(await csms.call('CP001', 'SetChargingProfile', profile)).toEqual({ status: 'Accepted' });
       await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(16);
       const at = (s: number) => new Date(startSchedule.getTime() + s * 1000);
       expect([station.limitA(1, at(119)), station.limitA(1, at(121))]).toEqual([16, 8]);
@@ -162,27 +188,27 @@ describe('the CSMS\'s charging profiles composed with load management (README "U
       const { csms, station } = await siteForTest();
       const startSchedule = new Date(Math.floor(Date.now() / 1000) * 1000);
       const at = (s: number) => new Date(startSchedule.getTime() + s * 1000);
-      const absolute = (purpose: string, periods: Array<{ startPeriod: number; limit: number }>, unit = 'A') => ({
-        connectorId: 0,
-        csChargingProfiles: {
-          ...txProfile(undefined, periods, { chargingRateUnit: unit, startSchedule: startSchedule.toISOString() }),
-          chargingProfileId: purpose === 'TxDefaultProfile' ? CSMS_PROFILE_ID : CSMS_PROFILE_ID + 1,
-          chargingProfilePurpose: purpose,
-          chargingProfileKind: 'Absolute',
-        },
-      });
-      const defaults = absolute('TxDefaultProfile', [
-        { startPeriod: 0, limit: 10 },
-        { startPeriod: 120, limit: 4 },
-        { startPeriod: 240, limit: 16 },
-      ]);
+      const defaults = absoluteProfile(
+        0,
+        'TxDefaultProfile',
+        [
+          [0, 10],
+          [120, 4],
+          [240, 16],
+        ],
+        { startSchedule },
+      );
       expect(await csms.call('CP001', 'SetChargingProfile', defaults)).toEqual({ status: 'Accepted' });
       const held = () => [60, 180, 300].flatMap((s) => [station.limitA(1, at(s)), station.limitA(2, at(s))]);
       // The circuit's 6 A, the CSMS's 4 A from 120 s to 240 s.
       await expect.poll(held, { timeout: WITHIN_MS }).toEqual([6, 6, 4, 4, 6, 6]);
 
       // 6900 W: 10 A on three phases for the whole station, 5 A for each of its two connectors.
-      const maximum = absolute('ChargePointMaxProfile', [{ startPeriod: 0, limit: 6900 }], 'W');
+      const maximum = absoluteProfile(0, 'ChargePointMaxProfile', [[0, 6900]], {
+        startSchedule,
+        unit: 'W',
+        id: CSMS_PROFILE_ID + 1,
+      });
       expect(await csms.call('CP001', 'SetChargingProfile', maximum)).toEqual({ status: 'Accepted' });
       await expect.poll(held, { timeout: WITHIN_MS }).toEqual([5, 5, 4, 4, 5, 5]);
       const answer = (await csms.call('CP001', 'GetCompositeSchedule', { connectorId: 1, duration: 300 })) as {
@@ -218,21 +244,11 @@ describe('the CSMS\'s charging profiles composed with load management (README "U
       await station.boot();
       await eventually(() => csms.of('BootNotification').length > 0, UPLINK_WAIT_MS, 'the uplink boot');
       await expect.poll(() => station.limitA(0), { timeout: WITHIN_MS }).toBe(6);
-      const defaults = {
-        connectorId: 0,
-        csChargingProfiles: {
-          ...txProfile(
-            undefined,
-            [
-              { startPeriod: 0, limit: 10 },
-              { startPeriod: 120, limit: 4 },
-            ],
-            { startSchedule: new Date().toISOString() },
-          ),
-          chargingProfilePurpose: 'TxDefaultProfile',
-          chargingProfileKind: 'Absolute',
-        },
-      };
+      const twoPeriods = (limitA: number, laterA: number): Array<[number, number]> => [
+        [0, limitA],
+        [120, laterA],
+      ];
+      const defaults = absoluteProfile(0, 'TxDefaultProfile', twoPeriods(10, 4), { startSchedule: new Date() });
       expect(await csms.call('CP001', 'SetChargingProfile', defaults)).toEqual({ status: 'Accepted' });
       await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(4);
       const transactionId = await station.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
@@ -253,20 +269,10 @@ describe('the CSMS\'s charging profiles composed with load management (README "U
       await eventually(() => csms.of('StartTransaction').length === 2, UPLINK_WAIT_MS, 'the second start upstream');
       const csmsTransactionId = csms.received.filter((m) => m.action === 'StartTransaction').at(-1)?.answer
         ?.transactionId as number;
-      const lowering = {
-        connectorId: 1,
-        csChargingProfiles: {
-          ...txProfile(
-            csmsTransactionId,
-            [
-              { startPeriod: 0, limit: 12 },
-              { startPeriod: 120, limit: 8 },
-            ],
-            { startSchedule: new Date().toISOString() },
-          ),
-          chargingProfileKind: 'Absolute',
-        },
-      };
+      const lowering = absoluteProfile(1, 'TxProfile', twoPeriods(12, 8), {
+        startSchedule: new Date(),
+        transactionId: csmsTransactionId,
+      });
       expect(await csms.call('CP001', 'SetChargingProfile', lowering)).toEqual({ status: 'Accepted' });
       await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(8);
       expect(
