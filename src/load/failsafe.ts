@@ -120,8 +120,6 @@ interface StationState {
   /** When what it should be was last worked out, and as of which change. */
   checkedAtMs: number;
   checkedChange: number;
-  /** It refused the fail-safe: counted uncontrolled, sent nothing more until it boots. */
-  refused: boolean;
 }
 
 export interface StationFailsafesOptions {
@@ -138,6 +136,8 @@ export interface StationFailsafesOptions {
   refused(stationId: string, outcome: LimitOutcome): void;
   /** Sending failed for no answer of the station's (a bug of ours): tried again at the next renewal. */
   failed(stationId: string, err: unknown): void;
+  /** The station took it. */
+  accepted(stationId: string): void;
 }
 
 /**
@@ -146,6 +146,8 @@ export interface StationFailsafesOptions {
  */
 export class StationFailsafes {
   private readonly stations = new Map<string, StationState>();
+  /** Stations that refused the fail-safe: counted uncontrolled, sent nothing more until they boot (not reconnect). */
+  private readonly refusing = new Set<string>();
   /** Counts changes to what fail-safes should be (the CSMS's profiles, the config). */
   private change = 0;
   private stopped = false;
@@ -164,6 +166,7 @@ export class StationFailsafes {
   /** A station booted: it may have lost its profiles, and one that refused may take them now. */
   booted(stationId: string, nowMs: number): void {
     this.options.schedulesRefused.delete(stationId);
+    this.refusing.delete(stationId);
     const state = this.fresh(nowMs);
     this.stations.set(stationId, state);
     this.renewOne(stationId, state, nowMs);
@@ -190,15 +193,18 @@ export class StationFailsafes {
   }
 
   private fresh(notBeforeMs: number): StationState {
-    return { sending: false, notBeforeMs, checkedAtMs: -Infinity, checkedChange: this.change, refused: false };
+    return { sending: false, notBeforeMs, checkedAtMs: -Infinity, checkedChange: this.change };
   }
 
   private renewOne(stationId: string, state: StationState, nowMs: number): void {
-    if (state.sending || state.refused || nowMs < state.notBeforeMs) return;
+    // A wall clock set back by more than the grace must not hold the station back for as long.
+    const waiting = nowMs < state.notBeforeMs && state.notBeforeMs - nowMs <= CONNECTED_GRACE_MS;
+    if (state.sending || this.refusing.has(stationId) || waiting) return;
     const { held } = state;
     const recheck =
       !held ||
       state.checkedChange !== this.change ||
+      nowMs < state.checkedAtMs ||
       nowMs - state.checkedAtMs >= RECHECK_MS ||
       halfwayPassed(held, nowMs);
     if (!recheck) return;
@@ -207,7 +213,7 @@ export class StationFailsafes {
     const should = this.decide(stationId, nowMs);
     // Not managed (now): sent once it is.
     if (!should) delete state.held;
-    else if (!held || failsafeDue(held, should, nowMs)) this.send(stationId, state, should);
+    else if (!held || failsafeDue(held, should, nowMs)) this.send(stationId, state, should, nowMs);
   }
 
   private decide(stationId: string, nowMs: number): Failsafe | undefined {
@@ -216,7 +222,7 @@ export class StationFailsafes {
     return failsafeOf(stationId, connectors, this.options.csms, nowMs, this.options.schedulesRefused.has(stationId));
   }
 
-  private send(stationId: string, state: StationState, failsafe: Failsafe): void {
+  private send(stationId: string, state: StationState, failsafe: Failsafe, nowMs: number): void {
     if (this.stopped) return;
     state.sending = true;
     const { currentA, changes } = failsafeLimit(failsafe);
@@ -224,16 +230,20 @@ export class StationFailsafes {
       (outcome) => {
         if (this.stations.get(stationId) !== state) return;
         state.sending = false;
-        if (outcome === 'accepted') state.held = failsafe;
-        else if (outcome === 'timeout') delete state.held;
-        // Told again when it connects.
-        else if (outcome === 'offline') this.stations.delete(stationId);
-        else if (outcome === 'rejected' && changes) {
+        if (outcome === 'accepted') {
+          state.held = failsafe;
+          this.options.accepted(stationId);
+        } else if (outcome === 'timeout') delete state.held;
+        else if (outcome === 'offline') {
+          // Gone (disconnected() follows), or its old socket closed under a new connection: that one's turn.
+          delete state.held;
+          state.notBeforeMs = nowMs + CONNECTED_GRACE_MS;
+        } else if (outcome === 'rejected' && changes) {
           this.options.schedulesRefused.add(stationId);
           delete state.held;
-          this.renewOne(stationId, state, Date.now());
+          this.renewOne(stationId, state, nowMs);
         } else {
-          state.refused = true;
+          this.refusing.add(stationId);
           this.options.refused(stationId, outcome);
         }
       },

@@ -5,7 +5,7 @@ import type { ChargingLimits, CsmsSchedules, LimitOutcome, TransactionLimit } fr
 import { connectorsBelow, loadsPhase, phaseCurrents } from './circuit-load.js';
 import { controlLoad, INITIAL_CONTROLLER_STATE } from './controller.js';
 import { StationFailsafes } from './failsafe.js';
-import { capped, constant, limitAt, periodsOf, stationPhases, type Steps, type Window } from './schedules.js';
+import { capped, constant, limitAt, periodsOf, stationPhases, within, type Steps, type Window } from './schedules.js';
 import { effectiveMaxCurrentA, type TemporaryLimit, type TemporaryLimitSource } from './temporary-limits.js';
 import {
   PHASES,
@@ -272,6 +272,7 @@ export class LoadManager {
         ),
       failed: (stationId, err) =>
         this.notSent(`${stationId} TxDefaultProfile`, { err, stationId, profile: 'TxDefaultProfile' }),
+      accepted: (stationId) => this.failedSends.delete(`${stationId} TxDefaultProfile`),
     });
     this.unsubscribe = [
       options.meters.onCircuitReading(() => this.step({ reading: true })),
@@ -418,18 +419,18 @@ export class LoadManager {
     if (!failsafe) return [];
     const open = new Map(this.options.transactions.open().map((t) => [keyOf(t.chargePointId, t.connectorId), t]));
     const decisions = new Map(this.decisions.map((d) => [d.connectorId, d]));
+    const validityMs = this.config.loadManagement.profileValidityS * 1000;
     return connectors.map(([key, { connectorId, phases }]) => {
       if (this.uncontrolled.has(key)) return { connectorId, phases };
       const t = open.get(key);
       const decision = t && this.sessions.get(key)?.transactionId === t.id ? decisions.get(key) : undefined;
       if (!t || !decision) return { connectorId, phases, composite: failsafe };
       const place = { connectorId, phases, transaction: { id: t.id, startedAtMs: Date.parse(t.startedAt) } };
-      const csms = this.options.csmsSchedules?.scheduleOf(stationId, place, window) ?? constant(window, undefined);
-      return {
-        connectorId,
-        phases,
-        composite: transactionLimitOf(csms, decision.allowedA, this.schedulesRefused.has(stationId)),
-      };
+      // A flat limit is the lowest over what its TxProfile covers (planOf), held over the window asked.
+      const flat = this.schedulesRefused.has(stationId);
+      const over = flat ? { fromMs: window.fromMs, toMs: window.fromMs + validityMs } : window;
+      const csms = this.options.csmsSchedules?.scheduleOf(stationId, place, over) ?? constant(over, undefined);
+      return { connectorId, phases, composite: within(transactionLimitOf(csms, decision.allowedA, flat), window) };
     });
   }
 
@@ -803,6 +804,7 @@ export class LoadManager {
         }
         if (outcome === 'rejected' && plan.changes.length > 0) {
           this.schedulesRefused.add(station.stationId);
+          this.failsafes.changed();
           return this.step();
         }
         if (outcome === 'rejected' || outcome === 'notSupported')

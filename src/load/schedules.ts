@@ -281,7 +281,8 @@ function applies(p: PlacedProfile, place: ConnectorPlace): boolean {
  * The limit of the purpose's profile that prevails at t: the highest stack level whose schedule runs then, the
  * connector's own before the station's at the same level (OCPP 1.6 §3.13.2, 2.0.1 K "Stacking"). For any start
  * (anyStart), a relative schedule with a duration may have ended for a transaction that started earlier: the one
- * below it counts too, the lowest prevailing.
+ * below it counts too, the lowest prevailing (on the safe side: also one below that a longer duration above it would
+ * still hide).
  */
 function prevailing(
   profiles: readonly PlacedProfile[],

@@ -294,6 +294,7 @@ function failsafesFor(limits: ChargingLimits, csms: CsmsSchedules, connectors = 
     failed: (_, err) => {
       throw err;
     },
+    accepted: () => undefined,
   });
   return { failsafes, refused, schedulesRefused };
 }
@@ -364,6 +365,8 @@ describe('each station kept on its fail-safe (StationFailsafes)', () => {
     expect(await renewAt(FAILSAFE_HORIZON_MS / 2)).toBe(2);
     expect(await renewAt(FAILSAFE_HORIZON_MS / 2 + MINUTE_MS)).toBe(2);
     expect(await renewAt(FAILSAFE_HORIZON_MS)).toBe(3);
+    // Offline: its connection closed, and so it is told.
+    failsafes.disconnected('CP');
     expect([await renewAt(2 * FAILSAFE_HORIZON_MS), refused]).toEqual([3, []]);
     failsafes.connected('CP', MONDAY + 2 * FAILSAFE_HORIZON_MS);
     expect(await renewAt(2 * FAILSAFE_HORIZON_MS + CONNECTED_GRACE_MS)).toBe(4);
@@ -411,6 +414,67 @@ describe('each station kept on its fail-safe (StationFailsafes)', () => {
     failsafes.renew(MONDAY + FAILSAFE_HORIZON_MS + CONNECTED_GRACE_MS);
     await settle();
     expect(sent).toHaveLength(2);
+  });
+
+  it('a station that reconnects while a send is on its way (its old socket closed, the answer offline) keeps its place', async () => {
+    const answers: Array<(outcome: LimitOutcome) => void> = [];
+    const limits: ChargingLimits = {
+      setFailsafe: () => new Promise((resolve) => answers.push(resolve)),
+      setTransactionLimit: () => Promise.resolve('accepted'),
+      requestDrawReport: () => Promise.resolve('accepted'),
+    };
+    const { failsafes } = failsafesFor(limits, kept());
+    failsafes.booted('CP', MONDAY);
+    failsafes.connected('CP', MONDAY + 1000);
+    answers[0]!('offline');
+    await settle();
+    failsafes.renew(MONDAY + 1000 + CONNECTED_GRACE_MS);
+    expect(answers).toHaveLength(2);
+  });
+
+  it('a station that refused the fail-safe is left alone over reconnects until it boots', async () => {
+    const { limits, sent } = stationAnswering('rejected');
+    const { failsafes, refused } = failsafesFor(limits, kept());
+    failsafes.booted('CP', MONDAY);
+    await settle();
+    failsafes.disconnected('CP');
+    failsafes.connected('CP', MONDAY + MINUTE_MS);
+    failsafes.renew(MONDAY + MINUTE_MS + CONNECTED_GRACE_MS);
+    await settle();
+    expect([sent.length, refused]).toEqual([1, ['rejected']]);
+    failsafes.booted('CP', MONDAY + 2 * MINUTE_MS);
+    await settle();
+    expect(sent).toHaveLength(2);
+  });
+
+  it('a wall clock set back neither stops the rechecks nor holds back a connected station', async () => {
+    const { limits, sent } = stationAnswering();
+    const daily = onStation(
+      profile(
+        'transactionDefault',
+        [
+          [0, 10],
+          [43_200, 4],
+        ],
+        { kind: 'recurring', recurrency: 'daily' },
+      ),
+    );
+    let csms = kept(daily);
+    const schedules: CsmsSchedules = {
+      scheduleOf: (...args) => csms.scheduleOf(...args),
+      onChange: () => () => undefined,
+    };
+    const { failsafes } = failsafesFor(limits, schedules);
+    const later = MONDAY + 3600_000;
+    failsafes.booted('CP', later);
+    failsafes.connected('OTHER', later);
+    await settle();
+    expect(sent).toHaveLength(1);
+    // The clock goes back an hour, and the CSMS's maximum falls meanwhile (its change not told: a minute's recheck).
+    csms = kept(daily, onStation(profile('stationMaximum', [[0, 2 * 3 * 3 * VOLTS_PER_PHASE]], { id: 2 }, 'W')));
+    failsafes.renew(MONDAY + MINUTE_MS);
+    await settle();
+    expect(sent.map((s) => s.currentA)).toEqual([10, 3, 3]);
   });
 
   it('works out what it should be again only after a change, a minute on, or halfway: a step costs nothing in between; stopped, it sends nothing', async () => {

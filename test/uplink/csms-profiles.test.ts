@@ -269,12 +269,17 @@ describe('the CSMS\'s charging profiles composed with load management (README "U
       await eventually(() => csms.of('StartTransaction').length === 2, UPLINK_WAIT_MS, 'the second start upstream');
       const csmsTransactionId = csms.received.filter((m) => m.action === 'StartTransaction').at(-1)?.answer
         ?.transactionId as number;
-      const lowering = absoluteProfile(1, 'TxProfile', twoPeriods(12, 8), {
+      // 8 A only after the 300 s a TxProfile covers (profileValidityS): the flat one is the lowest within them.
+      const lowering = absoluteProfile(1, 'TxProfile', [...twoPeriods(12, 10), [400, 8]], {
         startSchedule: new Date(),
         transactionId: csmsTransactionId,
       });
       expect(await csms.call('CP001', 'SetChargingProfile', lowering)).toEqual({ status: 'Accepted' });
-      await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(8);
+      await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(10);
+      const composite = (await csms.call('CP001', 'GetCompositeSchedule', { connectorId: 1, duration: 600 })) as {
+        chargingSchedule: { chargingSchedulePeriod: unknown };
+      };
+      expect(composite.chargingSchedule.chargingSchedulePeriod).toEqual([{ startPeriod: 0, limit: 10 }]);
       expect(
         t.logged('station refuses charging profiles: counted as uncontrolled at its maxCurrentA until it boots again'),
       ).toEqual([]);
