@@ -1,7 +1,12 @@
 import { ChargegateError } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import type { Site, Transaction } from '../site/index.js';
-import type { StartChargingRequest, StationCommands } from './station-commands.js';
+import type {
+  StartChargingAnswer,
+  StartChargingRequest,
+  StationCommands,
+  StopChargingAnswer,
+} from './station-commands.js';
 
 /** Who asked for a remote start or stop, logged with it: a partner application, or the operator's CSMS. */
 export type RemoteCaller = { by: 'api'; clientId: string } | { by: 'csms' };
@@ -31,12 +36,8 @@ export interface RemoteCharging {
    * Without a connectorId (a CSMS may leave it out) the station picks one. A 2.0.1 station's answer may name a
    * transaction it had already started.
    */
-  start(
-    stationId: string,
-    request: StartChargingRequest,
-    caller: RemoteCaller,
-  ): Promise<{ status: 'Accepted' | 'Rejected'; transactionId?: string }>;
-  stop(transaction: Transaction, caller: RemoteCaller): Promise<{ status: 'Accepted' | 'Rejected' }>;
+  start(stationId: string, request: StartChargingRequest, caller: RemoteCaller): Promise<StartChargingAnswer>;
+  stop(transaction: Transaction, caller: RemoteCaller): Promise<StopChargingAnswer>;
 }
 
 export function createRemoteCharging(options: {
@@ -56,9 +57,10 @@ export function createRemoteCharging(options: {
     },
     async stop(transaction, caller) {
       if (transaction.stoppedAt !== null) throw new TransactionStoppedError(transaction);
-      const { status } = await commands.stopCharging(transaction.stationId, transaction);
-      log.info({ ...caller, stationId: transaction.stationId, transactionId: transaction.id, status }, 'remote stop');
-      return { status };
+      const answer = await commands.stopCharging(transaction.stationId, transaction);
+      const { stationId, id: transactionId } = transaction;
+      log.info({ ...caller, stationId, transactionId, status: answer.status }, 'remote stop');
+      return answer;
     },
   };
 }

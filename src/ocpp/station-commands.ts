@@ -36,6 +36,17 @@ export interface StartChargingRequest {
   remoteStartId?: number;
 }
 
+/** A station's answer to a remote stop; a 2.0.1 station may say why (statusInfo). */
+export interface StopChargingAnswer {
+  status: 'Accepted' | 'Rejected';
+  statusInfo?: Ocpp201Actions['RequestStopTransaction'][1]['statusInfo'];
+}
+
+/** A station's answer to a remote start; a 2.0.1 one may name a transaction it had already started. */
+export interface StartChargingAnswer extends StopChargingAnswer {
+  transactionId?: string;
+}
+
 /**
  * What the rest of chargegate asks of a station. startCharging and stopCharging speak whichever protocol the
  * station connected with (RemoteStart/RemoteStopTransaction in 1.6, RequestStart/RequestStopTransaction in
@@ -44,15 +55,12 @@ export interface StartChargingRequest {
  */
 export interface StationCommands {
   /** Without a connectorId the station picks the connector (1.6) or EVSE (2.0.1). */
-  startCharging(
-    stationId: string,
-    request: StartChargingRequest,
-  ): Promise<{ status: 'Accepted' | 'Rejected'; transactionId?: string }>;
+  startCharging(stationId: string, request: StartChargingRequest): Promise<StartChargingAnswer>;
   /** The transaction as the domain keeps it: a 2.0.1 station knows it by its own id. */
   stopCharging(
     stationId: string,
     transaction: { id: number; stationTransactionId: string | null },
-  ): Promise<{ status: 'Accepted' | 'Rejected' }>;
+  ): Promise<StopChargingAnswer>;
   remoteStartTransaction: Send<'RemoteStartTransaction'>;
   remoteStopTransaction: Send<'RemoteStopTransaction'>;
   changeConfiguration: Send<'ChangeConfiguration'>;
@@ -146,20 +154,20 @@ export function createStationCommands(connections: ConnectionLookup): StationCom
       if (!speaks201(stationId))
         return send(stationId, 'RemoteStartTransaction', { ...(connectorId !== undefined && { connectorId }), idTag });
       // transactionId: one the station had already started (the cable plugged in first).
-      const { status, transactionId } = await send201(stationId, 'RequestStartTransaction', {
+      const { status, transactionId, statusInfo } = await send201(stationId, 'RequestStartTransaction', {
         idToken: { ...idToken, idToken: idTag, type: idToken?.type ?? 'Central' },
         ...(groupIdToken && { groupIdToken }),
         ...(connectorId !== undefined && { evseId: connectorId }),
         remoteStartId: given.remoteStartId ?? FIRST_API_REMOTE_START_ID + (started++ % API_REMOTE_START_IDS),
       });
-      return { status, ...(transactionId !== undefined && { transactionId }) };
+      return { status, ...(transactionId !== undefined && { transactionId }), ...(statusInfo && { statusInfo }) };
     },
     async stopCharging(stationId, transaction) {
       if (!speaks201(stationId)) return send(stationId, 'RemoteStopTransaction', { transactionId: transaction.id });
-      const { status } = await send201(stationId, 'RequestStopTransaction', {
+      const { status, statusInfo } = await send201(stationId, 'RequestStopTransaction', {
         transactionId: transaction.stationTransactionId ?? String(transaction.id),
       });
-      return { status };
+      return { status, ...(statusInfo && { statusInfo }) };
     },
     remoteStartTransaction: (stationId, req) => send(stationId, 'RemoteStartTransaction', req),
     remoteStopTransaction: (stationId, req) => send(stationId, 'RemoteStopTransaction', req),

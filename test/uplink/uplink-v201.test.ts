@@ -302,6 +302,20 @@ describe('uplink of an OCPP 2.0.1 station (ocpp-rpc RPCServer, strict OCPP 2.0.1
         status: 'Accepted',
         transactionId: 'PLUGGED-1',
       });
+      // Its refusal too, with its reason.
+      const refusal = {
+        status: 'Rejected' as const,
+        statusInfo: { reasonCode: 'Unavailable', additionalInfo: 'out of order' },
+      };
+      station.handle('RequestStartTransaction', () => refusal);
+      expect(await command('RequestStartTransaction', { idToken, evseId: 1, remoteStartId: 4714 })).toEqual(refusal);
+      station.handle('RequestStopTransaction', () => refusal);
+      await station.transactionEvent('Started', 'PLUGGED-2', {
+        evseId: 2,
+        idToken: 'TAG-REMOTE',
+        chargingState: 'Charging',
+      });
+      expect(await command('RequestStopTransaction', { transactionId: 'PLUGGED-2' })).toEqual(refusal);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
