@@ -52,6 +52,6 @@ export interface TransactionLimit {
  */
 export interface CsmsSchedules {
   scheduleOf(stationId: string, place: ConnectorPlace, window: Window): Steps;
-  /** Told once a change to the profiles is durable. Returns the unsubscribe. */
-  onChange(listener: () => void): () => void;
+  /** Told once a change to a station's profiles is durable. Returns the unsubscribe. */
+  onChange(listener: (stationId: string) => void): () => void;
 }

@@ -148,7 +148,7 @@ export class StationFailsafes {
   private readonly stations = new Map<string, StationState>();
   /** Stations that refused the fail-safe: counted uncontrolled, sent nothing more until they boot (not reconnect). */
   private readonly refusing = new Set<string>();
-  /** Counts changes to what fail-safes should be (the CSMS's profiles, the config). */
+  /** Counts changes to what every fail-safe should be (the config). */
   private change = 0;
   private stopped = false;
 
@@ -172,9 +172,16 @@ export class StationFailsafes {
     this.renewOne(stationId, state, nowMs);
   }
 
-  /** What fail-safes should be may have changed (the CSMS's profiles, the config): each is worked out again. */
-  changed(): void {
-    this.change += 1;
+  /**
+   * What a station's fail-safe should be may have changed (its CSMS profiles), or every station's (the config): worked
+   * out again at the next renewal.
+   */
+  changed(stationId?: string): void {
+    if (stationId === undefined) this.change += 1;
+    else {
+      const state = this.stations.get(stationId);
+      if (state) state.checkedChange = -1;
+    }
   }
 
   /** At every step: each station whose fail-safe is due gets it. */

@@ -284,8 +284,8 @@ export class LoadManager {
       ...(options.temporaryLimits ? [options.temporaryLimits.onChange(() => this.step())] : []),
       ...(options.csmsSchedules
         ? [
-            options.csmsSchedules.onChange(() => {
-              this.failsafes.changed();
+            options.csmsSchedules.onChange((stationId) => {
+              this.failsafes.changed(stationId);
               this.step();
             }),
           ]
@@ -804,7 +804,7 @@ export class LoadManager {
         }
         if (outcome === 'rejected' && plan.changes.length > 0) {
           this.schedulesRefused.add(station.stationId);
-          this.failsafes.changed();
+          this.failsafes.changed(station.stationId);
           return this.step();
         }
         if (outcome === 'rejected' || outcome === 'notSupported')

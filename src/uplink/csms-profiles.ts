@@ -91,7 +91,7 @@ interface Row {
  */
 export class CsmsProfiles implements CsmsSchedules {
   private readonly byStation = new Map<string, Kept[]>();
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<(stationId: string) => void>();
   private readonly stopHearing: () => void;
 
   constructor(
@@ -113,7 +113,7 @@ export class CsmsProfiles implements CsmsSchedules {
     return compositeOf(kept, place, window);
   }
 
-  onChange(listener: () => void): () => void {
+  onChange(listener: (stationId: string) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -291,7 +291,7 @@ export class CsmsProfiles implements CsmsSchedules {
   private async changed(stationId: string, change: () => unknown): Promise<void> {
     await this.writer.durable(() => this.writer.write(change));
     this.read(stationId);
-    for (const listener of this.listeners) listener();
+    for (const listener of this.listeners) listener(stationId);
   }
 
   /**

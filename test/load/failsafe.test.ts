@@ -478,8 +478,8 @@ describe('each station kept on its fail-safe (StationFailsafes)', () => {
   });
 
   it('works out what it should be again only after a change, a minute on, or halfway: a step costs nothing in between; stopped, it sends nothing', async () => {
-    const { limits, sent } = stationAnswering('accepted', 'rejected');
-    let asked = 0;
+    const { limits, sent } = stationAnswering('accepted', 'accepted', 'rejected');
+    const asked: string[] = [];
     const daily = onStation(
       profile(
         'transactionDefault',
@@ -491,22 +491,29 @@ describe('each station kept on its fail-safe (StationFailsafes)', () => {
       ),
     );
     const counting: CsmsSchedules = {
-      scheduleOf: (stationId, place, window) => ((asked += 1), kept(daily).scheduleOf(stationId, place, window)),
+      scheduleOf: (stationId, place, window) => (
+        asked.push(stationId),
+        kept(daily).scheduleOf(stationId, place, window)
+      ),
       onChange: () => () => undefined,
     };
     const { failsafes } = failsafesFor(limits, counting);
     failsafes.booted('CP', MONDAY);
+    failsafes.booted('OTHER', MONDAY);
     await settle();
-    const afterBoot = asked;
-    for (let s = 1; s < 60; s += 1) failsafes.renew(MONDAY + s * 1000);
-    expect(asked).toBe(afterBoot);
-    failsafes.renew(MONDAY + MINUTE_MS);
-    expect(asked).toBeGreaterThan(afterBoot);
-    const afterMinute = asked;
+    const askedAfter = (renewAtMs: number) => {
+      asked.length = 0;
+      failsafes.renew(renewAtMs);
+      return [...new Set(asked)];
+    };
+    for (let s = 1; s < 60; s += 1) expect(askedAfter(MONDAY + s * 1000)).toEqual([]);
+    expect(askedAfter(MONDAY + MINUTE_MS)).toEqual(['CP', 'OTHER']);
+    // A change to one station's CSMS profiles: that station's alone; the config's: every station's.
+    failsafes.changed('OTHER');
+    expect(askedAfter(MONDAY + MINUTE_MS + 1000)).toEqual(['OTHER']);
     failsafes.changed();
-    failsafes.renew(MONDAY + MINUTE_MS + 1000);
-    expect(asked).toBeGreaterThan(afterMinute);
-    expect(sent).toHaveLength(1);
+    expect(askedAfter(MONDAY + MINUTE_MS + 2000)).toEqual(['CP', 'OTHER']);
+    expect(sent).toHaveLength(2);
 
     // What it should be changes (a lower maximum): the answer, a refusal of one that changes, comes after stop().
     const lower = kept(daily, onStation(profile('stationMaximum', [[0, 2 * 3 * 3 * VOLTS_PER_PHASE]], { id: 2 }, 'W')));
@@ -514,6 +521,6 @@ describe('each station kept on its fail-safe (StationFailsafes)', () => {
     second.failsafes.booted('CP', MONDAY);
     second.failsafes.stop();
     await settle();
-    expect(sent).toHaveLength(2);
+    expect(sent).toHaveLength(3);
   });
 });
