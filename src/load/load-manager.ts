@@ -253,6 +253,8 @@ export class LoadManager {
   private announced: Set<number> | undefined;
   /** Each connected station's fail-safe, kept what it should be. */
   private readonly failsafes: StationFailsafes;
+  /** Connectors whose TxProfile was rejected once, and for which transaction: a second rejection counts. */
+  private readonly refusedOnce = new Map<string, number>();
   /** Stations that refused a profile that changes: they get the lowest of each throughout until they boot again. */
   private readonly schedulesRefused = new Set<string>();
 
@@ -795,6 +797,7 @@ export class LoadManager {
         const { newer } = this.sending.get(key) ?? { newer: false };
         this.sending.delete(key);
         if (outcome === 'accepted') {
+          this.refusedOnce.delete(key);
           this.sent.set(key, { transactionId: transaction.id, currentA, schedule, atMs, validityMs });
           if (this.raises.get(key)?.toA === currentA) this.askForReport(key, station);
         } else {
@@ -802,13 +805,8 @@ export class LoadManager {
           this.sent.delete(key);
           this.raises.delete(key);
         }
-        if (outcome === 'rejected' && plan.changes.length > 0) {
-          this.schedulesRefused.add(station.stationId);
-          this.failsafes.changed(station.stationId);
-          return this.step();
-        }
         if (outcome === 'rejected' || outcome === 'notSupported')
-          return this.markUncontrolled([key], station.stationId, outcome);
+          return this.refused(key, station.stationId, transaction.id, plan, outcome);
         // A limit decided while this one was on its way: sent now, so a lowering waits for no timer.
         if (newer) {
           this.sent.delete(key);
@@ -824,6 +822,32 @@ export class LoadManager {
         this.notSent(key, { err, stationId: station.stationId, profile: 'TxProfile' });
       },
     );
+  }
+
+  /**
+   * A TxProfile the station refused. Rejected once for a transaction, it is sent again at the next step: a station
+   * that ended the transaction while the profile was on its way refuses it by name, and its stop follows (the ended
+   * transaction is then sent nothing more). Rejected again: one that changes goes flat (README "Uplink to a CSMS"),
+   * else the connector is uncontrolled, as at once for NotSupported.
+   */
+  private refused(
+    key: string,
+    stationId: string,
+    transactionId: number,
+    plan: Plan,
+    outcome: 'rejected' | 'notSupported',
+  ): void {
+    if (outcome === 'rejected' && this.refusedOnce.get(key) !== transactionId) {
+      this.refusedOnce.set(key, transactionId);
+      return;
+    }
+    this.refusedOnce.delete(key);
+    if (outcome === 'rejected' && plan.changes.length > 0) {
+      this.schedulesRefused.add(stationId);
+      this.failsafes.changed(stationId);
+      return this.step();
+    }
+    this.markUncontrolled([key], stationId, outcome);
   }
 
   /** Logged once per profile until one is sent again: a step a second would otherwise log each try. */

@@ -93,6 +93,27 @@ describe('load management limits a circuit through charging profiles (README "Ci
     await expect.poll(() => other.limitA(0), { timeout: CONNECTED_GRACE_MS + WITHIN_MS }).toBe(6);
   });
 
+  it('a limit refused because the station ended its transaction while the limit was on its way (its stop follows) counts as no refusal', async () => {
+    const t = await daemonWithCircuit(['CP001', 'CP002']);
+    const [a, b] = [await t.connect('CP001'), await t.connect('CP002')] as const;
+    for (const s of [a, b]) await s.boot();
+    const ending = await a.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
+    await expect.poll(() => a.limitA(1), { timeout: WITHIN_MS }).toBe(24);
+    // The car leaves: the station ends the transaction, then its StopTransaction crosses the lowering a newcomer brings.
+    a.endLocally(ending);
+    await b.startTransaction({ connectorId: 1, idTag: 'TAG-2' });
+    await expect
+      .poll(() => a.received.filter((r) => r.action === 'SetChargingProfile').length, { timeout: WITHIN_MS })
+      .toBe(3);
+    await a.stopTransaction({ transactionId: ending });
+
+    await a.startTransaction({ connectorId: 1, idTag: 'TAG-3' });
+    await expect.poll(() => [a.limitA(1), b.limitA(1)], { timeout: WITHIN_MS }).toEqual([12, 12]);
+    expect(
+      t.logged('station refuses charging profiles: counted as uncontrolled at its maxCurrentA until it boots again'),
+    ).toEqual([]);
+  });
+
   it('a station refusing profiles is uncontrolled, logged once, and counted at its maxCurrentA', async () => {
     const t = await daemonWithCircuit(['CP001', 'CPX'], [{ id: 'CPX-A', maxCurrentA: 10 }]);
     const controlled = await t.connect('CP001');

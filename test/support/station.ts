@@ -131,6 +131,8 @@ export class SimulatedStation {
   readonly profiles = new ProfileStack({ sameLevelOtherId: 'replace' });
   private readonly meterWh = new Map<number, number>();
   private readonly open = new Map<number, OpenTransaction>();
+  /** Ended on the station's side (endLocally), their StopTransaction not sent yet. */
+  private readonly endedLocally = new Map<number, OpenTransaction>();
   private readonly remoteStarts = new Mailbox<RemoteTransaction>();
   private readonly remoteStops = new Mailbox<RemoteTransaction>();
 
@@ -229,8 +231,22 @@ export class SimulatedStation {
     return response;
   }
 
+  /**
+   * Ends the transaction on the station's side only, as a station does before it sends StopTransaction: profiles on
+   * it are refused from now on. stopTransaction() then sends the stop.
+   */
+  endLocally(transactionId: number): void {
+    const open = this.open.get(transactionId);
+    if (!open) return;
+    this.meterWh.set(open.connectorId, this.register(open.connectorId));
+    this.endedLocally.set(transactionId, open);
+    this.open.delete(transactionId);
+    this.profiles.endTransaction(open.connectorId);
+  }
+
   async stopTransaction(input: StopTransactionInput): Promise<StopTransactionResponse> {
-    const open = this.open.get(input.transactionId);
+    const open = this.open.get(input.transactionId) ?? this.endedLocally.get(input.transactionId);
+    this.endedLocally.delete(input.transactionId);
     const meterStop = input.meterStop ?? (open ? this.register(open.connectorId) : 0);
     if (open) this.meterWh.set(open.connectorId, meterStop);
     const response = await this.call<StopTransactionResponse>('StopTransaction', {
