@@ -162,6 +162,8 @@ export class TestCsms {
       case 'StartTransaction':
         return { transactionId: this.nextTransactionId++, idTagInfo: { status: 'Accepted' } };
       case 'DataTransfer':
+      case 'NotifyEVChargingNeeds':
+      case 'NotifyEVChargingSchedule':
         return { status: 'Accepted' };
       default:
         return {};

@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { putIdTag } from '../../src/authorization/index.js';
 import { runCliJson } from '../support/cli.js';
@@ -154,6 +155,87 @@ describe('uplink of an OCPP 2.0.1 station (ocpp-rpc RPCServer, strict OCPP 2.0.1
       const metrics = await (await fetch(`http://127.0.0.1:${t.daemon.httpPort}/metrics`)).text();
       expect(metrics).toContain('chargegate_upstream_connected{station="EV201"} 1');
       expect(metrics).toContain('chargegate_upstream_queued_messages{station="EV201"} 0');
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'every notification a 2.0.1 station sends reaches the CSMS while the uplink is up (its round trips complete), a status of an EVSE the config lacks too; ISO 15118 certificate requests are answered Failed here',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest({ ...siteWith([], [EV201]), ...uplinkConfig(csms) });
+      const station = await bootedStation(t);
+      const now = new Date().toISOString();
+      const schedule = {
+        id: 1,
+        chargingRateUnit: 'A',
+        chargingSchedulePeriod: [{ startPeriod: 0, limit: 16 }],
+      } as const;
+      const notifications = [
+        ['ReservationStatusUpdate', { reservationId: 5, reservationUpdateStatus: 'Expired' }],
+        ['NotifyChargingLimit', { chargingLimit: { chargingLimitSource: 'EMS' } }],
+        ['ClearedChargingLimit', { chargingLimitSource: 'EMS' }],
+        [
+          'ReportChargingProfiles',
+          {
+            requestId: 3,
+            chargingLimitSource: 'CSO',
+            evseId: 1,
+            chargingProfile: [
+              {
+                id: 9,
+                stackLevel: 0,
+                chargingProfilePurpose: 'TxDefaultProfile',
+                chargingProfileKind: 'Relative',
+                chargingSchedule: [schedule],
+              },
+            ],
+          },
+        ],
+        ['NotifyMonitoringReport', { requestId: 4, seqNo: 0, generatedAt: now }],
+        ['NotifyCustomerInformation', { data: 'none kept', seqNo: 0, generatedAt: now, requestId: 5 }],
+        ['NotifyDisplayMessages', { requestId: 6 }],
+        ['PublishFirmwareStatusNotification', { status: 'Idle' }],
+        ['NotifyEVChargingSchedule', { timeBase: now, chargingSchedule: schedule, evseId: 1 }],
+        ['NotifyEVChargingNeeds', { chargingNeeds: { requestedEnergyTransfer: 'AC_three_phase' }, evseId: 1 }],
+        ['StatusNotification', { timestamp: now, connectorStatus: 'Available', evseId: 7, connectorId: 1 }],
+      ] as const;
+      for (const [action, params] of notifications) {
+        const answer = await station.call(action, params as never);
+        expect(answer, action).toEqual(
+          action === 'NotifyEVChargingSchedule'
+            ? { status: 'Accepted' }
+            : action === 'NotifyEVChargingNeeds'
+              ? { status: 'Rejected', statusInfo: { reasonCode: 'NoSchedule', additionalInfo: expect.any(String) } }
+              : {},
+        );
+        await eventually(
+          () => csms.of(action, 'EV201').some((p) => isDeepStrictEqual(p, params)),
+          UPLINK_WAIT_MS,
+          action,
+        );
+      }
+
+      const refused = {
+        status: 'Failed',
+        statusInfo: { reasonCode: 'NotSupported', additionalInfo: expect.any(String) },
+      };
+      const ocspRequestData = {
+        hashAlgorithm: 'SHA256',
+        issuerNameHash: 'a'.repeat(64),
+        issuerKeyHash: 'b'.repeat(64),
+        serialNumber: '01',
+        responderURL: 'http://ocsp.example.com',
+      } as const;
+      expect(await station.call('GetCertificateStatus', { ocspRequestData })).toEqual(refused);
+      expect(
+        await station.call('Get15118EVCertificate', {
+          iso15118SchemaVersion: 'urn:iso:15118:2:2013:MsgDef',
+          action: 'Install',
+          exiRequest: 'AAAA',
+        }),
+      ).toEqual({ ...refused, exiResponse: '' });
+      expect(csms.of('GetCertificateStatus', 'EV201')).toEqual([]);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

@@ -70,11 +70,12 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
 
   on('StatusNotification', (params) => {
     const { evseId, connectorStatus } = params;
+    // As a 1.6 station's: the CSMS hears of an EVSE the config does not list too.
+    live('StatusNotification', params);
     if (unconfigured('StatusNotification', evseId)) return {};
     // A connector that is free again has no transaction state left to show.
     reportStatus(evseId, connectorStatus === 'Occupied' ? { connectorStatus } : { connectorStatus, ended: false });
     log.debug({ evseId, connectorId: params.connectorId, connectorStatus }, 'status notification');
-    live('StatusNotification', params);
     return {};
   });
 
@@ -142,4 +143,42 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
     live('LogStatusNotification', params);
     return {};
   });
+  // What a station sends after a CSMS's request or on its own (a reservation ended, a report asked for): nothing for
+  // chargegate to do, but the CSMS's round trips need them (README "Uplink to a CSMS").
+  for (const action of FORWARDED_NOTIFICATIONS)
+    on(action, (params) => {
+      log.debug({ action }, 'notification from station');
+      live(action, params);
+      return {};
+    });
+  // ISO 15118: the EV's needs and schedule are the CSMS's to act on; chargegate's limits keep applying on top.
+  on('NotifyEVChargingNeeds', (params) => {
+    live('NotifyEVChargingNeeds', params);
+    return { status: 'Rejected', statusInfo: { reasonCode: 'NoSchedule', additionalInfo: NO_EV_SCHEDULE } };
+  });
+  on('NotifyEVChargingSchedule', (params) => {
+    live('NotifyEVChargingSchedule', params);
+    return { status: 'Accepted' };
+  });
+  // Requests only a CSMS with the PKI can answer, which a station would wait on: refused here, not forwarded.
+  const noPki = {
+    reasonCode: 'NotSupported',
+    additionalInfo: 'chargegate does not relay ISO 15118 certificate requests',
+  };
+  on('GetCertificateStatus', () => ({ status: 'Failed', statusInfo: noPki }));
+  on('Get15118EVCertificate', () => ({ status: 'Failed', statusInfo: noPki, exiResponse: '' }));
 }
+
+/** 2.0.1 messages acknowledged with an empty answer and forwarded while the uplink is up. */
+const FORWARDED_NOTIFICATIONS = [
+  'ReservationStatusUpdate',
+  'NotifyChargingLimit',
+  'ClearedChargingLimit',
+  'ReportChargingProfiles',
+  'NotifyMonitoringReport',
+  'NotifyCustomerInformation',
+  'NotifyDisplayMessages',
+  'PublishFirmwareStatusNotification',
+] as const;
+
+const NO_EV_SCHEDULE = 'chargegate makes no schedule for the EV; its charging limits apply';
