@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { putIdTag } from '../../src/authorization/index.js';
 import { runCli, runCliJson } from '../support/cli.js';
 import { TestCsms } from '../support/csms.js';
@@ -48,8 +48,23 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
       expect(csms.of('StopTransaction')).toHaveLength(1);
       const whileDown = await health(t);
       expect(whileDown.stations).toEqual([
-        expect.objectContaining({ stationId: 'CP001', connected: false, queued: 9 }),
+        expect.objectContaining({ stationId: 'CP001', connected: false, queued: 9, level: 'ok' }),
       ]);
+      // A minute on (the clock moved forward, as a skewed one would): down for more than 60 s with a queue warns.
+      vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 61_000 });
+      try {
+        expect(await health(t)).toMatchObject({
+          status: 'warning',
+          stations: [expect.objectContaining({ level: 'warning' })],
+        });
+        const waiting = await (await fetch(`http://127.0.0.1:${t.daemon.httpPort}/metrics`)).text();
+        expect(waiting).toContain('chargegate_upstream_queued_messages{station="CP001"} 9');
+        expect(
+          Number(/chargegate_upstream_oldest_queued_seconds\{station="CP001"\} ([\d.]+)/.exec(waiting)?.[1]),
+        ).toBeGreaterThan(60);
+      } finally {
+        vi.useRealTimers();
+      }
 
       csms.restore();
       await eventually(() => csms.of('StopTransaction').length === 4, UPLINK_WAIT_MS, 'the replay');
@@ -389,6 +404,41 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
   );
 
   it(
+    'a CSMS answering Rejected holds the queue (warning) while the station charges on; Accepted, the queue goes; a start the CSMS does not accept is logged and the local decision stands',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      csms.bootStatus = 'Rejected';
+      csms.behaviour = (m) =>
+        m.action === 'StartTransaction'
+          ? { answer: { transactionId: 7001, idTagInfo: { status: 'Blocked' } } }
+          : undefined;
+      const { t, station } = await linkedSite(csms);
+      await session(station, 1);
+      await eventually(() => csms.of('BootNotification').length >= 2, UPLINK_WAIT_MS, 'the boot asked again');
+      expect(csms.of('StartTransaction')).toEqual([]);
+      await eventually(
+        async () => {
+          const h = await health(t);
+          const [link] = h.stations as Array<Record<string, unknown>>;
+          return h.status === 'warning' && link?.state === 'rejected' && link.queued === 3;
+        },
+        UPLINK_WAIT_MS,
+        'the link rejected, its queue held',
+      );
+      expect(t.events('StopTransaction')).toHaveLength(1);
+
+      csms.bootStatus = 'Accepted';
+      await eventually(() => csms.of('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the queue sent');
+      expect(csms.of('StopTransaction')[0]).toMatchObject({ transactionId: 7001 });
+      expect(t.logged('CSMS did not accept a started transaction; the local decision stands')).toEqual([
+        expect.objectContaining({ csmsTransactionId: 7001, status: 'Blocked' }),
+      ]);
+      expect(t.events('StartTransaction')).toHaveLength(1);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
     'at queueLimit the oldest reading not yet answered goes, never one the CSMS already has',
     async () => {
       const csms = await TestCsms.startForTest();
@@ -405,6 +455,14 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
       );
       await csms.cutOff();
       for (const wh of [3, 4, 5, 6]) await reading(wh);
+      // At the limit: critical on /health, and the metrics say so.
+      expect(await health(t)).toMatchObject({
+        status: 'critical',
+        stations: [expect.objectContaining({ stationId: 'CP001', queued: 3, dropped: 1, level: 'critical' })],
+      });
+      const metrics = await (await fetch(`http://127.0.0.1:${t.daemon.httpPort}/metrics`)).text();
+      expect(metrics).toContain('chargegate_upstream_queued_messages{station="CP001"} 3');
+      expect(metrics).toContain('chargegate_upstream_dropped_messages{station="CP001"} 1');
       csms.restore();
       await eventually(() => csms.of('MeterValues').length >= 5, UPLINK_WAIT_MS, 'the replay');
       await eventually(
