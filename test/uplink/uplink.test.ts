@@ -439,6 +439,63 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
   );
 
   it(
+    "the CSMS's 1.6 commands reach the station and its answers come back, a CALLERROR too; with the station away, a GenericError",
+    async () => {
+      const csms = await TestCsms.startForTest();
+      let release = (): void => undefined;
+      const stopHeld = new Promise<void>((resolve) => (release = resolve));
+      csms.behaviour = (m) => (m.action === 'StopTransaction' ? stopHeld : undefined);
+      const { station } = await linkedSite(csms);
+      await eventually(() => csms.isConnected('CP001'), UPLINK_WAIT_MS, 'the uplink');
+      const call = (action: string, params: Record<string, unknown>) => csms.call('CP001', action, params);
+      expect(await call('Reset', { type: 'Soft' })).toEqual({ status: 'Accepted' });
+      expect(await call('ChangeAvailability', { connectorId: 1, type: 'Inoperative' })).toEqual({ status: 'Accepted' });
+      expect(await call('UnlockConnector', { connectorId: 1 })).toEqual({ status: 'Unlocked' });
+      expect(await call('ChangeConfiguration', { key: 'MeterValueSampleInterval', value: '30' })).toEqual({
+        status: 'Accepted',
+      });
+      expect(await call('GetConfiguration', { key: ['MeterValueSampleInterval'] })).toMatchObject({
+        configurationKey: [expect.objectContaining({ key: 'MeterValueSampleInterval', value: '30' })],
+      });
+      expect(await call('TriggerMessage', { requestedMessage: 'StatusNotification', connectorId: 2 })).toEqual({
+        status: 'Accepted',
+      });
+      await eventually(
+        () => csms.of('StatusNotification').some((p) => p.connectorId === 2),
+        UPLINK_WAIT_MS,
+        'the triggered status, live',
+      );
+      expect(station.received.map((r) => r.action)).toEqual(
+        expect.arrayContaining([
+          'Reset',
+          'ChangeAvailability',
+          'UnlockConnector',
+          'ChangeConfiguration',
+          'TriggerMessage',
+        ]),
+      );
+      // A call the station does not implement: its CALLERROR reaches the CSMS.
+      await expect(
+        call('ReserveNow', {
+          connectorId: 1,
+          expiryDate: new Date(Date.now() + 60_000).toISOString(),
+          idTag: 'TAG-R',
+          reservationId: 1,
+        }),
+      ).rejects.toMatchObject({ rpcErrorCode: 'NotImplemented' });
+
+      // The station leaves with its stop still unanswered upstream: the link stays for the backlog, the station is away.
+      const transactionId = await station.startTransaction({ connectorId: 1, idTag: 'TAG-AWAY', meterStart: 0 });
+      await station.stopTransaction({ transactionId, meterStop: 10 });
+      await eventually(() => csms.of('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the stop in flight');
+      await station.close();
+      await expect(call('Reset', { type: 'Soft' })).rejects.toMatchObject({ rpcErrorCode: 'GenericError' });
+      release();
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
     'at queueLimit the oldest reading not yet answered goes, never one the CSMS already has',
     async () => {
       const csms = await TestCsms.startForTest();
