@@ -281,6 +281,18 @@ describe('the fail-safe under a CSMS (README "Uplink to a CSMS")', () => {
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
+/** A CSMS default of 10 A from midnight and 4 A from noon, every day: a fail-safe under it always changes. */
+const DAILY = onStation(
+  profile(
+    'transactionDefault',
+    [
+      [0, 10],
+      [43_200, 4],
+    ],
+    { kind: 'recurring', recurrency: 'daily' },
+  ),
+);
+
 /** One station's fail-safe kept by StationFailsafes, what it counts as refused recorded. */
 function failsafesFor(limits: ChargingLimits, csms: CsmsSchedules, connectors = TWO_CONNECTORS) {
   const refused: LimitOutcome[] = [];
@@ -344,16 +356,7 @@ describe('each station kept on its fail-safe (StationFailsafes)', () => {
 
   it('renewed halfway through its exact part; offline, nothing until it connects again; a refused flat one counts the station out until it boots', async () => {
     const { limits, sent } = stationAnswering('accepted', 'accepted', 'offline');
-    // 10 A by day, 4 A from noon: it always changes within a day.
-    const daily = profile(
-      'transactionDefault',
-      [
-        [0, 10],
-        [43_200, 4],
-      ],
-      { kind: 'recurring', recurrency: 'daily' },
-    );
-    const { failsafes, refused } = failsafesFor(limits, kept(onStation(daily)));
+    const { failsafes, refused } = failsafesFor(limits, kept(DAILY));
     const renewAt = async (ms: number) => {
       failsafes.renew(MONDAY + ms);
       await settle();
@@ -449,17 +452,7 @@ describe('each station kept on its fail-safe (StationFailsafes)', () => {
 
   it('a wall clock set back neither stops the rechecks nor holds back a connected station', async () => {
     const { limits, sent } = stationAnswering();
-    const daily = onStation(
-      profile(
-        'transactionDefault',
-        [
-          [0, 10],
-          [43_200, 4],
-        ],
-        { kind: 'recurring', recurrency: 'daily' },
-      ),
-    );
-    let csms = kept(daily);
+    let csms = kept(DAILY);
     const schedules: CsmsSchedules = {
       scheduleOf: (...args) => csms.scheduleOf(...args),
       onChange: () => () => undefined,
@@ -471,7 +464,7 @@ describe('each station kept on its fail-safe (StationFailsafes)', () => {
     await settle();
     expect(sent).toHaveLength(1);
     // The clock goes back an hour, and the CSMS's maximum falls meanwhile (its change not told: a minute's recheck).
-    csms = kept(daily, onStation(profile('stationMaximum', [[0, 2 * 3 * 3 * VOLTS_PER_PHASE]], { id: 2 }, 'W')));
+    csms = kept(DAILY, onStation(profile('stationMaximum', [[0, 2 * 3 * 3 * VOLTS_PER_PHASE]], { id: 2 }, 'W')));
     failsafes.renew(MONDAY + MINUTE_MS);
     await settle();
     expect(sent.map((s) => s.currentA)).toEqual([10, 3, 3]);
@@ -480,20 +473,10 @@ describe('each station kept on its fail-safe (StationFailsafes)', () => {
   it('works out what it should be again only after a change, a minute on, or halfway: a step costs nothing in between; stopped, it sends nothing', async () => {
     const { limits, sent } = stationAnswering('accepted', 'accepted', 'rejected');
     const asked: string[] = [];
-    const daily = onStation(
-      profile(
-        'transactionDefault',
-        [
-          [0, 10],
-          [43_200, 4],
-        ],
-        { kind: 'recurring', recurrency: 'daily' },
-      ),
-    );
     const counting: CsmsSchedules = {
       scheduleOf: (stationId, place, window) => (
         asked.push(stationId),
-        kept(daily).scheduleOf(stationId, place, window)
+        kept(DAILY).scheduleOf(stationId, place, window)
       ),
       onChange: () => () => undefined,
     };
@@ -516,7 +499,7 @@ describe('each station kept on its fail-safe (StationFailsafes)', () => {
     expect(sent).toHaveLength(2);
 
     // What it should be changes (a lower maximum): the answer, a refusal of one that changes, comes after stop().
-    const lower = kept(daily, onStation(profile('stationMaximum', [[0, 2 * 3 * 3 * VOLTS_PER_PHASE]], { id: 2 }, 'W')));
+    const lower = kept(DAILY, onStation(profile('stationMaximum', [[0, 2 * 3 * 3 * VOLTS_PER_PHASE]], { id: 2 }, 'W')));
     const second = failsafesFor(limits, lower);
     second.failsafes.booted('CP', MONDAY);
     second.failsafes.stop();

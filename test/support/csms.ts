@@ -91,6 +91,14 @@ export class TestCsms {
     return csms;
   }
 
+  /** Holds every answer to `action` (the calls still arrive) until the returned release is called. */
+  holdAnswers(action: string): () => void {
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    this.behaviour = (m) => (m.action === action ? held : undefined);
+    return release;
+  }
+
   static async startForTest(options: Parameters<typeof TestCsms.start>[0] = {}): Promise<TestCsms> {
     const csms = await TestCsms.start(options);
     onTestFinished(() => csms.stop());

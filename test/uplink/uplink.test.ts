@@ -442,9 +442,7 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
     "the CSMS's 1.6 commands reach the station and its answers come back, a CALLERROR too; with the station away, a GenericError",
     async () => {
       const csms = await TestCsms.startForTest();
-      let release = (): void => undefined;
-      const stopHeld = new Promise<void>((resolve) => (release = resolve));
-      csms.behaviour = (m) => (m.action === 'StopTransaction' ? stopHeld : undefined);
+      const release = csms.holdAnswers('StopTransaction');
       const { station } = await linkedSite(csms);
       await eventually(() => csms.isConnected('CP001'), UPLINK_WAIT_MS, 'the uplink');
       const call = (action: string, params: Record<string, unknown>) => csms.call('CP001', action, params);
@@ -540,9 +538,7 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
     'at queueLimit the reading being sent right now (not yet answered) stays: the next one goes',
     async () => {
       const csms = await TestCsms.startForTest();
-      let release = (): void => undefined;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      csms.behaviour = (m) => (m.action === 'MeterValues' ? held : undefined);
+      const release = csms.holdAnswers('MeterValues');
       const { t, station } = await linkedSite(csms, { queueLimit: 3 });
       const transactionId = await station.startTransaction({ connectorId: 1, idTag: 'TAG-FLIGHT', meterStart: 0 });
       const reading = (wh: number) => station.meterValues({ connectorId: 1, transactionId, wh });
