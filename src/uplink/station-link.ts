@@ -53,6 +53,11 @@ export interface LocalStation {
 
 /** A Pending or Rejected BootNotification with interval 0 is asked again after this long. */
 const DEFAULT_BOOT_RETRY_S = 60;
+/**
+ * The waits between tries of one message grow by one retry interval per try up to this many (10 minutes at the default
+ * 60 s): a CSMS that keeps one message unanswered for a day is still tried every few minutes, not hourly.
+ */
+const MAX_RETRY_INTERVALS = 10;
 
 /**
  * One station's connection to the CSMS under the station's identity and in its OCPP version (the dialect):
@@ -275,7 +280,8 @@ export class StationLink {
   /**
    * One queued message until the CSMS answers it or it is dropped (true), or the link goes down (false: sent again
    * after the next connect). A CALLERROR is tried transactionMessageAttempts times, transactionMessageRetryIntervalS
-   * apart and growing; no answer at all is tried again as long as it takes, the waits growing the same way.
+   * apart and growing; no answer at all is tried again as long as it takes, the waits growing the same way up to
+   * MAX_RETRY_INTERVALS intervals.
    */
   private async deliver(message: QueuedMessage): Promise<boolean> {
     if (message.protocol !== this.dialect.protocol) {
@@ -314,11 +320,12 @@ export class StationLink {
           this.queue.refused(message.id);
           attempt += 1;
         } else if (!isRpcTimeout(err)) throw err;
+        const waitS = intervalS * Math.min(waits, MAX_RETRY_INTERVALS);
         this.log.info(
-          { action: message.action, error: messageOf(err), waitS: intervalS * waits },
+          { action: message.action, error: messageOf(err), waitS },
           'queued message not taken: tried again',
         );
-        if (!(await this.wait(intervalS * waits * 1000))) return false;
+        if (!(await this.wait(waitS * 1000))) return false;
       }
     }
   }

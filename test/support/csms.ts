@@ -14,6 +14,8 @@ export interface CsmsMessage {
   params: Record<string, unknown>;
   /** What the CSMS answered (a StartTransaction: with the transaction id it gave); unset while unanswered. */
   answer?: Record<string, unknown>;
+  /** When it arrived (Date.now()). */
+  atMs: number;
 }
 
 /**
@@ -75,6 +77,7 @@ export class TestCsms {
           protocol: client.protocol ?? '',
           action: method,
           params: params as Record<string, unknown>,
+          atMs: Date.now(),
         };
         csms.received.push(message);
         const behaviour = csms.behaviour(message);

@@ -50,6 +50,7 @@ describe('uplink of an OCPP 2.0.1 station (ocpp-rpc RPCServer, strict OCPP 2.0.1
           reason: 'PowerUp',
         },
         answer: expect.objectContaining({ status: 'Accepted' }),
+        atMs: expect.any(Number),
       });
 
       // The decision chain asks the CSMS over the link, with the token's own type.

@@ -352,6 +352,32 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
   );
 
   it(
+    'a CSMS that keeps not answering one message: the waits between tries stop growing at ten retry intervals',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      csms.behaviour = (m) => (m.action === 'StartTransaction' ? 'silent' : undefined);
+      const t = await daemonForTest({
+        ...siteWith(),
+        upstream: {
+          timeoutMs: 100,
+          csms: { url: csms.url, securityProfile: 0, transactionMessageRetryIntervalS: 0.05 },
+        },
+      });
+      const station = await t.connect();
+      await station.boot();
+      await station.startTransaction({ connectorId: 1, idTag: 'TAG-SILENT', meterStart: 0 });
+      const tries = () => csms.received.filter((m) => m.action === 'StartTransaction').map((m) => m.atMs);
+      await eventually(() => tries().length >= 20, UPLINK_WAIT_MS, 'twenty tries');
+      // Tries 16 to 20: growing without end, each gap would be at least 100 ms + 16 x 50 ms; capped, 100 ms + 500 ms.
+      const gaps = tries()
+        .slice(15, 20)
+        .map((atMs, i, all) => (i === 0 ? Infinity : atMs - all[i - 1]!));
+      expect(Math.min(...gaps)).toBeLessThan(800);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
     'a signed Begin reading sent without a transactionId while the CSMS is away: queued under its transaction, delivered with the id the CSMS gave it',
     async () => {
       const csms = await TestCsms.startForTest();
