@@ -23,6 +23,32 @@ export function uplinkConfig(csms: TestCsms, extra: Record<string, unknown> = {}
 }
 
 /**
+ * The charging-profile tests' site, linked to `csms`: every charge point of `managed` on circuit `main` (raises after
+ * 1 s, profiles valid 300 s), and station `unmanaged` (one connector) on no circuit.
+ */
+export function circuitSiteUnderCsms(
+  csms: TestCsms,
+  managed: { id: string; chargePoints: Array<{ id: string; connectors: number[] }> },
+  unmanaged: string,
+  maxCurrentA: number,
+): Record<string, unknown> {
+  return {
+    sites: [
+      {
+        id: 's1',
+        stations: [managed, { id: unmanaged, chargePoints: [{ id: `${unmanaged}-A`, connectors: [1] }] }],
+        meters: [],
+        webhooks: [],
+        circuits: [{ id: 'main', maxCurrentA, chargePoints: managed.chargePoints.map((cp) => cp.id) }],
+      },
+    ],
+    loadManagement: { minCurrentA: 6, raiseAfterS: 1, profileValidityS: 300 },
+    ocpp: { host: '127.0.0.1', port: 0, path: '/ocpp', securityProfile: 0, callTimeoutMs: 2000 },
+    ...uplinkConfig(csms),
+  };
+}
+
+/**
  * The test site's daemon linked to `csms` (with these upstream.csms settings), stopped after the test, and its
  * station CP001 connected and booted.
  */

@@ -60,6 +60,17 @@ describe("the CSMS's charging profiles as chargegate keeps them", () => {
     return { site, writer, profiles: () => new CsmsProfiles(writer, site.transactions, logger, () => new Date(T0)) };
   }
 
+  /** A transaction the station began on EVSE 1 with its own id, at T0. */
+  const startOnEvse1 = (site: Site, idTag: string, stationTransactionId: string) =>
+    site.transactions.start({
+      at: site.connectors.locate('EV201', 1),
+      idTag,
+      meterStartWh: 0,
+      startedAt: new Date(T0),
+      source: 'ocpp',
+      stationTransactionId,
+    });
+
   const limitOn = (profiles: CsmsProfiles, atMs: number, transaction?: { id: number; startedAtMs: number }) =>
     limitAt(
       profiles.scheduleOf(
@@ -109,14 +120,7 @@ describe("the CSMS's charging profiles as chargegate keeps them", () => {
     // A later remote start of the same idTag, which a station that did not name its start would get.
     await profiles.expectRemoteStart('EV201', { idTag: 'TAG-1', remoteStartId: 42 }, profile(42, 'transaction', 12));
     profiles.noteRemoteStarted('EV201', 'EV201-tx-1', 41);
-    const t = site.transactions.start({
-      at: site.connectors.locate('EV201', 1),
-      idTag: 'TAG-1',
-      meterStartWh: 0,
-      startedAt: new Date(T0),
-      source: 'ocpp',
-      stationTransactionId: 'EV201-tx-1',
-    });
+    const t = startOnEvse1(site, 'TAG-1', 'EV201-tx-1');
     await writer.committed();
     const transaction = { id: t.id, startedAtMs: T0 };
     await expect.poll(() => limitOn(profiles, T0, transaction)).toBe(10);
@@ -140,15 +144,6 @@ describe("the CSMS's charging profiles as chargegate keeps them", () => {
   it("a remote start's profile is not taken by the API's start of another token that has the same remoteStartId", async () => {
     const { site, writer, profiles: make } = parts();
     const profiles = make();
-    const start = (idTag: string, stationTransactionId: string) =>
-      site.transactions.start({
-        at: site.connectors.locate('EV201', 1),
-        idTag,
-        meterStartWh: 0,
-        startedAt: new Date(T0),
-        source: 'ocpp',
-        stationTransactionId,
-      });
     await profiles.expectRemoteStart('EV201', { idTag: 'TAG-CSMS', remoteStartId: 7 }, profile(70, 'transaction', 10));
     // The API's start of another token, with the same number, begins first.
     profiles.noteRemoteStarted('EV201', 'EV201-tx-api', 7, 'TAG-API');
@@ -156,13 +151,13 @@ describe("the CSMS's charging profiles as chargegate keeps them", () => {
     const told = new Promise<void>((resolve) => {
       const off = site.transactions.onOpenedOrClosed(() => (off(), resolve()));
     });
-    const api = start('TAG-API', 'EV201-tx-api');
+    const api = startOnEvse1(site, 'TAG-API', 'EV201-tx-api');
     await told;
     site.transactions.stop({ stationId: 'EV201', transactionId: api.id, meterStopWh: 0, stoppedAt: new Date(T0) });
     await writer.committed();
 
     profiles.noteRemoteStarted('EV201', 'EV201-tx-csms', 7, 'TAG-CSMS');
-    const csms = start('TAG-CSMS', 'EV201-tx-csms');
+    const csms = startOnEvse1(site, 'TAG-CSMS', 'EV201-tx-csms');
     await writer.committed();
     await expect.poll(() => limitOn(profiles, T0, { id: csms.id, startedAtMs: T0 })).toBe(10);
     expect(limitOn(profiles, T0, { id: api.id, startedAtMs: T0 })).toBeUndefined();
@@ -172,14 +167,7 @@ describe("the CSMS's charging profiles as chargegate keeps them", () => {
   it("at start, deletes the profiles of transactions that ended while it was down, and remote starts' that waited too long", async () => {
     const { site, writer, profiles: make } = parts();
     const profiles = make();
-    const t = site.transactions.start({
-      at: site.connectors.locate('EV201', 1),
-      idTag: 'TAG-1',
-      meterStartWh: 0,
-      startedAt: new Date(T0),
-      source: 'ocpp',
-      stationTransactionId: 'EV201-tx-1',
-    });
+    const t = startOnEvse1(site, 'TAG-1', 'EV201-tx-1');
     await writer.committed();
     expect(await profiles.set('EV201', 1, profile(1, 'transaction', 10), { sameLevel: 'replaces' })).toBe(undefined);
     await profiles.expectRemoteStart('EV201', { idTag: 'TAG-2', remoteStartId: 2 }, profile(2, 'transaction', 12));

@@ -3,14 +3,13 @@ import { TestCsms } from '../support/csms.js';
 import { daemonForTest, eventually, PROCESS_TEST_TIMEOUT_MS, type TestDaemon } from '../support/daemon.js';
 import { stationV201ForTest } from '../support/for-test.js';
 import type { StationV201 } from '../support/station-v201.js';
-import { EV201, UPLINK_WAIT_MS, uplinkConfig } from '../support/uplink.js';
+import { circuitSiteUnderCsms, EV201, UPLINK_WAIT_MS } from '../support/uplink.js';
 
 /*
  * README "Uplink to a CSMS", charging profiles, for an OCPP 2.0.1 station: ocpp-rpc's strict RPCServer in 2.0.1 as
  * the CSMS, so every answer chargegate gives it is checked against the official 2.0.1 schemas.
  */
 
-const RAISE_AFTER_S = 1;
 /** A step runs at least every second and the stations answer at once: a change shows well within this. */
 const WITHIN_MS = 10_000;
 /** The CSMS's own profile id: chargegate's profiles on the station never carry it. */
@@ -18,20 +17,7 @@ const CSMS_PROFILE_ID = 77;
 
 /** EV201 (EVSEs 1 and 2, 32 A each) alone on circuit `main`; EV202 on no circuit. */
 function config(csms: TestCsms, maxCurrentA: number): Record<string, unknown> {
-  return {
-    sites: [
-      {
-        id: 's1',
-        stations: [EV201, { id: 'EV202', chargePoints: [{ id: 'EV202-A', connectors: [1] }] }],
-        meters: [],
-        webhooks: [],
-        circuits: [{ id: 'main', maxCurrentA, chargePoints: ['EV201-A', 'EV201-B'] }],
-      },
-    ],
-    loadManagement: { minCurrentA: 6, raiseAfterS: RAISE_AFTER_S, profileValidityS: 300 },
-    ocpp: { host: '127.0.0.1', port: 0, path: '/ocpp', securityProfile: 0, callTimeoutMs: 2000 },
-    ...uplinkConfig(csms),
-  };
+  return circuitSiteUnderCsms(csms, EV201, 'EV202', maxCurrentA);
 }
 
 /** A 2.0.1 charging profile of one schedule in A. */

@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { TestCsms } from '../support/csms.js';
 import { CP001, daemonForTest, eventually, PROCESS_TEST_TIMEOUT_MS, type TestDaemon } from '../support/daemon.js';
-import type { SimulatedStation } from '../support/station.js';
+import type { SimulatedStation, StationOptions } from '../support/station.js';
+import { circuitSiteUnderCsms, UPLINK_WAIT_MS } from '../support/uplink.js';
 
-const UPLINK_WAIT_MS = 30_000;
-const RAISE_AFTER_S = 1;
 /** A step runs at least every second and the stations answer at once: a change shows well within this. */
 const WITHIN_MS = 10_000;
 /** The CSMS's own profile id: chargegate's profiles on the station never carry it. */
@@ -12,20 +11,7 @@ const CSMS_PROFILE_ID = 77;
 
 /** CP001 (connectors 1 and 2, 32 A each) alone on circuit `main`; CP002 on no circuit. */
 function config(csms: TestCsms, maxCurrentA: number): Record<string, unknown> {
-  return {
-    sites: [
-      {
-        id: 's1',
-        stations: [CP001, { id: 'CP002', chargePoints: [{ id: 'CP002-A', connectors: [1] }] }],
-        meters: [],
-        webhooks: [],
-        circuits: [{ id: 'main', maxCurrentA, chargePoints: ['CP001-A'] }],
-      },
-    ],
-    loadManagement: { minCurrentA: 6, raiseAfterS: RAISE_AFTER_S, profileValidityS: 300 },
-    ocpp: { host: '127.0.0.1', port: 0, path: '/ocpp', securityProfile: 0, callTimeoutMs: 2000 },
-    upstream: { timeoutMs: 2000, csms: { url: csms.url, securityProfile: 0, transactionMessageRetryIntervalS: 0.05 } },
-  };
+  return circuitSiteUnderCsms(csms, CP001, 'CP002', maxCurrentA);
 }
 
 function txProfile(
@@ -82,10 +68,13 @@ function sentProfileIds(station: SimulatedStation): number[] {
     );
 }
 
-async function siteForTest(maxCurrentA = 32): Promise<{ csms: TestCsms; t: TestDaemon; station: SimulatedStation }> {
+async function siteForTest(
+  maxCurrentA = 32,
+  stationOptions: Omit<StationOptions, 'password'> = {},
+): Promise<{ csms: TestCsms; t: TestDaemon; station: SimulatedStation }> {
   const csms = await TestCsms.startForTest();
   const t = await daemonForTest(config(csms, maxCurrentA));
-  const station = await t.connect('CP001');
+  const station = await t.connect('CP001', undefined, stationOptions);
   await station.boot();
   await eventually(() => csms.of('BootNotification').length > 0, UPLINK_WAIT_MS, 'the uplink boot');
   await expect.poll(() => station.limitA(0), { timeout: WITHIN_MS }).toBe(6);
@@ -238,12 +227,7 @@ describe('the CSMS\'s charging profiles composed with load management (README "U
   it(
     'a station that takes no schedule of that many periods gets the lowest of its fail-safe and of its TxProfiles as one period, and stays controlled',
     async () => {
-      const csms = await TestCsms.startForTest();
-      const t = await daemonForTest(config(csms, 32));
-      const station = await t.connect('CP001', undefined, { maxPeriods: 1 });
-      await station.boot();
-      await eventually(() => csms.of('BootNotification').length > 0, UPLINK_WAIT_MS, 'the uplink boot');
-      await expect.poll(() => station.limitA(0), { timeout: WITHIN_MS }).toBe(6);
+      const { csms, t, station } = await siteForTest(32, { maxPeriods: 1 });
       const twoPeriods = (limitA: number, laterA: number): Array<[number, number]> => [
         [0, limitA],
         [120, laterA],
