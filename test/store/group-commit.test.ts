@@ -2,22 +2,23 @@ import { beforeEach, describe, expect, it, onTestFinished } from 'vitest';
 import { DirectWriter, GroupCommit, openDatabase, type Database } from '../../src/store/index.js';
 import { tempSiteForTest } from '../support/for-test.js';
 
+/** Every test's own database of notes: a connection that writes and another that reads what is committed. */
+let db: Database;
+let reader: Database;
+beforeEach(() => {
+  const temp = tempSiteForTest();
+  const writing = openDatabase(temp.dataDir);
+  onTestFinished(() => void writing.close());
+  writing.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE)');
+  const reading = openDatabase(temp.dataDir);
+  onTestFinished(() => void reading.close());
+  [db, reader] = [writing, reading];
+});
+
+const note = (text: string) => db.prepare('INSERT INTO notes (text) VALUES (?)').run(text);
+const seen = () => reader.prepare('SELECT text FROM notes ORDER BY id').pluck().all();
+
 describe('group commit: one transaction per event-loop turn', () => {
-  let db: Database;
-  let reader: Database;
-  beforeEach(() => {
-    const temp = tempSiteForTest();
-    const writing = openDatabase(temp.dataDir);
-    onTestFinished(() => void writing.close());
-    writing.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE)');
-    const reading = openDatabase(temp.dataDir);
-    onTestFinished(() => void reading.close());
-    [db, reader] = [writing, reading];
-  });
-
-  const note = (text: string) => db.prepare('INSERT INTO notes (text) VALUES (?)').run(text);
-  const seen = () => reader.prepare('SELECT text FROM notes ORDER BY id').pluck().all();
-
   it('commits the writes of a turn together at its end; another connection sees none before, all after', async () => {
     const group = new GroupCommit(db);
     group.write(() => note('a'));
@@ -116,20 +117,6 @@ describe('group commit: one transaction per event-loop turn', () => {
 });
 
 describe('group commit: bookkeeping held for a later commit', () => {
-  let db: Database;
-  let reader: Database;
-  beforeEach(() => {
-    const temp = tempSiteForTest();
-    const writing = openDatabase(temp.dataDir);
-    onTestFinished(() => void writing.close());
-    writing.exec('CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE)');
-    const reading = openDatabase(temp.dataDir);
-    onTestFinished(() => void reading.close());
-    [db, reader] = [writing, reading];
-  });
-
-  const note = (text: string) => db.prepare('INSERT INTO notes (text) VALUES (?)').run(text);
-  const seen = () => reader.prepare('SELECT text FROM notes ORDER BY id').pluck().all();
   const level = () => db.pragma('synchronous', { simple: true });
   const turn = () => new Promise((resolve) => setTimeout(resolve, 20));
 
