@@ -8,6 +8,7 @@ import { messageOf, type Logger } from '../log/index.js';
 import { STATIONS_TOPIC, type Site } from '../site/index.js';
 import { watchChangeCounter, type Database } from '../store/index.js';
 import type { StationMessageForwarder } from './call-handling.js';
+import { CallLanes } from './call-lane.js';
 import { createChargingLimits } from './charging-profiles.js';
 import { StationConnections, type StationClient, type StationSession } from './connections.js';
 import { toStationFrame } from './frame-errors.js';
@@ -171,12 +172,14 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   };
   const stopWatching = watchChangeCounter(options.db, STATIONS_TOPIC, recheckAccess, ocpp.changePollMs);
 
-  const commands = createStationCommands(connections);
+  // One lane per station for every call chargegate sends it: load management's limits, the CSMS's, operations.
+  const lanes = new CallLanes(log);
+  const commands = createStationCommands(connections, lanes);
   return {
     port,
     commands,
     remoteCharging: createRemoteCharging({ site, commands, logger: log }),
-    chargingLimits: createChargingLimits(connections),
+    chargingLimits: createChargingLimits(connections, lanes),
     onBooted(listener) {
       bootListeners.add(listener);
       return () => bootListeners.delete(listener);

@@ -1,4 +1,5 @@
 import type { ChargingLimits, LimitOutcome, TransactionLimit } from '../load/index.js';
+import type { CallLanes } from './call-lane.js';
 import { StationCallError, StationOfflineError, StationTimeoutError } from './errors.js';
 import { createStationCaller, type ConnectionLookup } from './station-commands.js';
 import type { Ocpp16Actions, SetChargingProfileRequest } from './v16/messages.js';
@@ -56,14 +57,15 @@ function scheduleOf(
  * The load controller's port, as charging profiles. One that holds one limit is Relative: without a startSchedule, a
  * station's wrong clock cannot shift when the limit begins (only validTo reads it). One that changes (a CSMS's
  * schedule, README "Uplink to a CSMS") is Absolute from when it was decided: its changes fall at given instants, as
- * the station's clock tells them.
+ * the station's clock tells them. Every call goes first on the station's lane (call-lane.ts): a lowered limit never
+ * waits behind the CSMS's calls or an operation.
  */
-export function createChargingLimits(connections: ConnectionLookup): ChargingLimits {
-  const { call, speaks201 } = createStationCaller(connections);
+export function createChargingLimits(connections: ConnectionLookup, lanes: CallLanes): ChargingLimits {
+  const { call, speaks201 } = createStationCaller(connections, lanes);
   const set16 = (stationId: string, req: SetChargingProfileRequest) =>
-    call<Ocpp16Actions, 'SetChargingProfile'>(stationId, 'SetChargingProfile', req);
+    call<Ocpp16Actions, 'SetChargingProfile'>(stationId, 'SetChargingProfile', req, 'limit');
   const set201 = (stationId: string, req: Ocpp201Actions['SetChargingProfile'][0]) =>
-    call<Ocpp201Actions, 'SetChargingProfile'>(stationId, 'SetChargingProfile', req);
+    call<Ocpp201Actions, 'SetChargingProfile'>(stationId, 'SetChargingProfile', req, 'limit');
 
   const setFailsafe = (
     stationId: string,
@@ -127,16 +129,21 @@ export function createChargingLimits(connections: ConnectionLookup): ChargingLim
   };
 
   // 1.6 §5.17 TriggerMessage on the connector, 2.0.1 F06 on the EVSE: the station answers, then sends MeterValues.
+  // Load management's own call, so it goes in the limits' class: the reading it asks for decides the next limit.
   const requestDrawReport = (stationId: string, connectorId: number): Promise<{ status: keyof typeof OUTCOMES }> =>
     speaks201(stationId)
-      ? call<Ocpp201Actions, 'TriggerMessage'>(stationId, 'TriggerMessage', {
-          requestedMessage: 'MeterValues',
-          evse: { id: connectorId },
-        })
-      : call<Ocpp16Actions, 'TriggerMessage'>(stationId, 'TriggerMessage', {
-          requestedMessage: 'MeterValues',
-          connectorId,
-        });
+      ? call<Ocpp201Actions, 'TriggerMessage'>(
+          stationId,
+          'TriggerMessage',
+          { requestedMessage: 'MeterValues', evse: { id: connectorId } },
+          'limit',
+        )
+      : call<Ocpp16Actions, 'TriggerMessage'>(
+          stationId,
+          'TriggerMessage',
+          { requestedMessage: 'MeterValues', connectorId },
+          'limit',
+        );
 
   return {
     setFailsafe: (stationId, currentA, changes) => outcomeOf(() => setFailsafe(stationId, currentA, changes)),

@@ -16,8 +16,24 @@ export class StationTimeoutError extends ChargegateError {
   constructor(
     readonly stationId: string,
     readonly action: string,
+    message = `station "${stationId}" did not answer ${action} in time`,
   ) {
-    super(`station "${stationId}" did not answer ${action} in time`);
+    super(message);
+  }
+}
+
+/**
+ * The station had not answered a relayed call or an operation when a load limit had to go out: chargegate stopped
+ * waiting for it (README "Security"). The station may still act on it.
+ */
+export class StationCallGivenUpError extends StationTimeoutError {
+  override name = 'StationCallGivenUpError';
+  constructor(stationId: string, action: string, giveUpMs: number) {
+    super(
+      stationId,
+      action,
+      `station "${stationId}" did not answer ${action} within ${giveUpMs} ms while a load limit waited: given up`,
+    );
   }
 }
 
@@ -30,7 +46,25 @@ export class StationCallError extends ChargegateError {
     readonly action: string,
     readonly ocppErrorCode: string,
     description: string,
+    message = `station "${stationId}" refused ${action}: ${ocppErrorCode}${description ? ` (${description})` : ''}`,
   ) {
-    super(`station "${stationId}" refused ${action}: ${ocppErrorCode}${description ? ` (${description})` : ''}`);
+    super(message);
+  }
+}
+
+/**
+ * A CSMS call refused before it was sent: as many as chargegate queues already wait for the station (README
+ * "Security"). GenericError, so the uplink answers the CSMS with that CALLERROR.
+ */
+export class StationBusyError extends StationCallError {
+  override name = 'StationBusyError';
+  constructor(stationId: string, action: string, queued: number) {
+    super(
+      stationId,
+      action,
+      'GenericError',
+      '',
+      `${action} not sent to station "${stationId}": ${queued} CSMS calls already wait for it`,
+    );
   }
 }

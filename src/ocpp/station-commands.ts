@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { Ocpp16Actions } from './v16/messages.js';
 import type { Ocpp201Actions } from './v201/messages.js';
+import type { CallClass, CallLanes } from './call-lane.js';
 import { StationCallError, StationOfflineError, StationTimeoutError } from './errors.js';
 import { isRpcError, isRpcTimeout, OCPP201, RPC_OPEN, typedCall, type ActionMap, type RpcConnection } from './rpc.js';
 
@@ -51,7 +52,9 @@ export interface StartChargingAnswer extends StopChargingAnswer {
  * What the rest of chargegate asks of a station. startCharging and stopCharging speak whichever protocol the
  * station connected with (RemoteStart/RemoteStopTransaction in 1.6, RequestStart/RequestStopTransaction in
  * 2.0.1); the others are 1.6 commands. Every one rejects with StationOfflineError (not connected),
- * StationTimeoutError (no answer in time) or StationCallError (CALLERROR).
+ * StationTimeoutError (no answer in time, or given up for a load limit) or StationCallError (CALLERROR, or a CSMS
+ * call refused because too many wait). call16 and call201 go on the station's lane as relayed calls, the others as
+ * operations (call-lane.ts).
  */
 export interface StationCommands {
   /** Without a connectorId the station picks the connector (1.6) or EVSE (2.0.1). */
@@ -94,18 +97,22 @@ export interface ConnectionLookup {
   connectionOf(stationId: string): RpcConnection | undefined;
 }
 
-/** Calls on a station's live connection, typed by an action map, failing with chargegate's station errors. */
+/**
+ * Calls on a station's live connection, through its lane as `callClass`, typed by an action map, failing with
+ * chargegate's station errors.
+ */
 export interface StationCaller {
   call<Actions extends ActionMap<Actions>, A extends keyof Actions & string>(
     stationId: string,
     action: A,
     req: Actions[A][0],
+    callClass: CallClass,
   ): Promise<Actions[A][1]>;
   /** Throws StationOfflineError when the station is not connected. */
   speaks201(stationId: string): boolean;
 }
 
-export function createStationCaller(connections: ConnectionLookup): StationCaller {
+export function createStationCaller(connections: ConnectionLookup, lanes: CallLanes): StationCaller {
   const connectionOf = (stationId: string): RpcConnection => {
     const connection = connections.connectionOf(stationId);
     if (!connection || connection.state !== RPC_OPEN) throw new StationOfflineError(stationId);
@@ -116,10 +123,15 @@ export function createStationCaller(connections: ConnectionLookup): StationCalle
       stationId: string,
       action: A,
       req: Actions[A][0],
+      callClass: CallClass,
     ): Promise<Actions[A][1]> {
       const connection = connectionOf(stationId);
+      const lane = lanes.of(connection);
       try {
-        return await typedCall<Actions>(connection)(action, req);
+        return await typedCall<Actions>({ call: (method, params) => lane.call(callClass, method, params) })(
+          action,
+          req,
+        );
       } catch (err) {
         if (isRpcTimeout(err)) throw new StationTimeoutError(stationId, action);
         if (isRpcError(err)) throw new StationCallError(stationId, action, err.rpcErrorCode, err.message);
@@ -133,22 +145,22 @@ export function createStationCaller(connections: ConnectionLookup): StationCalle
   };
 }
 
-export function createStationCommands(connections: ConnectionLookup): StationCommands {
+export function createStationCommands(connections: ConnectionLookup, lanes: CallLanes): StationCommands {
   // Ids the station may report back in its TransactionEvents; unique while the process runs is enough, but a CSMS
   // relayed through the uplink numbers its own from small ones: a random start high up keeps the API's clear of them
   // in any process (README "Uplink to a CSMS").
   let started = randomInt(API_REMOTE_START_IDS);
-  const { call, speaks201 } = createStationCaller(connections);
+  const { call, speaks201 } = createStationCaller(connections, lanes);
   const send = <A extends Command>(
     stationId: string,
     action: A,
     req: Ocpp16Actions[A][0],
-  ): Promise<Ocpp16Actions[A][1]> => call<Ocpp16Actions, A>(stationId, action, req);
+  ): Promise<Ocpp16Actions[A][1]> => call<Ocpp16Actions, A>(stationId, action, req, 'operation');
   const send201 = <A extends keyof Ocpp201Actions & string>(
     stationId: string,
     action: A,
     req: Ocpp201Actions[A][0],
-  ): Promise<Ocpp201Actions[A][1]> => call<Ocpp201Actions, A>(stationId, action, req);
+  ): Promise<Ocpp201Actions[A][1]> => call<Ocpp201Actions, A>(stationId, action, req, 'operation');
   return {
     async startCharging(stationId, { connectorId, idTag, idToken, groupIdToken, ...given }) {
       if (!speaks201(stationId))
@@ -178,8 +190,8 @@ export function createStationCommands(connections: ConnectionLookup): StationCom
     triggerMessage: (stationId, req) => send(stationId, 'TriggerMessage', req),
     changeAvailability: (stationId, req) => send(stationId, 'ChangeAvailability', req),
     isOnline: (stationId) => connections.connectionOf(stationId)?.state === RPC_OPEN,
-    call16: (stationId, action, req) => call<Ocpp16Actions, typeof action>(stationId, action, req),
-    call201: send201,
+    call16: (stationId, action, req) => call<Ocpp16Actions, typeof action>(stationId, action, req, 'relay'),
+    call201: (stationId, action, req) => call<Ocpp201Actions, typeof action>(stationId, action, req, 'relay'),
     speaks201,
   };
 }

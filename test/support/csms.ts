@@ -54,8 +54,18 @@ export class TestCsms {
     private readonly tls: boolean,
   ) {}
 
-  static async start(options: { port?: number; tls?: https.ServerOptions } = {}): Promise<TestCsms> {
-    const rpc = new RPCServer({ protocols: ['ocpp1.6', 'ocpp2.0.1'], strictMode: true });
+  /**
+   * `callConcurrency`: how many of its calls the CSMS sends a link before it has the answers (1, OCPP-J's rule, unless
+   * a test needs a CSMS that breaks it).
+   */
+  static async start(
+    options: { port?: number; tls?: https.ServerOptions; callConcurrency?: number } = {},
+  ): Promise<TestCsms> {
+    const rpc = new RPCServer({
+      protocols: ['ocpp1.6', 'ocpp2.0.1'],
+      strictMode: true,
+      callConcurrency: options.callConcurrency ?? 1,
+    });
     const server = options.tls ? https.createServer(options.tls) : http.createServer();
     server.on('upgrade', rpc.handleUpgrade);
     await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));

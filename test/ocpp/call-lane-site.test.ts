@@ -1,0 +1,195 @@
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { LANE_BOUNDS } from '../../src/ocpp/call-lane.js';
+import { apiDaemonForTest, type ApiDaemon } from '../http/api-harness.js';
+import { charging, inBrussels, temporaryLimitSite } from '../load/temporary-limit-site.js';
+import { TestCsms } from '../support/csms.js';
+import { eventually } from '../support/daemon.js';
+import type { SimulatedStation } from '../support/station.js';
+import { UPLINK_WAIT_MS, uplinkConfig } from '../support/uplink.js';
+
+/*
+ * Issue 41 row 2, end to end on an in-process daemon: ocpp-rpc's strict RPCServer as the operator's CSMS sends calls
+ * toward CP001 through its uplink, while load management must lower CP001's limit (a circuit step, a temporary limit
+ * through the API). CP003, on another site, is the station that must not notice.
+ */
+
+/** The issue's flood: 200 CSMS calls toward one station at once. */
+const FLOOD = 200;
+/** How long CP001 takes to answer a relayed GetConfiguration: 200 of them in a row hold the lane 20 s. */
+const STATION_ANSWER_MS = 100;
+/** #41: a limit reaches the station within 2 s plus its own answer time, whatever the CSMS has sent toward it. */
+const LIMIT_WITHIN_MS = 2_000;
+/** #41: another station's Heartbeat and /health answer within 1 s throughout. */
+const BYSTANDER_WITHIN_MS = 1_000;
+
+/** The temporary-limit site under the CSMS, with ocpp.callTimeoutMs at its default (a call unanswered for 30 s). */
+async function siteUnderCsms(): Promise<{ api: ApiDaemon; csms: TestCsms; ops: string }> {
+  // The issue's CSMS sends its calls at once, not one at a time as OCPP-J asks.
+  const csms = await TestCsms.startForTest({ callConcurrency: FLOOD });
+  const site = temporaryLimitSite();
+  const api = await apiDaemonForTest({
+    ...site,
+    ...uplinkConfig(csms),
+    ocpp: { ...(site.ocpp as object), callTimeoutMs: 30_000 },
+  });
+  return { api, csms, ops: await api.token(api.createApp('ops')) };
+}
+
+/** Calls CP001's uplink from the CSMS; each settles as the station's answer or the CALLERROR's code. */
+function csmsCalls(csms: TestCsms, count: number): Promise<string[]> {
+  return Promise.all(
+    Array.from({ length: count }, () =>
+      csms.call('CP001', 'GetConfiguration', { key: ['HeartbeatInterval'] }).then(
+        () => 'answered',
+        (err: { rpcErrorCode?: string }) => err.rpcErrorCode ?? 'failed',
+      ),
+    ),
+  );
+}
+
+/**
+ * The slowest answer of the other station's Heartbeat and of GET /health, sampled until stop() is called (or the test
+ * ends without it).
+ */
+function bystander(api: ApiDaemon, station: SimulatedStation): { stop(): Promise<number> } {
+  let sampling = true;
+  onTestFinished(() => {
+    sampling = false;
+  });
+  let slowestMs = 0;
+  const timed = async (what: () => Promise<unknown>): Promise<void> => {
+    const started = performance.now();
+    await what();
+    slowestMs = Math.max(slowestMs, performance.now() - started);
+  };
+  const running = (async () => {
+    while (sampling) {
+      await Promise.all([
+        timed(() => station.heartbeat()),
+        timed(async () => expect((await fetch(`${api.baseUrl}/health`)).status).toBe(200)),
+      ]);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  })();
+  return {
+    async stop() {
+      sampling = false;
+      await running;
+      return slowestMs;
+    },
+  };
+}
+
+/** How long after `from` CP001's connector 1 holds `limitA`; fails after LIMIT_WITHIN_MS plus the answer time. */
+async function limitReached(station: SimulatedStation, limitA: number, from: number): Promise<number> {
+  await expect
+    .poll(() => station.limitA(1), { timeout: LIMIT_WITHIN_MS + STATION_ANSWER_MS, interval: 10 })
+    .toBe(limitA);
+  return performance.now() - from;
+}
+
+describe("a station's call lane (issue 41: load management's limits never wait behind the CSMS's calls)", () => {
+  it('a circuit step and a temporary limit reach the station within 2 s while the CSMS floods it with 200 calls', async () => {
+    const { api, csms, ops } = await siteUnderCsms();
+    const [a, b, c] = [await api.connect('CP001'), await api.connect('CP002'), await api.connect('CP003')];
+    await c.boot();
+    await charging(a);
+    await eventually(() => csms.isConnected('CP001'), UPLINK_WAIT_MS, "CP001's uplink");
+    await expect.poll(() => a.limitA(1), { timeout: 10_000 }).toBe(24);
+    a.handle('GetConfiguration', async () => {
+      await new Promise((resolve) => setTimeout(resolve, STATION_ANSWER_MS));
+      return { configurationKey: [{ key: 'HeartbeatInterval', readonly: false, value: '300' }] };
+    });
+    const relayed = () => a.received.filter((r) => r.action === 'GetConfiguration').length;
+    const watch = bystander(api, c);
+
+    // A circuit step: CP002 starts charging, CP001 must come down to half of the circuit's 24 A.
+    const firstFlood = csmsCalls(csms, FLOOD);
+    await eventually(() => relayed() > 0, 10_000, 'the flood reaching CP001');
+    await b.boot();
+    const stepAt = performance.now();
+    await b.startTransaction({ connectorId: 1, idTag: 'TAG-2' });
+    const stepMs = await limitReached(a, 12, stepAt);
+
+    // A temporary limit of 16 A through the API: 8 A each.
+    const before = relayed();
+    const secondFlood = csmsCalls(csms, FLOOD);
+    await eventually(() => relayed() > before, 10_000, 'the second flood reaching CP001');
+    const limitAt = performance.now();
+    const put = await api.call('PUT', '/sites/s1/circuits/main/limit', {
+      token: ops,
+      body: { maxCurrentA: 16, until: inBrussels(Date.now() + 3_600_000) },
+    });
+    expect(put.status).toBe(200);
+    const limitMs = await limitReached(a, 8, limitAt);
+
+    const outcomes = [...(await firstFlood), ...(await secondFlood)];
+    const slowestMs = await watch.stop();
+    // The CSMS hears back about every call: the station's answer for those the lane took, a CALLERROR beyond them.
+    const count = (outcome: string) => outcomes.filter((o) => o === outcome).length;
+    expect(count('answered') + count('GenericError')).toBe(2 * FLOOD);
+    expect(count('GenericError')).toBeGreaterThan(0);
+    expect(api.logged('CSMS call refused: too many already wait for this station')).toEqual([
+      expect.objectContaining({
+        stationId: 'CP001',
+        action: 'GetConfiguration',
+        relaysQueued: LANE_BOUNDS.relaysQueued,
+      }),
+    ]);
+    expect(stepMs).toBeLessThan(LIMIT_WITHIN_MS + STATION_ANSWER_MS);
+    expect(limitMs).toBeLessThan(LIMIT_WITHIN_MS + STATION_ANSWER_MS);
+    expect(slowestMs).toBeLessThan(BYSTANDER_WITHIN_MS);
+  }, 60_000);
+
+  it('a temporary limit reaches the station within 2 s while it leaves a relayed call unanswered; its late answer is harmless', async () => {
+    const { api, csms, ops } = await siteUnderCsms();
+    const [a, b, c] = [await api.connect('CP001'), await api.connect('CP002'), await api.connect('CP003')];
+    await c.boot();
+    await charging(a, b);
+    await eventually(() => csms.isConnected('CP001'), UPLINK_WAIT_MS, "CP001's uplink");
+    await expect.poll(() => a.limitA(1), { timeout: 10_000 }).toBe(12);
+    let answerLate = (): void => undefined;
+    a.handle(
+      'DataTransfer',
+      (_params, signal) =>
+        new Promise((resolve) => {
+          answerLate = () => resolve({ status: 'Accepted' });
+          signal.addEventListener('abort', answerLate);
+        }),
+    );
+    const watch = bystander(api, c);
+
+    const unanswered = csms.call('CP001', 'DataTransfer', { vendorId: 'acme' }).then(
+      () => 'answered',
+      (err: { rpcErrorCode?: string }) => err.rpcErrorCode ?? 'failed',
+    );
+    await eventually(() => a.received.some((r) => r.action === 'DataTransfer'), 10_000, 'the call reaching CP001');
+    const limitAt = performance.now();
+    const put = await api.call('PUT', '/sites/s1/circuits/main/limit', {
+      token: ops,
+      body: { maxCurrentA: 16, until: inBrussels(Date.now() + 3_600_000) },
+    });
+    expect(put.status).toBe(200);
+    const limitMs = await limitReached(a, 8, limitAt);
+    expect(limitMs).toBeLessThan(LIMIT_WITHIN_MS + STATION_ANSWER_MS);
+    // The CSMS hears that its call was given up, once the lane had to.
+    expect(await unanswered).toBe('GenericError');
+    expect(api.logged('call given up: the station did not answer while a load limit waited')).toEqual([
+      expect.objectContaining({ stationId: 'CP001', action: 'DataTransfer', callClass: 'relay' }),
+    ]);
+
+    // The station answers after all: ocpp-rpc no longer waits for it; the link and the lane carry on.
+    answerLate();
+    expect(await csms.call('CP001', 'GetConfiguration', { key: ['HeartbeatInterval'] })).toMatchObject({
+      configurationKey: [{ key: 'HeartbeatInterval', value: '300' }],
+    });
+    const cleared = await fetch(`${api.baseUrl}/sites/s1/circuits/main/limit`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${ops}` },
+    });
+    expect(cleared.status).toBe(204);
+    await expect.poll(() => a.limitA(1), { timeout: 10_000 }).toBe(12);
+    expect(await a.heartbeat()).toHaveProperty('currentTime');
+    expect(await watch.stop()).toBeLessThan(BYSTANDER_WITHIN_MS);
+  }, 60_000);
+});
