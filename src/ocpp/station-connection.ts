@@ -2,7 +2,7 @@ import type { Logger } from '../log/index.js';
 import { summarisedWarn } from '../log/index.js';
 import type { StationHandlerDeps } from './call-handling.js';
 import type { StationClient, StationConnections } from './connections.js';
-import { OCPP201 } from './rpc.js';
+import { OCPP201, type RpcErrorLike } from './rpc.js';
 import { isAdmitted } from './station-access.js';
 import { registerV16Handlers } from './v16/handlers.js';
 import { registerV201Handlers } from './v201/handlers.js';
@@ -49,9 +49,14 @@ export function openStationConnection(
   if (client.protocol === OCPP201) registerV201Handlers(client, { ...deps, logger: log, warn });
   else registerV16Handlers(client, { ...deps, logger: log, warn });
   const schema = client.protocol === OCPP201 ? 'OCPP 2.0.1' : 'OCPP 1.6';
-  client.on('badMessage', ({ error, response }) =>
-    warn({ error: error.message, answered: response?.[2] }, 'malformed frame from station'),
-  );
+  client.on('badMessage', ({ error, response }) => {
+    // ocpp-rpc answers nothing to a CALLRESULT or CALLERROR; one whose id it no longer knows is an answer after the
+    // call was given up (call-lane.ts) or timed out, not a broken frame.
+    const { msgId } = ((error as Partial<RpcErrorLike>).details ?? {}) as { msgId?: unknown };
+    if (response === null && typeof msgId === 'string')
+      warn({ messageId: msgId }, 'answer to a call no longer waited for (given up or timed out)');
+    else warn({ error: error.message, answered: response?.[2] }, 'malformed frame from station');
+  });
   client.on('strictValidationFailure', ({ method, error, outbound, isCall }) => {
     if (outbound)
       log.error(

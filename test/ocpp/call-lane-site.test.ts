@@ -183,6 +183,10 @@ describe("a station's call lane (issue 41: load management's limits never wait b
     expect(await csms.call('CP001', 'GetConfiguration', { key: ['HeartbeatInterval'] })).toMatchObject({
       configurationKey: [{ key: 'HeartbeatInterval', value: '300' }],
     });
+    expect(api.logged('answer to a call no longer waited for (given up or timed out)')).toEqual([
+      expect.objectContaining({ stationId: 'CP001', messageId: expect.any(String) }),
+    ]);
+    expect(api.logged('malformed frame from station')).toEqual([]);
     const cleared = await fetch(`${api.baseUrl}/sites/s1/circuits/main/limit`, {
       method: 'DELETE',
       headers: { authorization: `Bearer ${ops}` },
