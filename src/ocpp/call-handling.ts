@@ -1,6 +1,7 @@
 import type { Config } from '../config/index.js';
 import type { Authorizer } from '../authorization/index.js';
 import type { Logger } from '../log/index.js';
+import type { CallLanes } from './call-lane.js';
 import { checkInstant, OutOfBoundsError, type Site, type Transaction } from '../site/index.js';
 import type { StationClient } from './connections.js';
 import type { SignCertificateThrottle } from './sign-certificate-throttle.js';
@@ -23,6 +24,8 @@ export interface StationHandlerDeps {
   issueStationCertificate?: (csrPem: string, stationId: string) => Promise<string>;
   /** How many SignCertificate requests each station has sent lately: one for the central system, across connections. */
   signCertificateThrottle: SignCertificateThrottle;
+  /** Where the calls chargegate sends a station on its own go, behind load management's limits. */
+  lanes: CallLanes;
   /** Told once a BootNotification answered Accepted is on its way (load management sends the fail-safe then). */
   booted?: (stationId: string) => void;
   /** Where what a station sent goes after chargegate handled it: the uplink to the operator's CSMS, when configured. */

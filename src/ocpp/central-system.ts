@@ -93,6 +93,8 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   admitStationUpgrades(rpc, { config, site, log });
   const bootListeners = new Set<(stationId: string) => void>();
   const connectionListeners = new Set<ConnectionListener>();
+  // One lane per station for every call chargegate sends it: load management's limits, the CSMS's, operations.
+  const lanes = new CallLanes(log);
   const handlerDeps: SharedHandlerDeps = {
     site,
     authorizer: options.authorizer,
@@ -100,6 +102,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
     countCall: registerOcppMetrics(options.metrics, connections),
     ...(options.stationCa && { issueStationCertificate: options.stationCa.issue }),
     signCertificateThrottle: new SignCertificateThrottle(),
+    lanes,
     booted: (stationId) => bootListeners.forEach((listener) => listener(stationId)),
     ...(options.forwarder && { forwarder: options.forwarder }),
   };
@@ -172,8 +175,6 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   };
   const stopWatching = watchChangeCounter(options.db, STATIONS_TOPIC, recheckAccess, ocpp.changePollMs);
 
-  // One lane per station for every call chargegate sends it: load management's limits, the CSMS's, operations.
-  const lanes = new CallLanes(log);
   const commands = createStationCommands(connections, lanes);
   return {
     port,

@@ -3,7 +3,10 @@ import { LANE_BOUNDS } from '../../src/ocpp/call-lane.js';
 import { apiDaemonForTest, type ApiDaemon } from '../http/api-harness.js';
 import { charging, inBrussels, temporaryLimitSite } from '../load/temporary-limit-site.js';
 import { TestCsms } from '../support/csms.js';
+import { opensslKeyAndCsr } from '../support/csr.js';
 import { eventually } from '../support/daemon.js';
+import { stationV201ForTest, tempDirForTest } from '../support/for-test.js';
+import { externalTool } from '../support/meter-simulator.js';
 import type { SimulatedStation } from '../support/station.js';
 import { UPLINK_WAIT_MS, uplinkConfig } from '../support/uplink.js';
 
@@ -81,7 +84,7 @@ function bystander(api: ApiDaemon, station: SimulatedStation): { stop(): Promise
 }
 
 /** How long after `from` CP001's connector 1 holds `limitA`; fails after LIMIT_WITHIN_MS plus the answer time. */
-async function limitReached(station: SimulatedStation, limitA: number, from: number): Promise<number> {
+async function limitReached(station: Pick<SimulatedStation, 'limitA'>, limitA: number, from: number): Promise<number> {
   await expect
     .poll(() => station.limitA(1), { timeout: LIMIT_WITHIN_MS + STATION_ANSWER_MS, interval: 10 })
     .toBe(limitA);
@@ -196,4 +199,43 @@ describe("a station's call lane (issue 41: load management's limits never wait b
     expect(await a.heartbeat()).toHaveProperty('currentTime');
     expect(await watch.stop()).toBeLessThan(BYSTANDER_WITHIN_MS);
   }, 60_000);
+
+  it.skipIf(!externalTool('openssl', ['version']))(
+    'a 2.0.1 station that leaves the CertificateSigned it asked for unanswered gets its lowered limit within 2 s',
+    async () => {
+      const { api, ops } = await siteUnderCsms();
+      const ev = await stationV201ForTest(api.url, 'CP001');
+      const b = await api.connect('CP002');
+      await ev.boot();
+      await ev.transactionEvent('Started', ev.newTransactionId(), {
+        evseId: 1,
+        idToken: 'TAG-1',
+        chargingState: 'Charging',
+      });
+      await charging(b);
+      await expect.poll(() => ev.limitA(1), { timeout: 10_000 }).toBe(12);
+      let certificateArrived = false;
+      ev.handle('CertificateSigned', () => {
+        certificateArrived = true;
+        return new Promise(() => undefined);
+      });
+
+      const { csr } = opensslKeyAndCsr(tempDirForTest('csr'), 'cp001', 'CP001');
+      expect(await ev.call('SignCertificate', { csr })).toEqual({ status: 'Accepted' });
+      await eventually(() => certificateArrived, 10_000, 'CertificateSigned reaching CP001');
+      const limitAt = performance.now();
+      const put = await api.call('PUT', '/sites/s1/circuits/main/limit', {
+        token: ops,
+        body: { maxCurrentA: 16, until: inBrussels(Date.now() + 3_600_000) },
+      });
+      expect(put.status).toBe(200);
+      expect(await limitReached(ev, 8, limitAt)).toBeLessThan(LIMIT_WITHIN_MS + STATION_ANSWER_MS);
+      await eventually(
+        () => api.logged('CertificateSigned not taken by the station').length > 0,
+        10_000,
+        'the given-up CertificateSigned logged',
+      );
+    },
+    60_000,
+  );
 });

@@ -2,6 +2,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { createAuthorizer, putIdTag } from '../../src/authorization/index.js';
 import { parseConfig } from '../../src/config/index.js';
 import { summarisedWarn } from '../../src/log/index.js';
+import { CallLanes } from '../../src/ocpp/call-lane.js';
 import type { StationHandlerDeps } from '../../src/ocpp/call-handling.js';
 import type { StationClient } from '../../src/ocpp/connections.js';
 import type { Ocpp201Actions } from '../../src/ocpp/index.js';
@@ -60,6 +61,7 @@ async function handlersForTest() {
     warn: summarisedWarn(logger, { perInterval: 10, intervalMs: 60_000 }),
     countCall: () => undefined,
     signCertificateThrottle: new SignCertificateThrottle(),
+    lanes: new CallLanes(logger),
   };
   /** A new connection of the station: the handlers as registered for it, with nothing remembered from before. */
   const connect = () => {

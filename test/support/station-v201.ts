@@ -126,8 +126,14 @@ export class StationV201 {
     return this.client.call(action, params) as Promise<Response<A>>;
   }
 
-  /** Answers the central system's `action` with handler (replacing the station's own way, if it has one). */
-  handle<A extends keyof Ocpp201Actions & string>(action: A, handler: (params: Request<A>) => Response<A>): void {
+  /**
+   * Answers the central system's `action` with handler (replacing the station's own way, if it has one); a promise
+   * holds the answer until it settles.
+   */
+  handle<A extends keyof Ocpp201Actions & string>(
+    action: A,
+    handler: (params: Request<A>) => Response<A> | Promise<Response<A>>,
+  ): void {
     this.client.handle(action, ({ params }) => handler(params as Request<A>));
   }
 

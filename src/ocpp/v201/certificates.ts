@@ -12,11 +12,13 @@ import type { Ocpp201Actions } from './messages.js';
  */
 export function signCertificateHandler(
   client: StationClient,
-  deps: Pick<StationHandlerDeps, 'logger' | 'issueStationCertificate' | 'signCertificateThrottle'>,
+  deps: Pick<StationHandlerDeps, 'logger' | 'issueStationCertificate' | 'signCertificateThrottle' | 'lanes'>,
 ): CallHandler<Ocpp201Actions, 'SignCertificate'> {
   const { logger: log } = deps;
   const stationId = client.session.stationId;
-  const call = typedCall<Ocpp201Actions>(client);
+  // An operation on the station's lane: a station that holds its answer cannot hold a lowered limit back.
+  const lane = deps.lanes.of(client);
+  const call = typedCall<Ocpp201Actions>({ call: (action, params) => lane.call('operation', action, params) });
   return async (params) => {
     const turn = deps.signCertificateThrottle.take(stationId);
     if (turn !== 'allowed') {
