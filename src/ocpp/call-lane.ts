@@ -1,5 +1,6 @@
 import { summarisedWarn, type Logger, type WarningBudget } from '../log/index.js';
 import { StationBusyError, StationCallGivenUpError } from './errors.js';
+import type { DroppedCall } from './ocpp-metrics.js';
 import type { RpcConnection } from './rpc.js';
 
 /**
@@ -46,6 +47,8 @@ interface InFlight {
 export interface CallLaneOptions {
   bounds: LaneBounds;
   warn(fields: object, message: string): void;
+  /** Counts a call refused or given up. */
+  dropped(reason: DroppedCall): void;
   /** Monotonic milliseconds. */
   now?: () => number;
 }
@@ -74,6 +77,7 @@ export class CallLane {
     const { relaysQueued } = this.options.bounds;
     if (callClass === 'relay' && this.waiting.relay.length >= relaysQueued) {
       this.options.warn({ action, relaysQueued }, 'CSMS call refused: too many already wait for this station');
+      this.options.dropped('queue_full');
       return Promise.reject(new StationBusyError(this.connection.identity, action, relaysQueued));
     }
     return new Promise((resolve, reject) => {
@@ -119,6 +123,7 @@ export class CallLane {
           { action, callClass, giveUpMs },
           'call given up: the station did not answer while a load limit waited',
         );
+        this.options.dropped('given_up');
         flight.abort.abort();
         this.settle(flight, () =>
           flight.call.reject(new StationCallGivenUpError(this.connection.identity, action, giveUpMs)),
@@ -137,15 +142,24 @@ export class CallLanes {
   private readonly lanes = new WeakMap<RpcConnection, CallLane>();
 
   constructor(
-    private readonly log: Logger,
-    private readonly bounds: LaneBounds = LANE_BOUNDS,
+    private readonly options: {
+      log: Logger;
+      /** Counts a call a station's lane refused or gave up (the metrics). */
+      dropped?: (stationId: string, reason: DroppedCall) => void;
+      bounds?: LaneBounds;
+    },
   ) {}
 
   of(connection: RpcConnection): CallLane {
     let lane = this.lanes.get(connection);
     if (!lane) {
-      const warn = summarisedWarn(this.log.child({ stationId: connection.identity }), LANE_WARNINGS);
-      lane = new CallLane(connection, { bounds: this.bounds, warn });
+      const { log, dropped, bounds = LANE_BOUNDS } = this.options;
+      const stationId = connection.identity;
+      lane = new CallLane(connection, {
+        bounds,
+        warn: summarisedWarn(log.child({ stationId }), LANE_WARNINGS),
+        dropped: (reason) => dropped?.(stationId, reason),
+      });
       this.lanes.set(connection, lane);
     }
     return lane;

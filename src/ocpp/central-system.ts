@@ -12,7 +12,7 @@ import { CallLanes } from './call-lane.js';
 import { createChargingLimits } from './charging-profiles.js';
 import { StationConnections, type StationClient, type StationSession } from './connections.js';
 import { toStationFrame } from './frame-errors.js';
-import { registerOcppMetrics } from './ocpp-metrics.js';
+import { registerLaneMetrics, registerOcppMetrics } from './ocpp-metrics.js';
 import { createRemoteCharging, type RemoteCharging } from './remote-charging.js';
 import { createRpcServer } from './rpc.js';
 import { SignCertificateThrottle } from './sign-certificate-throttle.js';
@@ -94,7 +94,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   const bootListeners = new Set<(stationId: string) => void>();
   const connectionListeners = new Set<ConnectionListener>();
   // One lane per station for every call chargegate sends it: load management's limits, the CSMS's, operations.
-  const lanes = new CallLanes(log);
+  const lanes = new CallLanes({ log, dropped: registerLaneMetrics(options.metrics) });
   const handlerDeps: SharedHandlerDeps = {
     site,
     authorizer: options.authorizer,

@@ -26,3 +26,18 @@ export function registerOcppMetrics(
   });
   return (action, outcome) => calls.inc({ action, outcome });
 }
+
+/** Why a station's lane did not get a call answered (call-lane.ts): too many CSMS calls waited, or a limit did. */
+export type DroppedCall = 'queue_full' | 'given_up';
+
+/** Counts the calls the stations' lanes refused or gave up (README "Security"); without a registry nothing. */
+export function registerLaneMetrics(registry: Registry | undefined): (stationId: string, reason: DroppedCall) => void {
+  if (!registry) return () => undefined;
+  const dropped = new Counter({
+    name: 'chargegate_ocpp_station_calls_dropped_total',
+    help: 'Calls toward a station its lane refused (queue_full: too many CSMS calls waiting) or gave up (given_up: a load limit waited)',
+    labelNames: ['station', 'reason'],
+    registers: [registry],
+  });
+  return (station, reason) => dropped.inc({ station, reason });
+}

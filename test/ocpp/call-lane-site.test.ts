@@ -83,6 +83,11 @@ function bystander(api: ApiDaemon, station: SimulatedStation): { stop(): Promise
   };
 }
 
+/** The daemon's Prometheus metrics (open on a loopback listener). */
+async function metrics(api: ApiDaemon): Promise<string> {
+  return (await fetch(`${api.baseUrl}/metrics`)).text();
+}
+
 /** How long after `from` CP001's connector 1 holds `limitA`; fails after LIMIT_WITHIN_MS plus the answer time. */
 async function limitReached(station: Pick<SimulatedStation, 'limitA'>, limitA: number, from: number): Promise<number> {
   await expect
@@ -132,6 +137,9 @@ describe("a station's call lane (issue 41: load management's limits never wait b
     const count = (outcome: string) => outcomes.filter((o) => o === outcome).length;
     expect(count('answered') + count('GenericError')).toBe(2 * FLOOD);
     expect(count('GenericError')).toBeGreaterThan(0);
+    expect(await metrics(api)).toContain(
+      `chargegate_ocpp_station_calls_dropped_total{station="CP001",reason="queue_full"} ${count('GenericError')}`,
+    );
     expect(api.logged('CSMS call refused: too many already wait for this station')).toEqual([
       expect.objectContaining({
         stationId: 'CP001',
@@ -180,6 +188,9 @@ describe("a station's call lane (issue 41: load management's limits never wait b
     expect(api.logged('call given up: the station did not answer while a load limit waited')).toEqual([
       expect.objectContaining({ stationId: 'CP001', action: 'DataTransfer', callClass: 'relay' }),
     ]);
+    expect(await metrics(api)).toContain(
+      'chargegate_ocpp_station_calls_dropped_total{station="CP001",reason="given_up"} 1',
+    );
 
     // The station answers after all: ocpp-rpc no longer waits for it; the link and the lane carry on.
     answerLate();

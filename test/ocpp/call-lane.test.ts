@@ -16,9 +16,10 @@ interface Sent {
   fail(err: Error): void;
 }
 
-function laneOverFake(): { lane: CallLane; sent: Sent[]; warnings: string[] } {
+function laneOverFake(): { lane: CallLane; sent: Sent[]; warnings: string[]; dropped: string[] } {
   const sent: Sent[] = [];
   const warnings: string[] = [];
+  const dropped: string[] = [];
   const connection = {
     identity: 'CP001',
     call: (action: string, _params: unknown, options?: { signal?: AbortSignal }) =>
@@ -29,9 +30,10 @@ function laneOverFake(): { lane: CallLane; sent: Sent[]; warnings: string[] } {
   const lane = new CallLane(connection, {
     bounds: BOUNDS,
     warn: (_fields, message) => warnings.push(message),
+    dropped: (reason) => dropped.push(reason),
     now: () => Date.now(),
   });
-  return { lane, sent, warnings };
+  return { lane, sent, warnings, dropped };
 }
 
 /** Lets the lane's promise callbacks run (it sends the next call once the previous one has settled). */
@@ -80,7 +82,7 @@ describe("a station's call lane", () => {
   });
 
   it('refuses a relayed call at once beyond relaysQueued waiting; limits and operations are not counted', async () => {
-    const { lane, sent, warnings } = laneOverFake();
+    const { lane, sent, warnings, dropped } = laneOverFake();
     const inFlight = lane.call('relay', 'relay-0', {});
     const queued = Array.from({ length: BOUNDS.relaysQueued }, (_, i) => lane.call('relay', `relay-${i + 1}`, {}));
     const others = [lane.call('limit', 'limit-1', {}), lane.call('operation', 'op-1', {})];
@@ -95,6 +97,7 @@ describe("a station's call lane", () => {
       'CSMS call refused: too many already wait for this station',
       'CSMS call refused: too many already wait for this station',
     ]);
+    expect(dropped).toEqual(['queue_full', 'queue_full']);
     // Never sent: what the station gets is the calls the lane took, in order.
     for (let i = 0; i < 2 + BOUNDS.relaysQueued + 1; i += 1) {
       await settled();
@@ -110,7 +113,7 @@ describe("a station's call lane", () => {
   });
 
   it('gives a relayed call in flight up giveUpMs after it was sent once a limit waits, and sends the limit', async () => {
-    const { lane, sent, warnings } = laneOverFake();
+    const { lane, sent, warnings, dropped } = laneOverFake();
     const relay = lane.call('relay', 'GetConfiguration', {});
     const relayOutcome = relay.catch((err: unknown) => err);
     await vi.advanceTimersByTimeAsync(300);
@@ -125,6 +128,7 @@ describe("a station's call lane", () => {
     expect(sent[0]!.signal.aborted).toBe(true);
     expect(sent.map((s) => s.action)).toEqual(['GetConfiguration', 'SetChargingProfile']);
     expect(warnings).toEqual(['call given up: the station did not answer while a load limit waited']);
+    expect(dropped).toEqual(['given_up']);
 
     // The station's answer to the given-up call, late, changes nothing: the limit is still the one in flight.
     sent[0]!.answer({ configurationKey: [] });

@@ -61,7 +61,7 @@ async function handlersForTest() {
     warn: summarisedWarn(logger, { perInterval: 10, intervalMs: 60_000 }),
     countCall: () => undefined,
     signCertificateThrottle: new SignCertificateThrottle(),
-    lanes: new CallLanes(logger),
+    lanes: new CallLanes({ log: logger }),
   };
   /** A new connection of the station: the handlers as registered for it, with nothing remembered from before. */
   const connect = () => {
