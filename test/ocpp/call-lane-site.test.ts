@@ -38,15 +38,18 @@ async function siteUnderCsms(): Promise<{ api: ApiDaemon; csms: TestCsms; ops: s
   return { api, csms, ops: await api.token(api.createApp('ops')) };
 }
 
-/** Calls CP001's uplink from the CSMS; each settles as the station's answer or the CALLERROR's code. */
+/** A call from the CSMS to CP001's uplink; settles as 'answered' (the station's answer) or the CALLERROR's code. */
+function csmsCall(csms: TestCsms, action: string, params: object): Promise<string> {
+  return csms.call('CP001', action, params).then(
+    () => 'answered',
+    (err: { rpcErrorCode?: string }) => err.rpcErrorCode ?? 'failed',
+  );
+}
+
+/** `count` GetConfiguration calls from the CSMS to CP001 at once. */
 function csmsCalls(csms: TestCsms, count: number): Promise<string[]> {
   return Promise.all(
-    Array.from({ length: count }, () =>
-      csms.call('CP001', 'GetConfiguration', { key: ['HeartbeatInterval'] }).then(
-        () => 'answered',
-        (err: { rpcErrorCode?: string }) => err.rpcErrorCode ?? 'failed',
-      ),
-    ),
+    Array.from({ length: count }, () => csmsCall(csms, 'GetConfiguration', { key: ['HeartbeatInterval'] })),
   );
 }
 
@@ -170,10 +173,7 @@ describe("a station's call lane (issue 41: load management's limits never wait b
     );
     const watch = bystander(api, c);
 
-    const unanswered = csms.call('CP001', 'DataTransfer', { vendorId: 'acme' }).then(
-      () => 'answered',
-      (err: { rpcErrorCode?: string }) => err.rpcErrorCode ?? 'failed',
-    );
+    const unanswered = csmsCall(csms, 'DataTransfer', { vendorId: 'acme' });
     await eventually(() => a.received.some((r) => r.action === 'DataTransfer'), 10_000, 'the call reaching CP001');
     const limitAt = performance.now();
     const put = await api.call('PUT', '/sites/s1/circuits/main/limit', {
