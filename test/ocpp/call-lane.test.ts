@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CallLane, type CallClass } from '../../src/ocpp/call-lane.js';
+import { CallLane, CallLanes, type CallClass } from '../../src/ocpp/call-lane.js';
 import { StationBusyError, StationCallGivenUpError, StationTimeoutError } from '../../src/ocpp/errors.js';
+import type { RpcConnection } from '../../src/ocpp/rpc.js';
+import { capturedLogger } from '../support/captured-log.js';
 
 /*
  * The lane alone (call-lane.ts): the connection under it is a fake that holds each call until the test answers it, so
@@ -16,17 +18,22 @@ interface Sent {
   fail(err: Error): void;
 }
 
-function laneOverFake(): { lane: CallLane; sent: Sent[]; warnings: string[]; dropped: string[] } {
-  const sent: Sent[] = [];
-  const warnings: string[] = [];
-  const dropped: string[] = [];
-  const connection = {
+/** A connection that records each call it is given and holds it until the test answers it. */
+function fakeConnection(sent: Sent[]): Pick<RpcConnection, 'identity' | 'call'> {
+  return {
     identity: 'CP001',
     call: (action: string, _params: unknown, options?: { signal?: AbortSignal }) =>
       new Promise((resolve, reject) => {
         sent.push({ action, signal: options!.signal!, answer: resolve, fail: reject });
       }),
   };
+}
+
+function laneOverFake(): { lane: CallLane; sent: Sent[]; warnings: string[]; dropped: string[] } {
+  const sent: Sent[] = [];
+  const warnings: string[] = [];
+  const dropped: string[] = [];
+  const connection = fakeConnection(sent);
   const lane = new CallLane(connection, {
     bounds: BOUNDS,
     warn: (_fields, message) => warnings.push(message),
@@ -182,5 +189,22 @@ describe("a station's call lane", () => {
     await settled();
     sent[1]!.answer({ status: 'Unlocked' });
     expect(await next).toEqual({ status: 'Unlocked' });
+  });
+
+  it('gives each connection of a station its own lane: what waits on a closed one does not hold the new one back', async () => {
+    const { logger } = capturedLogger();
+    const lanes = new CallLanes({ log: logger, bounds: BOUNDS });
+    const oldSent: Sent[] = [];
+    const newSent: Sent[] = [];
+    const oldConnection = fakeConnection(oldSent) as RpcConnection;
+    const newConnection = fakeConnection(newSent) as RpcConnection;
+    expect(lanes.of(oldConnection)).toBe(lanes.of(oldConnection));
+    void lanes.of(oldConnection).call('operation', 'Reset', {});
+    void lanes.of(oldConnection).call('operation', 'UnlockConnector', {});
+    const limit = lanes.of(newConnection).call('limit', 'SetChargingProfile', {});
+    await settled();
+    expect([oldSent.map((s) => s.action), newSent.map((s) => s.action)]).toEqual([['Reset'], ['SetChargingProfile']]);
+    newSent[0]!.answer({ status: 'Accepted' });
+    expect(await limit).toEqual({ status: 'Accepted' });
   });
 });
