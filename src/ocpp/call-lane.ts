@@ -6,7 +6,8 @@ import type { RpcConnection } from './rpc.js';
 /**
  * Whose call toward a station it is, in the order the station's lane sends them: load management's limits keep the
  * site's grid connection within its fuse, so they go first; then the CSMS's calls relayed through the uplink; then
- * operations (remote start and stop from the API or the CSMS, an installer's commands).
+ * operations (remote start and stop from the API or the CSMS, an installer's commands, the CertificateSigned a station
+ * asked for).
  */
 export type CallClass = 'limit' | 'relay' | 'operation';
 
@@ -55,10 +56,10 @@ export interface CallLaneOptions {
 
 /**
  * One station's calls: one in flight at a time (OCPP-J's rule), the next chosen by class and first come first served
- * within one. A limit waits only for the call in flight, and for a relayed call or an operation at most
- * `giveUpMs` after it was sent: then its caller gets StationCallGivenUpError and, through the call's AbortSignal,
- * ocpp-rpc forgets it. The station's late answer to it is then a frame for an unknown message id: ocpp-rpc counts it
- * as one bad frame (the next good one resets the count) and answers nothing.
+ * within one. A limit waits only for the limits before it and the call in flight, and for a relayed call or an
+ * operation at most `giveUpMs` after it was sent: then its caller gets StationCallGivenUpError and, through the
+ * call's AbortSignal, ocpp-rpc forgets it. The station's late answer to it is then a frame for an unknown message
+ * id: ocpp-rpc counts it as one bad frame (the next good one resets the count) and answers nothing.
  */
 export class CallLane {
   private readonly waiting: Record<CallClass, Waiting[]> = { limit: [], relay: [], operation: [] };
