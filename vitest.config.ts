@@ -1,11 +1,53 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * The system lane (`npm run test:system`): tests that install packages, start Chromium, fill a tmpfs, kill -9 a
+ * daemon, run the bench or the demo, or talk to programs we did not write (Python, Go, Java, pymodbus, mbpoll,
+ * another OCPP implementation). They take minutes and rarely change with an edit; `npm test` runs the rest, and
+ * `.ci/run` runs both (CONTRIBUTING.md "Test lanes").
+ */
+const SYSTEM_TESTS = [
+  'test/bench/**/*.test.ts',
+  'test/ops/**/*.test.ts',
+  'test/runtime/**/*.test.ts',
+  // Chromium
+  'test/status-page/load-chart.test.ts',
+  'test/status-page/status-page.test.ts',
+  'test/status-page/uplink-section.test.ts',
+  // tmpfs (a full disk for real)
+  'test/store/disk-full.test.ts',
+  'test/store/layout.test.ts',
+  'test/store/upgrade-backup.test.ts',
+  'test/uplink/uplink-disk-full.test.ts',
+  // kill -9
+  'test/load/site-scenario.test.ts',
+  'test/modbus/meter-simulator-script.test.ts',
+  'test/ocpp/kill-9.test.ts',
+  'test/ocpp/signed-meter-values-process.test.ts',
+  'test/ocpp/station-simulator.test.ts',
+  'test/service/single-daemon.test.ts',
+  'test/uplink/uplink-kill-9.test.ts',
+  'test/uplink/uplink-mixed-site.test.ts',
+  'test/webhooks/crash.test.ts',
+  // peers we did not write
+  'test/modbus/meter-cli.test.ts',
+  'test/modbus/sessions-device-server.test.ts',
+  'test/modbus/sessions-pymodbus-rtu.test.ts',
+  'test/modbus/sessions-pymodbus-tcp.test.ts',
+  'test/uplink/uplink-second-peer.test.ts',
+  'test/webhooks/readme-receiver.test.ts',
+  'test/webhooks/verifiers.test.ts',
+];
+
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // Integration tests bind real ports and spawn daemons; two cores do not gain from more workers.
     maxWorkers: 2,
+    projects: [
+      { extends: true, test: { name: 'in-process', include: ['test/**/*.test.ts'], exclude: SYSTEM_TESTS } },
+      { extends: true, test: { name: 'system', include: SYSTEM_TESTS } },
+    ],
   },
 });

@@ -1,7 +1,6 @@
 import { tempSite, type TempSite } from '../../test/support/temp-site.js';
 import { startChargegate, type ChargegateProcess, type DaemonLauncher } from './chargegate.js';
 import type { KeystoreTemplate } from './keystore-template.js';
-import { nowMs } from './measure.js';
 import type { ProcessGroup, WorkerHandle } from './processes.js';
 import { makeFigure, type Figure, type FigureInput, type ScenarioResult } from './results.js';
 import type { BenchSettings } from './settings.js';
@@ -97,19 +96,5 @@ export class ScenarioContext {
     this.closed = true;
     await this.processes.stopAll();
     for (const fn of this.cleanups.splice(0)) fn();
-  }
-}
-
-/** Polls until check() holds; throws with describe()'s view of the state when it does not within timeoutMs. */
-export async function waitFor(
-  check: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  describe: () => string | Promise<string>,
-  intervalMs = 50,
-): Promise<void> {
-  const deadline = nowMs() + timeoutMs;
-  while (!(await check())) {
-    if (nowMs() > deadline) throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s: ${await describe()}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

@@ -7,6 +7,8 @@ import { connectStation, type SimulatedStation, type StationOptions } from './st
 import { tempSite, type TempSite } from './temp-site.js';
 import { logSink } from './captured-log.js';
 
+export { eventually } from './eventually.js';
+
 /**
  * Per-test timeout for tests that start chargegate processes (CLI, daemon, simulator from source via tsx):
  * on a shared, loaded machine one such start can take several seconds.
@@ -109,21 +111,6 @@ export async function startTestDaemon(config: Record<string, unknown> = {}): Pro
       return stopped;
     },
   };
-}
-
-/** Polls until check() returns a value other than undefined/false (conditions, not fixed sleeps). */
-export async function eventually<T>(
-  check: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs = 10_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
 }
 
 /** The site config with CP001 and the given webhooks (so delivery rows get written). */

@@ -5,7 +5,8 @@ import { stationIds, stationTag } from '../identities.js';
 import { nowMs } from '../measure.js';
 import { outboxCounts } from '../outbox-view.js';
 import { freePort } from '../processes.js';
-import { waitFor, type Scenario, type ScenarioContext } from '../scenario.js';
+import { eventually } from '../../../test/support/eventually.js';
+import type { Scenario, ScenarioContext } from '../scenario.js';
 import type { ReceiverApi } from '../workers/receiver.js';
 import { EVENTS_PER_S } from './event-pipeline.js';
 
@@ -37,7 +38,7 @@ export const backlogDrain: Scenario = {
           await queueBacklog(ctx, daemon, identities);
           const upAtMs = nowMs();
           await receiver.call('up', { port });
-          await waitFor(
+          await eventually(
             async () => (daemon.assertAlive(), (await receiver.call('count', undefined)).distinct >= expected),
             ctx.settings.drainTimeoutS * 1000,
             async () =>
@@ -106,7 +107,7 @@ async function queueBacklog(ctx: ScenarioContext, daemon: ChargegateProcess, ide
       `expected ${s.eventsPerType} pending events of each type, found ${JSON.stringify(queued)}; ${failureNote([transactions!, authorizations!, statuses!]) ?? ''}`,
     );
   }
-  await waitFor(
+  await eventually(
     () => outboxCounts(dataDir).attemptedPending >= EVENT_TYPES.length,
     (s.retryIntervalS * 3 + 10) * 1000,
     () => JSON.stringify(outboxCounts(dataDir)),

@@ -4,7 +4,8 @@ import { stationIds, stationTag } from '../identities.js';
 import { nowMs, processStats } from '../measure.js';
 import { outboxCounts, total } from '../outbox-view.js';
 import type { WorkerHandle } from '../processes.js';
-import { waitFor, type Scenario, type ScenarioContext } from '../scenario.js';
+import { eventually } from '../../../test/support/eventually.js';
+import type { Scenario, ScenarioContext } from '../scenario.js';
 import type { NaiveChainApi } from '../workers/naive-chain.js';
 import type { ReceiverApi } from '../workers/receiver.js';
 import type { WebhookSignature } from '../../../src/config/index.js';
@@ -183,7 +184,7 @@ export async function drained(
     outbox: outboxCounts(daemon.site.dataDir),
     received: await receiver.call('count', undefined),
   });
-  await waitFor(
+  await eventually(
     async () => {
       daemon.assertAlive();
       const { outbox, received } = await state();

@@ -3,7 +3,8 @@ import { failureNote, Fleet } from '../fleet.js';
 import { stationIds, stationTag } from '../identities.js';
 import { nowMs, percentile } from '../measure.js';
 import type { WorkerHandle } from '../processes.js';
-import { waitFor, type Scenario, type ScenarioContext } from '../scenario.js';
+import { eventually } from '../../../test/support/eventually.js';
+import type { Scenario, ScenarioContext } from '../scenario.js';
 import type { TargetCondition } from '../results.js';
 import { BACKLOG_ROOM, SIGNATURES, type SignatureVariant } from './event-pipeline.js';
 import type { NaiveChainApi } from '../workers/naive-chain.js';
@@ -132,7 +133,7 @@ async function arrivalLatencies(
   starts: readonly TimedStart[],
 ): Promise<number[]> {
   const arrivedAt = new Map<string, number>();
-  await waitFor(
+  await eventually(
     async () => {
       for (const a of await receiver.call('arrivals', undefined))
         if (a.eventType === 'StartTransaction') arrivedAt.set(`${a.stationId}:${a.meterStart}`, a.atMs);

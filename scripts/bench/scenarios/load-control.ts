@@ -5,7 +5,8 @@ import { stationIds, stationTag } from '../identities.js';
 import { benchCircuits, equalShareA, OTHER_HIGH_A, OTHER_LOW_A } from '../load-site.js';
 import { percentile, sleep, watchProcess } from '../measure.js';
 import { freePort, type WorkerHandle } from '../processes.js';
-import { waitFor, type Scenario, type ScenarioContext } from '../scenario.js';
+import { eventually } from '../../../test/support/eventually.js';
+import type { Scenario, ScenarioContext } from '../scenario.js';
 import type { BenchSettings } from '../settings.js';
 import type { BareLoadControllerApi } from '../workers/bare-load-controller.js';
 import type { LoadStepApi } from '../workers/load-step.js';
@@ -181,7 +182,7 @@ async function stepReactions(
 ): Promise<Reactions> {
   const settle = async (sinceMs: number, done: (limitA: number) => boolean) => {
     let arrivals: Record<string, Array<{ atMs: number; limitA: number }>> = {};
-    await waitFor(
+    await eventually(
       async () => {
         arrivals = await stations.call('profilesSince', { sinceMs });
         const all = Object.values(arrivals);

@@ -3,7 +3,8 @@ import { Fleet } from '../fleet.js';
 import { stationIds } from '../identities.js';
 import { nowMs, percentile, processStats, sleep, watchProcess } from '../measure.js';
 import { firstStartCommits } from '../outbox-view.js';
-import { waitFor, type Scenario } from '../scenario.js';
+import { eventually } from '../../../test/support/eventually.js';
+import type { Scenario } from '../scenario.js';
 import type { MetersApi } from '../workers/meters.js';
 import type { ModbusPollerApi } from '../workers/modbus-poller.js';
 
@@ -75,7 +76,7 @@ export const modbusPolling: Scenario = {
 
         const setAt = await simulators.call('startCharging', { atMs: nowMs() + 100, spreadMs: s.pollIntervalMs });
         let detectedAt = new Map<string, number>();
-        await waitFor(
+        await eventually(
           () => {
             daemon.assertAlive();
             detectedAt = firstStartCommits(daemon.site.dataDir);
