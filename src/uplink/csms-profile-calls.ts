@@ -21,16 +21,25 @@ import type {
   SetChargingProfileRequest,
 } from '../ocpp/index.js';
 import type { ClearCriteria, CsmsProfiles, Refusal, SameLevelRule } from './csms-profiles.js';
-import { profileFrom16, profileFrom201, purposeFrom16, purposeFrom201 } from './profile-conversion.js';
+import {
+  forbiddenIn16,
+  forbiddenIn201,
+  profileFrom16,
+  profileFrom201,
+  purposeFrom16,
+  purposeFrom201,
+} from './profile-conversion.js';
 
 type Request201<A extends keyof Ocpp201Actions> = Ocpp201Actions[A][0];
 type Response201<A extends keyof Ocpp201Actions> = Ocpp201Actions[A][1];
 type CompositeSchedule201 = NonNullable<Response201<'GetCompositeSchedule'>['schedule']>;
 
-/** What the CSMS's charging-profile calls of one station on a circuit need. */
+/** What the CSMS's charging-profile calls of one station need. */
 export interface ProfileCallContext {
   stationId: string;
   profiles: CsmsProfiles;
+  /** Whether a charge point of the station is on a circuit now (a reload may change it). */
+  onCircuit(): boolean;
   /** Load management's composite of each connector it manages on the station (none while it manages none). */
   composites(window: Window): readonly ConnectorComposite[];
   /** A call on to the station as any CSMS call goes (a remote start is the domain's), resolving with its answer. */
@@ -54,16 +63,18 @@ const MAX_COMPOSITE_S = 7 * 86_400;
 const MAX_PERIODS = 1000;
 
 /*
- * The CSMS's charging-profile calls for a station on a circuit, answered by chargegate (README "Uplink to a CSMS",
- * charging profiles): the profiles are kept and load management sends the station the lower of them and its own
- * limits, so none reaches the station as the CSMS sent it. One way for both OCPP versions (keep, clear, composite,
- * remote start); each version's function below only reads its messages and writes its answers.
+ * The CSMS's charging-profile calls, answered by chargegate (README "Uplink to a CSMS", charging profiles): a profile
+ * OCPP forbids is refused for every station; for a station on a circuit the profiles are kept and load management
+ * sends the station the lower of them and its own limits, so none reaches the station as the CSMS sent it. One way for
+ * both OCPP versions (keep, clear, composite, remote start); each version's function below only reads its messages and
+ * writes its answers.
  */
 
 /**
  * OCPP 1.6: undefined for any other call, for a RemoteStartTransaction without a profile, and for a SetChargingProfile,
- * a ClearChargingProfile or a remote start on a connector whose station refuses profiles (those are relayed as they
- * are, the station's answer the CSMS's). Transaction ids are chargegate's by now.
+ * a ClearChargingProfile or a remote start that OCPP allows on a station on no circuit or on a connector whose
+ * station refuses profiles (those are relayed as they are, the station's answer the CSMS's). Transaction ids are
+ * chargegate's by now.
  */
 export function chargingProfileCall16(
   ctx: ProfileCallContext,
@@ -73,7 +84,12 @@ export function chargingProfileCall16(
   switch (method) {
     case 'SetChargingProfile': {
       const { connectorId, csChargingProfiles: p } = params as unknown as SetChargingProfileRequest;
-      if (stationLimits(ctx, connectorId)) return undefined;
+      const forbidden = forbiddenIn16(p, connectorId);
+      if (forbidden) {
+        refused(ctx, { connectorId, profileId: p.chargingProfileId, purpose: p.chargingProfilePurpose }, forbidden);
+        return Promise.resolve({ status: 'Rejected' });
+      }
+      if (!composed(ctx, connectorId)) return undefined;
       const rules: KeepRules = {
         sameLevel: 'replaces',
         ...(p.transactionId !== undefined && { transactionId: p.transactionId }),
@@ -84,7 +100,7 @@ export function chargingProfileCall16(
     }
     case 'ClearChargingProfile': {
       const { id, connectorId, chargingProfilePurpose, stackLevel } = params as ClearChargingProfileRequest;
-      if (stationLimits(ctx, connectorId ?? 0)) return undefined;
+      if (!composed(ctx, connectorId ?? 0)) return undefined;
       return clear(ctx, {
         ...(id !== undefined && { id }),
         ...(connectorId !== undefined && { connectorId }),
@@ -94,6 +110,7 @@ export function chargingProfileCall16(
     }
     case 'GetCompositeSchedule': {
       const request = params as unknown as GetCompositeScheduleRequest;
+      if (!ctx.onCircuit()) return undefined;
       const { connectorId } = request;
       const composite = compositeOf(ctx, connectorId, request.duration, request.chargingRateUnit ?? 'A');
       if (composite === 'station') return ctx.relay(method, params);
@@ -114,7 +131,13 @@ export function chargingProfileCall16(
     }
     case 'RemoteStartTransaction': {
       const { chargingProfile, ...start } = params as unknown as RemoteStartTransactionRequest;
-      if (!chargingProfile || stationLimits(ctx, start.connectorId ?? 0)) return undefined;
+      if (!chargingProfile) return undefined;
+      const forbidden = forbiddenIn16(chargingProfile);
+      if (forbidden) {
+        refused(ctx, { profileId: chargingProfile.chargingProfileId }, forbidden);
+        return Promise.resolve({ status: 'Rejected' });
+      }
+      if (!composed(ctx, start.connectorId ?? 0)) return undefined;
       return remoteStart(ctx, {
         ...(start.connectorId !== undefined && { connectorId: start.connectorId }),
         idTag: start.idTag,
@@ -133,8 +156,8 @@ export function chargingProfileCall16(
 /**
  * OCPP 2.0.1: the EVSE is chargegate's connector (README "OCPP 2.0.1 stations"), a TxProfile names its transaction by
  * the station's own id. Undefined for any other call, for a RequestStartTransaction without a profile, and for a
- * SetChargingProfile, a ClearChargingProfile or a start on an EVSE whose station refuses profiles (relayed as they are,
- * as 1.6's).
+ * SetChargingProfile, a ClearChargingProfile or a start that OCPP allows on a station on no circuit or on an EVSE whose
+ * station refuses profiles (relayed as they are, as 1.6's).
  */
 export function chargingProfileCall201(
   ctx: ProfileCallContext,
@@ -144,7 +167,16 @@ export function chargingProfileCall201(
   switch (method) {
     case 'SetChargingProfile': {
       const { evseId, chargingProfile: p } = params as unknown as Request201<'SetChargingProfile'>;
-      if (stationLimits(ctx, evseId)) return undefined;
+      const forbidden = forbiddenIn201(p, evseId);
+      if (forbidden) {
+        const refusal = refused(
+          ctx,
+          { connectorId: evseId, profileId: p.id, purpose: p.chargingProfilePurpose },
+          forbidden,
+        );
+        return Promise.resolve({ status: 'Rejected', statusInfo: statusInfoOf(refusal) });
+      }
+      if (!composed(ctx, evseId)) return undefined;
       const stationTransactionId = p.chargingProfilePurpose === 'TxProfile' ? p.transactionId : undefined;
       const transactionId = stationTransactionId === undefined ? undefined : ctx.transactionIdOf(stationTransactionId);
       const refusal: Refusal | undefined =
@@ -172,7 +204,7 @@ export function chargingProfileCall201(
     }
     case 'ClearChargingProfile': {
       const { chargingProfileId: id, chargingProfileCriteria: c } = params as Request201<'ClearChargingProfile'>;
-      if (stationLimits(ctx, c?.evseId ?? 0)) return undefined;
+      if (!composed(ctx, c?.evseId ?? 0)) return undefined;
       const purpose = c?.chargingProfilePurpose;
       // The CSMS sets no external constraints (refused above): none of them is the CSMS's to clear.
       if (id === undefined && purpose === 'ChargingStationExternalConstraints')
@@ -186,6 +218,7 @@ export function chargingProfileCall201(
     }
     case 'GetCompositeSchedule': {
       const { evseId, duration, chargingRateUnit } = params as unknown as Request201<'GetCompositeSchedule'>;
+      if (!ctx.onCircuit()) return undefined;
       const composite = compositeOf(ctx, evseId, duration, chargingRateUnit ?? 'A');
       if (composite === 'station') return ctx.relay(method, params);
       const answer: Response201<'GetCompositeSchedule'> =
@@ -209,7 +242,13 @@ export function chargingProfileCall201(
     }
     case 'RequestStartTransaction': {
       const { chargingProfile, ...start } = params as unknown as Request201<'RequestStartTransaction'>;
-      if (!chargingProfile || stationLimits(ctx, start.evseId ?? 0)) return undefined;
+      if (!chargingProfile) return undefined;
+      const forbidden = forbiddenIn201(chargingProfile);
+      if (forbidden) {
+        const refusal = refused(ctx, { profileId: chargingProfile.id }, forbidden);
+        return Promise.resolve({ status: 'Rejected', statusInfo: statusInfoOf(refusal) });
+      }
+      if (!composed(ctx, start.evseId ?? 0)) return undefined;
       const { evseId, idToken, remoteStartId } = start;
       return remoteStart(ctx, {
         ...(evseId !== undefined && { connectorId: evseId }),
@@ -259,10 +298,7 @@ async function keep(
     unmanaged(ctx, connectorId) ??
     (await ctx.profiles.set(ctx.stationId, connectorId, profile, rules));
   const fields = { connectorId, profileId: profile.id, purpose };
-  if (refusal) {
-    ctx.log.warn({ ...fields, reason: refusal.why }, 'CSMS charging profile refused');
-    return refusal;
-  }
+  if (refusal) return refused(ctx, fields, refusal);
   ctx.log.info(fields, "CSMS charging profile kept: composed with load management's limits");
   return undefined;
 }
@@ -333,10 +369,7 @@ async function remoteStart<A extends { status: string }>(
   const { connectorId, profile, send } = start;
   const refusal =
     start.refusal ?? oversized(profile) ?? (connectorId === undefined ? undefined : unmanaged(ctx, connectorId));
-  if (refusal) {
-    ctx.log.warn({ profileId: profile.id, reason: refusal.why }, 'CSMS charging profile refused');
-    return { status: 'Rejected', refusal };
-  }
+  if (refusal) return { status: 'Rejected', refusal: refused(ctx, { profileId: profile.id }, refusal) };
   const withdraw = await ctx.profiles.expectRemoteStart(ctx.stationId, start, profile);
   let answer: A;
   try {
@@ -353,6 +386,25 @@ async function remoteStart<A extends { status: string }>(
 function partsOf(ctx: ProfileCallContext, connectorId: number, window: Window): readonly ConnectorComposite[] {
   const all = ctx.composites(window);
   return connectorId === 0 ? all : all.filter((c) => c.connectorId === connectorId);
+}
+
+/** A profile not taken, logged; `why` alone: a value OCPP forbids. */
+function refused(
+  ctx: ProfileCallContext,
+  fields: { connectorId?: number; profileId: number; purpose?: string },
+  refusal: Refusal | string,
+): Refusal {
+  const why = typeof refusal === 'string' ? { reasonCode: 'InvalidValue' as const, why: refusal } : refusal;
+  ctx.log.warn({ ...fields, reason: why.why }, 'CSMS charging profile refused');
+  return why;
+}
+
+/**
+ * Whether the CSMS's profiles at the connector are chargegate's to keep and compose with load management's: the
+ * station is on a circuit and takes load management's profiles there.
+ */
+function composed(ctx: ProfileCallContext, connectorId: number): boolean {
+  return ctx.onCircuit() && !stationLimits(ctx, connectorId);
 }
 
 /**

@@ -302,6 +302,7 @@ export class Uplink implements StationMessageForwarder {
     const profileCalls: ProfileCallContext = {
       stationId,
       profiles: this.profiles,
+      onCircuit: () => this.onCircuit(stationId),
       composites: (window: Window) => this.composites(stationId, window),
       relay: fromCsms,
       transactionIdOf: (stationTransactionId) =>
@@ -321,10 +322,8 @@ export class Uplink implements StationMessageForwarder {
         statuses: () => site.connectors.reported(stationId),
         relay: fromCsms,
         drained: () => this.closeIfIdle(stationId),
-        chargingProfileCall: (action, params) => {
-          if (!this.onCircuit(stationId)) return undefined;
-          return (v201 ? chargingProfileCall201 : chargingProfileCall16)(profileCalls, action, params);
-        },
+        chargingProfileCall: (action, params) =>
+          (v201 ? chargingProfileCall201 : chargingProfileCall16)(profileCalls, action, params),
       },
       log,
       (v201 ? v201Dialect : v16Dialect)(stationId, this.messages, log),

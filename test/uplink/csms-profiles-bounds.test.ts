@@ -1,0 +1,175 @@
+import { describe, expect, it } from 'vitest';
+import { TestCsms } from '../support/csms.js';
+import { CP001, daemonForTest, eventually, PROCESS_TEST_TIMEOUT_MS, type TestDaemon } from '../support/daemon.js';
+import { stationV201ForTest } from '../support/for-test.js';
+import { circuitSiteUnderCsms, EV201, UPLINK_WAIT_MS } from '../support/uplink.js';
+
+/*
+ * What chargegate takes of the CSMS's charging profiles (README "Uplink to a CSMS", charging profiles; "Security"):
+ * values OCPP forbids refused before anything is kept or sent on, whether or not the station is on a circuit.
+ */
+
+/** The CSMS's profiles chargegate keeps (its own to the stations never are). */
+function keptCount(t: TestDaemon): number {
+  return (t.db.prepare('SELECT count(*) AS n FROM csms_charging_profiles').get() as { n: number }).n;
+}
+
+/** A 1.6 ChargePointMaxProfile in A from now, its schedule's periods and fields as given. */
+function maximum16(
+  stackLevel: number,
+  periods: Array<Record<string, number>>,
+  schedule: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    connectorId: 0,
+    csChargingProfiles: {
+      chargingProfileId: 100 + stackLevel,
+      stackLevel,
+      chargingProfilePurpose: 'ChargePointMaxProfile',
+      chargingProfileKind: 'Absolute',
+      chargingSchedule: {
+        startSchedule: new Date().toISOString(),
+        chargingRateUnit: 'A',
+        chargingSchedulePeriod: periods,
+        ...schedule,
+      },
+    },
+  };
+}
+
+/** A 2.0.1 ChargingStationMaxProfile in A from now, of the schedules given (periods and fields). */
+function maximum201(stackLevel: number, ...schedules: Array<Array<Record<string, number>>>): Record<string, unknown> {
+  return {
+    evseId: 0,
+    chargingProfile: {
+      id: 100 + stackLevel,
+      stackLevel,
+      chargingProfilePurpose: 'ChargingStationMaxProfile',
+      chargingProfileKind: 'Absolute',
+      chargingSchedule: schedules.map((periods, i) => ({
+        id: i + 1,
+        startSchedule: new Date().toISOString(),
+        chargingRateUnit: 'A',
+        chargingSchedulePeriod: periods,
+      })),
+    },
+  };
+}
+
+describe('values OCPP forbids in a CSMS charging profile (#41)', () => {
+  it(
+    '1.6: negative limits, periods and stack levels, periods not from 0 or not ascending, phases outside 1..3: Rejected, logged, never kept, never sent on; on a circuit or not',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest(circuitSiteUnderCsms(csms, CP001, 'CP002', 32));
+      const stations = { CP001: await t.connect('CP001'), CP002: await t.connect('CP002') };
+      for (const station of Object.values(stations)) await station.boot();
+      await eventually(() => csms.isConnected('CP001') && csms.isConnected('CP002'), UPLINK_WAIT_MS, 'the uplinks');
+      // The issue's own: -10 A from -100 s at stack level -5, then each value alone.
+      const forbidden = [
+        maximum16(-5, [{ startPeriod: -100, limit: -10 }]),
+        maximum16(1, [{ startPeriod: 0, limit: -10 }]),
+        maximum16(-5, [{ startPeriod: 0, limit: 10 }]),
+        maximum16(1, [
+          { startPeriod: -100, limit: 10 },
+          { startPeriod: 0, limit: 12 },
+        ]),
+        maximum16(1, [{ startPeriod: 60, limit: 10 }]),
+        maximum16(1, [
+          { startPeriod: 0, limit: 10 },
+          { startPeriod: 600, limit: 12 },
+          { startPeriod: 300, limit: 8 },
+        ]),
+        maximum16(1, [
+          { startPeriod: 0, limit: 10 },
+          { startPeriod: 0, limit: 12 },
+        ]),
+        maximum16(1, [{ startPeriod: 0, limit: 10, numberPhases: 4 }]),
+        maximum16(1, [{ startPeriod: 0, limit: 10, numberPhases: 0 }]),
+        maximum16(1, [{ startPeriod: 0, limit: 10 }], { duration: -60 }),
+        maximum16(1, [{ startPeriod: 0, limit: 10 }], { minChargingRate: -1 }),
+        { ...maximum16(1, [{ startPeriod: 0, limit: 10 }]), connectorId: -1 },
+      ];
+      for (const identity of ['CP001', 'CP002'] as const)
+        for (const params of forbidden)
+          expect(await csms.call(identity, 'SetChargingProfile', params), JSON.stringify(params)).toEqual({
+            status: 'Rejected',
+          });
+      expect(keptCount(t)).toBe(0);
+      expect(stations.CP002.received.map((r) => r.action)).not.toContain('SetChargingProfile');
+      // CP001 holds load management's fail-safe only: 6 A, never -10.
+      expect(stations.CP001.limitA(0)).toBe(6);
+      const refused = t.logged('CSMS charging profile refused');
+      expect(refused).toHaveLength(2 * forbidden.length);
+      expect(refused[0]).toMatchObject({ stationId: 'CP001', reason: 'stackLevel -5: OCPP takes 0 or more' });
+      expect(refused.slice(0, forbidden.length).map((r) => r.reason)).toEqual([
+        'stackLevel -5: OCPP takes 0 or more',
+        'limit -10 (period 1): OCPP takes 0 or more',
+        'stackLevel -5: OCPP takes 0 or more',
+        'startPeriod -100 (period 1): the first period starts at 0',
+        'startPeriod 60 (period 1): the first period starts at 0',
+        'startPeriod 300 (period 3): periods start in ascending order',
+        'startPeriod 0 (period 2): periods start in ascending order',
+        'numberPhases 4 (period 1): OCPP takes 1 to 3',
+        'numberPhases 0 (period 1): OCPP takes 1 to 3',
+        'duration -60: OCPP takes 0 or more',
+        'minChargingRate -1: OCPP takes 0 or more',
+        'connectorId -1: OCPP takes 0 or more',
+      ]);
+
+      // What OCPP allows still goes on: the station on no circuit gets it, the one on a circuit has it kept.
+      const allowed = maximum16(0, [
+        { startPeriod: 0, limit: 16, numberPhases: 3 },
+        { startPeriod: 600, limit: 10 },
+      ]);
+      for (const identity of ['CP001', 'CP002'] as const)
+        expect(await csms.call(identity, 'SetChargingProfile', allowed)).toEqual({ status: 'Accepted' });
+      expect(stations.CP002.received.filter((r) => r.action === 'SetChargingProfile')).toHaveLength(1);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    '2.0.1: the same, and phaseToUse without numberPhases 1, in any of its schedules: Rejected with statusInfo, never kept, never sent on',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest(circuitSiteUnderCsms(csms, EV201, 'EV202', 32));
+      const stations = {
+        EV201: await stationV201ForTest(t.url, 'EV201'),
+        EV202: await stationV201ForTest(t.url, 'EV202'),
+      };
+      for (const station of Object.values(stations)) await station.boot();
+      await eventually(() => csms.isConnected('EV201') && csms.isConnected('EV202'), UPLINK_WAIT_MS, 'the uplinks');
+      const ok = [{ startPeriod: 0, limit: 10 }];
+      const forbidden = [
+        maximum201(-5, [{ startPeriod: -100, limit: -10 }]),
+        maximum201(1, [{ startPeriod: 0, limit: -10 }]),
+        maximum201(1, ok, [{ startPeriod: 0, limit: -10 }]),
+        maximum201(1, [{ startPeriod: 0, limit: 10, numberPhases: 3, phaseToUse: 2 }]),
+        maximum201(1, [{ startPeriod: 0, limit: 10, numberPhases: 1, phaseToUse: 4 }]),
+        maximum201(1, [
+          { startPeriod: 0, limit: 10 },
+          { startPeriod: 0, limit: 8 },
+        ]),
+        { ...maximum201(1, ok), evseId: -1 },
+      ];
+      for (const identity of ['EV201', 'EV202'] as const)
+        for (const params of forbidden)
+          expect(await csms.call(identity, 'SetChargingProfile', params), JSON.stringify(params)).toEqual({
+            status: 'Rejected',
+            statusInfo: { reasonCode: 'InvalidValue', additionalInfo: expect.any(String) },
+          });
+      expect(keptCount(t)).toBe(0);
+      expect(stations.EV202.profiles.profilesOf(0)).toEqual([]);
+      expect(t.logged('CSMS charging profile refused').map((r) => r.reason)).toEqual(
+        expect.arrayContaining([
+          'limit -10 (schedule 2, period 1): OCPP takes 0 or more',
+          'phaseToUse 2 (period 1): only with numberPhases 1',
+          'phaseToUse 4 (period 1): OCPP takes 1 to 3',
+          'evseId -1: OCPP takes 0 or more',
+        ]),
+      );
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+});
