@@ -368,7 +368,10 @@ async function remoteStart<A extends { status: string }>(
 ): Promise<A | { status: 'Rejected'; refusal: Refusal }> {
   const { connectorId, profile, send } = start;
   const refusal =
-    start.refusal ?? oversized(profile) ?? (connectorId === undefined ? undefined : unmanaged(ctx, connectorId));
+    start.refusal ??
+    oversized(profile) ??
+    (connectorId === undefined ? undefined : unmanaged(ctx, connectorId)) ??
+    ctx.profiles.full(ctx.stationId, connectorId ?? 0, profile, 'refused');
   if (refusal) return { status: 'Rejected', refusal: refused(ctx, { profileId: profile.id }, refusal) };
   const withdraw = await ctx.profiles.expectRemoteStart(ctx.stationId, start, profile);
   let answer: A;

@@ -1,13 +1,25 @@
+import { performance } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { TestCsms } from '../support/csms.js';
 import { CP001, daemonForTest, eventually, PROCESS_TEST_TIMEOUT_MS, type TestDaemon } from '../support/daemon.js';
 import { stationV201ForTest } from '../support/for-test.js';
+import type { SimulatedStation } from '../support/station.js';
 import { circuitSiteUnderCsms, EV201, UPLINK_WAIT_MS } from '../support/uplink.js';
 
 /*
  * What chargegate takes of the CSMS's charging profiles (README "Uplink to a CSMS", charging profiles; "Security"):
- * values OCPP forbids refused before anything is kept or sent on, whether or not the station is on a circuit.
+ * values OCPP forbids refused before anything is kept or sent on, whether or not the station is on a circuit; at
+ * most 16 profiles per connector and 16 for the whole station, beyond them Rejected; and a flood of profiles never
+ * stalls another station.
  */
+
+/** The issue's own bound on a stall another station or /health may see (#41). */
+const STALL_MS = 1000;
+/** The flood of #41: this many ChargePointMaxProfiles, one per stack level, of FLOOD_PERIODS periods each. */
+const FLOOD_PROFILES = 120;
+const FLOOD_PERIODS = 1000;
+/** The profiles kept per connector and for the whole station (README "Security"). */
+const KEPT_PER_CONNECTOR = 16;
 
 /** The CSMS's profiles chargegate keeps (its own to the stations never are). */
 function keptCount(t: TestDaemon): number {
@@ -55,6 +67,101 @@ function maximum201(stackLevel: number, ...schedules: Array<Array<Record<string,
     },
   };
 }
+
+/**
+ * Until `done` settles and `afterMs` longer: another station's Heartbeat and /health, one after the other, the
+ * slowest answer of each.
+ */
+async function slowestAnswers(
+  t: TestDaemon,
+  other: SimulatedStation,
+  done: Promise<unknown>,
+  afterMs: number,
+): Promise<{ heartbeatMs: number; healthMs: number }> {
+  let until = Infinity;
+  void done.finally(() => (until = Date.now() + afterMs));
+  const slowest = { heartbeatMs: 0, healthMs: 0 };
+  const timed = async (key: keyof typeof slowest, f: () => Promise<unknown>): Promise<void> => {
+    const startedAt = performance.now();
+    await f();
+    slowest[key] = Math.max(slowest[key], performance.now() - startedAt);
+  };
+  while (Date.now() < until) {
+    await timed('heartbeatMs', () => other.heartbeat());
+    await timed('healthMs', async () => (await fetch(`http://127.0.0.1:${t.daemon.httpPort}/health`)).json());
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return slowest;
+}
+
+describe("the CSMS's profile flood (#41): at most 16 per connector and 16 for the station, composed once per change", () => {
+  it(
+    '120 ChargePointMaxProfiles of 1,000 periods at every stack level: 16 kept, the rest Rejected; another station and /health answer within 1 s throughout; a replacement is not beyond the bound; GetCompositeSchedule over 7 days within 1 s',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest(circuitSiteUnderCsms(csms, CP001, 'CP002', 32));
+      const flooded = await t.connect('CP001');
+      const other = await t.connect('CP002');
+      for (const station of [flooded, other]) await station.boot();
+      await eventually(() => csms.isConnected('CP001'), UPLINK_WAIT_MS, 'the uplink');
+      await flooded.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
+      const startSchedule = new Date(Math.floor(Date.now() / 1000) * 1000);
+      // A minute each, over 16.7 h: every level's schedule changes at every minute, and differently.
+      const periods = (level: number) =>
+        Array.from({ length: FLOOD_PERIODS }, (_, i) => ({ startPeriod: i * 60, limit: 6 + ((i + level) % 24) }));
+      const flood = (async () => {
+        const answers: unknown[] = [];
+        for (let level = 0; level < FLOOD_PROFILES; level += 1) {
+          const params = maximum16(level, periods(level), { startSchedule: startSchedule.toISOString() });
+          answers.push(await csms.call('CP001', 'SetChargingProfile', params));
+        }
+        return answers;
+      })();
+      const slowest = await slowestAnswers(t, other, flood, 5_000);
+      const answers = await flood;
+      expect(answers.slice(0, KEPT_PER_CONNECTOR)).toEqual(Array(KEPT_PER_CONNECTOR).fill({ status: 'Accepted' }));
+      expect(answers.slice(KEPT_PER_CONNECTOR)).toEqual(
+        Array(FLOOD_PROFILES - KEPT_PER_CONNECTOR).fill({ status: 'Rejected' }),
+      );
+      expect(slowest.heartbeatMs).toBeLessThan(STALL_MS);
+      expect(slowest.healthMs).toBeLessThan(STALL_MS);
+      expect(keptCount(t)).toBe(KEPT_PER_CONNECTOR);
+      expect(t.logged('CSMS charging profile refused').at(-1)).toMatchObject({
+        reason: `${KEPT_PER_CONNECTOR} profiles kept for the whole station already: chargegate keeps at most ${KEPT_PER_CONNECTOR} per connector and ${KEPT_PER_CONNECTOR} for the whole station`,
+      });
+
+      // A kept profile replaced (its id, or under 1.6 its stack level and purpose) is not one more.
+      const replaced = maximum16(3, periods(0), { startSchedule: startSchedule.toISOString() });
+      expect(await csms.call('CP001', 'SetChargingProfile', replaced)).toEqual({ status: 'Accepted' });
+      const sameLevel = maximum16(4, [{ startPeriod: 0, limit: 20 }]);
+      (sameLevel.csChargingProfiles as { chargingProfileId: number }).chargingProfileId = 999;
+      expect(await csms.call('CP001', 'SetChargingProfile', sameLevel)).toEqual({ status: 'Accepted' });
+      expect(keptCount(t)).toBe(KEPT_PER_CONNECTOR);
+      // Each connector has its own 16.
+      const connectorDefault = {
+        connectorId: 1,
+        csChargingProfiles: {
+          ...(maximum16(0, [{ startPeriod: 0, limit: 30 }]).csChargingProfiles as object),
+          chargingProfileId: 500,
+          chargingProfilePurpose: 'TxDefaultProfile',
+        },
+      };
+      expect(await csms.call('CP001', 'SetChargingProfile', connectorDefault)).toEqual({ status: 'Accepted' });
+
+      for (const connectorId of [0, 1]) {
+        const startedAt = performance.now();
+        const week = (await csms.call('CP001', 'GetCompositeSchedule', { connectorId, duration: 7 * 86_400 })) as {
+          status: string;
+          chargingSchedule: { chargingSchedulePeriod: unknown[] };
+        };
+        expect(performance.now() - startedAt).toBeLessThan(STALL_MS);
+        expect(week.status).toBe('Accepted');
+        expect(week.chargingSchedule.chargingSchedulePeriod.length).toBeGreaterThan(1);
+      }
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+});
 
 describe('values OCPP forbids in a CSMS charging profile (#41)', () => {
   it(
@@ -169,6 +276,22 @@ describe('values OCPP forbids in a CSMS charging profile (#41)', () => {
           'evseId -1: OCPP takes 0 or more',
         ]),
       );
+
+      // The bound holds for 2.0.1 too: an EVSE's 17th default, at a stack level of its own, is Rejected.
+      const defaults = Array.from({ length: KEPT_PER_CONNECTOR + 1 }, (_, level) => {
+        const params = maximum201(level, ok) as { chargingProfile: Record<string, unknown> };
+        return {
+          evseId: 1,
+          chargingProfile: { ...params.chargingProfile, chargingProfilePurpose: 'TxDefaultProfile' },
+        };
+      });
+      const answers = [];
+      for (const params of defaults) answers.push(await csms.call('EV201', 'SetChargingProfile', params));
+      expect(answers.slice(0, KEPT_PER_CONNECTOR)).toEqual(Array(KEPT_PER_CONNECTOR).fill({ status: 'Accepted' }));
+      expect(answers.at(-1)).toEqual({
+        status: 'Rejected',
+        statusInfo: { reasonCode: 'OutOfStorage', additionalInfo: expect.stringContaining('at most 16 per connector') },
+      });
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
