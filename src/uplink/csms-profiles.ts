@@ -149,6 +149,13 @@ export class CsmsProfiles implements CsmsSchedules {
     return within(steps, window);
   }
 
+  /** A connector of the station as its running transaction makes it (its TxProfiles apply), for scheduleOf. */
+  placeOf(stationId: string, connectorId: number, phases: 1 | 3): ConnectorPlace {
+    const running = this.transactions.openOn(stationId, connectorId);
+    const t = running && this.transactions.byId(running.id);
+    return { connectorId, phases, ...(t && { transaction: { id: running.id, startedAtMs: Date.parse(t.startedAt) } }) };
+  }
+
   onChange(listener: (stationId: string) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

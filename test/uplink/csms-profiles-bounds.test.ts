@@ -296,3 +296,144 @@ describe('values OCPP forbids in a CSMS charging profile (#41)', () => {
     PROCESS_TEST_TIMEOUT_MS,
   );
 });
+
+/** A composite as the CSMS reads it, either version: its periods and unit. */
+function periodsIn(answer: unknown): { unit: string; periods: Array<{ startPeriod: number; limit: number }> } {
+  const a = answer as {
+    chargingSchedule?: {
+      chargingRateUnit: string;
+      chargingSchedulePeriod: Array<{ startPeriod: number; limit: number }>;
+    };
+    schedule?: { chargingRateUnit: string; chargingSchedulePeriod: Array<{ startPeriod: number; limit: number }> };
+  };
+  const schedule = a.chargingSchedule ?? a.schedule!;
+  return { unit: schedule.chargingRateUnit, periods: schedule.chargingSchedulePeriod };
+}
+
+describe('GetCompositeSchedule and ClearChargingProfile for a station on no circuit, answered by chargegate (#42.2)', () => {
+  it(
+    "1.6: the CSMS's own profiles stacked by OCPP's rules under the charge point's maxCurrentA, whatever the station would answer; a cleared profile Accepted when chargegate held it",
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest(circuitSiteUnderCsms(csms, CP001, 'CP002', 32));
+      const station = await t.connect('CP002');
+      await station.boot();
+      await eventually(() => csms.isConnected('CP002'), UPLINK_WAIT_MS, 'the uplink');
+      const composite = async (connectorId: number, unit = 'A') =>
+        periodsIn(
+          await csms.call('CP002', 'GetCompositeSchedule', { connectorId, duration: 600, chargingRateUnit: unit }),
+        );
+      // Nothing from the CSMS: the charge point's maxCurrentA (32 A, three phases by default).
+      expect(await composite(1)).toEqual({ unit: 'A', periods: [{ startPeriod: 0, limit: 32 }] });
+
+      const startSchedule = new Date(Math.floor(Date.now() / 1000) * 1000);
+      const stationMaximum = maximum16(0, [{ startPeriod: 0, limit: 13_800 }], { chargingRateUnit: 'W' });
+      const connectorDefault = {
+        connectorId: 1,
+        csChargingProfiles: {
+          chargingProfileId: 11,
+          stackLevel: 1,
+          chargingProfilePurpose: 'TxDefaultProfile',
+          chargingProfileKind: 'Absolute',
+          chargingSchedule: {
+            startSchedule: startSchedule.toISOString(),
+            chargingRateUnit: 'A',
+            chargingSchedulePeriod: [
+              { startPeriod: 0, limit: 16 },
+              { startPeriod: 300, limit: 8 },
+            ],
+          },
+        },
+      };
+      for (const params of [stationMaximum, connectorDefault])
+        expect(await csms.call('CP002', 'SetChargingProfile', params)).toEqual({ status: 'Accepted' });
+      // The station holds them as the CSMS sent them.
+      expect(station.received.map((r) => r.params)).toEqual([stationMaximum, connectorDefault]);
+      const answer = (await csms.call('CP002', 'GetCompositeSchedule', { connectorId: 1, duration: 600 })) as {
+        scheduleStart: string;
+      };
+      const lowersAtS = (startSchedule.getTime() + 300_000 - Date.parse(answer.scheduleStart)) / 1000;
+      expect(periodsIn(answer).periods).toEqual([
+        { startPeriod: 0, limit: 16 },
+        { startPeriod: lowersAtS, limit: 8 },
+      ]);
+      // The whole station: its one connector, under its maximum; in W on three phases at 230 V.
+      expect((await composite(0, 'W')).periods).toEqual([
+        { startPeriod: 0, limit: 11_040 },
+        { startPeriod: lowersAtS, limit: 5520 },
+      ]);
+
+      // A transaction's own profile prevails over the default, under the station's maximum (20 A).
+      const transactionId = await station.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
+      await eventually(() => csms.of('StartTransaction', 'CP002').length === 1, UPLINK_WAIT_MS, 'the start upstream');
+      const { answer: started } = csms.received.find((m) => m.action === 'StartTransaction')!;
+      const csmsTransactionId = (started as { transactionId: number }).transactionId;
+      const txProfile = {
+        connectorId: 1,
+        csChargingProfiles: {
+          chargingProfileId: 12,
+          transactionId: csmsTransactionId,
+          stackLevel: 0,
+          chargingProfilePurpose: 'TxProfile',
+          // Absolute from before the window asked: a Relative one would start within its first second.
+          chargingProfileKind: 'Absolute',
+          chargingSchedule: {
+            startSchedule: startSchedule.toISOString(),
+            chargingRateUnit: 'A',
+            chargingSchedulePeriod: [{ startPeriod: 0, limit: 25 }],
+          },
+        },
+      };
+      expect(await csms.call('CP002', 'SetChargingProfile', txProfile)).toEqual({ status: 'Accepted' });
+      expect(station.received.at(-1)?.params).toMatchObject({ csChargingProfiles: { transactionId } });
+      expect((await composite(1)).periods).toEqual([{ startPeriod: 0, limit: 20 }]);
+
+      // Cleared: the station clears it too; chargegate held it, so Accepted even from a station that had lost it.
+      station.profiles.clear({ id: 12 });
+      expect(await csms.call('CP002', 'ClearChargingProfile', { id: 12 })).toEqual({ status: 'Accepted' });
+      expect(station.received.at(-1)).toEqual({ action: 'ClearChargingProfile', params: { id: 12 } });
+      expect((await composite(1)).periods[0]).toEqual({ startPeriod: 0, limit: 16 });
+      expect(await csms.call('CP002', 'ClearChargingProfile', { id: 12 })).toEqual({ status: 'Unknown' });
+      // A connector the station does not have.
+      expect(await csms.call('CP002', 'GetCompositeSchedule', { connectorId: 5, duration: 600 })).toEqual({
+        status: 'Rejected',
+      });
+      expect(station.received.map((r) => r.action)).not.toContain('GetCompositeSchedule');
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    "2.0.1: the same in 2.0.1's shape (strict schema): EVSE 1 at its maxCurrentA, then under the CSMS's station maximum; cleared by chargegate",
+    async () => {
+      const csms = await TestCsms.startForTest();
+      const t = await daemonForTest(circuitSiteUnderCsms(csms, EV201, 'EV202', 32));
+      const station = await stationV201ForTest(t.url, 'EV202');
+      await station.boot();
+      await eventually(() => csms.isConnected('EV202'), UPLINK_WAIT_MS, 'the uplink');
+      const composite = async (evseId: number) => {
+        const answer = await csms.call('EV202', 'GetCompositeSchedule', { evseId, duration: 600 });
+        expect(answer).toMatchObject({ status: 'Accepted', schedule: { evseId, duration: 600 } });
+        return periodsIn(answer).periods;
+      };
+      expect(await composite(1)).toEqual([{ startPeriod: 0, limit: 32 }]);
+      const stationMaximum = maximum201(0, [{ startPeriod: 0, limit: 20 }]);
+      expect(await csms.call('EV202', 'SetChargingProfile', stationMaximum)).toEqual({ status: 'Accepted' });
+      expect(station.profiles.profilesOf(0).map((p) => p.id)).toEqual([100]);
+      expect([await composite(1), await composite(0)]).toEqual([
+        [{ startPeriod: 0, limit: 20 }],
+        [{ startPeriod: 0, limit: 20 }],
+      ]);
+      station.profiles.clear({ id: 100 });
+      expect(await csms.call('EV202', 'ClearChargingProfile', { chargingProfileId: 100 })).toEqual({
+        status: 'Accepted',
+      });
+      expect(await composite(1)).toEqual([{ startPeriod: 0, limit: 32 }]);
+      expect(await csms.call('EV202', 'GetCompositeSchedule', { evseId: 5, duration: 600 })).toMatchObject({
+        status: 'Rejected',
+        statusInfo: { reasonCode: 'UnsupportedRequest' },
+      });
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+});
