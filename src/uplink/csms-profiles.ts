@@ -26,10 +26,10 @@ const REMOTE_START_WAIT_MS = 5 * 60_000;
 export const MAX_PROFILES_PER_CONNECTOR = 16;
 
 /**
- * A composite is worked out over at least this much more than the window asked, once per change of the station's
- * profiles: load management's steps, the fail-safe's day and GetCompositeSchedule read it again until it runs out.
+ * A composite is worked out over the window asked and this much more, once per change of the station's profiles:
+ * load management's steps, the fail-safe's day and GetCompositeSchedule read it again until it runs out (an hour on).
  */
-const COMPOSED_AHEAD_MS = 86_400_000;
+const COMPOSED_AHEAD_MS = 3_600_000;
 /** Composites kept per station (a place per connector, per transaction on it, and for any start). */
 const COMPOSED_PLACES = 32;
 

@@ -96,7 +96,7 @@ async function slowestAnswers(
 
 describe("the CSMS's profile flood (#41): at most 16 per connector and 16 for the station, composed once per change", () => {
   it(
-    '120 ChargePointMaxProfiles of 1,000 periods at every stack level: 16 kept, the rest Rejected; another station and /health answer within 1 s throughout; a replacement is not beyond the bound; GetCompositeSchedule over 7 days within 1 s',
+    '120 daily ChargePointMaxProfiles of 1,000 periods at every stack level: 16 kept, the rest Rejected; another station and /health answer within 1 s throughout; a replacement is not beyond the bound; GetCompositeSchedule over 7 days within 1 s',
     async () => {
       const csms = await TestCsms.startForTest();
       const t = await daemonForTest(circuitSiteUnderCsms(csms, CP001, 'CP002', 32));
@@ -106,15 +106,21 @@ describe("the CSMS's profile flood (#41): at most 16 per connector and 16 for th
       await eventually(() => csms.isConnected('CP001'), UPLINK_WAIT_MS, 'the uplink');
       await flooded.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
       const startSchedule = new Date(Math.floor(Date.now() / 1000) * 1000);
-      // A minute each, over 16.7 h: every level's schedule changes at every minute, and differently.
+      // A minute each, 16.7 h of every day: every level's schedule changes at every minute, and differently, all week.
       const periods = (level: number) =>
         Array.from({ length: FLOOD_PERIODS }, (_, i) => ({ startPeriod: i * 60, limit: 6 + ((i + level) % 24) }));
+      const daily = (level: number, limits = periods(level)) => {
+        const params = maximum16(level, limits, { startSchedule: startSchedule.toISOString() });
+        Object.assign(params.csChargingProfiles as object, {
+          chargingProfileKind: 'Recurring',
+          recurrencyKind: 'Daily',
+        });
+        return params;
+      };
       const flood = (async () => {
         const answers: unknown[] = [];
-        for (let level = 0; level < FLOOD_PROFILES; level += 1) {
-          const params = maximum16(level, periods(level), { startSchedule: startSchedule.toISOString() });
-          answers.push(await csms.call('CP001', 'SetChargingProfile', params));
-        }
+        for (let level = 0; level < FLOOD_PROFILES; level += 1)
+          answers.push(await csms.call('CP001', 'SetChargingProfile', daily(level)));
         return answers;
       })();
       const slowest = await slowestAnswers(t, other, flood, 5_000);
@@ -131,7 +137,7 @@ describe("the CSMS's profile flood (#41): at most 16 per connector and 16 for th
       });
 
       // A kept profile replaced (its id, or under 1.6 its stack level and purpose) is not one more.
-      const replaced = maximum16(3, periods(0), { startSchedule: startSchedule.toISOString() });
+      const replaced = daily(3, periods(0));
       expect(await csms.call('CP001', 'SetChargingProfile', replaced)).toEqual({ status: 'Accepted' });
       const sameLevel = maximum16(4, [{ startPeriod: 0, limit: 20 }]);
       (sameLevel.csChargingProfiles as { chargingProfileId: number }).chargingProfileId = 999;
