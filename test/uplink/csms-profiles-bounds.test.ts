@@ -400,6 +400,30 @@ describe('GetCompositeSchedule and ClearChargingProfile for a station on no circ
       expect(station.received.at(-1)).toEqual({ action: 'ClearChargingProfile', params: { id: 12 } });
       expect((await composite(1)).periods[0]).toEqual({ startPeriod: 0, limit: 16 });
       expect(await csms.call('CP002', 'ClearChargingProfile', { id: 12 })).toEqual({ status: 'Unknown' });
+
+      // A remote start's profile goes to the station with the start, and chargegate keeps it for that transaction.
+      await station.stopTransaction({ transactionId, reason: 'Local' });
+      const chargingProfile = {
+        chargingProfileId: 13,
+        stackLevel: 0,
+        chargingProfilePurpose: 'TxProfile',
+        chargingProfileKind: 'Absolute',
+        chargingSchedule: {
+          startSchedule: startSchedule.toISOString(),
+          chargingRateUnit: 'A',
+          chargingSchedulePeriod: [{ startPeriod: 0, limit: 14 }],
+        },
+      };
+      const remote = { connectorId: 1, idTag: 'TAG-R', chargingProfile };
+      expect(await csms.call('CP002', 'RemoteStartTransaction', remote)).toEqual({ status: 'Accepted' });
+      expect(station.received.at(-1)).toEqual({ action: 'RemoteStartTransaction', params: remote });
+      await station.nextRemoteStart();
+      await eventually(
+        () => t.logged("the CSMS's remote start profile applies to its transaction").length === 1,
+        UPLINK_WAIT_MS,
+        'the profile bound to its transaction',
+      );
+      expect((await composite(1)).periods).toEqual([{ startPeriod: 0, limit: 14 }]);
       // A connector the station does not have.
       expect(await csms.call('CP002', 'GetCompositeSchedule', { connectorId: 5, duration: 600 })).toEqual({
         status: 'Rejected',
