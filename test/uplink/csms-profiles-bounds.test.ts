@@ -26,11 +26,15 @@ function keptCount(t: TestDaemon): number {
   return (t.db.prepare('SELECT count(*) AS n FROM csms_charging_profiles').get() as { n: number }).n;
 }
 
-/** A 1.6 ChargePointMaxProfile in A from now, its schedule's periods and fields as given. */
+/**
+ * A 1.6 SetChargingProfile of a ChargePointMaxProfile (id 100 + its stack level) in A from now, its schedule's periods
+ * and fields, and the profile's other fields, as given.
+ */
 function maximum16(
   stackLevel: number,
   periods: Array<Record<string, number>>,
   schedule: Record<string, unknown> = {},
+  profile: Record<string, unknown> = {},
 ): Record<string, unknown> {
   return {
     connectorId: 0,
@@ -39,6 +43,7 @@ function maximum16(
       stackLevel,
       chargingProfilePurpose: 'ChargePointMaxProfile',
       chargingProfileKind: 'Absolute',
+      ...profile,
       chargingSchedule: {
         startSchedule: new Date().toISOString(),
         chargingRateUnit: 'A',
@@ -109,14 +114,13 @@ describe("the CSMS's profile flood (#41): at most 16 per connector and 16 for th
       // A minute each, 16.7 h of every day: every level's schedule changes at every minute, and differently, all week.
       const periods = (level: number) =>
         Array.from({ length: FLOOD_PERIODS }, (_, i) => ({ startPeriod: i * 60, limit: 6 + ((i + level) % 24) }));
-      const daily = (level: number, limits = periods(level)) => {
-        const params = maximum16(level, limits, { startSchedule: startSchedule.toISOString() });
-        Object.assign(params.csChargingProfiles as object, {
-          chargingProfileKind: 'Recurring',
-          recurrencyKind: 'Daily',
-        });
-        return params;
-      };
+      const daily = (level: number, limits = periods(level)) =>
+        maximum16(
+          level,
+          limits,
+          { startSchedule: startSchedule.toISOString() },
+          { chargingProfileKind: 'Recurring', recurrencyKind: 'Daily' },
+        );
       const flood = (async () => {
         const answers: unknown[] = [];
         for (let level = 0; level < FLOOD_PROFILES; level += 1)
@@ -139,18 +143,18 @@ describe("the CSMS's profile flood (#41): at most 16 per connector and 16 for th
       // A kept profile replaced (its id, or under 1.6 its stack level and purpose) is not one more.
       const replaced = daily(3, periods(0));
       expect(await csms.call('CP001', 'SetChargingProfile', replaced)).toEqual({ status: 'Accepted' });
-      const sameLevel = maximum16(4, [{ startPeriod: 0, limit: 20 }]);
-      (sameLevel.csChargingProfiles as { chargingProfileId: number }).chargingProfileId = 999;
+      const sameLevel = maximum16(4, [{ startPeriod: 0, limit: 20 }], {}, { chargingProfileId: 999 });
       expect(await csms.call('CP001', 'SetChargingProfile', sameLevel)).toEqual({ status: 'Accepted' });
       expect(keptCount(t)).toBe(KEPT_PER_CONNECTOR);
       // Each connector has its own 16.
       const connectorDefault = {
+        ...maximum16(
+          0,
+          [{ startPeriod: 0, limit: 30 }],
+          {},
+          { chargingProfileId: 500, chargingProfilePurpose: 'TxDefaultProfile' },
+        ),
         connectorId: 1,
-        csChargingProfiles: {
-          ...(maximum16(0, [{ startPeriod: 0, limit: 30 }]).csChargingProfiles as object),
-          chargingProfileId: 500,
-          chargingProfilePurpose: 'TxDefaultProfile',
-        },
       };
       expect(await csms.call('CP001', 'SetChargingProfile', connectorDefault)).toEqual({ status: 'Accepted' });
 
@@ -303,15 +307,15 @@ describe('values OCPP forbids in a CSMS charging profile (#41)', () => {
   );
 });
 
+/** A composite schedule as either version's answer carries it. */
+interface CompositeSchedule {
+  chargingRateUnit: string;
+  chargingSchedulePeriod: Array<{ startPeriod: number; limit: number }>;
+}
+
 /** A composite as the CSMS reads it, either version: its periods and unit. */
-function periodsIn(answer: unknown): { unit: string; periods: Array<{ startPeriod: number; limit: number }> } {
-  const a = answer as {
-    chargingSchedule?: {
-      chargingRateUnit: string;
-      chargingSchedulePeriod: Array<{ startPeriod: number; limit: number }>;
-    };
-    schedule?: { chargingRateUnit: string; chargingSchedulePeriod: Array<{ startPeriod: number; limit: number }> };
-  };
+function periodsIn(answer: unknown): { unit: string; periods: CompositeSchedule['chargingSchedulePeriod'] } {
+  const a = answer as { chargingSchedule?: CompositeSchedule; schedule?: CompositeSchedule };
   const schedule = a.chargingSchedule ?? a.schedule!;
   return { unit: schedule.chargingRateUnit, periods: schedule.chargingSchedulePeriod };
 }
