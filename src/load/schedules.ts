@@ -174,7 +174,8 @@ export function periodsOf(steps: Steps<number>): SchedulePeriod[] {
 /**
  * What a connector's profiles allow it over the window, stacked as OCPP stacks them (see ProfilePurpose). One sweep in
  * time order: each profile's own limit is read again only at its own breakpoints, so the cost grows with the periods
- * in the window times the profiles stacked, not with their square (a CSMS may keep 48 of 1,000 periods on a connector).
+ * in the window times the profiles stacked, not with their square (a connector may have 48 CSMS profiles of 1,000
+ * periods).
  */
 export function compositeOf(profiles: readonly PlacedProfile[], place: ConnectorPlace, window: Window): Steps {
   // Highest rank first (rankOf; stable: at the same rank, the order given), as prevailing() reads them.
@@ -182,12 +183,12 @@ export function compositeOf(profiles: readonly PlacedProfile[], place: Connector
   const limits = relevant.map((p) => profileLimitAt(p, place, window.fromMs));
   // Each profile's breakpoints inside the window in time order, and where the sweep stands in them; numbers only, so
   // a week of a daily schedule of 1,000 periods on 48 profiles sorts in milliseconds.
-  const own = relevant.map((p) =>
+  const breaks = relevant.map((p) =>
     Float64Array.from(breakpoints(p, place, window).filter((t) => t > window.fromMs && t < window.toMs)).sort(),
   );
-  const passed = own.map(() => 0);
-  const instants = new Float64Array(own.reduce((n, a) => n + a.length, 0));
-  own.reduce((offset, a) => (instants.set(a, offset), offset + a.length), 0);
+  const passed = breaks.map(() => 0);
+  const instants = new Float64Array(breaks.reduce((n, a) => n + a.length, 0));
+  breaks.reduce((offset, a) => (instants.set(a, offset), offset + a.length), 0);
   instants.sort();
   const anyStart = place.anyStart === true && place.transaction === undefined;
   const ofPurpose = (purpose: ProfilePurpose): number[] =>
@@ -208,8 +209,8 @@ export function compositeOf(profiles: readonly PlacedProfile[], place: Connector
   for (let k = 0; k < instants.length; k += 1) {
     const atMs = instants[k]!;
     if (instants[k - 1] === atMs) continue;
-    for (let i = 0; i < own.length; i += 1) {
-      const a = own[i]!;
+    for (let i = 0; i < breaks.length; i += 1) {
+      const a = breaks[i]!;
       if (a[passed[i]!] !== atMs) continue;
       while (a[passed[i]!] === atMs) passed[i]! += 1;
       limits[i] = profileLimitAt(relevant[i]!, place, atMs);
@@ -296,11 +297,11 @@ function applies(p: PlacedProfile, place: ConnectorPlace): boolean {
 }
 
 /**
- * The limit of the purpose's profile that prevails now (`limits`: each profile's now; `indexes`: those of the purpose,
- * highest rank first): the highest stack level whose schedule runs, the connector's own before the station's at the same level
- * (OCPP 1.6 §3.13.2, 2.0.1 K "Stacking"). For any start (anyStart), a relative schedule with a duration may have ended
- * for a transaction that started earlier: the one below it counts too, the lowest prevailing (on the safe side: also
- * one below that a longer duration above it would still hide).
+ * The limit of the purpose's profile that prevails now (`limits`: each profile's now; `indexes`: those of the
+ * purpose, highest rank first): the highest stack level whose schedule runs, the connector's own before the station's
+ * at the same level (OCPP 1.6 §3.13.2, 2.0.1 K "Stacking"). For any start (anyStart), a relative schedule with a
+ * duration may have ended for a transaction that started earlier: the one below it counts too, the lowest prevailing
+ * (on the safe side: also one below that a longer duration above it would still hide).
  */
 function prevailing(
   profiles: readonly PlacedProfile[],
@@ -327,7 +328,7 @@ function prevailing(
   return lowest;
 }
 
-/** Stacked above another of a lower rank: a higher stack level, or the connector's own over the station's at one level. */
+/** Stacked above any of a lower rank: a higher stack level, or the connector's own over the station's at one level. */
 function rankOf(p: PlacedProfile): number {
   return p.profile.stackLevel * 2 + (p.connectorId === 0 ? 0 : 1);
 }

@@ -207,10 +207,9 @@ export class CsmsProfiles implements CsmsSchedules {
     );
     if (staying.length < MAX_PROFILES_PER_CONNECTOR) return undefined;
     const where = connectorId === 0 ? 'the whole station' : `connector ${connectorId}`;
-    return {
-      reasonCode: 'OutOfStorage',
-      why: `${staying.length} profiles kept for ${where} already: chargegate keeps at most ${MAX_PROFILES_PER_CONNECTOR} per connector and ${MAX_PROFILES_PER_CONNECTOR} for the whole station`,
-    };
+    const most = MAX_PROFILES_PER_CONNECTOR;
+    const why = `${staying.length} profiles kept for ${where} already: chargegate keeps at most ${most} per connector`;
+    return { reasonCode: 'OutOfStorage', why: `${why} and ${most} for the whole station` };
   }
 
   /**
