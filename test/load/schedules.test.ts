@@ -248,7 +248,7 @@ describe("a connector's composite of the CSMS's profiles (OCPP 1.6 §3.13, 2.0.1
   it('at every instant is what the stacking rules give then; with a load limit, never above it or the stack', () => {
     const input = fc
       .record({
-        profiles: fc.array(profileArbitrary, { maxLength: 6 }),
+        profiles: fc.array(profileArbitrary, { maxLength: 10 }),
         window: windowArbitrary,
         transaction: fc.option(fc.integer({ min: 0, max: 12 * 86_400 }), { nil: undefined }),
         loadTenths: fc.integer({ min: 0, max: 320 }),
