@@ -42,6 +42,7 @@ export {
   periodsOf,
   scaled,
   sumOf,
+  within,
   type ConnectorPlace,
   type LimitProfile,
   type PlacedProfile,

