@@ -127,6 +127,13 @@ export function signedEnergyWh(
   const reading = candidates.find((r) => /(^|[:.-])0?1\.0?8\.0/.test(r.id ?? '')) ?? candidates[0];
   if (reading?.value === undefined) return undefined;
   const scale = reading.unit === 'kWh' ? 1000 : 1;
-  const decimals = String(reading.value).split('.')[1]?.length ?? 0;
+  const decimals = decimalsWritten(reading.valueText ?? String(reading.value));
   return { wh: reading.value * scale, toleranceWh: Math.max(0.5, (scale * 10 ** -decimals) / 2) };
+}
+
+/** The decimals a number token is written to: "12.000" 3, "12" 0, "1.25e1" 1 (its exponent shifts them). */
+function decimalsWritten(token: string): number {
+  const [mantissa = '', exponent = '0'] = token.toLowerCase().split('e');
+  const fraction = mantissa.split('.')[1]?.length ?? 0;
+  return Math.max(0, fraction - Number(exponent));
 }

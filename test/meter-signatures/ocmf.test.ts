@@ -177,6 +177,23 @@ describe('OCMF records', () => {
       wh: 12345,
       toleranceWh: 0.5,
     });
+    // The precision is the record's, as written: trailing zeros count ("12.000" is to the Wh).
+    expect(signedEnergyWh({ signedMeterData: ocmfRecord(key, { tx: 'E', kWh: '12.000' }) }, 'E')).toEqual({
+      wh: 12000,
+      toleranceWh: 0.5,
+    });
+    expect(signedEnergyWh({ signedMeterData: ocmfRecord(key, { tx: 'E', kWh: '12.300' }) }, 'E')).toEqual({
+      wh: 12300,
+      toleranceWh: 0.5,
+    });
+    expect(signedEnergyWh({ signedMeterData: ocmfRecord(key, { tx: 'E', kWh: '12' }) }, 'E')).toEqual({
+      wh: 12000,
+      toleranceWh: 500,
+    });
+    expect(signedEnergyWh({ signedMeterData: ocmfRecord(key, { tx: 'E', kWh: '1.25e1' }) }, 'E')).toEqual({
+      wh: 12500,
+      toleranceWh: 50,
+    });
     expect(signedEnergyWh({ signedMeterData: 'garbage' }, 'E')).toBeUndefined();
   });
 

@@ -348,6 +348,31 @@ describe('signed meter values (README "Signed meter values")', () => {
     expect(health.status).toBe('warning');
   });
 
+  it('consistent takes the precision of an End reading from RV as the record writes it: "12.000" kWh is to the Wh', async () => {
+    const { partner, api } = await signedSite();
+    const station = await api.connect('CP001');
+    await station.boot();
+    const meter = meterKey();
+    const stops = [
+      { rv: '12.000', meterStop: 12_499, consistent: false },
+      { rv: '12.300', meterStop: 12_340, consistent: false },
+      { rv: '12.300', meterStop: 12_300, consistent: true },
+    ];
+    for (const { rv, meterStop } of stops) {
+      const tx = await station.startTransaction({ connectorId: 1, idTag: 'TAG', meterStart: 0 });
+      await station.stopTransaction({
+        transactionId: tx,
+        meterStop,
+        signedValues: [{ value: ocmfRecord(meter, { tx: 'E', kWh: rv }) }],
+      });
+    }
+    await partner.waitForCount(stops.length, 20_000);
+    const payloads = partner.requests.map((r) => r.json<{ payload: Payload }>().payload);
+    expect(payloads.map((p) => [p.meterStop, p.signedMeterValues![0]!.consistent])).toEqual(
+      stops.map((s) => [s.meterStop / 1000, s.consistent]),
+    );
+  });
+
   it('webhookDelivery.signedMeterValues all carries the periodic readings too, none carries none; no signed reading, no key', async () => {
     for (const mode of ['all', 'none'] as const) {
       const { partner, api } = await signedSite({ webhookDelivery: { signedMeterValues: mode } });

@@ -62,13 +62,16 @@ export function meterKeyForms(key: MeterKey): Record<string, string> {
   };
 }
 
-/** An OCMF record of one energy reading, TX B or E, signed by key (SD hex DER unless base64 is asked). */
+/**
+ * An OCMF record of one energy reading, TX B or E, signed by key (SD hex DER unless base64 is asked). A kWh given as
+ * text is written as that number token, as a meter writes it ("12.000").
+ */
 export function ocmfRecord(
   key: MeterKey,
-  reading: { tx: 'B' | 'E' | 'T'; kWh: number; at?: Date; serial?: string },
+  reading: { tx: 'B' | 'E' | 'T'; kWh: number | string; at?: Date; serial?: string },
   options: { encoding?: 'hex' | 'base64' } = {},
 ): string {
-  const payload = JSON.stringify({
+  const written = JSON.stringify({
     FV: '1.0',
     GI: 'ACME Meter',
     GS: reading.serial ?? 'MTR-0001',
@@ -91,6 +94,8 @@ export function ocmfRecord(
       },
     ],
   });
+  const payload =
+    typeof reading.kWh === 'string' ? written.replace(`"RV":"${reading.kWh}"`, `"RV":${reading.kWh}`) : written;
   const encoding = options.encoding ?? 'hex';
   const sd = sign('sha256', Buffer.from(payload, 'utf8'), { key: key.privateKey, dsaEncoding: 'der' }).toString(
     encoding,
