@@ -20,14 +20,14 @@ interface Circuit {
 interface SiteShape {
   stations: ReadonlyArray<{ chargePoints: ReadonlyArray<{ id: string }> }>;
   meters: ReadonlyArray<{ id: string; role: 'session' | 'circuit'; chargePointId?: string }>;
-  chargePoints: ReadonlyArray<{ id: string }>;
+  chargePoints: ReadonlyArray<{ id: string; maxCurrentA: number }>;
   circuits: readonly Circuit[];
 }
 
 /**
  * The site-wide rules of load management: every name a circuit uses exists in its own site, the circuits form a
- * tree, a charge point answers to one circuit, and no circuit's limit is below what a car needs or under its own
- * failsafe. Circuit ids are unique across sites, since `load limit CIRCUIT` and the metrics name a circuit alone.
+ * tree, a charge point answers to one circuit, and no circuit's or charge point's limit is below what a car needs nor a
+ * circuit's under its own failsafe. Circuit ids are unique across sites, since `load limit CIRCUIT` and the metrics name a circuit alone.
  */
 export function circuitProblems(sites: readonly SiteShape[], minCurrentA: number, ctx: z.RefinementCtx): void {
   const circuitIds = new Set<string>();
@@ -42,6 +42,13 @@ export function circuitProblems(sites: readonly SiteShape[], minCurrentA: number
           code: 'custom',
           path: ['sites', si, 'chargePoints', cpi, 'id'],
           message: `no charge point "${cp.id}" in this site`,
+        });
+      // Nobody is given between 0 and minCurrentA: such a charge point would sit at 0 A for good.
+      if (cp.maxCurrentA < minCurrentA)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['sites', si, 'chargePoints', cpi, 'maxCurrentA'],
+          message: `${cp.maxCurrentA} is below loadManagement.minCurrentA (${minCurrentA}): it could never be served`,
         });
     });
     const byId = new Map(s.circuits.map((c) => [c.id, c]));

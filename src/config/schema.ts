@@ -180,20 +180,26 @@ const webhookAuth = z.discriminatedUnion('type', [
  * the object form picks rfc9421's algorithm. All become one shape, so signing reads `profile` and `alg` only. The
  * documented profile is RSA-PSS-SHA256 and nothing else: partners were promised exactly that form.
  */
+const SIGNATURE_ALGS: readonly unknown[] = ['rsa-pss-sha256', 'rsa-pss-sha512', 'ed25519'];
+
 const webhookSignature = z
   .union(
     [
       z.enum(['documented', 'rfc9421']),
-      z.strictObject({
-        profile: z.enum(['documented', 'rfc9421']),
-        alg: z.enum(['rsa-pss-sha256', 'rsa-pss-sha512', 'ed25519']).optional(),
-      }),
+      // alg is checked below, so that a typo is told at its own key path rather than as no form of the union.
+      z.strictObject({ profile: z.enum(['documented', 'rfc9421']), alg: z.unknown().optional() }),
     ],
     { error: 'documented, rfc9421, or { profile: rfc9421, alg: ed25519 | rsa-pss-sha512 }' },
   )
   .default('documented')
   .superRefine((s, ctx) => {
     if (typeof s === 'string' || s.alg === undefined) return;
+    if (!SIGNATURE_ALGS.includes(s.alg))
+      return ctx.addIssue({
+        code: 'custom',
+        path: ['alg'],
+        message: `${JSON.stringify(s.alg)} is none of ed25519, rsa-pss-sha512 (profile rfc9421), rsa-pss-sha256 (profile documented)`,
+      });
     if (s.profile === 'documented' && s.alg !== 'rsa-pss-sha256')
       ctx.addIssue({
         code: 'custom',
