@@ -1,5 +1,4 @@
 import type { z } from 'zod';
-import type { ChargePointFactsConfig, CircuitConfig, SiteConfig } from './schema.js';
 
 /** A charge point the site's `chargePoints` does not list (README "Circuits (load management)"). */
 export const CHARGE_POINT_DEFAULTS = { maxCurrentA: 32, phases: 3 } as const;
@@ -158,23 +157,4 @@ export function withInheritedFailsafe<C extends Circuit>(
 ): Array<C & { failsafeCurrentA: number }> {
   const byId = new Map(circuits.map((c) => [c.id, c]));
   return circuits.map((c) => ({ ...c, failsafeCurrentA: failsafeOf(c, byId)!.currentA }));
-}
-
-/** One circuit with what hangs below it: the circuits naming it as parent and its charge points' electrical facts. */
-export interface CircuitNode {
-  circuit: CircuitConfig;
-  children: CircuitNode[];
-  chargePoints: ChargePointFactsConfig[];
-}
-
-/** A site's circuits as trees, roots and children in config order; a site without circuits gives none. */
-export function circuitTree(site: SiteConfig): CircuitNode[] {
-  const factsOf = (id: string): ChargePointFactsConfig =>
-    site.chargePoints.find((cp) => cp.id === id) ?? { id, ...CHARGE_POINT_DEFAULTS };
-  const nodeOf = (circuit: CircuitConfig): CircuitNode => ({
-    circuit,
-    children: site.circuits.filter((c) => c.parent === circuit.id).map(nodeOf),
-    chargePoints: circuit.chargePoints.map(factsOf),
-  });
-  return site.circuits.filter((c) => c.parent === undefined).map(nodeOf);
 }

@@ -1,5 +1,6 @@
 export { configSchema, EVENT_TYPES, modbusBusKey, PERMISSIONS, sessionMeters } from './schema.js';
-export { CHARGE_POINT_DEFAULTS, circuitTree, type CircuitNode } from './circuits.js';
+export { CHARGE_POINT_DEFAULTS } from './circuits.js';
+export { circuitTree, type CircuitNode } from './circuit-tree.js';
 export { isLoopbackHost, isWildcardHost } from './hosts.js';
 export type {
   ChargePointFactsConfig,
