@@ -81,7 +81,7 @@ build() {
   tar -C "$root" --owner=0 --group=0 -czf "$out/$name.tar.gz" usr
 
   mkdir -p "$root/DEBIAN"
-  install -m 0755 packaging/deb/postinst packaging/deb/prerm packaging/deb/postrm "$root/DEBIAN/"
+  install -m 0755 packaging/deb/preinst packaging/deb/postinst packaging/deb/prerm packaging/deb/postrm "$root/DEBIAN/"
   cat >"$root/DEBIAN/control" <<CONTROL
 Package: chargegate
 Version: $version

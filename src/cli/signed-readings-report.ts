@@ -8,7 +8,7 @@ export const PINNED_KEY_FAILURE_WARNING_DAYS = 7;
 /**
  * The log lines of a message's signed readings: one that fails an installer-pinned key is a security warning (a
  * meter swapped or a record forged), as is one dropped; one unreadable or unverified against the station's own key
- * is logged at info, kept marked verified false.
+ * is logged at info, kept marked verified false; one whose key is in no form read is a warning, kept verified null.
  */
 export function logKeptReadings(log: Logger, kept: KeptReadings): void {
   const { stationId, transactionId } = kept;
@@ -20,6 +20,11 @@ export function logKeptReadings(log: Logger, kept: KeptReadings): void {
       );
     else log.info({ stationId, transactionId, context, problem }, 'signed meter value kept with verified false');
   }
+  for (const { context, problem } of kept.unreadableKeys)
+    log.warn(
+      { stationId, transactionId, context, problem },
+      `signed meter value from ${stationId} comes with a public key in no form read: kept with verified null`,
+    );
   for (const { context, why } of kept.dropped)
     log.warn({ stationId, transactionId, context, why }, 'signed meter value dropped');
 }

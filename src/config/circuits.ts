@@ -1,5 +1,4 @@
 import type { z } from 'zod';
-import type { ChargePointFactsConfig, CircuitConfig, SiteConfig } from './schema.js';
 
 /** A charge point the site's `chargePoints` does not list (README "Circuits (load management)"). */
 export const CHARGE_POINT_DEFAULTS = { maxCurrentA: 32, phases: 3 } as const;
@@ -20,14 +19,14 @@ interface Circuit {
 interface SiteShape {
   stations: ReadonlyArray<{ chargePoints: ReadonlyArray<{ id: string }> }>;
   meters: ReadonlyArray<{ id: string; role: 'session' | 'circuit'; chargePointId?: string }>;
-  chargePoints: ReadonlyArray<{ id: string }>;
+  chargePoints: ReadonlyArray<{ id: string; maxCurrentA: number }>;
   circuits: readonly Circuit[];
 }
 
 /**
  * The site-wide rules of load management: every name a circuit uses exists in its own site, the circuits form a
- * tree, a charge point answers to one circuit, and no circuit's limit is below what a car needs or under its own
- * failsafe. Circuit ids are unique across sites, since `load limit CIRCUIT` and the metrics name a circuit alone.
+ * tree, a charge point answers to one circuit, and no circuit's or charge point's limit is below what a car needs nor a
+ * circuit's under its own failsafe. Circuit ids are unique across sites, since `load limit CIRCUIT` and the metrics name a circuit alone.
  */
 export function circuitProblems(sites: readonly SiteShape[], minCurrentA: number, ctx: z.RefinementCtx): void {
   const circuitIds = new Set<string>();
@@ -42,6 +41,13 @@ export function circuitProblems(sites: readonly SiteShape[], minCurrentA: number
           code: 'custom',
           path: ['sites', si, 'chargePoints', cpi, 'id'],
           message: `no charge point "${cp.id}" in this site`,
+        });
+      // Nobody is given between 0 and minCurrentA: such a charge point would sit at 0 A for good.
+      if (cp.maxCurrentA < minCurrentA)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['sites', si, 'chargePoints', cpi, 'maxCurrentA'],
+          message: `${cp.maxCurrentA} is below loadManagement.minCurrentA (${minCurrentA}): it could never be served`,
         });
     });
     const byId = new Map(s.circuits.map((c) => [c.id, c]));
@@ -151,23 +157,4 @@ export function withInheritedFailsafe<C extends Circuit>(
 ): Array<C & { failsafeCurrentA: number }> {
   const byId = new Map(circuits.map((c) => [c.id, c]));
   return circuits.map((c) => ({ ...c, failsafeCurrentA: failsafeOf(c, byId)!.currentA }));
-}
-
-/** One circuit with what hangs below it: the circuits naming it as parent and its charge points' electrical facts. */
-export interface CircuitNode {
-  circuit: CircuitConfig;
-  children: CircuitNode[];
-  chargePoints: ChargePointFactsConfig[];
-}
-
-/** A site's circuits as trees, roots and children in config order; a site without circuits gives none. */
-export function circuitTree(site: SiteConfig): CircuitNode[] {
-  const factsOf = (id: string): ChargePointFactsConfig =>
-    site.chargePoints.find((cp) => cp.id === id) ?? { id, ...CHARGE_POINT_DEFAULTS };
-  const nodeOf = (circuit: CircuitConfig): CircuitNode => ({
-    circuit,
-    children: site.circuits.filter((c) => c.parent === circuit.id).map(nodeOf),
-    chargePoints: circuit.chargePoints.map(factsOf),
-  });
-  return site.circuits.filter((c) => c.parent === undefined).map(nodeOf);
 }

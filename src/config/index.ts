@@ -1,5 +1,7 @@
-export { configSchema, EVENT_TYPES, modbusBusKey, PERMISSIONS, sessionMeters } from './schema.js';
-export { CHARGE_POINT_DEFAULTS, circuitTree, type CircuitNode } from './circuits.js';
+export { configSchema, EVENT_TYPES, PERMISSIONS, sessionMeters } from './schema.js';
+export { modbusBusKey, type RegisterSpec } from './meter-schema.js';
+export { CHARGE_POINT_DEFAULTS } from './circuits.js';
+export { circuitTree, type CircuitNode } from './circuit-tree.js';
 export { isLoopbackHost, isWildcardHost } from './hosts.js';
 export type {
   ChargePointFactsConfig,
@@ -12,7 +14,6 @@ export type {
   MeterConfig,
   ModbusConnectionConfig,
   Permission,
-  RegisterSpec,
   SessionMeterConfig,
   SiteConfig,
   StationConfig,

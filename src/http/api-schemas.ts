@@ -1,6 +1,12 @@
 import { z } from 'zod';
 import { formatKeyPath } from '../config/index.js';
-import { limitUntilProblem, MAX_TEMPORARY_LIMIT_A } from '../load/index.js';
+import {
+  limitCurrentProblem,
+  limitUntilProblem,
+  MAX_TEMPORARY_LIMIT_A,
+  MAX_TEMPORARY_LIMIT_DAYS,
+  TEMPORARY_LIMIT_STEP_A,
+} from '../load/index.js';
 import { API_ERROR_CODES, ApiError } from './http-errors.js';
 
 /**
@@ -143,11 +149,17 @@ export const temporaryLimitRequestSchema = z
   .strictObject({
     maxCurrentA: z
       .number({ error: requiredOr('expected a number of amperes') })
-      .positive('expected a number of amperes above 0')
-      .max(MAX_TEMPORARY_LIMIT_A, `expected at most ${MAX_TEMPORARY_LIMIT_A} A`)
-      .describe(
-        'Per phase. The circuit carries the lower of this and its configured maxCurrentA: a temporary limit only lowers',
-      ),
+      .superRefine((maxCurrentA, ctx) => {
+        const problem = limitCurrentProblem(maxCurrentA);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .meta({
+        minimum: TEMPORARY_LIMIT_STEP_A,
+        maximum: MAX_TEMPORARY_LIMIT_A,
+        multipleOf: TEMPORARY_LIMIT_STEP_A,
+        description:
+          'Per phase, to a tenth of an ampere (as `chargegate load limit --current` takes it). The circuit carries the lower of this and its configured maxCurrentA: a temporary limit only lowers',
+      }),
     until: z
       .string({ error: requiredOr('expected an ISO 8601 date-time string') })
       .superRefine((until, ctx) => {
@@ -156,8 +168,7 @@ export const temporaryLimitRequestSchema = z
       })
       .meta({
         format: 'date-time',
-        description:
-          'When the limit ends: an ISO 8601 date-time with seconds and an offset (Z or +hh:mm), in the future. It survives a gateway restart until then',
+        description: `When the limit ends: an ISO 8601 date-time with seconds and an offset (Z or +hh:mm), in the future and at most ${MAX_TEMPORARY_LIMIT_DAYS} days ahead. It survives a gateway restart until then`,
       }),
   })
   .register(apiSchemas, { id: 'TemporaryLimitRequest' });

@@ -14,6 +14,10 @@ export const TEMPORARY_LIMITS_TOPIC = 'circuit-temporary-limits';
 
 /** Per phase, as a circuit's configured maxCurrentA: a typo of a few zeros is refused, any real order is not. */
 export const MAX_TEMPORARY_LIMIT_A = 10_000;
+/** An OCPP limit is sent to a tenth of an ampere: anything finer could not reach a station. */
+export const TEMPORARY_LIMIT_STEP_A = 0.1;
+/** How far ahead `until` may be (README "Security"): a grid operator's order is for days or months, not centuries. */
+export const MAX_TEMPORARY_LIMIT_DAYS = 366;
 
 /** A circuit's temporary limit: per phase, until an instant (wall-clock time: a grid operator's order names one). */
 export interface TemporaryLimit {
@@ -93,7 +97,10 @@ export function circuitLimitState(
 /** Why a requested maxCurrentA is refused (undefined: it is not). The API and the CLI share the words. */
 export function limitCurrentProblem(maxCurrentA: number): string | undefined {
   if (!Number.isFinite(maxCurrentA) || maxCurrentA <= 0) return 'expected a number of amperes above 0';
+  if (maxCurrentA < TEMPORARY_LIMIT_STEP_A) return `expected at least ${TEMPORARY_LIMIT_STEP_A} A`;
   if (maxCurrentA > MAX_TEMPORARY_LIMIT_A) return `expected at most ${MAX_TEMPORARY_LIMIT_A} A`;
+  const tenths = maxCurrentA / TEMPORARY_LIMIT_STEP_A;
+  if (Math.abs(tenths - Math.round(tenths)) > 1e-6) return 'expected whole tenths of an ampere (16.5, not 16.25)';
   return undefined;
 }
 
@@ -102,13 +109,16 @@ const ISO_WITH_OFFSET = z.iso.datetime({ offset: true });
 
 /**
  * Why a requested `until` is refused (undefined: it is not): an ISO 8601 date-time with an offset (Z or ±hh:mm; a
- * time without one would mean whatever the gateway's zone is), after `now`.
+ * time without one would mean whatever the gateway's zone is), after `now` and at most MAX_TEMPORARY_LIMIT_DAYS
+ * ahead (so no year of five digits is ever shown, in any zone).
  */
 export function limitUntilProblem(until: string, now: Date): string | undefined {
   const at = Date.parse(until);
   if (!ISO_WITH_OFFSET.safeParse(until).success || Number.isNaN(at))
     return 'expected an ISO 8601 date-time with seconds and an offset, e.g. 2026-11-21T18:00:00+01:00';
   if (at <= now.getTime()) return `must be in the future (it is ${now.toISOString()} now)`;
+  if (at > now.getTime() + MAX_TEMPORARY_LIMIT_DAYS * 86_400_000)
+    return `must be at most ${MAX_TEMPORARY_LIMIT_DAYS} days from now (it is ${now.toISOString()} now)`;
   return undefined;
 }
 

@@ -19,6 +19,8 @@ export interface OcmfReading {
   type?: string;
   /** `RV`: the value. */
   value?: number;
+  /** `RV` as the record writes it ("12.000"): its precision, which the number has lost. */
+  valueText?: string;
   /** `RU`: its unit (kWh, Wh, ...). */
   unit?: string;
   /** `RI`: its OBIS identifier (1-b:1.8.0 is imported active energy). */
@@ -61,15 +63,22 @@ export function parseOcmf(text: string): OcmfRecord {
   const last = text.lastIndexOf('|');
   if (last < HEADER.length) throw new OcmfFormatError('not an OCMF record: it has no signature section');
   const payloadText = text.slice(HEADER.length, last);
-  const payload = jsonObject(payloadText, 'payload');
+  const rvText = new WeakMap<object, string>();
+  const payload = jsonObject(payloadText, 'payload', function (this: object, key, value, context) {
+    if (key === 'RV' && typeof value === 'number' && context?.source !== undefined) rvText.set(this, context.source);
+    return value;
+  });
   const signature = jsonObject(text.slice(last + 1), 'signature');
-  return { payloadText, readings: readingsOf(payload.RD), signature: signatureOf(signature) };
+  return { payloadText, readings: readingsOf(payload.RD, rvText), signature: signatureOf(signature) };
 }
 
-function jsonObject(text: string, section: string): Record<string, unknown> {
+/** JSON.parse's reviver with the source text of each primitive (Node 21 and later). */
+type Reviver = (this: object, key: string, value: unknown, context?: { source?: string }) => unknown;
+
+function jsonObject(text: string, section: string, reviver?: Reviver): Record<string, unknown> {
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(text, reviver as Parameters<typeof JSON.parse>[1]);
   } catch {
     throw new OcmfFormatError(`OCMF ${section} section is not JSON`);
   }
@@ -78,7 +87,7 @@ function jsonObject(text: string, section: string): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-function readingsOf(rd: unknown): OcmfReading[] {
+function readingsOf(rd: unknown, rvText: WeakMap<object, string>): OcmfReading[] {
   if (rd === undefined) return [];
   if (!Array.isArray(rd)) throw new OcmfFormatError('OCMF payload RD is not a list');
   return rd.map((entry: unknown, i) => {
@@ -100,6 +109,8 @@ function readingsOf(rd: unknown): OcmfReading[] {
     if (time !== undefined) reading.time = time;
     if (type !== undefined) reading.type = type;
     if (value !== undefined) reading.value = value;
+    const valueText = rvText.get(entry);
+    if (value !== undefined && valueText !== undefined) reading.valueText = valueText;
     if (unit !== undefined) reading.unit = unit;
     if (id !== undefined) reading.id = id;
     return reading;

@@ -56,6 +56,7 @@ export function ocmfTextOf(value: Pick<SignedMeterValue, 'signedMeterData'>): st
 /** How a signed value checks out, and what was wrong with it when it does not. */
 export interface SignedValueVerdict {
   verified: boolean | null;
+  /** Why it is false, or why it cannot be told when the station's key is unreadable. */
   problem?: string;
   /** The record was read and its signature checked against installer-pinned keys. */
   againstPinnedKey?: true;
@@ -64,8 +65,8 @@ export interface SignedValueVerdict {
 /**
  * Verifies a signed value (README "Signed meter values"): against `keys` when given (installer-pinned keys), else
  * against the key the station sent with it (or `fallbackKey`, one it sent earlier in the transaction). A value whose
- * encoding is not OCMF cannot be told (null); one that claims OCMF or names no encoding and is no readable record is
- * false.
+ * encoding is not OCMF, or whose station key is in no form read, cannot be told (null); one that claims OCMF or names
+ * no encoding and is no readable record is false.
  */
 export function verifySignedValue(
   value: SignedMeterValue,
@@ -78,17 +79,23 @@ export function verifySignedValue(
     return { verified: false, problem: encoding === null ? 'neither signed-value form' : 'no OCMF record in it' };
   }
   let record: OcmfRecord;
-  let stationKeys: KeyObject[] = [];
   try {
     record = parseOcmf(text);
-    const sent = value.publicKey || keys.fallbackKey;
-    if (keys.pinned.length === 0 && sent) stationKeys = [parseMeterPublicKey(sent)];
   } catch (err) {
-    if (err instanceof OcmfFormatError || err instanceof MeterKeyError)
-      return { verified: false, problem: err.message };
+    if (err instanceof OcmfFormatError) return { verified: false, problem: err.message };
     throw err;
   }
   const pinned = keys.pinned.length > 0;
+  let stationKeys: KeyObject[] = [];
+  const sent = value.publicKey || keys.fallbackKey;
+  if (!pinned && sent)
+    try {
+      stationKeys = [parseMeterPublicKey(sent)];
+    } catch (err) {
+      // A key in no form we read says nothing about the record: cannot tell, never forged.
+      if (err instanceof MeterKeyError) return { verified: null, problem: `the station's key: ${err.message}` };
+      throw err;
+    }
   const verified = verifyOcmfRecord(record, pinned ? keys.pinned : stationKeys);
   return {
     verified,
@@ -120,6 +127,13 @@ export function signedEnergyWh(
   const reading = candidates.find((r) => /(^|[:.-])0?1\.0?8\.0/.test(r.id ?? '')) ?? candidates[0];
   if (reading?.value === undefined) return undefined;
   const scale = reading.unit === 'kWh' ? 1000 : 1;
-  const decimals = String(reading.value).split('.')[1]?.length ?? 0;
+  const decimals = decimalsWritten(reading.valueText ?? String(reading.value));
   return { wh: reading.value * scale, toleranceWh: Math.max(0.5, (scale * 10 ** -decimals) / 2) };
+}
+
+/** The decimals a number token is written to: "12.000" 3, "12" 0, "1.25e1" 1 (its exponent shifts them). */
+function decimalsWritten(token: string): number {
+  const [mantissa = '', exponent = '0'] = token.toLowerCase().split('e');
+  const fraction = mantissa.split('.')[1]?.length ?? 0;
+  return Math.max(0, fraction - Number(exponent));
 }

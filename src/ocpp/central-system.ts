@@ -19,7 +19,7 @@ import { SignCertificateThrottle } from './sign-certificate-throttle.js';
 import { accessChanged } from './station-access.js';
 import { createStationCommands, type StationCommands } from './station-commands.js';
 import { openStationConnection, type SharedHandlerDeps } from './station-connection.js';
-import { createListener } from './station-listener.js';
+import { createListener, type StationCa } from './station-listener.js';
 import { admitStationUpgrades } from './upgrade-admission.js';
 
 export interface CentralSystemOptions {
@@ -41,15 +41,6 @@ export type ConnectionListener = (change: {
   connected: boolean;
   protocol: string | undefined;
 }) => void;
-
-export interface StationCa {
-  /**
-   * Present once the CA exists: always under profile 3 (made at start), else after a first SignCertificate or `station
-   * cert`.
-   */
-  certificate?: string;
-  issue(csrPem: string, stationId: string): Promise<string>;
-}
 
 export interface CentralSystem {
   /** The bound OCPP port (ocpp.port 0 lets the OS choose). */

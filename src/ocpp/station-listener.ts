@@ -4,8 +4,17 @@ import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { readConfiguredFile, type Config } from '../config/index.js';
 import type { ServedCertificate } from '../health/index.js';
-import type { StationCa } from './central-system.js';
 import type { ClientCertificate } from './station-access.js';
+
+/** The gateway's station CA, which the listener trusts for client certificates (security profile 3). */
+export interface StationCa {
+  /**
+   * Present once the CA exists: always under profile 3 (made at start), else after a first SignCertificate or `station
+   * cert`.
+   */
+  certificate?: string;
+  issue(csrPem: string, stationId: string): Promise<string>;
+}
 
 /**
  * Profiles 0 and 1 listen in plain HTTP; 2 and 3 in TLS 1.2+ with ocpp.tls. Profile 3 asks every station for a

@@ -2,8 +2,7 @@ import { v7 as timeOrderedUuid } from 'uuid';
 import type { EventType } from '../config/index.js';
 import { statement, type Database } from '../store/index.js';
 import { QUEUE_FULL } from './dead-reasons.js';
-import type { QueueKey } from './delivery-store.js';
-import { queueSize } from './queue-size.js';
+import { queueSize, type QueueKey } from './queue-size.js';
 
 /** A domain event as the outbox stores it: the envelope's fields other than the send-time timestamp. */
 export interface OutboxEvent {

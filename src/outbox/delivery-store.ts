@@ -2,14 +2,7 @@ import type { EventType } from '../config/index.js';
 import { bumpChangeCounter, inTransaction, statement, type Database } from '../store/index.js';
 import type { EventRecord } from './append.js';
 import type { DeadReason } from './dead-reasons.js';
-import { queueSize } from './queue-size.js';
-
-/** One (webhook, event type) FIFO queue: its pending delivery rows in id order. */
-export interface QueueKey {
-  siteId: string;
-  webhookId: string;
-  eventType: EventType;
-}
+import { queueSize, type QueueKey } from './queue-size.js';
 
 /** The head of a queue as a worker sends it (occurredAt of events from before migration 10: when they committed). */
 export interface PendingDelivery extends QueueKey, EventRecord {

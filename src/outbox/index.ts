@@ -15,9 +15,9 @@ export {
   queueId,
   type DeadLetter,
   type PendingDelivery,
-  type QueueKey,
   type ReplayResult,
   type StoredEvent,
 } from './delivery-store.js';
 export { QUEUE_FULL, RETRIES_EXHAUSTED, type DeadReason } from './dead-reasons.js';
+export type { QueueKey } from './queue-size.js';
 export { pruneDelivered, type PruneResult } from './prune-delivered.js';

@@ -1,5 +1,12 @@
 import { statement, type Database } from '../store/index.js';
-import type { QueueKey } from './delivery-store.js';
+import type { EventType } from '../config/index.js';
+
+/** One (webhook, event type) FIFO queue: its pending delivery rows in id order. */
+export interface QueueKey {
+  siteId: string;
+  webhookId: string;
+  eventType: EventType;
+}
 
 /** Pending deliveries of one queue: one row read (migration 6 keeps the count), whatever the backlog. */
 export function queueSize(db: Database, queue: QueueKey): number {

@@ -57,6 +57,8 @@ export interface KeptReadings {
   dropped: Array<{ context: string; why: string }>;
   /** Kept with verified false, and why. */
   unverified: Array<{ context: string; problem: string; againstPinnedKey: boolean }>;
+  /** Kept with verified null: the key the station sent is in no form read. */
+  unreadableKeys: Array<{ context: string; problem: string }>;
 }
 
 /** Who a reading belongs to: a transaction, or a 2.0.1 station's transaction no event has named the driver of yet. */
@@ -112,6 +114,7 @@ export class SignedReadings {
       kept: 0,
       dropped: [],
       unverified: [],
+      unreadableKeys: [],
     };
     if (readings.length === 0) return report;
     const pinned = this.pinnedKeys(owner.stationId);
@@ -133,6 +136,8 @@ export class SignedReadings {
           problem: verdict.problem ?? 'does not verify',
           againstPinnedKey,
         });
+      else if (verdict.verified === null && verdict.problem)
+        report.unreadableKeys.push({ context: reading.context, problem: verdict.problem });
       statement(
         this.ctx.db,
         `INSERT INTO signed_readings (transaction_id, station_id, station_transaction_id, connector_id, context, timestamp,

@@ -235,6 +235,20 @@ loadManagement: { minCurrentA: 0, raiseAfterS: 0, profileValidityS: 86401 }`),
     expect(example.code).toBe(0);
   });
 
+  it('check-config exits 2 on a charge point whose maxCurrentA is below loadManagement.minCurrentA, naming the key path', async () => {
+    const temp = tempSiteForTest();
+    writeFileSync(
+      temp.configPath,
+      `dataDir: ${temp.dataDir}\n${site('    chargePoints: [{ id: CP001-A, maxCurrentA: 6 }, { id: MB-1, maxCurrentA: 4, phases: 1, phase: L1 }]')}`,
+    );
+    const bad = await runCli(['check-config', '--config', temp.configPath]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(
+      `${temp.configPath}: sites[0].chargePoints[1].maxCurrentA: 4 is below loadManagement.minCurrentA (6): it could never be served`,
+    );
+    expect(bad.stderr).not.toContain('chargePoints[0]');
+  });
+
   it('refuses a bad circuit at start with exit 2 and on SIGHUP, naming the key path', async () => {
     const station = { id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1, 2] }] };
     const circuits = (chargePoint: string) => ({

@@ -104,6 +104,14 @@ describe('config', () => {
     );
   });
 
+  it('check-config names a mistyped signature.alg by its own key path and says what it may be, exit 2', async () => {
+    const bad = await runCli(['check-config', '--config', `${ROOT}/test/config/fixtures/signature-alg-typo.yaml`]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(
+      'signature-alg-typo.yaml: sites[0].webhooks[0].signature.alg: "ed25518" is none of ed25519, rsa-pss-sha512 (profile rfc9421), rsa-pss-sha256 (profile documented)',
+    );
+  });
+
   it('check-config --json lists every problem; exit 2', async () => {
     const bad = await runCliJson<{ ok: boolean; file: string; problems: string[] }>([
       'check-config',

@@ -100,6 +100,11 @@ describe('temporary circuit limits through the API (README "Circuits (load manag
       [{ maxCurrentA: -5, until: future }, 'maxCurrentA', /above 0/],
       [{ maxCurrentA: '16', until: future }, 'maxCurrentA', /number of amperes/],
       [{ maxCurrentA: 20_000, until: future }, 'maxCurrentA', /at most 10000/],
+      // The CLI's rule, shared: at least 0.1 A, to a tenth of an ampere (the precision of an OCPP limit).
+      [{ maxCurrentA: 1e-9, until: future }, 'maxCurrentA', /at least 0\.1 A/],
+      [{ maxCurrentA: 16.25, until: future }, 'maxCurrentA', /whole tenths of an ampere/],
+      [{ maxCurrentA: 16, until: '9999-12-31T23:59:59Z' }, 'until', /at most 366 days from now/],
+      [{ maxCurrentA: 16, until: inBrussels(Date.now() + 367 * 24 * HOUR_MS) }, 'until', /at most 366 days/],
     ];
     for (const [body, field, message] of invalid) {
       const answer = await put(body);
@@ -147,6 +152,12 @@ describe('temporary circuit limits through the API (README "Circuits (load manag
     expect(api.db.prepare('SELECT COUNT(*) FROM circuit_temporary_limits').pluck().get()).toBe(0);
     const siteControl = await put(valid, await api.token(api.createApp('control-s1')));
     expect(siteControl).toMatchObject({ status: 200, body: { effectiveMaxCurrentA: 16 } });
+    // The far end of the bound and a tenth of an ampere are taken.
+    const farthest = inBrussels(Date.now() + 365 * 24 * HOUR_MS);
+    expect(await put({ maxCurrentA: 24.5, until: farthest })).toMatchObject({
+      status: 200,
+      body: { temporaryLimit: { maxCurrentA: 24.5, until: farthest } },
+    });
   });
 
   it('an expired limit no longer applies: the stations are raised after until passes, with the usual damping', async () => {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  CHECKABLE_ALGORITHMS,
   OcmfFormatError,
   parseMeterPublicKey,
   parseOcmf,
@@ -12,7 +13,7 @@ import {
   verifySignedValue,
 } from '../../src/meter-signatures/index.js';
 import { tempDirForTest } from '../support/for-test.js';
-import { forged, meterKey, ocmfRecord, simulatedRecord } from '../support/ocmf.js';
+import { forged, meterKey, meterKeyForms, ocmfRecord, simulatedRecord } from '../support/ocmf.js';
 
 describe('OCMF records', () => {
   it('reads a record: the payload text exactly as signed, its readings, the signature with its defaults', () => {
@@ -176,6 +177,23 @@ describe('OCMF records', () => {
       wh: 12345,
       toleranceWh: 0.5,
     });
+    // The precision is the record's, as written: trailing zeros count ("12.000" is to the Wh).
+    expect(signedEnergyWh({ signedMeterData: ocmfRecord(key, { tx: 'E', kWh: '12.000' }) }, 'E')).toEqual({
+      wh: 12000,
+      toleranceWh: 0.5,
+    });
+    expect(signedEnergyWh({ signedMeterData: ocmfRecord(key, { tx: 'E', kWh: '12.300' }) }, 'E')).toEqual({
+      wh: 12300,
+      toleranceWh: 0.5,
+    });
+    expect(signedEnergyWh({ signedMeterData: ocmfRecord(key, { tx: 'E', kWh: '12' }) }, 'E')).toEqual({
+      wh: 12000,
+      toleranceWh: 500,
+    });
+    expect(signedEnergyWh({ signedMeterData: ocmfRecord(key, { tx: 'E', kWh: '1.25e1' }) }, 'E')).toEqual({
+      wh: 12500,
+      toleranceWh: 50,
+    });
     expect(signedEnergyWh({ signedMeterData: 'garbage' }, 'E')).toBeUndefined();
   });
 
@@ -191,5 +209,41 @@ describe('OCMF records', () => {
       expect(parseMeterPublicKey(text).equals(key.publicKey)).toBe(true);
     expect(() => parseMeterPublicKey('not a key')).toThrow(/PEM, or the hex or base64/);
     expect(() => parseMeterPublicKey('abcd')).toThrow(/not a public key/);
+  });
+
+  it('meter keys in every form the OCA note and OCPP 2.0.1 allow, every curve checked: Begin and End readings verify, forged ones do not', () => {
+    expect(CHECKABLE_ALGORITHMS).toEqual(expect.arrayContaining(['ECDSA-secp256r1-SHA256', 'ECDSA-secp384r1-SHA256']));
+    for (const algorithm of CHECKABLE_ALGORITHMS) {
+      const key = meterKey(algorithm);
+      for (const tx of ['B', 'E'] as const) {
+        const record = ocmfRecord(key, { tx, kWh: 12.5 });
+        for (const [form, publicKey] of Object.entries(meterKeyForms(key))) {
+          const value = { signedMeterData: record, signingMethod: key.algorithm, encodingMethod: 'OCMF', publicKey };
+          expect(parseMeterPublicKey(publicKey).equals(key.publicKey), `${algorithm}: ${form}`).toBe(true);
+          expect(verifySignedValue(value, { pinned: [] }), `${algorithm} ${tx}: ${form}`).toEqual({ verified: true });
+          const forgedValue = { ...value, signedMeterData: forged(record) };
+          expect(verifySignedValue(forgedValue, { pinned: [] }).verified, `${algorithm} ${tx}: ${form}`).toBe(false);
+        }
+      }
+    }
+  });
+
+  it('a station key in no form read: verified null (cannot tell) with why, never false', () => {
+    const key = meterKey();
+    const record = ocmfRecord(key, { tx: 'E', kWh: 3 });
+    const b64 = (text: string) => Buffer.from(text).toString('base64');
+    for (const publicKey of [
+      'not a key',
+      'oca:base16:asn1:',
+      'oca:base64:asn1:%%%',
+      b64('oca:base32:asn1:GEZDG'),
+      b64(`oca:base16:asn1:${key.publicKeyHex.slice(0, 40)}`),
+    ]) {
+      const verdict = verifySignedValue(
+        { signedMeterData: record, signingMethod: key.algorithm, encodingMethod: 'OCMF', publicKey },
+        { pinned: [] },
+      );
+      expect(verdict, publicKey).toEqual({ verified: null, problem: expect.stringMatching(/^the station's key: /) });
+    }
   });
 });

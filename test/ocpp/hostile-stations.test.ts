@@ -227,4 +227,40 @@ describe('hostile input from stations (issue 35)', () => {
       'TransactionEvent names no EVSE and none is known for its transaction: answered, no event': 40,
     });
   });
+
+  it('3,000 SecurityEventNotifications a minute from a 1.6 and a 2.0.1 station: all answered, ten lines each, the rest counted and summarised', async () => {
+    const t = await daemonForTest(siteWith([], [CP001, EV201]));
+    const legacy = await t.connect('CP001');
+    await legacy.boot();
+    const modern = await stationV201ForTest(t.url, 'EV201');
+    await modern.boot();
+    const flood = 3000;
+    const timestamp = new Date().toISOString();
+    const answers = await Promise.all([
+      ...Array.from({ length: flood }, (_, i) =>
+        legacy.call('SecurityEventNotification', { type: 'TamperDetectionActivated', timestamp, techInfo: `${i}` }),
+      ),
+      ...Array.from({ length: flood }, (_, i) =>
+        modern.call('SecurityEventNotification', { type: 'TamperDetectionActivated', timestamp, techInfo: `${i}` }),
+      ),
+    ]);
+    expect(answers.every((a) => JSON.stringify(a) === '{}')).toBe(true);
+    const lines = t.logs.filter((l) => String(l.msg).startsWith('security event'));
+    for (const stationId of ['CP001', 'EV201']) {
+      const own = lines.filter((l) => l.stationId === stationId);
+      expect(own, stationId).toHaveLength(10);
+      expect(
+        own.every((l) => l.level === 40 && l.type === 'TamperDetectionActivated'),
+        stationId,
+      ).toBe(true);
+    }
+    await Promise.all([legacy.close(), modern.close()]);
+    await expect.poll(() => t.logged('repeated warnings, summarised').length).toBe(2);
+    expect(t.logged('repeated warnings, summarised').map((l) => [l.stationId, l.repeated])).toEqual(
+      expect.arrayContaining([
+        ['CP001', { 'security event from station': flood - 10 }],
+        ['EV201', { 'security event from station': flood - 10 }],
+      ]),
+    );
+  });
 });

@@ -3,11 +3,11 @@ import { openDatabase } from '../../src/store/index.js';
 import { exitOf, runCli, runCliJson } from '../support/cli.js';
 import { PROCESS_TEST_TIMEOUT_MS, siteWith } from '../support/daemon.js';
 import { spawnDaemonForTest, stationForTest, tempSiteForTest } from '../support/for-test.js';
-import { independentlyVerified, meterKey, ocmfRecord } from '../support/ocmf.js';
+import { independentlyVerified, meterKey, meterKeyForms, ocmfRecord } from '../support/ocmf.js';
 
 describe('signed meter values across processes (README "Signed meter values")', () => {
   it(
-    'kill -9 between the Begin reading and the stop: the acknowledged reading survives, the stop carries both; show and export print them, every exported line verifies',
+    'kill -9 between the Begin reading (its key in the OCA envelope) and the stop: the acknowledged reading survives, the stop carries both, verified; show and export print them, every exported line verifies',
     async () => {
       const temp = tempSiteForTest({
         log: { level: 'info' },
@@ -18,7 +18,8 @@ describe('signed meter values across processes (README "Signed meter values")', 
         signedMeterData: ocmfRecord(meter, { tx: 'B', kWh: 1.5 }),
         signingMethod: meter.algorithm,
         encodingMethod: 'OCMF',
-        publicKey: meter.publicKeyHex,
+        // The form the OCA note prescribes; the End reading after the restart is checked against it too.
+        publicKey: meterKeyForms(meter)['base64 of oca:base16:asn1 (the note)'],
       });
       // SD in base64 (SE base64), as some meters write it.
       const end = ocmfRecord(meter, { tx: 'E', kWh: 4.25 }, { encoding: 'base64' });

@@ -7,7 +7,7 @@ import {
   MAX_SIGNED_READING_CHARS,
   MAX_SIGNED_SAMPLES_PER_TRANSACTION,
 } from '../../src/site/index.js';
-import { forged, meterKey, ocmfRecord, simulatedRecord, type MeterKey } from '../support/ocmf.js';
+import { forged, meterKey, meterKeyForms, ocmfRecord, simulatedRecord, type MeterKey } from '../support/ocmf.js';
 import { expectSignedWebhook, jwksSigningKey } from '../webhooks/harness.js';
 
 const CP001 = { id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1, 2] }] };
@@ -169,6 +169,101 @@ describe('signed meter values (README "Signed meter values")', () => {
     expect((await api.call('GET', '/transactions/abc', { token })).status).toBe(400);
   });
 
+  it("keys in the OCA note's envelope from a 1.6 and a 2.0.1 station verify, Begin, periodic and End; a key in no form read is null with a warning", async () => {
+    const { partner, api } = await signedSite({ webhookDelivery: { signedMeterValues: 'all' } });
+    const legacy = await api.connect('CP001');
+    await legacy.boot();
+    const modern = await stationV201ForTest(api.url, 'EV201');
+    await modern.boot();
+    const odd = await api.connect('CP002');
+    await odd.boot();
+
+    const meter16 = meterKey('P-256');
+    const key16 = meterKeyForms(meter16)['base64 of oca:base16:asn1 (the note)']!;
+    const tx16 = await legacy.startTransaction({ connectorId: 1, idTag: 'TAG-16', meterStart: 1000 });
+    const json16 = (record: string) =>
+      JSON.stringify({ signedMeterData: record, signingMethod: '', encodingMethod: 'OCMF', publicKey: key16 });
+    await legacy.signedMeterValue({
+      connectorId: 1,
+      transactionId: tx16,
+      value: json16(ocmfRecord(meter16, { tx: 'B', kWh: 1 })),
+      context: 'Transaction.Begin',
+    });
+    await legacy.signedMeterValue({
+      connectorId: 1,
+      transactionId: tx16,
+      value: json16(ocmfRecord(meter16, { tx: 'T', kWh: 1.5 })),
+      context: 'Sample.Periodic',
+    });
+    await legacy.stopTransaction({
+      transactionId: tx16,
+      meterStop: 2000,
+      signedValues: [{ value: json16(ocmfRecord(meter16, { tx: 'E', kWh: 2 })) }],
+    });
+
+    const meter201 = meterKey('P-384');
+    const key201 = meterKeyForms(meter201)['base64 of oca:base64:asn1']!;
+    const b64 = (record: string) => Buffer.from(record).toString('base64');
+    const stationTx = modern.newTransactionId();
+    modern.meterWh = 1000;
+    await modern.transactionEvent('Started', stationTx, {
+      evseId: 1,
+      idToken: 'TAG-201',
+      signedMeterValue: {
+        signedMeterData: b64(ocmfRecord(meter201, { tx: 'B', kWh: 1 })),
+        signingMethod: '',
+        encodingMethod: 'OCMF',
+        publicKey: key201,
+      },
+    });
+    modern.meterWh = 4000;
+    await modern.transactionEvent('Ended', stationTx, {
+      signedMeterValue: {
+        signedMeterData: b64(ocmfRecord(meter201, { tx: 'E', kWh: 4 })),
+        signingMethod: '',
+        encodingMethod: 'OCMF',
+        publicKey: '',
+      },
+    });
+
+    const meterOdd = meterKey();
+    const unreadable = b64('oca:base32:asn1:GEZDGNBVGY3TQOJQ');
+    const txOdd = await odd.startTransaction({ connectorId: 1, idTag: 'TAG-ODD', meterStart: 0 });
+    await odd.stopTransaction({
+      transactionId: txOdd,
+      meterStop: 3000,
+      signedValues: [
+        {
+          value: JSON.stringify({
+            signedMeterData: ocmfRecord(meterOdd, { tx: 'E', kWh: 3 }),
+            encodingMethod: 'OCMF',
+            publicKey: unreadable,
+          }),
+        },
+      ],
+    });
+
+    await partner.waitForCount(3, 20_000);
+    const stops = partner.requests.map((r) => r.json<{ payload: Payload }>().payload);
+    const of = (stationId: string) => stops.find((p) => p.stationId === stationId)!.signedMeterValues;
+    expect(of('CP001')).toEqual([
+      expect.objectContaining({ context: 'Transaction.Begin', publicKey: key16, verified: true, consistent: true }),
+      expect.objectContaining({ context: 'Sample.Periodic', publicKey: key16, verified: true }),
+      expect.objectContaining({ context: 'Transaction.End', publicKey: key16, verified: true, consistent: true }),
+    ]);
+    expect(of('EV201')).toEqual([
+      expect.objectContaining({ context: 'Transaction.Begin', publicKey: key201, verified: true, consistent: true }),
+      expect.objectContaining({ context: 'Transaction.End', publicKey: null, verified: true, consistent: true }),
+    ]);
+    expect(of('CP002')).toEqual([
+      expect.objectContaining({ context: 'Transaction.End', publicKey: unreadable, verified: null, consistent: true }),
+    ]);
+    const warning = await eventually(() =>
+      api.logs.find((l) => l.level === 40 && String(l.msg).includes('public key in no form read')),
+    );
+    expect(warning).toMatchObject({ stationId: 'CP002', context: 'Transaction.End' });
+  });
+
   it('forged, foreign-key, simulated and garbage readings: answered, billed, kept with verified false; a pinned-key failure warns on the log and /health naming the station', async () => {
     const pinned = meterKey();
     const foreign = meterKey();
@@ -251,6 +346,31 @@ describe('signed meter values (README "Signed meter values")', () => {
       pinnedKeyFailures: [expect.objectContaining({ stationId: 'CP001', readings: 2 })],
     });
     expect(health.status).toBe('warning');
+  });
+
+  it('consistent takes the precision of an End reading from RV as the record writes it: "12.000" kWh is to the Wh', async () => {
+    const { partner, api } = await signedSite();
+    const station = await api.connect('CP001');
+    await station.boot();
+    const meter = meterKey();
+    const stops = [
+      { rv: '12.000', meterStop: 12_499, consistent: false },
+      { rv: '12.300', meterStop: 12_340, consistent: false },
+      { rv: '12.300', meterStop: 12_300, consistent: true },
+    ];
+    for (const { rv, meterStop } of stops) {
+      const tx = await station.startTransaction({ connectorId: 1, idTag: 'TAG', meterStart: 0 });
+      await station.stopTransaction({
+        transactionId: tx,
+        meterStop,
+        signedValues: [{ value: ocmfRecord(meter, { tx: 'E', kWh: rv }) }],
+      });
+    }
+    await partner.waitForCount(stops.length, 20_000);
+    const payloads = partner.requests.map((r) => r.json<{ payload: Payload }>().payload);
+    expect(payloads.map((p) => [p.meterStop, p.signedMeterValues![0]!.consistent])).toEqual(
+      stops.map((s) => [s.meterStop / 1000, s.consistent]),
+    );
   });
 
   it('webhookDelivery.signedMeterValues all carries the periodic readings too, none carries none; no signed reading, no key', async () => {

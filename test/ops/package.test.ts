@@ -12,11 +12,11 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { stringify } from 'yaml';
 import { pinnedNodeVersion } from '../../src/cli/runtime.js';
-import { DATABASE_FILE } from '../../src/store/index.js';
-import { ROOT } from '../support/cli.js';
+import { DATABASE_FILE, KEYSTORE_FILE } from '../../src/store/index.js';
+import { ROOT, runCli } from '../support/cli.js';
 import { PROCESS_TEST_TIMEOUT_MS } from '../support/daemon.js';
 import {
   contentsOf,
@@ -155,7 +155,7 @@ describe.skipIf(!dpkgDebFound)('npm run package: the .deb and .tar.gz for amd64 
       expect(info).toMatch(
         /^ Depends: libc6 \(>= 2\.28\), libstdc\+\+6, libgcc-s1, systemd, init-system-helpers \(>= 1\.54~\)$/m,
       );
-      for (const script of ['postinst', 'prerm', 'postrm'])
+      for (const script of ['preinst', 'postinst', 'prerm', 'postrm'])
         expect(info).toMatch(new RegExp(`^ +\\d+ bytes, +\\d+ lines +\\* +${script} +#!/bin/sh$`, 'm'));
 
       const listing = (await run('dpkg-deb', ['--contents', file], { maxBuffer: 64 * 1024 * 1024 })).stdout
@@ -328,6 +328,65 @@ describe.skipIf(!dpkgDebFound)('npm run package: the .deb and .tar.gz for amd64 
     PROCESS_TEST_TIMEOUT_MS,
   );
 
+  it(
+    'an upgrade stops the running daemon before dpkg unpacks the new files (preinst), in this root only',
+    async () => {
+      const control = path.join(out, 'control');
+      await run('dpkg-deb', ['--control', deb('amd64'), control]);
+      const configPath = path.join(root, 'preinst-config.yaml');
+      writeFileSync(
+        configPath,
+        stringify({ ...baseConfig(path.join(root, 'var/lib/chargegate-preinst')), log: { level: 'info' } }),
+      );
+      const daemon = spawn(path.join(root, 'usr/bin/chargegate'), ['run', '--config', configPath], {
+        env: { PATH: '/usr/local/bin:/usr/bin:/bin' },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      onTestFinished(() => {
+        if (daemon.exitCode === null) daemon.kill('SIGKILL');
+      });
+      const exited = new Promise<number | null>((resolve) => daemon.once('exit', resolve));
+      let logs = '';
+      await new Promise<void>((resolve, reject) => {
+        daemon.stdout.on('data', (chunk: Buffer) => {
+          logs += chunk.toString();
+          if (logs.includes('"msg":"chargegate ready"')) resolve();
+        });
+        daemon.once('exit', (code) => reject(new Error(`chargegate run exited ${code} before it was ready:\n${logs}`)));
+      });
+      // The unit's stop as systemd does it: SIGTERM to the main process, returning once it has exited.
+      const bin = path.join(out, 'systemd-bin');
+      mkdirSync(bin);
+      const calls = path.join(out, 'systemd-calls');
+      writeFileSync(
+        path.join(bin, 'deb-systemd-invoke'),
+        `#!/bin/sh\necho "$*" >>${calls}\n[ "$1" = stop ] || exit 0\nkill -TERM ${daemon.pid}\nwhile kill -0 ${daemon.pid} 2>/dev/null; do sleep 0.1; done\n`,
+        { mode: 0o755 },
+      );
+      // In a mount namespace of its own, where /run says systemd runs, as it does on a gateway.
+      const preinst = (env: Record<string, string>) =>
+        run(
+          'unshare',
+          [
+            '--mount',
+            'sh',
+            '-c',
+            `mount -t tmpfs tmpfs /run && mkdir -p /run/systemd/system && exec sh "$0" upgrade ${VERSION}`,
+            path.join(control, 'preinst'),
+          ],
+          { env: { PATH: `${bin}:/usr/local/bin:/usr/bin:/bin`, ...env }, timeout: 60_000 },
+        );
+      // Into another root (dpkg --root): that root's services are not this systemd's.
+      await preinst({ DPKG_ROOT: root });
+      expect(existsSync(calls)).toBe(false);
+      expect(daemon.exitCode).toBeNull();
+      await preinst({});
+      expect(readFileSync(calls, 'utf8')).toBe('stop chargegate.service\n');
+      expect(await exited).toBe(0);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
   it('removing keeps the config, the passphrase and the data; purging deletes them', async () => {
     await dpkg(root, '--remove', 'chargegate');
     expect(existsSync(path.join(root, PROGRAM)), PROGRAM).toBe(false);
@@ -349,4 +408,40 @@ describe.skipIf(!dpkgDebFound)('npm run package: the .deb and .tar.gz for amd64 
       expect(existsSync(path.join(root, gone)), gone).toBe(false);
     }
   });
+
+  it(
+    'purging with dataDir outside /var/lib/chargegate keeps the passphrase with the keystore only it opens',
+    async () => {
+      await dpkg(root, '--install', deb('amd64'));
+      const configPath = path.join(root, 'etc/chargegate/chargegate.yaml');
+      writeFileSync(
+        configPath,
+        readFileSync(configPath, 'utf8').replace(/^dataDir: .*$/m, 'dataDir: /srv/chargegate/'),
+      );
+      const credentials = path.join(root, 'etc/chargegate/credentials');
+      const passphrase = readFileSync(path.join(credentials, 'keystore-passphrase'), 'utf8');
+      // The keystore the service makes at its first start, encrypted with the passphrase systemd gives it.
+      const moved = path.join(root, 'srv/chargegate');
+      const movedConfig = path.join(out, 'moved-config.yaml');
+      writeFileSync(movedConfig, stringify(baseConfig(moved)));
+      const service = { PATH: '/usr/local/bin:/usr/bin:/bin', CREDENTIALS_DIRECTORY: credentials };
+      await run(path.join(root, 'usr/bin/chargegate'), ['keys', 'list', '--config', movedConfig], { env: service });
+      expect(existsSync(path.join(moved, KEYSTORE_FILE))).toBe(true);
+
+      const { stderr } = await dpkg(root, '--purge', 'chargegate');
+      expect(stderr).toContain('kept /etc/chargegate: the keystore in dataDir /srv/chargegate opens only with');
+      expect(existsSync(path.join(root, PROGRAM))).toBe(false);
+      expect(existsSync(path.join(root, 'var/lib/chargegate'))).toBe(false);
+      expect(readFileSync(path.join(credentials, 'keystore-passphrase'), 'utf8')).toBe(passphrase);
+      // Both kept, and the one still opens the other; another passphrase does not.
+      expect(
+        await runCli(['keys', 'rotate', '--config', movedConfig], { env: { CREDENTIALS_DIRECTORY: credentials } }),
+      ).toMatchObject({ code: 0 });
+      const wrong = await runCli(['keys', 'rotate', '--config', movedConfig], {
+        env: { CHARGEGATE_KEYSTORE_PASSPHRASE: 'not-the-passphrase' },
+      });
+      expect(wrong.code).not.toBe(0);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });

@@ -9,26 +9,69 @@ export interface MeterKey {
   publicKey: KeyObject;
   /** Hex of the DER SubjectPublicKeyInfo, as meters print it. */
   publicKeyHex: string;
-  algorithm: 'ECDSA-secp256r1-SHA256' | 'ECDSA-secp384r1-SHA256';
+  /** The record's `SA`. */
+  algorithm: string;
 }
 
-export function meterKey(curve: 'P-256' | 'P-384' = 'P-256'): MeterKey {
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: curve });
+/** OCMF's signature algorithms and the curve each names, as OpenSSL calls it. */
+export const OCMF_CURVES: Readonly<Record<string, string>> = {
+  'ECDSA-secp192k1-SHA256': 'secp192k1',
+  'ECDSA-secp192r1-SHA256': 'prime192v1',
+  'ECDSA-secp256k1-SHA256': 'secp256k1',
+  'ECDSA-secp256r1-SHA256': 'prime256v1',
+  'ECDSA-secp384r1-SHA256': 'secp384r1',
+  'ECDSA-brainpool256r1-SHA256': 'brainpoolP256r1',
+};
+
+/** A meter's key pair: P-256, P-384, or the curve of any OCMF algorithm named. */
+export function meterKey(curve: 'P-256' | 'P-384' | keyof typeof OCMF_CURVES = 'P-256'): MeterKey {
+  const algorithm = curve === 'P-256' ? 'ECDSA-secp256r1-SHA256' : curve === 'P-384' ? 'ECDSA-secp384r1-SHA256' : curve;
+  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: OCMF_CURVES[algorithm]! });
   return {
     privateKey,
     publicKey,
     publicKeyHex: publicKey.export({ type: 'spki', format: 'der' }).toString('hex'),
-    algorithm: curve === 'P-256' ? 'ECDSA-secp256r1-SHA256' : 'ECDSA-secp384r1-SHA256',
+    algorithm,
   };
 }
 
-/** An OCMF record of one energy reading, TX B or E, signed by key (SD hex DER unless base64 is asked). */
+/**
+ * A meter key in every form a station may send it in (README "Signed meter values"), by name: the OCA note's
+ * envelope base64'd as it prescribes, with and without `oca:` and base16 or base64 inside, the envelope bare, the
+ * note's example message's base64 of the hex, and the hex, base64 and PEM read before.
+ */
+export function meterKeyForms(key: MeterKey): Record<string, string> {
+  const hex = key.publicKeyHex;
+  const base64 = Buffer.from(hex, 'hex').toString('base64');
+  const pem = key.publicKey.export({ type: 'spki', format: 'pem' }).toString();
+  const b64 = (text: string) => Buffer.from(text).toString('base64');
+  return {
+    'base64 of oca:base16:asn1 (the note)': b64(`oca:base16:asn1:${hex}`),
+    'base64 of oca:base64:asn1': b64(`oca:base64:asn1:${base64}`),
+    'base64 of base16:asn1': b64(`base16:asn1:${hex.toUpperCase()}`),
+    'base64 of base64:asn1': b64(`base64:asn1:${base64}`),
+    'oca:base16:asn1, spaced as printed': `oca:base16:asn1:${hex.replace(/(.{4})/g, '$1 ')}`,
+    'oca:base64:asn1': `oca:base64:asn1:${base64}`,
+    'base16:asn1': `base16:asn1:${hex}`,
+    'base64:asn1': `base64:asn1:${base64}`,
+    "base64 of the hex (the note's example message)": b64(hex),
+    hex,
+    base64,
+    pem,
+    'base64 of the PEM': b64(pem),
+  };
+}
+
+/**
+ * An OCMF record of one energy reading, TX B or E, signed by key (SD hex DER unless base64 is asked). A kWh given as
+ * text is written as that number token, as a meter writes it ("12.000").
+ */
 export function ocmfRecord(
   key: MeterKey,
-  reading: { tx: 'B' | 'E' | 'T'; kWh: number; at?: Date; serial?: string },
+  reading: { tx: 'B' | 'E' | 'T'; kWh: number | string; at?: Date; serial?: string },
   options: { encoding?: 'hex' | 'base64' } = {},
 ): string {
-  const payload = JSON.stringify({
+  const written = JSON.stringify({
     FV: '1.0',
     GI: 'ACME Meter',
     GS: reading.serial ?? 'MTR-0001',
@@ -51,6 +94,8 @@ export function ocmfRecord(
       },
     ],
   });
+  const payload =
+    typeof reading.kWh === 'string' ? written.replace(`"RV":"${reading.kWh}"`, `"RV":${reading.kWh}`) : written;
   const encoding = options.encoding ?? 'hex';
   const sd = sign('sha256', Buffer.from(payload, 'utf8'), { key: key.privateKey, dsaEncoding: 'der' }).toString(
     encoding,

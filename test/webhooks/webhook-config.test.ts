@@ -57,7 +57,7 @@ describe('webhook config', () => {
     expect(
       refusal(withWebhook({ id: 'w', url: 'http://p', signature: { profile: 'rfc9421', alg: 'ed448' } })),
     ).toContain(
-      'sites[0].webhooks[0].signature: documented, rfc9421, or { profile: rfc9421, alg: ed25519 | rsa-pss-sha512 }',
+      'sites[0].webhooks[0].signature.alg: "ed448" is none of ed25519, rsa-pss-sha512 (profile rfc9421), rsa-pss-sha256 (profile documented)',
     );
     expect(refusal(withWebhook({ id: 'w', url: 'http://p', auth: { type: 'token' } }))).toContain(
       'sites[0].webhooks[0].auth.token',

@@ -241,9 +241,10 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
     return { status: 'UnknownVendorId' };
   });
 
-  // OCPP 1.6 security extension: logged; under the uplink queued for the CSMS like a transaction message.
+  // OCPP 1.6 security extension: a warning within the station's budget (a flood is counted, not written line by
+  // line); under the uplink queued for the CSMS like a transaction message.
   on('SecurityEventNotification', (params) => {
-    log.info({ type: params.type, techInfo: params.techInfo }, 'security event');
+    warn({ type: params.type, techInfo: params.techInfo }, 'security event from station');
     if (forwarder)
       site.together(() => forwarder.queue(stationId, { action: 'SecurityEventNotification', payload: params }));
     return {};

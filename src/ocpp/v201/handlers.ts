@@ -22,7 +22,7 @@ import { transactionEventHandler } from './transaction-events.js';
  * go into the station's queue in their own write, the others to the CSMS only while its link is up.
  */
 export function registerV201Handlers(client: StationClient, deps: StationHandlerDeps): void {
-  const { site, authorizer, config, logger: log, forwarder } = deps;
+  const { site, authorizer, config, logger: log, forwarder, warn } = deps;
   const stationId = client.session.stationId;
   const live = (action: string, payload: object): void => forwarder?.live(stationId, action, payload);
   const on = callRegistrar<Ocpp201Actions>(client, deps);
@@ -127,8 +127,9 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
     live('NotifyEvent', params);
     return {};
   });
+  // Within the station's warning budget: a flood is counted, not written line by line.
   on('SecurityEventNotification', (params) => {
-    log.warn({ type: params.type, techInfo: params.techInfo }, 'security event from station');
+    warn({ type: params.type, techInfo: params.techInfo }, 'security event from station');
     if (forwarder)
       site.together(() => forwarder.queue(stationId, { action: 'SecurityEventNotification', payload: params }));
     return {};
