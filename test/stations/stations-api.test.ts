@@ -138,7 +138,7 @@ describe('stations API', () => {
     );
   });
 
-  it('a token without stations:operate gets 403 for every operation; one without stations:read cannot list', async () => {
+  it('a token with only stations:read lists and reads the configuration, gets 403 for every other operation; one without cannot list', async () => {
     const reader = await api.token(api.createApp('readers'));
     expect((await api.call('GET', '/stations', { token: reader })).status).toBe(200);
     for (const [method, path, body] of [
@@ -148,7 +148,6 @@ describe('stations API', () => {
       ['POST', 'trigger', { message: 'Heartbeat' }],
       ['POST', 'clear-cache', undefined],
       ['POST', 'report', undefined],
-      ['GET', 'configuration', undefined],
       ['PUT', 'configuration', { key: 'HeartbeatInterval', value: '60' }],
     ] as const) {
       const refused = await api.call(method, `/stations/CP001/${path}`, {
@@ -159,6 +158,16 @@ describe('stations API', () => {
       expect(refused.body).toMatchObject({ error: 'insufficient_scope' });
       expect(refused.headers.get('www-authenticate')).toContain('stations:operate');
     }
+    // Reading the configuration is a read (contract 11.1).
+    cp001.handle('GetConfiguration', () => ({
+      configurationKey: [{ key: 'HeartbeatInterval', readonly: false, value: '300' }],
+    }));
+    expect(
+      await api.call('GET', '/stations/CP001/configuration?key=HeartbeatInterval', { token: reader }),
+    ).toMatchObject({
+      status: 200,
+      body: { action: 'GetConfiguration', result: { configurationKey: [{ key: 'HeartbeatInterval', value: '300' }] } },
+    });
     const chargePointsOnly = await api.token(api.createApp('charge-points'));
     expect(await api.call('GET', '/stations', { token: chargePointsOnly })).toMatchObject({
       status: 403,
