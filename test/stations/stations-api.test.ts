@@ -241,6 +241,33 @@ describe('stations API', () => {
     expect(kept.n).toBe(50);
   });
 
+  it("records and logs a credential's new value as hidden, and no read's result", async () => {
+    cp001.handle('ChangeConfiguration', () => ({ status: 'Accepted' }));
+    const secret = 'a3f9c1d2e4b5a6f7';
+    const set = await api.call('PUT', '/stations/CP001/configuration', {
+      token: operator,
+      body: { key: 'AuthorizationKey', value: secret },
+    });
+    expect(set.status).toBe(200);
+    cp001.handle('GetConfiguration', () => ({
+      configurationKey: [{ key: 'HeartbeatInterval', readonly: false, value: '300' }],
+    }));
+    expect((await api.call('GET', '/stations/CP001/configuration', { token: operator })).status).toBe(200);
+    const [read, changed] = (await api.call('GET', '/stations/CP001', { token: operator })).body
+      .operations as unknown[];
+    expect(changed).toMatchObject({
+      action: 'ChangeConfiguration',
+      request: { key: 'AuthorizationKey', value: '(hidden)' },
+      answer: { status: 'Accepted' },
+    });
+    expect(read).toMatchObject({ action: 'GetConfiguration', request: { keys: [] }, answer: { status: 'Accepted' } });
+    expect(JSON.stringify(read)).not.toContain('HeartbeatInterval');
+    expect(JSON.stringify(api.logs)).not.toContain(secret);
+    expect(api.db.prepare('SELECT request FROM station_operations').all()).not.toContainEqual({
+      request: expect.stringContaining(secret),
+    });
+  });
+
   it('a 2.0.1 base report: GetBaseReport, its NotifyReport parts kept and shown, config get without keys reads them', async () => {
     const before = await api.call('GET', '/stations/CP201/configuration', { token: operator });
     expect(before).toMatchObject({ status: 409, body: { error: 'no_base_report' } });
