@@ -225,6 +225,11 @@ describe('stations API', () => {
         })
       ).body,
     ).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('Component.Variable') });
+    // Also for a station that is not connected: the request is wrong either way.
+    expect((await post('/stations/CP002/unlock', { connectorId: 2 })).body).toMatchObject({
+      error: 'invalid_request',
+      message: expect.stringContaining('station "CP002" has connectors 1'),
+    });
     expect(unlocks).toBe(0);
   });
 
