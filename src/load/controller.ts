@@ -1,5 +1,5 @@
 import { shareFairly, sharesOf } from './allocation.js';
-import { failsafeOf, loadModel, oversteps } from './circuit-load.js';
+import { connectorsBelow, failsafeOf, loadModel, oversteps } from './circuit-load.js';
 import { nextPlace, servingOrder } from './rotation.js';
 import type {
   ConnectorDecision,
@@ -10,7 +10,7 @@ import type {
   Observation,
 } from './types.js';
 
-export const INITIAL_CONTROLLER_STATE: ControllerState = { connectors: {} };
+export const INITIAL_CONTROLLER_STATE: ControllerState = { connectors: {}, drawUnknown: [] };
 
 /**
  * Changes smaller than this are not sent (a station re-planning for 0.3 A gains nothing), unless a limit needs the
@@ -23,13 +23,16 @@ const DEAD_BAND_TENTHS = 10;
  * the step before remembered, the allowance of every charging connector and what to send. Shares follow the
  * allocation at once downward and after raiseAfterS of shares at least 1 A higher upward, to the lowest of them
  * (the headroom that held all along); a connector that starts charging runs on its TxDefaultProfile, at the
- * fail-safe, until then. Below a lost meter, the fail-safe at once.
+ * fail-safe, until then. The first reading with a car's draw starts the raises on its metered circuits afresh: until
+ * then its draw counted as other load there, and the shares seen were too low to hold on to (issue 42). Below a lost
+ * meter, the fail-safe at once.
  */
 export function controlLoad(site: LoadSite, observed: Observation, previous: ControllerState): ControllerStep {
   const { atMs } = observed;
   const model = loadModel(site, observed);
   const { ordered, inTurn, turnMs } = servingOrder(model.sharing, previous.connectors, model.limits, atMs);
   const shares = sharesOf(site, model, shareFairly(model.limits, ordered, site.settings, inTurn));
+  const afresh = drawJustKnown(site, observed, previous);
 
   const memory: Record<string, ConnectorMemory> = {};
   const previousAllowedA = new Map<string, number>();
@@ -52,9 +55,10 @@ export function controlLoad(site: LoadSite, observed: Observation, previous: Con
       memory[connectorId] = { allowedA: Math.min(fromA, shareA), place };
       continue;
     }
-    const raise = before?.raise
-      ? { sinceMs: before.raise.sinceMs, toA: Math.min(before.raise.toA, shareA) }
-      : { sinceMs: atMs, toA: shareA };
+    const raise =
+      before?.raise && !afresh.has(connectorId)
+        ? { sinceMs: before.raise.sinceMs, toA: Math.min(before.raise.toA, shareA) }
+        : { sinceMs: atMs, toA: shareA };
     const raised = atMs - raise.sinceMs >= site.settings.raiseAfterS * 1000;
     allowedA.set(connectorId, raised ? raise.toA : fromA);
     memory[connectorId] = raised ? { allowedA: raise.toA, place } : { allowedA: fromA, place, raise };
@@ -83,7 +87,22 @@ export function controlLoad(site: LoadSite, observed: Observation, previous: Con
       ...(allowed === previousAllowedA.get(connectorId) ? {} : { sendA: allowed }),
     };
   });
-  return { connectors, circuits: model.circuits, state: { connectors: memory } };
+  const drawUnknown = observed.sessions.filter((s) => s.drawnA === undefined).map((s) => s.connectorId);
+  return { connectors, circuits: model.circuits, state: { connectors: memory, drawUnknown } };
+}
+
+/** The connectors on a metered circuit with a car whose draw is told for the first time at this step. */
+function drawJustKnown(site: LoadSite, observed: Observation, previous: ControllerState): Set<string> {
+  const known = new Set(observed.sessions.filter((s) => s.drawnA !== undefined).map((s) => s.connectorId));
+  const told = previous.drawUnknown.filter((id) => known.has(id));
+  if (told.length === 0) return new Set();
+  return new Set(
+    site.circuits
+      .filter((c) => c.metered)
+      .map((c) => connectorsBelow(site, c.id).map((k) => k.id))
+      .filter((ids) => ids.some((id) => told.includes(id)))
+      .flat(),
+  );
 }
 
 /** Allowances compared in the tenths of an ampere they are sent in, free of floating-point residue. */

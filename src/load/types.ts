@@ -115,6 +115,8 @@ export interface ConnectorMemory {
 
 export interface ControllerState {
   connectors: Readonly<Record<string, ConnectorMemory>>;
+  /** Charging connectors whose car's draw was not known at the step: the first reading with it restarts raises. */
+  drawUnknown: readonly string[];
 }
 
 export interface ControllerStep {
