@@ -37,63 +37,63 @@ export function controlLoad(site: LoadSite, observed: Observation, previous: Con
   const memory: Record<string, ConnectorMemory> = {};
   const previousAllowedA = new Map<string, number>();
   const allowedA = new Map<string, number>();
-  for (const { connectorId, state, shareA } of shares) {
+  for (const { connectorKey, state, shareA } of shares) {
     if (state === 'uncontrolled') continue;
-    const connector = site.connectors.find((k) => k.id === connectorId);
-    const before = previous.connectors[connectorId];
+    const connector = site.connectors.find((k) => k.id === connectorKey);
+    const before = previous.connectors[connectorKey];
     const fromA = before?.allowedA ?? (connector ? failsafeOf(site, connector) : 0);
-    previousAllowedA.set(connectorId, fromA);
+    previousAllowedA.set(connectorKey, fromA);
     if (state === 'failsafe') {
-      allowedA.set(connectorId, shareA);
-      memory[connectorId] = { allowedA: shareA, place: before?.place ?? { served: false, sinceMs: atMs } };
+      allowedA.set(connectorKey, shareA);
+      memory[connectorKey] = { allowedA: shareA, place: before?.place ?? { served: false, sinceMs: atMs } };
       continue;
     }
-    const place = nextPlace(before?.place, state === 'sharing', turnMs.get(connectorId) ?? 0, atMs);
+    const place = nextPlace(before?.place, state === 'sharing', turnMs.get(connectorKey) ?? 0, atMs);
     if (tenths(shareA) < tenths(fromA) + DEAD_BAND_TENTHS) {
       // Lower (the dead band is settled below, against the limits) or hold: a raise under 1 A is not one.
-      allowedA.set(connectorId, Math.min(fromA, shareA));
-      memory[connectorId] = { allowedA: Math.min(fromA, shareA), place };
+      allowedA.set(connectorKey, Math.min(fromA, shareA));
+      memory[connectorKey] = { allowedA: Math.min(fromA, shareA), place };
       continue;
     }
     const raise =
-      before?.raise && !afresh.has(connectorId)
+      before?.raise && !afresh.has(connectorKey)
         ? { sinceMs: before.raise.sinceMs, toA: Math.min(before.raise.toA, shareA) }
         : { sinceMs: atMs, toA: shareA };
     const raised = atMs - raise.sinceMs >= site.settings.raiseAfterS * 1000;
-    allowedA.set(connectorId, raised ? raise.toA : fromA);
-    memory[connectorId] = raised ? { allowedA: raise.toA, place } : { allowedA: fromA, place, raise };
+    allowedA.set(connectorKey, raised ? raise.toA : fromA);
+    memory[connectorKey] = raised ? { allowedA: raise.toA, place } : { allowedA: fromA, place, raise };
   }
 
   // A lowering under 1 A is not sent when the limits hold without it.
-  for (const { connectorId, state } of shares) {
-    const fromA = previousAllowedA.get(connectorId) ?? 0;
-    const toA = allowedA.get(connectorId) ?? 0;
-    const entry = memory[connectorId];
+  for (const { connectorKey, state } of shares) {
+    const fromA = previousAllowedA.get(connectorKey) ?? 0;
+    const toA = allowedA.get(connectorKey) ?? 0;
+    const entry = memory[connectorKey];
     if (state !== 'sharing' && state !== 'waiting') continue;
     if (!entry || tenths(fromA) <= tenths(toA) || tenths(fromA) - tenths(toA) >= DEAD_BAND_TENTHS) continue;
-    allowedA.set(connectorId, fromA);
-    if (oversteps(model.limits, allowedA)) allowedA.set(connectorId, toA);
-    else memory[connectorId] = { ...entry, allowedA: fromA };
+    allowedA.set(connectorKey, fromA);
+    if (oversteps(model.limits, allowedA)) allowedA.set(connectorKey, toA);
+    else memory[connectorKey] = { ...entry, allowedA: fromA };
   }
 
-  const connectors = shares.map(({ connectorId, state, shareA }): ConnectorDecision => {
-    if (state === 'uncontrolled') return { connectorId, state, shareA, allowedA: shareA };
-    const allowed = allowedA.get(connectorId) ?? 0;
+  const connectors = shares.map(({ connectorKey, state, shareA }): ConnectorDecision => {
+    if (state === 'uncontrolled') return { connectorKey, state, shareA, allowedA: shareA };
+    const allowed = allowedA.get(connectorKey) ?? 0;
     return {
-      connectorId,
+      connectorKey,
       state,
       shareA,
       allowedA: allowed,
-      ...(allowed === previousAllowedA.get(connectorId) ? {} : { sendA: allowed }),
+      ...(allowed === previousAllowedA.get(connectorKey) ? {} : { sendA: allowed }),
     };
   });
-  const drawUnknown = observed.sessions.filter((s) => s.drawnA === undefined).map((s) => s.connectorId);
+  const drawUnknown = observed.sessions.filter((s) => s.drawnA === undefined).map((s) => s.connectorKey);
   return { connectors, circuits: model.circuits, state: { connectors: memory, drawUnknown } };
 }
 
 /** The connectors on a metered circuit with a car whose draw is told for the first time at this step. */
 function drawJustKnown(site: LoadSite, observed: Observation, previous: ControllerState): Set<string> {
-  const known = new Set(observed.sessions.filter((s) => s.drawnA !== undefined).map((s) => s.connectorId));
+  const known = new Set(observed.sessions.filter((s) => s.drawnA !== undefined).map((s) => s.connectorKey));
   const told = previous.drawUnknown.filter((id) => known.has(id));
   if (told.length === 0) return new Set();
   return new Set(

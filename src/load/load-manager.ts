@@ -247,9 +247,9 @@ export class LoadManager {
     );
     this.draws.settle(drawing, atMs);
     if (reading) this.draws.read(site, drawing, readings, (key) => this.state.connectors[key]?.allowedA);
-    const sessions = [...open].map(([connectorId, t]) => {
+    const sessions = [...open].map(([connectorKey, t]) => {
       const drawnA = this.draws.drawnA(t.id);
-      return drawnA === undefined ? { connectorId } : { connectorId, drawnA };
+      return drawnA === undefined ? { connectorKey } : { connectorKey, drawnA };
     });
     const step = controlLoad(site, { atMs, readings, sessions }, this.state);
     this.state = step.state;
@@ -269,15 +269,15 @@ export class LoadManager {
 
     this.dispatch.openNow(open);
     for (const decision of step.connectors) {
-      const transaction = open.get(decision.connectorId);
-      const station = projected.stations.get(decision.connectorId);
+      const transaction = open.get(decision.connectorKey);
+      const station = projected.stations.get(decision.connectorKey);
       if (!transaction || !station || decision.state === 'uncontrolled') continue;
       const plan = planOf(
-        csms.get(decision.connectorId) ?? constant(window, undefined),
+        csms.get(decision.connectorKey) ?? constant(window, undefined),
         decision.allowedA,
         this.dispatch.flatStations.has(station.stationId),
       );
-      this.dispatch.offer(decision.connectorId, station, transaction, plan, {
+      this.dispatch.offer(decision.connectorKey, station, transaction, plan, {
         changed: decision.sendA !== undefined,
         atMs,
         validityMs,

@@ -93,12 +93,12 @@ export function statusOf(last: LastStep): LoadStatus {
   const { projected, site, sessions, applied } = last;
   const configured = new Map(projected.site.circuits.map((c) => [c.id, c.maxCurrentA]));
   const loads = new Map(last.circuits.map((c) => [c.circuitId, c]));
-  const decisions = new Map(last.decisions.map((d) => [d.connectorId, d]));
+  const decisions = new Map(last.decisions.map((d) => [d.connectorKey, d]));
   // Uncontrolled connectors are not in it: a meter sees them, and without one they are other load already.
   const limitedA = new Map(
     last.decisions
-      .filter((d) => d.state !== 'uncontrolled' && sessions.has(d.connectorId))
-      .map((d) => [d.connectorId, d.allowedA]),
+      .filter((d) => d.state !== 'uncontrolled' && sessions.has(d.connectorKey))
+      .map((d) => [d.connectorKey, d.allowedA]),
   );
   const allowedOn = (circuitId: string, phase: Phase): number =>
     connectorsBelow(site, circuitId)
@@ -181,7 +181,7 @@ export function compositesOf(
   const { failsafe, flat } = sources;
   if (!failsafe) return [];
   const open = new Map(sources.open.map((t) => [connectorKeyOf(t.chargePointId, t.connectorId), t]));
-  const decisions = new Map(last.decisions.map((d) => [d.connectorId, d]));
+  const decisions = new Map(last.decisions.map((d) => [d.connectorKey, d]));
   return connectorsOfStation(last.projected, stationId).map(([key, { connectorId, phases }]) => {
     if (sources.uncontrolled(key)) return { connectorId, phases };
     const t = open.get(key);
