@@ -78,8 +78,7 @@ export class LimitDispatch {
     return this.connectors.get(connectorKey)?.state === 'uncontrolled';
   }
 
-  /** The state of a connector's limit (for the model test and the status). */
-  stateOf(connectorKey: string): ConnectorDispatch {
+  private stateOf(connectorKey: string): ConnectorDispatch {
     return this.connectors.get(connectorKey) ?? UNSENT;
   }
 
@@ -185,8 +184,7 @@ export class LimitDispatch {
     this.set(connectorKey, answer.dispatch);
     const { hooks } = this.options;
     hooks.answered(connectorKey, station, plan.currentA, answer.accepted);
-    if (answer.refused === 'again' && outcome !== 'accepted')
-      return this.refusedAgain(connectorKey, station.stationId, plan, outcome);
+    if (answer.refused === 'again') return this.refusedAgain(connectorKey, station.stationId, plan, outcome);
     if (answer.sendNewer) hooks.stepAgain();
   }
 
