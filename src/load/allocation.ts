@@ -2,7 +2,7 @@ import { EPSILON_A, loadModel, type Limit, type LoadModel } from './circuit-load
 import type { CircuitLoad, ConnectorFacts, ConnectorState, LoadSettings, LoadSite, Observation } from './types.js';
 
 export interface Share {
-  connectorId: string;
+  connectorKey: string;
   state: ConnectorState;
   /**
    * sharing: its fair share (0 or at least minCurrentA); waiting: 0; failsafe: the fail-safe; uncontrolled: its
@@ -42,14 +42,14 @@ export function shareFairly(
 export function sharesOf(site: LoadSite, model: LoadModel, sharesA: ReadonlyMap<string, number>): Share[] {
   return site.connectors.flatMap((k): Share[] => {
     const failsafeA = model.failsafeA.get(k.id);
-    if (failsafeA !== undefined) return [{ connectorId: k.id, state: 'failsafe', shareA: failsafeA }];
-    if (model.uncontrolled.includes(k)) return [{ connectorId: k.id, state: 'uncontrolled', shareA: k.maxCurrentA }];
+    if (failsafeA !== undefined) return [{ connectorKey: k.id, state: 'failsafe', shareA: failsafeA }];
+    if (model.uncontrolled.includes(k)) return [{ connectorKey: k.id, state: 'uncontrolled', shareA: k.maxCurrentA }];
     if (!model.sharing.includes(k)) return [];
     const shareA = sharesA.get(k.id);
     return [
       shareA === undefined
-        ? { connectorId: k.id, state: 'waiting', shareA: 0 }
-        : { connectorId: k.id, state: 'sharing', shareA },
+        ? { connectorKey: k.id, state: 'waiting', shareA: 0 }
+        : { connectorKey: k.id, state: 'sharing', shareA },
     ];
   });
 }

@@ -58,7 +58,7 @@ export function failsafeOf(site: LoadSite, connector: ConnectorFacts): number {
 
 export function loadModel(site: LoadSite, observed: Observation): LoadModel {
   const readings = new Map(observed.readings.map((r) => [r.circuitId, r.currentA]));
-  const sessions = new Map(observed.sessions.map((s) => [s.connectorId, s]));
+  const sessions = new Map(observed.sessions.map((s) => [s.connectorKey, s]));
   const lost = (circuit: CircuitFacts) => circuit.metered && !readings.has(circuit.id);
   const charging = site.connectors.filter((k) => sessions.has(k.id));
   const failsafeA = new Map(

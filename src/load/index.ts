@@ -2,21 +2,12 @@ export { allocate, type Share } from './allocation.js';
 export type { ChargingLimits, CsmsSchedules, LimitOutcome, TransactionLimit } from './charging-limits.js';
 export { controlLoad, INITIAL_CONTROLLER_STATE } from './controller.js';
 export * from './types.js';
-export {
-  hasCircuits,
-  LoadManager,
-  REPORT_AFTER_RAISE_MS,
-  type CircuitMeterReport,
-  type CircuitMeters,
-  type CircuitStatus,
-  type ConnectorComposite,
-  type ConnectorStatus,
-  type LoadStatus,
-  type LoadManagerOptions,
-  type OpenTransaction,
-  type OpenTransactions,
-  type ReportedDraw,
-} from './load-manager.js';
+export { SYSTEM_CLOCK, type Cancel, type LoadClock } from './clock.js';
+export { REPORT_AFTER_RAISE_MS, type ReportedDraw } from './draw-estimate.js';
+export { LoadManager, type LoadManagerOptions } from './load-manager.js';
+export type { CircuitMeterReport, CircuitMeters, OpenTransaction, OpenTransactions } from './ports.js';
+export { connectorKeyOf, hasCircuits } from './site-projection.js';
+export type { CircuitStatus, ConnectorComposite, ConnectorStatus, LoadStatus } from './status-views.js';
 export { registerLoadMetrics } from './load-metrics.js';
 export {
   circuitLimitState,

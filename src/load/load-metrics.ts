@@ -1,5 +1,5 @@
 import { Gauge, type Registry } from 'prom-client';
-import type { LoadStatus } from './load-manager.js';
+import type { LoadStatus } from './status-views.js';
 import { PHASES } from './types.js';
 
 const CONNECTOR_STATES = ['sharing', 'waiting', 'failsafe', 'uncontrolled', 'idle'] as const;

@@ -25,6 +25,7 @@ export interface CircuitFacts {
 
 /** A connector on a circuit: single-phase connectors load only their phase, three-phase ones all three. */
 export type ConnectorFacts = {
+  /** Its connector key, `<chargePointId>/<connectorId>` (README "Working on chargegate", words): what the decisions name it by. */
   id: string;
   circuitId: string;
   maxCurrentA: number;
@@ -51,7 +52,7 @@ export interface CircuitReading {
 
 /** A connector with an open transaction. */
 export interface Session {
-  connectorId: string;
+  connectorKey: string;
   /**
    * What it draws per phase, when the station reports it; a three-phase connector gives its least loaded phase,
    * since subtracting more than it draws would hide other load. Unknown counts as 0 for the same reason.
@@ -69,7 +70,7 @@ export interface Observation {
 export type ConnectorState = 'sharing' | 'waiting' | 'failsafe' | 'uncontrolled';
 
 export interface ConnectorDecision {
-  connectorId: string;
+  connectorKey: string;
   state: ConnectorState;
   /**
    * Its fair share now (failsafe: the fail-safe; uncontrolled: its maxCurrentA), which allowedA follows: down at once,
@@ -115,6 +116,8 @@ export interface ConnectorMemory {
 
 export interface ControllerState {
   connectors: Readonly<Record<string, ConnectorMemory>>;
+  /** Charging connectors whose car's draw was not known at the step: the first reading with it restarts raises. */
+  drawUnknown: readonly string[];
 }
 
 export interface ControllerStep {

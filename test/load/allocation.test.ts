@@ -14,12 +14,12 @@ const scenario = siteArbitrary().chain((site) =>
 );
 
 function sharesOf(site: LoadSite, observed: Observation) {
-  const charging = observed.sessions.map((s) => s.connectorId);
+  const charging = observed.sessions.map((s) => s.connectorKey);
   const { connectors } = allocate(site, observed, charging);
   return {
     connectors,
-    sharing: new Map(connectors.filter((c) => c.state === 'sharing').map((c) => [c.connectorId, c.shareA])),
-    waiting: connectors.filter((c) => c.state === 'waiting').map((c) => c.connectorId),
+    sharing: new Map(connectors.filter((c) => c.state === 'sharing').map((c) => [c.connectorKey, c.shareA])),
+    waiting: connectors.filter((c) => c.state === 'waiting').map((c) => c.connectorKey),
   };
 }
 
@@ -127,15 +127,15 @@ describe('allocate', () => {
     const observed = {
       atMs: 0,
       readings: [],
-      sessions: [{ connectorId: 'a' }, { connectorId: 'b' }, { connectorId: 'c' }],
+      sessions: [{ connectorKey: 'a' }, { connectorKey: 'b' }, { connectorKey: 'c' }],
     };
-    expect(allocate(site, observed, ['c', 'a', 'b']).connectors.map((c) => [c.connectorId, c.state, c.shareA])).toEqual(
-      [
-        ['a', 'sharing', 6.5],
-        ['b', 'waiting', 0],
-        ['c', 'sharing', 6.5],
-      ],
-    );
+    expect(
+      allocate(site, observed, ['c', 'a', 'b']).connectors.map((c) => [c.connectorKey, c.state, c.shareA]),
+    ).toEqual([
+      ['a', 'sharing', 6.5],
+      ['b', 'waiting', 0],
+      ['c', 'sharing', 6.5],
+    ]);
   });
 });
 
@@ -169,10 +169,10 @@ describe('allocate, worked examples (contract 10.1: main 63 A, garage 32 A below
   const everyone = {
     atMs: 0,
     readings: [],
-    sessions: ['CP001-A', 'CP002-A', 'G1', 'G2', 'G3'].map((connectorId) => ({ connectorId })),
+    sessions: ['CP001-A', 'CP002-A', 'G1', 'G2', 'G3'].map((connectorKey) => ({ connectorKey })),
   };
   const sharesIn = (s: LoadSite, o: Observation) =>
-    Object.fromEntries(allocate(s, o, []).connectors.map((c) => [c.connectorId, c.shareA]));
+    Object.fromEntries(allocate(s, o, []).connectors.map((c) => [c.connectorKey, c.shareA]));
 
   it('the garage binds first: its three get 32/3 = 10.6 A, the two on main share the 31 A left, 15.5 A each', () => {
     expect(sharesIn(site(), everyone)).toEqual({ 'CP001-A': 15.5, 'CP002-A': 15.5, G1: 10.6, G2: 10.6, G3: 10.6 });
@@ -196,10 +196,10 @@ describe('allocate, worked examples (contract 10.1: main 63 A, garage 32 A below
     const observed: Observation = {
       atMs: 0,
       readings: [{ circuitId: 'main', currentA: { L1: 40, L2: 35, L3: 30 } }],
-      sessions: [{ connectorId: 'CP001-A', drawnA: 10 }, { connectorId: 'G1', drawnA: 10 }, { connectorId: 'MB-1' }],
+      sessions: [{ connectorKey: 'CP001-A', drawnA: 10 }, { connectorKey: 'G1', drawnA: 10 }, { connectorKey: 'MB-1' }],
     };
     const { connectors, circuits } = allocate(metered, observed, []);
-    expect(connectors.map((c) => [c.connectorId, c.state, c.shareA])).toEqual([
+    expect(connectors.map((c) => [c.connectorKey, c.state, c.shareA])).toEqual([
       ['CP001-A', 'sharing', 21.5],
       ['G1', 'sharing', 21.5],
       ['MB-1', 'uncontrolled', 32],
@@ -218,7 +218,7 @@ describe('allocate, worked examples (contract 10.1: main 63 A, garage 32 A below
       ...site(),
       connectors: [threePhase('CP001-A', 'main'), threePhase('G1', 'garage'), threePhase('MB-1', 'main', false)],
     };
-    const observed = { atMs: 0, readings: [], sessions: [{ connectorId: 'CP001-A' }, { connectorId: 'G1' }] };
+    const observed = { atMs: 0, readings: [], sessions: [{ connectorKey: 'CP001-A' }, { connectorKey: 'G1' }] };
     expect(sharesIn(withModbus, observed)).toEqual({ 'CP001-A': 15.5, G1: 15.5 });
   });
 
@@ -238,7 +238,11 @@ describe('allocate, worked examples (contract 10.1: main 63 A, garage 32 A below
       ],
       settings: { minCurrentA: 6, raiseAfterS: 5 },
     };
-    const observed = { atMs: 0, readings: [], sessions: ['a', 'b', 'c', 'd'].map((connectorId) => ({ connectorId })) };
+    const observed = {
+      atMs: 0,
+      readings: [],
+      sessions: ['a', 'b', 'c', 'd'].map((connectorKey) => ({ connectorKey })),
+    };
     expect(sharesIn(small, observed)).toEqual({ a: 6.6, b: 6.6, c: 6.6, d: 0 });
   });
 
@@ -248,7 +252,7 @@ describe('allocate, worked examples (contract 10.1: main 63 A, garage 32 A below
       circuits: site({ metered: true }).circuits.map((c) => (c.id === 'main' ? { ...c, failsafeCurrentA: 8 } : c)),
     };
     const { connectors, circuits } = allocate(lost, everyone, []);
-    expect(connectors.map((c) => [c.connectorId, c.state, c.shareA])).toEqual([
+    expect(connectors.map((c) => [c.connectorKey, c.state, c.shareA])).toEqual([
       ['CP001-A', 'failsafe', 8],
       ['CP002-A', 'failsafe', 8],
       ['G1', 'failsafe', 8],

@@ -32,8 +32,8 @@ function run(site: LoadSite, observations: readonly Observation[]): Run[] {
 /**
  * What a connector that starts charging runs on before the controller speaks: its TxDefaultProfile, at the fail-safe.
  */
-function txDefaultOf(site: LoadSite, connectorId: string): number {
-  const k = site.connectors.find((x) => x.id === connectorId);
+function txDefaultOf(site: LoadSite, connectorKey: string): number {
+  const k = site.connectors.find((x) => x.id === connectorKey);
   if (!k) return 0;
   let circuit = site.circuits.find((c) => c.id === k.circuitId);
   while (circuit && circuit.failsafeCurrentA === undefined)
@@ -71,13 +71,13 @@ function* decisionsWithPrevious(site: LoadSite, runs: readonly Run[]) {
   for (const [i, { observed, step }] of runs.entries()) {
     const before = runs[i - 1]?.step.connectors;
     for (const decision of step.connectors) {
-      const previous = before?.find((d) => d.connectorId === decision.connectorId);
+      const previous = before?.find((d) => d.connectorKey === decision.connectorKey);
       yield {
         i,
         observed,
         decision,
         previous,
-        previousAllowedA: previous?.allowedA ?? txDefaultOf(site, decision.connectorId),
+        previousAllowedA: previous?.allowedA ?? txDefaultOf(site, decision.connectorKey),
       };
     }
   }
@@ -104,7 +104,7 @@ describe('controlLoad over random circuit trees, sessions, readings and time ste
             expect(decision.sendA).toBeUndefined();
             continue;
           }
-          expect(decision.sendA, decision.connectorId).toBe(
+          expect(decision.sendA, decision.connectorKey).toBe(
             decision.allowedA === previousAllowedA ? undefined : decision.allowedA,
           );
           if (decision.sendA !== undefined && decision.state !== 'failsafe')
@@ -122,18 +122,18 @@ describe('controlLoad over random circuit trees, sessions, readings and time ste
         for (const { i, observed, decision, previousAllowedA } of decisionsWithPrevious(site, runs)) {
           if (decision.state !== 'sharing' && decision.state !== 'waiting') continue;
           if (decision.allowedA > decision.shareA) {
-            expect(decision.allowedA, `${decision.connectorId} kept above its share`).toBe(previousAllowedA);
+            expect(decision.allowedA, `${decision.connectorKey} kept above its share`).toBe(previousAllowedA);
             expect(decision.allowedA - decision.shareA).toBeLessThan(1);
           }
           const lowered = previousAllowedA - decision.allowedA;
           if (lowered > 0 && lowered < 1 - 1e-9) {
             const kept = new Map([
               ...sharedAllowances(runs[i]?.step.connectors ?? []),
-              [decision.connectorId, previousAllowedA],
+              [decision.connectorKey, previousAllowedA],
             ]);
             expect(
               violations(site, observed, kept),
-              `${decision.connectorId} lowered by ${lowered} A without need`,
+              `${decision.connectorKey} lowered by ${lowered} A without need`,
             ).not.toEqual([]);
           }
         }
@@ -151,10 +151,10 @@ describe('controlLoad over random circuit trees, sessions, readings and time ste
           expect(decision.allowedA - previousAllowedA).toBeGreaterThanOrEqual(1 - 1e-9);
           const windowStartMs = observed.atMs - site.settings.raiseAfterS * 1000;
           const from = runs.findLastIndex((r) => r.observed.atMs <= windowStartMs);
-          expect(from, `${decision.connectorId} raised before raiseAfterS had passed`).toBeGreaterThanOrEqual(0);
+          expect(from, `${decision.connectorKey} raised before raiseAfterS had passed`).toBeGreaterThanOrEqual(0);
           for (const r of runs.slice(from, i + 1)) {
-            const then = r.step.connectors.find((d) => d.connectorId === decision.connectorId);
-            expect(then?.state, `${decision.connectorId} at ${r.observed.atMs} ms`).toBe('sharing');
+            const then = r.step.connectors.find((d) => d.connectorKey === decision.connectorKey);
+            expect(then?.state, `${decision.connectorKey} at ${r.observed.atMs} ms`).toBe('sharing');
             expect(then?.shareA ?? 0).toBeGreaterThanOrEqual(decision.allowedA);
           }
         }
@@ -167,12 +167,12 @@ describe('controlLoad over random circuit trees, sessions, readings and time ste
     fc.assert(
       fc.property(walk, ({ site, steps }) => {
         for (const { observed, step } of run(site, observationsOf(steps))) {
-          expect(step.connectors.map((d) => d.connectorId).sort()).toEqual(
-            observed.sessions.map((s) => s.connectorId).sort(),
+          expect(step.connectors.map((d) => d.connectorKey).sort()).toEqual(
+            observed.sessions.map((s) => s.connectorKey).sort(),
           );
           for (const decision of step.connectors) {
-            const k = site.connectors.find((x) => x.id === decision.connectorId);
-            if (!k) throw new Error(`unknown connector ${decision.connectorId}`);
+            const k = site.connectors.find((x) => x.id === decision.connectorKey);
+            if (!k) throw new Error(`unknown connector ${decision.connectorKey}`);
             const failsafe = failsafeOf(site, observed, k);
             if (!k.controllable) expect(decision.state).toBe('uncontrolled');
             else if (failsafe !== undefined)
@@ -198,7 +198,7 @@ describe('controlLoad over random circuit trees, sessions, readings and time ste
     );
     fc.assert(
       fc.property(crowded, ({ site, otherA, stepsS }) => {
-        const sessions = site.connectors.map((k) => ({ connectorId: k.id }));
+        const sessions = site.connectors.map((k) => ({ connectorKey: k.id }));
         const atMin = (ids: string[]) => new Map(ids.map((id) => [id, site.settings.minCurrentA]));
         const otherOf = (c: CircuitFacts) => otherA[site.circuits.indexOf(c)] ?? 0;
         const first: Observation = {
@@ -235,19 +235,19 @@ describe('controlLoad over random circuit trees, sessions, readings and time ste
             });
           const step = controlLoad(
             site,
-            { atMs, readings, sessions: sessions.map((s) => ({ ...s, drawnA: allowed.get(s.connectorId) ?? 0 })) },
+            { atMs, readings, sessions: sessions.map((s) => ({ ...s, drawnA: allowed.get(s.connectorKey) ?? 0 })) },
             state,
           );
           state = step.state;
-          allowed = new Map(step.connectors.map((d) => [d.connectorId, d.allowedA]));
+          allowed = new Map(step.connectors.map((d) => [d.connectorKey, d.allowedA]));
           for (const d of step.connectors) {
             if (d.state === 'waiting') {
-              const since = waitingSince.get(d.connectorId) ?? atMs;
-              waitingSince.set(d.connectorId, since);
-              expect(atMs - since, `${d.connectorId} waiting since ${since} ms`).toBeLessThanOrEqual(
+              const since = waitingSince.get(d.connectorKey) ?? atMs;
+              waitingSince.set(d.connectorKey, since);
+              expect(atMs - since, `${d.connectorKey} waiting since ${since} ms`).toBeLessThanOrEqual(
                 (ROTATION_S + stepS) * 1000,
               );
-            } else waitingSince.delete(d.connectorId);
+            } else waitingSince.delete(d.connectorKey);
           }
         }
       }),
@@ -268,7 +268,7 @@ describe('controlLoad, worked example: main 63 A with a meter, two connectors, r
     })),
     settings: { minCurrentA: 6, raiseAfterS: 5 },
   };
-  const sessions = [{ connectorId: 'A' }, { connectorId: 'B' }];
+  const sessions = [{ connectorKey: 'A' }, { connectorKey: 'B' }];
   /** The meter seeing only other load (the connectors' draw is subtracted from what it measures). */
   const at = (s: number, otherA?: number): Observation => ({
     atMs: s * 1000,
@@ -292,7 +292,7 @@ describe('controlLoad, worked example: main 63 A with a meter, two connectors, r
       at(36, 20),
     ]);
     const a = timeline.map(({ observed, step }) => {
-      const d = step.connectors.find((x) => x.connectorId === 'A');
+      const d = step.connectors.find((x) => x.connectorKey === 'A');
       return [observed.atMs / 1000, d?.state, d?.shareA, d?.allowedA, d?.sendA];
     });
     expect(a).toEqual([
@@ -328,13 +328,13 @@ describe('controlLoad, worked example: a 13 A garage, three connectors, room for
     const observations = Array.from({ length: 241 }, (_, n) => ({
       atMs: n * 10_000,
       readings: [],
-      sessions: ['a', 'b', 'c'].map((connectorId) => ({ connectorId })),
+      sessions: ['a', 'b', 'c'].map((connectorKey) => ({ connectorKey })),
     }));
     const waiting = run(site, observations)
       .filter(({ observed }) => observed.atMs % 300_000 === 0)
       .map(({ observed, step }) => [
         observed.atMs / 60_000,
-        step.connectors.filter((d) => d.state === 'waiting').map((d) => d.connectorId),
+        step.connectors.filter((d) => d.state === 'waiting').map((d) => d.connectorKey),
       ]);
     expect(waiting).toEqual([
       [0, ['c']],
@@ -367,15 +367,15 @@ describe('controlLoad, worked example: three-phase connectors among single-phase
   };
 
   it('sets 6 A aside for a three-phase one that waits, so single-phase ones taking turns on L1 and L3 do not keep it out until the 15-minute backstop', () => {
-    const sessions = site.connectors.map((k) => ({ connectorId: k.id }));
+    const sessions = site.connectors.map((k) => ({ connectorKey: k.id }));
     const observations = Array.from({ length: 2 * 720 }, (_, n) => ({ atMs: (n + 1) * 5000, readings: [], sessions }));
     const waitingSince = new Map<string, number>();
     let longestWaitMs = 0;
     for (const { observed, step } of run(site, observations)) {
       for (const d of step.connectors) {
-        if (d.state !== 'waiting') waitingSince.delete(d.connectorId);
-        else waitingSince.set(d.connectorId, waitingSince.get(d.connectorId) ?? observed.atMs);
-        longestWaitMs = Math.max(longestWaitMs, observed.atMs - (waitingSince.get(d.connectorId) ?? observed.atMs));
+        if (d.state !== 'waiting') waitingSince.delete(d.connectorKey);
+        else waitingSince.set(d.connectorKey, waitingSince.get(d.connectorKey) ?? observed.atMs);
+        longestWaitMs = Math.max(longestWaitMs, observed.atMs - (waitingSince.get(d.connectorKey) ?? observed.atMs));
       }
     }
     // Without the 6 A set aside the three-phase ones got in only when overdue, after 905 s.

@@ -9,6 +9,7 @@ import {
 } from '../../src/load/index.js';
 import { capturedLogger } from '../support/captured-log.js';
 import { baseConfig } from '../support/temp-site.js';
+import { ManualClock } from './manual-clock.js';
 import { openTransactionOn } from './open-transactions.js';
 
 /*
@@ -16,7 +17,7 @@ import { openTransactionOn } from './open-transactions.js';
  * scenario (site-scenario.test.ts) found it wrong; isolated here on the LoadManager with its ports played by the
  * test: a meter whose readings arrive when the test says, stations whose reports are what the test says and whose
  * answers take a round trip, and a timer step every 20 ms between readings, as a real meter polled every 200 ms to
- * 1 s leaves.
+ * 1 s leaves. Time is the test's (manual-clock.ts): nothing sleeps.
  */
 
 /** A station's answer to SetChargingProfile comes back after this (loopback: a few ms). */
@@ -47,6 +48,9 @@ const config = parseConfig(
   }),
 );
 
+/** raiseAfterS and a few steps: long enough for a raise to be decided and answered. */
+const RAISE_MS = 200;
+
 const CARS: OpenTransaction[] = [openTransactionOn(1, 'CP001'), openTransactionOn(2, 'CP002')];
 
 /**
@@ -67,13 +71,15 @@ function siteForTest(
   const sent: Array<{ stationId: string; currentA: number }> = [];
   const asked: Array<{ stationId: string; connectorId: number }> = [];
   const { logger, lines } = capturedLogger();
+  const clock = new ManualClock();
   const load = new LoadManager({
     config,
+    clock,
     limits: {
       setFailsafe: () => Promise.resolve('accepted'),
       setTransactionLimit: (stationId, limit) => {
         sent.push({ stationId, currentA: limit.currentA });
-        return new Promise((resolve) => setTimeout(() => resolve('accepted'), ROUND_TRIP_MS));
+        return new Promise((resolve) => clock.after(ROUND_TRIP_MS, () => resolve('accepted')));
       },
       requestDrawReport: (stationId, connectorId) => {
         asked.push({ stationId, connectorId });
@@ -100,6 +106,7 @@ function siteForTest(
   onTestFinished(() => load.stop());
   const allowed = (stationId: string) => sent.filter((s) => s.stationId === stationId).at(-1)?.currentA;
   return {
+    clock,
     sent,
     asked,
     lines,
@@ -112,13 +119,14 @@ function siteForTest(
     },
     /** Each car's station says what it draws. */
     report(currentA: number) {
-      for (const car of CARS) reported.set(car.id, { currentA, atMs: performance.now() });
+      for (const car of CARS) reported.set(car.id, { currentA, atMs: clock.monotonicMs() });
     },
     /** Both cars on (40 - 10) / 2 = 15 A, drawing it, reported and read. */
     async settled() {
       this.report(6);
       this.read(OTHER_A, 12);
-      await expect.poll(() => [allowed('CP001'), allowed('CP002')]).toEqual([15, 15]);
+      await clock.advance(RAISE_MS);
+      expect([allowed('CP001'), allowed('CP002')]).toEqual([15, 15]);
       this.report(15);
       this.read(OTHER_A, 30);
     },
@@ -131,7 +139,7 @@ describe('limits on their way to the stations', () => {
     // The first step sends both cars the fail-safe; a reading's step comes before the answers and decides the same.
     site.report(6);
     site.read(OTHER_A, 12);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await site.clock.advance(50);
     // Each answer used to find the other car's limit marked as outdated by that step, and to step again, which marked
     // the other again: the two stations were sent their limit over and over, one round trip apart.
     expect(site.sent).toHaveLength(2);
@@ -145,15 +153,16 @@ describe("the cars' draw beside a circuit reading", () => {
     // The other load steps up 10 A: both lowered to (40 - 20) / 2 = 10 A at once; the stations say so soon after.
     const from = site.sent.length;
     site.read(OTHER_A + 10, 30);
-    await expect.poll(() => [site.allowed('CP001'), site.allowed('CP002')]).toEqual([10, 10]);
+    await site.clock.advance(RAISE_MS);
+    expect([site.allowed('CP001'), site.allowed('CP002')]).toEqual([10, 10]);
     site.report(10);
     // Until the meter's next reading, the timer's steps still see the cars at 15 A in the last one: that is what they
     // drew then, not 10 A (else the other load looks 10 A higher and a car is sent to 0).
     const lowest = () => Math.min(...site.sent.slice(from).map((s) => s.currentA));
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await site.clock.advance(200);
     expect(lowest()).toBe(10);
     site.read(OTHER_A + 10, 20);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await site.clock.advance(200);
     expect([site.allowed('CP001'), site.allowed('CP002'), lowest()]).toEqual([10, 10, 10]);
   });
 
@@ -166,12 +175,13 @@ describe("the cars' draw beside a circuit reading", () => {
     const site = siteForTest();
     site.report(6);
     site.read(OTHER_A, 12);
-    await expect.poll(() => [site.allowed('CP001'), site.allowed('CP002')]).toEqual([15, 15]);
+    await site.clock.advance(RAISE_MS);
+    expect([site.allowed('CP001'), site.allowed('CP002')]).toEqual([15, 15]);
     // The cars take their 15 A; their stations say so at their next periodic report, not yet.
     const from = site.sent.length;
     for (let i = 0; i < 3; i += 1) {
       site.read(OTHER_A, 30);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await site.clock.advance(50);
     }
     expect(site.sent.slice(from)).toEqual([]);
   });
@@ -180,14 +190,16 @@ describe("the cars' draw beside a circuit reading", () => {
     const site = siteForTest();
     site.report(6);
     site.read(OTHER_A, 12);
-    await expect.poll(() => [site.allowed('CP001'), site.allowed('CP002')]).toEqual([15, 15]);
+    await site.clock.advance(RAISE_MS);
+    expect([site.allowed('CP001'), site.allowed('CP002')]).toEqual([15, 15]);
     // The cars stay at 6 A and the other load steps 10 A: the meter's 10 A more count as the raised cars' (5 A each,
     // within their raises), and the 9 A each leaves unused covers it; their reports end that.
     site.read(OTHER_A + 10, 12);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await site.clock.advance(50);
     site.report(6);
     site.read(OTHER_A + 10, 12);
-    await expect.poll(() => [site.allowed('CP001'), site.allowed('CP002')]).toEqual([10, 10]);
+    await site.clock.advance(RAISE_MS);
+    expect([site.allowed('CP001'), site.allowed('CP002')]).toEqual([10, 10]);
   });
 
   it('a raise never reported counts from the meter for raiseEstimateMs only; a station asked once when it will not report', async () => {
@@ -198,34 +210,31 @@ describe("the cars' draw beside a circuit reading", () => {
     });
     site.report(6);
     site.read(OTHER_A, 12);
-    await expect.poll(() => [site.allowed('CP001'), site.allowed('CP002')]).toEqual([15, 15]);
+    await site.clock.advance(RAISE_MS);
+    expect([site.allowed('CP001'), site.allowed('CP002')]).toEqual([15, 15]);
     // Each station is asked for a report after the raise; neither reports, the cars take 15 A.
-    await expect
-      .poll(() => site.asked)
-      .toEqual([
-        { stationId: 'CP001', connectorId: 1 },
-        { stationId: 'CP002', connectorId: 1 },
-      ]);
+    await site.clock.advance(RAISE_MS);
+    expect(site.asked).toEqual([
+      { stationId: 'CP001', connectorId: 1 },
+      { stationId: 'CP002', connectorId: 1 },
+    ]);
     const from = site.sent.length;
     for (let i = 0; i < 3; i += 1) {
       site.read(OTHER_A, 30);
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await site.clock.advance(50);
     }
     expect(site.sent.slice(from)).toEqual([]);
     // The window over, the reports of 6 A count again: 40 - 12 = 28 A of other load, (40 - 28) / 2 = 6 A each.
-    await expect
-      .poll(
-        () => {
-          site.read(OTHER_A, 30);
-          return [site.allowed('CP001'), site.allowed('CP002')];
-        },
-        { timeout: 5_000, interval: 50 },
-      )
-      .toEqual([6, 6]);
+    await site.clock.advance(1000);
+    site.read(OTHER_A, 30);
+    await site.clock.advance(50);
+    expect([site.allowed('CP001'), site.allowed('CP002')]).toEqual([6, 6]);
     // The cars at 6 A: raised again, and only the station that reports on request is asked again.
     site.read(OTHER_A, 12);
-    await expect.poll(() => [site.allowed('CP001'), site.allowed('CP002')]).toEqual([15, 15]);
-    await expect.poll(() => site.asked.filter((a) => a.stationId === 'CP001')).toHaveLength(2);
+    await site.clock.advance(RAISE_MS);
+    expect([site.allowed('CP001'), site.allowed('CP002')]).toEqual([15, 15]);
+    await site.clock.advance(RAISE_MS);
+    expect(site.asked.filter((a) => a.stationId === 'CP001')).toHaveLength(2);
     expect(site.asked.filter((a) => a.stationId === 'CP002')).toHaveLength(1);
     expect(site.lines.filter((l) => l.msg?.toString().startsWith('station does not report on request'))).toEqual([
       expect.objectContaining({ stationId: 'CP002', outcome: 'notSupported' }),

@@ -47,7 +47,7 @@ export function meterLost(site: LoadSite, observed: Observation, c: CircuitFacts
 
 /** Connectors that must run at their fail-safe: managed, charging, below a circuit whose meter is lost. */
 export function failsafeOf(site: LoadSite, observed: Observation, k: ConnectorFacts): number | undefined {
-  if (!k.controllable || !observed.sessions.some((s) => s.connectorId === k.id)) return undefined;
+  if (!k.controllable || !observed.sessions.some((s) => s.connectorKey === k.id)) return undefined;
   const chain = ancestry(site, k.circuitId);
   if (!chain.some((c) => meterLost(site, observed, c))) return undefined;
   const failsafe = chain.find((c) => c.failsafeCurrentA !== undefined)?.failsafeCurrentA ?? 6;
@@ -64,7 +64,7 @@ export function otherLoad(site: LoadSite, observed: Observation, c: CircuitFacts
     const below = subtreeIds(site, c.id);
     const drawn = site.connectors
       .filter((k) => k.controllable && below.has(k.circuitId) && loadsPhase(k, p))
-      .reduce((sum, k) => sum + (observed.sessions.find((s) => s.connectorId === k.id)?.drawnA ?? 0), 0);
+      .reduce((sum, k) => sum + (observed.sessions.find((s) => s.connectorKey === k.id)?.drawnA ?? 0), 0);
     return Math.max(0, reading.currentA[p] - drawn);
   }
   const uncontrolled = site.connectors
@@ -105,6 +105,6 @@ export function violations(site: LoadSite, observed: Observation, allowedA: Read
  */
 export function sharedAllowances(decisions: readonly ConnectorDecision[]): Map<string, number> {
   return new Map(
-    decisions.filter((d) => d.state === 'sharing' || d.state === 'waiting').map((d) => [d.connectorId, d.allowedA]),
+    decisions.filter((d) => d.state === 'sharing' || d.state === 'waiting').map((d) => [d.connectorKey, d.allowedA]),
   );
 }

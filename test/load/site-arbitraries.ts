@@ -108,7 +108,7 @@ export function observationArbitrary(
     fc.option(
       fc
         .option(tenths(0, k.maxCurrentA), { nil: undefined })
-        .map((drawnA): Session => (drawnA === undefined ? { connectorId: k.id } : { connectorId: k.id, drawnA })),
+        .map((drawnA): Session => (drawnA === undefined ? { connectorKey: k.id } : { connectorKey: k.id, drawnA })),
       { nil: undefined, freq: 3 },
     ),
   );

@@ -31,7 +31,7 @@ export const loadStepApi = {
       return {
         atMs,
         readings: [{ circuitId: 'main', currentA: { L1: a, L2: a, L3: a } }],
-        sessions: site.connectors.map((k) => ({ connectorId: k.id, drawnA: 6 })),
+        sessions: site.connectors.map((k) => ({ connectorKey: k.id, drawnA: 6 })),
       };
     };
     const chargegate = timePerStep(payload, (i) => {
@@ -83,7 +83,7 @@ function siteOf(connectors: number): LoadSite {
 /** The baseline: equal splits of each circuit's headroom, the least of a connector's circuits, rounded down. */
 function naiveShares(site: LoadSite, observed: Observation): Map<string, number> {
   const readings = new Map(observed.readings.map((r) => [r.circuitId, r.currentA]));
-  const drawn = new Map(observed.sessions.map((s) => [s.connectorId, s.drawnA ?? 0]));
+  const drawn = new Map(observed.sessions.map((s) => [s.connectorKey, s.drawnA ?? 0]));
   const ancestry = (circuitId: string | undefined): string[] => {
     const circuit = site.circuits.find((c) => c.id === circuitId);
     return circuit ? [circuit.id, ...ancestry(circuit.parent)] : [];
