@@ -54,10 +54,34 @@ export interface LocalStation {
 /** A Pending or Rejected BootNotification with interval 0 is asked again after this long. */
 const DEFAULT_BOOT_RETRY_S = 60;
 /**
- * The waits between tries of one message grow by one retry interval per try up to this many (10 minutes at the default
- * 60 s): a CSMS that keeps one message unanswered for a day is still tried every few minutes, not hourly.
+ * The CALLERROR codes that say the message itself is wrong (1.6 and 2.0.1 spellings): only these use up one of
+ * transactionMessageAttempts. The others (GenericError, InternalError, SecurityError, ...) are the CSMS's trouble.
  */
-const MAX_RETRY_INTERVALS = 10;
+const MESSAGE_REFUSED = new Set([
+  'FormationViolation',
+  'FormatViolation',
+  'ProtocolError',
+  'PropertyConstraintViolation',
+  'OccurenceConstraintViolation',
+  'OccurrenceConstraintViolation',
+  'TypeConstraintViolation',
+  'NotSupported',
+  'NotImplemented',
+]);
+
+function refusesTheMessage(rpcErrorCode: string): boolean {
+  return MESSAGE_REFUSED.has(rpcErrorCode);
+}
+
+/**
+ * The wait before the next try after the CSMS's own trouble number n (from 0): timeoutMs doubling up to the retry
+ * interval (never below timeoutMs), so a CSMS that took the socket before it answers calls gets the message seconds
+ * later, and one that stays silent for a day is still tried every interval.
+ */
+function troubleBackOff(timeoutMs: number, intervalMs: number): (n: number) => number {
+  const ceiling = Math.max(timeoutMs, intervalMs);
+  return (n) => Math.min(ceiling, timeoutMs * 2 ** Math.min(n, 30));
+}
 
 /**
  * One station's connection to the CSMS under the station's identity and in its OCPP version (the dialect):
@@ -279,9 +303,9 @@ export class StationLink {
 
   /**
    * One queued message until the CSMS answers it or it is dropped (true), or the link goes down (false: sent again
-   * after the next connect). A CALLERROR is tried transactionMessageAttempts times, transactionMessageRetryIntervalS
-   * apart and growing; no answer at all is tried again as long as it takes, the waits growing the same way up to
-   * MAX_RETRY_INTERVALS intervals.
+   * after the next connect). A CALLERROR saying the message is wrong is tried transactionMessageAttempts times,
+   * transactionMessageRetryIntervalS apart and growing; the CSMS's own trouble (another CALLERROR, no answer) is tried
+   * again as long as it takes, from timeoutMs doubling up to that interval (README "Uplink to a CSMS").
    */
   private async deliver(message: QueuedMessage): Promise<boolean> {
     if (message.protocol !== this.dialect.protocol) {
@@ -299,7 +323,8 @@ export class StationLink {
       return true;
     }
     const { transactionMessageAttempts: attempts, transactionMessageRetryIntervalS: intervalS } = this.settings;
-    for (let attempt = message.refusals + 1, waits = 1; ; waits += 1) {
+    const troubleWaitMs = troubleBackOff(this.settings.callTimeoutMs, intervalS * 1000);
+    for (let attempt = message.refusals + 1, refusalWaits = 1, troubles = 0; ;) {
       try {
         const answer = await this.call(message.action, payload);
         this.dialect.answered(message, answer);
@@ -307,7 +332,8 @@ export class StationLink {
         return true;
       } catch (err) {
         if (this.state !== 'accepted' || this.client.state !== RPC_OPEN) return false;
-        if (isRpcError(err)) {
+        let waitMs: number;
+        if (isRpcError(err) && refusesTheMessage(err.rpcErrorCode)) {
           if (attempt >= attempts) {
             this.log.warn(
               { action: message.action, transactionId: message.transactionId, attempts, error: err.rpcErrorCode },
@@ -319,13 +345,17 @@ export class StationLink {
           }
           this.queue.refused(message.id);
           attempt += 1;
-        } else if (!isRpcTimeout(err)) throw err;
-        const waitS = intervalS * Math.min(waits, MAX_RETRY_INTERVALS);
+          waitMs = intervalS * 1000 * refusalWaits;
+          refusalWaits += 1;
+        } else if (isRpcError(err) || isRpcTimeout(err)) {
+          waitMs = troubleWaitMs(troubles);
+          troubles += 1;
+        } else throw err;
         this.log.info(
-          { action: message.action, error: messageOf(err), waitS },
+          { action: message.action, error: messageOf(err), waitMs },
           'queued message not taken: tried again',
         );
-        if (!(await this.wait(waitS * 1000))) return false;
+        if (!(await this.wait(waitMs))) return false;
       }
     }
   }

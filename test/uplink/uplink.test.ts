@@ -322,6 +322,54 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
   );
 
   it(
+    "a CSMS's own trouble (GenericError, InternalError) uses up no attempt: retried from timeoutMs on, never dropped",
+    async () => {
+      const csms = await TestCsms.startForTest();
+      // CitrineOS answers a call crossing one of its own with GenericError, and errs while it starts up.
+      const troubles = ['GenericError', 'InternalError', 'GenericError', 'InternalError', 'GenericError'];
+      csms.behaviour = (m) => {
+        if (m.action !== 'StartTransaction') return undefined;
+        const callerror = troubles.shift();
+        return callerror ? { callerror } : undefined;
+      };
+      const t = await daemonForTest({
+        ...siteWith(),
+        upstream: {
+          timeoutMs: 200,
+          csms: {
+            url: csms.url,
+            securityProfile: 0,
+            transactionMessageAttempts: 3,
+            transactionMessageRetryIntervalS: 5,
+          },
+        },
+      });
+      const station = await t.connect();
+      await station.boot();
+      await session(station, 1);
+      await eventually(() => csms.of('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the session upstream');
+      const tries = csms.received.filter((m) => m.action === 'StartTransaction').map((m) => m.atMs);
+      expect(tries).toHaveLength(6);
+      // Waits of 200, 400, 800, 1600 and 3200 ms: doubling from timeoutMs up to the interval (5 s), not the interval.
+      expect(tries[1]! - tries[0]!).toBeGreaterThanOrEqual(200);
+      expect(tries[1]! - tries[0]!).toBeLessThan(2000);
+      expect(transactionMessages(csms).map(({ action, value }) => [action, value])).toEqual([
+        ['StartTransaction', 10_000],
+        ['StartTransaction', 10_000],
+        ['StartTransaction', 10_000],
+        ['StartTransaction', 10_000],
+        ['StartTransaction', 10_000],
+        ['StartTransaction', 10_000],
+        ['MeterValues', 10_500],
+        ['StopTransaction', 11_000],
+      ]);
+      expect(t.logged('CSMS refused a queued message every time: dropped')).toEqual([]);
+      expect(((await health(t)).stations as Array<{ dropped: number }>)[0]?.dropped).toBe(0);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
     'a CSMS that never answers: the message is tried again with growing waits (no tight loop), and delivered once it answers',
     async () => {
       const csms = await TestCsms.startForTest();
@@ -331,7 +379,7 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
         ...siteWith(),
         upstream: {
           timeoutMs: 200,
-          csms: { url: csms.url, securityProfile: 0, transactionMessageRetryIntervalS: 0.2 },
+          csms: { url: csms.url, securityProfile: 0, transactionMessageRetryIntervalS: 1 },
         },
       });
       const station = await t.connect();
@@ -340,7 +388,7 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
       const transactionId = await station.startTransaction({ connectorId: 1, idTag: 'TAG-WAIT', meterStart: 0 });
       await station.stopTransaction({ transactionId, meterStop: 10 });
       await new Promise((resolve) => setTimeout(resolve, 3000));
-      // 3 s with 200 ms timeouts and waits of 0.2, 0.4, 0.6... s between tries: a handful, not hundreds.
+      // 3 s with 200 ms timeouts and waits of 0.2, 0.4, 0.8, 1 s between tries: a handful, not hundreds.
       const tries = csms.of('StartTransaction').length;
       expect(tries).toBeGreaterThanOrEqual(2);
       expect(tries).toBeLessThanOrEqual(6);
@@ -352,7 +400,7 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
   );
 
   it(
-    'a CSMS that keeps not answering one message: the waits between tries stop growing at ten retry intervals',
+    'a CSMS that keeps not answering one message: the waits between tries stop growing at the retry interval',
     async () => {
       const csms = await TestCsms.startForTest();
       csms.behaviour = (m) => (m.action === 'StartTransaction' ? 'silent' : undefined);
@@ -360,7 +408,7 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
         ...siteWith(),
         upstream: {
           timeoutMs: 100,
-          csms: { url: csms.url, securityProfile: 0, transactionMessageRetryIntervalS: 0.05 },
+          csms: { url: csms.url, securityProfile: 0, transactionMessageRetryIntervalS: 0.3 },
         },
       });
       const station = await t.connect();
@@ -368,7 +416,7 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
       await station.startTransaction({ connectorId: 1, idTag: 'TAG-SILENT', meterStart: 0 });
       const tries = () => csms.received.filter((m) => m.action === 'StartTransaction').map((m) => m.atMs);
       await eventually(() => tries().length >= 20, UPLINK_WAIT_MS, 'twenty tries');
-      // Tries 16 to 20: growing without end, each gap would be at least 100 ms + 16 x 50 ms; capped, 100 ms + 500 ms.
+      // Tries 16 to 20: doubling without end, each gap would be 100 ms x 2^15 and more; capped, 100 ms + 300 ms.
       const gaps = tries()
         .slice(15, 20)
         .map((atMs, i, all) => (i === 0 ? Infinity : atMs - all[i - 1]!));
