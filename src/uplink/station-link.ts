@@ -51,6 +51,11 @@ export interface LocalStation {
   drained(): void;
 }
 
+/**
+ * A socket counts as a success for the reconnect back-off only once it stayed open this long: a CSMS that accepts and
+ * closes at once (after the boot, say) is reconnected to as slowly as an unreachable one.
+ */
+const STAYED_UP_MS = 30_000;
 /** A Pending or Rejected BootNotification with interval 0 is asked again after this long. */
 const DEFAULT_BOOT_RETRY_S = 60;
 /**
@@ -102,6 +107,8 @@ export class StationLink {
   /** Apart from the reconnect timer: a boot asked again must never cancel a reconnect. */
   private bootTimer: NodeJS.Timeout | undefined;
   private reconnectFailures = 0;
+  /** When the socket last opened: its close resets the back-off only if it stayed up STAYED_UP_MS. */
+  private openedAt: number | undefined;
   /** Connected with no BootNotification of the station's to send: its first one, when it comes, is sent. */
   private awaitingBoot = false;
   private closing = false;
@@ -137,6 +144,8 @@ export class StationLink {
     this.client.on('disconnect', ({ code, reason }) => {
       clearTimeout(this.bootTimer);
       this.leaveAccepted('connecting');
+      if (this.openedAt !== undefined && Date.now() - this.openedAt >= STAYED_UP_MS) this.reconnectFailures = 0;
+      this.openedAt = undefined;
       if (this.closing) return;
       this.log.warn({ code, reason }, 'uplink disconnected: reconnecting');
       this.reconnectLater();
@@ -220,7 +229,7 @@ export class StationLink {
       this.log.warn({ url: this.settings.url, error: messageOf(err) }, 'CSMS unreachable');
       return this.reconnectLater();
     }
-    this.reconnectFailures = 0;
+    this.openedAt = Date.now();
     this.log.info({ url: this.settings.url }, 'uplink connected');
     await this.boot();
   }

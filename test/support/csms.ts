@@ -132,6 +132,11 @@ export class TestCsms {
     this.clients.clear();
   }
 
+  /** The station's uplink socket closed by the CSMS, which goes on accepting new ones. */
+  async drop(identity: string): Promise<void> {
+    await this.clients.get(identity)?.close({ code: 1001, force: true });
+  }
+
   restore(): void {
     this.cut = false;
   }

@@ -370,6 +370,26 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
   );
 
   it(
+    'a CSMS that takes the socket and closes it after BootNotification: reconnects back off (1 s doubling), never reset by the accepted socket',
+    async () => {
+      const csms = await TestCsms.startForTest();
+      csms.behaviour = (m) => {
+        if (m.action === 'BootNotification') setTimeout(() => void csms.drop(m.identity), 50);
+        return undefined;
+      };
+      await linkedSite(csms);
+      await eventually(() => csms.of('BootNotification').length >= 4, UPLINK_WAIT_MS, 'four boots');
+      const boots = csms.received.filter((m) => m.action === 'BootNotification').map((m) => m.atMs);
+      const gaps = boots.slice(1, 4).map((atMs, i) => atMs - boots[i]!);
+      // Waits of 1, 2 and 4 s after each close (reset by every accepted socket, they were 1 s each: 29 boots in 30 s).
+      expect(gaps[0]).toBeGreaterThanOrEqual(900);
+      expect(gaps[1]).toBeGreaterThanOrEqual(1900);
+      expect(gaps[2]).toBeGreaterThanOrEqual(3900);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
     'a CSMS that never answers: the message is tried again with growing waits (no tight loop), and delivered once it answers',
     async () => {
       const csms = await TestCsms.startForTest();
