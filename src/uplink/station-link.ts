@@ -112,6 +112,9 @@ export class StationLink {
   /** Connected with no BootNotification of the station's to send: its first one, when it comes, is sent. */
   private awaitingBoot = false;
   private closing = false;
+  private csmsCallInProgress = false;
+  /** Calls answered GenericError during the one in progress: logged once it ends, not one line each. */
+  private csmsCallsRefused = 0;
   /** A wait between attempts, cut short when the link closes. */
   private readonly aborts = new AbortController();
 
@@ -369,8 +372,29 @@ export class StationLink {
     }
   }
 
-  /** A call from the CSMS: relayed to the station, its answer returned, transaction ids mapped to chargegate's. */
-  private async fromCsms({ method, params }: RpcCallContext): Promise<unknown> {
+  /**
+   * A call from the CSMS: relayed to the station, its answer returned, transaction ids mapped to chargegate's. One at
+   * a time, as OCPP-J has it: a call that comes while another is in progress is answered GenericError at once, so a
+   * flood holds neither memory nor the station's calls (README "Security").
+   */
+  private fromCsms(call: RpcCallContext): Promise<unknown> {
+    if (this.csmsCallInProgress) {
+      this.csmsCallsRefused += 1;
+      return Promise.reject(rpcError('GenericError', 'a call from the CSMS is already in progress'));
+    }
+    this.csmsCallInProgress = true;
+    return this.answerCsms(call).finally(() => {
+      this.csmsCallInProgress = false;
+      if (this.csmsCallsRefused === 0) return;
+      this.log.warn(
+        { action: call.method, refused: this.csmsCallsRefused },
+        'CSMS sent calls while one was in progress: answered GenericError',
+      );
+      this.csmsCallsRefused = 0;
+    });
+  }
+
+  private async answerCsms({ method, params }: RpcCallContext): Promise<unknown> {
     // The CSMS's answer to a StartTransaction and its next call can arrive in one read: the answer's handling (a few
     // promise turns) maps the new transaction id before this call looks it up.
     await new Promise((resolve) => setImmediate(resolve));

@@ -56,8 +56,15 @@ export class TestCsms {
     private readonly tls: boolean,
   ) {}
 
-  static async start(options: { port?: number; tls?: https.ServerOptions } = {}): Promise<TestCsms> {
-    const rpc = new RPCServer({ protocols: ['ocpp1.6', 'ocpp2.0.1'], strictMode: true });
+  /** `callConcurrency`: calls toward one station sent before their answers (ocpp-rpc's default, 1: one at a time). */
+  static async start(
+    options: { port?: number; tls?: https.ServerOptions; callConcurrency?: number } = {},
+  ): Promise<TestCsms> {
+    const rpc = new RPCServer({
+      protocols: ['ocpp1.6', 'ocpp2.0.1'],
+      strictMode: true,
+      ...(options.callConcurrency && { callConcurrency: options.callConcurrency }),
+    });
     const server = options.tls ? https.createServer(options.tls) : http.createServer();
     server.on('upgrade', rpc.handleUpgrade);
     await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
