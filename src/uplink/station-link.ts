@@ -326,12 +326,12 @@ export class StationLink {
         { action: message.action, queuedIn: message.protocol, protocol: this.dialect.protocol },
         'message queued in the OCPP version the station spoke before: dropped',
       );
-      this.queue.drop(this.stationId, message.id);
+      this.queue.drop(this.stationId, message);
       return true;
     }
     const payload = this.dialect.outgoing(message);
     if (!payload) {
-      this.queue.drop(this.stationId, message.id);
+      this.queue.drop(this.stationId, message);
       return true;
     }
     const { transactionMessageAttempts: attempts, transactionMessageRetryIntervalS: intervalS } = this.settings;
@@ -340,7 +340,7 @@ export class StationLink {
       try {
         const answer = await this.call(message.action, payload);
         this.dialect.answered(message, answer);
-        this.queue.acknowledge(this.stationId, message.id);
+        this.queue.acknowledge(this.stationId, message);
         return true;
       } catch (err) {
         if (this.state !== 'accepted' || this.client.state !== RPC_OPEN) return false;
@@ -352,7 +352,7 @@ export class StationLink {
               'CSMS refused a queued message every time: dropped',
             );
             this.dialect.refused(message);
-            this.queue.drop(this.stationId, message.id);
+            this.queue.drop(this.stationId, message);
             return true;
           }
           this.queue.refused(message.id);

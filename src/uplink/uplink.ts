@@ -53,7 +53,7 @@ const RECONNECT_MS = { initial: 1000, max: 10_000 };
 
 type CsmsConfig = NonNullable<NonNullable<Config['upstream']>['csms']>;
 
-/** What a link is made with: a reload that changes any of it (but the queue limit) makes the links again. */
+/** What a link is made with: a reload that changes any of it (but the queue limits) makes the links again. */
 interface LinkedWith {
   csms: CsmsConfig;
   tls: LinkSettings['tls'];
@@ -117,7 +117,7 @@ export class Uplink implements StationMessageForwarder {
     this.now = options.now ?? (() => new Date());
     this.messages = new UplinkQueue(
       options.writer,
-      () => this.csms().queueLimit,
+      () => ({ messages: this.csms().queueLimit, bytes: this.csms().queueBytesLimit }),
       (stationId) => this.committed(stationId),
       this.log,
     );
@@ -253,7 +253,10 @@ export class Uplink implements StationMessageForwarder {
     }
     const next = { ...linkedConfig(this.options.config()), tls };
     const same = (a: LinkedWith, b: LinkedWith) =>
-      isDeepStrictEqual({ ...a, csms: { ...a.csms, queueLimit: 0 } }, { ...b, csms: { ...b.csms, queueLimit: 0 } });
+      isDeepStrictEqual(
+        { ...a, csms: { ...a.csms, queueLimit: 0, queueBytesLimit: 0 } },
+        { ...b, csms: { ...b.csms, queueLimit: 0, queueBytesLimit: 0 } },
+      );
     if (this.stopped || same(next, this.linkedWith)) return;
     this.linkedWith = next;
     const stations = [...this.links.keys()];
