@@ -30,6 +30,7 @@ export {
   typedCall,
   type RpcCallContext,
   type RpcClient,
+  type RpcClientOptions,
   type RpcConnection,
   type RpcServer,
   type RpcServerClient,

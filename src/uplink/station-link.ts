@@ -12,12 +12,18 @@ import {
   StationTimeoutError,
   type RpcCallContext,
   type RpcClient,
+  type RpcClientOptions,
 } from '../ocpp/index.js';
 import type { LinkDialect, ReportedStatus } from './dialect.js';
+import {
+  INITIAL_LINK_STATE,
+  nextLinkState,
+  reconnectWaitMs,
+  type LinkEvent,
+  type LinkState,
+  type LinkStateName,
+} from './link-state.js';
 import type { QueuedMessage, UplinkQueue } from './queue.js';
-
-/** Where the link stands with the CSMS: only `accepted` sends the queue (README "Uplink to a CSMS"). */
-export type LinkState = 'connecting' | 'booting' | 'pending' | 'rejected' | 'accepted' | 'closed';
 
 /** How the link reaches the CSMS; read at every connect, so a new password applies at the next one. */
 export interface LinkSettings {
@@ -51,11 +57,31 @@ export interface LocalStation {
   drained(): void;
 }
 
-/**
- * A socket counts as a success for the reconnect back-off only once it stayed open this long: a CSMS that accepts and
- * closes at once (after the boot, say) is reconnected to as slowly as an unreachable one.
- */
-const STAYED_UP_MS = 30_000;
+/** The timers a link runs on: the real ones, or a test's own clock. */
+export interface LinkClock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(timer: unknown): void;
+}
+
+/** The part of an ocpp-rpc client a link uses. */
+export type LinkClient = Pick<RpcClient, 'state' | 'connect' | 'reconfigure' | 'call' | 'handle' | 'on' | 'close'>;
+
+/** What a link is made with besides its settings: a test gives its own client and clock. */
+export interface LinkDeps {
+  createClient(options: RpcClientOptions): LinkClient;
+  clock: LinkClock;
+}
+
+const REAL_LINK_DEPS: LinkDeps = {
+  createClient: createRpcClient,
+  clock: {
+    now: () => Date.now(),
+    setTimeout: (fn, ms) => setTimeout(fn, ms),
+    clearTimeout: (timer) => clearTimeout(timer as NodeJS.Timeout),
+  },
+};
+
 /** A Pending or Rejected BootNotification with interval 0 is asked again after this long. */
 const DEFAULT_BOOT_RETRY_S = 60;
 /**
@@ -95,23 +121,17 @@ function troubleBackOff(timeoutMs: number, intervalMs: number): (n: number) => n
  * transaction ids mapped to chargegate's.
  */
 export class StationLink {
-  state: LinkState = 'connecting';
   /** When the link last left `accepted` (or was made): the uplink's health counts from it. */
-  downSince = new Date();
-  private readonly client: RpcClient;
+  downSince: Date;
+  private current: LinkState = INITIAL_LINK_STATE;
+  /** The state's one timer (a reconnect, a boot asked again): cleared whenever the state changes. */
+  private timer: unknown;
+  private readonly client: LinkClient;
+  private readonly clock: LinkClock;
   /** Rows up to here have been answered: a reconnect goes on after them. */
   private cursor = 0;
+  /** The queue is being sent: a second Accepted while it is goes on with the same loop. */
   private draining = false;
-  private caughtUp = false;
-  private timer: NodeJS.Timeout | undefined;
-  /** Apart from the reconnect timer: a boot asked again must never cancel a reconnect. */
-  private bootTimer: NodeJS.Timeout | undefined;
-  private reconnectFailures = 0;
-  /** When the socket last opened: its close resets the back-off only if it stayed up STAYED_UP_MS. */
-  private openedAt: number | undefined;
-  /** Connected with no BootNotification of the station's to send: its first one, when it comes, is sent. */
-  private awaitingBoot = false;
-  private closing = false;
   private csmsCallInProgress = false;
   /** Calls answered GenericError during the one in progress: logged once it ends, not one line each. */
   private csmsCallsRefused = 0;
@@ -125,9 +145,12 @@ export class StationLink {
     private readonly station: LocalStation,
     private readonly log: Logger,
     private readonly dialect: LinkDialect,
+    deps: LinkDeps = REAL_LINK_DEPS,
   ) {
     const { tls } = settings;
-    this.client = createRpcClient({
+    this.clock = deps.clock;
+    this.downSince = new Date(this.clock.now());
+    this.client = deps.createClient({
       endpoint: settings.url,
       identity: stationId,
       protocols: [dialect.protocol],
@@ -145,14 +168,16 @@ export class StationLink {
     this.client.handle((call) => this.fromCsms(call));
     // A socket that was open dropped (a refused connect is handled where connect() fails).
     this.client.on('disconnect', ({ code, reason }) => {
-      clearTimeout(this.bootTimer);
-      this.leaveAccepted('connecting');
-      if (this.openedAt !== undefined && Date.now() - this.openedAt >= STAYED_UP_MS) this.reconnectFailures = 0;
-      this.openedAt = undefined;
-      if (this.closing) return;
+      if (this.current.name === 'closed') return;
       this.log.warn({ code, reason }, 'uplink disconnected: reconnecting');
+      this.to({ type: 'dropped', at: this.clock.now() });
       this.reconnectLater();
     });
+  }
+
+  /** Where the link stands with the CSMS (README "Uplink to a CSMS"). */
+  get state(): LinkStateName {
+    return this.current.name;
   }
 
   open(): void {
@@ -161,7 +186,7 @@ export class StationLink {
 
   /** Rows were committed to the queue: send them if the link is up. */
   wake(): void {
-    if (this.state === 'accepted') void this.drain();
+    if (this.current.name === 'accepted') void this.drain();
   }
 
   get backlog(): boolean {
@@ -173,12 +198,13 @@ export class StationLink {
    * that the link waits for (it had none to introduce the station with when it connected) is the link's boot.
    */
   live(action: string, payload: object): void {
-    if (action === 'BootNotification' && this.awaitingBoot) {
-      this.awaitingBoot = false;
+    const { current } = this;
+    if (action === 'BootNotification' && current.name === 'booting' && current.awaitingStation) {
+      this.to({ type: 'station-booted' });
       void this.boot(payload);
       return;
     }
-    if (this.state !== 'accepted' || !this.caughtUp) return;
+    if (current.name !== 'accepted' || !current.caughtUp) return;
     void this.call(action, payload).then(
       (answer) => {
         if (action === 'BootNotification') this.booted(answer as { status: string; interval: number });
@@ -194,23 +220,32 @@ export class StationLink {
 
   /** Authorize in the decision chain: only while the CSMS accepted the station; bounded by the caller. */
   async authorize(idTag: string, idTokenType?: string): Promise<UpstreamDecision> {
-    if (this.state !== 'accepted') throw new Error(`uplink of ${this.stationId} is ${this.state}`);
+    if (this.current.name !== 'accepted') throw new Error(`uplink of ${this.stationId} is ${this.current.name}`);
     return this.dialect.decision(await this.call('Authorize', this.dialect.authorize(idTag, idTokenType)));
   }
 
   async close(): Promise<void> {
-    this.closing = true;
-    this.state = 'closed';
-    clearTimeout(this.timer);
-    clearTimeout(this.bootTimer);
+    this.to({ type: 'close' });
     this.aborts.abort();
     await this.client.close({ force: true }).catch(() => undefined);
   }
 
+  /** Moves the state (link-state.ts), the one place it changes; the old state's timer goes with it. */
+  private to(event: LinkEvent): void {
+    const next = nextLinkState(this.current, event);
+    if (next === this.current) return;
+    this.clock.clearTimeout(this.timer);
+    if (this.current.name === 'accepted' && next.name !== 'accepted') this.downSince = new Date(this.clock.now());
+    this.current = next;
+  }
+
+  private after(ms: number, fn: () => void): void {
+    this.clock.clearTimeout(this.timer);
+    this.timer = this.clock.setTimeout(fn, ms);
+  }
+
   private async connect(): Promise<void> {
-    if (this.closing) return;
-    this.state = 'connecting';
-    this.awaitingBoot = false;
+    if (this.current.name !== 'connecting') return;
     const needsPassword = this.settings.securityProfile === 1 || this.settings.securityProfile === 2;
     let password: string | undefined;
     try {
@@ -218,76 +253,67 @@ export class StationLink {
     } catch (err) {
       // A damaged keystore entry: the link waits for it to be set again, the daemon runs on.
       this.log.error({ error: messageOf(err) }, 'upstream password cannot be read: tried again');
-      return this.reconnectLater();
+      return this.connectFailed();
     }
     if (needsPassword && password === undefined) {
       this.log.warn('no upstream password for this station: set it with `chargegate station upstream-password`');
-      return this.reconnectLater();
+      return this.connectFailed();
     }
     // ocpp-rpc sends the password it holds at each connect.
-    (this.client as unknown as { reconfigure(o: object): void }).reconfigure({ password: password ?? null });
+    this.client.reconfigure({ password: password ?? null });
     try {
       await this.client.connect();
     } catch (err) {
       this.log.warn({ url: this.settings.url, error: messageOf(err) }, 'CSMS unreachable');
-      return this.reconnectLater();
+      return this.connectFailed();
     }
-    this.openedAt = Date.now();
     this.log.info({ url: this.settings.url }, 'uplink connected');
+    this.to({ type: 'opened', at: this.clock.now(), stationBooted: this.station.bootInfo() !== undefined });
     await this.boot();
   }
 
+  private connectFailed(): void {
+    this.to({ type: 'connect-failed' });
+    this.reconnectLater();
+  }
+
+  /** In `connecting` after a failure or a drop: the next connect after the back-off its failures call for. */
   private reconnectLater(): void {
-    if (this.closing) return;
-    clearTimeout(this.timer);
-    const { initial, max } = this.settings.reconnectMs;
-    const delay = Math.min(max, initial * 2 ** this.reconnectFailures);
-    this.reconnectFailures += 1;
-    this.timer = setTimeout(() => void this.connect(), delay);
+    if (this.current.name !== 'connecting') return;
+    this.after(reconnectWaitMs(this.current.failures, this.settings.reconnectMs), () => void this.connect());
   }
 
   /** BootNotification, first on every connect: the station's own, as it last sent it. */
   private async boot(bootInfo = this.station.bootInfo()): Promise<void> {
-    if (this.closing || this.client.state !== RPC_OPEN) return;
-    if (!bootInfo) {
-      // Nothing to introduce the station with yet: its own BootNotification (live) will do it.
-      this.state = 'booting';
-      this.caughtUp = true;
-      this.awaitingBoot = true;
-      return;
-    }
-    this.state = 'booting';
+    // Nothing to introduce the station with yet: its own BootNotification (live) will do it.
+    if (!bootInfo || this.client.state !== RPC_OPEN) return;
     try {
       this.booted((await this.call('BootNotification', bootInfo)) as { status: string; interval: number });
     } catch (err) {
       // The socket dropped meanwhile: the reconnect boots again.
-      if (this.client.state !== RPC_OPEN) return;
+      if (this.client.state !== RPC_OPEN || this.current.name === 'closed') return;
       this.log.warn({ error: messageOf(err) }, 'CSMS did not answer BootNotification; asked again');
       this.retryBoot(DEFAULT_BOOT_RETRY_S);
     }
   }
 
   private booted(answer: { status: string; interval: number }): void {
-    if (answer.status === 'Accepted') {
-      if (this.state !== 'accepted') this.log.info('CSMS accepted the station: sending its queue');
-      this.state = 'accepted';
-      this.caughtUp = false;
+    const was = this.current.name;
+    // A late answer on a socket since dropped: the next connect boots again.
+    if (was === 'connecting' || was === 'closed') return;
+    this.to({ type: 'boot-answered', status: answer.status });
+    if (this.current.name === 'accepted') {
+      if (was !== 'accepted') this.log.info('CSMS accepted the station: sending its queue');
       void this.drain();
       return;
     }
-    this.leaveAccepted(answer.status === 'Pending' ? 'pending' : 'rejected');
     this.log.warn({ status: answer.status, interval: answer.interval }, 'CSMS did not accept the station: queue held');
     this.retryBoot(answer.interval > 0 ? answer.interval : DEFAULT_BOOT_RETRY_S);
   }
 
   private retryBoot(afterS: number): void {
-    clearTimeout(this.bootTimer);
-    this.bootTimer = setTimeout(() => void this.boot(), afterS * 1000);
-  }
-
-  private leaveAccepted(next: LinkState): void {
-    if (this.state === 'accepted') this.downSince = new Date();
-    if (this.state !== 'closed') this.state = next;
+    if (this.current.name === 'connecting' || this.current.name === 'closed') return;
+    this.after(afterS * 1000, () => void this.boot());
   }
 
   /** Sends the queue in order while accepted, then the connectors' statuses (once per connect). */
@@ -296,16 +322,16 @@ export class StationLink {
     this.draining = true;
     try {
       for (;;) {
-        if (this.state !== 'accepted') return;
+        if (this.current.name !== 'accepted') return;
         const message = this.queue.next(this.stationId, this.cursor);
         if (!message) break;
         if (!(await this.queue.whileSending(this.stationId, message.id, () => this.deliver(message)))) return;
         this.cursor = message.id;
       }
-      if (!this.caughtUp) {
-        for (const status of this.dialect.statusNotifications(this.station.statuses(), new Date()))
+      if (!this.current.caughtUp) {
+        for (const status of this.dialect.statusNotifications(this.station.statuses(), new Date(this.clock.now())))
           await this.call('StatusNotification', status).catch(() => undefined);
-        this.caughtUp = true;
+        this.to({ type: 'caught-up' });
       }
     } finally {
       this.draining = false;
@@ -343,7 +369,7 @@ export class StationLink {
         this.queue.acknowledge(this.stationId, message);
         return true;
       } catch (err) {
-        if (this.state !== 'accepted' || this.client.state !== RPC_OPEN) return false;
+        if (this.current.name !== 'accepted' || this.client.state !== RPC_OPEN) return false;
         let waitMs: number;
         if (isRpcError(err) && refusesTheMessage(err.rpcErrorCode)) {
           if (attempt >= attempts) {
@@ -441,8 +467,11 @@ export class StationLink {
   private wait(ms: number): Promise<boolean> {
     return new Promise((resolve) => {
       if (this.aborts.signal.aborted) return resolve(false);
-      const onAbort = () => (clearTimeout(timer), resolve(false));
-      const timer = setTimeout(() => (this.aborts.signal.removeEventListener('abort', onAbort), resolve(true)), ms);
+      const onAbort = () => (this.clock.clearTimeout(timer), resolve(false));
+      const timer = this.clock.setTimeout(
+        () => (this.aborts.signal.removeEventListener('abort', onAbort), resolve(true)),
+        ms,
+      );
       this.aborts.signal.addEventListener('abort', onAbort, { once: true });
     });
   }

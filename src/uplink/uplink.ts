@@ -20,7 +20,8 @@ import { chargingProfileCall16, chargingProfileCall201, type ProfileCallContext 
 import { CsmsProfiles } from './csms-profiles.js';
 import { LocalListSync } from './local-list-sync.js';
 import { UplinkQueue } from './queue.js';
-import { StationLink, type LinkSettings, type LinkState } from './station-link.js';
+import type { LinkStateName } from './link-state.js';
+import { StationLink, type LinkSettings } from './station-link.js';
 import { v16Dialect } from './v16-link.js';
 import { keepBootNotification, lastBootNotification, queuedV201, remoteStartOf, v201Dialect } from './v201-link.js';
 
@@ -28,7 +29,7 @@ import { keepBootNotification, lastBootNotification, queuedV201, remoteStartOf, 
 export interface UplinkStationStatus {
   stationId: string;
   connected: boolean;
-  state: LinkState;
+  state: LinkStateName;
   queued: number;
   oldestQueuedAt: string | null;
   dropped: number;
