@@ -10,6 +10,8 @@ import { rpcError, type RpcCallContext, type RpcClientEvents } from '../../src/o
 /** A call the link made to the CSMS; answer it with `resolve`, `reject` (a CALLERROR), or never. */
 export interface SentCall {
   method: string;
+  /** The socket it went over: 1 for the first one taken, then counting up. */
+  socket: number;
   params: Record<string, unknown>;
   at: number;
   resolve(answer: unknown): void;
@@ -28,6 +30,8 @@ export class FakeLinkClient implements LinkClient {
   state = CONNECTING;
   acceptConnects = true;
   readonly connects: number[] = [];
+  /** Sockets taken so far: the current one's number while open. */
+  socket = 0;
   readonly sent: SentCall[] = [];
   /** The default answer to a call; undefined leaves it in flight. */
   answer: (method: string, params: Record<string, unknown>) => unknown = () => undefined;
@@ -50,6 +54,7 @@ export class FakeLinkClient implements LinkClient {
     this.connects.push(this.clock.now());
     if (!this.acceptConnects) return Promise.reject(new Error('connect ECONNREFUSED'));
     this.state = OPEN;
+    this.socket += 1;
     return Promise.resolve(undefined);
   }
 
@@ -58,6 +63,7 @@ export class FakeLinkClient implements LinkClient {
     return new Promise((resolve, reject) => {
       const call: SentCall = {
         method,
+        socket: this.socket,
         params: params as Record<string, unknown>,
         at: this.clock.now(),
         resolve: (answer) => (this.inFlight.delete(call), resolve(answer)),

@@ -1,4 +1,5 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
+import fc from 'fast-check';
 import { OCPP16 } from '../../src/ocpp/rpc.js';
 import { GroupCommit } from '../../src/store/index.js';
 import { UplinkQueue } from '../../src/uplink/queue.js';
@@ -40,7 +41,8 @@ function acceptEverything(): (method: string) => unknown {
 const store = databasePerTest();
 
 /** A link of station CP001 under test, opened; what its queue holds is appended with `queue`. */
-async function openLink(options: { bootInfo?: object; settings?: Partial<LinkSettings> } = {}) {
+async function openLink(options: { bootInfo?: object; settings?: Partial<LinkSettings>; stationId?: string } = {}) {
+  const stationId = options.stationId ?? 'CP001';
   const clock = new ManualClock();
   const { logger, lines } = capturedLogger('debug');
   const writer = new GroupCommit(store.db);
@@ -61,12 +63,12 @@ async function openLink(options: { bootInfo?: object; settings?: Partial<LinkSet
   };
   let client: FakeLinkClient | undefined;
   link = new StationLink(
-    'CP001',
+    stationId,
     { ...SETTINGS, ...options.settings },
     queue,
     station,
     logger,
-    v16Dialect('CP001', queue, logger),
+    v16Dialect(stationId, queue, logger),
     {
       clock,
       createClient: () => (client = new FakeLinkClient(clock)),
@@ -80,7 +82,7 @@ async function openLink(options: { bootInfo?: object; settings?: Partial<LinkSet
   const append = (action: string, payload: object, transactionId?: number) =>
     writer.write(() =>
       queue.append(
-        'CP001',
+        stationId,
         OCPP16,
         { action, payload, ...(transactionId !== undefined && { transactionId }) },
         new Date(clock.now()),
@@ -264,5 +266,80 @@ describe('StationLink, alone with a fake CSMS client and a clock', () => {
     expect(link.state).toBe('closed');
     expect(client.connects).toHaveLength(1);
     expect(client.of('BootNotification')).toHaveLength(1);
+  });
+});
+
+/** What the CSMS does next in the model test. */
+type Step =
+  | { kind: 'queue' }
+  | { kind: 'drop' }
+  | { kind: 'connects'; accept: boolean }
+  | { kind: 'boot'; answer: 'Accepted' | 'Pending' | 'Rejected' | 'GenericError' }
+  | { kind: 'calls'; answer: 'Accepted' | 'GenericError' | 'InternalError' }
+  | { kind: 'advance'; ms: number };
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  fc.constant({ kind: 'queue' as const }),
+  fc.constant({ kind: 'drop' as const }),
+  fc.boolean().map((accept) => ({ kind: 'connects' as const, accept })),
+  fc
+    .constantFrom('Accepted' as const, 'Pending' as const, 'Rejected' as const, 'GenericError' as const)
+    .map((answer) => ({ kind: 'boot' as const, answer })),
+  fc
+    .constantFrom('Accepted' as const, 'GenericError' as const, 'InternalError' as const)
+    .map((answer) => ({ kind: 'calls' as const, answer })),
+  fc.integer({ min: 0, max: 70_000 }).map((ms) => ({ kind: 'advance' as const, ms })),
+);
+
+describe('StationLink, a model test: whatever the CSMS does, the link keeps its promises', () => {
+  it('one call in flight, the queue only after an Accepted boot on that socket and in order, reconnects >= 1 s apart; once the CSMS behaves, every message arrives', async () => {
+    let run = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { maxLength: 40 }), async (steps) => {
+        run += 1;
+        const { link, client, clock, append, open } = await openLink({ stationId: `M${run}` });
+        let boot: string = 'Accepted';
+        let calls: string = 'Accepted';
+        const acceptedOn = new Set<number>();
+        const answers = acceptEverything();
+        client.answer = (method) => {
+          const answer = method === 'BootNotification' ? boot : calls;
+          if (answer === 'GenericError' || answer === 'InternalError') return callError(answer);
+          if (method === 'BootNotification') {
+            if (answer === 'Accepted') acceptedOn.add(client.socket);
+            return { status: answer, interval: 10, currentTime: '2026-01-01T00:00:00Z' };
+          }
+          return answers(method);
+        };
+        let queued = 0;
+        await open();
+        for (const s of steps) {
+          if (s.kind === 'queue') {
+            queued += 1;
+            append('StartTransaction', start(queued), queued);
+          } else if (s.kind === 'drop' && client.state === 1) client.drop();
+          else if (s.kind === 'connects') client.acceptConnects = s.accept;
+          else if (s.kind === 'boot') boot = s.answer;
+          else if (s.kind === 'calls') calls = s.answer;
+          else if (s.kind === 'advance') await clock.advance(s.ms);
+          await settle();
+          expect(client.mostInFlight).toBeLessThanOrEqual(1);
+          if (link.state === 'accepted') expect(acceptedOn.has(client.socket)).toBe(true);
+        }
+        [boot, calls, client.acceptConnects] = ['Accepted', 'Accepted', true];
+        await clock.advance(600_000);
+
+        const starts = client.of('StartTransaction');
+        for (const c of starts) expect(acceptedOn.has(c.socket), `sent on socket ${c.socket}`).toBe(true);
+        const order = starts.map((c) => c.params.meterStart as number);
+        expect(order).toEqual([...order].sort((a, b) => a - b));
+        expect(new Set(order)).toEqual(new Set(Array.from({ length: queued }, (_, i) => i + 1)));
+        const gaps = client.connects.slice(1).map((at, i) => at - client.connects[i]!);
+        for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(1000);
+        expect(link.state).toBe('accepted');
+        await link.close();
+      }),
+      { numRuns: 100 },
+    );
   });
 });
