@@ -1,15 +1,11 @@
-import type { CsmsLocalList } from '../authorization/index.js';
 import type { Logger } from '../log/index.js';
 import {
-  OCPP16,
   OCPP201,
   TransactionStoppedError,
   UnknownConnectorError,
   type CentralSystem,
   type Ocpp16Actions,
   type Ocpp201Actions,
-  type RemoteStartTransactionRequest,
-  type RemoteStopTransactionRequest,
 } from '../ocpp/index.js';
 import type { Site } from '../site/index.js';
 import type { LocalListSync } from './local-list-sync.js';
@@ -17,7 +13,7 @@ import type { LocalListSync } from './local-list-sync.js';
 /** A call from the CSMS for one station, its transaction ids already chargegate's; resolves with the answer. */
 export type CsmsCallHandler = (stationId: string, action: string, params: unknown) => Promise<unknown>;
 
-/** What a handler of the CSMS's calls works with (csmsCallHandler, csmsCallHandler201). */
+/** What a handler of the CSMS's calls works with (v16/csms-calls.ts, v201/csms-calls.ts). */
 export interface CsmsCallContext {
   central: CentralSystem;
   site: Site;
@@ -46,43 +42,5 @@ export function refusedBy(log: Logger) {
     if (!(err instanceof UnknownConnectorError || err instanceof TransactionStoppedError)) throw err;
     log.warn({ stationId, action, reason: err.message }, 'CSMS command refused: answered Rejected');
     return { status: 'Rejected' };
-  };
-}
-
-/**
- * What a call from the CSMS becomes (README "Uplink to a CSMS"): RemoteStart/StopTransaction are the same domain
- * calls as the API's, SendLocalList and GetLocalListVersion concern chargegate's own list too, the rest goes to the
- * station as it is. The station's answer is the CSMS's.
- */
-export function csmsCallHandler(options: CsmsCallContext): CsmsCallHandler {
-  const { central, site, localLists, log } = options;
-  const refused = refusedBy(log);
-  const relay = relayIn(central, OCPP16);
-  return async (stationId, action, params) => {
-    const toStation = () => relay(stationId, action, params);
-    switch (action) {
-      case 'RemoteStartTransaction': {
-        const { connectorId, idTag, chargingProfile } = params as RemoteStartTransactionRequest;
-        // The domain's start carries no charging profile: one with a profile goes as it is.
-        if (chargingProfile) return toStation();
-        return central.remoteCharging
-          .start(stationId, { ...(connectorId !== undefined && { connectorId }), idTag }, CSMS)
-          .catch((err: unknown) => refused(err, action, stationId));
-      }
-      case 'RemoteStopTransaction': {
-        const transaction = site.transactions.ofStation(
-          stationId,
-          (params as RemoteStopTransactionRequest).transactionId,
-        );
-        if (!transaction) return { status: 'Rejected' };
-        return central.remoteCharging.stop(transaction, CSMS).catch((err: unknown) => refused(err, action, stationId));
-      }
-      case 'SendLocalList':
-        return localLists.send(stationId, params as CsmsLocalList, toStation);
-      case 'GetLocalListVersion':
-        return localLists.version(stationId, toStation);
-      default:
-        return toStation();
-    }
   };
 }

@@ -116,9 +116,8 @@ function troubleBackOff(timeoutMs: number, intervalMs: number): (n: number) => n
 
 /**
  * One station's connection to the CSMS under the station's identity and in its OCPP version (the dialect):
- * BootNotification first on every connect, then the queue in order (1.6 transaction ids mapped), then the connectors'
- * current statuses; live messages only once that is done. Calls from the CSMS go to the station with the CSMS's 1.6
- * transaction ids mapped to chargegate's.
+ * BootNotification first on every connect, then the queue in order, then the connectors' current statuses; live
+ * messages only once that is done. Calls from the CSMS go to the station, one at a time, as the dialect maps them.
  */
 export class StationLink {
   /** When the link last left `accepted` (or was made): the uplink's health counts from it. */
@@ -424,7 +423,7 @@ export class StationLink {
     // The CSMS's answer to a StartTransaction and its next call can arrive in one read: the answer's handling (a few
     // promise turns) maps the new transaction id before this call looks it up.
     await new Promise((resolve) => setImmediate(resolve));
-    const local = this.toLocal(method, params as Record<string, unknown>);
+    const local = this.dialect.incoming(method, params as Record<string, unknown>);
     if (!local) {
       this.log.warn({ action: method }, 'CSMS named a transaction this station does not have: answered Rejected');
       return { status: 'Rejected' };
@@ -438,25 +437,6 @@ export class StationLink {
       this.log.error({ action: method, err }, 'relaying a CSMS call to the station failed');
       throw rpcError('InternalError', `${method} could not be relayed`);
     }
-  }
-
-  /**
-   * The CSMS names 1.6 transactions by its own ids; the station knows chargegate's. A 2.0.1 call names the station's
-   * own transactionId and passes as it is (RemoteStopTransaction is 1.6's only; a 2.0.1 SetChargingProfile carries no
-   * csChargingProfiles).
-   */
-  private toLocal(method: string, params: Record<string, unknown>): Record<string, unknown> | undefined {
-    const local = (csmsId: number): number | undefined => this.queue.transactionIdOf(this.stationId, csmsId);
-    if (method === 'RemoteStopTransaction') {
-      const transactionId = local(params.transactionId as number);
-      return transactionId === undefined ? undefined : { ...params, transactionId };
-    }
-    const profile = params.csChargingProfiles as Record<string, unknown> | undefined;
-    if (method === 'SetChargingProfile' && profile?.transactionId !== undefined) {
-      const transactionId = local(profile.transactionId as number);
-      return transactionId === undefined ? undefined : { ...params, csChargingProfiles: { ...profile, transactionId } };
-    }
-    return params;
   }
 
   private call(action: string, payload: unknown): Promise<unknown> {

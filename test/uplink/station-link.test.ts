@@ -4,7 +4,7 @@ import { OCPP16 } from '../../src/ocpp/rpc.js';
 import { GroupCommit } from '../../src/store/index.js';
 import { UplinkQueue } from '../../src/uplink/queue.js';
 import { StationLink, type LinkSettings, type LocalStation } from '../../src/uplink/station-link.js';
-import { v16Dialect } from '../../src/uplink/v16-link.js';
+import { v16Dialect } from '../../src/uplink/v16/dialect.js';
 import { capturedLogger } from '../support/captured-log.js';
 import { callError, FakeLinkClient, ManualClock, settle } from '../support/fake-link-client.js';
 import { databasePerTest } from '../support/temp-database.js';

@@ -1,10 +1,10 @@
-import type { UpstreamDecision } from '../authorization/index.js';
-import type { Logger } from '../log/index.js';
-import { OCPP201, type ForwardedMessage, type Ocpp201Actions } from '../ocpp/index.js';
-import type { AuthorizationStatus } from '../site/index.js';
-import { statement, type Database } from '../store/index.js';
-import type { LinkDialect } from './dialect.js';
-import type { QueuedMessage, UplinkQueue } from './queue.js';
+import type { UpstreamDecision } from '../../authorization/index.js';
+import type { Logger } from '../../log/index.js';
+import { OCPP201, type ForwardedMessage, type Ocpp201Actions } from '../../ocpp/index.js';
+import type { AuthorizationStatus } from '../../site/index.js';
+import { statement, type Database } from '../../store/index.js';
+import type { LinkDialect } from '../dialect.js';
+import type { QueuedMessage, UplinkQueue } from '../queue.js';
 
 type IdTokenInfo = Ocpp201Actions['Authorize'][1]['idTokenInfo'];
 type ConnectorStatus = Ocpp201Actions['StatusNotification'][0]['connectorStatus'];
@@ -82,6 +82,8 @@ export function v201Dialect(stationId: string, queue: UplinkQueue, log: Logger):
       droppedStarts.add(stationTransactionId);
       if (message.transactionId !== null) queue.map(stationId, message.transactionId, null);
     },
+    // A 2.0.1 call names the station's own transactionId: nothing to map.
+    incoming: (_action, params) => params,
   };
 }
 

@@ -1,13 +1,13 @@
-import type { CsmsLocalList } from '../authorization/index.js';
-import { OCPP201, type Ocpp201Actions } from '../ocpp/index.js';
-import { CSMS, refusedBy, relayIn, type CsmsCallContext, type CsmsCallHandler } from './csms-calls.js';
-import { decisionOf } from './v201-link.js';
+import type { CsmsLocalList } from '../../authorization/index.js';
+import { OCPP201, type Ocpp201Actions } from '../../ocpp/index.js';
+import { CSMS, refusedBy, relayIn, type CsmsCallContext, type CsmsCallHandler } from '../csms-calls.js';
+import { decisionOf } from './dialect.js';
 
 type RequestStartTransaction = Ocpp201Actions['RequestStartTransaction'][0];
 type SendLocalList = Ocpp201Actions['SendLocalList'][0];
 
 /**
- * What a 2.0.1 call from the CSMS becomes, as csmsCallHandler does for 1.6 (README "Uplink to a CSMS"):
+ * What a 2.0.1 call from the CSMS becomes, as csmsCallHandler16 does for 1.6 (README "Uplink to a CSMS"):
  * RequestStart/StopTransaction are the API's remote start and stop, SendLocalList and GetLocalListVersion concern
  * chargegate's own list too, the rest goes to the station as it is.
  */
