@@ -28,6 +28,7 @@ export {
   RPC_OPEN,
   rpcError,
   typedCall,
+  type ActionMap,
   type RpcCallContext,
   type RpcClient,
   type RpcClientOptions,

@@ -1,12 +1,5 @@
 import type { Logger } from '../log/index.js';
-import {
-  OCPP201,
-  TransactionStoppedError,
-  UnknownConnectorError,
-  type CentralSystem,
-  type Ocpp16Actions,
-  type Ocpp201Actions,
-} from '../ocpp/index.js';
+import { TransactionStoppedError, UnknownConnectorError, type ActionMap, type CentralSystem } from '../ocpp/index.js';
 import type { Site } from '../site/index.js';
 import type { LocalListSync } from './local-list-sync.js';
 
@@ -21,13 +14,41 @@ export interface CsmsCallContext {
   log: Logger;
 }
 
-/** A CSMS call passed to the station as it is, in the station's OCPP version: the station's answer is the CSMS's. */
-export function relayIn(central: CentralSystem, protocol: string): CsmsCallHandler {
-  return protocol === OCPP201
-    ? (stationId, action, params) =>
-        central.commands.call201(stationId, action as keyof Ocpp201Actions & string, params as never)
-    : (stationId, action, params) =>
-        central.commands.call16(stationId, action as keyof Ocpp16Actions & string, params as never);
+/**
+ * What chargegate does itself with some of the CSMS's calls of one OCPP version rather than relay them as they are, by
+ * action, typed by the version's action map; `toStation` relays the call as it is.
+ */
+export type CsmsActions<Actions extends ActionMap<Actions>> = {
+  [A in keyof Actions]?: (
+    stationId: string,
+    params: Actions[A][0],
+    toStation: () => Promise<Actions[A][1]>,
+  ) => Promise<Actions[A][1]>;
+};
+
+/** A call on to the station in its OCPP version, typed as the station commands' call16 and call201 are. */
+export type StationRelay<Actions extends ActionMap<Actions>> = <A extends keyof Actions & string>(
+  stationId: string,
+  action: A,
+  params: Actions[A][0],
+) => Promise<Actions[A][1]>;
+
+/**
+ * A version's handler of the CSMS's calls: its own actions, the rest relayed. The one place a CSMS call's action and
+ * params take their types, as typedCall is for a station's answers: ocpp-rpc's strict mode validated the call against
+ * the schema of the link's version, which the action map was generated from.
+ */
+export function csmsCallsOf<Actions extends ActionMap<Actions>>(
+  actions: CsmsActions<Actions>,
+  relay: StationRelay<Actions>,
+): CsmsCallHandler {
+  const handle = <A extends keyof Actions & string>(stationId: string, action: A, params: Actions[A][0]) => {
+    const toStation = () => relay(stationId, action, params);
+    const own = actions[action];
+    return own ? own(stationId, params, toStation) : toStation();
+  };
+  type Action = keyof Actions & string;
+  return (stationId, action, params) => handle(stationId, action as Action, params as Actions[Action][0]);
 }
 
 /** Who the domain's remote start and stop are for, logged with them. */

@@ -35,9 +35,7 @@ export function v201Dialect(stationId: string, queue: UplinkQueue, log: Logger):
   /** The station's ids of transactions whose Started was dropped (the queue keeps it for those chargegate knows). */
   const droppedStarts = new Set<string>();
   const stationTransactionIdOf = (message: QueuedMessage): string | undefined =>
-    message.action === 'TransactionEvent'
-      ? (message.payload as unknown as TransactionEvent).transactionInfo.transactionId
-      : undefined;
+    transactionEventOf(message)?.transactionInfo.transactionId;
   return {
     protocol: OCPP201,
     // A token the decision chain got without a type came from 1.6 words: an RFID card's UID.
@@ -87,6 +85,11 @@ export function v201Dialect(stationId: string, queue: UplinkQueue, log: Logger):
   };
 }
 
+/** The TransactionEvent a message is, as the station sent it (validated on its way in); undefined for another. */
+function transactionEventOf(message: { action: string; payload: object }): TransactionEvent | undefined {
+  return message.action === 'TransactionEvent' ? (message.payload as TransactionEvent) : undefined;
+}
+
 /**
  * 2.0.1 idTokenInfo in the decision chain's (1.6) words: the CSMS's answer to an Authorize, an entry of its
  * SendLocalList.
@@ -106,8 +109,9 @@ export function decisionOf(info: IdTokenInfo): UpstreamDecision {
 export function remoteStartOf(
   message: ForwardedMessage,
 ): { stationTransactionId: string; remoteStartId: number; idToken?: string } | undefined {
-  if (message.action !== 'TransactionEvent') return undefined;
-  const { transactionInfo, idToken } = message.payload as unknown as TransactionEvent;
+  const event = transactionEventOf(message);
+  if (!event) return undefined;
+  const { transactionInfo, idToken } = event;
   const { transactionId, remoteStartId } = transactionInfo;
   if (remoteStartId === undefined) return undefined;
   return { stationTransactionId: transactionId, remoteStartId, ...(idToken && { idToken: idToken.idToken }) };
