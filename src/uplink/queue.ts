@@ -147,6 +147,11 @@ export class UplinkQueue {
     if (dropped > 0) this.countDroppedNow(stationId, dropped);
   }
 
+  /** The payload bytes of the station's rows not yet answered. */
+  bytesQueued(stationId: string): number {
+    return this.sizes.get(stationId)?.bytes ?? 0;
+  }
+
   /** The station's first committed row after `afterId` not yet answered, in order. */
   next(stationId: string, afterId: number): QueuedMessage | undefined {
     const upTo = this.committedUpTo.get(stationId) ?? 0;

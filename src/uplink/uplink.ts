@@ -205,7 +205,7 @@ export class Uplink implements StationMessageForwarder {
     const stats = this.messages.stats();
     const dropped = this.messages.droppedCounts();
     const stationIds = new Set([...this.links.keys(), ...stats.keys(), ...dropped.keys()]);
-    const limit = this.csms().queueLimit;
+    const { queueLimit, queueBytesLimit } = this.csms();
     const now = this.now().getTime();
     return [...stationIds].sort().map((stationId) => {
       const link = this.links.get(stationId);
@@ -214,12 +214,15 @@ export class Uplink implements StationMessageForwarder {
       const connected = state === 'accepted';
       const downLong = !connected && now - (link?.downSince.getTime() ?? 0) > WARN_AFTER_MS;
       const waitingLong = oldestQueuedAt !== null && now - new Date(oldestQueuedAt).getTime() > WARN_AFTER_MS;
-      const level: HealthLevel =
-        queued >= limit
-          ? 'critical'
-          : (queued > 0 && (downLong || waitingLong)) || state === 'pending' || state === 'rejected'
-            ? 'warning'
-            : 'ok';
+      // Full in messages or bytes: the next message may drop a reading.
+      const full =
+        queued >= queueLimit ||
+        this.messages.bytesQueued(stationId) + this.linkedWith.maxMessageBytes > queueBytesLimit;
+      const level: HealthLevel = full
+        ? 'critical'
+        : (queued > 0 && (downLong || waitingLong)) || state === 'pending' || state === 'rejected'
+          ? 'warning'
+          : 'ok';
       return { stationId, connected, state, queued, oldestQueuedAt, dropped: dropped.get(stationId) ?? 0, level };
     });
   }

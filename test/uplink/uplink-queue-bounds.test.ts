@@ -123,6 +123,11 @@ describe('the uplink queue, bounded in messages and bytes (README "Uplink to a C
       // Full, not emptied: what is left fits, one reading more would not.
       expect(bytes).toBeLessThanOrEqual(limit);
       expect(bytes).toBeGreaterThan(limit - 2 * READING_BYTES);
+      // Full to its bytes: the next reading drops one, as at queueLimit.
+      expect(await upstreamHealth(t.daemon.httpPort)).toMatchObject({
+        status: 'critical',
+        stations: [expect.objectContaining({ stationId: 'CP001', level: 'critical' })],
+      });
       csms.restore();
       await eventually(() => csms.of('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the replay');
       expect(receivedSession(csms)).toEqual(sessionKeeping(40, rows - 4));
