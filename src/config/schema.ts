@@ -164,6 +164,13 @@ const uplinkCsms = z.strictObject({
     .optional(),
   // Per station; past it the oldest periodic readings go first, starts, stops and signed readings never.
   queueLimit: z.number().int().positive().max(10_000_000, atMost(10_000_000)).default(100_000),
+  // The same per station in payload bytes (16 MiB): a station sending large readings fills the disk no faster.
+  queueBytesLimit: z
+    .number()
+    .int()
+    .min(1_048_576, { error: 'at least 1048576 (1 MiB)' })
+    .max(1_073_741_824, atMost(1_073_741_824))
+    .default(16_777_216),
   // OCPP 1.6 TransactionMessageAttempts / TransactionMessageRetryInterval: a message the CSMS answers with a CALLERROR.
   transactionMessageAttempts: z.number().int().positive().max(100, atMost(100)).default(3),
   transactionMessageRetryIntervalS: seconds.default(60),

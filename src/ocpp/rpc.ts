@@ -81,6 +81,8 @@ export function typedCall<Actions extends ActionMap<Actions>>(
 /** The connecting side: a station, or chargegate speaking to the upstream CPO as a station. */
 export interface RpcClient extends RpcConnection {
   connect(): Promise<unknown>;
+  /** Options for the next connect (the password it presents). */
+  reconfigure(options: { password: string | null }): void;
 }
 
 export interface RpcHandshake {

@@ -1,23 +1,12 @@
-import type { CsmsLocalList } from '../authorization/index.js';
 import type { Logger } from '../log/index.js';
-import {
-  OCPP16,
-  OCPP201,
-  TransactionStoppedError,
-  UnknownConnectorError,
-  type CentralSystem,
-  type Ocpp16Actions,
-  type Ocpp201Actions,
-  type RemoteStartTransactionRequest,
-  type RemoteStopTransactionRequest,
-} from '../ocpp/index.js';
+import { TransactionStoppedError, UnknownConnectorError, type ActionMap, type CentralSystem } from '../ocpp/index.js';
 import type { Site } from '../site/index.js';
 import type { LocalListSync } from './local-list-sync.js';
 
 /** A call from the CSMS for one station, its transaction ids already chargegate's; resolves with the answer. */
 export type CsmsCallHandler = (stationId: string, action: string, params: unknown) => Promise<unknown>;
 
-/** What a handler of the CSMS's calls works with (csmsCallHandler, csmsCallHandler201). */
+/** What a handler of the CSMS's calls works with (v16/csms-calls.ts, v201/csms-calls.ts). */
 export interface CsmsCallContext {
   central: CentralSystem;
   site: Site;
@@ -25,13 +14,41 @@ export interface CsmsCallContext {
   log: Logger;
 }
 
-/** A CSMS call passed to the station as it is, in the station's OCPP version: the station's answer is the CSMS's. */
-export function relayIn(central: CentralSystem, protocol: string): CsmsCallHandler {
-  return protocol === OCPP201
-    ? (stationId, action, params) =>
-        central.commands.call201(stationId, action as keyof Ocpp201Actions & string, params as never)
-    : (stationId, action, params) =>
-        central.commands.call16(stationId, action as keyof Ocpp16Actions & string, params as never);
+/**
+ * What chargegate does itself with some of the CSMS's calls of one OCPP version rather than relay them as they are, by
+ * action, typed by the version's action map; `toStation` relays the call as it is.
+ */
+export type CsmsActions<Actions extends ActionMap<Actions>> = {
+  [A in keyof Actions]?: (
+    stationId: string,
+    params: Actions[A][0],
+    toStation: () => Promise<Actions[A][1]>,
+  ) => Promise<Actions[A][1]>;
+};
+
+/** A call on to the station in its OCPP version, typed as the station commands' call16 and call201 are. */
+export type StationRelay<Actions extends ActionMap<Actions>> = <A extends keyof Actions & string>(
+  stationId: string,
+  action: A,
+  params: Actions[A][0],
+) => Promise<Actions[A][1]>;
+
+/**
+ * A version's handler of the CSMS's calls: its own actions, the rest relayed. The one place a CSMS call's action and
+ * params take their types, as typedCall is for a station's answers: ocpp-rpc's strict mode validated the call against
+ * the schema of the link's version, which the action map was generated from.
+ */
+export function csmsCallsOf<Actions extends ActionMap<Actions>>(
+  actions: CsmsActions<Actions>,
+  relay: StationRelay<Actions>,
+): CsmsCallHandler {
+  const handle = <A extends keyof Actions & string>(stationId: string, action: A, params: Actions[A][0]) => {
+    const toStation = () => relay(stationId, action, params);
+    const own = actions[action];
+    return own ? own(stationId, params, toStation) : toStation();
+  };
+  type Action = keyof Actions & string;
+  return (stationId, action, params) => handle(stationId, action as Action, params as Actions[Action][0]);
 }
 
 /** Who the domain's remote start and stop are for, logged with them. */
@@ -46,43 +63,5 @@ export function refusedBy(log: Logger) {
     if (!(err instanceof UnknownConnectorError || err instanceof TransactionStoppedError)) throw err;
     log.warn({ stationId, action, reason: err.message }, 'CSMS command refused: answered Rejected');
     return { status: 'Rejected' };
-  };
-}
-
-/**
- * What a call from the CSMS becomes (README "Uplink to a CSMS"): RemoteStart/StopTransaction are the same domain
- * calls as the API's, SendLocalList and GetLocalListVersion concern chargegate's own list too, the rest goes to the
- * station as it is. The station's answer is the CSMS's.
- */
-export function csmsCallHandler(options: CsmsCallContext): CsmsCallHandler {
-  const { central, site, localLists, log } = options;
-  const refused = refusedBy(log);
-  const relay = relayIn(central, OCPP16);
-  return async (stationId, action, params) => {
-    const toStation = () => relay(stationId, action, params);
-    switch (action) {
-      case 'RemoteStartTransaction': {
-        const { connectorId, idTag, chargingProfile } = params as RemoteStartTransactionRequest;
-        // The domain's start carries no charging profile: one with a profile goes as it is.
-        if (chargingProfile) return toStation();
-        return central.remoteCharging
-          .start(stationId, { ...(connectorId !== undefined && { connectorId }), idTag }, CSMS)
-          .catch((err: unknown) => refused(err, action, stationId));
-      }
-      case 'RemoteStopTransaction': {
-        const transaction = site.transactions.ofStation(
-          stationId,
-          (params as RemoteStopTransactionRequest).transactionId,
-        );
-        if (!transaction) return { status: 'Rejected' };
-        return central.remoteCharging.stop(transaction, CSMS).catch((err: unknown) => refused(err, action, stationId));
-      }
-      case 'SendLocalList':
-        return localLists.send(stationId, params as CsmsLocalList, toStation);
-      case 'GetLocalListVersion':
-        return localLists.version(stationId, toStation);
-      default:
-        return toStation();
-    }
   };
 }

@@ -9,8 +9,8 @@ export interface ReportedStatus {
 }
 
 /**
- * What a station's link says in the station's own OCPP version (README "Uplink to a CSMS"): v16-link.ts and
- * v201-link.ts. The rest of a link (boot, replay in order, retries, relaying the CSMS's calls) is the same for both.
+ * What a station's link says in the station's own OCPP version (README "Uplink to a CSMS"): v16/dialect.ts and
+ * v201/dialect.ts. The rest of a link (boot, replay in order, retries, relaying the CSMS's calls) is the same for both.
  */
 export interface LinkDialect {
   /** The WebSocket subprotocol the link offers the CSMS: the station's. */
@@ -27,4 +27,9 @@ export interface LinkDialect {
   answered(message: QueuedMessage, answer: unknown): void;
   /** The CSMS refused a queued message every time: it is dropped, and with a start its transaction's later messages. */
   refused(message: QueuedMessage): void;
+  /**
+   * A call from the CSMS with the transaction ids it names as the station knows them; undefined when it names one
+   * the station does not have.
+   */
+  incoming(action: string, params: Record<string, unknown>): Record<string, unknown> | undefined;
 }

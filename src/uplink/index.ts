@@ -1,3 +1,3 @@
 export { Uplink, type UplinkOptions, type UplinkStationStatus } from './uplink.js';
-export type { LinkState } from './station-link.js';
+export type { LinkStateName } from './link-state.js';
 export { droppedCounts, queueStats, type QueueStats } from './queue.js';

@@ -18,9 +18,13 @@ export class LocalListSync {
    * hears the answer. Anything else the station answers (Failed, NotSupported, VersionMismatch) leaves the copy as it
    * was, as it leaves the station's.
    */
-  async send(stationId: string, list: CsmsLocalList, relay: () => Promise<unknown>): Promise<unknown> {
+  async send<Answer extends { status: string }>(
+    stationId: string,
+    list: CsmsLocalList,
+    relay: () => Promise<Answer>,
+  ): Promise<Answer> {
     const answer = await relay();
-    const { status } = answer as { status: string };
+    const { status } = answer;
     const { listVersion, updateType } = list;
     if (status !== 'Accepted') {
       this.log.info(
@@ -44,19 +48,19 @@ export class LocalListSync {
    * empty list, so it sends a Full one that both take. -1 (a 1.6 station keeps no list) is passed on. `field` names
    * the version in the answer: 1.6's listVersion, 2.0.1's versionNumber.
    */
-  async version(
+  async version<Field extends 'listVersion' | 'versionNumber'>(
     stationId: string,
-    relay: () => Promise<unknown>,
-    field: 'listVersion' | 'versionNumber' = 'listVersion',
-  ): Promise<unknown> {
+    relay: () => Promise<Record<Field, number>>,
+    field: Field,
+  ): Promise<Record<Field, number>> {
     const answer = await relay();
-    const stationVersion = (answer as Record<typeof field, number>)[field];
+    const stationVersion = answer[field];
     const own = csmsLocalListVersion(this.writer.db, stationId) ?? 0;
     if (stationVersion === -1 || stationVersion === own) return answer;
     this.log.info(
       { stationId, stationVersion, chargegateVersion: own },
       'local list versions differ: CSMS answered 0 so that it sends a Full list',
     );
-    return { [field]: 0 };
+    return { [field]: 0 } as Record<Field, number>;
   }
 }

@@ -1,7 +1,7 @@
 import { messageOf, type Logger } from '../log/index.js';
 import type { ForwardedMessage } from '../ocpp/index.js';
 import { statement, type Database, type GroupCommit } from '../store/index.js';
-import { isPeriodicReading, isPeriodicTransactionEvent } from './periodic-readings.js';
+import { isDroppableReading, isDroppableTransactionEvent } from './periodic-readings.js';
 
 /** A message waiting in a station's queue, as the station sent it (a 1.6 transactionId in it is chargegate's). */
 export interface QueuedMessage {
@@ -12,9 +12,20 @@ export interface QueuedMessage {
   payload: Record<string, unknown>;
   transactionId: number | null;
   queuedAt: string;
-  /** How many times the CSMS answered it with a CALLERROR. */
+  /** How many times the CSMS answered it with a CALLERROR saying it is wrong. */
   refusals: number;
+  /** Its payload's size as stored (UTF-8 JSON): what it counts toward queueBytesLimit. */
+  bytes: number;
 }
+
+/** How much one station's queue may hold (README "Uplink to a CSMS"); read at each append, so a reload applies. */
+export interface QueueLimits {
+  messages: number;
+  bytes: number;
+}
+
+/** The size of a payload as the queue stores it, in SQL: LENGTH of the text is characters, of a BLOB bytes. */
+const PAYLOAD_BYTES = 'LENGTH(CAST(payload AS BLOB))';
 
 export interface QueueStats {
   queued: number;
@@ -34,8 +45,8 @@ const RETRY_FLUSH_MS = 5000;
  */
 export class UplinkQueue {
   private readonly db: Database;
-  /** Rows per station, kept here so the limit costs no COUNT per message. */
-  private readonly counts = new Map<string, number>();
+  /** Rows and their payload bytes per station, kept here so the limits cost no COUNT or SUM per message. */
+  private readonly sizes = new Map<string, { messages: number; bytes: number }>();
   /** The highest row id per station whose commit succeeded: a drain never sends what may still be undone. */
   private readonly committedUpTo = new Map<string, number>();
   private readonly acked: number[] = [];
@@ -61,7 +72,7 @@ export class UplinkQueue {
 
   constructor(
     private readonly writer: GroupCommit,
-    private readonly limit: () => number,
+    private readonly limits: () => QueueLimits,
     /** Told once a station's appended rows have committed: its link may send them. */
     private readonly committed: (stationId: string) => void,
     private readonly log: Logger,
@@ -72,19 +83,20 @@ export class UplinkQueue {
 
   /** Stations with rows waiting (a restart delivers them even if the station stays away). */
   stationsWithBacklog(): string[] {
-    return [...this.counts.entries()].filter(([, n]) => n > 0).map(([stationId]) => stationId);
+    return [...this.sizes.entries()].filter(([, size]) => size.messages > 0).map(([stationId]) => stationId);
   }
 
   /**
-   * Appends a message; call inside the write of the change it came from. Past the limit, the station's oldest periodic
-   * reading not yet sent goes (this one, if it is the only one); starts, stops, signed readings and security events
-   * never do.
+   * Appends a message; call inside the write of the change it came from. Past either limit, the station's oldest
+   * periodic or clock-aligned readings not yet sent go until it fits (this one too, if need be); starts, stops, signed
+   * readings and security events never do.
    */
   append(stationId: string, protocol: string, message: ForwardedMessage, now: Date): void {
     const droppable =
-      (message.action === 'MeterValues' && isPeriodicReading(message.payload)) ||
-      (message.action === 'TransactionEvent' && isPeriodicTransactionEvent(message.payload));
+      (message.action === 'MeterValues' && isDroppableReading(message.payload)) ||
+      (message.action === 'TransactionEvent' && isDroppableTransactionEvent(message.payload));
     const id = this.lastId + 1;
+    const payload = JSON.stringify(message.payload);
     statement(
       this.db,
       'INSERT INTO uplink_queue (id, station_id, protocol, action, payload, transaction_id, droppable, queued_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
@@ -93,32 +105,51 @@ export class UplinkQueue {
       stationId,
       protocol,
       message.action,
-      JSON.stringify(message.payload),
+      payload,
       message.transactionId ?? null,
       droppable ? 1 : 0,
       now.toISOString(),
     );
     this.lastId = id;
-    let count = (this.counts.get(stationId) ?? 0) + 1;
-    if (count > this.limit()) {
-      const { changes } = statement(
-        this.db,
-        'DELETE FROM uplink_queue WHERE id = (SELECT id FROM uplink_queue WHERE station_id = ? AND droppable = 1 AND id > ? ORDER BY id LIMIT 1)',
-      ).run(stationId, Math.max(this.answeredUpTo.get(stationId) ?? 0, this.inFlight.get(stationId) ?? 0));
-      if (changes > 0) {
-        count -= 1;
-        this.countDroppedNow(stationId, 1);
-      }
-    }
-    this.counts.set(stationId, count);
+    const size = this.sizeOf(stationId);
+    size.messages += 1;
+    size.bytes += Buffer.byteLength(payload);
+    this.dropPast(stationId, size);
     this.writer.committed().then(
       () => {
         this.committedUpTo.set(stationId, Math.max(this.committedUpTo.get(stationId) ?? 0, id));
         this.committed(stationId);
       },
-      // Undone with the change it came from: the counts are read again.
+      // Undone with the change it came from: the sizes are read again.
       () => this.reload(),
     );
+  }
+
+  /**
+   * The oldest droppable rows not yet answered nor being sent, deleted while the station's queue is past a limit; it
+   * stays past it when none is left (what never goes is never dropped). Inside append's write.
+   */
+  private dropPast(stationId: string, size: { messages: number; bytes: number }): void {
+    const { messages, bytes } = this.limits();
+    const after = Math.max(this.answeredUpTo.get(stationId) ?? 0, this.inFlight.get(stationId) ?? 0);
+    let dropped = 0;
+    while (size.messages > messages || size.bytes > bytes) {
+      const oldest = statement<[string, number], { id: number; bytes: number }>(
+        this.db,
+        `SELECT id, ${PAYLOAD_BYTES} AS bytes FROM uplink_queue WHERE station_id = ? AND droppable = 1 AND id > ? ORDER BY id LIMIT 1`,
+      ).get(stationId, after);
+      if (!oldest) break;
+      statement(this.db, 'DELETE FROM uplink_queue WHERE id = ?').run(oldest.id);
+      size.messages -= 1;
+      size.bytes -= oldest.bytes;
+      dropped += 1;
+    }
+    if (dropped > 0) this.countDroppedNow(stationId, dropped);
+  }
+
+  /** The payload bytes of the station's rows not yet answered. */
+  bytesQueued(stationId: string): number {
+    return this.sizes.get(stationId)?.bytes ?? 0;
   }
 
   /** The station's first committed row after `afterId` not yet answered, in order. */
@@ -127,7 +158,8 @@ export class UplinkQueue {
     const after = Math.max(afterId, this.answeredUpTo.get(stationId) ?? 0);
     const row = statement<[string, number, number], Omit<QueuedMessage, 'payload'> & { payload: string }>(
       this.db,
-      'SELECT id, protocol, action, payload, transaction_id AS transactionId, queued_at AS queuedAt, refusals FROM uplink_queue WHERE station_id = ? AND id > ? AND id <= ? ORDER BY id LIMIT 1',
+      `SELECT id, protocol, action, payload, transaction_id AS transactionId, queued_at AS queuedAt, refusals, ${PAYLOAD_BYTES} AS bytes
+         FROM uplink_queue WHERE station_id = ? AND id > ? AND id <= ? ORDER BY id LIMIT 1`,
     ).get(stationId, after, upTo);
     return row && { ...row, payload: JSON.parse(row.payload) as Record<string, unknown> };
   }
@@ -153,10 +185,12 @@ export class UplinkQueue {
   }
 
   /** The CSMS answered the row (or it was dropped): deleted with the next batch. */
-  acknowledge(stationId: string, id: number): void {
+  acknowledge(stationId: string, { id, bytes }: Pick<QueuedMessage, 'id' | 'bytes'>): void {
     this.acked.push(id);
     this.answeredUpTo.set(stationId, Math.max(this.answeredUpTo.get(stationId) ?? 0, id));
-    this.counts.set(stationId, Math.max(0, (this.counts.get(stationId) ?? 1) - 1));
+    const size = this.sizeOf(stationId);
+    size.messages = Math.max(0, size.messages - 1);
+    size.bytes = Math.max(0, size.bytes - bytes);
     this.scheduleFlush();
   }
 
@@ -175,9 +209,9 @@ export class UplinkQueue {
   }
 
   /** A row the CSMS refused too often, or whose transaction it never learnt of: gone, and counted. */
-  drop(stationId: string, id: number): void {
+  drop(stationId: string, message: Pick<QueuedMessage, 'id' | 'bytes'>): void {
     this.dropped.set(stationId, (this.dropped.get(stationId) ?? 0) + 1);
-    this.acknowledge(stationId, id);
+    this.acknowledge(stationId, message);
   }
 
   /** The CSMS's id for a transaction (null: its start was dropped); undefined when it never heard of it. */
@@ -285,16 +319,24 @@ export class UplinkQueue {
     this.flushTimer ??= setTimeout(() => this.flush(), ACK_FLUSH_MS);
   }
 
-  /** Counts and committed rows as the database has them (at start, and after a commit failed). */
+  /** The station's rows and bytes not yet answered, as kept here. */
+  private sizeOf(stationId: string): { messages: number; bytes: number } {
+    let size = this.sizes.get(stationId);
+    if (!size) this.sizes.set(stationId, (size = { messages: 0, bytes: 0 }));
+    return size;
+  }
+
+  /** Sizes and committed rows as the database has them (at start, and after a commit failed). */
   private reload(): void {
-    const rows = statement<[], { stationId: string; queued: number; last: number }>(
+    const rows = statement<[], { stationId: string; queued: number; bytes: number; last: number }>(
       this.db,
-      'SELECT station_id AS stationId, COUNT(*) AS queued, MAX(id) AS last FROM uplink_queue GROUP BY station_id',
+      `SELECT station_id AS stationId, COUNT(*) AS queued, SUM(${PAYLOAD_BYTES}) AS bytes, MAX(id) AS last
+         FROM uplink_queue GROUP BY station_id`,
     ).all();
-    this.counts.clear();
+    this.sizes.clear();
     for (const r of rows) {
       this.lastId = Math.max(this.lastId, r.last);
-      this.counts.set(r.stationId, r.queued);
+      this.sizes.set(r.stationId, { messages: r.queued, bytes: r.bytes });
       this.committedUpTo.set(r.stationId, Math.max(this.committedUpTo.get(r.stationId) ?? 0, r.last));
     }
   }

@@ -12,12 +12,18 @@ import {
   StationTimeoutError,
   type RpcCallContext,
   type RpcClient,
+  type RpcClientOptions,
 } from '../ocpp/index.js';
 import type { LinkDialect, ReportedStatus } from './dialect.js';
+import {
+  INITIAL_LINK_STATE,
+  nextLinkState,
+  reconnectWaitMs,
+  type LinkEvent,
+  type LinkState,
+  type LinkStateName,
+} from './link-state.js';
 import type { QueuedMessage, UplinkQueue } from './queue.js';
-
-/** Where the link stands with the CSMS: only `accepted` sends the queue (README "Uplink to a CSMS"). */
-export type LinkState = 'connecting' | 'booting' | 'pending' | 'rejected' | 'accepted' | 'closed';
 
 /** How the link reaches the CSMS; read at every connect, so a new password applies at the next one. */
 export interface LinkSettings {
@@ -51,36 +57,83 @@ export interface LocalStation {
   drained(): void;
 }
 
+/** The timers a link runs on: the real ones, or a test's own clock. */
+export interface LinkClock {
+  now(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(timer: unknown): void;
+}
+
+/** The part of an ocpp-rpc client a link uses. */
+export type LinkClient = Pick<RpcClient, 'state' | 'connect' | 'reconfigure' | 'call' | 'handle' | 'on' | 'close'>;
+
+/** What a link is made with besides its settings: a test gives its own client and clock. */
+export interface LinkDeps {
+  createClient(options: RpcClientOptions): LinkClient;
+  clock: LinkClock;
+}
+
+const REAL_LINK_DEPS: LinkDeps = {
+  createClient: createRpcClient,
+  clock: {
+    now: () => Date.now(),
+    setTimeout: (fn, ms) => setTimeout(fn, ms),
+    clearTimeout: (timer) => clearTimeout(timer as NodeJS.Timeout),
+  },
+};
+
 /** A Pending or Rejected BootNotification with interval 0 is asked again after this long. */
 const DEFAULT_BOOT_RETRY_S = 60;
 /**
- * The waits between tries of one message grow by one retry interval per try up to this many (10 minutes at the default
- * 60 s): a CSMS that keeps one message unanswered for a day is still tried every few minutes, not hourly.
+ * The CALLERROR codes that say the message itself is wrong (1.6 and 2.0.1 spellings): only these use up one of
+ * transactionMessageAttempts. The others (GenericError, InternalError, SecurityError, ...) are the CSMS's trouble.
  */
-const MAX_RETRY_INTERVALS = 10;
+const MESSAGE_REFUSED = new Set([
+  'FormationViolation',
+  'FormatViolation',
+  'ProtocolError',
+  'PropertyConstraintViolation',
+  'OccurenceConstraintViolation',
+  'OccurrenceConstraintViolation',
+  'TypeConstraintViolation',
+  'NotSupported',
+  'NotImplemented',
+]);
+
+function refusesTheMessage(rpcErrorCode: string): boolean {
+  return MESSAGE_REFUSED.has(rpcErrorCode);
+}
+
+/**
+ * The wait before the next try after the CSMS's own trouble number n (from 0): timeoutMs doubling up to the retry
+ * interval (never below timeoutMs), so a CSMS that took the socket before it answers calls gets the message seconds
+ * later, and one that stays silent for a day is still tried every interval.
+ */
+function troubleBackOff(timeoutMs: number, intervalMs: number): (n: number) => number {
+  const ceiling = Math.max(timeoutMs, intervalMs);
+  return (n) => Math.min(ceiling, timeoutMs * 2 ** Math.min(n, 30));
+}
 
 /**
  * One station's connection to the CSMS under the station's identity and in its OCPP version (the dialect):
- * BootNotification first on every connect, then the queue in order (1.6 transaction ids mapped), then the connectors'
- * current statuses; live messages only once that is done. Calls from the CSMS go to the station with the CSMS's 1.6
- * transaction ids mapped to chargegate's.
+ * BootNotification first on every connect, then the queue in order, then the connectors' current statuses; live
+ * messages only once that is done. Calls from the CSMS go to the station, one at a time, as the dialect maps them.
  */
 export class StationLink {
-  state: LinkState = 'connecting';
   /** When the link last left `accepted` (or was made): the uplink's health counts from it. */
-  downSince = new Date();
-  private readonly client: RpcClient;
+  downSince: Date;
+  private current: LinkState = INITIAL_LINK_STATE;
+  /** The state's one timer (a reconnect, a boot asked again): cleared whenever the state changes. */
+  private timer: unknown;
+  private readonly client: LinkClient;
+  private readonly clock: LinkClock;
   /** Rows up to here have been answered: a reconnect goes on after them. */
   private cursor = 0;
+  /** The queue is being sent: a second Accepted while it is goes on with the same loop. */
   private draining = false;
-  private caughtUp = false;
-  private timer: NodeJS.Timeout | undefined;
-  /** Apart from the reconnect timer: a boot asked again must never cancel a reconnect. */
-  private bootTimer: NodeJS.Timeout | undefined;
-  private reconnectFailures = 0;
-  /** Connected with no BootNotification of the station's to send: its first one, when it comes, is sent. */
-  private awaitingBoot = false;
-  private closing = false;
+  private csmsCallInProgress = false;
+  /** Calls answered GenericError during the one in progress: logged once it ends, not one line each. */
+  private csmsCallsRefused = 0;
   /** A wait between attempts, cut short when the link closes. */
   private readonly aborts = new AbortController();
 
@@ -91,9 +144,12 @@ export class StationLink {
     private readonly station: LocalStation,
     private readonly log: Logger,
     private readonly dialect: LinkDialect,
+    deps: LinkDeps = REAL_LINK_DEPS,
   ) {
     const { tls } = settings;
-    this.client = createRpcClient({
+    this.clock = deps.clock;
+    this.downSince = new Date(this.clock.now());
+    this.client = deps.createClient({
       endpoint: settings.url,
       identity: stationId,
       protocols: [dialect.protocol],
@@ -111,12 +167,16 @@ export class StationLink {
     this.client.handle((call) => this.fromCsms(call));
     // A socket that was open dropped (a refused connect is handled where connect() fails).
     this.client.on('disconnect', ({ code, reason }) => {
-      clearTimeout(this.bootTimer);
-      this.leaveAccepted('connecting');
-      if (this.closing) return;
+      if (this.current.name === 'closed') return;
       this.log.warn({ code, reason }, 'uplink disconnected: reconnecting');
+      this.to({ type: 'dropped', at: this.clock.now() });
       this.reconnectLater();
     });
+  }
+
+  /** Where the link stands with the CSMS (README "Uplink to a CSMS"). */
+  get state(): LinkStateName {
+    return this.current.name;
   }
 
   open(): void {
@@ -125,7 +185,7 @@ export class StationLink {
 
   /** Rows were committed to the queue: send them if the link is up. */
   wake(): void {
-    if (this.state === 'accepted') void this.drain();
+    if (this.current.name === 'accepted') void this.drain();
   }
 
   get backlog(): boolean {
@@ -137,12 +197,13 @@ export class StationLink {
    * that the link waits for (it had none to introduce the station with when it connected) is the link's boot.
    */
   live(action: string, payload: object): void {
-    if (action === 'BootNotification' && this.awaitingBoot) {
-      this.awaitingBoot = false;
+    const { current } = this;
+    if (action === 'BootNotification' && current.name === 'booting' && current.awaitingStation) {
+      this.to({ type: 'station-booted' });
       void this.boot(payload);
       return;
     }
-    if (this.state !== 'accepted' || !this.caughtUp) return;
+    if (current.name !== 'accepted' || !current.caughtUp) return;
     void this.call(action, payload).then(
       (answer) => {
         if (action === 'BootNotification') this.booted(answer as { status: string; interval: number });
@@ -158,23 +219,32 @@ export class StationLink {
 
   /** Authorize in the decision chain: only while the CSMS accepted the station; bounded by the caller. */
   async authorize(idTag: string, idTokenType?: string): Promise<UpstreamDecision> {
-    if (this.state !== 'accepted') throw new Error(`uplink of ${this.stationId} is ${this.state}`);
+    if (this.current.name !== 'accepted') throw new Error(`uplink of ${this.stationId} is ${this.current.name}`);
     return this.dialect.decision(await this.call('Authorize', this.dialect.authorize(idTag, idTokenType)));
   }
 
   async close(): Promise<void> {
-    this.closing = true;
-    this.state = 'closed';
-    clearTimeout(this.timer);
-    clearTimeout(this.bootTimer);
+    this.to({ type: 'close' });
     this.aborts.abort();
     await this.client.close({ force: true }).catch(() => undefined);
   }
 
+  /** Moves the state (link-state.ts), the one place it changes; the old state's timer goes with it. */
+  private to(event: LinkEvent): void {
+    const next = nextLinkState(this.current, event);
+    if (next === this.current) return;
+    this.clock.clearTimeout(this.timer);
+    if (this.current.name === 'accepted' && next.name !== 'accepted') this.downSince = new Date(this.clock.now());
+    this.current = next;
+  }
+
+  private after(ms: number, fn: () => void): void {
+    this.clock.clearTimeout(this.timer);
+    this.timer = this.clock.setTimeout(fn, ms);
+  }
+
   private async connect(): Promise<void> {
-    if (this.closing) return;
-    this.state = 'connecting';
-    this.awaitingBoot = false;
+    if (this.current.name !== 'connecting') return;
     const needsPassword = this.settings.securityProfile === 1 || this.settings.securityProfile === 2;
     let password: string | undefined;
     try {
@@ -182,76 +252,67 @@ export class StationLink {
     } catch (err) {
       // A damaged keystore entry: the link waits for it to be set again, the daemon runs on.
       this.log.error({ error: messageOf(err) }, 'upstream password cannot be read: tried again');
-      return this.reconnectLater();
+      return this.connectFailed();
     }
     if (needsPassword && password === undefined) {
       this.log.warn('no upstream password for this station: set it with `chargegate station upstream-password`');
-      return this.reconnectLater();
+      return this.connectFailed();
     }
     // ocpp-rpc sends the password it holds at each connect.
-    (this.client as unknown as { reconfigure(o: object): void }).reconfigure({ password: password ?? null });
+    this.client.reconfigure({ password: password ?? null });
     try {
       await this.client.connect();
     } catch (err) {
       this.log.warn({ url: this.settings.url, error: messageOf(err) }, 'CSMS unreachable');
-      return this.reconnectLater();
+      return this.connectFailed();
     }
-    this.reconnectFailures = 0;
     this.log.info({ url: this.settings.url }, 'uplink connected');
+    this.to({ type: 'opened', at: this.clock.now(), stationBooted: this.station.bootInfo() !== undefined });
     await this.boot();
   }
 
+  private connectFailed(): void {
+    this.to({ type: 'connect-failed' });
+    this.reconnectLater();
+  }
+
+  /** In `connecting` after a failure or a drop: the next connect after the back-off its failures call for. */
   private reconnectLater(): void {
-    if (this.closing) return;
-    clearTimeout(this.timer);
-    const { initial, max } = this.settings.reconnectMs;
-    const delay = Math.min(max, initial * 2 ** this.reconnectFailures);
-    this.reconnectFailures += 1;
-    this.timer = setTimeout(() => void this.connect(), delay);
+    if (this.current.name !== 'connecting') return;
+    this.after(reconnectWaitMs(this.current.failures, this.settings.reconnectMs), () => void this.connect());
   }
 
   /** BootNotification, first on every connect: the station's own, as it last sent it. */
   private async boot(bootInfo = this.station.bootInfo()): Promise<void> {
-    if (this.closing || this.client.state !== RPC_OPEN) return;
-    if (!bootInfo) {
-      // Nothing to introduce the station with yet: its own BootNotification (live) will do it.
-      this.state = 'booting';
-      this.caughtUp = true;
-      this.awaitingBoot = true;
-      return;
-    }
-    this.state = 'booting';
+    // Nothing to introduce the station with yet: its own BootNotification (live) will do it.
+    if (!bootInfo || this.client.state !== RPC_OPEN) return;
     try {
       this.booted((await this.call('BootNotification', bootInfo)) as { status: string; interval: number });
     } catch (err) {
       // The socket dropped meanwhile: the reconnect boots again.
-      if (this.client.state !== RPC_OPEN) return;
+      if (this.client.state !== RPC_OPEN || this.current.name === 'closed') return;
       this.log.warn({ error: messageOf(err) }, 'CSMS did not answer BootNotification; asked again');
       this.retryBoot(DEFAULT_BOOT_RETRY_S);
     }
   }
 
   private booted(answer: { status: string; interval: number }): void {
-    if (answer.status === 'Accepted') {
-      if (this.state !== 'accepted') this.log.info('CSMS accepted the station: sending its queue');
-      this.state = 'accepted';
-      this.caughtUp = false;
+    const was = this.current.name;
+    // A late answer on a socket since dropped: the next connect boots again.
+    if (was === 'connecting' || was === 'closed') return;
+    this.to({ type: 'boot-answered', status: answer.status });
+    if (this.current.name === 'accepted') {
+      if (was !== 'accepted') this.log.info('CSMS accepted the station: sending its queue');
       void this.drain();
       return;
     }
-    this.leaveAccepted(answer.status === 'Pending' ? 'pending' : 'rejected');
     this.log.warn({ status: answer.status, interval: answer.interval }, 'CSMS did not accept the station: queue held');
     this.retryBoot(answer.interval > 0 ? answer.interval : DEFAULT_BOOT_RETRY_S);
   }
 
   private retryBoot(afterS: number): void {
-    clearTimeout(this.bootTimer);
-    this.bootTimer = setTimeout(() => void this.boot(), afterS * 1000);
-  }
-
-  private leaveAccepted(next: LinkState): void {
-    if (this.state === 'accepted') this.downSince = new Date();
-    if (this.state !== 'closed') this.state = next;
+    if (this.current.name === 'connecting' || this.current.name === 'closed') return;
+    this.after(afterS * 1000, () => void this.boot());
   }
 
   /** Sends the queue in order while accepted, then the connectors' statuses (once per connect). */
@@ -260,16 +321,16 @@ export class StationLink {
     this.draining = true;
     try {
       for (;;) {
-        if (this.state !== 'accepted') return;
+        if (this.current.name !== 'accepted') return;
         const message = this.queue.next(this.stationId, this.cursor);
         if (!message) break;
         if (!(await this.queue.whileSending(this.stationId, message.id, () => this.deliver(message)))) return;
         this.cursor = message.id;
       }
-      if (!this.caughtUp) {
-        for (const status of this.dialect.statusNotifications(this.station.statuses(), new Date()))
+      if (!this.current.caughtUp) {
+        for (const status of this.dialect.statusNotifications(this.station.statuses(), new Date(this.clock.now())))
           await this.call('StatusNotification', status).catch(() => undefined);
-        this.caughtUp = true;
+        this.to({ type: 'caught-up' });
       }
     } finally {
       this.draining = false;
@@ -279,9 +340,9 @@ export class StationLink {
 
   /**
    * One queued message until the CSMS answers it or it is dropped (true), or the link goes down (false: sent again
-   * after the next connect). A CALLERROR is tried transactionMessageAttempts times, transactionMessageRetryIntervalS
-   * apart and growing; no answer at all is tried again as long as it takes, the waits growing the same way up to
-   * MAX_RETRY_INTERVALS intervals.
+   * after the next connect). A CALLERROR saying the message is wrong is tried transactionMessageAttempts times,
+   * transactionMessageRetryIntervalS apart and growing; the CSMS's own trouble (another CALLERROR, no answer) is tried
+   * again as long as it takes, from timeoutMs doubling up to that interval (README "Uplink to a CSMS").
    */
   private async deliver(message: QueuedMessage): Promise<boolean> {
     if (message.protocol !== this.dialect.protocol) {
@@ -290,52 +351,79 @@ export class StationLink {
         { action: message.action, queuedIn: message.protocol, protocol: this.dialect.protocol },
         'message queued in the OCPP version the station spoke before: dropped',
       );
-      this.queue.drop(this.stationId, message.id);
+      this.queue.drop(this.stationId, message);
       return true;
     }
     const payload = this.dialect.outgoing(message);
     if (!payload) {
-      this.queue.drop(this.stationId, message.id);
+      this.queue.drop(this.stationId, message);
       return true;
     }
     const { transactionMessageAttempts: attempts, transactionMessageRetryIntervalS: intervalS } = this.settings;
-    for (let attempt = message.refusals + 1, waits = 1; ; waits += 1) {
+    const troubleWaitMs = troubleBackOff(this.settings.callTimeoutMs, intervalS * 1000);
+    for (let attempt = message.refusals + 1, refusalWaits = 1, troubles = 0; ;) {
       try {
         const answer = await this.call(message.action, payload);
         this.dialect.answered(message, answer);
-        this.queue.acknowledge(this.stationId, message.id);
+        this.queue.acknowledge(this.stationId, message);
         return true;
       } catch (err) {
-        if (this.state !== 'accepted' || this.client.state !== RPC_OPEN) return false;
-        if (isRpcError(err)) {
+        if (this.current.name !== 'accepted' || this.client.state !== RPC_OPEN) return false;
+        let waitMs: number;
+        if (isRpcError(err) && refusesTheMessage(err.rpcErrorCode)) {
           if (attempt >= attempts) {
             this.log.warn(
               { action: message.action, transactionId: message.transactionId, attempts, error: err.rpcErrorCode },
               'CSMS refused a queued message every time: dropped',
             );
             this.dialect.refused(message);
-            this.queue.drop(this.stationId, message.id);
+            this.queue.drop(this.stationId, message);
             return true;
           }
           this.queue.refused(message.id);
           attempt += 1;
-        } else if (!isRpcTimeout(err)) throw err;
-        const waitS = intervalS * Math.min(waits, MAX_RETRY_INTERVALS);
+          waitMs = intervalS * 1000 * refusalWaits;
+          refusalWaits += 1;
+        } else if (isRpcError(err) || isRpcTimeout(err)) {
+          waitMs = troubleWaitMs(troubles);
+          troubles += 1;
+        } else throw err;
         this.log.info(
-          { action: message.action, error: messageOf(err), waitS },
+          { action: message.action, error: messageOf(err), waitMs },
           'queued message not taken: tried again',
         );
-        if (!(await this.wait(waitS * 1000))) return false;
+        if (!(await this.wait(waitMs))) return false;
       }
     }
   }
 
-  /** A call from the CSMS: relayed to the station, its answer returned, transaction ids mapped to chargegate's. */
-  private async fromCsms({ method, params }: RpcCallContext): Promise<unknown> {
+  /**
+   * A call from the CSMS: relayed to the station, its answer returned, transaction ids mapped to chargegate's. One at
+   * a time, as OCPP-J has it: a call that comes while another is in progress is answered GenericError at once, so a
+   * flood holds neither memory nor the station's calls (README "Security").
+   */
+  private fromCsms(call: RpcCallContext): Promise<unknown> {
+    if (this.csmsCallInProgress) {
+      this.csmsCallsRefused += 1;
+      return Promise.reject(rpcError('GenericError', 'a call from the CSMS is already in progress'));
+    }
+    this.csmsCallInProgress = true;
+    return this.answerCsms(call).finally(() => {
+      this.csmsCallInProgress = false;
+      if (this.csmsCallsRefused === 0) return;
+      this.log.warn(
+        { action: call.method, refused: this.csmsCallsRefused },
+        'CSMS sent calls while one was in progress: answered GenericError',
+      );
+      this.csmsCallsRefused = 0;
+    });
+  }
+
+  private async answerCsms({ method, params }: RpcCallContext): Promise<unknown> {
     // The CSMS's answer to a StartTransaction and its next call can arrive in one read: the answer's handling (a few
     // promise turns) maps the new transaction id before this call looks it up.
     await new Promise((resolve) => setImmediate(resolve));
-    const local = this.toLocal(method, params as Record<string, unknown>);
+    const local = this.dialect.incoming(method, params as Record<string, unknown>);
     if (!local) {
       this.log.warn({ action: method }, 'CSMS named a transaction this station does not have: answered Rejected');
       return { status: 'Rejected' };
@@ -351,25 +439,6 @@ export class StationLink {
     }
   }
 
-  /**
-   * The CSMS names 1.6 transactions by its own ids; the station knows chargegate's. A 2.0.1 call names the station's
-   * own transactionId and passes as it is (RemoteStopTransaction is 1.6's only; a 2.0.1 SetChargingProfile carries no
-   * csChargingProfiles).
-   */
-  private toLocal(method: string, params: Record<string, unknown>): Record<string, unknown> | undefined {
-    const local = (csmsId: number): number | undefined => this.queue.transactionIdOf(this.stationId, csmsId);
-    if (method === 'RemoteStopTransaction') {
-      const transactionId = local(params.transactionId as number);
-      return transactionId === undefined ? undefined : { ...params, transactionId };
-    }
-    const profile = params.csChargingProfiles as Record<string, unknown> | undefined;
-    if (method === 'SetChargingProfile' && profile?.transactionId !== undefined) {
-      const transactionId = local(profile.transactionId as number);
-      return transactionId === undefined ? undefined : { ...params, csChargingProfiles: { ...profile, transactionId } };
-    }
-    return params;
-  }
-
   private call(action: string, payload: unknown): Promise<unknown> {
     return this.client.call(action, payload);
   }
@@ -378,8 +447,11 @@ export class StationLink {
   private wait(ms: number): Promise<boolean> {
     return new Promise((resolve) => {
       if (this.aborts.signal.aborted) return resolve(false);
-      const onAbort = () => (clearTimeout(timer), resolve(false));
-      const timer = setTimeout(() => (this.aborts.signal.removeEventListener('abort', onAbort), resolve(true)), ms);
+      const onAbort = () => (this.clock.clearTimeout(timer), resolve(false));
+      const timer = this.clock.setTimeout(
+        () => (this.aborts.signal.removeEventListener('abort', onAbort), resolve(true)),
+        ms,
+      );
       this.aborts.signal.addEventListener('abort', onAbort, { once: true });
     });
   }

@@ -14,26 +14,23 @@ import {
 } from '../ocpp/index.js';
 import type { Site } from '../site/index.js';
 import type { GroupCommit } from '../store/index.js';
-import { csmsCallHandler, type CsmsCallHandler } from './csms-calls.js';
-import { csmsCallHandler201 } from './csms-calls-v201.js';
-import {
-  chargingProfileCall16,
-  chargingProfileCall201,
-  stationConnectors,
-  type ProfileCallContext,
-} from './csms-profile-calls.js';
+import type { CsmsCallHandler } from './csms-calls.js';
+import { stationConnectors, type ProfileCallContext } from './csms-profile-calls.js';
 import { CsmsProfiles } from './csms-profiles.js';
 import { LocalListSync } from './local-list-sync.js';
 import { UplinkQueue } from './queue.js';
-import { StationLink, type LinkSettings, type LinkState } from './station-link.js';
-import { v16Dialect } from './v16-link.js';
-import { keepBootNotification, lastBootNotification, queuedV201, remoteStartOf, v201Dialect } from './v201-link.js';
+import type { LinkStateName } from './link-state.js';
+import { StationLink, type LinkSettings } from './station-link.js';
+import { v16 } from './v16/index.js';
+import { v201 } from './v201/index.js';
+import { keepBootNotification } from './v201/dialect.js';
+import type { UplinkVersion } from './version.js';
 
 /** `chargegate upstream status` and /health: one station's uplink. */
 export interface UplinkStationStatus {
   stationId: string;
   connected: boolean;
-  state: LinkState;
+  state: LinkStateName;
   queued: number;
   oldestQueuedAt: string | null;
   dropped: number;
@@ -51,6 +48,12 @@ export interface UplinkOptions {
   now?: () => Date;
 }
 
+/** The OCPP versions a station's link speaks, each one's parts (v16/, v201/). */
+const VERSIONS: ReadonlyMap<string, UplinkVersion> = new Map([
+  [OCPP16, v16],
+  [OCPP201, v201],
+]);
+
 /** README "Uplink to a CSMS", seeing it: a queue waiting longer than this, or a link down this long with one, warns. */
 const WARN_AFTER_MS = 60_000;
 /** ocpp-rpc's own reconnect back-off: 1 s doubling up to 10 s. */
@@ -58,7 +61,7 @@ const RECONNECT_MS = { initial: 1000, max: 10_000 };
 
 type CsmsConfig = NonNullable<NonNullable<Config['upstream']>['csms']>;
 
-/** What a link is made with: a reload that changes any of it (but the queue limit) makes the links again. */
+/** What a link is made with: a reload that changes any of it (but the queue limits) makes the links again. */
 interface LinkedWith {
   csms: CsmsConfig;
   tls: LinkSettings['tls'];
@@ -103,7 +106,7 @@ export class Uplink implements StationMessageForwarder {
   private readonly now: () => Date;
   private central: CentralSystem | undefined;
   /** What the CSMS's calls become, per OCPP version; made at start, before the first link. */
-  private fromCsms: Record<string, CsmsCallHandler> = {};
+  private readonly fromCsms = new Map<UplinkVersion, CsmsCallHandler>();
   private stopHearing: (() => void) | undefined;
   private lastCsms: CsmsConfig;
   /**
@@ -122,7 +125,7 @@ export class Uplink implements StationMessageForwarder {
     this.now = options.now ?? (() => new Date());
     this.messages = new UplinkQueue(
       options.writer,
-      () => this.csms().queueLimit,
+      () => ({ messages: this.csms().queueLimit, bytes: this.csms().queueBytesLimit }),
       (stationId) => this.committed(stationId),
       this.log,
     );
@@ -149,9 +152,9 @@ export class Uplink implements StationMessageForwarder {
       localLists: new LocalListSync(this.options.writer, this.log, this.now),
       log: this.log,
     };
-    this.fromCsms = { [OCPP16]: csmsCallHandler(context), [OCPP201]: csmsCallHandler201(context) };
+    for (const version of VERSIONS.values()) this.fromCsms.set(version, version.csmsCalls(context));
     this.stopHearing = central.onConnection(({ stationId, connected, protocol }) => {
-      if (protocol !== OCPP16 && protocol !== OCPP201) return;
+      if (protocol === undefined || !VERSIONS.has(protocol)) return;
       if (connected) {
         // Only the site's stations: an identity admitted by acceptUnknownStations is not remembered for ever.
         if (this.options.site.stations.admission(stationId).verdict !== 'known') return;
@@ -170,11 +173,10 @@ export class Uplink implements StationMessageForwarder {
     // Admitted only by ocpp.acceptUnknownStations: not a station of the site until paired, so neither linked at its
     // connect nor forwarded (README "Uplink to a CSMS").
     if (this.options.site.stations.admission(stationId).verdict === 'unknown') return;
-    const protocol = this.protocols.get(stationId) ?? OCPP16;
+    const version = versionOf(this.protocols.get(stationId));
     const accepted = this.links.get(stationId)?.state === 'accepted';
-    const queued = protocol === OCPP201 ? queuedV201(message, accepted) : message;
-    this.messages.append(stationId, protocol, queued, this.now());
-    const started = protocol === OCPP201 ? remoteStartOf(message) : undefined;
+    this.messages.append(stationId, version.protocol, version.queued(message, accepted), this.now());
+    const started = version.remoteStart(message);
     if (started)
       this.profiles.noteRemoteStarted(stationId, started.stationTransactionId, started.remoteStartId, started.idToken);
   }
@@ -203,7 +205,7 @@ export class Uplink implements StationMessageForwarder {
     const stats = this.messages.stats();
     const dropped = this.messages.droppedCounts();
     const stationIds = new Set([...this.links.keys(), ...stats.keys(), ...dropped.keys()]);
-    const limit = this.csms().queueLimit;
+    const { queueLimit, queueBytesLimit } = this.csms();
     const now = this.now().getTime();
     return [...stationIds].sort().map((stationId) => {
       const link = this.links.get(stationId);
@@ -212,12 +214,15 @@ export class Uplink implements StationMessageForwarder {
       const connected = state === 'accepted';
       const downLong = !connected && now - (link?.downSince.getTime() ?? 0) > WARN_AFTER_MS;
       const waitingLong = oldestQueuedAt !== null && now - new Date(oldestQueuedAt).getTime() > WARN_AFTER_MS;
-      const level: HealthLevel =
-        queued >= limit
-          ? 'critical'
-          : (queued > 0 && (downLong || waitingLong)) || state === 'pending' || state === 'rejected'
-            ? 'warning'
-            : 'ok';
+      // Full in messages or bytes: the next message may drop a reading.
+      const full =
+        queued >= queueLimit ||
+        this.messages.bytesQueued(stationId) + this.linkedWith.maxMessageBytes > queueBytesLimit;
+      const level: HealthLevel = full
+        ? 'critical'
+        : (queued > 0 && (downLong || waitingLong)) || state === 'pending' || state === 'rejected'
+          ? 'warning'
+          : 'ok';
       return { stationId, connected, state, queued, oldestQueuedAt, dropped: dropped.get(stationId) ?? 0, level };
     });
   }
@@ -258,7 +263,10 @@ export class Uplink implements StationMessageForwarder {
     }
     const next = { ...linkedConfig(this.options.config()), tls };
     const same = (a: LinkedWith, b: LinkedWith) =>
-      isDeepStrictEqual({ ...a, csms: { ...a.csms, queueLimit: 0 } }, { ...b, csms: { ...b.csms, queueLimit: 0 } });
+      isDeepStrictEqual(
+        { ...a, csms: { ...a.csms, queueLimit: 0, queueBytesLimit: 0 } },
+        { ...b, csms: { ...b.csms, queueLimit: 0, queueBytesLimit: 0 } },
+      );
     if (this.stopped || same(next, this.linkedWith)) return;
     this.linkedWith = next;
     const stations = [...this.links.keys()];
@@ -295,15 +303,15 @@ export class Uplink implements StationMessageForwarder {
    * (a firmware update) gets a new link; what it queued before is dropped there, counted.
    */
   private linkOf(stationId: string): StationLink {
-    const protocol = this.connected.get(stationId) ?? this.messages.protocolOf(stationId) ?? OCPP16;
+    const version = versionOf(this.connected.get(stationId) ?? this.messages.protocolOf(stationId));
     const existing = this.links.get(stationId);
-    if (existing?.protocol === protocol) return existing;
+    if (existing?.protocol === version.protocol) return existing;
     if (existing) void existing.close();
     const log = this.log.child({ stationId });
-    const v201 = protocol === OCPP201;
     const { site, writer } = this.options;
+    const csmsCalls = this.fromCsms.get(version)!;
     // What the CSMS's calls become (a remote start the domain's, the rest the station's), the profile calls' too.
-    const fromCsms = (action: string, params: unknown) => this.fromCsms[protocol]!(stationId, action, params);
+    const fromCsms = (action: string, params: unknown) => csmsCalls(stationId, action, params);
     const profileCalls: ProfileCallContext = {
       stationId,
       profiles: this.profiles,
@@ -321,18 +329,15 @@ export class Uplink implements StationMessageForwarder {
       this.settings(stationId),
       this.messages,
       {
-        bootInfo: () => {
-          const known = site.stations.bootInfo(stationId);
-          return v201 ? lastBootNotification(writer.db, stationId, known as Record<string, unknown>) : known;
-        },
+        bootInfo: () => version.bootInfo(writer.db, stationId, site.stations.bootInfo(stationId)),
         statuses: () => site.connectors.reported(stationId),
         relay: fromCsms,
         drained: () => this.closeIfIdle(stationId),
         chargingProfileCall: (action, params) =>
-          (v201 ? chargingProfileCall201 : chargingProfileCall16)(profileCalls, action, params),
+          version.profileCall(profileCalls, action, params),
       },
       log,
-      (v201 ? v201Dialect : v16Dialect)(stationId, this.messages, log),
+      version.dialect(stationId, this.messages, log),
     );
     this.links.set(stationId, link);
     link.open();
@@ -405,4 +410,9 @@ export class Uplink implements StationMessageForwarder {
       (s) => s.dropped,
     );
   }
+}
+
+/** The parts of a station's OCPP version: 1.6 for a station whose version is not known yet. */
+function versionOf(protocol: string | undefined): UplinkVersion {
+  return VERSIONS.get(protocol ?? OCPP16) ?? v16;
 }

@@ -20,12 +20,14 @@ export interface CsmsMessage {
 
 /**
 /**
- * What the CSMS answers a call: undefined for its default, 'callerror', 'silent' (never answers), `{ answer }`, or a
- * promise: its default answer once that settles (a call held in flight for as long as a test needs).
+ * What the CSMS answers a call: undefined for its default, 'callerror' (a FormationViolation: the message is wrong),
+ * `{ callerror: code }` (a CALLERROR with that code), 'silent' (never answers), `{ answer }`, or a promise: its
+ * default answer once that settles (a call held in flight for as long as a test needs).
  */
 export type CsmsBehaviour = (
   message: CsmsMessage,
-) => 'callerror' | 'silent' | Promise<unknown> | { answer: Record<string, unknown> } | undefined;
+) =>
+  'callerror' | 'silent' | Promise<unknown> | { answer: Record<string, unknown> } | { callerror: string } | undefined;
 
 type ServerClient =
   InstanceType<typeof RPCServer> extends { on(e: 'client', l: (c: infer C) => void): unknown } ? C : never;
@@ -91,8 +93,9 @@ export class TestCsms {
         };
         csms.received.push(message);
         const behaviour = csms.behaviour(message);
-        if (behaviour === 'callerror') throw createRPCError('InternalError', 'the CSMS failed to process it');
+        if (behaviour === 'callerror') throw createRPCError('FormationViolation', 'the CSMS cannot take this message');
         if (behaviour === 'silent') return new Promise((resolve) => signal.addEventListener('abort', resolve));
+        if (behaviour && 'callerror' in behaviour) throw createRPCError(behaviour.callerror, 'the CSMS failed');
         const given = behaviour instanceof Promise ? undefined : behaviour?.answer;
         const answer = given ?? csms.answer(method, message.protocol);
         message.answer = answer;
@@ -137,6 +140,11 @@ export class TestCsms {
     this.cut = true;
     await Promise.all([...this.clients.values()].map((c) => c.close({ code: 1001, force: true })));
     this.clients.clear();
+  }
+
+  /** The station's uplink socket closed by the CSMS, which goes on accepting new ones. */
+  async drop(identity: string): Promise<void> {
+    await this.clients.get(identity)?.close({ code: 1001, force: true });
   }
 
   restore(): void {

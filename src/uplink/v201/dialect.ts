@@ -1,10 +1,10 @@
-import type { UpstreamDecision } from '../authorization/index.js';
-import type { Logger } from '../log/index.js';
-import { OCPP201, type ForwardedMessage, type Ocpp201Actions } from '../ocpp/index.js';
-import type { AuthorizationStatus } from '../site/index.js';
-import { statement, type Database } from '../store/index.js';
-import type { LinkDialect } from './dialect.js';
-import type { QueuedMessage, UplinkQueue } from './queue.js';
+import type { UpstreamDecision } from '../../authorization/index.js';
+import type { Logger } from '../../log/index.js';
+import { OCPP201, type ForwardedMessage, type Ocpp201Actions } from '../../ocpp/index.js';
+import type { AuthorizationStatus } from '../../site/index.js';
+import { statement, type Database } from '../../store/index.js';
+import type { LinkDialect } from '../dialect.js';
+import type { QueuedMessage, UplinkQueue } from '../queue.js';
 
 type IdTokenInfo = Ocpp201Actions['Authorize'][1]['idTokenInfo'];
 type ConnectorStatus = Ocpp201Actions['StatusNotification'][0]['connectorStatus'];
@@ -35,9 +35,7 @@ export function v201Dialect(stationId: string, queue: UplinkQueue, log: Logger):
   /** The station's ids of transactions whose Started was dropped (the queue keeps it for those chargegate knows). */
   const droppedStarts = new Set<string>();
   const stationTransactionIdOf = (message: QueuedMessage): string | undefined =>
-    message.action === 'TransactionEvent'
-      ? (message.payload as unknown as TransactionEvent).transactionInfo.transactionId
-      : undefined;
+    transactionEventOf(message)?.transactionInfo.transactionId;
   return {
     protocol: OCPP201,
     // A token the decision chain got without a type came from 1.6 words: an RFID card's UID.
@@ -82,7 +80,14 @@ export function v201Dialect(stationId: string, queue: UplinkQueue, log: Logger):
       droppedStarts.add(stationTransactionId);
       if (message.transactionId !== null) queue.map(stationId, message.transactionId, null);
     },
+    // A 2.0.1 call names the station's own transactionId: nothing to map.
+    incoming: (_action, params) => params,
   };
+}
+
+/** The TransactionEvent a message is, as the station sent it (validated on its way in); undefined for another. */
+function transactionEventOf(message: { action: string; payload: object }): TransactionEvent | undefined {
+  return message.action === 'TransactionEvent' ? (message.payload as TransactionEvent) : undefined;
 }
 
 /**
@@ -104,8 +109,9 @@ export function decisionOf(info: IdTokenInfo): UpstreamDecision {
 export function remoteStartOf(
   message: ForwardedMessage,
 ): { stationTransactionId: string; remoteStartId: number; idToken?: string } | undefined {
-  if (message.action !== 'TransactionEvent') return undefined;
-  const { transactionInfo, idToken } = message.payload as unknown as TransactionEvent;
+  const event = transactionEventOf(message);
+  if (!event) return undefined;
+  const { transactionInfo, idToken } = event;
   const { transactionId, remoteStartId } = transactionInfo;
   if (remoteStartId === undefined) return undefined;
   return { stationTransactionId: transactionId, remoteStartId, ...(idToken && { idToken: idToken.idToken }) };

@@ -1,8 +1,8 @@
-import type { UpstreamDecision } from '../authorization/index.js';
-import type { Logger } from '../log/index.js';
-import { OCPP16 } from '../ocpp/index.js';
-import type { LinkDialect } from './dialect.js';
-import type { QueuedMessage, UplinkQueue } from './queue.js';
+import type { UpstreamDecision } from '../../authorization/index.js';
+import type { Logger } from '../../log/index.js';
+import { OCPP16 } from '../../ocpp/index.js';
+import type { LinkDialect } from '../dialect.js';
+import type { QueuedMessage, UplinkQueue } from '../queue.js';
 
 /**
  * A 1.6 station's link: StopTransaction, MeterValues and the CSMS's calls name the CSMS's transaction ids, which the
@@ -30,7 +30,29 @@ export function v16Dialect(stationId: string, queue: UplinkQueue, log: Logger): 
       if (message.action === 'StartTransaction' && message.transactionId !== null)
         queue.map(stationId, message.transactionId, null);
     },
+    incoming: (action, params) => local(action, params, (csmsId) => queue.transactionIdOf(stationId, csmsId)),
   };
+}
+
+/**
+ * The CSMS names 1.6 transactions by its own ids; the station knows chargegate's. RemoteStopTransaction and a
+ * SetChargingProfile's TxProfile name one; the other calls pass as they are.
+ */
+function local(
+  action: string,
+  params: Record<string, unknown>,
+  transactionIdOf: (csmsId: number) => number | undefined,
+): Record<string, unknown> | undefined {
+  if (action === 'RemoteStopTransaction') {
+    const transactionId = transactionIdOf(params.transactionId as number);
+    return transactionId === undefined ? undefined : { ...params, transactionId };
+  }
+  const profile = params.csChargingProfiles as Record<string, unknown> | undefined;
+  if (action === 'SetChargingProfile' && profile?.transactionId !== undefined) {
+    const transactionId = transactionIdOf(profile.transactionId as number);
+    return transactionId === undefined ? undefined : { ...params, csChargingProfiles: { ...profile, transactionId } };
+  }
+  return params;
 }
 
 /**
