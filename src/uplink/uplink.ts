@@ -333,8 +333,7 @@ export class Uplink implements StationMessageForwarder {
         statuses: () => site.connectors.reported(stationId),
         relay: fromCsms,
         drained: () => this.closeIfIdle(stationId),
-        chargingProfileCall: (action, params) =>
-          version.profileCall(profileCalls, action, params),
+        chargingProfileCall: (action, params) => version.profileCall(profileCalls, action, params),
       },
       log,
       version.dialect(stationId, this.messages, log),
