@@ -106,7 +106,7 @@ export class DrawEstimate {
     for (const [connectorKey, t] of open) {
       const reportedA = t.reported?.currentA;
       const raise = this.raises.get(connectorKey);
-      const increaseA = raise && this.increaseA(site, connectorKey, raise, readings);
+      const increaseA = raise && this.increaseA(site, connectorKey, raise, readings, open);
       const drawnA =
         raise && increaseA !== undefined
           ? Math.max(reportedA ?? 0, Math.min(raise.toA, (reportedA ?? 0) + increaseA))
@@ -161,14 +161,17 @@ export class DrawEstimate {
 
   /**
    * The increase the meters above a raised connector show since its raise, per phase it loads, shared among the
-   * connectors raised and loading that phase there; the least of them, none below 0. Undefined without a metered
-   * circuit above that reads now; 0 when one did not read at the raise (nothing to count from).
+   * connectors raised and loading that phase there in proportion to what each raise adds to its car's last report
+   * (cars raised together by different amounts take different shares of it); the least of them, none below 0.
+   * Undefined without a metered circuit above that reads now; 0 when one did not read at the raise (nothing to count
+   * from).
    */
   private increaseA(
     site: LoadSite,
     connectorKey: string,
     raise: PendingRaise,
     readings: readonly CircuitReading[],
+    open: ReadonlyMap<string, DrawingTransaction>,
   ): number | undefined {
     const connector = site.connectors.find((k) => k.id === connectorKey);
     if (!connector) return undefined;
@@ -179,8 +182,12 @@ export class DrawEstimate {
       if (!circuit.metered || !afterA || !below.includes(connector)) return [];
       const beforeA = raise.readingsA.get(circuit.id);
       return PHASES.filter((p) => loadsPhase(connector, p)).map((p) => {
-        const raised = below.filter((k) => this.raises.has(k.id) && loadsPhase(k, p)).length;
-        return beforeA ? (afterA[p] - beforeA[p]) / raised : 0;
+        const raised = below.filter((k) => this.raises.has(k.id) && loadsPhase(k, p)).map((k) => k.id);
+        const addedA = (key: string) =>
+          Math.max(0, (this.raises.get(key)?.toA ?? 0) - (open.get(key)?.reported?.currentA ?? 0));
+        const totalA = raised.reduce((sum, key) => sum + addedA(key), 0);
+        const share = totalA > 0 ? addedA(connectorKey) / totalA : 1 / raised.length;
+        return beforeA ? (afterA[p] - beforeA[p]) * share : 0;
       });
     });
     return increases.length === 0 ? undefined : Math.max(0, Math.min(...increases));

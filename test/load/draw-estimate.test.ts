@@ -90,6 +90,16 @@ describe('what the cars draw (draw-estimate.ts)', () => {
     expect([draws.drawnA(1), draws.drawnA(2)]).toEqual([14, 6]);
   });
 
+  it('shares the increase among cars raised together in proportion to what each raise adds to its report', async () => {
+    const { clock, draws } = estimateForTest();
+    draws.raising(CP1, 1, 13, reading(26));
+    draws.raising(CP2, 2, 13, reading(26));
+    await clock.advance(1000);
+    // 3 A more for CP001 (reported 10 A), 7 A more for CP002 (reported 6 A): the 10 A the meter shows are theirs.
+    draws.read(site, open({ currentA: 10, atMs: 0 }, { currentA: 6, atMs: 0 }), reading(36), () => undefined);
+    expect([draws.drawnA(1), draws.drawnA(2)]).toEqual([13, 13]);
+  });
+
   it("asks a raised car's station for a report once the car had time to take it; one that refuses, once until it boots", async () => {
     const { clock, asked, lines, draws } = estimateForTest({ CP002: 'notSupported' });
     const station = (stationId: string) => projected.stations.get(`${stationId}-A/1`)!;
