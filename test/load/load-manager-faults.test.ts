@@ -4,6 +4,7 @@ import { LoadManager, type ChargingLimits, type OpenTransaction } from '../../sr
 import type { Logger } from '../../src/log/index.js';
 import { capturedLogger } from '../support/captured-log.js';
 import { baseConfig } from '../support/temp-site.js';
+import { ManualClock } from './manual-clock.js';
 import { openTransactionOn } from './open-transactions.js';
 
 /** One station on a 16 A circuit, with these load management settings. */
@@ -23,13 +24,14 @@ const oneStation = (loadManagement: object = {}): Config =>
   );
 const config = oneStation();
 
-/** The shell on no circuit meter, with these open transactions, stopped after the test. */
+/** The shell on no circuit meter, with these open transactions, stopped after the test; the system clock unless given. */
 function shellForTest(options: {
   config: Config;
   limits: ChargingLimits;
   open: () => OpenTransaction[];
   logger: Logger;
   stepIntervalMs: number;
+  clock?: ManualClock;
 }): LoadManager {
   const { open, ...rest } = options;
   const load = new LoadManager({
@@ -52,6 +54,7 @@ describe('the load controller shell, when what it reads fails', () => {
       requestDrawReport: () => Promise.resolve('accepted'),
       setTransactionLimit: () => Promise.resolve('accepted'),
     };
+    const clock = new ManualClock();
     shellForTest({
       config,
       limits,
@@ -61,15 +64,14 @@ describe('the load controller shell, when what it reads fails', () => {
       },
       logger,
       stepIntervalMs: 10,
+      clock,
     });
-    await expect
-      .poll(() => lines.filter((l) => l.msg === 'load step failed; the next one tries again').length)
-      .toBeGreaterThan(0);
     // Logged once until a step succeeds again, not once per step.
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await clock.advance(50);
     expect(lines.filter((l) => l.msg === 'load step failed; the next one tries again')).toHaveLength(1);
     failing = false;
-    await expect.poll(() => lines.some((l) => l.msg === 'load steps run again')).toBe(true);
+    await clock.advance(10);
+    expect(lines.filter((l) => l.msg === 'load steps run again')).toHaveLength(1);
   });
 
   it('logs a limit the port failed to send (not a station answer) and sends it again: no unhandled rejection', async () => {
@@ -87,14 +89,17 @@ describe('the load controller shell, when what it reads fails', () => {
         return Promise.resolve('accepted');
       },
     };
-    const load = shellForTest({ config, limits, open: ONE_OPEN, logger, stepIntervalMs: 10 });
+    const clock = new ManualClock();
+    const load = shellForTest({ config, limits, open: ONE_OPEN, logger, stepIntervalMs: 10, clock });
     load.booted('CP001');
-    await expect.poll(() => tries).toBeGreaterThan(2);
+    await clock.advance(30);
+    expect(tries).toBeGreaterThan(2);
     // Logged once per profile until one is sent, not once per try; the fail-safe's failure too.
     const notSent = lines.filter((l) => l.msg === 'charging limit not sent: will try again');
     expect(notSent.map((l) => l.profile).sort()).toEqual(['TxDefaultProfile', 'TxProfile']);
     broken = false;
-    await expect.poll(() => sent.length).toBeGreaterThan(0);
+    await clock.advance(10);
+    expect(sent).toHaveLength(1);
   });
 
   it('raises after raiseAfterS though the wall clock is set back meanwhile; validTo still reads the wall clock', async () => {
@@ -153,6 +158,7 @@ describe('the load controller shell, renewing', () => {
     const withValidity = (profileValidityS: number) => oneStation({ raiseAfterS: 1, profileValidityS });
     const validTo: Date[] = [];
     const currentA: number[] = [];
+    const clock = new ManualClock();
     const load = shellForTest({
       config: withValidity(1),
       limits: {
@@ -167,14 +173,17 @@ describe('the load controller shell, renewing', () => {
       open: ONE_OPEN,
       logger,
       stepIntervalMs: 20,
+      clock,
     });
     // Raised to the whole circuit after raiseAfterS: nothing left to change but renewals.
-    await expect.poll(() => currentA.at(-1), { timeout: 3_000 }).toBe(16);
+    await clock.advance(1_100);
+    expect(currentA.at(-1)).toBe(16);
     // The profile the station holds lapses a second from now; the reload must not make the next renewal wait an hour.
     load.reload(withValidity(7200));
     const sentBefore = validTo.length;
-    await expect.poll(() => validTo.length, { timeout: 2_000 }).toBeGreaterThan(sentBefore);
-    expect(validTo.at(-1)!.getTime()).toBeGreaterThan(Date.now() + 3_600_000);
+    await clock.advance(500);
+    expect(validTo.length).toBeGreaterThan(sentBefore);
+    expect(validTo.at(-1)!.getTime()).toBeGreaterThan(clock.wallMs() + 3_600_000);
   });
 });
 
