@@ -1,7 +1,7 @@
 import type { ReportedDraw } from './draw-estimate.js';
 import type { PhaseCurrents } from './types.js';
 
-/** What load management reads from the rest of the daemon: the circuit meters and the open transactions. */
+// What load management reads from the rest of the daemon: the circuit meters and the open transactions.
 
 /** What a circuit meter last told: its phase currents, or that it went offline. */
 export type CircuitMeterReport =
