@@ -93,6 +93,7 @@ export function controlLoad(site: LoadSite, observed: Observation, previous: Con
 
 /** The connectors on a metered circuit with a car whose draw is told for the first time at this step. */
 function drawJustKnown(site: LoadSite, observed: Observation, previous: ControllerState): Set<string> {
+  if (previous.drawUnknown.length === 0) return new Set();
   const known = new Set(observed.sessions.filter((s) => s.drawnA !== undefined).map((s) => s.connectorKey));
   const told = previous.drawUnknown.filter((id) => known.has(id));
   if (told.length === 0) return new Set();

@@ -3,7 +3,14 @@ import type { ChargingLimits } from './charging-limits.js';
 import { connectorsBelow, loadsPhase } from './circuit-load.js';
 import type { Cancel, LoadClock } from './clock.js';
 import type { StationConnector } from './site-projection.js';
-import { PHASES, type CircuitReading, type LoadSite, type PhaseCurrents } from './types.js';
+import {
+  PHASES,
+  type CircuitReading,
+  type ConnectorFacts,
+  type LoadSite,
+  type Phase,
+  type PhaseCurrents,
+} from './types.js';
 
 /**
  * A raise sent to a car whose station has not reported since: the meter shows the car taking it before the report
@@ -16,6 +23,15 @@ interface PendingRaise {
   sinceMs: number;
   /** The circuit readings when it was sent, by circuit id: the increase is counted from them. */
   readingsA: ReadonlyMap<string, PhaseCurrents>;
+}
+
+/** A metered circuit that reads now, as the raises below it see it (DrawEstimate.raisedCircuits). */
+interface RaisedCircuit {
+  circuitId: string;
+  afterA: PhaseCurrents;
+  /** The connector keys below it. */
+  below: ReadonlySet<string>;
+  raised: ReadonlyMap<Phase, { addedA: number; count: number }>;
 }
 
 /** What a car draws per phase as its station last reported, and when it came (the monotonic clock). */
@@ -102,11 +118,15 @@ export class DrawEstimate {
     readings: readonly CircuitReading[],
     allowedA: (connectorKey: string) => number | undefined,
   ): void {
+    const circuits = this.raisedCircuits(site, open, readings);
+    const facts = new Map(this.raises.size === 0 ? [] : site.connectors.map((k) => [k.id, k]));
     const drawn = new Map<number, number>();
     for (const [connectorKey, t] of open) {
       const reportedA = t.reported?.currentA;
       const raise = this.raises.get(connectorKey);
-      const increaseA = raise && this.increaseA(site, connectorKey, raise, readings, open);
+      const connector = facts.get(connectorKey);
+      const increaseA =
+        raise && connector && this.increaseA(connector, raise, circuits, this.addedA(connectorKey, open));
       const drawnA =
         raise && increaseA !== undefined
           ? Math.max(reportedA ?? 0, Math.min(raise.toA, (reportedA ?? 0) + increaseA))
@@ -160,6 +180,36 @@ export class DrawEstimate {
   }
 
   /**
+   * The metered circuits that read now, as the raises below them see it: per phase, what the raises of the connectors
+   * raised and loading it there add to their cars' last reports, together, and how many they are.
+   */
+  private raisedCircuits(
+    site: LoadSite,
+    open: ReadonlyMap<string, DrawingTransaction>,
+    readings: readonly CircuitReading[],
+  ): RaisedCircuit[] {
+    if (this.raises.size === 0) return [];
+    const now = new Map(readings.map((r) => [r.circuitId, r.currentA]));
+    return site.circuits.flatMap((circuit) => {
+      const afterA = now.get(circuit.id);
+      if (!circuit.metered || !afterA) return [];
+      const below = connectorsBelow(site, circuit.id);
+      const raised = new Map(
+        PHASES.map((p) => {
+          const keys = below.filter((k) => this.raises.has(k.id) && loadsPhase(k, p)).map((k) => k.id);
+          return [p, { addedA: keys.reduce((sum, key) => sum + this.addedA(key, open), 0), count: keys.length }];
+        }),
+      );
+      return [{ circuitId: circuit.id, afterA, below: new Set(below.map((k) => k.id)), raised }];
+    });
+  }
+
+  /** What a connector's pending raise adds to its car's last report. */
+  private addedA(connectorKey: string, open: ReadonlyMap<string, DrawingTransaction>): number {
+    return Math.max(0, (this.raises.get(connectorKey)?.toA ?? 0) - (open.get(connectorKey)?.reported?.currentA ?? 0));
+  }
+
+  /**
    * The increase the meters above a raised connector show since its raise, per phase it loads, shared among the
    * connectors raised and loading that phase there in proportion to what each raise adds to its car's last report
    * (cars raised together by different amounts take different shares of it); the least of them, none below 0.
@@ -167,29 +217,21 @@ export class DrawEstimate {
    * from).
    */
   private increaseA(
-    site: LoadSite,
-    connectorKey: string,
+    connector: ConnectorFacts,
     raise: PendingRaise,
-    readings: readonly CircuitReading[],
-    open: ReadonlyMap<string, DrawingTransaction>,
+    circuits: readonly RaisedCircuit[],
+    addedA: number,
   ): number | undefined {
-    const connector = site.connectors.find((k) => k.id === connectorKey);
-    if (!connector) return undefined;
-    const now = new Map(readings.map((r) => [r.circuitId, r.currentA]));
-    const increases = site.circuits.flatMap((circuit) => {
-      const afterA = now.get(circuit.id);
-      const below = connectorsBelow(site, circuit.id);
-      if (!circuit.metered || !afterA || !below.includes(connector)) return [];
-      const beforeA = raise.readingsA.get(circuit.id);
-      return PHASES.filter((p) => loadsPhase(connector, p)).map((p) => {
-        const raised = below.filter((k) => this.raises.has(k.id) && loadsPhase(k, p)).map((k) => k.id);
-        const addedA = (key: string) =>
-          Math.max(0, (this.raises.get(key)?.toA ?? 0) - (open.get(key)?.reported?.currentA ?? 0));
-        const totalA = raised.reduce((sum, key) => sum + addedA(key), 0);
-        const share = totalA > 0 ? addedA(connectorKey) / totalA : 1 / raised.length;
-        return beforeA ? (afterA[p] - beforeA[p]) * share : 0;
+    const increases = circuits
+      .filter((c) => c.below.has(connector.id))
+      .flatMap((c) => {
+        const beforeA = raise.readingsA.get(c.circuitId);
+        return PHASES.filter((p) => loadsPhase(connector, p)).map((p) => {
+          const together = c.raised.get(p) ?? { addedA: 0, count: 1 };
+          const share = together.addedA > 0 ? addedA / together.addedA : 1 / together.count;
+          return beforeA ? (c.afterA[p] - beforeA[p]) * share : 0;
+        });
       });
-    });
     return increases.length === 0 ? undefined : Math.max(0, Math.min(...increases));
   }
 

@@ -100,19 +100,20 @@ export class LimitDispatch {
 
   /**
    * A step's limit for a transaction: sent when due (isDue) and its start was announced, or kept for when the limit
-   * in flight is answered. `changed`: the controller decided a new allowance.
+   * in flight is answered. `changed`: the controller decided a new allowance; `step`: when, and the validity now.
    */
   offer(
     connectorKey: string,
     station: StationConnector,
     transaction: LimitedTransaction,
     plan: Plan,
-    step: { changed: boolean; atMs: number; validityMs: number },
+    changed: boolean,
+    step: { atMs: number; validityMs: number },
   ): void {
     if (!this.announcedIds?.has(transaction.id)) return;
     const current = this.stateOf(connectorKey);
     const limit: LimitSent = { transactionId: transaction.id, currentA: plan.currentA, schedule: plan.schedule };
-    if (!isDue(current, limit, step.changed, step.atMs, step.validityMs)) return;
+    if (!isDue(current, limit, changed, step.atMs, step.validityMs)) return;
     const { dispatch, send } = decided(current, limit);
     this.set(connectorKey, dispatch);
     if (!send) return;

@@ -268,6 +268,7 @@ export class LoadManager {
     };
 
     this.dispatch.openNow(open);
+    const sending = { atMs, validityMs };
     for (const decision of step.connectors) {
       const transaction = open.get(decision.connectorKey);
       const station = projected.stations.get(decision.connectorKey);
@@ -277,11 +278,7 @@ export class LoadManager {
         decision.allowedA,
         this.dispatch.flatStations.has(station.stationId),
       );
-      this.dispatch.offer(decision.connectorKey, station, transaction, plan, {
-        changed: decision.sendA !== undefined,
-        atMs,
-        validityMs,
-      });
+      this.dispatch.offer(decision.connectorKey, station, transaction, plan, decision.sendA !== undefined, sending);
     }
   }
 

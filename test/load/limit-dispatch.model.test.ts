@@ -128,11 +128,7 @@ class World {
       if (c.transactionId === undefined || this.dispatch.isUncontrolled(c.key)) continue;
       const plan = planOf(constant(WINDOW, undefined), c.limitA, false);
       const transaction = { id: c.transactionId, stationTransactionId: null };
-      this.dispatch.offer(c.key, c.place, transaction, plan, {
-        changed: c.changed,
-        atMs: this.atMs,
-        validityMs: VALIDITY_MS,
-      });
+      this.dispatch.offer(c.key, c.place, transaction, plan, c.changed, { atMs: this.atMs, validityMs: VALIDITY_MS });
       c.changed = false;
     }
   }
