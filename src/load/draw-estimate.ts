@@ -52,7 +52,7 @@ export const REPORT_AFTER_RAISE_MS = 5_000;
  * draws less than its raise, what it leaves unused covers the step, so the circuit holds; the step shows as soon as
  * the car takes its raise (the estimate is capped by it), its station reports, or this passes.
  */
-export const RAISE_ESTIMATE_MS = 30_000;
+const RAISE_ESTIMATE_MS = 30_000;
 
 export interface DrawEstimateOptions {
   limits: Pick<ChargingLimits, 'requestDrawReport'>;
