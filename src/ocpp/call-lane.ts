@@ -1,5 +1,5 @@
 import { summarisedWarn, type Logger, type WarningBudget } from '../log/index.js';
-import { StationBusyError, StationCallGivenUpError } from './errors.js';
+import { RelayQueueFullError, StationCallGivenUpError } from './errors.js';
 import type { DroppedCall } from './ocpp-metrics.js';
 import type { RpcConnection } from './rpc.js';
 
@@ -73,13 +73,13 @@ export class CallLane {
     this.now = options.now ?? (() => performance.now());
   }
 
-  /** The station's answer, or the connection's error; StationBusyError when too many relayed calls wait already. */
+  /** The station's answer, or the connection's error; RelayQueueFullError when too many relayed calls wait already. */
   call(callClass: CallClass, action: string, params: unknown): Promise<unknown> {
     const { relaysQueued } = this.options.bounds;
     if (callClass === 'relay' && this.waiting.relay.length >= relaysQueued) {
       this.options.warn({ action, relaysQueued }, 'CSMS call refused: too many already wait for this station');
       this.options.dropped('queue_full');
-      return Promise.reject(new StationBusyError(this.connection.identity, action, relaysQueued));
+      return Promise.reject(new RelayQueueFullError(this.connection.identity, action, relaysQueued));
     }
     return new Promise((resolve, reject) => {
       this.waiting[callClass].push({ callClass, action, params, resolve, reject });

@@ -56,8 +56,8 @@ export class StationCallError extends ChargegateError {
  * A CSMS call refused before it was sent: as many as chargegate queues already wait for the station (README
  * "Security"). GenericError, so the uplink answers the CSMS with that CALLERROR.
  */
-export class StationBusyError extends StationCallError {
-  override name = 'StationBusyError';
+export class RelayQueueFullError extends StationCallError {
+  override name = 'RelayQueueFullError';
   constructor(stationId: string, action: string, queued: number) {
     super(
       stationId,

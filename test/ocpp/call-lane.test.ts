@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CallLane, CallLanes, type CallClass } from '../../src/ocpp/call-lane.js';
-import { StationBusyError, StationCallGivenUpError, StationTimeoutError } from '../../src/ocpp/errors.js';
+import { RelayQueueFullError, StationCallGivenUpError, StationTimeoutError } from '../../src/ocpp/errors.js';
 import type { RpcConnection } from '../../src/ocpp/rpc.js';
 import { capturedLogger } from '../support/captured-log.js';
 
@@ -94,7 +94,7 @@ describe("a station's call lane", () => {
     const queued = Array.from({ length: BOUNDS.relaysQueued }, (_, i) => lane.call('relay', `relay-${i + 1}`, {}));
     const others = [lane.call('limit', 'limit-1', {}), lane.call('operation', 'op-1', {})];
     await expect(lane.call('relay', 'relay-over', {})).rejects.toThrow(
-      new StationBusyError('CP001', 'relay-over', BOUNDS.relaysQueued),
+      new RelayQueueFullError('CP001', 'relay-over', BOUNDS.relaysQueued),
     );
     await expect(lane.call('relay', 'relay-over', {})).rejects.toMatchObject({
       ocppErrorCode: 'GenericError',
