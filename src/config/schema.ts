@@ -187,8 +187,14 @@ const upstreamSchema = z
   .nullable()
   .default(null);
 
+const QUEUE_BYTES_PER_LARGEST_MESSAGE = 16;
+
 /** upstream: exactly one of url (Authorize forwarding) and csms (the uplink); csms's scheme and TLS fit its profile. */
-function upstreamProblems(upstream: z.output<typeof upstreamSchema>, ctx: z.RefinementCtx): void {
+function upstreamProblems(
+  upstream: z.output<typeof upstreamSchema>,
+  maxMessageBytes: number,
+  ctx: z.RefinementCtx,
+): void {
   if (!upstream) return;
   const { url, csms } = upstream;
   if (url !== undefined && csms)
@@ -211,6 +217,15 @@ function upstreamProblems(upstream: z.output<typeof upstreamSchema>, ctx: z.Refi
       code: 'custom',
       path: ['upstream', 'csms', 'url'],
       message: `securityProfile ${csms.securityProfile} needs a ${wanted.slice(0, -1)}:// URL, not ${scheme.slice(0, -1)}://`,
+    });
+  // A station's queue counts as full once its next message might not fit (README "Uplink to a CSMS"): a limit a
+  // few of the largest messages fill would make a nearly empty queue critical.
+  const leastQueueBytes = QUEUE_BYTES_PER_LARGEST_MESSAGE * maxMessageBytes;
+  if (csms.queueBytesLimit < leastQueueBytes)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['upstream', 'csms', 'queueBytesLimit'],
+      message: `at least ${QUEUE_BYTES_PER_LARGEST_MESSAGE} x ocpp.maxMessageBytes (${leastQueueBytes}): a queue must hold more than the few largest messages a station can send`,
     });
   if (csms.securityProfile === 3 && (!csms.tls?.cert || !csms.tls.key))
     ctx.addIssue({
@@ -412,7 +427,7 @@ export const configSchema = z
         message: `0 (no station authentication) is only allowed when ocpp.host is loopback, not "${c.ocpp.host}"; use 1 or 2`,
       });
     }
-    upstreamProblems(c.upstream, ctx);
+    upstreamProblems(c.upstream, c.ocpp.maxMessageBytes, ctx);
     c.groups.forEach((g, gi) => {
       const [level, target] = g.scope.split(/:(.*)/s) as [string, string];
       const known =

@@ -31,6 +31,16 @@ describe('uplink config, password and status', () => {
       ).toEqual([
         'upstream.csms.tls: securityProfile 3 needs { cert, key }: the client certificate the CSMS knows the gateway by',
       ]);
+      // A queue whose byte limit one largest message nearly fills would be critical while all but empty.
+      const tight = tempSiteForTest({
+        ocpp: { maxMessageBytes: 1_048_576 },
+        upstream: { csms: { url: 'ws://csms/ocpp', queueBytesLimit: 1_048_576 } },
+      });
+      expect(
+        (await runCliJson<{ problems: string[] }>(['check-config', '--config', tight.configPath])).data.problems,
+      ).toEqual([
+        'upstream.csms.queueBytesLimit: at least 16 x ocpp.maxMessageBytes (16777216): a queue must hold more than the few largest messages a station can send',
+      ]);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
