@@ -13,7 +13,7 @@ import { externalTool } from '../support/meter-simulator.js';
 import { ownWebhookKeys } from '../support/webhook-verifier.js';
 import { eventually, webhookConfig } from './harness.js';
 
-const VERIFIERS = path.join(ROOT, 'scripts/verifiers');
+const VERIFIERS = path.join(ROOT, 'docs/partners/receivers');
 
 interface VerifierLine {
   verified: boolean;
