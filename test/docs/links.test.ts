@@ -12,7 +12,7 @@ const MANUAL = [
   ...markdownUnder('docs').map((file) => path.join('docs', file)),
 ];
 /** Where code, tests and configs cite the manual by file and anchor. */
-const CITING = ['src', 'test', 'scripts', 'systemd', 'config', 'packaging', '.ci'];
+const CITING = ['src', 'test', 'scripts', 'systemd', 'config', 'packaging', '.ci', 'docs/partners/receivers'];
 const CITING_FILES = ['vitest.config.ts', 'eslint.config.js'];
 
 function markdownUnder(dir: string): string[] {
