@@ -24,7 +24,7 @@ interface VerifierLine {
   eventType?: string;
 }
 
-/** One of the README's receivers as a partner runs it: its own process, talking to the daemon over loopback. */
+/** One of the receivers of docs/partners/receivers as a partner runs it: its own process, talking to the daemon over loopback. */
 interface Language {
   name: string;
   available: () => boolean;
@@ -60,7 +60,7 @@ const LANGUAGES: Language[] = [
   },
 ];
 
-describe.each(LANGUAGES)('the README receiver in $name', (language) => {
+describe.each(LANGUAGES)('the partner receiver in $name', (language) => {
   it.skipIf(!language.available())(
     'verifies every webhook of both profiles and both rfc9421 algorithms from a real daemon, across a key rotation, and refuses forgeries',
     async () => {
