@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
  * The system lane (`npm run test:system`): tests that install packages, start Chromium, fill a tmpfs, kill -9 a
  * daemon, run the bench or the demo, or talk to programs we did not write (Python, Go, Java, pymodbus, mbpoll,
  * another OCPP implementation). They take minutes and rarely change with an edit; `npm test` runs the rest, and
- * `.ci/run` runs both (CONTRIBUTING.md "Test lanes").
+ * `.ci/run` runs both (CONTRIBUTING.md#test-lanes).
  */
 const SYSTEM_TESTS = [
   'test/bench/**/*.test.ts',

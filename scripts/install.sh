@@ -75,7 +75,7 @@ target=$destdir$prefix
 staging=$target.new
 rm -rf "$staging"
 mkdir -p "$staging"
-cp -a dist package.json package-lock.json README.md "$staging/"
+cp -a dist package.json package-lock.json README.md docs "$staging/"
 mkdir -p "$staging/config" "$staging/systemd"
 cp -a config/default.yaml "$staging/config/"
 cp -a systemd/. "$staging/systemd/"

@@ -48,7 +48,7 @@ build() {
   local lib=$root$program
   rm -rf "$root"
   mkdir -p "$lib/config"
-  cp -a dist package.json package-lock.json README.md systemd "$lib/"
+  cp -a dist package.json package-lock.json README.md docs systemd "$lib/"
   cp -a config/default.yaml "$lib/config/"
   # npm picks the optional dependencies and prebuilt addons of the target, whatever this machine is; no install
   # script runs, so nothing is compiled for this machine instead.

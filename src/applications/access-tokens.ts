@@ -27,7 +27,7 @@ const ACCESS_TOKEN_TYPE = 'at+jwt';
 
 /**
  * Signs an access token for an application. The audience is the API, which lives at the issuer's base URL
- * (README "Getting a token (partners)": the token endpoint's URL is the issuer's).
+ * (docs/partners/tokens.md#getting-a-token-partners: the token endpoint's URL is the issuer's).
  */
 export async function issueAccessToken(options: {
   keystore: Keystore;

@@ -72,7 +72,7 @@ export interface Authorizer {
 }
 
 /**
- * The decision chain (README "Connecting a station", who may charge): plugin, local idTag list (the installer's entries,
+ * The decision chain (docs/install/connecting-stations.md#connecting-a-station, who may charge): plugin, local idTag list (the installer's entries,
  * then the CSMS's for the station), upstream CPO (falling back to its last answer for the tag), default Invalid; then
  * ConcurrentTx when the tag already charges elsewhere.
  */
@@ -130,7 +130,7 @@ export async function createAuthorizer(options: AuthorizerOptions): Promise<Auth
           'authorization plugin failed; passing to the local list',
         );
     }
-    // The installer's entry first, then the one the CSMS gave this station (README "Uplink to a CSMS").
+    // The installer's entry first, then the one the CSMS gave this station (docs/design/uplink.md#uplink-what-the-csms-sees).
     const local = findIdTag(db, request.idTag, siteId) ?? findCsmsIdTag(db, request.idTag, request.stationId);
     if (local) {
       const expired = local.expiresAt !== null && Date.parse(local.expiresAt) <= now().getTime();

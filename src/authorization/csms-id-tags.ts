@@ -2,7 +2,7 @@ import type { AuthorizationStatus } from '../site/index.js';
 import { statement, type Database } from '../store/index.js';
 
 /**
- * An entry the CSMS gave one station with SendLocalList (README "Uplink to a CSMS"): part of chargegate's local list
+ * An entry the CSMS gave one station with SendLocalList (docs/design/uplink.md#uplink-what-the-csms-sees): part of chargegate's local list
  * for that station, after the installer's entries.
  */
 export interface CsmsIdTag {

@@ -4,7 +4,7 @@ import { AUTHORIZATION_STATUSES, type AuthorizationStatus } from '../site/index.
 import { messageOf } from '../log/index.js';
 import { ChargegateError } from '../errors/index.js';
 
-/** What the plugin's `authorize` receives (README "Connecting a station", who may charge). */
+/** What the plugin's `authorize` receives (docs/install/connecting-stations.md#connecting-a-station, who may charge). */
 export interface PluginRequest {
   idTag: string;
   stationId: string;

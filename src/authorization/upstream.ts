@@ -57,7 +57,7 @@ export function createUpstreamLink(options: UpstreamOptions): UpstreamLink {
   const connections = new Map<string, Connection>();
   const connectionOf = (stationId: string): Promise<UpstreamClient> => {
     const kept = connections.get(stationId);
-    // The uplink closes a station's link once the station left (README "Uplink to a CSMS"): ask a new one.
+    // The uplink closes a station's link once the station left (docs/design/uplink.md#uplink-what-the-csms-sees): ask a new one.
     if (kept && !kept.opened?.isClosed()) return kept.client;
     const connection: Connection = { client: options.connect(options.url, stationId) };
     connections.set(stationId, connection);

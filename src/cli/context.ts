@@ -3,7 +3,7 @@ import { loadConfig, resolveConfigPath, type Config } from '../config/index.js';
 import { openDatabase, type Database } from '../store/index.js';
 import { ChargegateError } from '../errors/index.js';
 
-/** The CLI's exit codes (README "Command line"). */
+/** The CLI's exit codes (docs/operating/cli.md#command-line). */
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 

@@ -118,7 +118,7 @@ export function openStorage(dataDir: string, shared: DaemonShared): Storage {
     const group = new GroupCommit(db);
     const opened = db;
     parts.push({ name: 'database', stop: () => void (group.flushHeld(), group.commitNow(), opened.close()) });
-    // A failed commit makes the daemon critical at once (README "Guarantees and faults") until a commit succeeds again.
+    // A failed commit makes the daemon critical at once (docs/operating/guarantees-and-faults.md#guarantees-and-faults) until a commit succeeds again.
     shared.health.push({
       name: 'storage',
       report: () =>
@@ -198,7 +198,7 @@ export function startSite(
 }
 
 /**
- * The uplink to the operator's CSMS (README "Uplink to a CSMS"), made before the central system (its handlers forward
+ * The uplink to the operator's CSMS (docs/design/uplink.md#uplink-what-the-csms-sees), made before the central system (its handlers forward
  * to it, the decision chain asks through it) and started once that listens; undefined without upstream.csms.
  */
 export function createUplink(
@@ -294,7 +294,7 @@ export async function startMeters(
 }
 
 /**
- * Load management (README "Circuits (load management)"), running only while a site has circuits (a reload may add or
+ * Load management (docs/configuration/circuits.md#circuits-load-management), running only while a site has circuits (a reload may add or
  * remove them): the controller's shell on the circuit meters, the open transactions, the stations' boots and the
  * temporary limits, limiting through charging profiles. The temporary limits are kept whether or not a site has
  * circuits now (the API answers for them), and re-read when the CLI changed them.
@@ -306,7 +306,7 @@ export function startLoadManagement(
     meters: MeterService;
     centralSystem: CentralSystem;
     storage: Storage;
-    /** The CSMS's charging profiles, with the uplink: composed with the limits (README "Uplink to a CSMS"). */
+    /** The CSMS's charging profiles, with the uplink: composed with the limits (docs/design/uplink.md#uplink-what-the-csms-sees). */
     csmsSchedules?: CsmsSchedules | undefined;
   },
   shared: DaemonShared,

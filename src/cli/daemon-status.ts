@@ -35,7 +35,7 @@ export async function daemonStatus(config: Config): Promise<DaemonStatus> {
   }
   if (response.status === 401 || response.status === 403)
     return {
-      unavailable: `${url} answers ${response.status}: on a listener that is not loopback status.json needs a status:read token, unless http.publicStatus is true (README "Security")`,
+      unavailable: `${url} answers ${response.status}: on a listener that is not loopback status.json needs a status:read token, unless http.publicStatus is true (docs/operating/security.md#security)`,
     };
   if (!response.ok) return { unavailable: `${url} answers ${response.status}` };
   try {

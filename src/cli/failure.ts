@@ -16,7 +16,7 @@ export interface CliFailure {
 }
 
 /**
- * The one place the CLI turns an error into what the installer reads (README "Command line", exit codes): every error
+ * The one place the CLI turns an error into what the installer reads (docs/operating/cli.md#command-line, exit codes): every error
  * chargegate raises on purpose has a code from ERROR_CODES and a message meant to be read as it is; exit 2 for a
  * usage or config problem, 1 otherwise. Undefined for any other error: a bug, whose stack is worth reading.
  */

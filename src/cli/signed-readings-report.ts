@@ -2,7 +2,7 @@ import type { HealthSource } from '../health/index.js';
 import type { Logger } from '../log/index.js';
 import type { KeptReadings, Site } from '../site/index.js';
 
-/** How long a reading that failed a pinned meter key keeps /health at warning (README "Signed meter values"). */
+/** How long a reading that failed a pinned meter key keeps /health at warning (docs/partners/signed-meter-values.md#signed-meter-values). */
 export const PINNED_KEY_FAILURE_WARNING_DAYS = 7;
 
 /**

@@ -1,9 +1,9 @@
 import type { z } from 'zod';
 
-/** A charge point the site's `chargePoints` does not list (README "Circuits (load management)"). */
+/** A charge point the site's `chargePoints` does not list (docs/configuration/circuits.md#circuits-load-management). */
 export const CHARGE_POINT_DEFAULTS = { maxCurrentA: 32, phases: 3 } as const;
 
-/** The failsafe of a circuit without its own (README "Circuits (load management)"). */
+/** The failsafe of a circuit without its own (docs/configuration/circuits.md#circuits-load-management). */
 const DEFAULT_FAILSAFE_CURRENT_A = 6;
 
 /** A circuit as the schema parsed it, before inheritance gave it its failsafeCurrentA. */

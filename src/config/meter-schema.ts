@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { id, millis, port, seconds } from './schema-values.js';
 
-/* README "Modbus meters" and "Circuits (load management)": a meter's connection, registers and role. */
+/* docs/install/modbus-meters.md#modbus-meters and docs/configuration/circuits.md#circuits-load-management: a meter's connection, registers and role. */
 
 /**
  * Pacing and recovery of one Modbus bus or socket. Serial meters need a quiet gap between requests and a longer
@@ -97,7 +97,7 @@ const sessionMeter = z.strictObject({
   idTag: z.string().min(1).max(20).optional(),
 });
 
-/** A meter on a circuit (README "Circuits (load management)"): it measures what the circuit draws and detects no sessions. */
+/** A meter on a circuit (docs/configuration/circuits.md#circuits-load-management): it measures what the circuit draws and detects no sessions. */
 const circuitMeter = z.strictObject({
   role: z.literal('circuit'),
   ...meterBase,

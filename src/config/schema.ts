@@ -5,7 +5,7 @@ import { meter, meterConflicts } from './meter-schema.js';
 import { atMost, id, millis, port, seconds } from './schema-values.js';
 import { MeterKeyError, parseMeterPublicKey } from '../meter-signatures/index.js';
 
-/** The four webhook event types partners receive (README "Receiving webhooks (partners)"). */
+/** The four webhook event types partners receive (docs/partners/webhooks.md#receiving-webhooks-partners). */
 export const EVENT_TYPES = ['Authorize', 'StartTransaction', 'StopTransaction', 'ChargePointStatus'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -27,7 +27,7 @@ const webhookAuth = z.discriminatedUnion('type', [
 ]);
 
 /**
- * How a webhook's requests are signed (README "Checking the signature"). The string forms are the first releases';
+ * How a webhook's requests are signed (docs/partners/webhooks.md#checking-the-signature). The string forms are the first releases';
  * the object form picks rfc9421's algorithm. All become one shape, so signing reads `profile` and `alg` only. The
  * documented profile is RSA-PSS-SHA256 and nothing else: partners were promised exactly that form.
  */
@@ -86,7 +86,7 @@ const webhook = z.strictObject({
 
 const chargePoint = z.strictObject({ id, connectors: z.array(z.number().int().min(1)).min(1) });
 
-/** README "Signed meter values": a meter key the installer pins (PEM, or hex or base64 of its DER SPKI). */
+/** docs/partners/signed-meter-values.md#signed-meter-values: a meter key the installer pins (PEM, or hex or base64 of its DER SPKI). */
 const meterPublicKey = z.string().superRefine((key, ctx) => {
   try {
     parseMeterPublicKey(key);
@@ -148,7 +148,7 @@ const scope = z
     'company:<id>, site:<id>, station:<id> or chargePoint:<id>',
   );
 
-/** README "Uplink to a CSMS": the operator's central system each station is connected to through the gateway. */
+/** docs/configuration/uplink.md#uplink-to-a-csms: the operator's central system each station is connected to through the gateway. */
 const uplinkCsms = z.strictObject({
   url: z.url({ protocol: /^wss?$/ }),
   // 0: no auth, 1: basic auth, 2: basic auth over TLS, 3: TLS client certificate (the scheme must match).
@@ -178,10 +178,10 @@ const uplinkCsms = z.strictObject({
 
 const upstreamSchema = z
   .strictObject({
-    // Authorize forwarded to a CPO (README "Connecting a station"); exclusive with csms.
+    // Authorize forwarded to a CPO (docs/install/connecting-stations.md#connecting-a-station); exclusive with csms.
     url: z.url({ protocol: /^wss?$/ }).optional(),
     timeoutMs: millis.default(5000),
-    // README "Uplink to a CSMS": every OCPP station of the site also connected to the operator's central system.
+    // docs/configuration/uplink.md#uplink-to-a-csms: every OCPP station of the site also connected to the operator's central system.
     csms: uplinkCsms.optional(),
   })
   .nullable()
@@ -291,7 +291,7 @@ export const configSchema = z
         callTimeoutMs: millis.default(30_000),
         // How soon the daemon notices `station pair|block|remove` run from the CLI.
         changePollMs: millis.default(1000),
-        // README "Security": a larger frame closes the socket (1009) before it is parsed, authenticated or not.
+        // docs/operating/security.md#security: a larger frame closes the socket (1009) before it is parsed, authenticated or not.
         maxMessageBytes: z
           .number()
           .int()
@@ -311,7 +311,7 @@ export const configSchema = z
       .strictObject({
         allowConcurrentTx: z.boolean().default(false),
         plugin: z.string().min(1).nullable().default(null),
-        // README "Connecting a station", who may charge: a plugin slower than this counts as passing.
+        // docs/install/connecting-stations.md#connecting-a-station, who may charge: a plugin slower than this counts as passing.
         pluginTimeoutMs: millis.default(2000),
       })
       .prefault({}),
@@ -319,9 +319,9 @@ export const configSchema = z
     groups: z.array(group).default([]),
     webhookDelivery: z
       .strictObject({
-        // The bounds of README "Configuration".
+        // The bounds of docs/configuration/index.md#configuration.
         retryIntervalS: retryWaitS.default(10),
-        // README "Webhook delivery (installers)": the waits after the 1st, 2nd, ... failed attempt, the last repeating;
+        // docs/configuration/webhook-delivery.md#webhook-delivery-installers: the waits after the 1st, 2nd, ... failed attempt, the last repeating;
         // replaces retryIntervalS.
         retryIntervalsS: z.array(retryWaitS).min(1).max(100).optional(),
         maxRetries: z.number().int().nonnegative().max(100_000, atMost(100_000)).default(360),
@@ -330,7 +330,7 @@ export const configSchema = z
         // Delivered events are kept this long (for support questions), then pruned; dead letters are kept until
         // replayed.
         retainDeliveredDays: z.number().positive().max(36_500, atMost(36_500)).default(30),
-        // README "Signed meter values": which signed readings StopTransaction carries.
+        // docs/partners/signed-meter-values.md#signed-meter-values: which signed readings StopTransaction carries.
         signedMeterValues: z.enum(['beginEnd', 'all', 'none']).default('beginEnd'),
       })
       .prefault({}),

@@ -16,7 +16,7 @@ export interface CheckTicket {
 export type LimiterVerdict = { allowed: true; ticket: CheckTicket } | { allowed: false; retryAfterS: number };
 
 /**
- * README "Security": failed OCPP upgrades and token requests are counted per remote address; after `limit`
+ * docs/operating/security.md#security: failed OCPP upgrades and token requests are counted per remote address; after `limit`
  * failures in a minute the address is answered at once, without hashing, until the oldest failure leaves the
  * window. Its checks still in flight count too, so a burst sent all at once gets at most `limit` hashes; stations
  * behind one NAT reconnecting all at once after a power cut get a 429 beyond that and come back on their retry.

@@ -22,7 +22,7 @@ export function hashSecret(secret: string): string {
 
 /**
  * Constant-time comparison; a malformed stored hash never matches. The hash (~40 ms) runs on libuv's thread pool,
- * not the event loop: a flood of wrong passwords must not stall every station (README "Security").
+ * not the event loop: a flood of wrong passwords must not stall every station (docs/operating/security.md#security).
  */
 export async function verifySecret(secret: string, stored: string): Promise<boolean> {
   const [scheme, n, r, p, salt, hash] = stored.split('$');

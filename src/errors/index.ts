@@ -1,7 +1,7 @@
 /**
  * Every code an error chargegate raises on purpose carries, in one list (as fastify's and undici's error registries
  * are): each error class takes its code from here, and the CLI (`cli/failure.ts`) and HTTP (`http/http-errors.ts`)
- * translate by these codes, once each. README "Working on chargegate", "Errors and logs".
+ * translate by these codes, once each. CONTRIBUTING.md#working-on-chargegate, "Errors and logs".
  */
 export const ERROR_CODES = [
   'CHARGEGATE_APPLICATION_REFUSED',

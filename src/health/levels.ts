@@ -1,4 +1,4 @@
-/** Health levels of GET /health (README "Operating"), worst first when combined. */
+/** Health levels of GET /health (docs/operating/index.md#operating), worst first when combined. */
 export type HealthLevel = 'ok' | 'warning' | 'critical';
 
 const RANK: Record<HealthLevel, number> = { ok: 0, warning: 1, critical: 2 };

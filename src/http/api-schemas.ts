@@ -250,7 +250,7 @@ export const eventPageSchema = z
           payload: z.looseObject({}),
         })
         .describe(
-          'The envelope a webhook carries (README "Receiving webhooks (partners)"), without a signature, plus its cursor',
+          'The envelope a webhook carries (docs/partners/webhooks.md#receiving-webhooks-partners), without a signature, plus its cursor',
         ),
     ),
     cursor: z

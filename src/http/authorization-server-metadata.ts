@@ -20,7 +20,7 @@ export function authorizationServerMetadataRoutes(config: () => Config): Fastify
       };
     };
     app.get('/.well-known/oauth-authorization-server', async () => metadata());
-    // README "Getting a token (partners)": the same document where OpenID Connect discovery looks for it.
+    // docs/partners/tokens.md#getting-a-token-partners: the same document where OpenID Connect discovery looks for it.
     app.get('/.well-known/openid-configuration', async () => metadata());
   };
 }

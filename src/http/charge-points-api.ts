@@ -18,7 +18,7 @@ export interface ChargePointsApiOptions {
 }
 
 /**
- * GET /charge-points and the remote start/stop commands (README "For partners"). The answer to a command is the
+ * GET /charge-points and the remote start/stop commands (docs/partners/index.md#for-partners). The answer to a command is the
  * station's verdict: 202 Accepted, 409 Rejected, 503 offline, 504 no answer in time.
  */
 export function chargePointsApiRoutes(options: ChargePointsApiOptions): FastifyPluginAsync {

@@ -28,7 +28,7 @@ export interface CircuitLimitApiOptions {
 type CircuitLimit = z.output<typeof circuitLimitSchema>;
 
 /**
- * Temporary circuit limits (README "Circuits (load management)"): a grid operator's dimming order or a
+ * Temporary circuit limits (docs/configuration/circuits.md#circuits-load-management): a grid operator's dimming order or a
  * demand-response event through the API. `PUT /sites/{siteId}/circuits/{circuitId}/limit` sets one (replacing any
  * before it), `DELETE` ends it, `GET` shows the circuit's limits. Writing needs charge-points:control on the whole
  * site (a company or site grant): a circuit's limit is shared by every charge point on it, so a grant on one station

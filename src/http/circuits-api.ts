@@ -15,7 +15,7 @@ export interface CircuitsApiOptions {
 }
 
 /**
- * GET /sites/{siteId}/circuits (README "Circuits (load management)"): each circuit's limit, measured and other load and
+ * GET /sites/{siteId}/circuits (docs/configuration/circuits.md#circuits-load-management): each circuit's limit, measured and other load and
  * headroom, and each managed connector's state and allowance. A circuit carries every charge point on it, so only an
  * application whose groups reach the whole site (a company or site scope) sees them.
  */

@@ -29,7 +29,7 @@ export interface HistoryApiOptions {
 const EVENTS_SCAN_FACTOR = 10;
 
 /**
- * Catch-up and history (README "For partners"): GET /events replays the committed events in order from a cursor, so a
+ * Catch-up and history (docs/partners/index.md#for-partners): GET /events replays the committed events in order from a cursor, so a
  * partner back from an outage longer than the retry schedule needs nobody on site; GET /transactions is the
  * session history to reconcile billing against. Both show only what the application's groups reach.
  */
@@ -86,7 +86,7 @@ export function historyApiRoutes(options: HistoryApiOptions): FastifyPluginAsync
       return rows.map((t) => transactionRecord(t, timezone));
     });
 
-    // README "Signed meter values": one transaction with every signed reading kept for it. One outside the
+    // docs/partners/signed-meter-values.md#signed-meter-values: one transaction with every signed reading kept for it. One outside the
     // application's groups is not found, as the list leaves it out.
     app.get('/transactions/:transactionId', async (request): Promise<z.output<typeof transactionDetailSchema>> => {
       const caller = await auth.authenticate(request, 'charge-points:read');

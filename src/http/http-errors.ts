@@ -101,7 +101,7 @@ export function jsonErrorHandler(surface: ErrorSurface) {
 
 /**
  * chargegate's own errors a route lets through, by their stable code: a station's failures and the remote start and
- * stop's refusals as the API's status codes (README "For partners").
+ * stop's refusals as the API's status codes (docs/partners/index.md#for-partners).
  */
 const STATION_REFUSALS: Partial<Record<ErrorCode, [status: number, error: ApiErrorCode]>> = {
   CHARGEGATE_STATION_OFFLINE: [503, 'station_offline'],

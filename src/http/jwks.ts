@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Keystore } from '../keystore/index.js';
 
 /**
- * GET /.well-known/jwks.json (README "Checking the signature"): public keys only. Read from the keystore per request so
+ * GET /.well-known/jwks.json (docs/partners/webhooks.md#checking-the-signature): public keys only. Read from the keystore per request so
  * a rotation shows at once; a short max-age keeps verifiers that cache close to what signs.
  */
 export function jwksRoutes(keystore: Keystore): FastifyPluginAsync {

@@ -124,7 +124,7 @@ function components(): Record<string, unknown> {
   return Object.fromEntries(Object.entries(schemas).map(([id, { $id: _id, ...schema }]) => [id, schema]));
 }
 
-/** The OpenAPI 3 description of the API (README "For partners"), for the configured issuer (= base URL). */
+/** The OpenAPI 3 description of the API (docs/partners/index.md#for-partners), for the configured issuer (= base URL). */
 function openApiDocument(config: Config): Record<string, unknown> {
   const issuer = config.http.issuer;
   return {
@@ -315,7 +315,7 @@ function openApiDocument(config: Config): Record<string, unknown> {
         get: {
           operationId: 'getTransaction',
           summary:
-            'One transaction with its register readings and every signed meter reading kept for it, as received (README "Signed meter values")',
+            'One transaction with its register readings and every signed meter reading kept for it, as received (docs/partners/signed-meter-values.md#signed-meter-values)',
           security: [{ bearer: [] }, { oauth2: ['charge-points:read'] }],
           parameters: [{ name: 'transactionId', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } }],
           responses: {

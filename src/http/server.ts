@@ -38,7 +38,7 @@ export async function createHttpServer(options: HttpServerOptions): Promise<Fast
   app.setNotFoundHandler((request) => {
     throw new ApiError(404, 'not_found', `no route ${request.method} ${request.url.split('?')[0]}`);
   });
-  // README "Operating": a monitor that reads only the status code sees critical as 503.
+  // docs/operating/index.md#operating: a monitor that reads only the status code sees critical as 503.
   app.get('/health', async (_request, reply) => {
     const parts = Object.fromEntries(options.health().map((s) => [s.name, s.report()]));
     const status = worstLevel(Object.values(parts).map((p) => p.status));

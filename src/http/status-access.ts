@@ -8,7 +8,7 @@ import type { BearerAuth } from './bearer-auth.js';
 export type StatusGuard = (request: FastifyRequest) => Promise<void>;
 
 /**
- * README "Security": on a non-loopback listener the status page, status.json and /metrics show the site (station
+ * docs/operating/security.md#security: on a non-loopback listener the status page, status.json and /metrics show the site (station
  * ids, transactions, queues) only to a Bearer token with `status:read`, unless `http.publicStatus` opens them.
  */
 export function statusGuard(config: () => Config, auth: BearerAuth): StatusGuard {

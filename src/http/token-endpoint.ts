@@ -79,7 +79,7 @@ export function tokenEndpointRoutes(options: TokenEndpointOptions): FastifyPlugi
       const address = request.ip;
       try {
         const credentials = readTokenRequest(request);
-        // README "Security": an address with 10 failures in the last minute is answered at once, without hashing.
+        // docs/operating/security.md#security: an address with 10 failures in the last minute is answered at once, without hashing.
         const limit = failures.check(address);
         if (!limit.allowed)
           throw new OAuthError(
@@ -173,7 +173,7 @@ function readTokenRequest(request: FastifyRequest): {
 }
 
 /**
- * README "Getting a token (partners)": a `scope` naming a subset of the application's permissions narrows the token to
+ * docs/partners/tokens.md#getting-a-token-partners: a `scope` naming a subset of the application's permissions narrows the token to
  * it (a partner's billing job need not hold charge-points:control); anything else is invalid_scope. Without one the
  * token gets every permission of the application's groups.
  */

@@ -52,7 +52,7 @@ const keystoreDocumentSchema = z.strictObject({
   format: z.literal('chargegate-keystore/1'),
   keys: z.array(storedKeySchema),
   stationCa: storedStationCaSchema.optional(),
-  /** README "Uplink to a CSMS": per station, the password it presents to the CSMS (sealed-secret.ts). */
+  /** docs/design/uplink.md#uplink-what-the-csms-sees: per station, the password it presents to the CSMS (sealed-secret.ts). */
   upstreamPasswords: z.record(z.string(), z.string()).optional(),
 });
 

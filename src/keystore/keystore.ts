@@ -30,12 +30,12 @@ import { isSealedEncrypted, openSecret, sealSecret } from './sealed-secret.js';
 import { createStationCa, readStationCsr, signStationCsr } from './station-ca.js';
 
 /**
- * The JWKS kid partners verify webhooks with (README "Checking the signature"): always the webhook key that signs now.
+ * The JWKS kid partners verify webhooks with (docs/partners/webhooks.md#checking-the-signature): always the webhook key that signs now.
  */
 export const WEBHOOK_SIGNING_KID = 'sign';
 
 /**
- * Access tokens live this long (README "Getting a token (partners)"); a retired token key outlives every token it
+ * Access tokens live this long (docs/partners/tokens.md#getting-a-token-partners); a retired token key outlives every token it
  * signed.
  */
 export const ACCESS_TOKEN_LIFETIME_S = 900;
@@ -159,7 +159,7 @@ export class Keystore {
 
   /**
    * Public keys only: every key that is next, signing, or retired within its grace period, each under its own stable
-   * kid; the signing webhook key also under `sign`, first (README "Verifying through a key rotation (partners)"). Of
+   * kid; the signing webhook key also under `sign`, first (docs/partners/key-rotation.md#verifying-through-a-key-rotation-partners). Of
    * one purpose if given.
    */
   jwks(purpose?: KeyPurpose): { keys: PublicJwk[] } {
@@ -250,7 +250,7 @@ export class Keystore {
     return certificate;
   }
 
-  /** Keeps the password `stationId` presents to the CSMS (README "Uplink to a CSMS"), encrypted like the keys. */
+  /** Keeps the password `stationId` presents to the CSMS (docs/design/uplink.md#uplink-what-the-csms-sees), encrypted like the keys. */
   setUpstreamPassword(stationId: string, password: string): void {
     const sealed = sealSecret(password, this.options.passphrase);
     withKeystoreLock(this.file, () => {

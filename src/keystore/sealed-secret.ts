@@ -4,7 +4,7 @@ import { KeystoreError } from './keystore-file.js';
 /**
  * A secret the gateway must be able to read back (a password it presents to a CSMS), kept as the signing keys are:
  * encrypted with the keystore passphrase when there is one (AES-256-GCM, key from scrypt with a salt of its own),
- * else plain in the 0600 file (README "Security").
+ * else plain in the 0600 file (docs/operating/security.md#security).
  */
 const ENCRYPTED = 'aes-256-gcm';
 const PLAIN = 'plain';

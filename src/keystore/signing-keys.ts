@@ -12,8 +12,8 @@ import { KEY_PURPOSES, KeystoreError, type KeyPurpose, type StoredKey } from './
 const generateKeyPairAsync = promisify(generateKeyPair);
 
 /**
- * What each purpose signs with. Webhooks: RSASSA-PSS SHA-256 on RSA 3072 (README "Checking the signature"), and
- * Ed25519 for the rfc9421 profile's fast variant (README "Choosing Ed25519"). Access tokens: RS256, the algorithm
+ * What each purpose signs with. Webhooks: RSASSA-PSS SHA-256 on RSA 3072 (docs/partners/webhooks.md#checking-the-signature), and
+ * Ed25519 for the rfc9421 profile's fast variant (docs/partners/webhooks.md#choosing-ed25519). Access tokens: RS256, the algorithm
  * RFC 9068 requires every resource server to support, on RSA 2048 as common identity providers use.
  */
 export const KEY_PROFILES: Record<KeyPurpose, { alg: StoredKey['alg']; modulusLength?: number; idPrefix: string }> = {

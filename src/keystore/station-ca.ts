@@ -133,7 +133,7 @@ export interface StationCsr {
 }
 
 /**
- * Reads and checks a station's CSR: it must name that station (README "Connecting a station", "Profile 3
+ * Reads and checks a station's CSR: it must name that station (docs/install/connecting-stations.md#connecting-a-station, "Profile 3
  * certificates"), carry an RSA or EC key within the limits above, and be signed by that key. Everything cheap comes
  * first; the signature is checked last, natively on the thread pool, so no request can hold the event loop. Any refusal
  * is a StationCsrError.

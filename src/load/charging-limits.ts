@@ -2,13 +2,13 @@ import type { ConnectorPlace, Steps, Window } from './schedules.js';
 
 /**
  * How the controller's shell reaches stations: the OCPP edge implements this with charging profiles, so `load/` names
- * no protocol (README "Working on chargegate", Layout). Every call resolves to what became of the limit; a station's
+ * no protocol (CONTRIBUTING.md#working-on-chargegate, Layout). Every call resolves to what became of the limit; a station's
  * answer never throws.
  */
 export interface ChargingLimits {
   /**
    * The fail-safe every connector of the station falls back to (a TxDefaultProfile for the whole station), from now
-   * on; where it changes (the operator's CSMS's schedule, README "Uplink to a CSMS"), each step afterS seconds from
+   * on; where it changes (the operator's CSMS's schedule, docs/design/uplink.md#uplink-what-the-csms-sees), each step afterS seconds from
    * `from`, the last one holding.
    */
   setFailsafe(stationId: string, currentA: number, changes?: TransactionLimit['changes']): Promise<LimitOutcome>;
@@ -40,14 +40,14 @@ export interface TransactionLimit {
   /** The phases the connector may use, when known. */
   phases?: 1 | 3;
   /**
-   * Where the limit changes before validTo (the operator's CSMS's schedule, README "Uplink to a CSMS"): each step
+   * Where the limit changes before validTo (the operator's CSMS's schedule, docs/design/uplink.md#uplink-what-the-csms-sees): each step
    * afterS seconds from `from`; currentA holds until the first.
    */
   changes?: { from: Date; steps: ReadonlyArray<{ afterS: number; currentA: number }> };
 }
 
 /**
- * The operator's CSMS's charging profiles, which the uplink keeps (README "Uplink to a CSMS"): what they allow a
+ * The operator's CSMS's charging profiles, which the uplink keeps (docs/design/uplink.md#uplink-what-the-csms-sees): what they allow a
  * connector, stacked, over a window; load management sends each connector the lower of that and its own limit.
  */
 export interface CsmsSchedules {

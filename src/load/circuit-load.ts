@@ -9,7 +9,7 @@ import {
   type PhaseCurrents,
 } from './types.js';
 
-/** The default failsafeCurrentA (README "Circuits (load management)"), for a tree where no circuit sets one. */
+/** The default failsafeCurrentA (docs/configuration/circuits.md#circuits-load-management), for a tree where no circuit sets one. */
 const DEFAULT_FAILSAFE_A = 6;
 /**
  * maxPowerW becomes a current summed over the phases at the nominal 230 V per phase (power factor 1: a load drawing

@@ -19,7 +19,7 @@ export const INITIAL_CONTROLLER_STATE: ControllerState = { connectors: {}, drawU
 const DEAD_BAND_TENTHS = 10;
 
 /**
- * One step of the load controller (README "Circuits (load management)"), pure: from what the site is, what this step observes and what
+ * One step of the load controller (docs/configuration/circuits.md#circuits-load-management), pure: from what the site is, what this step observes and what
  * the step before remembered, the allowance of every charging connector and what to send. Shares follow the
  * allocation at once downward and after raiseAfterS of shares at least 1 A higher upward, to the lowest of them
  * (the headroom that held all along); a connector that starts charging runs on its TxDefaultProfile, at the

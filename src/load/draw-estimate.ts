@@ -15,7 +15,7 @@ import {
 /**
  * A raise sent to a car whose station has not reported since: the meter shows the car taking it before the report
  * does, so until the report (or the estimate window) the increase the meter shows since is counted as the car's, up
- * to the raise (README "Circuits (load management)").
+ * to the raise (docs/configuration/circuits.md#circuits-load-management).
  */
 interface PendingRaise {
   transactionId: number;

@@ -13,7 +13,7 @@ export interface ChargingTransaction {
 }
 
 /**
- * The limits that hold now, beside the configured ones (README "Circuits (load management)", temporary limits, and
+ * The limits that hold now, beside the configured ones (docs/configuration/circuits.md#circuits-load-management, temporary limits, and
  * "Uplink to a CSMS"): a circuit carries min(configured, temporary), and the CSMS's profiles cap the connectors and
  * the stations they name. Keeps the temporary limits it applied last, to log a change once and to show them.
  */
@@ -58,7 +58,7 @@ export class EffectiveLimits {
   }
 
   /**
-   * The site under what the CSMS allows now (README "Uplink to a CSMS"): each controlled charging connector's
+   * The site under what the CSMS allows now (docs/design/uplink.md#uplink-what-the-csms-sees): each controlled charging connector's
    * maxCurrentA at most its CSMS limit, so what a connector the CSMS holds lower leaves goes to the others; and a
    * station the CSMS gives a maximum (for all its connectors together) as a circuit of its own below the one its
    * connectors are on. A connector that takes no profile is counted at its maxCurrentA whatever the CSMS says; a

@@ -2,9 +2,9 @@ import type { ChargingLimits, CsmsSchedules, LimitOutcome, TransactionLimit } fr
 import { constant, lowerOf, periodsOf, scaled, stationPhases, within, type Steps, type Window } from './schedules.js';
 
 /**
- * The fail-safe a station holds as its TxDefaultProfile (README "Circuits (load management)"): what a car runs on
- * before load management's limit reaches it, and whenever chargegate cannot steer. Under an operator's CSMS (README
- * "Uplink to a CSMS") it is, at every instant, the lower of the circuit's fail-safe and what the CSMS allows any
+ * The fail-safe a station holds as its TxDefaultProfile (docs/configuration/circuits.md#circuits-load-management): what a car runs on
+ * before load management's limit reaches it, and whenever chargegate cannot steer. Under an operator's CSMS
+ * (docs/design/uplink.md#uplink-what-the-csms-sees) it is, at every instant, the lower of the circuit's fail-safe and what the CSMS allows any
  * connector of the station without a transaction profile of its own: its TxDefaultProfiles, and its station maximum
  * split evenly between the connectors (all of them may charge on the fail-safe at once).
  */

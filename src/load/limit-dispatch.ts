@@ -48,7 +48,7 @@ export interface LimitedTransaction {
 /**
  * Sends the controller's limits to the stations, one in flight per connector (dispatch-states.ts), and keeps what
  * their answers mean: a connector whose station refuses profiles is uncontrolled until it boots (logged once per
- * connection); a station that refuses a profile that changes gets flat ones (README "Uplink to a CSMS").
+ * connection); a station that refuses a profile that changes gets flat ones (docs/design/uplink.md#uplink-what-the-csms-sees).
  */
 export class LimitDispatch {
   /** By connector key; absent: unsent. */
@@ -190,8 +190,7 @@ export class LimitDispatch {
   }
 
   /**
-   * A TxProfile refused a second time in a row (or NotSupported): one that changes goes flat (README "Uplink to a
-   * CSMS"), else the connector is uncontrolled.
+   * A TxProfile refused a second time in a row (or NotSupported): one that changes goes flat (docs/design/uplink.md#uplink-what-the-csms-sees), else the connector is uncontrolled.
    */
   private refusedAgain(connectorKey: string, stationId: string, plan: Plan, outcome: LimitOutcome): void {
     if (outcome === 'rejected' && plan.changes.length > 0) {

@@ -46,7 +46,7 @@ export interface LoadManagerOptions {
 const DEFAULT_STEP_INTERVAL_MS = 1_000;
 
 /**
- * The load controller's shell (README "Circuits (load management)"): on every circuit reading, every start and stop,
+ * The load controller's shell (docs/configuration/circuits.md#circuits-load-management): on every circuit reading, every start and stop,
  * every change of a temporary or CSMS limit and every step interval, it feeds the pure core (controlLoad) the site
  * under the limits that hold now (effective-limits.ts) and what the cars draw (draw-estimate.ts), and hands the
  * limits it decides to dispatch (limit-dispatch.ts); status-views.ts shows the last step. A step never throws out.

@@ -5,7 +5,7 @@ import { PHASES } from './types.js';
 const CONNECTOR_STATES = ['sharing', 'waiting', 'failsafe', 'uncontrolled', 'idle'] as const;
 
 /**
- * The load controller's series (README "Circuits (load management)"), read from its status at scrape time, so nothing
+ * The load controller's series (docs/configuration/circuits.md#circuits-load-management), read from its status at scrape time, so nothing
  * runs per step. Each gauge starts over at every scrape: a circuit or connector a reload removed is gone from the
  * next one, and nothing is shown while no site has circuits (`status` gives undefined).
  */

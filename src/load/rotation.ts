@@ -1,7 +1,7 @@
 import type { Limit } from './circuit-load.js';
 import type { ConnectorFacts, ConnectorMemory, QueuePlace } from './types.js';
 
-/** README "Circuits (load management)": a connector left waiting is rotated in at least this often. */
+/** docs/configuration/circuits.md#circuits-load-management: a connector left waiting is rotated in at least this often. */
 const ROTATION_MS = 15 * 60 * 1000;
 
 /** The three places in the queue, first served first. */

@@ -1,7 +1,7 @@
 import { VOLTS_PER_PHASE } from './circuit-load.js';
 
 /**
- * Limits that change over time, and the charging profiles that make them (README "Uplink to a CSMS", charging
+ * Limits that change over time, and the charging profiles that make them (docs/design/uplink.md#uplink-what-the-csms-sees, charging
  * profiles): a CSMS's profiles stacked into the limit they put on a connector, that limit combined with load
  * management's, and the result as the periods a profile or a composite schedule carries. Pure, in load's own words:
  * the OCPP 1.6 and 2.0.1 adapters (src/uplink) translate their messages into LimitProfile.
@@ -71,7 +71,7 @@ export interface PlacedProfile {
 /** The connector a composite is for. */
 export interface ConnectorPlace {
   connectorId: number;
-  /** A W limit is this many phases at 230 V each (README "Circuits (load management)"). */
+  /** A W limit is this many phases at 230 V each (docs/configuration/circuits.md#circuits-load-management). */
   phases: 1 | 3;
   /** The transaction running on it: its own profiles apply, relative schedules count from its start. */
   transaction?: { id: number; startedAtMs: number };

@@ -14,7 +14,7 @@ export interface CircuitStatus extends CircuitLoad {
   /** The limit per phase that holds now: the configured one, or a lower temporary one. */
   maxCurrentA: number;
   configuredMaxCurrentA: number;
-  /** A temporary limit in force (README "Circuits (load management)", temporary limits). */
+  /** A temporary limit in force (docs/configuration/circuits.md#circuits-load-management, temporary limits). */
   temporaryLimit?: { maxCurrentA: number; until: string; setBy: string };
   maxPowerW?: number;
   /** The `role: circuit` meter that measures it. */
@@ -42,13 +42,13 @@ export interface ConnectorStatus {
   transactionId?: number;
 }
 
-/** What load management does right now (README "Circuits (load management)"). */
+/** What load management does right now (docs/configuration/circuits.md#circuits-load-management). */
 export interface LoadStatus {
   circuits: CircuitStatus[];
   connectors: ConnectorStatus[];
 }
 
-/** A managed connector of a station and the limit it gets over a window (README "Uplink to a CSMS"). */
+/** A managed connector of a station and the limit it gets over a window (docs/design/uplink.md#uplink-what-the-csms-sees). */
 export interface ConnectorComposite {
   connectorId: number;
   phases: 1 | 3;
@@ -166,7 +166,7 @@ export interface CompositeSources {
 }
 
 /**
- * What each managed connector of the station gets over the window (README "Uplink to a CSMS", GetCompositeSchedule):
+ * What each managed connector of the station gets over the window (docs/design/uplink.md#uplink-what-the-csms-sees, GetCompositeSchedule):
  * while it charges, the lower of the CSMS's schedule and its share as of the last step, held for the window; else
  * the station's fail-safe, which a transaction starts on (failsafe.ts: already the lower of the circuit's and the
  * CSMS's). No composite for a connector of a station that refuses profiles (uncontrolled); empty for a station it

@@ -4,7 +4,7 @@ import type { Logger } from '../log/index.js';
 import { bumpChangeCounter, readChangeCounter, statement, type Database, type Writer } from '../store/index.js';
 
 /**
- * Temporary circuit limits (README "Circuits (load management)", temporary limits): a grid operator's dimming order
+ * Temporary circuit limits (docs/configuration/circuits.md#circuits-load-management, temporary limits): a grid operator's dimming order
  * or a demand-response event lowers a circuit until an instant. Kept in the database, so one survives a restart
  * until its end; set through the API or the CLI, which bumps a change counter the daemon polls.
  */
@@ -16,7 +16,7 @@ export const TEMPORARY_LIMITS_TOPIC = 'circuit-temporary-limits';
 export const MAX_TEMPORARY_LIMIT_A = 10_000;
 /** An OCPP limit is sent to a tenth of an ampere: anything finer could not reach a station. */
 export const TEMPORARY_LIMIT_STEP_A = 0.1;
-/** How far ahead `until` may be (README "Security"): a grid operator's order is for days or months, not centuries. */
+/** How far ahead `until` may be (docs/operating/security.md#security): a grid operator's order is for days or months, not centuries. */
 export const MAX_TEMPORARY_LIMIT_DAYS = 366;
 
 /** A circuit's temporary limit: per phase, until an instant (wall-clock time: a grid operator's order names one). */

@@ -1,5 +1,5 @@
 /**
- * The load controller's plain data (README "Circuits (load management)"): what it is told about the site's circuits and connectors, what
+ * The load controller's plain data (docs/configuration/circuits.md#circuits-load-management): what it is told about the site's circuits and connectors, what
  * one step observes, what it decides and what it remembers between steps. Its own types, named after the config's
  * keys, so that the core depends on no config loader and no protocol.
  */
@@ -25,7 +25,7 @@ export interface CircuitFacts {
 
 /** A connector on a circuit: single-phase connectors load only their phase, three-phase ones all three. */
 export type ConnectorFacts = {
-  /** Its connector key, `<chargePointId>/<connectorId>` (README "Working on chargegate", words): what the decisions name it by. */
+  /** Its connector key, `<chargePointId>/<connectorId>` (CONTRIBUTING.md#working-on-chargegate, words): what the decisions name it by. */
   id: string;
   circuitId: string;
   maxCurrentA: number;

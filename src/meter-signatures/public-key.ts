@@ -16,7 +16,7 @@ const FORMS =
   'a meter public key is PEM, or the hex or base64 of its DER SubjectPublicKeyInfo, or the OCA note\'s "oca:base16:asn1:<hex>" or "oca:base64:asn1:<base64>"';
 
 /**
- * A meter's EC public key as stations and installers write it (README "Signed meter values"): PEM, the hex or base64
+ * A meter's EC public key as stations and installers write it (docs/partners/signed-meter-values.md#signed-meter-values): PEM, the hex or base64
  * of its DER SubjectPublicKeyInfo, or the OCA note's envelope `oca:base16:asn1:<hex>` / `oca:base64:asn1:<base64>`
  * (with or without `oca:`). Stations base64 the PEM, the hex or the envelope again (the note prescribes base64 of the
  * envelope; its example message sends base64 of the hex): one such wrapping is undone.

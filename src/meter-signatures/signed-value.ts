@@ -63,7 +63,7 @@ export interface SignedValueVerdict {
 }
 
 /**
- * Verifies a signed value (README "Signed meter values"): against `keys` when given (installer-pinned keys), else
+ * Verifies a signed value (docs/partners/signed-meter-values.md#signed-meter-values): against `keys` when given (installer-pinned keys), else
  * against the key the station sent with it (or `fallbackKey`, one it sent earlier in the transaction). A value whose
  * encoding is not OCMF, or whose station key is in no form read, cannot be told (null); one that claims OCMF or names
  * no encoding and is no readable record is false.

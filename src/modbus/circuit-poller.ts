@@ -5,7 +5,7 @@ import { MeterPollLoop, type MeterPollLoopOptions } from './meter-poll-loop.js';
 import { currentReadingProblem, type CurrentReading, type ReadingProblem } from './reading.js';
 
 /**
- * What load management observes of a circuit meter (README "Circuits (load management)"): the current per phase of a good reading, or that
+ * What load management observes of a circuit meter (docs/configuration/circuits.md#circuits-load-management): the current per phase of a good reading, or that
  * the meter is offline, when its circuit's connectors fall back to their fail-safe.
  */
 export type CircuitMeterReading =
@@ -36,7 +36,7 @@ export class CircuitPoller extends MeterPollLoop<CircuitMeterConfig, CurrentRead
   }
 
   health(): CircuitMeterHealth {
-    // A lost circuit meter costs its circuit the sharing, not the site its billing: a warning (README "Circuits (load management)").
+    // A lost circuit meter costs its circuit the sharing, not the site its billing: a warning (docs/configuration/circuits.md#circuits-load-management).
     return { role: 'circuit', ...this.pollHealth('warning') };
   }
 

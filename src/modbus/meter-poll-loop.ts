@@ -18,7 +18,7 @@ export interface MeterPollLoopOptions<M extends MeterConfig> {
 
 /**
  * What every meter's poller shares, whatever it measures: the poll loop, failures counted and logged, and offline
- * by time, detection.offlineAfterS after the last good reading (README "Modbus meters"). A session meter turns its
+ * by time, detection.offlineAfterS after the last good reading (docs/install/modbus-meters.md#modbus-meters). A session meter turns its
  * good readings into sessions (MeterPoller), a circuit meter hands them to load management (CircuitPoller).
  */
 export abstract class MeterPollLoop<M extends MeterConfig, R extends CurrentReading> {
@@ -96,7 +96,7 @@ export abstract class MeterPollLoop<M extends MeterConfig, R extends CurrentRead
   }
 
   /**
-   * Offline comes by time, not by failed polls (README "Modbus meters"): on a shared line in back-off a meter may not
+   * Offline comes by time, not by failed polls (docs/install/modbus-meters.md#modbus-meters): on a shared line in back-off a meter may not
    * be polled for many seconds. The timer fires when offlineAfterS of silence would have passed and re-arms
    * itself from the latest good reading, so a steady meter costs one timer per offlineAfterS, not one per poll.
    */

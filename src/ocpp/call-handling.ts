@@ -35,7 +35,7 @@ export interface StationHandlerDeps {
   forwarder?: StationMessageForwarder;
 }
 
-/** README "Uplink to a CSMS": a station's messages, after chargegate handled them, for the operator's CSMS. */
+/** docs/design/uplink.md#uplink-what-the-csms-sees: a station's messages, after chargegate handled them, for the operator's CSMS. */
 export interface StationMessageForwarder {
   /**
    * A transaction message or security event, into the station's durable queue. Called inside the write of the change

@@ -13,7 +13,7 @@ export type CallClass = 'limit' | 'relay' | 'operation';
 
 const SENDING_ORDER: readonly CallClass[] = ['limit', 'relay', 'operation'];
 
-/** README "Security": the bounds of a station's call lane. */
+/** docs/operating/security.md#security: the bounds of a station's call lane. */
 export interface LaneBounds {
   /** CSMS calls waiting for one station besides the one in flight; one more is refused at once. */
   relaysQueued: number;
@@ -27,7 +27,7 @@ export interface LaneBounds {
 
 export const LANE_BOUNDS: LaneBounds = { relaysQueued: 16, giveUpMs: 1_000 };
 
-/** A flood's refusals and give-ups are logged once a minute per station, the rest counted (README "Security"). */
+/** A flood's refusals and give-ups are logged once a minute per station, the rest counted (docs/operating/security.md#security). */
 const LANE_WARNINGS: WarningBudget = { perInterval: 1, intervalMs: 60_000 };
 
 interface Waiting {

@@ -49,7 +49,7 @@ export interface CentralSystem {
   /** The bound OCPP port (ocpp.port 0 lets the OS choose). */
   readonly port: number;
   readonly commands: StationCommands;
-  /** Remote start and stop, the same for the API and the CSMS (README "Uplink to a CSMS"). */
+  /** Remote start and stop, the same for the API and the CSMS (docs/design/uplink.md#uplink-what-the-csms-sees). */
   readonly remoteCharging: RemoteCharging;
   /** The load controller's port: charging profiles on the stations. */
   readonly chargingLimits: ChargingLimits;

@@ -56,7 +56,7 @@ function scheduleOf(
 /**
  * The load controller's port, as charging profiles. One that holds one limit is Relative: without a startSchedule, a
  * station's wrong clock cannot shift when the limit begins (only validTo reads it). One that changes (a CSMS's
- * schedule, README "Uplink to a CSMS") is Absolute from when it was decided: its changes fall at given instants, as
+ * schedule, docs/design/uplink.md#uplink-what-the-csms-sees) is Absolute from when it was decided: its changes fall at given instants, as
  * the station's clock tells them. Every call goes first on the station's lane (call-lane.ts): a lowered limit never
  * waits behind the CSMS's calls or an operation.
  */

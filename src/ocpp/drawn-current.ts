@@ -17,7 +17,7 @@ export interface DrawnCurrent {
 const PHASE_OF = /^(L[123])(-N)?$/;
 
 /**
- * The load controller's `drawnA` (README "Circuits (load management)"): per phase, so the least loaded phase a
+ * The load controller's `drawnA` (docs/configuration/circuits.md#circuits-load-management): per phase, so the least loaded phase a
  * sample names (what the car surely draws on each of its phases; subtracting more would hide other load), else the
  * sample without a phase. Only the last meter value that has Current.Import counts: it is the latest.
  */

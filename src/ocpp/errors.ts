@@ -24,7 +24,7 @@ export class StationTimeoutError extends ChargegateError {
 
 /**
  * The station had not answered a relayed call or an operation when a load limit had to go out: chargegate stopped
- * waiting for it (README "Security"). The station may still act on it.
+ * waiting for it (docs/operating/security.md#security). The station may still act on it.
  */
 export class StationCallGivenUpError extends StationTimeoutError {
   override name = 'StationCallGivenUpError';
@@ -53,8 +53,8 @@ export class StationCallError extends ChargegateError {
 }
 
 /**
- * A CSMS call refused before it was sent: as many as chargegate queues already wait for the station (README
- * "Security"). GenericError, so the uplink answers the CSMS with that CALLERROR.
+ * A CSMS call refused before it was sent: as many as chargegate queues already wait for the station
+ * (docs/operating/security.md#security). GenericError, so the uplink answers the CSMS with that CALLERROR.
  */
 export class RelayQueueFullError extends StationCallError {
   override name = 'RelayQueueFullError';

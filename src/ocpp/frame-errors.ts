@@ -13,8 +13,8 @@ const OCPP16_CODE: Record<string, string> = {
 
 /**
  * ocpp-rpc puts the offending params (`details.data`) and the validator's errors in a CALLERROR, and echoes
- * the message id and the parser's message: a station could make us send back whatever it sent. README
- * "Security" allows at most 1 KiB of it; these shares keep the whole frame under that.
+ * the message id and the parser's message: a station could make us send back whatever it sent.
+ * docs/operating/security.md#security allows at most 1 KiB of it; these shares keep the whole frame under that.
  */
 const MAX_ID = 64;
 const MAX_DESCRIPTION = 400;

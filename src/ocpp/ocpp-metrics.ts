@@ -2,7 +2,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { StationConnections } from './connections.js';
 
 /**
- * The central system's metrics (README "Operating"): calls by action and outcome, and the stations connected.
+ * The central system's metrics (docs/operating/index.md#operating): calls by action and outcome, and the stations connected.
  * Returns what counts a handled call; without a registry it counts nothing.
  */
 export function registerOcppMetrics(
@@ -30,7 +30,7 @@ export function registerOcppMetrics(
 /** Why a station's lane did not get a call answered (call-lane.ts): too many CSMS calls waited, or a limit did. */
 export type DroppedCall = 'queue_full' | 'given_up';
 
-/** Counts the calls the stations' lanes refused or gave up (README "Security"); without a registry nothing. */
+/** Counts the calls the stations' lanes refused or gave up (docs/operating/security.md#security); without a registry nothing. */
 export function registerLaneMetrics(registry: Registry | undefined): (stationId: string, reason: DroppedCall) => void {
   if (!registry) return () => undefined;
   const dropped = new Counter({

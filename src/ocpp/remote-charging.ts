@@ -27,7 +27,7 @@ export class TransactionStoppedError extends ChargegateError {
 }
 
 /**
- * Starting and stopping a charge from afar, whoever asks (README "For partners", "Uplink to a CSMS"): the same checks,
+ * Starting and stopping a charge from afar, whoever asks (docs/partners/index.md#for-partners, "Uplink to a CSMS"): the same checks,
  * the same command in the station's OCPP version, the same log line. The station's own answer is the result; the
  * sessions it then starts or stops reach the partners as any other.
  */

@@ -12,7 +12,7 @@ const ocppRpc = loadOcppRpc();
 export const OCPP16 = 'ocpp1.6';
 export const OCPP201 = 'ocpp2.0.1';
 /**
- * What the central system speaks, preferred first: a station offering both gets 2.0.1 (README "OCPP 2.0.1 stations").
+ * What the central system speaks, preferred first: a station offering both gets 2.0.1 (docs/install/connecting-stations.md#ocpp-201-stations).
  */
 export const CENTRAL_SYSTEM_PROTOCOLS = [OCPP201, OCPP16];
 

@@ -15,7 +15,7 @@ export type AccessDecision =
 /** OCPP identities end up in URLs, logs and the database: keep them to what a config id may hold. */
 
 /**
- * README "Connecting a station" at the WebSocket upgrade. Known stations must prove their `station pair` password under
+ * docs/install/connecting-stations.md#connecting-a-station at the WebSocket upgrade. Known stations must prove their `station pair` password under
  * profiles 1 and 2. Unknown stations are let in so their BootNotification can be answered Pending and recorded;
  * blocked or removed ones so it can be answered Rejected. Neither may do anything else (see station-handlers).
  */

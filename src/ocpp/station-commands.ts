@@ -76,7 +76,7 @@ export interface StationCommands {
   triggerMessage: Send<'TriggerMessage'>;
   changeAvailability: Send<'ChangeAvailability'>;
   isOnline(stationId: string): boolean;
-  /** Any OCPP 1.6 call, as a CSMS sent it through the uplink (README "Uplink to a CSMS"); the station's answer. */
+  /** Any OCPP 1.6 call, as a CSMS sent it through the uplink (docs/design/uplink.md#uplink-what-the-csms-sees); the station's answer. */
   call16<A extends keyof Ocpp16Actions & string>(
     stationId: string,
     action: A,
@@ -162,7 +162,7 @@ export function createStationCaller(connections: ConnectionLookup, lanes: CallLa
 export function createStationCommands(connections: ConnectionLookup, lanes: CallLanes): StationCommands {
   // Ids the station may report back in its TransactionEvents; unique while the process runs is enough, but a CSMS
   // relayed through the uplink numbers its own from small ones: a random start high up keeps the API's clear of them
-  // in any process (README "Uplink to a CSMS").
+  // in any process (docs/design/uplink.md#uplink-what-the-csms-sees).
   let started = randomInt(API_REMOTE_START_IDS);
   const { call, speaks201 } = createStationCaller(connections, lanes);
   const send = <A extends Command>(

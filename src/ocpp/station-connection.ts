@@ -7,7 +7,7 @@ import { isAdmitted } from './station-access.js';
 import { registerV16Handlers } from './v16/handlers.js';
 import { registerV201Handlers } from './v201/handlers.js';
 
-/** A station that repeats one mistake has it logged this often a minute, the rest counted (README "Security"). */
+/** A station that repeats one mistake has it logged this often a minute, the rest counted (docs/operating/security.md#security). */
 const STATION_WARNINGS = { perInterval: 10, intervalMs: 60_000 };
 
 /** What every station connection shares: the handlers' dependencies but the per-station logger and warnings. */

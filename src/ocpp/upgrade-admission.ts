@@ -8,7 +8,7 @@ import { decideAccess } from './station-access.js';
 import { clientCertificateOf } from './station-listener.js';
 
 /**
- * Decides every WebSocket upgrade before a connection exists (README "Security"): a subprotocol we speak, then the
+ * Decides every WebSocket upgrade before a connection exists (docs/operating/security.md#security): a subprotocol we speak, then the
  * address's failure budget (refused at once, unhashed, once spent), then the station's access under the current
  * security profile. Each refusal is logged with its reason.
  */

@@ -10,8 +10,7 @@ export interface OutboxEvent {
   siteId: string;
   payload: object;
   /**
-   * When it happened, if not when it is committed: a station's own time for a start or stop (README "Receiving webhooks
-   * (partners)").
+   * When it happened, if not when it is committed: a station's own time for a start or stop (docs/partners/webhooks.md#receiving-webhooks-partners).
    */
   occurredAt?: Date;
 }
@@ -59,7 +58,7 @@ export interface AppendOptions {
 /**
  * Writes the event and one delivery row per subscribed webhook. Must run inside the caller's transaction,
  * the one that changes the state the event describes, so both commit or neither does. A delivery that finds
- * its queue full is written as a dead letter (README "Webhook delivery (installers)"), flagged for the daemon to log.
+ * its queue full is written as a dead letter (docs/configuration/webhook-delivery.md#webhook-delivery-installers), flagged for the daemon to log.
  */
 export function appendEvent(
   db: Database,
@@ -69,8 +68,7 @@ export function appendEvent(
   options: AppendOptions = {},
 ): AppendedEvent {
   // A time-ordered UUID (version 7): each new id lands at the right edge of the event_id index, so the events of
-  // one commit share its last page instead of each rewriting a random 4 KiB leaf (README "What the daemon writes (flash
-  // wear)").
+  // one commit share its last page instead of each rewriting a random 4 KiB leaf (docs/operating/flash-wear.md#what-the-daemon-writes-flash-wear).
   const eventId = timeOrderedUuid();
   const at = now.toISOString();
   const payloadJson = JSON.stringify(event.payload);

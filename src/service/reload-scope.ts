@@ -34,7 +34,7 @@ export function planReload(running: Config, next: Config): ReloadPlan {
     }
     Object.assign(config, { [section]: kept });
   }
-  // The uplink is wired into the station handlers at start: a reload may move it (README "Uplink to a CSMS"), not add
+  // The uplink is wired into the station handlers at start: a reload may move it (docs/design/uplink.md#uplink-what-the-csms-sees), not add
   // or remove it. upstream stays as it runs, since url and csms exclude each other.
   if (Boolean(running.upstream?.csms) !== Boolean(next.upstream?.csms)) {
     restartRequired.push('upstream.csms');

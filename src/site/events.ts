@@ -1,4 +1,4 @@
-/** The webhook payloads, exactly as partners receive them (README "Receiving webhooks (partners)"). */
+/** The webhook payloads, exactly as partners receive them (docs/partners/webhooks.md#receiving-webhooks-partners). */
 
 export const AUTHORIZATION_STATUSES = ['Accepted', 'Blocked', 'Expired', 'Invalid', 'ConcurrentTx'] as const;
 export type AuthorizationStatus = (typeof AUTHORIZATION_STATUSES)[number];
@@ -34,7 +34,7 @@ export interface StartTransactionPayload {
   meterStart: number;
   transactionId: number;
   reservationId?: string;
-  /** README "Receiving webhooks (partners)": the station's own time, in the configured zone. */
+  /** docs/partners/webhooks.md#receiving-webhooks-partners: the station's own time, in the configured zone. */
   startedAt: string;
 }
 
@@ -49,7 +49,7 @@ export interface StopTransactionPayload {
   reason?: Exclude<StopReason, 'Local'>;
   startedAt: string;
   stoppedAt: string;
-  /** README "Signed meter values": absent when the station signed nothing (or webhookDelivery.signedMeterValues). */
+  /** docs/partners/signed-meter-values.md#signed-meter-values: absent when the station signed nothing (or webhookDelivery.signedMeterValues). */
   signedMeterValues?: SignedMeterValuePayload[];
 }
 
@@ -74,7 +74,7 @@ export interface ChargePointStatusPayload {
   errorCode: string;
 }
 
-/** README "Receiving webhooks (partners)": energies travel in kWh; the domain keeps Wh as stations report them. */
+/** docs/partners/webhooks.md#receiving-webhooks-partners: energies travel in kWh; the domain keeps Wh as stations report them. */
 export function whToKWh(wh: number): number {
   return wh / 1000;
 }

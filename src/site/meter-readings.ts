@@ -4,7 +4,7 @@ import { instantOr } from './input-bounds.js';
 import type { SiteContext } from './site-context.js';
 
 /**
- * README "What the daemon writes": a transaction keeps its Begin and End register readings and a periodic sample
+ * docs/operating/flash-wear.md#what-the-daemon-writes-flash-wear: a transaction keeps its Begin and End register readings and a periodic sample
  * at most every 15 minutes, at most 96 of them (a day); the oldest periodic one goes to make room for a newer.
  * Every kept sample is a synced write in the station's MeterValues commit, which otherwise writes nothing.
  */

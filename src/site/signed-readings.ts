@@ -12,7 +12,7 @@ import { instantOr } from './input-bounds.js';
 import type { SiteContext } from './site-context.js';
 
 /**
- * README "Security": what one transaction keeps of signed readings. A Begin and an End per measurand and a signed
+ * docs/operating/security.md#security: what one transaction keeps of signed readings. A Begin and an End per measurand and a signed
  * sample every 15 minutes for a day fit; a station sending more has the rest dropped with a warning, never refused.
  */
 export const MAX_SIGNED_BEGIN_END_PER_TRANSACTION = 16;
@@ -23,7 +23,7 @@ export const MAX_SIGNED_READING_CHARS = 8192;
 const BEGIN = 'Transaction.Begin';
 const END = 'Transaction.End';
 
-/** A signed reading as a station sent it (README "Signed meter values"). */
+/** A signed reading as a station sent it (docs/partners/signed-meter-values.md#signed-meter-values). */
 export interface SignedReadingInput extends SignedMeterValue {
   /** The OCPP reading context (Transaction.Begin, Sample.Periodic, Transaction.End, ...). */
   context: string;
@@ -90,7 +90,7 @@ const readingOf = (row: Row): SignedReading => ({
 });
 
 /**
- * Signed meter readings (README "Signed meter values"): kept as received with their transaction, in the commit of
+ * Signed meter readings (docs/partners/signed-meter-values.md#signed-meter-values): kept as received with their transaction, in the commit of
  * the station's call, checked when they arrive against the installer's pinned keys (config and CLI together) or
  * else the key the station sent, and gone with their transaction (ON DELETE CASCADE when it is pruned).
  */
@@ -206,7 +206,7 @@ export class SignedReadings {
     return [...keys, ...stored.map((hex) => parseMeterPublicKey(hex))];
   }
 
-  /** Pins a meter key for a station (README "Signed meter values"); returns its hex form. Repeats change nothing. */
+  /** Pins a meter key for a station (docs/partners/signed-meter-values.md#signed-meter-values); returns its hex form. Repeats change nothing. */
   pin(stationId: string, keyText: string): string {
     const hex = meterKeyHex(parseMeterPublicKey(keyText));
     this.ctx.commit(() =>
@@ -236,7 +236,7 @@ export class SignedReadings {
     ).all();
   }
 
-  /** Stations with readings that failed a pinned key since `since` (GET /health, README "Signed meter values"). */
+  /** Stations with readings that failed a pinned key since `since` (GET /health, docs/partners/signed-meter-values.md#signed-meter-values). */
   pinnedKeyFailures(since: Date): Array<{ stationId: string; readings: number; last: string }> {
     return statement<[string], { stationId: string; readings: number; last: string }>(
       this.ctx.db,
@@ -299,7 +299,7 @@ export function signedReadingsOf(db: Database, transactionId: number): SignedRea
 }
 
 /**
- * A kept reading as partners read it (README "Signed meter values"): `consistent` compares a signed Begin or End
+ * A kept reading as partners read it (docs/partners/signed-meter-values.md#signed-meter-values): `consistent` compares a signed Begin or End
  * value with the transaction's meterStart or meterStop, where the record states one.
  */
 export function signedMeterValuePayload(

@@ -47,7 +47,7 @@ export function ensureStation(db: Database, stationId: string, state: StationSta
 const PENDING_KEPT_MS = 7 * 86_400_000;
 
 /**
- * README "Security": unknown stations are remembered as pending only up to `max` (the least recently seen go
+ * docs/operating/security.md#security: unknown stations are remembered as pending only up to `max` (the least recently seen go
  * first) and for 7 days, so identities made up by whoever reaches the port cannot grow the table for ever.
  */
 export function prunePendingStations(db: Database, max: number, now: Date, configured: readonly string[]): void {

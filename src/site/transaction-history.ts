@@ -37,7 +37,7 @@ export function transactionRecord(t: Transaction, timeZone: string): Transaction
 
 /**
  * A transaction with every reading kept for it, the plain register readings and the signed ones (GET
- * /transactions/{transactionId}, `chargegate transaction show`; README "Signed meter values").
+ * /transactions/{transactionId}, `chargegate transaction show`; docs/partners/signed-meter-values.md#signed-meter-values).
  */
 export function transactionWithReadings(
   db: Database,

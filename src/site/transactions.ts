@@ -56,7 +56,7 @@ export interface StartTransactionInput {
   /** The tag's status re-evaluated at start; emits the post-start Authorize event. Absent for Modbus sessions. */
   authorizationStatus?: AuthorizationStatus;
   connectorStatus?: ConnectorStatusChange;
-  /** Register readings the start came with (README "What the daemon writes"), kept in its commit. */
+  /** Register readings the start came with (docs/operating/flash-wear.md#what-the-daemon-writes-flash-wear), kept in its commit. */
   readings?: readonly MeterReadingInput[];
 }
 
@@ -233,7 +233,7 @@ export class Transactions {
   }
 
   /**
-   * Keeps the readings a station sent outside a start or stop (README "Signed meter values"): for `transactionId`
+   * Keeps the readings a station sent outside a start or stop (docs/partners/signed-meter-values.md#signed-meter-values): for `transactionId`
    * when given, else for the transaction open on the connector (a 1.6 Begin reading in MeterValues right after
    * StartTransaction names none). Returns that transaction (the uplink queues the message under it); undefined, and
    * nothing kept, when neither is this station's.
@@ -299,7 +299,7 @@ export class Transactions {
     );
   }
 
-  /** Notes what the car of an open transaction draws now, per phase (README "Circuits (load management)"). */
+  /** Notes what the car of an open transaction draws now, per phase (docs/configuration/circuits.md#circuits-load-management). */
   noteDrawn(transactionId: number, currentA: number): void {
     // On the monotonic clock load management steps on: it tells a report that came after a raise from one before.
     this.drawn.set(transactionId, { currentA: checkCurrentA('Current.Import', currentA), atMs: performance.now() });

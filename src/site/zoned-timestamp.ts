@@ -1,5 +1,5 @@
 /**
- * Envelope timestamps (README "Receiving webhooks (partners)"): the send time as wall-clock time in the configured IANA
+ * Envelope timestamps (docs/partners/webhooks.md#receiving-webhooks-partners): the send time as wall-clock time in the configured IANA
  * zone, millisecond precision and a numeric offset, e.g. 2026-11-21T10:15:30.123+01:00. The offset comes from the zone
  * rules at that instant, so daylight-saving changes are right without any table of our own.
  */

@@ -16,7 +16,7 @@ export interface StatusSnapshot {
   chargePoints: ChargePointView[];
   openTransactions: OpenTransactionStatus[];
   meters: MeterStatus[];
-  /** Load management's circuits and managed connectors (README "Circuits (load management)"); null without circuits. */
+  /** Load management's circuits and managed connectors (docs/configuration/circuits.md#circuits-load-management); null without circuits. */
   load: LoadStatus | null;
   /** The health reports of the parts (ocpp, webhooks, meters...), as GET /health has them. */
   parts: Record<string, Record<string, unknown>>;

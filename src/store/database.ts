@@ -14,7 +14,7 @@ const PAGE_SIZE_BYTES = 1024;
  * Pages in the WAL before it is checkpointed: ~4 MB of 1 KiB pages (24-byte frame headers), within
  * WAL_SIZE_LIMIT_BYTES. A checkpoint copies each page the commits since the last one touched, and most commits touch
  * the same few (index edges, counters): SQLite's default of 1,000 copied them four times as often, ~1.4 KB per event
- * at a site's pace instead of ~0.7 (README "What the daemon writes (flash wear)").
+ * at a site's pace instead of ~0.7 (docs/operating/flash-wear.md#what-the-daemon-writes-flash-wear).
  */
 const WAL_CHECKPOINT_PAGES = 3800;
 

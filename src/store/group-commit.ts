@@ -11,8 +11,7 @@ interface Held {
 }
 
 /**
- * How long held bookkeeping waits for a commit to share before it commits on its own (README "What the daemon
- * writes (flash wear)"): a kill -9 or power loss within it costs repeated deliveries, never a lost one.
+ * How long held bookkeeping waits for a commit to share before it commits on its own (docs/operating/flash-wear.md#what-the-daemon-writes-flash-wear): a kill -9 or power loss within it costs repeated deliveries, never a lost one.
  */
 export const HOLD_MS = 2000;
 

@@ -71,7 +71,7 @@ export const MIGRATIONS: Migration[] = [
         expires_at TEXT,
         decided_at TEXT NOT NULL
       );
-      -- One row per domain event; payload is the exact JSON partners receive (README "Receiving webhooks (partners)").
+      -- One row per domain event; payload is the exact JSON partners receive (docs/partners/webhooks.md#receiving-webhooks-partners).
       CREATE TABLE events (
         seq        INTEGER PRIMARY KEY AUTOINCREMENT,
         event_id   TEXT NOT NULL UNIQUE,
@@ -261,7 +261,7 @@ export const MIGRATIONS: Migration[] = [
     version: 14,
     name: 'signed meter readings kept as received with their transaction, and meter keys pinned by the installer',
     sql: `
-      -- README "Signed meter values". transaction_id is null only for a 2.0.1 reading of a transaction no event has
+      -- docs/partners/signed-meter-values.md#signed-meter-values. transaction_id is null only for a 2.0.1 reading of a transaction no event has
       -- named the driver of yet (transaction_starts_without_driver); start() claims it.
       CREATE TABLE signed_readings (
         id                     INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -314,7 +314,7 @@ export const MIGRATIONS: Migration[] = [
     version: 16,
     name: "a transaction's plain register readings: Begin, End and thinned periodic samples",
     sql: `
-      -- README "What the daemon writes": Energy.Active.Import.Register readings a station sent for a transaction (not
+      -- docs/operating/flash-wear.md#what-the-daemon-writes-flash-wear: Energy.Active.Import.Register readings a station sent for a transaction (not
       -- signed ones: signed_readings), bounded per transaction by src/site/meter-readings.ts and gone with it.
       CREATE TABLE transaction_readings (
         id             INTEGER PRIMARY KEY,
@@ -331,7 +331,7 @@ export const MIGRATIONS: Migration[] = [
     name: "the uplink: each station's queue of messages for the CSMS, the CSMS's transaction ids, dropped counts",
     sql: `
       -- Owned by the uplink (src/uplink). A row per message to forward, written in the commit of the station call
-      -- it forwards; deleted once the CSMS answered (README "Uplink to a CSMS"). id is the order.
+      -- it forwards; deleted once the CSMS answered (docs/design/uplink.md#uplink-what-the-csms-sees). id is the order.
       CREATE TABLE uplink_queue (
         id             INTEGER PRIMARY KEY,
         station_id     TEXT NOT NULL,
@@ -363,7 +363,7 @@ export const MIGRATIONS: Migration[] = [
     name: "the CSMS's local authorization list of each station, beside the installer's",
     sql: `
       -- Owned by authorization (src/authorization/csms-id-tags.ts), written when a station accepted the CSMS's
-      -- SendLocalList through the uplink (README "Uplink to a CSMS"). The installer's entries stay in id_tags.
+      -- SendLocalList through the uplink (docs/design/uplink.md#uplink-what-the-csms-sees). The installer's entries stay in id_tags.
       CREATE TABLE csms_id_tags (
         station_id    TEXT NOT NULL,
         id_tag        TEXT NOT NULL COLLATE NOCASE,
@@ -385,7 +385,7 @@ export const MIGRATIONS: Migration[] = [
     name: "the uplink for 2.0.1 stations: each queued message's OCPP version, a 2.0.1 station's BootNotification",
     sql: `
       -- Owned by the uplink (src/uplink). The version a message was sent in: a station's link speaks the station's
-      -- (README "Uplink to a CSMS"). Rows written before were all 1.6.
+      -- (docs/design/uplink.md#uplink-what-the-csms-sees). Rows written before were all 1.6.
       ALTER TABLE uplink_queue ADD COLUMN protocol TEXT NOT NULL DEFAULT 'ocpp1.6';
       -- A 2.0.1 station's last BootNotification as it sent it (stations.boot_info has it in 1.6's names): its link
       -- introduces the station with it, also after a restart while the station stays away.
@@ -399,7 +399,7 @@ export const MIGRATIONS: Migration[] = [
     version: 20,
     name: "the CSMS's charging profiles for stations on a circuit, composed with load management's limits",
     sql: `
-      -- Owned by the uplink (src/uplink/csms-profiles.ts): README "Uplink to a CSMS", charging profiles. One row per
+      -- Owned by the uplink (src/uplink/csms-profiles.ts): docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles. One row per
       -- profile the CSMS set (its id is unique per station, as on a station); profile is the version-neutral form.
       CREATE TABLE csms_charging_profiles (
         station_id          TEXT NOT NULL,
@@ -423,7 +423,7 @@ export const MIGRATIONS: Migration[] = [
     name: "a 2.0.1 RequestStartTransaction's charging profile waits for its transaction by the CSMS's remoteStartId",
     sql: `
       -- Owned by the uplink (src/uplink/csms-profiles.ts): the station names the transaction the remote start began by
-      -- it (README "Uplink to a CSMS", charging profiles). Null for 1.6, bound by its idTag only.
+      -- it (docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles). Null for 1.6, bound by its idTag only.
       ALTER TABLE csms_charging_profiles ADD COLUMN remote_start_id INTEGER;
     `,
   },
@@ -431,8 +431,8 @@ export const MIGRATIONS: Migration[] = [
     version: 22,
     name: 'how many times the CSMS refused each queued uplink message',
     sql: `
-      -- Owned by the uplink (src/uplink/queue.ts): transactionMessageAttempts counts across restarts (README "Uplink to
-      -- a CSMS"), so a daemon restarted while a message is refused does not try it anew.
+      -- Owned by the uplink (src/uplink/queue.ts): transactionMessageAttempts counts across restarts
+      -- (docs/design/uplink.md#uplink-what-the-csms-sees), so a daemon restarted while a message is refused does not try it anew.
       ALTER TABLE uplink_queue ADD COLUMN refusals INTEGER NOT NULL DEFAULT 0;
     `,
   },
@@ -483,7 +483,7 @@ export class MigrationFailedError extends ChargegateError {
 /**
  * Applies the migrations the database lacks, in one transaction, and returns them (oldest first). A database an
  * earlier release left is first copied beside itself as `<file>.schema-<version>.backup`, so an upgrade whose new
- * schema turns out wrong can be undone with the data as it was (README "Install as a service", upgrading).
+ * schema turns out wrong can be undone with the data as it was (docs/install/service.md#install-as-a-service, upgrading).
  */
 export function migrate(db: BetterSqlite3.Database, migrations: Migration[] = MIGRATIONS): Migration[] {
   db.exec(

@@ -62,7 +62,7 @@ const MAX_COMPOSITE_S = 7 * 86_400;
 
 /**
  * The most periods taken in a CSMS's schedule: a minute's resolution over a day is 1,440, and every one is composed
- * on the event loop at each change (README "Uplink to a CSMS", charging profiles).
+ * on the event loop at each change (docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles).
  */
 const MAX_PERIODS = 1000;
 
@@ -84,7 +84,7 @@ export function stationConnectors(config: Config, stationId: string): StationCon
 }
 
 /*
- * The CSMS's charging-profile calls, answered by chargegate (README "Uplink to a CSMS", charging profiles): a profile
+ * The CSMS's charging-profile calls, answered by chargegate (docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles): a profile
  * OCPP forbids is refused for every station; for a station on a circuit the profiles are kept and load management
  * sends the station the lower of them and its own limits, so none reaches the station as the CSMS sent it; a station
  * on no circuit gets them as they are, and chargegate keeps a copy to answer GetCompositeSchedule and
@@ -185,7 +185,7 @@ export function chargingProfileCall16(
 }
 
 /**
- * OCPP 2.0.1: the EVSE is chargegate's connector (README "OCPP 2.0.1 stations"), a TxProfile names its transaction by
+ * OCPP 2.0.1: the EVSE is chargegate's connector (docs/install/connecting-stations.md#ocpp-201-stations), a TxProfile names its transaction by
  * the station's own id. Undefined for any other call, for a RequestStartTransaction without a profile, and for a
  * SetChargingProfile, a ClearChargingProfile or a start that OCPP allows on an EVSE whose station refuses profiles
  * (relayed as they are, as 1.6's).
@@ -439,7 +439,7 @@ function compositeOf(
 
 /**
  * A remote start carrying a profile: the start relayed without it (`send`), the profile kept for the transaction it
- * begins and composed like any other (README "Uplink to a CSMS"). The station's answer, Accepted only if the station
+ * begins and composed like any other (docs/design/uplink.md#uplink-what-the-csms-sees). The station's answer, Accepted only if the station
  * accepted (else the profile is withdrawn), or the refusal when the profile cannot be composed (the station never
  * hears of the start).
  */
@@ -515,8 +515,7 @@ function handlingOf(ctx: ProfileCallContext, connectorId: number): Handling {
 
 /**
  * Whether the station limits the connector itself (or for 0, each of its connectors): it refuses load management's
- * profiles, so chargegate composes nothing there and a CSMS profile kept would limit nothing (README "Uplink to a
- * CSMS", charging profiles).
+ * profiles, so chargegate composes nothing there and a CSMS profile kept would limit nothing (docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles).
  */
 function stationLimits(ctx: ProfileCallContext, connectorId: number): boolean {
   const now = ctx.now().getTime();

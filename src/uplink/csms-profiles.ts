@@ -20,7 +20,7 @@ const REMOTE_START_WAIT_MS = 5 * 60_000;
 
 /**
  * The CSMS's profiles kept per connector, and for the whole station (connector 0), as a station whose
- * MaxChargingProfilesInstalled is 16 keeps them: beyond them SetChargingProfile is Rejected (README "Security"). With
+ * MaxChargingProfilesInstalled is 16 keeps them: beyond them SetChargingProfile is Rejected (docs/operating/security.md#security). With
  * at most 1,000 periods each, a composite has at most 48,000 steps a day to look at.
  */
 export const MAX_PROFILES_PER_CONNECTOR = 16;
@@ -99,7 +99,7 @@ interface Row {
 }
 
 /**
- * The CSMS's charging profiles for the stations on a circuit (README "Uplink to a CSMS", charging profiles), kept as a
+ * The CSMS's charging profiles for the stations on a circuit (docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles), kept as a
  * station keeps them (OCPP 1.6 §3.13, §5.16; 2.0.1 K01), whichever version sent them: one per id; another id at the
  * connector, purpose and stack level of one kept replaces it under 1.6 and is refused under 2.0.1 while their
  * validity overlaps (SameLevelRule); a TxProfile with its transaction and gone with it; a station maximum only on

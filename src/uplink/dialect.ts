@@ -9,7 +9,7 @@ export interface ReportedStatus {
 }
 
 /**
- * What a station's link says in the station's own OCPP version (README "Uplink to a CSMS"): v16/dialect.ts and
+ * What a station's link says in the station's own OCPP version (docs/design/uplink.md#uplink-what-the-csms-sees): v16/dialect.ts and
  * v201/dialect.ts. The rest of a link (boot, replay in order, retries, relaying the CSMS's calls) is the same for both.
  */
 export interface LinkDialect {

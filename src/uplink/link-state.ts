@@ -1,5 +1,5 @@
 /**
- * Where one station's link stands with the CSMS, as one value, and every way it moves (README "Uplink to a CSMS"):
+ * Where one station's link stands with the CSMS, as one value, and every way it moves (docs/design/uplink.md#uplink-what-the-csms-sees):
  * StationLink does what each state asks (connect, boot, send the queue) and tells this file what happened.
  */
 
@@ -78,7 +78,7 @@ export function nextLinkState(state: LinkState, event: LinkEvent): LinkState {
 
 /**
  * How long a link in `connecting` waits before it connects: at once the first time, then `initial` doubling per
- * failure up to `max` (README: 1 s doubling to 10 s).
+ * failure up to `max` (docs/design/uplink.md#uplink-what-the-csms-sees: 1 s doubling to 10 s).
  */
 export function reconnectWaitMs(failures: number, backOff: { initial: number; max: number }): number {
   if (failures === 0) return 0;

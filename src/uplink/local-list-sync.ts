@@ -3,7 +3,7 @@ import type { Logger } from '../log/index.js';
 import type { Writer } from '../store/index.js';
 
 /**
- * The CSMS's local authorization list for a station (README "Uplink to a CSMS"): the station and chargegate's copy
+ * The CSMS's local authorization list for a station (docs/design/uplink.md#uplink-what-the-csms-sees): the station and chargegate's copy
  * take the same lists, so the version the CSMS reads back is the version of the list chargegate decides with.
  */
 export class LocalListSync {

@@ -2,7 +2,7 @@
 const ROUTINE_CONTEXTS = new Set(['Sample.Periodic', 'Sample.Clock']);
 
 /**
- * README "Uplink to a CSMS": past queueLimit or queueBytesLimit the oldest routine readings go first. A 1.6
+ * docs/design/uplink.md#uplink-what-the-csms-sees: past queueLimit or queueBytesLimit the oldest routine readings go first. A 1.6
  * MeterValues is routine when every sample is periodic or clock-aligned (Sample.Periodic is the schema's default
  * context) and none is signed: a Begin or End reading, a triggered one or a signed one is kept.
  */

@@ -2,7 +2,7 @@ import type { LimitProfile, ProfilePurpose } from '../load/index.js';
 import type { Ocpp201Actions, SetChargingProfileRequest } from '../ocpp/index.js';
 
 /**
- * The CSMS's charging profiles in load management's words (README "Uplink to a CSMS", charging profiles): each OCPP
+ * The CSMS's charging profiles in load management's words (docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles): each OCPP
  * version's message read into a LimitProfile, field for field. The transaction a profile names stays with the caller,
  * which maps the CSMS's id to chargegate's.
  */
@@ -52,8 +52,8 @@ export function purposeFrom201(purpose: Profile201['chargingProfilePurpose']): P
 
 /**
  * What OCPP 1.6 forbids in a SetChargingProfile (or a remote start's profile) that its JSON schema lets through, in
- * words (the first found); undefined when nothing is. Such a profile is refused, never kept nor sent on (README
- * "Uplink to a CSMS", charging profiles).
+ * words (the first found); undefined when nothing is. Such a profile is refused, never kept nor sent on
+ * (docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles).
  */
 export function forbiddenIn16(p: Profile16, connectorId?: number): string | undefined {
   return notNegative('connectorId', connectorId) ?? forbiddenIn(p.stackLevel, [p.chargingSchedule]);

@@ -18,7 +18,7 @@ export interface QueuedMessage {
   bytes: number;
 }
 
-/** How much one station's queue may hold (README "Uplink to a CSMS"); read at each append, so a reload applies. */
+/** How much one station's queue may hold (docs/design/uplink.md#uplink-what-the-csms-sees); read at each append, so a reload applies. */
 export interface QueueLimits {
   messages: number;
   bytes: number;
@@ -39,7 +39,7 @@ const ACK_FLUSH_MS = 500;
 const RETRY_FLUSH_MS = 5000;
 
 /**
- * Each station's durable queue of messages for the CSMS (README "Uplink to a CSMS"), on the daemon's one writer. A
+ * Each station's durable queue of messages for the CSMS (docs/design/uplink.md#uplink-what-the-csms-sees), on the daemon's one writer. A
  * row is written in the commit of the station call it forwards (append, inside that write); a drain sends only rows
  * whose commit succeeded, and acknowledged rows are deleted in batches, unsynced: a crash costs a repeat, never a loss.
  */
@@ -57,7 +57,7 @@ export class UplinkQueue {
   private readonly answeredUpTo = new Map<string, number>();
   /**
    * Per station, the row its link is sending: not answered yet, but the CSMS may already hold it, so the limit never
-   * drops it (README "Uplink to a CSMS").
+   * drops it (docs/design/uplink.md#uplink-what-the-csms-sees).
    */
   private readonly inFlight = new Map<string, number>();
   /** chargegate's transaction id -> the CSMS's (null: its start was dropped), not yet written. */

@@ -32,7 +32,7 @@ export interface LinkSettings {
   /** undefined under profiles 1-2: no password set yet (`chargegate station upstream-password`). */
   password(): string | undefined;
   tls?: { ca?: Buffer; cert?: Buffer; key?: Buffer };
-  /** The largest frame the CSMS may send, as a station may send chargegate (README "Security"). */
+  /** The largest frame the CSMS may send, as a station may send chargegate (docs/operating/security.md#security). */
   maxMessageBytes: number;
   callTimeoutMs: number;
   transactionMessageAttempts: number;
@@ -50,7 +50,7 @@ export interface LocalStation {
   relay(action: string, params: unknown): Promise<unknown>;
   /**
    * A call chargegate answers itself rather than relays: the CSMS's charging profiles for a station on a circuit
-   * (README "Uplink to a CSMS"); undefined for the others.
+   * (docs/design/uplink.md#uplink-what-the-csms-sees); undefined for the others.
    */
   chargingProfileCall(action: string, params: Record<string, unknown>): Promise<unknown> | undefined;
   /** Told each time the queue has been sent to the end. */
@@ -174,7 +174,7 @@ export class StationLink {
     });
   }
 
-  /** Where the link stands with the CSMS (README "Uplink to a CSMS"). */
+  /** Where the link stands with the CSMS (docs/design/uplink.md#uplink-what-the-csms-sees). */
   get state(): LinkStateName {
     return this.current.name;
   }
@@ -342,7 +342,7 @@ export class StationLink {
    * One queued message until the CSMS answers it or it is dropped (true), or the link goes down (false: sent again
    * after the next connect). A CALLERROR saying the message is wrong is tried transactionMessageAttempts times,
    * transactionMessageRetryIntervalS apart and growing; the CSMS's own trouble (another CALLERROR, no answer) is tried
-   * again as long as it takes, from timeoutMs doubling up to that interval (README "Uplink to a CSMS").
+   * again as long as it takes, from timeoutMs doubling up to that interval (docs/design/uplink.md#uplink-what-the-csms-sees).
    */
   private async deliver(message: QueuedMessage): Promise<boolean> {
     if (message.protocol !== this.dialect.protocol) {
@@ -400,7 +400,7 @@ export class StationLink {
   /**
    * A call from the CSMS: relayed to the station, its answer returned, transaction ids mapped to chargegate's. One at
    * a time, as OCPP-J has it: a call that comes while another is in progress is answered GenericError at once, so a
-   * flood holds neither memory nor the station's calls (README "Security").
+   * flood holds neither memory nor the station's calls (docs/operating/security.md#security).
    */
   private fromCsms(call: RpcCallContext): Promise<unknown> {
     if (this.csmsCallInProgress) {

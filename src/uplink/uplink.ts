@@ -54,7 +54,7 @@ const VERSIONS: ReadonlyMap<string, UplinkVersion> = new Map([
   [OCPP201, v201],
 ]);
 
-/** README "Uplink to a CSMS", seeing it: a queue waiting longer than this, or a link down this long with one, warns. */
+/** docs/design/uplink.md#uplink-what-the-csms-sees, seeing it: a queue waiting longer than this, or a link down this long with one, warns. */
 const WARN_AFTER_MS = 60_000;
 /** ocpp-rpc's own reconnect back-off: 1 s doubling up to 10 s. */
 const RECONNECT_MS = { initial: 1000, max: 10_000 };
@@ -84,7 +84,7 @@ function readTls(csms: CsmsConfig): LinkSettings['tls'] {
 }
 
 /**
- * The gateway as the local controller of the operator's CSMS (README "Uplink to a CSMS"): one link per OCPP station,
+ * The gateway as the local controller of the operator's CSMS (docs/design/uplink.md#uplink-what-the-csms-sees): one link per OCPP station,
  * in the station's version, open while the station is connected or its queue holds messages; the forwarder the OCPP
  * handlers hand what stations sent; the Authorize connection of the decision chain.
  */
@@ -100,7 +100,7 @@ export class Uplink implements StationMessageForwarder {
   private stopped = false;
   private readonly messages: UplinkQueue;
   private readonly profiles: CsmsProfiles;
-  /** Load management's composites, once it runs (README "Uplink to a CSMS", charging profiles). */
+  /** Load management's composites, once it runs (docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles). */
   private composites: (stationId: string, window: Window) => readonly ConnectorComposite[] = () => [];
   private readonly log: Logger;
   private readonly now: () => Date;
@@ -171,7 +171,7 @@ export class Uplink implements StationMessageForwarder {
 
   queue(stationId: string, message: ForwardedMessage): void {
     // Admitted only by ocpp.acceptUnknownStations: not a station of the site until paired, so neither linked at its
-    // connect nor forwarded (README "Uplink to a CSMS").
+    // connect nor forwarded (docs/design/uplink.md#uplink-what-the-csms-sees).
     if (this.options.site.stations.admission(stationId).verdict === 'unknown') return;
     const version = versionOf(this.protocols.get(stationId));
     const accepted = this.links.get(stationId)?.state === 'accepted';
@@ -246,7 +246,7 @@ export class Uplink implements StationMessageForwarder {
   /**
    * SIGHUP: a CSMS reached otherwise (url, profile, TLS files or their content, attempts) closes every link and opens
    * it again there. The queue and the CSMS's transaction ids stay: what waits goes to the new address, taken for the
-   * same central system moved (README "Uplink to a CSMS").
+   * same central system moved (docs/design/uplink.md#uplink-what-the-csms-sees).
    */
   reload(): void {
     const csms = this.options.config().upstream?.csms;
@@ -375,7 +375,7 @@ export class Uplink implements StationMessageForwarder {
     };
   }
 
-  /** README "Operating", metrics: per station, read from the same status as /health at each scrape. */
+  /** docs/operating/index.md#operating, metrics: per station, read from the same status as /health at each scrape. */
   private registerMetrics(registry: Registry): void {
     const perStation = (name: string, help: string, value: (s: UplinkStationStatus, now: number) => number) =>
       new Gauge({

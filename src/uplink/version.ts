@@ -14,7 +14,7 @@ export interface RemoteStart {
 }
 
 /**
- * Everything of the uplink that differs by OCPP version (README "Uplink to a CSMS"), chosen once per station link:
+ * Everything of the uplink that differs by OCPP version (docs/design/uplink.md#uplink-what-the-csms-sees), chosen once per station link:
  * v16/ and v201/. The rest of the uplink is the same for both.
  */
 export interface UplinkVersion {

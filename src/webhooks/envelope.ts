@@ -3,7 +3,7 @@ import type { EventType } from '../config/index.js';
 import { formatZonedTimestamp } from '../site/index.js';
 
 /**
- * The body of every webhook request, fields in this order (README "Receiving webhooks (partners)"), occurredAt and test
+ * The body of every webhook request, fields in this order (docs/partners/webhooks.md#receiving-webhooks-partners), occurredAt and test
  * included.
  */
 export interface WebhookEnvelope {
@@ -29,8 +29,7 @@ export interface DeliverableEvent {
 }
 
 /**
- * The request body for one attempt; `timestamp` is the send time in the configured zone (README "Receiving webhooks
- * (partners)").
+ * The request body for one attempt; `timestamp` is the send time in the configured zone (docs/partners/webhooks.md#receiving-webhooks-partners).
  */
 export function envelopeBody(event: DeliverableEvent, sentAt: Date, timeZone: string): string {
   return JSON.stringify(envelopeOf(event, sentAt, timeZone));

@@ -21,7 +21,7 @@ export class PartnerTokenError extends ChargegateError {
 const MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
 
 /**
- * README "Webhook delivery (installers)": the Authorization header a webhook's `auth` asks for. OAuth2
+ * docs/configuration/webhook-delivery.md#webhook-delivery-installers: the Authorization header a webhook's `auth` asks for. OAuth2
  * client-credentials tokens are cached per (token URL, client, secret, scope, audience) and refreshed shortly before
  * they expire; concurrent workers of one webhook share one token request.
  */

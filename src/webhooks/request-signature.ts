@@ -47,10 +47,9 @@ export function keyFor(signature: WebhookSignature, keys: WebhookSigningKeys): W
 
 /**
  * Signs one HTTP attempt. `createdS` is the signing time in Unix seconds: every attempt is signed afresh. documented:
- * RSASSA-PSS SHA-256, MGF1-SHA-256, salt 32, keyid "webhook", the header form partners were promised (README "Checking
- * the signature"). rfc9421: over the body's RFC 9530 Content-Digest too, keyid = the key's own id (the RSA key is
+ * RSASSA-PSS SHA-256, MGF1-SHA-256, salt 32, keyid "webhook", the header form partners were promised (docs/partners/webhooks.md#checking-the-signature). rfc9421: over the body's RFC 9530 Content-Digest too, keyid = the key's own id (the RSA key is
  * listed under it besides "sign"), so a kid-caching verifier needs nothing special across a rotation; rsa-pss-sha512
- * (salt 64) or ed25519 (README "Choosing Ed25519").
+ * (salt 64) or ed25519 (docs/partners/webhooks.md#choosing-ed25519).
  */
 export async function signRequest(
   signature: WebhookSignature,

@@ -7,7 +7,7 @@ import { postBounded, type HttpAnswer } from './http-exchange.js';
 import { PartnerAuth } from './partner-auth.js';
 import { keyFor, signRequest, type WebhookSigningKeys } from './request-signature.js';
 
-/** What one attempt came to: `delivered` only for a 2xx within the timeout (README "Webhook delivery (installers)"). */
+/** What one attempt came to: `delivered` only for a 2xx within the timeout (docs/configuration/webhook-delivery.md#webhook-delivery-installers). */
 export interface AttemptOutcome {
   delivered: boolean;
   /** HTTP status of the last answer, absent when none came (timeout, connection error). */

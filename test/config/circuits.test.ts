@@ -1,8 +1,8 @@
-import { readFileSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { circuitTree, ConfigError, parseConfig } from '../../src/config/index.js';
-import { ROOT, runCli } from '../support/cli.js';
+import { runCli } from '../support/cli.js';
+import { namedFence } from '../support/docs.js';
 import { daemonForTest } from '../support/daemon.js';
 import { tempSiteForTest } from '../support/for-test.js';
 
@@ -17,12 +17,9 @@ const site = (more: string) => `sites:
       - { id: grid, role: circuit, model: sdm630, connection: { type: tcp, host: 10.0.0.5, unitId: 1 } }
 ${more}`;
 
-/** The example config README "Circuits (load management)" prints. */
+/** The example config docs/configuration/circuits.md#circuits-load-management prints. */
 function readmeExample(): string {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const example = /### Circuits \(load management\)[\s\S]*?```yaml\n([\s\S]*?)```/.exec(readme);
-  if (!example) throw new Error('README has no example in "Circuits (load management)"');
-  return example[1]!;
+  return namedFence('docs/configuration/circuits.md', 'circuits-example');
 }
 
 function problems(text: string): string[] {
@@ -218,7 +215,7 @@ loadManagement: { minCurrentA: 0, raiseAfterS: 0, profileValidityS: 86401 }`),
     expect(main!.children[0]!.children).toEqual([]);
   });
 
-  it('check-config exits 2 on a bad circuit naming the key path, and 0 on the example in README "Circuits (load management)"', async () => {
+  it('check-config exits 2 on a bad circuit naming the key path, and 0 on the example in docs/configuration/circuits.md', async () => {
     const temp = tempSiteForTest();
     writeFileSync(
       temp.configPath,

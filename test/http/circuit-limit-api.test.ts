@@ -17,7 +17,7 @@ async function limitDaemon(): Promise<ApiDaemon & { ops: string; opsClientId: st
   return Object.assign(api, { ops: await api.token(ops), opsClientId: ops.clientId });
 }
 
-describe('temporary circuit limits through the API (README "Circuits (load management)")', () => {
+describe('temporary circuit limits through the API (docs/configuration/circuits.md#circuits-load-management)', () => {
   it("a PUT lowers the charging stations' TxProfiles within 2 s; DELETE ends it and they are raised after raiseAfterS", async () => {
     const api = await limitDaemon();
     const [a, b] = [await api.connect('CP001'), await api.connect('CP002')];

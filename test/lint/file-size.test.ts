@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../support/cli.js';
 
-/** Hand-written files of src/ stay at most this long (README "Working on chargegate"); lint's max-lines says so too. */
+/** Hand-written files of src/ stay at most this long (CONTRIBUTING.md#working-on-chargegate); lint's max-lines says so too. */
 const MAX_LINES = 600;
 /** Generated from ocpp-rpc's schemas (npm run generate:ocpp-types), never edited by hand. */
 const GENERATED = /^src\/ocpp\/v(16|201)\/messages\.ts$/;

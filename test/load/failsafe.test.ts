@@ -23,7 +23,7 @@ import {
 } from '../../src/load/index.js';
 
 /*
- * README "Uplink to a CSMS", charging profiles: the fail-safe a station holds is never above what the operator's CSMS
+ * docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles: the fail-safe a station holds is never above what the operator's CSMS
  * allows a connector without a transaction profile, nor above the circuit's fail-safe. The CSMS's side is the real
  * composite of its kept profiles (compositeOf), as the uplink keeps them.
  */
@@ -87,7 +87,7 @@ function csmsAllows(placed: readonly PlacedProfile[], connectors: readonly Fails
   return Math.min(...own.map((a) => a ?? Infinity), (maximum ?? Infinity) / connectors.length);
 }
 
-describe('the fail-safe under a CSMS (README "Uplink to a CSMS")', () => {
+describe('the fail-safe under a CSMS (docs/design/uplink.md#uplink-what-the-csms-sees)', () => {
   it('without a CSMS, or one that allows more, the circuit fail-safe alone: one period, the lowest of the connectors', () => {
     const connectors = [TWO_CONNECTORS[0]!, { ...TWO_CONNECTORS[1]!, failsafeA: 8 }];
     for (const csms of [undefined, kept(onStation(profile('transactionDefault', [[0, 32]])))]) {

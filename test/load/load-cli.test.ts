@@ -6,7 +6,7 @@ import { charging, inBrussels, RAISE_AFTER_S, temporaryLimitSite } from './tempo
 const HOUR_MS = 3_600_000;
 const WITHIN_MS = 5_000;
 
-describe('chargegate load limit (README "Circuits (load management)")', () => {
+describe('chargegate load limit (docs/configuration/circuits.md#circuits-load-management)', () => {
   it(
     'a limit set from the CLI is noticed by the running daemon within ocpp.changePollMs and lowers the stations; --clear ends it',
     async () => {

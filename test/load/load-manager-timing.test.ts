@@ -13,7 +13,7 @@ import { ManualClock } from './manual-clock.js';
 import { openTransactionOn } from './open-transactions.js';
 
 /*
- * The load controller's shell between readings and answers (README "Circuits (load management)"), where the site
+ * The load controller's shell between readings and answers (docs/configuration/circuits.md#circuits-load-management), where the site
  * scenario (site-scenario.test.ts) found it wrong; isolated here on the LoadManager with its ports played by the
  * test: a meter whose readings arrive when the test says, stations whose reports are what the test says and whose
  * answers take a round trip, and a timer step every 20 ms between readings, as a real meter polled every 200 ms to

@@ -35,7 +35,7 @@ function circuitConfig(
 const daemonWithCircuit = (...args: Parameters<typeof circuitConfig>): Promise<TestDaemon> =>
   daemonForTest(circuitConfig(...args));
 
-describe('load management limits a circuit through charging profiles (README "Circuits (load management)")', () => {
+describe('load management limits a circuit through charging profiles (docs/configuration/circuits.md#circuits-load-management)', () => {
   it('1.6: shares an unmetered circuit, lowers at once for a newcomer, raises only after raiseAfterS', async () => {
     const t = await daemonWithCircuit(['CP001', 'CP002', 'CP003']);
     const [a, b, c] = [await t.connect('CP001'), await t.connect('CP002'), await t.connect('CP003')] as const;

@@ -53,7 +53,7 @@ const connectorStates = (chargePoint: string, now: string): string[] =>
       `chargegate_connector_state{chargePoint="${chargePoint}",connector="1",state="${state}"} ${state === now ? 1 : 0}`,
   );
 
-describe('seeing load management (README "Circuits (load management)")', () => {
+describe('seeing load management (docs/configuration/circuits.md#circuits-load-management)', () => {
   it(
     'GET /sites/{siteId}/circuits, /metrics, status.json and `load status` show what the meter and the stations give; a reload takes circuits away',
     async () => {

@@ -4,7 +4,7 @@ import { circuitMeterConfig } from '../modbus/harness.js';
 export const OFFLINE_AFTER_S = 2;
 
 /**
- * Site `s1` as README "Circuits (load management)" draws it, small: circuit `main` (40 A) measured by the circuit
+ * Site `s1` as docs/configuration/circuits.md#circuits-load-management draws it, small: circuit `main` (40 A) measured by the circuit
  * meter `grid` (unit 1 of a Modbus TCP meter on `meterPort`) with CP001-A (16 A) on it, and below it `garage` (20 A,
  * no meter of its own) with CP002-A (10 A). Each station has one charge point `<station>-A` on connector 1.
  */

@@ -104,7 +104,7 @@ function expectWellFormed(steps: Steps): void {
   });
 }
 
-describe('the lower of two limits over time (README "Uplink to a CSMS", charging profiles)', () => {
+describe('the lower of two limits over time (docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles)', () => {
   it('at every instant equals the lower of the two, so it never exceeds either', () => {
     const pair = windowArbitrary.chain((window) =>
       fc

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import { connectorsOfStation, projectSite } from '../../src/load/site-projection.js';
 
-/** README "Circuits (load management)"'s example, a Modbus charge point and a second site beside it. */
+/** docs/configuration/circuits.md#circuits-load-management's example, a Modbus charge point and a second site beside it. */
 const config = parseConfig(`sites:
   - id: brussels-1
     stations:

@@ -9,7 +9,7 @@ import { MeterSimulator } from '../support/meter-simulator.js';
 import { SiteUnderLoad, type CarPort, type Phases } from './site-under-load.js';
 
 /*
- * Issue 29's acceptance scenario (README "Circuits (load management)"): a built daemon, 1.6 and 2.0.1 stations whose
+ * Issue 29's acceptance scenario (docs/configuration/circuits.md#circuits-load-management): a built daemon, 1.6 and 2.0.1 stations whose
  * cars draw what their profiles allow, and a real Modbus TCP grid meter that sees the building plus those cars right
  * now. The site is sampled throughout and judged on the promise: over the limit at most 2 s (plus the stations'
  * reaction, here none) after a step, never when nothing changed, never because chargegate raised something; and on

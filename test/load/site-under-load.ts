@@ -41,7 +41,7 @@ export interface LimitChange {
 const VOLTS = 230;
 
 /**
- * A site's physics for the load scenarios (README "Circuits (load management)"): cars on simulated stations draw what
+ * A site's physics for the load scenarios (docs/configuration/circuits.md#circuits-load-management): cars on simulated stations draw what
  * their station's profiles allow (min of the car's demand and the profile stack's limit, from the instant the
  * station took the profile: the stations react at once), other load draws what the test sets, and a circuit meter
  * that follows currentA() sees their sum right now. Each charging station reports its car's draw as Current.Import

@@ -90,7 +90,7 @@ describe('meter config', () => {
     ]);
   });
 
-  it('refuses a start or stop delay of 0 as every other duration (README "Modbus meters")', () => {
+  it('refuses a start or stop delay of 0 as every other duration (docs/install/modbus-meters.md#modbus-meters)', () => {
     expect(problems(meter('a', '{ type: tcp, host: h }', ', detection: { startDelayS: 0, stopDelayS: 0 }'))).toEqual([
       'sites[0].meters[0].detection.startDelayS: Too small: expected number to be >0',
       'sites[0].meters[0].detection.stopDelayS: Too small: expected number to be >0',

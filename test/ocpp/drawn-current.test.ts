@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { drawnCurrentA } from '../../src/ocpp/drawn-current.js';
 
-describe('a car\'s draw from Current.Import samples (README "Circuits (load management)")', () => {
+describe("a car's draw from Current.Import samples (docs/configuration/circuits.md#circuits-load-management)", () => {
   it('per phase: the least loaded phase a sample names, L1-N as L1, the neutral not a phase', () => {
     const samples = [
       { phase: 'L1', valueA: 16 },

@@ -38,7 +38,7 @@ async function site(webhookDelivery: Record<string, unknown> = {}) {
   return { partner, api, readings };
 }
 
-describe('unsigned register readings of a transaction (README "Signed meter values", "What the daemon writes")', () => {
+describe('unsigned register readings of a transaction (docs/partners/signed-meter-values.md#signed-meter-values, "What the daemon writes")', () => {
   it('1.6: Begin, End and periodic samples thinned to one per spacing are kept and shown; signedMeterValues all leaves them out', async () => {
     const { partner, api, readings } = await site({ signedMeterValues: 'all' });
     const station = await api.connect('CP001');

@@ -5,7 +5,7 @@ import { PROCESS_TEST_TIMEOUT_MS, siteWith } from '../support/daemon.js';
 import { spawnDaemonForTest, stationForTest, tempSiteForTest } from '../support/for-test.js';
 import { independentlyVerified, meterKey, meterKeyForms, ocmfRecord } from '../support/ocmf.js';
 
-describe('signed meter values across processes (README "Signed meter values")', () => {
+describe('signed meter values across processes (docs/partners/signed-meter-values.md#signed-meter-values)', () => {
   it(
     'kill -9 between the Begin reading (its key in the OCA envelope) and the stop: the acknowledged reading survives, the stop carries both, verified; show and export print them, every exported line verifies',
     async () => {

@@ -46,7 +46,7 @@ async function signedSite(
 
 type Payload = Record<string, unknown> & { transactionId: number; signedMeterValues?: Array<Record<string, unknown>> };
 
-describe('signed meter values (README "Signed meter values")', () => {
+describe('signed meter values (docs/partners/signed-meter-values.md#signed-meter-values)', () => {
   it('a 1.6 and a 2.0.1 station with signed Begin/End: StopTransaction carries the records byte for byte, verified and consistent; /events and /transactions/{id} show the same', async () => {
     const { partner, api, token } = await signedSite();
     const legacy = await api.connect('CP001');
@@ -447,7 +447,7 @@ describe('signed meter values (README "Signed meter values")', () => {
       }),
       expect.objectContaining({ context: 'Transaction.End', signedMeterData: end, verified: true, consistent: true }),
     ]);
-    // Exactly the fields README "Signed meter values" names, no more.
+    // Exactly the fields docs/partners/signed-meter-values.md#signed-meter-values names, no more.
     expect(Object.keys(stop.signedMeterValues![0]!).sort()).toEqual(
       [
         'context',

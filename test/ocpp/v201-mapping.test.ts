@@ -5,7 +5,7 @@ import { energyReadings, statusOf, stopReasonOf } from '../../src/ocpp/v201/mapp
 const importedEnergyWh = (meterValues: Parameters<typeof energyReadings>[0]) =>
   energyReadings(meterValues).at(-1)?.energyWh;
 
-/** The tables README "OCPP 2.0.1 stations" shows, held to the code. */
+/** The tables docs/install/connecting-stations.md#ocpp-201-stations shows, held to the code. */
 describe("OCPP 2.0.1 -> the webhooks' 1.6 words", () => {
   it("connector status: connectorStatus, with the open transaction's chargingState while Occupied", () => {
     expect(statusOf({ connectorStatus: 'Available' })).toEqual({ status: 'Available', errorCode: 'NoError' });

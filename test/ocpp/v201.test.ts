@@ -289,7 +289,7 @@ describe('OCPP 2.0.1 stations (contract section 9)', () => {
       connectorId: 2,
       idTag: 'APP-201',
     });
-    // The API's own remoteStartId, far from the small numbers a CSMS counts its own from (README "Uplink to a CSMS").
+    // The API's own remoteStartId, far from the small numbers a CSMS counts its own from (docs/design/uplink.md#uplink-what-the-csms-sees).
     const [request] = station.remoteRequests.filter((r) => r.action === 'RequestStartTransaction');
     const { remoteStartId } = request!.params as { remoteStartId: number };
     expect(remoteStartId).toBeGreaterThanOrEqual(2 ** 30);

@@ -68,12 +68,12 @@ async function expectIdleSiteWritesNothing(
   expect(Date.now() - Date.parse(cp1.lastSeen)).toBeLessThan(2000);
 }
 
-describe('an idle site writes nothing (README "What the daemon writes")', () => {
+describe('an idle site writes nothing (docs/operating/flash-wear.md#what-the-daemon-writes-flash-wear)', () => {
   it('five heartbeating stations and two polled meters whose readings do not change make no commit for 10 s', async () => {
     await expectIdleSiteWritesNothing();
   });
 
-  it('nor with each station linked to a CSMS that hears every heartbeat (README "Uplink to a CSMS")', async () => {
+  it('nor with each station linked to a CSMS that hears every heartbeat (docs/design/uplink.md#uplink-what-the-csms-sees)', async () => {
     const csms = await TestCsms.startForTest();
     await expectIdleSiteWritesNothing({
       config: { upstream: { timeoutMs: 2000, csms: { url: csms.url, securityProfile: 0 } } },

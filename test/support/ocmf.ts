@@ -1,7 +1,7 @@
 import { generateKeyPairSync, sign, verify, createPublicKey, type KeyObject } from 'node:crypto';
 
 /**
- * OCMF records made the way a calibrated meter makes them (README "Signed meter values"), with keys made here by
+ * OCMF records made the way a calibrated meter makes them (docs/partners/signed-meter-values.md#signed-meter-values), with keys made here by
  * node:crypto: chargegate's own code makes none of them, so its checks are tested against readings it did not make.
  */
 export interface MeterKey {
@@ -36,7 +36,7 @@ export function meterKey(curve: 'P-256' | 'P-384' | keyof typeof OCMF_CURVES = '
 }
 
 /**
- * A meter key in every form a station may send it in (README "Signed meter values"), by name: the OCA note's
+ * A meter key in every form a station may send it in (docs/partners/signed-meter-values.md#signed-meter-values), by name: the OCA note's
  * envelope base64'd as it prescribes, with and without `oca:` and base16 or base64 inside, the envelope bare, the
  * note's example message's base64 of the hex, and the hex, base64 and PEM read before.
  */

@@ -174,7 +174,7 @@ export class StationV201 {
       timestamp?: Date;
       offline?: boolean;
       currentA?: number;
-      /** A signed reading of the register (README "Signed meter values"), its fields sent as given. */
+      /** A signed reading of the register (docs/partners/signed-meter-values.md#signed-meter-values), its fields sent as given. */
       signedMeterValue?: { signedMeterData: string; signingMethod: string; encodingMethod: string; publicKey: string };
     } = {},
   ): Promise<Response<'TransactionEvent'>> {

@@ -67,7 +67,7 @@ export interface StopTransactionInput {
   reason?: string;
   idTag?: string;
   timestamp?: Date;
-  /** Signed readings sent in transactionData: SampledValues with format SignedData (README "Signed meter values"). */
+  /** Signed readings sent in transactionData: SampledValues with format SignedData (docs/partners/signed-meter-values.md#signed-meter-values). */
   signedValues?: Array<{ value: string; context?: string }>;
   /** Plain register readings sent in transactionData (Energy.Active.Import.Register in Wh, default Transaction.End). */
   energyValues?: Array<{ wh: number; context?: string }>;

@@ -7,7 +7,7 @@ import type { SimulatedStation } from '../support/station.js';
 import { circuitSiteUnderCsms, EV201, UPLINK_WAIT_MS } from '../support/uplink.js';
 
 /*
- * What chargegate takes of the CSMS's charging profiles (README "Uplink to a CSMS", charging profiles; "Security"):
+ * What chargegate takes of the CSMS's charging profiles (docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles; "Security"):
  * values OCPP forbids refused before anything is kept or sent on, whether or not the station is on a circuit; at
  * most 16 profiles per connector and 16 for the whole station, beyond them Rejected; and a flood of profiles never
  * stalls another station.
@@ -18,7 +18,7 @@ const STALL_MS = 1000;
 /** The flood of #41: this many ChargePointMaxProfiles, one per stack level, of FLOOD_PERIODS periods each. */
 const FLOOD_PROFILES = 120;
 const FLOOD_PERIODS = 1000;
-/** The profiles kept per connector and for the whole station (README "Security"). */
+/** The profiles kept per connector and for the whole station (docs/operating/security.md#security). */
 const KEPT_PER_CONNECTOR = 16;
 
 /** The CSMS's profiles chargegate keeps (its own to the stations never are). */

@@ -9,7 +9,7 @@ import { baseConfig } from '../support/temp-site.js';
 import { databasePerTest } from '../support/temp-database.js';
 
 /*
- * README "Uplink to a CSMS", charging profiles: how chargegate keeps the CSMS's profiles, on a real database and the
+ * docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles: how chargegate keeps the CSMS's profiles, on a real database and the
  * site's own transactions. 2.0.1's rules where they differ from 1.6's: another id at a taken stack level is refused
  * while their validity overlaps, and a remote start's profile goes to the transaction the station names by the
  * remoteStartId.

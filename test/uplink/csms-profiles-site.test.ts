@@ -12,7 +12,7 @@ import type { SimulatedStation } from '../support/station.js';
 import type { StationV201 } from '../support/station-v201.js';
 
 /*
- * README "Uplink to a CSMS", charging profiles, end to end on a built daemon: a 1.6 or a 2.0.1 station on a metered
+ * docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles, end to end on a built daemon: a 1.6 or a 2.0.1 station on a metered
  * circuit whose car draws what its profiles allow, a Modbus TCP grid meter that sees the building plus that car, and
  * ocpp-rpc's strict RPCServer as the operator's CSMS, in the station's version, setting a TxProfile on the
  * transaction by the id it knows it by.

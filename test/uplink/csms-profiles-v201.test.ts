@@ -6,7 +6,7 @@ import type { StationV201 } from '../support/station-v201.js';
 import { circuitSiteUnderCsms, EV201, UPLINK_WAIT_MS } from '../support/uplink.js';
 
 /*
- * README "Uplink to a CSMS", charging profiles, for an OCPP 2.0.1 station: ocpp-rpc's strict RPCServer in 2.0.1 as
+ * docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles, for an OCPP 2.0.1 station: ocpp-rpc's strict RPCServer in 2.0.1 as
  * the CSMS, so every answer chargegate gives it is checked against the official 2.0.1 schemas.
  */
 
@@ -66,7 +66,7 @@ async function arrive(station: StationV201, evseId: number, idToken: string): Pr
   return transactionId;
 }
 
-describe('the CSMS\'s charging profiles for a 2.0.1 station on a circuit (README "Uplink to a CSMS")', () => {
+describe("the CSMS's charging profiles for a 2.0.1 station on a circuit (docs/design/uplink.md#uplink-what-the-csms-sees)", () => {
   it(
     "a TxProfile on the station's transactionId caps its car and leaves the rest to the other; a lower circuit wins; GetCompositeSchedule in 2.0.1's shape; cleared, load management's limit returns and the fail-safe stays",
     async () => {
@@ -185,7 +185,7 @@ describe('the CSMS\'s charging profiles for a 2.0.1 station on a circuit (README
         [{ evseId: 0, chargingProfile: profile('ChargingStationMaxProfile', 20) }, 'InvalidValue'],
         [{ evseId: 0, chargingProfile: profile('ChargingStationExternalConstraints', 20) }, 'InvalidValue'],
         [{ evseId: 9, chargingProfile: profile('TxDefaultProfile', 20) }, 'UnsupportedRequest'],
-        // More periods than chargegate takes from a CSMS (README "Uplink to a CSMS", charging profiles).
+        // More periods than chargegate takes from a CSMS (docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles).
         [
           {
             evseId: 1,

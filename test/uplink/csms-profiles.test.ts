@@ -81,7 +81,7 @@ async function siteForTest(
   return { csms, t, station };
 }
 
-describe('the CSMS\'s charging profiles composed with load management (README "Uplink to a CSMS")', () => {
+describe("the CSMS's charging profiles composed with load management (docs/design/uplink.md#uplink-what-the-csms-sees)", () => {
   it(
     "a TxProfile on the CSMS's transaction id caps its car and leaves the headroom to the other; a lower circuit wins; GetCompositeSchedule tells the lower; cleared, load management's limit returns and the fail-safe stays",
     async () => {

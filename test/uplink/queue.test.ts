@@ -7,7 +7,7 @@ import { capturedLogger } from '../support/captured-log.js';
 import { databasePerTest } from '../support/temp-database.js';
 
 /*
- * The uplink's queue on its own (README "Uplink to a CSMS"), on a real SQLite file: what it keeps past its limits in
+ * The uplink's queue on its own (docs/design/uplink.md#uplink-what-the-csms-sees), on a real SQLite file: what it keeps past its limits in
  * messages and bytes, and what it never drops.
  */
 

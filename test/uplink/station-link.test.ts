@@ -10,7 +10,7 @@ import { callError, FakeLinkClient, ManualClock, settle } from '../support/fake-
 import { databasePerTest } from '../support/temp-database.js';
 
 /*
- * One station's link on its own (README "Uplink to a CSMS"): a CSMS client and a clock under the test's control, the
+ * One station's link on its own (docs/design/uplink.md#uplink-what-the-csms-sees): a CSMS client and a clock under the test's control, the
  * real queue on a real SQLite file.
  */
 

@@ -4,7 +4,7 @@ import { daemonForTest, eventually, PROCESS_TEST_TIMEOUT_MS } from '../support/d
 
 const UPLINK_WAIT_MS = 30_000;
 
-describe('the uplink boot (README "Uplink to a CSMS")', () => {
+describe('the uplink boot (docs/design/uplink.md#uplink-what-the-csms-sees)', () => {
   it(
     'a link cut while its BootNotification waits for an answer reconnects and boots again, within the back-off',
     async () => {

@@ -13,7 +13,7 @@ function rssKb(pid: number): number {
   return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
 }
 
-describe("a CSMS's call flood (README Security)", () => {
+describe("a CSMS's call flood (docs/operating/security.md#security)", () => {
   it(
     `${CALLS} calls of 60 KB sent at once: one reaches the station, the others get a CALLERROR at once, RSS grows < 64 MB`,
     async () => {

@@ -16,7 +16,7 @@ function fill(mountpoint: string): void {
   }
 }
 
-describe.runIf(canMount())('the uplink on a full disk (README "Uplink to a CSMS")', () => {
+describe.runIf(canMount())('the uplink on a full disk (docs/design/uplink.md#uplink-what-the-csms-sees)', () => {
   it(
     "the CSMS's transaction id, learnt while the disk is full, is still the one its StopTransaction names",
     async () => {

@@ -80,7 +80,7 @@ function sessionKeeping(readings: number, kept: number): string[] {
   return ['StartTransaction', 'Transaction.Begin', ...clock, 'Transaction.End', 'StopTransaction'];
 }
 
-describe('the uplink queue, bounded in messages and bytes (README "Uplink to a CSMS")', () => {
+describe('the uplink queue, bounded in messages and bytes (docs/design/uplink.md#uplink-what-the-csms-sees)', () => {
   it(
     '1,500 clock-aligned readings of 59 KB while the CSMS is away, queueLimit 100: the queue stays at 100 with the start, stop and signed readings; the data dir grows < 20 MB',
     async () => {

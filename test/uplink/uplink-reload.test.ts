@@ -11,7 +11,7 @@ const upstream = (csms: TestCsms) => ({
   upstream: { timeoutMs: 2000, csms: { url: csms.url, securityProfile: 0 } },
 });
 
-describe('uplink and SIGHUP (README "Uplink to a CSMS")', () => {
+describe('uplink and SIGHUP (docs/design/uplink.md#uplink-what-the-csms-sees)', () => {
   it(
     'a new upstream.csms.url moves every link to the new CSMS, queue intact; adding or removing upstream.csms waits for a restart',
     async () => {

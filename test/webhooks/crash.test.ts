@@ -177,8 +177,7 @@ describe('kill -9 with delivery bookkeeping held for a later commit', () => {
     const station = await connectStation(first.ready.ocppUrl, 'CP001');
     await station.boot();
     for (let i = 0; i < 20; i += 1) await station.authorize(`Q${i}`);
-    // Delivered, and no station call since: no commit for the delivered marks to ride, so they wait (README "What the
-    // daemon writes (flash wear)"); the kill lands now.
+    // Delivered, and no station call since: no commit for the delivered marks to ride, so they wait (docs/operating/flash-wear.md#what-the-daemon-writes-flash-wear); the kill lands now.
     await partner.waitFor((requests) => new Set(requests.map((r) => r.json().eventId as string)).size >= 20, 30_000);
     first.child.kill('SIGKILL');
     await exitOf(first.child);

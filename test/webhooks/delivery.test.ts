@@ -91,7 +91,7 @@ describe('webhook requests', () => {
       stoppedAt: formatZonedTimestamp(stoppedAt, 'Europe/Brussels'),
     });
     // Each sent once (above); its count may be one too high when the delivery thread read the event before it heard
-    // that the event's commit counted its first attempt (README "Guarantees and faults"): never lower than the sends.
+    // that the event's commit counted its first attempt (docs/operating/guarantees-and-faults.md#guarantees-and-faults): never lower than the sends.
     await eventually(
       () =>
         deliveries(daemon).every(

@@ -123,7 +123,7 @@ describe('authentication toward the partner endpoint (interface document 5.3)', 
     expect(tokens.requests).toHaveLength(2);
     // One attempt: the refresh-and-retry happened inside it, well before the 60 s retry interval, with no error left
     // (a count may be one too high when the delivery thread read the event before it heard the event's commit counted
-    // it: README "Guarantees and faults").
+    // it: docs/operating/guarantees-and-faults.md#guarantees-and-faults).
     await eventually(
       () => deliveries(daemon).every((d) => d.state === 'delivered' && d.attempts <= 2 && d.last_error === null),
       5000,

@@ -1,21 +1,17 @@
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { signRequest } from '../../src/webhooks/index.js';
 import { ownWebhookKeys } from '../support/webhook-verifier.js';
-import { ROOT } from '../support/cli.js';
+import { namedFence } from '../support/docs.js';
 import { eventually, freePort, webhookTestResources } from './harness.js';
 
-/** The partner's example receiver exactly as README "Receiving webhooks (partners)" prints it. */
+/** The partner's example receiver exactly as docs/partners/webhooks.md#receiving-webhooks-partners prints it. */
 function readmeReceiver(): string {
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('## Receiving webhooks (partners)'));
-  const code = /A complete receiver in Node\.js[\s\S]*?```js\n([\s\S]*?)```/.exec(section);
-  if (!code) throw new Error('README has no receiver example in "Receiving webhooks (partners)"');
-  return code[1]!;
+  return namedFence('docs/partners/webhooks.md', 'receiver-example');
 }
 
 const t = webhookTestResources();

@@ -13,7 +13,7 @@ import { externalTool } from '../support/meter-simulator.js';
 import { ownWebhookKeys } from '../support/webhook-verifier.js';
 import { eventually, webhookConfig } from './harness.js';
 
-const VERIFIERS = path.join(ROOT, 'scripts/verifiers');
+const VERIFIERS = path.join(ROOT, 'docs/partners/receivers');
 
 interface VerifierLine {
   verified: boolean;
@@ -24,7 +24,7 @@ interface VerifierLine {
   eventType?: string;
 }
 
-/** One of the README's receivers as a partner runs it: its own process, talking to the daemon over loopback. */
+/** One of the receivers of docs/partners/receivers as a partner runs it: its own process, talking to the daemon over loopback. */
 interface Language {
   name: string;
   available: () => boolean;
@@ -60,7 +60,7 @@ const LANGUAGES: Language[] = [
   },
 ];
 
-describe.each(LANGUAGES)('the README receiver in $name', (language) => {
+describe.each(LANGUAGES)('the partner receiver in $name', (language) => {
   it.skipIf(!language.available())(
     'verifies every webhook of both profiles and both rfc9421 algorithms from a real daemon, across a key rotation, and refuses forgeries',
     async () => {

@@ -14,7 +14,7 @@ import type { MetersApi } from '../workers/meters.js';
 import type { StationsApi } from '../workers/stations.js';
 
 /**
- * 8. Load control (README "Circuits (load management)"): a car on each of 50 stations, on three nested circuits under
+ * 8. Load control (docs/configuration/circuits.md#circuits-load-management): a car on each of 50 stations, on three nested circuits under
  * a metered main. The grid meter's other load steps up: from the step, and from the meter's reading that shows it, to
  * the last station receiving its lowered TxProfile (stamped by the stations as the frame arrives); then down again,
  * and the raise (after raiseAfterS) is waited out before the next step. Baseline: a bare modbus-serial poller at the same interval and a bare ocpp-rpc
@@ -149,7 +149,7 @@ export const loadControl: Scenario = {
       chargegate: slowest(chargegate?.reactions.fromReadingMs),
       baseline: slowest(bare?.fromReadingMs),
       target: [{ on: 'chargegate', op: '<=', value: 2000 }],
-      note: 'README "Circuits (load management)": new limits within 2 s of the meter reading that shows a step (the reading: the meter answering its first read of the phase currents after the step)',
+      note: 'docs/configuration/circuits.md#circuits-load-management: new limits within 2 s of the meter reading that shows a step (the reading: the meter answering its first read of the phase currents after the step)',
     });
     ctx.figure({
       name: 'daemon CPU while the other load steps',
@@ -199,7 +199,7 @@ async function stepReactions(
   await settle(0, (limitA) => limitA === shares.raisedA);
   for (let i = 0; i < s.steps; i += 1) {
     // A step in steady state: the raised cars' stations have reported on request by then (a step that comes with a
-    // raise not reported yet is answered once they do, README "Circuits (load management)"). Settling ends just after
+    // raise not reported yet is answered once they do, docs/configuration/circuits.md#circuits-load-management). Settling ends just after
     // a poll: the steps are spread evenly over the poll's period, not all just after one.
     await sleep(REPORT_AFTER_RAISE_MS + 1_000 + ((i + 0.5) / s.steps) * s.pollIntervalMs);
     const upAt = await meters.call('set', { index: 0, currentA: OTHER_HIGH_A });

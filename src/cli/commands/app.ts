@@ -7,8 +7,7 @@ import { output, repeatable, table, wholeNumber, withContext, type GlobalOptions
 const MAX_GRACE_S = 365 * 86_400;
 
 /**
- * `app create|list|rotate-secret|revoke`: the OAuth 2.0 clients of the API (README "Applications, groups and keys
- * (installers)").
+ * `app create|list|rotate-secret|revoke`: the OAuth 2.0 clients of the API (docs/operating/applications-and-keys.md#applications-groups-and-keys-installers).
  */
 export function registerApp(program: Command): void {
   const app = program.command('app').description('API applications (OAuth 2.0 clients)');

@@ -70,7 +70,7 @@ function configWarnings(config: Config): string[] {
   if (exposed.length > 0 && !encrypted) {
     warnings.push(
       `keystore: the signing keys are stored unencrypted while ${exposed.map(([key, host]) => `${key} is ${host}`).join(' and ')}; ` +
-        `give a passphrase in $${config.keystore.passphraseEnv} or the systemd credential ${config.keystore.passphraseCredential} (README "Install as a service")`,
+        `give a passphrase in $${config.keystore.passphraseEnv} or the systemd credential ${config.keystore.passphraseCredential} (docs/install/service.md#install-as-a-service)`,
     );
   }
   return warnings;

@@ -11,7 +11,7 @@ import {
 import { CliError, EXIT_FAILURE, EXIT_USAGE, output, table, withContext, type GlobalOptions } from '../context.js';
 
 /**
- * `chargegate idtag add|list|remove`: the local authorization list (README "Connecting a station", who may charge). The
+ * `chargegate idtag add|list|remove`: the local authorization list (docs/install/connecting-stations.md#connecting-a-station, who may charge). The
  * daemon reads it per decision.
  */
 export function registerIdTag(program: Command): void {
@@ -54,7 +54,7 @@ export function registerIdTag(program: Command): void {
     .description("the local list: the installer's entries, then those the CSMS gave each station (uplink)")
     .action((_options: unknown, cmd: Command) =>
       withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
-        // In the order the decision chain reads them (README "Uplink to a CSMS").
+        // In the order the decision chain reads them (docs/design/uplink.md#uplink-what-the-csms-sees).
         const installer = listIdTags(ctx.db).map((t) => ({ ...t, source: 'installer' as const }));
         const csms = listCsmsIdTags(ctx.db).map((t) => ({ ...t, source: 'csms' as const }));
         output(ctx.json, { idTags: [...installer, ...csms] }, () =>

@@ -22,7 +22,7 @@ import {
 } from '../context.js';
 
 /**
- * `keys list|rotate`: the keystore's signing keys (README "Applications, groups and keys (installers)"); `keys
+ * `keys list|rotate`: the keystore's signing keys (docs/operating/applications-and-keys.md#applications-groups-and-keys-installers); `keys
  * tls-cert` for OCPP profile 2.
  */
 export function registerKeys(program: Command): void {

@@ -34,7 +34,7 @@ function connectorRow(k: ConnectorStatus): string[] {
 }
 
 /**
- * `chargegate load status` (README "Circuits (load management)"): what the running daemon's load controller does now,
+ * `chargegate load status` (docs/configuration/circuits.md#circuits-load-management): what the running daemon's load controller does now,
  * from its status.json; the controller's state lives in the daemon's memory alone, so without a daemon there is
  * nothing to show (exit 1).
  */

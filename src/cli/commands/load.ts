@@ -26,8 +26,7 @@ function amperes(value: string): number {
 }
 
 /**
- * `chargegate load status|limit`: what load management does, and temporary circuit limits (README "Circuits (load
- * management)").
+ * `chargegate load status|limit`: what load management does, and temporary circuit limits (docs/configuration/circuits.md#circuits-load-management).
  */
 export function registerLoad(program: Command): void {
   const load = program

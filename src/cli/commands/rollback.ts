@@ -3,8 +3,8 @@ import { lockDataDir, restoreUpgradeBackup, rollbackPlan } from '../../store/ind
 import { CliError, loadCommandConfig, output, type GlobalOptions } from '../context.js';
 
 /**
- * `chargegate rollback [--yes]`: undoes the last upgrade's migration by restoring the copy made before it (README
- * "Install as a service", upgrading). Says first what is lost with it; restores only with --yes and with the daemon
+ * `chargegate rollback [--yes]`: undoes the last upgrade's migration by restoring the copy made before it
+ * (docs/install/service.md#install-as-a-service, upgrading). Says first what is lost with it; restores only with --yes and with the daemon
  * stopped, and keeps the database it replaces.
  */
 export function registerRollback(program: Command): void {

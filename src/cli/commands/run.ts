@@ -15,7 +15,7 @@ export function registerRun(program: Command): void {
       try {
         await startDaemon({ configPath, config });
       } catch (err) {
-        // A failure at start is one line (README "Guarantees and faults"). One that is not chargegate's own is a bug:
+        // A failure at start is one line (docs/operating/guarantees-and-faults.md#guarantees-and-faults). One that is not chargegate's own is a bug:
         // its stack helps whoever reads the report, but only when asked for.
         if (cliFailure(err) !== undefined || config.log.level === 'debug') throw err;
         throw new CliError(`${messageOf(err)} (log.level: debug shows where)`, EXIT_FAILURE, { cause: err });

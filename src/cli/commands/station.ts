@@ -19,8 +19,7 @@ import {
 } from '../context.js';
 
 /**
- * `chargegate station list|pair|cert|meter-key|block|remove`: the installer's side of admitting stations (README "Connecting a
- * station").
+ * `chargegate station list|pair|cert|meter-key|block|remove`: the installer's side of admitting stations (docs/install/connecting-stations.md#connecting-a-station).
  */
 export function registerStation(program: Command): void {
   const station = program
@@ -113,7 +112,7 @@ export function registerStation(program: Command): void {
   station
     .command('meter-key')
     .description(
-      'pin a meter\'s public key for a station: its signed readings verify against the pinned keys only (README "Signed meter values")',
+      "pin a meter's public key for a station: its signed readings verify against the pinned keys only (docs/partners/signed-meter-values.md#signed-meter-values)",
     )
     .argument('<stationId>')
     .argument(
@@ -151,7 +150,7 @@ export function registerStation(program: Command): void {
   station
     .command('upstream-password')
     .description(
-      'keep the basic-auth password the station presents to the CSMS (README "Uplink to a CSMS"), read from stdin, in the keystore',
+      'keep the basic-auth password the station presents to the CSMS (docs/design/uplink.md#uplink-what-the-csms-sees), read from stdin, in the keystore',
     )
     .argument('<stationId>', 'a station in the config or paired')
     .action((stationId: string, _options: unknown, cmd: Command) =>

@@ -17,7 +17,7 @@ const transactionIdArgument = wholeNumber(1, Number.MAX_SAFE_INTEGER);
 
 /**
  * `chargegate transaction show|export`: one transaction and its signed meter readings, for the installer and the
- * auditor (README "Signed meter values").
+ * auditor (docs/partners/signed-meter-values.md#signed-meter-values).
  */
 export function registerTransaction(program: Command): void {
   const transaction = program

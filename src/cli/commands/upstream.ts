@@ -9,7 +9,7 @@ const uplink = () => import('../../uplink/index.js');
 /** What `upstream status` shows of a station: the running daemon's view, or the queue as written (stale). */
 type Row = Omit<UplinkStationStatus, 'level' | 'state'> & { state: string; level: string | null; live: boolean };
 
-/** `chargegate upstream status`: each station's uplink to the CSMS (README "Uplink to a CSMS"). */
+/** `chargegate upstream status`: each station's uplink to the CSMS (docs/design/uplink.md#uplink-what-the-csms-sees). */
 export function registerUpstream(program: Command): void {
   const upstream = program.command('upstream').description("the uplink to the operator's CSMS (upstream.csms)");
 

@@ -82,7 +82,7 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
     const decision = await authorizer.authorize({ idTag: params.idTag, stationId });
     site.authorizations.record(stationId, params.idTag, decision.status, decision.connectorId);
     // Under the uplink the chain asks the CSMS itself unless the plugin or the local list decided first: only then is
-    // the station's Authorize still the CSMS's to hear (README "Uplink to a CSMS").
+    // the station's Authorize still the CSMS's to hear (docs/design/uplink.md#uplink-what-the-csms-sees).
     if (decision.source === 'plugin' || decision.source === 'local') live('Authorize', params);
     return { idTagInfo: idTagInfoOf(decision) };
   });
@@ -208,7 +208,7 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
         { signed, plain: energyReadingsV16(params.meterValue) },
       );
       // Readings of one of this station's transactions go through its queue, under the transaction they were kept
-      // for (a Begin reading names none: README "Uplink to a CSMS"); the others only while online.
+      // for (a Begin reading names none: docs/design/uplink.md#uplink-what-the-csms-sees); the others only while online.
       if (transaction)
         forwarder?.queue(stationId, { action: 'MeterValues', payload: params, transactionId: transaction.id });
       return transaction;
@@ -252,7 +252,7 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
 
   // Notifications a station sends on its own after firmware, diagnostics or log jobs (core profile and the security
   // extension; under the uplink the CSMS asked for those jobs): acknowledged, logged. SignCertificate is not among
-  // the forwarded: the station's certificate is for chargegate's listener (README "Uplink to a CSMS").
+  // the forwarded: the station's certificate is for chargegate's listener (docs/design/uplink.md#uplink-what-the-csms-sees).
   for (const action of [
     'DiagnosticsStatusNotification',
     'FirmwareStatusNotification',

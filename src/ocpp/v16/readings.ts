@@ -7,8 +7,8 @@ type MeterValue = MeterValuesRequest['meterValue'][number];
 const ENERGY = 'Energy.Active.Import.Register';
 
 /**
- * The SampledValues with format SignedData of an OCPP 1.6 MeterValues or StopTransaction transactionData (README
- * "Signed meter values"): each value kept exactly as sent, whatever it holds; 1.6's default context is
+ * The SampledValues with format SignedData of an OCPP 1.6 MeterValues or StopTransaction transactionData
+ * (docs/partners/signed-meter-values.md#signed-meter-values): each value kept exactly as sent, whatever it holds; 1.6's default context is
  * Sample.Periodic.
  */
 export function signedReadingsV16(connectorId: number, meterValues: readonly MeterValue[]): SignedReadingInput[] {
@@ -27,7 +27,7 @@ export function signedReadingsV16(connectorId: number, meterValues: readonly Met
 
 /**
  * The plain readings of the whole register (Energy.Active.Import.Register, the default measurand, no phase) in Wh
- * (README "What the daemon writes"). A value no register can hold is left out, not refused: 1.6 MeterValues were
+ * (docs/operating/flash-wear.md#what-the-daemon-writes-flash-wear). A value no register can hold is left out, not refused: 1.6 MeterValues were
  * answered whatever they held before chargegate kept any.
  */
 export function energyReadingsV16(meterValues: readonly MeterValue[]): MeterReadingInput[] {

@@ -6,7 +6,7 @@ import { SIGN_CERTIFICATE_PER_STATION_PER_MINUTE } from '../sign-certificate-thr
 import type { Ocpp201Actions } from './messages.js';
 
 /**
- * SignCertificate (security profile 3, README "Profile 3 certificates"): the station CA signs the station's CSR and
+ * SignCertificate (security profile 3, docs/install/connecting-stations.md#connecting-a-station, profile 3 certificates): the station CA signs the station's CSR and
  * the certificate goes to the station in its own CertificateSigned call. Throttled per station; a CSR the CA
  * refuses is answered Rejected with a warning.
  */

@@ -15,10 +15,10 @@ import type { Ocpp201Actions } from './messages.js';
 import { transactionEventHandler } from './transaction-events.js';
 
 /**
- * The station-initiated OCPP 2.0.1 actions, onto the same domain calls as 1.6 (README "OCPP 2.0.1 stations"): an
+ * The station-initiated OCPP 2.0.1 actions, onto the same domain calls as 1.6 (docs/install/connecting-stations.md#ocpp-201-stations): an
  * EVSE is a connector (`connectorId` = EVSE id), a TransactionEvent opens and closes the same transactions
  * (transaction-events.ts), SignCertificate is the station CA's (certificates.ts), and every answer waits for its
- * own writes to be durable. Under the uplink (README "Uplink to a CSMS") TransactionEvent and SecurityEventNotification
+ * own writes to be durable. Under the uplink (docs/design/uplink.md#uplink-what-the-csms-sees) TransactionEvent and SecurityEventNotification
  * go into the station's queue in their own write, the others to the CSMS only while its link is up.
  */
 export function registerV201Handlers(client: StationClient, deps: StationHandlerDeps): void {
@@ -83,8 +83,8 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
     const idTag = params.idToken.idToken;
     const decision = await authorizer.authorize({ idTag, stationId, idTokenType: params.idToken.type });
     site.authorizations.record(stationId, idTag, decision.status, decision.connectorId);
-    // As for 1.6: the CSMS hears an Authorize the plugin or the local list decided before it was asked (README
-    // "Uplink to a CSMS").
+    // As for 1.6: the CSMS hears an Authorize the plugin or the local list decided before it was asked
+    // (docs/design/uplink.md#uplink-what-the-csms-sees).
     if (decision.source === 'plugin' || decision.source === 'local') live('Authorize', params);
     return { idTokenInfo: idTokenInfoOf(decision) };
   });
@@ -146,7 +146,7 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
     return {};
   });
   // What a station sends after a CSMS's request or on its own (a reservation ended, a report asked for): nothing for
-  // chargegate to do, but the CSMS's round trips need them (README "Uplink to a CSMS").
+  // chargegate to do, but the CSMS's round trips need them (docs/design/uplink.md#uplink-what-the-csms-sees).
   for (const action of FORWARDED_NOTIFICATIONS)
     on(action, (params) => {
       log.debug({ action }, 'notification from station');

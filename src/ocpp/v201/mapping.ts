@@ -10,8 +10,7 @@ import type {
 } from './messages.js';
 
 /**
- * How an OCPP 2.0.1 station's words become the OCPP 1.6 words the four webhook events carry (README "OCPP 2.0.1
- * stations"). README "OCPP 2.0.1 stations" shows the same tables; test/ocpp/v201-mapping.test.ts holds them to it.
+ * How an OCPP 2.0.1 station's words become the OCPP 1.6 words the four webhook events carry (docs/install/connecting-stations.md#ocpp-201-stations). docs/install/connecting-stations.md#ocpp-201-stations shows the same tables; test/ocpp/v201-mapping.test.ts holds them to it.
  */
 
 /** A connector's 1.6 status from its 2.0.1 connectorStatus and what its transaction is doing. */
@@ -68,7 +67,7 @@ const ENERGY = 'Energy.Active.Import.Register';
 /**
  * The readings of the active energy imported (Wh) a meter value list reports: the register (the default measurand)
  * at the outlet or of the whole EVSE, in Wh whatever its unit and multiplier, each with its context and time (the
- * last is a transaction's start or stop value; README "What the daemon writes"). A value no energy register can hold
+ * last is a transaction's start or stop value; docs/operating/flash-wear.md#what-the-daemon-writes-flash-wear). A value no energy register can hold
  * (1e308 with multiplier 3 is Infinity) is refused (OutOfBoundsError).
  */
 export function energyReadings(meterValues: readonly MeterValueType[] | undefined): MeterReadingInput[] {
@@ -109,7 +108,7 @@ export function idTokenInfoOf(decision: Pick<AuthorizationDecision, 'status' | '
 }
 
 /**
- * The signed readings of a meter value list (README "Signed meter values"): each sample's signedMeterValue, its
+ * The signed readings of a meter value list (docs/partners/signed-meter-values.md#signed-meter-values): each sample's signedMeterValue, its
  * fields exactly as sent (an empty publicKey is none: a station may send the key once per transaction).
  */
 export function signedReadings(

@@ -32,10 +32,10 @@ export interface TransactionEventContext {
 }
 
 /**
- * TransactionEvent onto the same transactions as 1.6 (README "OCPP 2.0.1 stations"): the transaction opens with
+ * TransactionEvent onto the same transactions as 1.6 (docs/install/connecting-stations.md#ocpp-201-stations): the transaction opens with
  * the driver's token at the first event that carries one, and closes at Ended; `transactionId` is chargegate's
  * integer for the station's own id string. An event that changed something here goes into the uplink's queue
- * (README "Uplink to a CSMS") in the same commit as its writes.
+ * (docs/design/uplink.md#uplink-what-the-csms-sees) in the same commit as its writes.
  */
 export function transactionEventHandler(ctx: TransactionEventContext): CallHandler<Ocpp201Actions, 'TransactionEvent'> {
   const { stationId, memory } = ctx;

@@ -127,7 +127,7 @@ const PART_TITLES = new Map(
   }),
 );
 
-// An uplink's state (README "Uplink to a CSMS"): its `pending` is the CSMS's answer, not a station waiting to be paired.
+// An uplink's state (docs/design/uplink.md#uplink-what-the-csms-sees): its `pending` is the CSMS's answer, not a station waiting to be paired.
 const LINK_STATES = new Map(
   Object.entries({
     connecting: ['Connecting', 'offline'],

@@ -2,7 +2,7 @@ import { type Ocpp16Actions } from '../../ocpp/index.js';
 import { CSMS, csmsCallsOf, refusedBy, type CsmsCallContext, type CsmsCallHandler } from '../csms-calls.js';
 
 /**
- * What a call from the CSMS becomes (README "Uplink to a CSMS"): RemoteStart/StopTransaction are the same domain
+ * What a call from the CSMS becomes (docs/design/uplink.md#uplink-what-the-csms-sees): RemoteStart/StopTransaction are the same domain
  * calls as the API's, SendLocalList and GetLocalListVersion concern chargegate's own list too, the rest goes to the
  * station as it is. The station's answer is the CSMS's.
  */

@@ -6,7 +6,7 @@ import type { QueuedMessage, UplinkQueue } from '../queue.js';
 
 /**
  * A 1.6 station's link: StopTransaction, MeterValues and the CSMS's calls name the CSMS's transaction ids, which the
- * queue maps to chargegate's (README "Uplink to a CSMS").
+ * queue maps to chargegate's (docs/design/uplink.md#uplink-what-the-csms-sees).
  */
 export function v16Dialect(stationId: string, queue: UplinkQueue, log: Logger): LinkDialect {
   return {

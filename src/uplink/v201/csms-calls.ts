@@ -6,7 +6,7 @@ import { decisionOf } from './dialect.js';
 type SendLocalList = Ocpp201Actions['SendLocalList'][0];
 
 /**
- * What a 2.0.1 call from the CSMS becomes, as csmsCallHandler16 does for 1.6 (README "Uplink to a CSMS"):
+ * What a 2.0.1 call from the CSMS becomes, as csmsCallHandler16 does for 1.6 (docs/design/uplink.md#uplink-what-the-csms-sees):
  * RequestStart/StopTransaction are the API's remote start and stop, SendLocalList and GetLocalListVersion concern
  * chargegate's own list too, the rest goes to the station as it is.
  */

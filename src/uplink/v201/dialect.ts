@@ -28,7 +28,7 @@ const CONNECTOR_STATUSES: ReadonlySet<string> = new Set<ConnectorStatus>([
 ]);
 
 /**
- * A 2.0.1 station's link (README "Uplink to a CSMS"): nothing to map, a 2.0.1 transactionId is the station's own
+ * A 2.0.1 station's link (docs/design/uplink.md#uplink-what-the-csms-sees): nothing to map, a 2.0.1 transactionId is the station's own
  * string. A TransactionEvent Started the CSMS refused every time takes its transaction's later events with it.
  */
 export function v201Dialect(stationId: string, queue: UplinkQueue, log: Logger): LinkDialect {
@@ -41,7 +41,7 @@ export function v201Dialect(stationId: string, queue: UplinkQueue, log: Logger):
     // A token the decision chain got without a type came from 1.6 words: an RFID card's UID.
     authorize: (idTag, idTokenType) => ({ idToken: { idToken: idTag, type: idTokenType ?? 'ISO14443' } }),
     decision: (answer) => decisionOf((answer as { idTokenInfo: IdTokenInfo }).idTokenInfo),
-    // chargegate's connector is the 2.0.1 EVSE, with one connector (README "OCPP 2.0.1 stations"); 0 is no EVSE.
+    // chargegate's connector is the 2.0.1 EVSE, with one connector (docs/install/connecting-stations.md#ocpp-201-stations); 0 is no EVSE.
     statusNotifications: (reported, now) =>
       reported
         .filter(({ connectorId }) => connectorId > 0)

@@ -187,7 +187,7 @@ export class QueueWorker {
       }
       if (delivery.nextAttemptAt > now) {
         // A due time more than one interval ahead was written under a clock that has since gone back: trust the
-        // interval, not the stored time (README "Guarantees and faults"), so no wait is longer than the scheduled one.
+        // interval, not the stored time (docs/operating/guarantees-and-faults.md#guarantees-and-faults), so no wait is longer than the scheduled one.
         delivery.nextAttemptAt = Math.min(
           delivery.nextAttemptAt,
           now + retryWaitMs(config.webhookDelivery, delivery.attempts),

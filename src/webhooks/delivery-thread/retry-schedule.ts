@@ -6,7 +6,7 @@ type DeliverySettings = Config['webhookDelivery'];
 /**
  * How long a delivery waits after its n-th failed attempt (n from 1): the n-th entry of
  * webhookDelivery.retryIntervalsS, its last entry repeating; [retryIntervalS] when the list is absent, the fixed
- * schedule partners were promised (README "Webhook delivery (installers)").
+ * schedule partners were promised (docs/configuration/webhook-delivery.md#webhook-delivery-installers).
  */
 export function retryWaitMs(settings: DeliverySettings, failedAttempts: number): number {
   const schedule = settings.retryIntervalsS ?? [settings.retryIntervalS];

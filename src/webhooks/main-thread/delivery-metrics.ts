@@ -63,7 +63,7 @@ export class DeliveryMetrics implements DeliveryObserver {
     );
     gauge(
       'chargegate_webhook_health_level',
-      'Executor health: 0 ok, 1 warning, 2 critical (README "Operating")',
+      'Executor health: 0 ok, 1 warning, 2 critical (docs/operating/index.md#operating)',
       (s) => LEVEL_VALUE[s.status],
     );
     this.attempts = new Counter({

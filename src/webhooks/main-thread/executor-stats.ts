@@ -3,7 +3,7 @@ import type { QueueKey } from '../../outbox/index.js';
 import type { Database } from '../../store/index.js';
 
 /**
- * What an executor last did (README "Webhook delivery (installers)", health), persisted for health after restarts and
+ * What an executor last did (docs/configuration/webhook-delivery.md#webhook-delivery-installers, health), persisted for health after restarts and
  * for the CLI.
  */
 export interface ExecutorStats {

@@ -5,7 +5,7 @@ import { queueId, type DeliveryStore } from '../../outbox/index.js';
 import type { ExecutorStatsStore } from './executor-stats.js';
 import { formatZonedTimestamp } from '../../site/index.js';
 
-/** An executor's health level and why (README "Operating", "Webhook delivery (installers)"). */
+/** An executor's health level and why (docs/operating/index.md#operating, "Webhook delivery (installers)"). */
 const HEALTH_THRESHOLDS = {
   queueSize: { warning: 5, critical: 100 },
   lastRequestMs: { warning: 500, critical: 5000 },

@@ -181,7 +181,7 @@ export class WebhookDelivery {
     return executorStatuses(this.options.config(), this.deliveries, this.stats);
   }
 
-  /** GET /health `webhooks`: per executor its metrics and level (README "Operating"), worst level on top. */
+  /** GET /health `webhooks`: per executor its metrics and level (docs/operating/index.md#operating), worst level on top. */
   healthSource(): HealthSource {
     return {
       name: 'webhooks',
@@ -279,8 +279,7 @@ export class WebhookDelivery {
 
   /**
    * Applies a batch of the thread's writes in the current group commit (unsynced: bookkeeping) and tells the thread
-   * once it committed. A batch of outcomes only is held for the next commit, a station's most often (README "What the
-   * daemon writes (flash wear)"); one with a write the thread waits for (an attempt counted) goes at once, after them.
+   * once it committed. A batch of outcomes only is held for the next commit, a station's most often (docs/operating/flash-wear.md#what-the-daemon-writes-flash-wear); one with a write the thread waits for (an attempt counted) goes at once, after them.
    */
   private record(batch: number, writes: DeliveryWrite[], thread: Worker): void {
     const reply = (message: ToDeliveryThread) => thread.postMessage(message);

@@ -1,5 +1,5 @@
 // A chargegate webhook receiver that verifies both signature profiles, rfc9421 with rsa-pss-sha512 or ed25519
-// (README "For partners").
+// (docs/partners/webhooks.md#receivers-in-python-go-and-java).
 //
 //   ISSUER=https://gateway.example PORT=7000 java Receiver.java
 //

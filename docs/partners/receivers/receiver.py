@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A chargegate webhook receiver that verifies both signature profiles, rfc9421 with rsa-pss-sha512 or ed25519
-(README "For partners").
+(docs/partners/webhooks.md#receivers-in-python-go-and-java).
 
 ISSUER=https://gateway.example PORT=7000 python3 receiver.py
 
