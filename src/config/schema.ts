@@ -218,7 +218,7 @@ function upstreamProblems(
       path: ['upstream', 'csms', 'url'],
       message: `securityProfile ${csms.securityProfile} needs a ${wanted.slice(0, -1)}:// URL, not ${scheme.slice(0, -1)}://`,
     });
-  // A station's queue counts as full once its next message might not fit (README "Uplink to a CSMS"): a limit a
+  // A station's queue counts as full once its next message might not fit (docs/design/uplink.md#uplink-what-the-csms-sees): a limit a
   // few of the largest messages fill would make a nearly empty queue critical.
   const leastQueueBytes = QUEUE_BYTES_PER_LARGEST_MESSAGE * maxMessageBytes;
   if (csms.queueBytesLimit < leastQueueBytes)
