@@ -23,14 +23,8 @@ import type {
   SetChargingProfileRequest,
 } from '../ocpp/index.js';
 import type { ClearCriteria, CsmsProfiles, Refusal, SameLevelRule } from './csms-profiles.js';
-import {
-  forbiddenIn16,
-  forbiddenIn201,
-  profileFrom16,
-  profileFrom201,
-  purposeFrom16,
-  purposeFrom201,
-} from './profile-conversion.js';
+import { forbiddenIn16, profileFrom16, purposeFrom16 } from './v16/profile-conversion.js';
+import { forbiddenIn201, profileFrom201, purposeFrom201 } from './v201/profile-conversion.js';
 
 type Request201<A extends keyof Ocpp201Actions> = Ocpp201Actions[A][0];
 type Response201<A extends keyof Ocpp201Actions> = Ocpp201Actions[A][1];
