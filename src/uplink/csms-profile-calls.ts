@@ -14,27 +14,8 @@ import {
   type Window,
 } from '../load/index.js';
 import type { Logger } from '../log/index.js';
-import type {
-  ClearChargingProfileRequest,
-  GetCompositeScheduleRequest,
-  GetCompositeScheduleResponse,
-  Ocpp201Actions,
-  RemoteStartTransactionRequest,
-  SetChargingProfileRequest,
-} from '../ocpp/index.js';
+import type { ActionMap } from '../ocpp/index.js';
 import type { ClearCriteria, CsmsProfiles, Refusal, SameLevelRule } from './csms-profiles.js';
-import {
-  forbiddenIn16,
-  forbiddenIn201,
-  profileFrom16,
-  profileFrom201,
-  purposeFrom16,
-  purposeFrom201,
-} from './profile-conversion.js';
-
-type Request201<A extends keyof Ocpp201Actions> = Ocpp201Actions[A][0];
-type Response201<A extends keyof Ocpp201Actions> = Ocpp201Actions[A][1];
-type CompositeSchedule201 = NonNullable<Response201<'GetCompositeSchedule'>['schedule']>;
 
 /** What the CSMS's charging-profile calls of one station need. */
 export interface ProfileCallContext {
@@ -88,239 +69,43 @@ export function stationConnectors(config: Config, stationId: string): StationCon
  * OCPP forbids is refused for every station; for a station on a circuit the profiles are kept and load management
  * sends the station the lower of them and its own limits, so none reaches the station as the CSMS sent it; a station
  * on no circuit gets them as they are, and chargegate keeps a copy to answer GetCompositeSchedule and
- * ClearChargingProfile for it (see Handling). One way for both OCPP versions (keep, clear, composite, remote start);
- * each version's function below only reads its messages and writes its answers.
+ * ClearChargingProfile for it (see Handling). One way for both OCPP versions (keep, clear, composite, remote start),
+ * here; each version's calls (v16/profile-calls.ts, v201/profile-calls.ts) only read its messages and write its answers.
  */
 
 /**
- * OCPP 1.6: undefined for any other call, for a RemoteStartTransaction without a profile, and for a SetChargingProfile,
- * a ClearChargingProfile or a remote start that OCPP allows on a connector whose station refuses profiles (those are
- * relayed as they are, the station's answer the CSMS's). Transaction ids are chargegate's by now.
+ * A version's charging-profile calls by action, typed by its action map as CsmsActions are. Each answers the call, or
+ * gives undefined: the call is relayed as any CSMS call. `toStation` relays the params it is given as any CSMS call.
  */
-export function chargingProfileCall16(
+export type ProfileActions<Actions extends ActionMap<Actions>> = {
+  [A in keyof Actions]?: (
+    ctx: ProfileCallContext,
+    params: Actions[A][0],
+    toStation: (params: Actions[A][0]) => Promise<Actions[A][1]>,
+  ) => Promise<Actions[A][1]> | undefined;
+};
+
+/** A version's charging-profile calls: the answer to one, or undefined when it is relayed as any CSMS call. */
+export type ProfileCallHandler = (
   ctx: ProfileCallContext,
-  method: string,
+  action: string,
   params: Record<string, unknown>,
-): Promise<unknown> | undefined {
-  switch (method) {
-    case 'SetChargingProfile': {
-      const { connectorId, csChargingProfiles: p } = params as unknown as SetChargingProfileRequest;
-      const forbidden = forbiddenIn16(p, connectorId);
-      if (forbidden) {
-        refused(ctx, { connectorId, profileId: p.chargingProfileId, purpose: p.chargingProfilePurpose }, forbidden);
-        return Promise.resolve({ status: 'Rejected' });
-      }
-      const handling = handlingOf(ctx, connectorId);
-      if (handling === 'station') return undefined;
-      const rules: KeepRules = {
-        sameLevel: 'replaces',
-        ...(p.transactionId !== undefined && { transactionId: p.transactionId }),
-      };
-      const purpose = p.chargingProfilePurpose;
-      if (handling === 'sentOn')
-        return sentOnAndKept(ctx, connectorId, purpose, profileFrom16(p), rules, () => ctx.relay(method, params)).then(
-          (answer) => ('refusal' in answer ? { status: 'Rejected' } : answer),
-        );
-      return keep(ctx, connectorId, purpose, profileFrom16(p), rules).then((refusal) => ({
-        status: refusal ? 'Rejected' : 'Accepted',
-      }));
-    }
-    case 'ClearChargingProfile': {
-      const { id, connectorId, chargingProfilePurpose, stackLevel } = params as ClearChargingProfileRequest;
-      const handling = handlingOf(ctx, connectorId ?? 0);
-      if (handling === 'station') return undefined;
-      const criteria = {
-        ...(id !== undefined && { id }),
-        ...(connectorId !== undefined && { connectorId }),
-        ...(chargingProfilePurpose !== undefined && { purpose: purposeFrom16(chargingProfilePurpose) }),
-        ...(stackLevel !== undefined && { stackLevel }),
-      };
-      if (handling === 'sentOn') return clearedOnBoth(ctx, criteria, () => ctx.relay(method, params));
-      return clear(ctx, criteria).then((cleared) => ({ status: cleared ? 'Accepted' : 'Unknown' }));
-    }
-    case 'GetCompositeSchedule': {
-      const request = params as unknown as GetCompositeScheduleRequest;
-      const { connectorId } = request;
-      const composite = compositeOf(ctx, connectorId, request.duration, request.chargingRateUnit ?? 'A');
-      if (composite === 'station') return ctx.relay(method, params);
-      if (composite === 'rejected') return Promise.resolve({ status: 'Rejected' });
-      const { scheduleStart, duration, chargingRateUnit, periods } = composite;
-      const answer: GetCompositeScheduleResponse = {
-        status: 'Accepted',
-        connectorId,
-        scheduleStart,
-        chargingSchedule: {
-          duration,
-          startSchedule: scheduleStart,
-          chargingRateUnit,
-          chargingSchedulePeriod: periods.map((p) => ({ startPeriod: p.startS, limit: p.limit })),
-        },
-      };
-      return Promise.resolve(answer);
-    }
-    case 'RemoteStartTransaction': {
-      const { chargingProfile, ...start } = params as unknown as RemoteStartTransactionRequest;
-      if (!chargingProfile) return undefined;
-      const forbidden = forbiddenIn16(chargingProfile);
-      if (forbidden) {
-        refused(ctx, { profileId: chargingProfile.chargingProfileId }, forbidden);
-        return Promise.resolve({ status: 'Rejected' });
-      }
-      const handling = handlingOf(ctx, start.connectorId ?? 0);
-      if (handling === 'station') return undefined;
-      return remoteStart(ctx, {
-        ...(start.connectorId !== undefined && { connectorId: start.connectorId }),
-        idTag: start.idTag,
-        profile: profileFrom16(chargingProfile),
-        ...(chargingProfile.chargingProfilePurpose !== 'TxProfile' && {
-          refusal: { reasonCode: 'InvalidValue', why: "a remote start's profile is a TxProfile (OCPP 1.6 §5.11)" },
-        }),
-        // A station on no circuit applies the profile itself.
-        send: () => ctx.relay(method, handling === 'sentOn' ? params : start) as Promise<{ status: string }>,
-      }).then((answer) => ({ status: answer.status }));
-    }
-    default:
-      return undefined;
-  }
-}
+) => Promise<unknown> | undefined;
 
 /**
- * OCPP 2.0.1: the EVSE is chargegate's connector (docs/install/connecting-stations.md#ocpp-201-stations), a TxProfile names its transaction by
- * the station's own id. Undefined for any other call, for a RequestStartTransaction without a profile, and for a
- * SetChargingProfile, a ClearChargingProfile or a start that OCPP allows on an EVSE whose station refuses profiles
- * (relayed as they are, as 1.6's).
+ * The one place a charging-profile call's action and params take their types, as in csmsCallsOf: ocpp-rpc's strict
+ * mode validated the call against the schema of the link's version, which the action map was generated from.
  */
-export function chargingProfileCall201(
-  ctx: ProfileCallContext,
-  method: string,
-  params: Record<string, unknown>,
-): Promise<unknown> | undefined {
-  switch (method) {
-    case 'SetChargingProfile': {
-      const { evseId, chargingProfile: p } = params as unknown as Request201<'SetChargingProfile'>;
-      const forbidden = forbiddenIn201(p, evseId);
-      if (forbidden) {
-        const refusal = refused(
-          ctx,
-          { connectorId: evseId, profileId: p.id, purpose: p.chargingProfilePurpose },
-          forbidden,
-        );
-        return Promise.resolve({ status: 'Rejected', statusInfo: statusInfoOf(refusal) });
-      }
-      const handling = handlingOf(ctx, evseId);
-      if (handling === 'station') return undefined;
-      const stationTransactionId = p.chargingProfilePurpose === 'TxProfile' ? p.transactionId : undefined;
-      const transactionId = stationTransactionId === undefined ? undefined : ctx.transactionIdOf(stationTransactionId);
-      const refusal: Refusal | undefined =
-        p.chargingProfilePurpose === 'ChargingStationExternalConstraints'
-          ? {
-              reasonCode: 'InvalidValue',
-              why: "external constraints are an energy manager's, not the CSMS's (K01.FR.22)",
-            }
-          : p.chargingProfilePurpose === 'ChargingStationMaxProfile' && p.chargingProfileKind === 'Relative'
-            ? { reasonCode: 'InvalidValue', why: 'a station maximum is not Relative (K01.FR.38)' }
-            : p.chargingProfilePurpose === 'TxProfile' && stationTransactionId === undefined
-              ? { reasonCode: 'MissingParam', why: 'a TxProfile names its transaction (K01.FR.03)' }
-              : stationTransactionId !== undefined && transactionId === undefined
-                ? { reasonCode: 'TxNotFound', why: 'no transaction of the station has this transactionId' }
-                : undefined;
-      const rules: KeepRules = {
-        sameLevel: 'refused',
-        ...(transactionId !== undefined && { transactionId }),
-        ...(refusal && { refusal }),
-      };
-      const purpose = p.chargingProfilePurpose;
-      if (handling === 'sentOn')
-        return sentOnAndKept(ctx, evseId, purpose, profileFrom201(p), rules, () => ctx.relay(method, params)).then(
-          (answer) => ('refusal' in answer ? { status: 'Rejected', statusInfo: statusInfoOf(answer.refusal) } : answer),
-        );
-      return keep(ctx, evseId, purpose, profileFrom201(p), rules).then((why): Response201<'SetChargingProfile'> =>
-        why ? { status: 'Rejected', statusInfo: statusInfoOf(why) } : { status: 'Accepted' },
-      );
-    }
-    case 'ClearChargingProfile': {
-      const { chargingProfileId: id, chargingProfileCriteria: c } = params as Request201<'ClearChargingProfile'>;
-      const handling = handlingOf(ctx, c?.evseId ?? 0);
-      if (handling === 'station') return undefined;
-      const purpose = c?.chargingProfilePurpose;
-      // The CSMS sets no external constraints (refused above): none of them is the CSMS's to clear.
-      const criteria =
-        id === undefined && purpose === 'ChargingStationExternalConstraints'
-          ? undefined
-          : {
-              ...(id !== undefined && { id }),
-              ...(c?.evseId !== undefined && { connectorId: c.evseId }),
-              ...(purpose !== undefined && { purpose: purposeFrom201(purpose) }),
-              ...(c?.stackLevel !== undefined && { stackLevel: c.stackLevel }),
-            };
-      if (handling === 'sentOn') return clearedOnBoth(ctx, criteria, () => ctx.relay(method, params));
-      if (!criteria) return Promise.resolve({ status: 'Unknown' });
-      return clear(ctx, criteria).then((cleared): Response201<'ClearChargingProfile'> => ({
-        status: cleared ? 'Accepted' : 'Unknown',
-      }));
-    }
-    case 'GetCompositeSchedule': {
-      const { evseId, duration, chargingRateUnit } = params as unknown as Request201<'GetCompositeSchedule'>;
-      const composite = compositeOf(ctx, evseId, duration, chargingRateUnit ?? 'A');
-      if (composite === 'station') return ctx.relay(method, params);
-      const answer: Response201<'GetCompositeSchedule'> =
-        composite === 'rejected'
-          ? { status: 'Rejected', statusInfo: statusInfoOf(uncomposed(ctx)) }
-          : {
-              status: 'Accepted',
-              schedule: {
-                evseId,
-                duration: composite.duration,
-                scheduleStart: composite.scheduleStart,
-                chargingRateUnit: composite.chargingRateUnit,
-                // Never empty: a window has a first period.
-                chargingSchedulePeriod: composite.periods.map((p) => ({
-                  startPeriod: p.startS,
-                  limit: p.limit,
-                })) as CompositeSchedule201['chargingSchedulePeriod'],
-              },
-            };
-      return Promise.resolve(answer);
-    }
-    case 'RequestStartTransaction': {
-      const { chargingProfile, ...start } = params as unknown as Request201<'RequestStartTransaction'>;
-      if (!chargingProfile) return undefined;
-      const forbidden = forbiddenIn201(chargingProfile);
-      if (forbidden) {
-        const refusal = refused(ctx, { profileId: chargingProfile.id }, forbidden);
-        return Promise.resolve({ status: 'Rejected', statusInfo: statusInfoOf(refusal) });
-      }
-      const handling = handlingOf(ctx, start.evseId ?? 0);
-      if (handling === 'station') return undefined;
-      const { evseId, idToken, remoteStartId } = start;
-      return remoteStart(ctx, {
-        ...(evseId !== undefined && { connectorId: evseId }),
-        idTag: idToken.idToken,
-        remoteStartId,
-        profile: profileFrom201(chargingProfile),
-        ...(chargingProfile.chargingProfilePurpose !== 'TxProfile' && {
-          refusal: { reasonCode: 'InvalidValue', why: "a remote start's profile is a TxProfile (OCPP 2.0.1 F01)" },
-        }),
-        send: async () => {
-          // A station on no circuit applies the profile itself.
-          const sent = handling === 'sentOn' ? params : start;
-          const answer = (await ctx.relay(method, sent)) as Response201<'RequestStartTransaction'>;
-          // Begun before the request (the cable first): the station names the transaction the profile is for.
-          if (answer.status === 'Accepted' && answer.transactionId !== undefined)
-            ctx.profiles.noteRemoteStarted(ctx.stationId, answer.transactionId, remoteStartId);
-          return answer;
-        },
-      }).then((answer): Response201<'RequestStartTransaction'> => {
-        if (!('refusal' in answer)) return answer;
-        return { status: 'Rejected', statusInfo: statusInfoOf(answer.refusal) };
-      });
-    }
-    default:
-      return undefined;
-  }
+export function profileCallsOf<Actions extends ActionMap<Actions>>(
+  actions: ProfileActions<Actions>,
+): ProfileCallHandler {
+  const handle = <A extends keyof Actions & string>(ctx: ProfileCallContext, action: A, params: Actions[A][0]) =>
+    actions[action]?.(ctx, params, (sent) => ctx.relay(action, sent));
+  type Action = keyof Actions & string;
+  return (ctx, action, params) => handle(ctx, action as Action, params as Actions[Action][0]);
 }
 
-interface KeepRules {
+export interface KeepRules {
   transactionId?: number;
   sameLevel: SameLevelRule;
   /** Refused already by the version's own rules. */
@@ -331,7 +116,7 @@ const UNMANAGED = 'the connector is on no circuit: load management could not com
 const UNKNOWN = 'the station has no such connector in the config';
 
 /** SetChargingProfile: the profile kept, or why not; either way logged. */
-async function keep(
+export async function keep(
   ctx: ProfileCallContext,
   connectorId: number,
   purpose: string,
@@ -354,14 +139,14 @@ async function keep(
  * as the CSMS sent it and, once the station accepted it, kept as well, for GetCompositeSchedule. The station's answer,
  * or the refusal.
  */
-async function sentOnAndKept(
+export async function sentOnAndKept<A extends { status: string }>(
   ctx: ProfileCallContext,
   connectorId: number,
   purpose: string,
   profile: LimitProfile,
   rules: KeepRules,
-  send: () => Promise<unknown>,
-): Promise<{ status: string } | { status: 'Rejected'; refusal: Refusal }> {
+  send: () => Promise<A>,
+): Promise<A | { status: 'Rejected'; refusal: Refusal }> {
   const fields = { connectorId, profileId: profile.id, purpose };
   const refusal =
     rules.refusal ??
@@ -369,7 +154,7 @@ async function sentOnAndKept(
     unmanaged(ctx, connectorId) ??
     ctx.profiles.full(ctx.stationId, connectorId, profile, rules.sameLevel);
   if (refusal) return { status: 'Rejected', refusal: refused(ctx, fields, refusal) };
-  const answer = (await send()) as { status: string };
+  const answer = await send();
   if (answer.status !== 'Accepted') return answer;
   const notKept = await ctx.profiles.set(ctx.stationId, connectorId, profile, rules);
   if (notKept)
@@ -382,17 +167,17 @@ async function sentOnAndKept(
  * ClearChargingProfile on a station on no circuit: the station clears its own, chargegate its copies (none matches
  * undefined criteria). Accepted when chargegate held one, else the station's answer.
  */
-async function clearedOnBoth(
+export async function clearedOnBoth<A>(
   ctx: ProfileCallContext,
   criteria: ClearCriteria | undefined,
-  send: () => Promise<unknown>,
-): Promise<unknown> {
+  send: () => Promise<A>,
+): Promise<A | { status: 'Accepted' }> {
   const answer = await send();
   return criteria && (await clear(ctx, criteria)) ? { status: 'Accepted' } : answer;
 }
 
 /** ClearChargingProfile: only the CSMS's profiles; load management's fail-safe stays. */
-async function clear(ctx: ProfileCallContext, criteria: ClearCriteria): Promise<boolean> {
+export async function clear(ctx: ProfileCallContext, criteria: ClearCriteria): Promise<boolean> {
   const cleared = await ctx.profiles.clear(ctx.stationId, criteria);
   if (cleared) ctx.log.info({ ...criteria }, "CSMS charging profiles cleared; load management's fail-safe stays");
   return cleared;
@@ -404,7 +189,7 @@ async function clear(ctx: ProfileCallContext, criteria: ClearCriteria): Promise<
  * refuses profiles (chargegate limits nothing there: the station is asked), 'rejected' for one load management does
  * not manage.
  */
-function compositeOf(
+export function compositeOf(
   ctx: ProfileCallContext,
   connectorId: number,
   duration: number,
@@ -443,7 +228,7 @@ function compositeOf(
  * accepted (else the profile is withdrawn), or the refusal when the profile cannot be composed (the station never
  * hears of the start).
  */
-async function remoteStart<A extends { status: string }>(
+export async function remoteStart<A extends { status: string }>(
   ctx: ProfileCallContext,
   start: {
     connectorId?: number;
@@ -488,7 +273,7 @@ function partsOf(ctx: ProfileCallContext, connectorId: number, window: Window): 
 }
 
 /** A profile not taken, logged; `why` alone: a value OCPP forbids. */
-function refused(
+export function refused(
   ctx: ProfileCallContext,
   fields: { connectorId?: number; profileId: number; purpose?: string },
   refusal: Refusal | string,
@@ -507,7 +292,7 @@ function refused(
  */
 type Handling = 'composed' | 'station' | 'sentOn';
 
-function handlingOf(ctx: ProfileCallContext, connectorId: number): Handling {
+export function handlingOf(ctx: ProfileCallContext, connectorId: number): Handling {
   if (!ctx.onCircuit())
     return connectorId === 0 || ctx.connectors().some((c) => c.connectorId === connectorId) ? 'sentOn' : 'station';
   return stationLimits(ctx, connectorId) ? 'station' : 'composed';
@@ -515,7 +300,8 @@ function handlingOf(ctx: ProfileCallContext, connectorId: number): Handling {
 
 /**
  * Whether the station limits the connector itself (or for 0, each of its connectors): it refuses load management's
- * profiles, so chargegate composes nothing there and a CSMS profile kept would limit nothing (docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles).
+ * profiles, so chargegate composes nothing there and a CSMS profile kept would limit nothing (
+ * docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles).
  */
 function stationLimits(ctx: ProfileCallContext, connectorId: number): boolean {
   const now = ctx.now().getTime();
@@ -535,7 +321,7 @@ function unmanaged(ctx: ProfileCallContext, connectorId: number): Refusal | unde
 }
 
 /** Why chargegate has no composite of a connector. */
-function uncomposed(ctx: ProfileCallContext): Refusal {
+export function uncomposed(ctx: ProfileCallContext): Refusal {
   return { reasonCode: 'UnsupportedRequest', why: ctx.onCircuit() ? UNMANAGED : UNKNOWN };
 }
 
@@ -546,9 +332,4 @@ function oversized(profile: LimitProfile): Refusal | undefined {
     reasonCode: 'InvalidValue',
     why: `a schedule of more than ${MAX_PERIODS} periods: chargegate takes at most ${MAX_PERIODS} from a CSMS`,
   };
-}
-
-/** A refusal as a 2.0.1 answer's statusInfo (additionalInfo: at most 512 characters). */
-function statusInfoOf(refusal: Refusal): { reasonCode: string; additionalInfo: string } {
-  return { reasonCode: refusal.reasonCode, additionalInfo: refusal.why.slice(0, 512) };
 }

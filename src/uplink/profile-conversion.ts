@@ -1,68 +1,11 @@
 import type { LimitProfile, ProfilePurpose } from '../load/index.js';
-import type { Ocpp201Actions, SetChargingProfileRequest } from '../ocpp/index.js';
 
 /**
- * The CSMS's charging profiles in load management's words (docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles): each OCPP
- * version's message read into a LimitProfile, field for field. The transaction a profile names stays with the caller,
- * which maps the CSMS's id to chargegate's.
+ * The CSMS's charging profiles in load management's words (docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles): what both
+ * OCPP versions share of reading a profile into a LimitProfile and of what OCPP forbids in one; each version's own
+ * fields are read in v16/profile-conversion.ts and v201/profile-conversion.ts. The transaction a profile names stays
+ * with the caller, which maps the CSMS's id to chargegate's.
  */
-
-type Profile16 = SetChargingProfileRequest['csChargingProfiles'];
-type Profile201 = Ocpp201Actions['SetChargingProfile'][0]['chargingProfile'];
-
-const PURPOSES_16: Record<Profile16['chargingProfilePurpose'], ProfilePurpose> = {
-  ChargePointMaxProfile: 'stationMaximum',
-  TxDefaultProfile: 'transactionDefault',
-  TxProfile: 'transaction',
-};
-
-/**
- * 2.0.1's external constraints (an energy manager's, K01) cap the whole station as its maximum does; a CSMS may not
- * set them, but a 2.0.1 station reports them among its profiles.
- */
-const PURPOSES_201: Record<Profile201['chargingProfilePurpose'], ProfilePurpose> = {
-  ChargingStationMaxProfile: 'stationMaximum',
-  ChargingStationExternalConstraints: 'stationMaximum',
-  TxDefaultProfile: 'transactionDefault',
-  TxProfile: 'transaction',
-};
-
-/** A 1.6 SetChargingProfile's (or RemoteStartTransaction's) profile. */
-export function profileFrom16(p: Profile16): LimitProfile {
-  return profileOf(p.chargingProfileId, PURPOSES_16[p.chargingProfilePurpose], p, p.chargingSchedule);
-}
-
-/**
- * A 2.0.1 SetChargingProfile's profile: its first schedule, the one a station uses for a car that does not choose
- * among them (ISO 15118 cars may; the others are offers, K15).
- */
-export function profileFrom201(p: Profile201): LimitProfile {
-  return profileOf(p.id, PURPOSES_201[p.chargingProfilePurpose], p, p.chargingSchedule[0]);
-}
-
-/** A 1.6 purpose (ClearChargingProfile's criteria name one). */
-export function purposeFrom16(purpose: Profile16['chargingProfilePurpose']): ProfilePurpose {
-  return PURPOSES_16[purpose];
-}
-
-/** A 2.0.1 purpose (ClearChargingProfile's criteria name one). */
-export function purposeFrom201(purpose: Profile201['chargingProfilePurpose']): ProfilePurpose {
-  return PURPOSES_201[purpose];
-}
-
-/**
- * What OCPP 1.6 forbids in a SetChargingProfile (or a remote start's profile) that its JSON schema lets through, in
- * words (the first found); undefined when nothing is. Such a profile is refused, never kept nor sent on
- * (docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles).
- */
-export function forbiddenIn16(p: Profile16, connectorId?: number): string | undefined {
-  return notNegative('connectorId', connectorId) ?? forbiddenIn(p.stackLevel, [p.chargingSchedule]);
-}
-
-/** forbiddenIn16 for OCPP 2.0.1 (K01): every schedule of the profile, the offers a car may choose among too. */
-export function forbiddenIn201(p: Profile201, evseId?: number): string | undefined {
-  return notNegative('evseId', evseId) ?? forbiddenIn(p.stackLevel, p.chargingSchedule);
-}
 
 interface ScheduleFields {
   duration?: number;
@@ -80,7 +23,7 @@ interface ScheduleFields {
  * is the previous one's end, 1.6 §7.13, 2.0.1 K01.FR.31, K01.FR.35); phases are 1 to 3, and a phase to use is named
  * only for one phase (2.0.1 K01.FR.19).
  */
-function forbiddenIn(stackLevel: number, schedules: readonly ScheduleFields[]): string | undefined {
+export function forbiddenIn(stackLevel: number, schedules: readonly ScheduleFields[]): string | undefined {
   const stack = notNegative('stackLevel', stackLevel);
   if (stack) return stack;
   for (const [i, schedule] of schedules.entries()) {
@@ -120,11 +63,11 @@ function forbiddenPeriod(
   );
 }
 
-function notNegative(name: string, value: number | undefined, where = ''): string | undefined {
+export function notNegative(name: string, value: number | undefined, where = ''): string | undefined {
   return value !== undefined && value < 0 ? `${name} ${value}${where}: OCPP takes 0 or more` : undefined;
 }
 
-function profileOf(
+export function profileOf(
   id: number,
   purpose: ProfilePurpose,
   p: {

@@ -2,7 +2,7 @@ import type { Logger } from '../log/index.js';
 import type { ForwardedMessage } from '../ocpp/index.js';
 import type { Database } from '../store/index.js';
 import type { CsmsCallContext, CsmsCallHandler } from './csms-calls.js';
-import type { ProfileCallContext } from './csms-profile-calls.js';
+import type { ProfileCallHandler } from './csms-profile-calls.js';
 import type { LinkDialect } from './dialect.js';
 import type { UplinkQueue } from './queue.js';
 
@@ -24,11 +24,7 @@ export interface UplinkVersion {
   /** What the CSMS's calls become (a remote start the domain's, the rest the station's). */
   csmsCalls(context: CsmsCallContext): CsmsCallHandler;
   /** A charging-profile call chargegate answers itself for a station on a circuit; undefined: relayed. */
-  profileCall(
-    context: ProfileCallContext,
-    action: string,
-    params: Record<string, unknown>,
-  ): Promise<unknown> | undefined;
+  profileCall: ProfileCallHandler;
   /** The BootNotification that introduces the station to the CSMS (`known`: the one chargegate keeps, in 1.6 words). */
   bootInfo(db: Database, stationId: string, known: object | undefined): object | undefined;
   /** A message as the station's queue keeps it, queued while the link is `accepted` or not. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compositeOf, periodsOf, capped } from '../../src/load/index.js';
-import { profileFrom16, profileFrom201, purposeFrom16, purposeFrom201 } from '../../src/uplink/profile-conversion.js';
+import { profileFrom16, purposeFrom16 } from '../../src/uplink/v16/profile-conversion.js';
+import { profileFrom201, purposeFrom201 } from '../../src/uplink/v201/profile-conversion.js';
 
 const START = '2026-03-02T06:00:00.000Z';
 
