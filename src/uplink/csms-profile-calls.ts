@@ -300,7 +300,7 @@ export function handlingOf(ctx: ProfileCallContext, connectorId: number): Handli
 
 /**
  * Whether the station limits the connector itself (or for 0, each of its connectors): it refuses load management's
- * profiles, so chargegate composes nothing there and a CSMS profile kept would limit nothing 
+ * profiles, so chargegate composes nothing there and a CSMS profile kept would limit nothing
  * (docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles).
  */
 function stationLimits(ctx: ProfileCallContext, connectorId: number): boolean {

@@ -22,7 +22,7 @@ export function purposeFrom16(purpose: Profile16['chargingProfilePurpose']): Pro
 
 /**
  * What OCPP 1.6 forbids in a SetChargingProfile (or a remote start's profile) that its JSON schema lets through, in
- * words (the first found); undefined when nothing is. Such a profile is refused, never kept nor sent on 
+ * words (the first found); undefined when nothing is. Such a profile is refused, never kept nor sent on
  * (docs/design/uplink.md#uplink-what-the-csms-sees, charging profiles).
  */
 export function forbiddenIn16(p: Profile16, connectorId?: number): string | undefined {
