@@ -18,6 +18,9 @@ export const PROCESS_TEST_TIMEOUT_MS = 120_000;
 /** A station row of the config used by the OCPP tests. */
 export const CP001 = { id: 'CP001', chargePoints: [{ id: 'CP001-A', connectors: [1, 2] }] };
 
+/** A second station of the config: another station (a bystander) beside CP001. */
+export const CP002 = { id: 'CP002', chargePoints: [{ id: 'CP002-A', connectors: [1] }] };
+
 /** CP001 with a charge point per connector: CP001-A on 1, CP001-B on 2. */
 export const CP001_TWO_CHARGE_POINTS = {
   id: 'CP001',

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { onTestFinished } from 'vitest';
+import { startBystanderProbe, type BystanderProbe } from './bystander-probe.js';
 import { exitOf, spawnDaemon, type SpawnedDaemon } from './cli.js';
 import { openNotifySocket, type NotifySocket } from './notify-socket.js';
 import { startReceiver, type Answer, type Receiver, type Responder } from './receiver.js';
@@ -89,4 +90,11 @@ export async function notifySocketForTest(): Promise<NotifySocket> {
   const socket = await openNotifySocket();
   onTestFinished(() => socket.close());
   return socket;
+}
+
+/** A bystander probe (see startBystanderProbe), killed when the test finishes if it still runs. */
+export async function bystanderProbeForTest(...args: Parameters<typeof startBystanderProbe>): Promise<BystanderProbe> {
+  const probe = await startBystanderProbe(...args);
+  onTestFinished(() => probe.kill());
+  return probe;
 }

@@ -50,13 +50,14 @@ export function circuitSiteUnderCsms(
 
 /**
  * The test site's daemon linked to `csms` (with these upstream.csms settings), stopped after the test, and its
- * station CP001 connected and booted.
+ * station CP001 connected and booted. `stations` configures more than CP001 (connected by the test).
  */
 export async function linkedSite(
   csms: TestCsms,
   extra: Record<string, unknown> = {},
+  stations?: Array<Record<string, unknown>>,
 ): Promise<{ t: TestDaemon; station: SimulatedStation }> {
-  const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms, extra) });
+  const t = await daemonForTest({ ...siteWith([], stations), ...uplinkConfig(csms, extra) });
   const station = await t.connect();
   await station.boot();
   return { t, station };

@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { MIN_PROBE_ROUNDS, STALL_BOUND_MS } from '../support/bystander-probe.js';
 import { TestCsms } from '../support/csms.js';
-import { eventually, PROCESS_TEST_TIMEOUT_MS, siteWith } from '../support/daemon.js';
-import { spawnDaemonForTest, stationForTest, tempSiteForTest } from '../support/for-test.js';
+import { CP001, CP002, eventually, PROCESS_TEST_TIMEOUT_MS, siteWith } from '../support/daemon.js';
+import { bystanderProbeForTest, spawnDaemonForTest, stationForTest, tempSiteForTest } from '../support/for-test.js';
 import { UPLINK_WAIT_MS, uplinkConfig } from '../support/uplink.js';
 
 const CALLS = 4000;
@@ -15,10 +16,10 @@ function rssKb(pid: number): number {
 
 describe("a CSMS's call flood (docs/operating/security.md#security)", () => {
   it(
-    `${CALLS} calls of 60 KB sent at once: one reaches the station, the others get a CALLERROR at once, RSS grows < 64 MB`,
+    `${CALLS} calls of 60 KB sent at once: one reaches the station, the others get a CALLERROR at once, RSS grows < 64 MB, another station and /health answer within 1 s`,
     async () => {
       const csms = await TestCsms.startForTest({ callConcurrency: CALLS });
-      const temp = tempSiteForTest({ log: { level: 'info' }, ...siteWith(), ...uplinkConfig(csms) });
+      const temp = tempSiteForTest({ log: { level: 'info' }, ...siteWith([], [CP001, CP002]), ...uplinkConfig(csms) });
       const daemon = await spawnDaemonForTest(temp.configPath, { built: true });
       const pid = daemon.child.pid!;
       const station = await stationForTest(daemon.ready.ocppUrl, 'CP001');
@@ -37,6 +38,7 @@ describe("a CSMS's call flood (docs/operating/security.md#security)", () => {
       const data = 'x'.repeat(CALL_BYTES);
       const first = csms.call('CP001', 'DataTransfer', { vendorId: 'flood', messageId: 'first', data });
       await eventually(() => station.received.some((r) => r.action === 'DataTransfer'), UPLINK_WAIT_MS, 'the first');
+      const bystander = await bystanderProbeForTest({ ...daemon.ready, identity: 'CP002' });
       const before = rssKb(pid);
       let peak = before;
       const sampler = setInterval(() => (peak = Math.max(peak, rssKb(pid))), 20);
@@ -51,6 +53,10 @@ describe("a CSMS's call flood (docs/operating/security.md#security)", () => {
       } finally {
         clearInterval(sampler);
       }
+      const { slowestHealthMs, slowestHeartbeatMs, samples } = await bystander.stop();
+      expect(samples).toBeGreaterThanOrEqual(MIN_PROBE_ROUNDS);
+      expect(slowestHeartbeatMs).toBeLessThan(STALL_BOUND_MS);
+      expect(slowestHealthMs).toBeLessThan(STALL_BOUND_MS);
       expect(peak - before, `RSS ${before} kB -> peak ${peak} kB`).toBeLessThan(64 * 1024);
       expect(answers.every((a) => a.status === 'rejected')).toBe(true);
       const codes = new Set(

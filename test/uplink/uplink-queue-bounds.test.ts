@@ -1,8 +1,10 @@
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { MIN_PROBE_ROUNDS, STALL_BOUND_MS } from '../support/bystander-probe.js';
 import { TestCsms } from '../support/csms.js';
-import { eventually, PROCESS_TEST_TIMEOUT_MS, type TestDaemon } from '../support/daemon.js';
+import { CP001, CP002, eventually, PROCESS_TEST_TIMEOUT_MS, type TestDaemon } from '../support/daemon.js';
+import { bystanderProbeForTest } from '../support/for-test.js';
 import { simulatedRecord } from '../support/ocmf.js';
 import type { SimulatedStation } from '../support/station.js';
 import { linkedSite, transactionMessages16, UPLINK_WAIT_MS, upstreamHealth } from '../support/uplink.js';
@@ -31,6 +33,12 @@ function clockReading(station: SimulatedStation, transactionId: number, n: numbe
       },
     ],
   });
+}
+
+/** What the uplink dropped of CP001's messages, from the `upstream` part of /health. */
+function cp001Dropped(upstream: Record<string, unknown>): number | undefined {
+  return (upstream.stations as Array<{ stationId: string; dropped: number }>).find((s) => s.stationId === 'CP001')
+    ?.dropped;
 }
 
 /** The station's queue as written: rows and their payloads' bytes. */
@@ -82,14 +90,20 @@ function sessionKeeping(readings: number, kept: number): string[] {
 
 describe('the uplink queue, bounded in messages and bytes (docs/design/uplink.md#uplink-what-the-csms-sees)', () => {
   it(
-    '1,500 clock-aligned readings of 59 KB while the CSMS is away, queueLimit 100: the queue stays at 100 with the start, stop and signed readings; the data dir grows < 20 MB',
+    '1,500 clock-aligned readings of 59 KB while the CSMS is away, queueLimit 100: the queue stays at 100 with the start, stop and signed readings; the data dir grows < 20 MB; another station and /health answer within 1 s',
     async () => {
       const csms = await TestCsms.startForTest();
-      const { t, station } = await linkedSite(csms, { queueLimit: 100 });
+      const { t, station } = await linkedSite(csms, { queueLimit: 100 }, [CP001, CP002]);
       await eventually(() => csms.of('BootNotification').length > 0, UPLINK_WAIT_MS, 'the uplink boot');
       await csms.cutOff();
+      // The daemon runs in this process: the probe's answers wait for the test's sending too (a stricter bound).
+      const bystander = await bystanderProbeForTest({ httpPort: t.daemon.httpPort, ocppUrl: t.url, identity: 'CP002' });
       const before = bytesUnder(t.temp.dataDir);
       await sessionWithClockReadings(t, station, 1500);
+      const { slowestHealthMs, slowestHeartbeatMs, samples } = await bystander.stop();
+      expect(samples).toBeGreaterThanOrEqual(MIN_PROBE_ROUNDS);
+      expect(slowestHeartbeatMs).toBeLessThan(STALL_BOUND_MS);
+      expect(slowestHealthMs).toBeLessThan(STALL_BOUND_MS);
       const grown = bytesUnder(t.temp.dataDir) - before;
       expect(grown, `the data dir grew ${grown} bytes`).toBeLessThan(20 * 1024 * 1024);
       expect(queued(t).rows).toBe(100);
@@ -99,13 +113,11 @@ describe('the uplink queue, bounded in messages and bytes (docs/design/uplink.md
       // The newest 96 clock-aligned readings, the start, the stop and both signed readings: nothing else was dropped.
       expect(receivedSession(csms)).toEqual(sessionKeeping(1500, 96));
       await eventually(
-        async () => ((await upstreamHealth(t.daemon.httpPort)).stations as Array<{ dropped: number }>)[0]?.dropped,
+        async () => cp001Dropped(await upstreamHealth(t.daemon.httpPort)),
         UPLINK_WAIT_MS,
         'the drops counted',
       );
-      expect(((await upstreamHealth(t.daemon.httpPort)).stations as Array<{ dropped: number }>)[0]?.dropped).toBe(
-        1500 - 96,
-      );
+      expect(cp001Dropped(await upstreamHealth(t.daemon.httpPort))).toBe(1500 - 96);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
