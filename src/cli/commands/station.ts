@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { readConfiguredFile } from '../../config/index.js';
 import { openKeystore, STATION_CA_DAYS, STATION_CERTIFICATE_DAYS } from '../../keystore/index.js';
 import { meterKeyHex, MeterKeyError, parseMeterPublicKey } from '../../meter-signatures/index.js';
-import { Site } from '../../site/index.js';
+import { Site, stationIdentity } from '../../site/index.js';
 import {
   CliError,
   EXIT_FAILURE,
@@ -29,17 +29,20 @@ export function registerStation(program: Command): void {
 
   station
     .command('list')
-    .description('stations in the config or seen by the daemon, with pairing state and online state')
+    .description(
+      'stations in the config or seen by the daemon, with pairing state, online state, vendor, model and firmware',
+    )
     .option('--pending', 'only unknown stations that connected and wait for `station pair`')
     .option('--all', 'also removed stations')
     .action((options: { pending?: boolean; all?: boolean }, cmd: Command) =>
       withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
         const stations = siteOf(ctx)
           .stations.list({ includeRemoved: options.all === true })
-          .filter((s) => !options.pending || s.state === 'pending');
+          .filter((s) => !options.pending || s.state === 'pending')
+          .map((s) => ({ ...s, ...stationIdentity(s.bootInfo) }));
         output(ctx.json, { stations }, () =>
           table(
-            ['STATION', 'SITE', 'STATE', 'ONLINE', 'LAST SEEN', 'PASSWORD'],
+            ['STATION', 'SITE', 'STATE', 'ONLINE', 'LAST SEEN', 'PASSWORD', 'VENDOR', 'MODEL', 'FIRMWARE'],
             stations.map((s) => [
               s.id,
               s.siteId ?? '-',
@@ -47,6 +50,9 @@ export function registerStation(program: Command): void {
               s.online ? 'yes' : 'no',
               s.lastSeen ?? '-',
               s.hasPassword ? 'set' : '-',
+              s.vendor ?? '-',
+              s.model ?? '-',
+              s.firmwareVersion ?? '-',
             ]),
           ),
         );
