@@ -3,6 +3,7 @@ export {
   grantsOf,
   reaches,
   reachesSite,
+  reachesStation,
   reachScope,
   scopeOf,
   type ChargePointLocation,

@@ -78,6 +78,26 @@ export function reachesSite(
   );
 }
 
+/**
+ * Whether a grant covers a whole station (a company, site or station scope): a station's operations act on every
+ * charge point it has, so a grant on one charge point does not reach them. A station not yet in a site (unknown,
+ * pending) is reached by a company grant only.
+ */
+export function reachesStation(
+  grants: readonly Grant[],
+  permission: Permission,
+  companyId: string,
+  station: { id: string; siteId: string | null },
+): boolean {
+  return grants.some(
+    (g) =>
+      g.permission === permission &&
+      ((g.level === 'company' && g.target === companyId) ||
+        (g.level === 'site' && g.target === station.siteId) ||
+        (g.level === 'station' && g.target === station.id)),
+  );
+}
+
 /** The ids a location must match one of (any field) to be reached: what a query filters on. */
 export interface ReachedIds {
   siteIds: string[];

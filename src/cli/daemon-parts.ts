@@ -8,6 +8,7 @@ import { certificatesHealthSource, type HealthSource, type ServedCertificate } f
 import {
   authorizationServerMetadataRoutes,
   BearerAuth,
+  bearerPrincipal,
   chargePointsApiRoutes,
   circuitLimitApiRoutes,
   circuitsApiRoutes,
@@ -15,6 +16,7 @@ import {
   historyApiRoutes,
   jwksRoutes,
   openApiRoutes,
+  registerStationRoutes,
   statusGuard,
   tokenEndpointRoutes,
   type StatusGuard,
@@ -35,6 +37,7 @@ import { MeterService } from '../modbus/index.js';
 import { connectUpstreamAsStation, startCentralSystem, type CentralSystem } from '../ocpp/index.js';
 import { pruneDelivered } from '../outbox/index.js';
 import { LAST_SEEN_WRITE_MS, pruneStoppedTransactions, Site, type EventListener } from '../site/index.js';
+import { StationOperations } from '../stations/index.js';
 import { statusPageRoutes } from '../status-page/index.js';
 import {
   convertStorageLayout,
@@ -362,6 +365,26 @@ export function startLoadManagement(
 }
 
 /**
+ * Operating the stations (contract 11.1): the API's and the CLI's operations, each on the station's call lane; a
+ * 2.0.1 station's report parts kept as they arrive.
+ */
+export function startStationOperations(
+  options: { config: () => Config; site: Site; centralSystem: CentralSystem; storage: Storage },
+  shared: DaemonShared,
+): { part: DaemonPart; stations: StationOperations } {
+  const { config, site, centralSystem, storage } = options;
+  const stations = new StationOperations({
+    commands: centralSystem.commands,
+    site,
+    config,
+    writer: storage.group,
+    logger: shared.logger,
+  });
+  const stopHearing = centralSystem.onReport((stationId, part) => stations.reportReceived(stationId, part));
+  return { part: { name: 'stations', stop: stopHearing }, stations };
+}
+
+/**
  * The HTTP surface partners and installers use: JWKS, the OAuth 2.0 token endpoint, the charge-points, history and
  * circuits API, OpenAPI, and the status page. Returns the guard that keeps status and metrics behind `status:read`.
  */
@@ -374,10 +397,11 @@ export function addHttpRoutes(
     centralSystem: CentralSystem;
     temporaryLimits: TemporaryLimits;
     load: () => LoadStatus | undefined;
+    stations: StationOperations;
   },
   shared: DaemonShared,
 ): StatusGuard {
-  const { config, storage, keystore, site, centralSystem, temporaryLimits, load } = options;
+  const { config, storage, keystore, site, centralSystem, temporaryLimits, load, stations } = options;
   const applications = new Applications({ db: storage.db });
   const bearer = new BearerAuth({
     verifier: new AccessTokenVerifier({ keystore, issuer: () => config().http.issuer }),
@@ -399,6 +423,7 @@ export function addHttpRoutes(
     historyApiRoutes({ db: storage.db, auth: bearer, config }),
     circuitLimitApiRoutes({ auth: bearer, config, temporaryLimits }),
     circuitsApiRoutes({ auth: bearer, config, load }),
+    (app) => registerStationRoutes(app, { stations, principal: bearerPrincipal(bearer, config) }),
     openApiRoutes(config),
     statusPageRoutes(
       { site, config, health: () => shared.health, load, startedAt: new Date(), version: packageVersion() },

@@ -12,6 +12,7 @@ import {
   openStorage,
   startHttp,
   startLoadManagement,
+  startStationOperations,
   startMeters,
   startOcpp,
   startRetention,
@@ -115,6 +116,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     );
     uplink?.composeWith(load.composites);
     parts.push(load.part);
+    const stations = startStationOperations(
+      { config: () => config, site, centralSystem: ocpp.centralSystem, storage },
+      shared,
+    );
+    parts.push(stations.part);
     const guard = addHttpRoutes(
       {
         config: () => config,
@@ -124,6 +130,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         centralSystem: ocpp.centralSystem,
         temporaryLimits: load.temporaryLimits,
         load: load.status,
+        stations: stations.stations,
       },
       shared,
     );

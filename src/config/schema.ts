@@ -356,7 +356,14 @@ function upstreamProblems(upstream: z.output<typeof upstreamSchema>, ctx: z.Refi
     });
 }
 
-export const PERMISSIONS = ['charge-points:read', 'charge-points:control', 'events:read', 'status:read'] as const;
+export const PERMISSIONS = [
+  'charge-points:read',
+  'charge-points:control',
+  'events:read',
+  'status:read',
+  'stations:read',
+  'stations:operate',
+] as const;
 
 const group = z.strictObject({ id, scope, permissions: z.array(z.enum(PERMISSIONS)).min(1) });
 

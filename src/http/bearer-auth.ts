@@ -30,6 +30,13 @@ export class BearerAuth {
   ) {}
 
   async authenticate(request: FastifyRequest, permission: Permission): Promise<Caller> {
+    const caller = await this.identify(request);
+    if (!mayUse(caller, permission)) throw insufficientScope(permission);
+    return caller;
+  }
+
+  /** The verified caller, whatever it may do: 401 when the token is not acceptable. */
+  async identify(request: FastifyRequest): Promise<Caller> {
     const header = request.headers.authorization;
     if (!header || !/^bearer( |$)/i.test(header)) throw unauthorized(undefined, 'missing bearer token');
     const token = /^bearer[ ]+([A-Za-z0-9\-._~+/]+=*)[ ]*$/i.exec(header)?.[1];
@@ -43,15 +50,20 @@ export class BearerAuth {
     }
     const application = this.options.applications.active(claims.client_id);
     if (!application) throw unauthorized('invalid_token', 'application revoked or unknown');
-    const grants = grantsOf(this.options.config(), application.groupIds);
-    // The token's scope bounds what it may do; the groups as configured now say where.
-    if (!claims.scope.split(' ').includes(permission) || !grants.some((g) => g.permission === permission)) {
-      throw new ApiError(403, 'insufficient_scope', `the application lacks the ${permission} permission`, {
-        'www-authenticate': challenge('insufficient_scope', `requires ${permission}`, permission),
-      });
-    }
-    return { clientId: application.clientId, claims, grants };
+    return { clientId: application.clientId, claims, grants: grantsOf(this.options.config(), application.groupIds) };
   }
+}
+
+/** The token's scope bounds what a caller may do; the groups as configured now say where. */
+export function mayUse(caller: Caller, permission: Permission): boolean {
+  return caller.claims.scope.split(' ').includes(permission) && caller.grants.some((g) => g.permission === permission);
+}
+
+/** 403 insufficient_scope with its Bearer challenge (RFC 6750 section 3.1). */
+export function insufficientScope(permission: Permission): ApiError {
+  return new ApiError(403, 'insufficient_scope', `the application lacks the ${permission} permission`, {
+    'www-authenticate': challenge('insufficient_scope', `requires ${permission}`, permission),
+  });
 }
 
 /** A 401 carrying the Bearer challenge; without a token there is no error code (RFC 6750 section 3.1). */

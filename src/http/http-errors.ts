@@ -21,6 +21,9 @@ export const API_ERROR_CODES = [
   'station_error',
   'station_offline',
   'station_timeout',
+  'station_refused',
+  'station_busy',
+  'no_base_report',
 ] as const;
 
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
@@ -106,6 +109,9 @@ const STATION_REFUSALS: Partial<Record<ErrorCode, [status: number, error: ApiErr
   CHARGEGATE_STATION_CALL: [502, 'station_error'],
   CHARGEGATE_TRANSACTION_STOPPED: [409, 'transaction_stopped'],
   CHARGEGATE_UNKNOWN_CONNECTOR: [400, 'invalid_request'],
+  CHARGEGATE_STATION_BUSY: [429, 'station_busy'],
+  CHARGEGATE_INVALID_OPERATION: [400, 'invalid_request'],
+  CHARGEGATE_NO_BASE_REPORT: [409, 'no_base_report'],
 };
 
 function chargegateRefusal(err: Error & { ocppErrorCode?: string }): ApiError | undefined {

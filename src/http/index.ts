@@ -9,3 +9,10 @@ export { circuitsApiRoutes, type CircuitsApiOptions } from './circuits-api.js';
 export { openApiRoutes } from './openapi.js';
 export { authorizationServerMetadataRoutes } from './authorization-server-metadata.js';
 export { circuitLimitApiRoutes, type CircuitLimitApiOptions } from './circuit-limit-api.js';
+export {
+  bearerPrincipal,
+  registerStationRoutes,
+  type StationPermission,
+  type StationPrincipal,
+  type StationRoutesDeps,
+} from './stations-api.js';

@@ -4,6 +4,7 @@ import type { Config, Permission } from '../config/index.js';
 import { ACCESS_TOKEN_LIFETIME_S } from '../keystore/index.js';
 import { apiSchemas, EVENTS_MAX_LIMIT, TRANSACTIONS_MAX_LIMIT } from './api-schemas.js';
 import { BODY_LIMIT_BYTES } from './server.js';
+import { stationPaths } from './stations-openapi.js';
 import { OAUTH_ERROR_CODES } from './token-endpoint.js';
 
 const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
@@ -16,6 +17,8 @@ const PERMISSION_DESCRIPTIONS: Record<Permission, string> = {
   'charge-points:control': 'Start and stop transactions; set temporary circuit limits (needs a site or company grant)',
   'events:read': 'Read the site events (GET /events): catch up after an outage without a replay',
   'status:read': 'Read the status page, status.json and /metrics on a non-loopback listener',
+  'stations:read': 'List the stations and what each is (GET /stations), with their last operations',
+  'stations:operate': 'Reset, unlock, change availability, trigger, read and change the configuration of stations',
 };
 
 /** Responses every Bearer-protected operation can give (RFC 6750), and any operation's internal failure. */
@@ -130,7 +133,7 @@ function openApiDocument(config: Config): Record<string, unknown> {
       title: 'chargegate',
       version: '1',
       description:
-        'Edge controller API: OAuth 2.0 client credentials token, JWKS, charge points and remote start/stop, session history, event catch-up, circuits (load management) and their temporary limits, health and metrics.',
+        'Edge controller API: OAuth 2.0 client credentials token, JWKS, charge points and remote start/stop, stations and their operations, session history, event catch-up, circuits (load management) and their temporary limits, health and metrics.',
     },
     servers: [{ url: issuer }],
     components: {
@@ -377,6 +380,7 @@ function openApiDocument(config: Config): Record<string, unknown> {
         'StopRequest',
       ),
       '/sites/{siteId}/circuits/{circuitId}/limit': circuitLimitOperations(),
+      ...stationPaths({ ref, json, error, bearerErrors: BEARER_ERRORS }),
       '/health': {
         get: {
           operationId: 'getHealth',

@@ -7,6 +7,7 @@ import type { StationClient } from './connections.js';
 import type { SignCertificateThrottle } from './sign-certificate-throttle.js';
 import { rpcError, type ActionMap } from './rpc.js';
 import { isAdmitted } from './station-access.js';
+import type { Ocpp201Actions } from './v201/messages.js';
 
 export interface StationHandlerDeps {
   site: Site;
@@ -28,6 +29,8 @@ export interface StationHandlerDeps {
   lanes: CallLanes;
   /** Told once a BootNotification answered Accepted is on its way (load management sends the fail-safe then). */
   booted?: (stationId: string) => void;
+  /** Told of each part of a 2.0.1 station's report (NotifyReport): an asked-for base report is kept (src/stations). */
+  reported?: (stationId: string, part: Ocpp201Actions['NotifyReport'][0]) => void;
   /** Where what a station sent goes after chargegate handled it: the uplink to the operator's CSMS, when configured. */
   forwarder?: StationMessageForwarder;
 }

@@ -21,6 +21,7 @@ import { createStationCommands, type StationCommands } from './station-commands.
 import { openStationConnection, type SharedHandlerDeps } from './station-connection.js';
 import { createListener } from './station-listener.js';
 import { admitStationUpgrades } from './upgrade-admission.js';
+import type { Ocpp201Actions } from './v201/messages.js';
 
 export interface CentralSystemOptions {
   config: () => Config;
@@ -42,6 +43,8 @@ export type ConnectionListener = (change: {
   protocol: string | undefined;
 }) => void;
 
+export type ReportListener = (stationId: string, part: Ocpp201Actions['NotifyReport'][0]) => void;
+
 export interface StationCa {
   /**
    * Present once the CA exists: always under profile 3 (made at start), else after a first SignCertificate or `station
@@ -61,6 +64,8 @@ export interface CentralSystem {
   readonly chargingLimits: ChargingLimits;
   /** Tells listener of every BootNotification answered Accepted, once the answer is sent; returns the unsubscribe. */
   onBooted(listener: (stationId: string) => void): () => void;
+  /** Tells listener of every part of a report a 2.0.1 station sends (NotifyReport); returns the unsubscribe. */
+  onReport(listener: ReportListener): () => void;
   /** Tells listener of every station connection opened or closed; returns the unsubscribe. */
   onConnection(listener: ConnectionListener): () => void;
   /** The stations connected now (a listener added later hears only of changes). */
@@ -93,6 +98,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   admitStationUpgrades(rpc, { config, site, log });
   const bootListeners = new Set<(stationId: string) => void>();
   const connectionListeners = new Set<ConnectionListener>();
+  const reportListeners = new Set<ReportListener>();
   // One lane per station for every call chargegate sends it: load management's limits, the CSMS's, operations.
   const lanes = new CallLanes({ log, dropped: registerLaneMetrics(options.metrics) });
   const handlerDeps: SharedHandlerDeps = {
@@ -104,6 +110,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
     signCertificateThrottle: new SignCertificateThrottle(),
     lanes,
     booted: (stationId) => bootListeners.forEach((listener) => listener(stationId)),
+    reported: (stationId, part) => reportListeners.forEach((listener) => listener(stationId, part)),
     ...(options.forwarder && { forwarder: options.forwarder }),
   };
   const connectionChanged: ConnectionListener = (change) => connectionListeners.forEach((listener) => listener(change));
@@ -184,6 +191,10 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
     onBooted(listener) {
       bootListeners.add(listener);
       return () => bootListeners.delete(listener);
+    },
+    onReport(listener) {
+      reportListeners.add(listener);
+      return () => reportListeners.delete(listener);
     },
     onConnection(listener) {
       connectionListeners.add(listener);

@@ -4,6 +4,7 @@ export {
   type CentralSystem,
   type CentralSystemOptions,
   type ConnectionListener,
+  type ReportListener,
 } from './central-system.js';
 export type { ForwardedMessage, StationMessageForwarder } from './call-handling.js';
 export { createStationCommands, type StationCommands } from './station-commands.js';

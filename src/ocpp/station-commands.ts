@@ -90,6 +90,20 @@ export interface StationCommands {
   ): Promise<Ocpp201Actions[A][1]>;
   /** The OCPP version the station is connected with; throws StationOfflineError when it is not connected. */
   speaks201(stationId: string): boolean;
+  /** The subprotocol of the station's open connection (ocpp1.6 or ocpp2.0.1); undefined when it is not connected. */
+  protocolOf(stationId: string): string | undefined;
+  /** An installer's or operator's OCPP 1.6 command (src/stations), on the lane as an operation. */
+  operate16<A extends keyof Ocpp16Actions & string>(
+    stationId: string,
+    action: A,
+    req: Ocpp16Actions[A][0],
+  ): Promise<Ocpp16Actions[A][1]>;
+  /** An installer's or operator's OCPP 2.0.1 command (src/stations), on the lane as an operation. */
+  operate201<A extends keyof Ocpp201Actions & string>(
+    stationId: string,
+    action: A,
+    req: Ocpp201Actions[A][0],
+  ): Promise<Ocpp201Actions[A][1]>;
 }
 
 /** Where the commands find a station's live connection. */
@@ -193,5 +207,11 @@ export function createStationCommands(connections: ConnectionLookup, lanes: Call
     call16: (stationId, action, req) => call<Ocpp16Actions, typeof action>(stationId, action, req, 'relay'),
     call201: (stationId, action, req) => call<Ocpp201Actions, typeof action>(stationId, action, req, 'relay'),
     speaks201,
+    protocolOf: (stationId) => {
+      const connection = connections.connectionOf(stationId);
+      return connection?.state === RPC_OPEN ? connection.protocol : undefined;
+    },
+    operate16: (stationId, action, req) => call<Ocpp16Actions, typeof action>(stationId, action, req, 'operation'),
+    operate201: (stationId, action, req) => send201(stationId, action, req),
   };
 }

@@ -436,6 +436,27 @@ export const MIGRATIONS: Migration[] = [
       ALTER TABLE uplink_queue ADD COLUMN refusals INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 23,
+    name: "the last operations on each station: who asked what and the station's answer",
+    sql: `
+      -- Owned by src/stations/audit.ts (contract 11.1): the last 50 per station, older ones deleted as each is added.
+      CREATE TABLE station_operations (
+        id         INTEGER PRIMARY KEY AUTOINCREMENT,
+        station_id TEXT NOT NULL,
+        at         TEXT NOT NULL,
+        -- 'cli' or the API client id.
+        who        TEXT NOT NULL,
+        action     TEXT NOT NULL,
+        request    TEXT NOT NULL,
+        -- The station's answer as the API shows it (JSON), or null when it gave none.
+        answer     TEXT,
+        -- Why there was no answer: offline, timeout, error, with the message.
+        error      TEXT
+      );
+      CREATE INDEX station_operations_station ON station_operations (station_id, id);
+    `,
+  },
 ];
 
 /** The database was migrated by a newer chargegate than this one: its schema may mean things this code cannot know. */

@@ -119,6 +119,7 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
   // Reports and notifications a station sends on its own: acknowledged, logged, forwarded while the uplink is up.
   on('NotifyReport', (params) => {
     log.debug({ requestId: params.requestId, seqNo: params.seqNo }, 'report from station');
+    deps.reported?.(stationId, params);
     live('NotifyReport', params);
     return {};
   });

@@ -1,0 +1,154 @@
+import type { Config } from '../config/index.js';
+import { errorCodeOf, type ErrorCode } from '../errors/index.js';
+import type { Logger } from '../log/index.js';
+import { OCPP201, StationCallError, type Ocpp201Actions, type StationCommands } from '../ocpp/index.js';
+import type { Site } from '../site/index.js';
+import type { Writer } from '../store/index.js';
+import { OperationAudit, type OperationAnswer, type OperationRecord } from './audit.js';
+import { BaseReports, type BaseReport } from './base-reports.js';
+import { stationInventory, type StationInventory } from './inventory.js';
+import { OPERATIONS_WAITING, OperationQueues } from './operation-queue.js';
+import { actionOf, isSuccess, perform, type StationOperation } from './operations.js';
+
+export interface StationOperationsOptions {
+  commands: Pick<StationCommands, 'speaks201' | 'operate16' | 'operate201' | 'protocolOf'>;
+  site: Site;
+  config: () => Config;
+  writer: Writer;
+  logger: Logger;
+  now?: () => Date;
+}
+
+/** An operation's outcome: the station's answer, and whether it did what it was asked (HTTP 200) or refused (409). */
+export interface OperationOutcome {
+  answer: OperationAnswer;
+  succeeded: boolean;
+}
+
+/** A station in full: what it is, its last operations (newest first), and its last base report (2.0.1). */
+export interface StationDetail extends StationInventory {
+  operations: OperationRecord[];
+  baseReport: BaseReport | null;
+}
+
+/**
+ * Operating the stations (contract 11.1): each operation waits its turn on the station (one at a time, at most
+ * OPERATIONS_WAITING behind it), goes to the station's call lane behind load management's and the CSMS's calls, and
+ * is recorded with who asked and what the station answered (the last 50 per station) and logged.
+ */
+export class StationOperations {
+  private readonly baseReports = new BaseReports();
+  private readonly audit: OperationAudit;
+  private readonly queues: OperationQueues;
+  private readonly log: Logger;
+  private readonly now: () => Date;
+
+  constructor(private readonly options: StationOperationsOptions) {
+    this.audit = new OperationAudit(options.writer);
+    // Contract 11.1: answered within 2 x ocpp.callTimeoutMs of the request, waiting included.
+    this.queues = new OperationQueues({
+      waiting: OPERATIONS_WAITING,
+      deadlineMs: () => 2 * options.config().ocpp.callTimeoutMs,
+    });
+    this.log = options.logger.child({ component: 'stations' });
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /** Every station the site knows, as GET /stations lists them. */
+  list(): StationInventory[] {
+    return stationInventory(this.options.site, this.options.commands);
+  }
+
+  /** One station with its operations; undefined when the site does not know it. */
+  detail(stationId: string): StationDetail | undefined {
+    const [station] = stationInventory(this.options.site, this.options.commands, stationId);
+    if (!station) return undefined;
+    return { ...station, operations: this.audit.last(stationId), baseReport: this.baseReports.of(stationId) ?? null };
+  }
+
+  /** A part of a report a 2.0.1 station sent (the central system's onReport). */
+  reportReceived(stationId: string, part: Ocpp201Actions['NotifyReport'][0]): void {
+    this.baseReports.received(stationId, part);
+  }
+
+  /**
+   * Runs the operation on the station for `who` (`cli` or an API client id). A CALLERROR is the station's refusal,
+   * its code the status; rejects with StationBusyError, StationOfflineError, StationTimeoutError, or
+   * InvalidOperationError / NoBaseReportError (nothing sent).
+   */
+  async run(stationId: string, who: string, operation: StationOperation): Promise<OperationOutcome> {
+    const { commands } = this.options;
+    const action = actionOf(operation, commands.protocolOf(stationId) === OCPP201);
+    const request = requestOf(operation);
+    const at = this.now().toISOString();
+    const log = this.log.child({ stationId, who, action });
+    const ctx = {
+      commands,
+      baseReports: this.baseReports,
+      connectorsOf: (id: string) => this.connectorsOf(id),
+      now: this.now,
+    };
+    let answer: OperationAnswer;
+    try {
+      answer = await this.queues.run(stationId, action, () => perform(ctx, stationId, operation).catch(asRefusal));
+    } catch (err) {
+      const kind = errorKind(err);
+      if (kind === undefined) {
+        log.info({ request, reason: (err as Error).message }, 'station operation not sent');
+      } else {
+        const message = (err as Error).message;
+        this.audit.record(stationId, { at, who, action, request, answer: null, error: { kind, message } });
+        log.warn({ request, outcome: kind, reason: message }, 'station operation failed');
+      }
+      throw err;
+    }
+    const { stationId: _, action: sent, ...answered } = answer;
+    this.audit.record(stationId, { at, who, action: sent, request, answer: answered, error: null });
+    const succeeded = isSuccess(answer);
+    log.info(
+      { request, status: answer.status, ...(answer.statusInfo && { statusInfo: answer.statusInfo }) },
+      succeeded ? 'station operation done' : 'station operation refused by the station',
+    );
+    return { answer, succeeded };
+
+    function asRefusal(err: unknown): OperationAnswer {
+      if (!(err instanceof StationCallError)) throw err;
+      // A CALLERROR (NotImplemented, NotSupported, ...) is how a station says it will not do this.
+      return {
+        stationId,
+        action,
+        status: err.ocppErrorCode,
+        statusInfo: { reasonCode: err.ocppErrorCode, additionalInfo: err.message },
+      };
+    }
+  }
+
+  private connectorsOf(stationId: string): number[] {
+    const station = this.options
+      .config()
+      .sites.flatMap((s) => s.stations)
+      .find((s) => s.id === stationId);
+    return station ? station.chargePoints.flatMap((cp) => cp.connectors).sort((a, b) => a - b) : [];
+  }
+}
+
+/** What the audit records of a request: the operation as asked, without its kind (the action says it). */
+function requestOf(operation: StationOperation): object {
+  const { kind: _, ...request } = operation;
+  return request;
+}
+
+/** How a failed operation is recorded; undefined for one refused before it was queued or sent. */
+function errorKind(err: unknown): 'offline' | 'timeout' | 'error' | undefined {
+  const code = errorCodeOf(err);
+  if (code === 'CHARGEGATE_STATION_OFFLINE') return 'offline';
+  if (code === 'CHARGEGATE_STATION_TIMEOUT') return 'timeout';
+  return code !== undefined && NOT_SENT.has(code) ? undefined : 'error';
+}
+
+/** Refused before the station was asked: nothing to record (a flood of them would push real operations out). */
+const NOT_SENT = new Set<ErrorCode>([
+  'CHARGEGATE_STATION_BUSY',
+  'CHARGEGATE_INVALID_OPERATION',
+  'CHARGEGATE_NO_BASE_REPORT',
+]);
