@@ -383,6 +383,34 @@ describe('station operations: each command x each outcome', () => {
     expect(response.body).toMatchObject({ error: 'station_offline', message: expect.stringContaining('CP009') });
   });
 
+  it('a request waiting behind others is answered 504 within 2 x callTimeoutMs of its arrival, never sent', async () => {
+    const resets: unknown[] = [];
+    cp001.handle('Reset', () => {
+      resets.push('Reset');
+      return new Promise((resolve) => setTimeout(() => resolve({ status: 'Accepted' }), CALL_TIMEOUT_MS * 3).unref());
+    });
+    const started = performance.now();
+    const timed = async (type: string): Promise<Awaited<ReturnType<ApiDaemon['call']>> & { elapsedMs: number }> => {
+      const response = await api.call('POST', '/stations/CP001/reset', { token, body: { type } });
+      return { ...response, elapsedMs: performance.now() - started };
+    };
+    // The first times out at callTimeoutMs, the second is sent then and times out at 2 x; the ones behind them would
+    // be sent at 2 x or later: they are answered at their deadline, unsent.
+    const answers = await Promise.all(['soft', 'hard', 'soft', 'hard', 'soft'].map(timed));
+    for (const response of answers) {
+      expect(response.body).toMatchObject({ error: 'station_timeout' });
+      expect(response.elapsedMs).toBeLessThan(2 * CALL_TIMEOUT_MS + 1_000);
+    }
+    expect(answers.at(-1)!.body.message).toContain('still waiting for the operations before it');
+    expect(resets.length).toBeLessThanOrEqual(3);
+    const shown = await api.call('GET', '/stations/CP001', { token });
+    expect((shown.body.operations as unknown[]).slice(0, 5)).toEqual(
+      Array.from({ length: 5 }, () =>
+        expect.objectContaining({ action: 'Reset', answer: null, error: expect.objectContaining({ kind: 'timeout' }) }),
+      ),
+    );
+  });
+
   /** An answer that comes after the call timed out: the station is not left with a handler that never settles. */
   function answeredLate(command: Command): Promise<unknown> {
     return new Promise((resolve) => setTimeout(() => resolve(command.done.answer), CALL_TIMEOUT_MS * 2).unref());

@@ -34,6 +34,7 @@ const GROUPS = [
   { id: 'readers', scope: 'company:acme', permissions: ['stations:read'] },
   { id: 'site-s2', scope: 'site:s2', permissions: ['stations:read', 'stations:operate'] },
   { id: 'charge-point-only', scope: 'chargePoint:CP001-A', permissions: ['stations:read', 'stations:operate'] },
+  { id: 'charge-points', scope: 'company:acme', permissions: ['charge-points:read', 'charge-points:control'] },
 ];
 
 const CALL_TIMEOUT_MS = 1_000;
@@ -135,5 +136,174 @@ describe('stations API', () => {
     expect(api.logged('station operation done')).toContainEqual(
       expect.objectContaining({ stationId: 'CP201', action: 'Reset', status: 'Scheduled' }),
     );
+  });
+
+  it('a token without stations:operate gets 403 for every operation; one without stations:read cannot list', async () => {
+    const reader = await api.token(api.createApp('readers'));
+    expect((await api.call('GET', '/stations', { token: reader })).status).toBe(200);
+    for (const [method, path, body] of [
+      ['POST', 'reset', {}],
+      ['POST', 'unlock', { connectorId: 1 }],
+      ['POST', 'availability', { operative: true }],
+      ['POST', 'trigger', { message: 'Heartbeat' }],
+      ['POST', 'clear-cache', undefined],
+      ['POST', 'report', undefined],
+      ['GET', 'configuration', undefined],
+      ['PUT', 'configuration', { key: 'HeartbeatInterval', value: '60' }],
+    ] as const) {
+      const refused = await api.call(method, `/stations/CP001/${path}`, {
+        token: reader,
+        ...(body !== undefined && { body }),
+      });
+      expect(refused.status, `${method} ${path}`).toBe(403);
+      expect(refused.body).toMatchObject({ error: 'insufficient_scope' });
+      expect(refused.headers.get('www-authenticate')).toContain('stations:operate');
+    }
+    const chargePointsOnly = await api.token(api.createApp('charge-points'));
+    expect(await api.call('GET', '/stations', { token: chargePointsOnly })).toMatchObject({
+      status: 403,
+      body: { error: 'insufficient_scope' },
+    });
+    expect((await api.call('GET', '/stations')).status).toBe(401);
+    expect((await post('/stations/CP001/reset', {}, 'not-a-token')).status).toBe(401);
+  });
+
+  it("a site-scoped application neither sees nor touches another site's station (404), a charge-point grant reaches no station", async () => {
+    let resets = 0;
+    cp001.handle('Reset', () => (resets++, { status: 'Accepted' }));
+    const siteS2 = await api.token(api.createApp('site-s2'));
+    const listed = await api.call('GET', '/stations', { token: siteS2 });
+    expect((listed.body as unknown as Array<{ id: string }>).map((s) => s.id)).toEqual(['CP002']);
+    const hidden = await api.call('GET', '/stations/CP001', { token: siteS2 });
+    expect(hidden).toMatchObject({ status: 404, body: { error: 'not_found' } });
+    // The same answer as for a station that does not exist: nothing tells the one from the other.
+    const missing = await api.call('GET', '/stations/NOPE', { token: siteS2 });
+    expect(missing.body.message).toBe(String(hidden.body.message).replace('CP001', 'NOPE'));
+    expect((await post('/stations/CP001/reset', {}, siteS2)).status).toBe(404);
+    expect((await api.call('GET', '/stations/CP001/configuration', { token: siteS2 })).status).toBe(404);
+    expect(resets).toBe(0);
+    // Its own station is within reach: not connected here.
+    expect((await post('/stations/CP002/reset', {}, siteS2)).status).toBe(503);
+
+    const chargePoint = await api.token(api.createApp('charge-point-only'));
+    expect((await api.call('GET', '/stations', { token: chargePoint })).body).toEqual([]);
+    expect((await post('/stations/CP001/reset', {}, chargePoint)).status).toBe(404);
+  });
+
+  it('bad input gets 400 naming what is wrong, and the station is not asked', async () => {
+    let unlocks = 0;
+    cp001.handle('UnlockConnector', () => (unlocks++, { status: 'Unlocked' }));
+    const unknownConnector = await post('/stations/CP001/unlock', { connectorId: 7 });
+    expect(unknownConnector).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_request', message: expect.stringContaining('has connectors 1, 2') },
+    });
+    expect((await post('/stations/CP001/unlock', {})).body).toMatchObject({
+      error: 'invalid_request',
+      message: expect.stringContaining('connectorId'),
+    });
+    expect((await post('/stations/CP001/reset', { type: 'gentle' })).status).toBe(400);
+    expect((await post('/stations/CP001/trigger', { message: 'TransactionEvent' })).body).toMatchObject({
+      error: 'invalid_request',
+      message: expect.stringContaining('OCPP 1.6 can trigger'),
+    });
+    expect(
+      (
+        await api.call('PUT', '/stations/CP201/configuration', {
+          token: operator,
+          body: { key: 'HeartbeatInterval', value: '1' },
+        })
+      ).body,
+    ).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('Component.Variable') });
+    expect(unlocks).toBe(0);
+  });
+
+  it('keeps the last 50 operations of a station, newest first, in the database', async () => {
+    cp001.handle('ClearCache', () => ({ status: 'Accepted' }));
+    for (let i = 0; i < 55; i++) expect((await post('/stations/CP001/clear-cache')).status).toBe(200);
+    const shown = await api.call('GET', '/stations/CP001', { token: operator });
+    const operations = shown.body.operations as Array<{ action: string; at: string }>;
+    expect(operations).toHaveLength(50);
+    expect(operations.every((o) => o.action === 'ClearCache')).toBe(true);
+    expect([...operations].sort((a, b) => b.at.localeCompare(a.at))).toEqual(operations);
+    const kept = api.db.prepare("SELECT COUNT(*) AS n FROM station_operations WHERE station_id = 'CP001'").get() as {
+      n: number;
+    };
+    expect(kept.n).toBe(50);
+  });
+
+  it('a 2.0.1 base report: GetBaseReport, its NotifyReport parts kept and shown, config get without keys reads them', async () => {
+    const before = await api.call('GET', '/stations/CP201/configuration', { token: operator });
+    expect(before).toMatchObject({ status: 409, body: { error: 'no_base_report' } });
+    let requestId = -1;
+    cp201.handle('GetBaseReport', (params) => {
+      requestId = params.requestId;
+      return { status: 'Accepted' };
+    });
+    expect((await post('/stations/CP201/report')).body).toMatchObject({ action: 'GetBaseReport', status: 'Accepted' });
+    const generatedAt = new Date().toISOString();
+    // A CSMS's report (another requestId) is not mistaken for chargegate's.
+    await cp201.call('NotifyReport', {
+      requestId: requestId + 1,
+      generatedAt,
+      seqNo: 0,
+      reportData: [{ component: { name: 'Other' }, variable: { name: 'Thing' }, variableAttribute: [{ value: 'x' }] }],
+    });
+    await cp201.call('NotifyReport', {
+      requestId,
+      generatedAt,
+      seqNo: 0,
+      tbc: true,
+      reportData: [
+        {
+          component: { name: 'OCPPCommCtrlr' },
+          variable: { name: 'HeartbeatInterval' },
+          variableAttribute: [{ type: 'Actual', value: '300', mutability: 'ReadWrite' }],
+        },
+      ],
+    });
+    const partial = await api.call('GET', '/stations/CP201', { token: operator });
+    expect(partial.body.baseReport).toMatchObject({ requestId, parts: 1, complete: false });
+    await cp201.call('NotifyReport', {
+      requestId,
+      generatedAt,
+      seqNo: 1,
+      reportData: [
+        {
+          component: { name: 'EVSE', evse: { id: 2 } },
+          variable: { name: 'Power' },
+          variableAttribute: [{ type: 'Actual', value: '22000', mutability: 'ReadOnly' }],
+        },
+      ],
+    });
+    const shown = await api.call('GET', '/stations/CP201', { token: operator });
+    expect(shown.body.baseReport).toEqual({
+      requestId,
+      requestedAt: expect.any(String),
+      generatedAt,
+      parts: 2,
+      complete: true,
+      truncated: false,
+      variables: [
+        { key: 'OCPPCommCtrlr.HeartbeatInterval', value: '300', readonly: false },
+        { key: 'EVSE[2].Power', value: '22000', readonly: true },
+      ],
+    });
+    const read = await api.call('GET', '/stations/CP201/configuration', { token: operator });
+    expect(read).toMatchObject({
+      status: 200,
+      body: {
+        stationId: 'CP201',
+        action: 'NotifyReport',
+        status: 'Accepted',
+        result: {
+          configurationKey: [
+            { key: 'OCPPCommCtrlr.HeartbeatInterval', value: '300', readonly: false },
+            { key: 'EVSE[2].Power', value: '22000', readonly: true },
+          ],
+          report: { requestId, generatedAt, complete: true, truncated: false },
+        },
+      },
+    });
   });
 });
