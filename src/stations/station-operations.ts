@@ -118,7 +118,7 @@ export class StationOperations {
         stationId,
         action,
         status: err.ocppErrorCode,
-        statusInfo: { reasonCode: err.ocppErrorCode, additionalInfo: err.message },
+        statusInfo: { reasonCode: err.ocppErrorCode, ...(err.description && { additionalInfo: err.description }) },
       };
     }
   }
