@@ -1,13 +1,23 @@
 import { once } from 'node:events';
 import { lstatSync, rmSync } from 'node:fs';
-import type { FastifyPluginAsync } from 'fastify';
 import { ListenError } from '../config/index.js';
-import { createHttpServer } from '../http/index.js';
+import {
+  createHttpServer,
+  registerStationRoutes,
+  type StationPrincipal,
+  type StationRoutesDeps,
+} from '../http/index.js';
 import type { DaemonPart, DaemonShared } from './daemon-parts.js';
 import { localSocketPath } from './local-socket.js';
 
 /** Linux keeps a socket's path in sun_path: 108 bytes with the terminating NUL. */
 const MAX_SOCKET_PATH_BYTES = 107;
+
+/**
+ * Whoever can open the socket is the data dir's owner, who could read the database and the keystore anyway: the
+ * installer on the box reaches every station and may do everything, recorded as `cli`.
+ */
+const CLI: StationPrincipal = { caller: 'cli', may: () => true, reaches: () => true };
 
 /** Only the owner may connect; umask bits, so the socket never exists with more. */
 const OWNER_ONLY_UMASK = 0o177;
@@ -18,7 +28,7 @@ const OWNER_ONLY_UMASK = 0o177;
  * left there is a killed daemon's (kill -9 and power loss leave it) and is replaced; removed at stop.
  */
 export async function startLocalChannel(
-  options: { dataDir: string; routes: FastifyPluginAsync[] },
+  options: { dataDir: string; stations: StationRoutesDeps['stations'] },
   shared: DaemonShared,
 ): Promise<DaemonPart> {
   const socketPath = localSocketPath(options.dataDir);
@@ -33,10 +43,10 @@ export async function startLocalChannel(
   }
   const app = await createHttpServer({
     logger: shared.logger,
-    routes: options.routes,
+    routes: [(app) => registerStationRoutes(app, { stations: options.stations, principal: async () => CLI })],
     health: () => shared.health,
     metrics: shared.metrics,
-    // Whoever can open the socket is the data dir's owner: status and metrics need no token here.
+    // The owner, as above: metrics need no token here.
     statusGuard: async () => undefined,
   });
   await app.ready();

@@ -17,15 +17,18 @@ import {
   type CommandContext,
   type GlobalOptions,
 } from '../context.js';
+import { registerStationOperations } from './station-operations.js';
 
 /**
  * `chargegate station list|pair|cert|meter-key|block|remove`: the installer's side of admitting stations (README "Connecting a
- * station").
+ * station"); the live commands (reset, unlock, config...) in station-operations.ts.
  */
 export function registerStation(program: Command): void {
   const station = program
     .command('station')
-    .description('OCPP stations: list, pair (prints the basic-auth password once), cert (profile 3), block, remove');
+    .description(
+      'OCPP stations: list, pair (prints the basic-auth password once), cert (profile 3), block, remove; live: reset, unlock, availability, trigger, config, clear-cache, report, show',
+    );
 
   station
     .command('list')
@@ -194,6 +197,8 @@ export function registerStation(program: Command): void {
         }),
       );
   }
+
+  registerStationOperations(station);
 }
 
 /** The config's one site; with several, which one cannot be guessed. */
