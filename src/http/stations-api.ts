@@ -101,10 +101,10 @@ export async function registerStationRoutes(app: FastifyInstance, deps: StationR
   operate('clear-cache', () => ({ kind: 'clear-cache' }));
   operate('report', () => ({ kind: 'report' }));
 
-  // A read of the station's configuration asks the station: stations:operate, as the contract's table says.
+  // Contract 11.1: stations:read suffices for reads, this one included (it changes nothing on the station).
   app.get('/stations/:id/configuration', async (request, reply) => {
-    const principal = await allowed(request, 'stations:operate');
-    const station = reachable(principal, request.params, 'stations:operate');
+    const principal = await allowed(request, 'stations:read');
+    const station = reachable(principal, request.params, 'stations:read');
     const { key: keys } = parseRequest(configurationQuerySchema, request.query, 'query');
     return answer(reply, await stations.run(station.id, principal.caller, { kind: 'config-get', keys }));
   });

@@ -85,7 +85,7 @@ export function stationPaths({ ref, json, error, bearerErrors }: OpenApiWords): 
         operationId: 'getStationConfiguration',
         summary:
           '1.6 GetConfiguration; 2.0.1 GetVariables (attribute Actual), or without keys the variables of the last base report',
-        security: operate,
+        security: read,
         parameters: [
           idParameter,
           {
@@ -98,7 +98,7 @@ export function stationPaths({ ref, json, error, bearerErrors }: OpenApiWords): 
             description: '1.6: a key; 2.0.1: Component.Variable or Component[evse].Variable. Repeat for several',
           },
         ],
-        responses: answers,
+        responses: { ...answers, '403': error('The application lacks stations:read') },
       },
       put: {
         operationId: 'setStationConfiguration',

@@ -112,8 +112,9 @@ export const stationDetailSchema = stationSchema
           action: z.string(),
           request: z.record(z.string(), z.unknown()),
           answer: z
-            .strictObject({ status: z.string(), statusInfo: statusInfo.optional(), result: z.unknown().optional() })
-            .nullable(),
+            .strictObject({ status: z.string(), statusInfo: statusInfo.optional() })
+            .nullable()
+            .describe("The station's answer (a read's result is not kept)"),
           error: z
             .strictObject({ kind: z.enum(['offline', 'timeout', 'error']), message: z.string() })
             .nullable()

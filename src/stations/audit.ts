@@ -20,7 +20,8 @@ export interface OperationRecord {
   who: string;
   action: string;
   request: object;
-  answer: Omit<OperationAnswer, 'stationId' | 'action'> | null;
+  /** The station's status (a read's result is not kept). */
+  answer: Pick<OperationAnswer, 'status' | 'statusInfo'> | null;
   error: { kind: 'offline' | 'timeout' | 'error'; message: string } | null;
 }
 

@@ -102,8 +102,10 @@ export class StationOperations {
       }
       throw err;
     }
-    const { stationId: _, action: sent, ...answered } = answer;
-    this.audit.record(stationId, { at, who, action: sent, request, answer: answered, error: null });
+    // A read's result (up to a whole configuration) is the caller's; the record keeps what the station said.
+    const { status, statusInfo } = answer;
+    const answered = { status, ...(statusInfo && { statusInfo }) };
+    this.audit.record(stationId, { at, who, action: answer.action, request, answer: answered, error: null });
     const succeeded = isSuccess(answer);
     log.info(
       { request, status: answer.status, ...(answer.statusInfo && { statusInfo: answer.statusInfo }) },
@@ -132,11 +134,17 @@ export class StationOperations {
   }
 }
 
-/** What the audit records of a request: the operation as asked, without its kind (the action says it). */
+/**
+ * What the audit and the log keep of a request: the operation as asked, without its kind (the action says it), and
+ * without the value of a key that holds a credential (1.6 AuthorizationKey, 2.0.1 SecurityCtrlr.BasicAuthPassword).
+ */
 function requestOf(operation: StationOperation): object {
   const { kind: _, ...request } = operation;
+  if (operation.kind === 'config-set' && SECRET_KEY.test(operation.key)) return { ...request, value: '(hidden)' };
   return request;
 }
+
+const SECRET_KEY = /password|secret|passphrase|authorizationkey/i;
 
 /** How a failed operation is recorded; undefined for one refused before it was queued or sent. */
 function errorKind(err: unknown): 'offline' | 'timeout' | 'error' | undefined {

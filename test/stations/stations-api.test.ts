@@ -44,6 +44,7 @@ describe('stations API', () => {
   let cp001: SimulatedStation;
   let cp201: StationV201;
   let operator: string;
+  let operatorClientId: string;
 
   beforeAll(async () => {
     api = await startApiDaemon({
@@ -61,7 +62,9 @@ describe('stations API', () => {
     await cp001.statusNotification({ connectorId: 1, status: 'Available' });
     cp201 = await StationV201.connect(api.url, 'CP201');
     await cp201.boot();
-    operator = await api.token(api.createApp('operators'));
+    const operatorApp = api.createApp('operators');
+    operatorClientId = operatorApp.clientId;
+    operator = await api.token(operatorApp);
   });
   afterAll(async () => {
     await cp201.close().catch(() => undefined);
@@ -120,11 +123,10 @@ describe('stations API', () => {
     const shown = await api.call('GET', '/stations/CP001', { token: operator });
     expect(shown.status).toBe(200);
     expect(shown.body).toMatchObject({ id: 'CP001', connected: true, operation: null, baseReport: null });
-    const [clientId] = (shown.body.operations as Array<{ who: string }>).map((o) => o.who);
     expect(shown.body.operations).toEqual([
       {
         at: expect.any(String),
-        who: clientId,
+        who: operatorClientId,
         action: 'Reset',
         request: { hard: true },
         answer: { status: 'Accepted' },
@@ -132,13 +134,12 @@ describe('stations API', () => {
       },
       expect.objectContaining({ action: 'Reset', request: { hard: false } }),
     ]);
-    expect(clientId).toMatch(/./);
     expect(api.logged('station operation done')).toContainEqual(
       expect.objectContaining({ stationId: 'CP201', action: 'Reset', status: 'Scheduled' }),
     );
   });
 
-  it('a token without stations:operate gets 403 for every operation; one without stations:read cannot list', async () => {
+  it('a token with only stations:read lists and reads the configuration, gets 403 for every other operation; one without cannot list', async () => {
     const reader = await api.token(api.createApp('readers'));
     expect((await api.call('GET', '/stations', { token: reader })).status).toBe(200);
     for (const [method, path, body] of [
@@ -148,7 +149,6 @@ describe('stations API', () => {
       ['POST', 'trigger', { message: 'Heartbeat' }],
       ['POST', 'clear-cache', undefined],
       ['POST', 'report', undefined],
-      ['GET', 'configuration', undefined],
       ['PUT', 'configuration', { key: 'HeartbeatInterval', value: '60' }],
     ] as const) {
       const refused = await api.call(method, `/stations/CP001/${path}`, {
@@ -159,6 +159,16 @@ describe('stations API', () => {
       expect(refused.body).toMatchObject({ error: 'insufficient_scope' });
       expect(refused.headers.get('www-authenticate')).toContain('stations:operate');
     }
+    // Reading the configuration is a read (contract 11.1).
+    cp001.handle('GetConfiguration', () => ({
+      configurationKey: [{ key: 'HeartbeatInterval', readonly: false, value: '300' }],
+    }));
+    expect(
+      await api.call('GET', '/stations/CP001/configuration?key=HeartbeatInterval', { token: reader }),
+    ).toMatchObject({
+      status: 200,
+      body: { action: 'GetConfiguration', result: { configurationKey: [{ key: 'HeartbeatInterval', value: '300' }] } },
+    });
     const chargePointsOnly = await api.token(api.createApp('charge-points'));
     expect(await api.call('GET', '/stations', { token: chargePointsOnly })).toMatchObject({
       status: 403,
@@ -230,6 +240,33 @@ describe('stations API', () => {
       n: number;
     };
     expect(kept.n).toBe(50);
+  });
+
+  it("records and logs a credential's new value as hidden, and no read's result", async () => {
+    cp001.handle('ChangeConfiguration', () => ({ status: 'Accepted' }));
+    const secret = 'a3f9c1d2e4b5a6f7';
+    const set = await api.call('PUT', '/stations/CP001/configuration', {
+      token: operator,
+      body: { key: 'AuthorizationKey', value: secret },
+    });
+    expect(set.status).toBe(200);
+    cp001.handle('GetConfiguration', () => ({
+      configurationKey: [{ key: 'HeartbeatInterval', readonly: false, value: '300' }],
+    }));
+    expect((await api.call('GET', '/stations/CP001/configuration', { token: operator })).status).toBe(200);
+    const [read, changed] = (await api.call('GET', '/stations/CP001', { token: operator })).body
+      .operations as unknown[];
+    expect(changed).toMatchObject({
+      action: 'ChangeConfiguration',
+      request: { key: 'AuthorizationKey', value: '(hidden)' },
+      answer: { status: 'Accepted' },
+    });
+    expect(read).toMatchObject({ action: 'GetConfiguration', request: { keys: [] }, answer: { status: 'Accepted' } });
+    expect(JSON.stringify(read)).not.toContain('HeartbeatInterval');
+    expect(JSON.stringify(api.logs)).not.toContain(secret);
+    expect(api.db.prepare('SELECT request FROM station_operations').all()).not.toContainEqual({
+      request: expect.stringContaining(secret),
+    });
   });
 
   it('a 2.0.1 base report: GetBaseReport, its NotifyReport parts kept and shown, config get without keys reads them', async () => {
