@@ -25,6 +25,13 @@ export interface OperationOutcome {
   succeeded: boolean;
 }
 
+/** An operation on its way: its OCPP action, who asked (`cli` or the API client id), since when it runs (RFC 3339). */
+export interface OperationInProgress {
+  action: string;
+  who: string;
+  since: string;
+}
+
 /** A station in full: what it is, its last operations (newest first), and its last base report (2.0.1). */
 export interface StationDetail extends StationInventory {
   operations: OperationRecord[];
@@ -38,6 +45,8 @@ export interface StationDetail extends StationInventory {
  */
 export class StationOperations {
   private readonly baseReports = new BaseReports();
+  /** The operation each station is being sent or answering now, for the status page. */
+  private readonly running = new Map<string, OperationInProgress>();
   private readonly audit: OperationAudit;
   private readonly queues: OperationQueues;
   private readonly log: Logger;
@@ -52,6 +61,11 @@ export class StationOperations {
     });
     this.log = options.logger.child({ component: 'stations' });
     this.now = options.now ?? (() => new Date());
+  }
+
+  /** The operation the station is being sent or answering now; undefined when none is. */
+  inProgress(stationId: string): OperationInProgress | undefined {
+    return this.running.get(stationId);
   }
 
   /** Every station the site knows, as GET /stations lists them. */
@@ -90,7 +104,12 @@ export class StationOperations {
     };
     let answer: OperationAnswer;
     try {
-      answer = await this.queues.run(stationId, action, () => perform(ctx, stationId, operation).catch(asRefusal));
+      answer = await this.queues.run(stationId, action, () => {
+        this.running.set(stationId, { action, who, since: this.now().toISOString() });
+        return perform(ctx, stationId, operation)
+          .catch(asRefusal)
+          .finally(() => this.running.delete(stationId));
+      });
     } catch (err) {
       const kind = errorKind(err);
       if (kind === undefined) {

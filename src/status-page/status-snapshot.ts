@@ -2,6 +2,7 @@ import { modbusBusKey, sessionMeters, type Config } from '../config/index.js';
 import { worstLevel, type HealthLevel, type HealthSource } from '../health/index.js';
 import type { LoadStatus } from '../load/index.js';
 import type { MeterHealth } from '../modbus/index.js';
+import type { OperationInProgress } from '../stations/index.js';
 import { stationIdentity, whToKWh, type ChargePointView, type Site } from '../site/index.js';
 
 /** GET /status.json: what the status page shows. Read-only and unauthenticated, so it carries no tag, secret or key. */
@@ -31,6 +32,8 @@ export interface StationStatus {
   vendor: string | null;
   model: string | null;
   firmwareVersion: string | null;
+  /** The operation the station is being sent or answering now (a reset from the CLI, say); null when none is. */
+  operation: OperationInProgress | null;
 }
 
 /** An open transaction without its idTag. */
@@ -78,6 +81,8 @@ export interface StatusSnapshotSources {
   load: () => LoadStatus | undefined;
   startedAt: Date;
   version: string;
+  /** What runs on a station now (StationOperations.inProgress); none without it. */
+  operationOf?: (stationId: string) => OperationInProgress | undefined;
   now?: () => Date;
 }
 
@@ -109,6 +114,7 @@ export function statusSnapshot(sources: StatusSnapshotSources): StatusSnapshot {
         vendor,
         model,
         firmwareVersion,
+        operation: sources.operationOf?.(s.id) ?? null,
       };
     }),
     chargePoints: sources.site.connectors.chargePoints(),
