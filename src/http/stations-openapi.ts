@@ -16,6 +16,7 @@ export function stationPaths({ ref, json, error, bearerErrors }: OpenApiWords): 
   const notFound = error(
     "No such station, or one the application's groups do not reach (a company, site or station grant)",
   );
+  const readRefused = error('The application lacks stations:read');
   const answers = {
     '200': json(
       ref('StationOperationAnswer'),
@@ -51,7 +52,7 @@ export function stationPaths({ ref, json, error, bearerErrors }: OpenApiWords): 
         summary:
           "The stations the application's groups reach: what each is (its last BootNotification), its connectors",
         security: read,
-        responses: { '200': json(ref('StationList'), 'Stations'), ...bearerErrors },
+        responses: { '200': json(ref('StationList'), 'Stations'), ...bearerErrors, '403': readRefused },
       },
     },
     '/stations/{id}': {
@@ -60,7 +61,12 @@ export function stationPaths({ ref, json, error, bearerErrors }: OpenApiWords): 
         summary: 'One station, its last 50 operations and (2.0.1) its last base report',
         security: read,
         parameters: [idParameter],
-        responses: { '200': json(ref('StationDetail'), 'The station'), ...bearerErrors, '404': notFound },
+        responses: {
+          '200': json(ref('StationDetail'), 'The station'),
+          ...bearerErrors,
+          '403': readRefused,
+          '404': notFound,
+        },
       },
     },
     '/stations/{id}/reset': operation(
@@ -98,7 +104,7 @@ export function stationPaths({ ref, json, error, bearerErrors }: OpenApiWords): 
             description: '1.6: a key; 2.0.1: Component.Variable or Component[evse].Variable. Repeat for several',
           },
         ],
-        responses: { ...answers, '403': error('The application lacks stations:read') },
+        responses: { ...answers, '403': readRefused },
       },
       put: {
         operationId: 'setStationConfiguration',

@@ -92,8 +92,9 @@ export async function perform(
   stationId: string,
   operation: StationOperation,
 ): Promise<OperationAnswer> {
-  const v201 = ctx.commands.speaks201(stationId);
+  // A connector the station lacks is wrong whether or not it is connected; the rest depends on its protocol.
   checkConnector(ctx, stationId, operation);
+  const v201 = ctx.commands.speaks201(stationId);
   const answer = await (v201 ? perform201 : perform16)(ctx, stationId, operation);
   return { stationId, action: actionOf(operation, v201), ...answer };
 }

@@ -8,7 +8,7 @@ import { OperationAudit, type OperationAnswer, type OperationRecord } from './au
 import { BaseReports, type BaseReport } from './base-reports.js';
 import { stationInventory, type StationInventory } from './inventory.js';
 import { OPERATIONS_WAITING, OperationQueues } from './operation-queue.js';
-import { actionOf, isSuccess, perform, type StationOperation } from './operations.js';
+import { actionOf, isSuccess, perform, type OperationContext, type StationOperation } from './operations.js';
 
 export interface StationOperationsOptions {
   commands: Pick<StationCommands, 'speaks201' | 'operate16' | 'operate201' | 'protocolOf'>;
@@ -51,6 +51,7 @@ export class StationOperations {
   private readonly queues: OperationQueues;
   private readonly log: Logger;
   private readonly now: () => Date;
+  private readonly context: OperationContext;
 
   constructor(private readonly options: StationOperationsOptions) {
     this.audit = new OperationAudit(options.writer);
@@ -61,6 +62,12 @@ export class StationOperations {
     });
     this.log = options.logger.child({ component: 'stations' });
     this.now = options.now ?? (() => new Date());
+    this.context = {
+      commands: options.commands,
+      baseReports: this.baseReports,
+      connectorsOf: (id) => this.connectorsOf(id),
+      now: this.now,
+    };
   }
 
   /** The operation the station is being sent or answering now; undefined when none is. */
@@ -96,17 +103,11 @@ export class StationOperations {
     const request = requestOf(operation);
     const at = this.now().toISOString();
     const log = this.log.child({ stationId, who, action });
-    const ctx = {
-      commands,
-      baseReports: this.baseReports,
-      connectorsOf: (id: string) => this.connectorsOf(id),
-      now: this.now,
-    };
     let answer: OperationAnswer;
     try {
       answer = await this.queues.run(stationId, action, () => {
         this.running.set(stationId, { action, who, since: this.now().toISOString() });
-        return perform(ctx, stationId, operation)
+        return perform(this.context, stationId, operation)
           .catch(asRefusal)
           .finally(() => this.running.delete(stationId));
       });
@@ -116,7 +117,7 @@ export class StationOperations {
         log.info({ request, reason: (err as Error).message }, 'station operation not sent');
       } else {
         const message = (err as Error).message;
-        this.audit.record(stationId, { at, who, action, request, answer: null, error: { kind, message } });
+        this.keep(stationId, { at, who, action, request, answer: null, error: { kind, message } }, log);
         log.warn({ request, outcome: kind, reason: message }, 'station operation failed');
       }
       throw err;
@@ -124,7 +125,7 @@ export class StationOperations {
     // A read's result (up to a whole configuration) is the caller's; the record keeps what the station said.
     const { status, statusInfo } = answer;
     const answered = { status, ...(statusInfo && { statusInfo }) };
-    this.audit.record(stationId, { at, who, action: answer.action, request, answer: answered, error: null });
+    this.keep(stationId, { at, who, action: answer.action, request, answer: answered, error: null }, log);
     const succeeded = isSuccess(answer);
     log.info(
       { request, status: answer.status, ...(answer.statusInfo && { statusInfo: answer.statusInfo }) },
@@ -141,6 +142,15 @@ export class StationOperations {
         status: err.ocppErrorCode,
         statusInfo: { reasonCode: err.ocppErrorCode, ...(err.description && { additionalInfo: err.description }) },
       };
+    }
+  }
+
+  /** Records the operation; a database failure is logged and leaves the station's answer to its caller. */
+  private keep(stationId: string, record: OperationRecord, log: Logger): void {
+    try {
+      this.audit.record(stationId, record);
+    } catch (err) {
+      log.error({ err }, 'could not record the station operation');
     }
   }
 

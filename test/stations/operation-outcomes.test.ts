@@ -24,7 +24,7 @@ const SITES = [
           { id: 'CP201-B', connectors: [2] },
         ],
       },
-      { id: 'CP009', chargePoints: [{ id: 'CP009-A', connectors: [1] }] },
+      { id: 'CP009', chargePoints: [{ id: 'CP009-A', connectors: [1, 2] }] },
     ],
     meters: [],
     webhooks: [],

@@ -225,6 +225,11 @@ describe('stations API', () => {
         })
       ).body,
     ).toMatchObject({ error: 'invalid_request', message: expect.stringContaining('Component.Variable') });
+    // Also for a station that is not connected: the request is wrong either way.
+    expect((await post('/stations/CP002/unlock', { connectorId: 2 })).body).toMatchObject({
+      error: 'invalid_request',
+      message: expect.stringContaining('station "CP002" has connectors 1'),
+    });
     expect(unlocks).toBe(0);
   });
 
@@ -267,6 +272,25 @@ describe('stations API', () => {
     expect(api.db.prepare('SELECT request FROM station_operations').all()).not.toContainEqual({
       request: expect.stringContaining(secret),
     });
+  });
+
+  it("an operation whose record cannot be written still gets the station's answer; the failure is logged", async () => {
+    cp001.handle('ClearCache', () => ({ status: 'Accepted' }));
+    api.db.exec(
+      "CREATE TRIGGER refuse_records BEFORE INSERT ON station_operations BEGIN SELECT RAISE(ABORT, 'no room'); END",
+    );
+    try {
+      const cleared = await post('/stations/CP001/clear-cache');
+      expect(cleared).toMatchObject({ status: 200, body: { action: 'ClearCache', status: 'Accepted' } });
+      expect(api.logged('could not record the station operation')).toEqual([
+        expect.objectContaining({ stationId: 'CP001', action: 'ClearCache' }),
+      ]);
+    } finally {
+      api.db.exec('DROP TRIGGER refuse_records');
+    }
+    expect((await post('/stations/CP001/clear-cache')).status).toBe(200);
+    const [latest] = (await api.call('GET', '/stations/CP001', { token: operator })).body.operations as unknown[];
+    expect(latest).toMatchObject({ action: 'ClearCache', answer: { status: 'Accepted' } });
   });
 
   it('a 2.0.1 base report: GetBaseReport, its NotifyReport parts kept and shown, config get without keys reads them', async () => {
