@@ -8,11 +8,15 @@ export interface StationIdentity {
 
 export function stationIdentity(bootInfo: object | null): StationIdentity {
   const boot = (bootInfo ?? {}) as Record<string, unknown>;
-  const text = (key: string) => (typeof boot[key] === 'string' ? boot[key] : null);
+  const text = (...keys: string[]): string | null => {
+    const value = keys.map((key) => boot[key]).find((v) => typeof v === 'string');
+    return typeof value === 'string' ? value : null;
+  };
   return {
     vendor: text('chargePointVendor'),
     model: text('chargePointModel'),
-    serialNumber: text('chargePointSerialNumber'),
+    // 1.6 has both: the charge point's serial, and the older chargeBoxSerialNumber some stations fill instead.
+    serialNumber: text('chargePointSerialNumber', 'chargeBoxSerialNumber'),
     firmwareVersion: text('firmwareVersion'),
   };
 }
