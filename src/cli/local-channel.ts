@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { lstatSync, rmSync } from 'node:fs';
-import { ListenError } from '../config/index.js';
+import { ConfigError, ListenError } from '../config/index.js';
 import {
   createHttpServer,
   registerStationRoutes,
@@ -25,17 +25,19 @@ const OWNER_ONLY_UMASK = 0o177;
 /**
  * HTTP on a Unix socket in `dataDir`, mode 0600: only the data dir's owner (the CLI run as the daemon's user, or
  * root) can use it, and nothing new listens on the network. Started after the data-dir lock is held, so a socket
- * left there is a killed daemon's (kill -9 and power loss leave it) and is replaced; removed at stop.
+ * left there is a killed daemon's (kill -9 and power loss leave it) and is replaced; removed at stop. A dataDir too
+ * long for a socket's path is a ConfigError naming dataDir.
  */
 export async function startLocalChannel(
-  options: { dataDir: string; stations: StationRoutesDeps['stations'] },
+  options: { configPath: string; dataDir: string; stations: StationRoutesDeps['stations'] },
   shared: DaemonShared,
 ): Promise<DaemonPart> {
   const socketPath = localSocketPath(options.dataDir);
+  // A config problem: exit 2, which systemd does not restart into (RestartPreventExitStatus).
   if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH_BYTES)
-    throw new ListenError(
-      `cannot listen on ${socketPath}: a Unix socket's path is at most ${MAX_SOCKET_PATH_BYTES} bytes: choose a shorter dataDir`,
-    );
+    throw new ConfigError(options.configPath, [
+      `dataDir: the local socket ${socketPath} would be longer than the ${MAX_SOCKET_PATH_BYTES} bytes a Unix socket's path may have: choose a shorter dataDir`,
+    ]);
   const logger = shared.logger.child({ component: 'local-channel' });
   if (lstatSync(socketPath, { throwIfNoEntry: false })?.isSocket()) {
     rmSync(socketPath);

@@ -1,8 +1,11 @@
 import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { localSocketPath } from '../../src/cli/local-socket.js';
+import { runCli } from '../support/cli.js';
 import { daemonForTest, PROCESS_TEST_TIMEOUT_MS } from '../support/daemon.js';
+import { tempSiteForTest } from '../support/for-test.js';
 
 /** The uid and gid of `nobody`: a second user on the box. */
 const NOBODY = 65534;
@@ -35,6 +38,21 @@ describe('the local channel: the CLI reaches the running daemon on a Unix socket
       }
       await t.stop();
       expect(existsSync(socketPath)).toBe(false);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'a dataDir too long for a socket path: `run` exits 2 in one line naming dataDir',
+    async () => {
+      const site = tempSiteForTest();
+      const dataDir = path.join(site.dir, 'd'.repeat(120));
+      site.write({ dataDir });
+      const result = await runCli(['run', '--config', site.configPath]);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(
+        `chargegate: ${site.configPath}: dataDir: the local socket ${path.join(dataDir, 'chargegate.sock')} would be longer than the 107 bytes a Unix socket's path may have: choose a shorter dataDir\n`,
+      );
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
