@@ -3,7 +3,7 @@ import { chmodSync, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { localSocketPath } from '../../src/cli/local-socket.js';
-import { runCli } from '../support/cli.js';
+import { MAIN, ROOT, runCli } from '../support/cli.js';
 import { daemonForTest, PROCESS_TEST_TIMEOUT_MS } from '../support/daemon.js';
 import { tempSiteForTest } from '../support/for-test.js';
 
@@ -16,6 +16,18 @@ function connectAs(uid: number, socketPath: string): Promise<string> {
   return new Promise((resolve, reject) =>
     execFile(process.execPath, ['-e', script, socketPath], { uid, gid: uid }, (err, stdout) =>
       err ? reject(err) : resolve(stdout.trim()),
+    ),
+  );
+}
+
+/** The CLI run from source as `uid`: its exit code and stderr. */
+function cliAs(uid: number, args: string[]): Promise<{ code: number; stderr: string }> {
+  return new Promise((resolve) =>
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', MAIN, ...args],
+      { cwd: ROOT, uid, gid: uid, env: { ...process.env, HOME: '/tmp' } },
+      (err, _stdout, stderr) => resolve({ code: err ? Number(err.code) : 0, stderr }),
     ),
   );
 }
@@ -35,6 +47,11 @@ describe('the local channel: the CLI reaches the running daemon on a Unix socket
         // Let the second user reach the socket itself, so only its own mode stands in the way.
         for (const dir of [t.temp.dir, t.temp.dataDir]) chmodSync(dir, 0o755);
         expect(await connectAs(NOBODY, socketPath)).toBe('EACCES');
+        const cli = await cliAs(NOBODY, ['station', 'reset', 'CP001', '--config', t.temp.configPath]);
+        expect(cli).toEqual({
+          code: 1,
+          stderr: `chargegate: permission denied: run this as the user the daemon runs as (the data dir owner), or root (${socketPath})\n`,
+        });
       }
       await t.stop();
       expect(existsSync(socketPath)).toBe(false);
