@@ -1,5 +1,6 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localSocketPath } from '../../src/cli/local-socket.js';
 import { rpcError } from '../../src/ocpp/index.js';
 import { runCli, runCliJson } from '../support/cli.js';
 import {
@@ -11,6 +12,7 @@ import {
   type TestDaemon,
 } from '../support/daemon.js';
 import { stationV201ForTest, tempSiteForTest } from '../support/for-test.js';
+import { requestOverSocket } from '../support/local-socket.js';
 import type { SimulatedStation } from '../support/station.js';
 import { StationV201 } from '../support/station-v201.js';
 
@@ -53,6 +55,36 @@ describe('chargegate station list (contract 11.1): what each station is', () => 
         expect.stringMatching(/^CP001 +s1 +configured +yes +.+ +chargegate-sim +SimStation +1\.0\.0$/),
         expect.stringMatching(/^EV201 +s1 +configured +yes +.+ +ACME +Wallbox 2\.0\.1 +2\.1\.0$/),
       ]);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+});
+
+describe('a busy station', () => {
+  it(
+    'with 16 operations waiting behind a running one, the next command exits 1 saying the station is busy',
+    async () => {
+      const t = await daemonForTest(siteWith([], [CP001]));
+      const station = await t.connect('CP001');
+      await station.boot();
+      let answerReset = (): void => undefined;
+      const held = new Promise((resolve) => (answerReset = () => resolve({ status: 'Accepted' })));
+      station.handle('Reset', () => held);
+      const socketPath = localSocketPath(t.temp.dataDir);
+      // One running (the station holds its answer), 16 waiting: the queue is full.
+      const queued = Array.from({ length: 17 }, () =>
+        requestOverSocket(socketPath, 'POST', '/stations/CP001/reset', { type: 'soft' }),
+      );
+      await expect.poll(() => station.received.filter((r) => r.action === 'Reset').length).toBe(1);
+
+      expect(await runCli(['station', 'clear-cache', 'CP001', '--config', t.temp.configPath])).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          'chargegate: station "CP001" is busy: 16 operations already wait for it; try again when they are done\n',
+      });
+      answerReset();
+      expect((await Promise.all(queued)).map((r) => r.status)).toEqual(Array(17).fill(200));
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

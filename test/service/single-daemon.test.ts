@@ -1,22 +1,15 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { Agent, request } from 'undici';
 import { describe, expect, it } from 'vitest';
 import { localSocketPath } from '../../src/cli/local-socket.js';
 import { runCli } from '../support/cli.js';
 import { PROCESS_TEST_TIMEOUT_MS } from '../support/daemon.js';
 import { spawnDaemonForTest, tempSiteForTest } from '../support/for-test.js';
+import { requestOverSocket } from '../support/local-socket.js';
 
 /** The HTTP status of GET /health on the daemon's local channel (the socket the CLI's live commands use). */
 async function healthOverSocket(socketPath: string): Promise<number> {
-  const dispatcher = new Agent({ connect: { socketPath } });
-  try {
-    const response = await request('http://localhost/health', { dispatcher });
-    await response.body.dump();
-    return response.statusCode;
-  } finally {
-    await dispatcher.close();
-  }
+  return (await requestOverSocket(socketPath, 'GET', '/health')).status;
 }
 
 /** Contract section 7: one daemon per data directory. */
