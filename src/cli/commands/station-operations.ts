@@ -9,51 +9,14 @@ import {
   wholeNumber,
   type GlobalOptions,
 } from '../context.js';
+import type { Config } from '../../config/index.js';
+import type { OperationAnswer, StationDetail } from '../../stations/index.js';
 import { askDaemon, type LocalAnswer } from '../local-client.js';
 
 /** A connector id as OCPP 1.6 and chargegate's config count them. */
 const connectorId = wholeNumber(1, 2 ** 31 - 1);
 
-/** The station's answer to an operation (contract 11.1): what --json prints, on a success and on a refusal. */
-interface OperationAnswer {
-  stationId: string;
-  action: string;
-  status: string;
-  statusInfo?: { reasonCode: string; additionalInfo?: string };
-  result?: unknown;
-}
-
-/** GET /stations/{id} (contract 11.1, "What each station is"), as far as `station show` prints it. */
-interface StationDocument {
-  id: string;
-  site: string | null;
-  protocol: string | null;
-  connected: boolean;
-  lastSeen: string | null;
-  vendor: string | null;
-  model: string | null;
-  serialNumber: string | null;
-  firmwareVersion: string | null;
-  connectors: Array<{ connectorId: number; chargePointId: string; status: string; errorCode: string }>;
-  operation: { kind: string; id: string; state: string } | null;
-  operations: Array<{
-    at: string;
-    who: string;
-    action: string;
-    answer: { status: string; statusInfo?: OperationAnswer['statusInfo'] } | null;
-    error: { kind: string; message: string } | null;
-  }>;
-  baseReport: {
-    requestId: number;
-    requestedAt: string;
-    generatedAt: string | null;
-    parts: number;
-    complete: boolean;
-    truncated: boolean;
-    variables: Array<{ key: string; value?: string; readonly: boolean }>;
-  } | null;
-}
-
+/** A read's `result`: the keys (a 2.0.1 `config get` without keys: from the last base report), unknown ones. */
 interface ConfigurationResult {
   configurationKey?: Array<{ key: string; value?: string; readonly?: boolean }>;
   unknownKey?: string[];
@@ -162,7 +125,7 @@ export function registerStationOperations(station: Command): void {
       const globals = cmd.optsWithGlobals<GlobalOptions>();
       const answer = await askDaemon(daemonConfig(globals), 'GET', stationPath(stationId));
       if (answer.status !== 200) return notDone(globals, stationId, answer);
-      output(globals.json === true, answer.body, () => describeStation(answer.body as StationDocument));
+      output(globals.json === true, answer.body, () => describeStation(answer.body as StationDetail));
     });
 }
 
@@ -197,7 +160,7 @@ function notDone(globals: GlobalOptions, stationId: string, answer: LocalAnswer)
   process.exitCode = exitCode;
 }
 
-function daemonConfig(globals: GlobalOptions) {
+function daemonConfig(globals: GlobalOptions): Config {
   return loadCommandConfig(globals).config;
 }
 
@@ -242,7 +205,7 @@ function describeAnswer(answer: OperationAnswer): string {
   return lines.join('\n');
 }
 
-function describeStation(s: StationDocument): string {
+function describeStation(s: StationDetail): string {
   const report = s.baseReport;
   return [
     `${s.id} (site ${s.site ?? '-'}): ${s.connected ? `connected, ${s.protocol}` : 'not connected'}, last seen ${s.lastSeen ?? 'never'}`,
