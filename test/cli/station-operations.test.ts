@@ -599,6 +599,19 @@ describe('the live station commands, end to end over the local channel (contract
   );
 
   it(
+    'config get without keys on a 2.0.1 station that sent no base report yet: exit 1, asking for `station report`',
+    async () => {
+      expect(await runCli(['station', 'config', 'get', 'EV201', ...config])).toEqual({
+        code: 1,
+        stdout: '',
+        stderr:
+          'chargegate: station "EV201" has sent no base report yet: ask for one first (station report / POST .../report)\n',
+      });
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
     'station show: what the station is, its last operations by cli; a 2.0.1 base report, also for config get',
     async () => {
       answer('1.6', 'ClearCache', () => ({ status: 'Accepted' }));
