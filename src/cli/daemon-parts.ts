@@ -426,7 +426,15 @@ export function addHttpRoutes(
     (app) => registerStationRoutes(app, { stations, principal: bearerPrincipal(bearer, config) }),
     openApiRoutes(config),
     statusPageRoutes(
-      { site, config, health: () => shared.health, load, startedAt: new Date(), version: packageVersion() },
+      {
+        site,
+        config,
+        health: () => shared.health,
+        load,
+        startedAt: new Date(),
+        version: packageVersion(),
+        operationOf: (stationId) => stations.inProgress(stationId),
+      },
       guard,
     ),
   );

@@ -21,6 +21,7 @@ import {
   type DaemonPart,
   type DaemonShared,
 } from './daemon-parts.js';
+import { startLocalChannel } from './local-channel.js';
 
 export type { DaemonPart } from './daemon-parts.js';
 
@@ -136,6 +137,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     await webhooks.ready();
     const http = await startHttp({ http: config.http, guard, ocppCertificate: ocpp.centralSystem.certificate }, shared);
     parts.push(http.part);
+    parts.push(
+      await startLocalChannel(
+        { configPath: options.configPath, dataDir: config.dataDir, stations: stations.stations },
+        shared,
+      ),
+    );
     const httpPort = http.port;
     const ocppPort = ocpp.centralSystem.port;
     // `meter status` and other CLI commands find the running daemon here, also when the config says port 0.

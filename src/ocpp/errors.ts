@@ -45,7 +45,8 @@ export class StationCallError extends ChargegateError {
     readonly stationId: string,
     readonly action: string,
     readonly ocppErrorCode: string,
-    description: string,
+    /** The CALLERROR's own description, as the station wrote it (may be empty). */
+    readonly description: string,
     message = `station "${stationId}" refused ${action}: ${ocppErrorCode}${description ? ` (${description})` : ''}`,
   ) {
     super(message);

@@ -7,6 +7,7 @@ export { OPERATIONS_WAITING } from './operation-queue.js';
 export type { StationOperation } from './operations.js';
 export {
   StationOperations,
+  type OperationInProgress,
   type OperationOutcome,
   type StationDetail,
   type StationOperationsOptions,

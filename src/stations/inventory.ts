@@ -1,4 +1,4 @@
-import type { Site, StationListing } from '../site/index.js';
+import { stationIdentity, type Site } from '../site/index.js';
 
 /** What a station is, for `station list`, GET /stations and the status page (contract 11.1). */
 export interface StationInventory {
@@ -51,25 +51,9 @@ export function stationInventory(site: Site, live: LiveConnections, only?: strin
       protocol,
       connected: protocol !== null,
       lastSeen: station.lastSeen,
-      ...bootFacts(station),
+      ...stationIdentity(station.bootInfo),
       connectors,
       operation: null,
     };
   });
-}
-
-function bootFacts(
-  station: StationListing,
-): Pick<StationInventory, 'vendor' | 'model' | 'serialNumber' | 'firmwareVersion'> {
-  const boot = (station.bootInfo ?? {}) as Record<string, unknown>;
-  const text = (...keys: string[]): string | null => {
-    const value = keys.map((k) => boot[k]).find((v) => typeof v === 'string');
-    return typeof value === 'string' ? value : null;
-  };
-  return {
-    vendor: text('chargePointVendor'),
-    model: text('chargePointModel'),
-    serialNumber: text('chargePointSerialNumber', 'chargeBoxSerialNumber'),
-    firmwareVersion: text('firmwareVersion'),
-  };
 }

@@ -25,6 +25,13 @@ export interface OperationOutcome {
   succeeded: boolean;
 }
 
+/** An operation on its way: its OCPP action, who asked (`cli` or the API client id), since when it runs (RFC 3339). */
+export interface OperationInProgress {
+  action: string;
+  who: string;
+  since: string;
+}
+
 /** A station in full: what it is, its last operations (newest first), and its last base report (2.0.1). */
 export interface StationDetail extends StationInventory {
   operations: OperationRecord[];
@@ -38,6 +45,8 @@ export interface StationDetail extends StationInventory {
  */
 export class StationOperations {
   private readonly baseReports = new BaseReports();
+  /** The operation each station is being sent or answering now, for the status page. */
+  private readonly running = new Map<string, OperationInProgress>();
   private readonly audit: OperationAudit;
   private readonly queues: OperationQueues;
   private readonly log: Logger;
@@ -59,6 +68,11 @@ export class StationOperations {
       connectorsOf: (id) => this.connectorsOf(id),
       now: this.now,
     };
+  }
+
+  /** The operation the station is being sent or answering now; undefined when none is. */
+  inProgress(stationId: string): OperationInProgress | undefined {
+    return this.running.get(stationId);
   }
 
   /** Every station the site knows, as GET /stations lists them. */
@@ -91,9 +105,12 @@ export class StationOperations {
     const log = this.log.child({ stationId, who, action });
     let answer: OperationAnswer;
     try {
-      answer = await this.queues.run(stationId, action, () =>
-        perform(this.context, stationId, operation).catch(asRefusal),
-      );
+      answer = await this.queues.run(stationId, action, () => {
+        this.running.set(stationId, { action, who, since: this.now().toISOString() });
+        return perform(this.context, stationId, operation)
+          .catch(asRefusal)
+          .finally(() => this.running.delete(stationId));
+      });
     } catch (err) {
       const kind = errorKind(err);
       if (kind === undefined) {
@@ -123,7 +140,7 @@ export class StationOperations {
         stationId,
         action,
         status: err.ocppErrorCode,
-        statusInfo: { reasonCode: err.ocppErrorCode, additionalInfo: err.message },
+        statusInfo: { reasonCode: err.ocppErrorCode, ...(err.description && { additionalInfo: err.description }) },
       };
     }
   }

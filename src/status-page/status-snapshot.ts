@@ -2,7 +2,8 @@ import { modbusBusKey, sessionMeters, type Config } from '../config/index.js';
 import { worstLevel, type HealthLevel, type HealthSource } from '../health/index.js';
 import type { LoadStatus } from '../load/index.js';
 import type { MeterHealth } from '../modbus/index.js';
-import { whToKWh, type ChargePointView, type Site } from '../site/index.js';
+import type { OperationInProgress } from '../stations/index.js';
+import { stationIdentity, whToKWh, type ChargePointView, type Site } from '../site/index.js';
 
 /** GET /status.json: what the status page shows. Read-only and unauthenticated, so it carries no tag, secret or key. */
 export interface StatusSnapshot {
@@ -31,6 +32,8 @@ export interface StationStatus {
   vendor: string | null;
   model: string | null;
   firmwareVersion: string | null;
+  /** The operation the station is being sent or answering now (a reset from the CLI, say); null when none is. */
+  operation: OperationInProgress | null;
 }
 
 /** An open transaction without its idTag. */
@@ -78,6 +81,8 @@ export interface StatusSnapshotSources {
   load: () => LoadStatus | undefined;
   startedAt: Date;
   version: string;
+  /** What runs on a station now (StationOperations.inProgress); none without it. */
+  operationOf?: (stationId: string) => OperationInProgress | undefined;
   now?: () => Date;
 }
 
@@ -99,17 +104,17 @@ export function statusSnapshot(sources: StatusSnapshotSources): StatusSnapshot {
     sites: config.sites.map((s) => s.id),
     health: worstLevel(Object.values(reports).map((r) => r.status as HealthLevel)),
     stations: sources.site.stations.list().map((s) => {
-      const boot = (s.bootInfo ?? {}) as Record<string, unknown>;
-      const text = (key: string) => (typeof boot[key] === 'string' ? boot[key] : null);
+      const { vendor, model, firmwareVersion } = stationIdentity(s.bootInfo);
       return {
         stationId: s.id,
         siteId: s.siteId,
         state: s.state,
         online: s.online,
         lastSeen: s.lastSeen,
-        vendor: text('chargePointVendor'),
-        model: text('chargePointModel'),
-        firmwareVersion: text('firmwareVersion'),
+        vendor,
+        model,
+        firmwareVersion,
+        operation: sources.operationOf?.(s.id) ?? null,
       };
     }),
     chargePoints: sources.site.connectors.chargePoints(),

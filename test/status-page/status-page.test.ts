@@ -4,6 +4,7 @@ import { METER_MODELS } from '../../src/modbus/index.js';
 import type { StatusSnapshot } from '../../src/status-page/index.js';
 import { readStatusScript } from '../../src/status-page/page-assets.js';
 import { CHROMIUM, chromiumMissing } from '../support/chromium.js';
+import { runCli } from '../support/cli.js';
 import { CP001, startTestDaemon, type TestDaemon } from '../support/daemon.js';
 import { MeterSimulator } from '../support/meter-simulator.js';
 import type { SimulatedStation } from '../support/station.js';
@@ -122,6 +123,30 @@ describe.skipIf(chromiumMissing)('status page in headless Chromium', () => {
     }
     expect(problems).toEqual([]);
   });
+
+  it("shows each station's vendor, model and firmware, and the operation it is answering now", async () => {
+    const station = await connectForTest('CP001');
+    await station.boot({ chargePointVendor: 'Keba', chargePointModel: 'P30', firmwareVersion: '3.10.16' });
+    // The station takes its time over the Reset: the page shows it on its way until the answer comes.
+    let answerReset = (): void => undefined;
+    const held = new Promise((resolve) => (answerReset = () => resolve({ status: 'Accepted' })));
+    station.handle('Reset', () => held);
+    const page = await pageForTest();
+    await page.goto(`http://127.0.0.1:${httpPort}/`);
+
+    const row = page.locator('#stations tr[data-station="CP001"]');
+    await expect.poll(() => row.textContent(), { timeout: 15_000 }).toContain('Keba / P30');
+    expect(await row.textContent()).toContain('3.10.16');
+    expect(await row.locator('.operation').count()).toBe(0);
+
+    const reset = runCli(['station', 'reset', 'CP001', '--config', test.temp.configPath]);
+    await expect
+      .poll(() => row.locator('.operation').textContent(), { timeout: 30_000 })
+      .toMatch(/^Reset by cli, \d+ s ago$/);
+    answerReset();
+    expect(await reset).toMatchObject({ code: 0, stdout: 'CP001 Reset: Accepted\n' });
+    await expect.poll(() => row.locator('.operation').count(), { timeout: 15_000 }).toBe(0);
+  }, 120_000);
 
   it('serves the page and its script with a strict content security policy, and the data as status.json', async () => {
     const response = await fetch(`http://127.0.0.1:${httpPort}/`);

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { readConfiguredFile } from '../../config/index.js';
 import { openKeystore, STATION_CA_DAYS, STATION_CERTIFICATE_DAYS } from '../../keystore/index.js';
 import { meterKeyHex, MeterKeyError, parseMeterPublicKey } from '../../meter-signatures/index.js';
-import { Site } from '../../site/index.js';
+import { Site, stationIdentity } from '../../site/index.js';
 import {
   CliError,
   EXIT_FAILURE,
@@ -17,28 +17,36 @@ import {
   type CommandContext,
   type GlobalOptions,
 } from '../context.js';
+import { registerStationOperations } from './station-operations.js';
 
 /**
- * `chargegate station list|pair|cert|meter-key|block|remove`: the installer's side of admitting stations (docs/install/connecting-stations.md#connecting-a-station).
+ * `chargegate station list|pair|cert|meter-key|block|remove`: the installer's side of admitting stations
+ * (docs/install/connecting-stations.md#connecting-a-station); the live commands (reset, unlock, config...) in
+ * station-operations.ts.
  */
 export function registerStation(program: Command): void {
   const station = program
     .command('station')
-    .description('OCPP stations: list, pair (prints the basic-auth password once), cert (profile 3), block, remove');
+    .description(
+      'OCPP stations: list, pair (prints the basic-auth password once), cert (profile 3), block, remove; live: reset, unlock, availability, trigger, config, clear-cache, report, show',
+    );
 
   station
     .command('list')
-    .description('stations in the config or seen by the daemon, with pairing state and online state')
+    .description(
+      'stations in the config or seen by the daemon, with pairing state, online state, vendor, model and firmware',
+    )
     .option('--pending', 'only unknown stations that connected and wait for `station pair`')
     .option('--all', 'also removed stations')
     .action((options: { pending?: boolean; all?: boolean }, cmd: Command) =>
       withContext(cmd.optsWithGlobals<GlobalOptions>(), (ctx) => {
         const stations = siteOf(ctx)
           .stations.list({ includeRemoved: options.all === true })
-          .filter((s) => !options.pending || s.state === 'pending');
+          .filter((s) => !options.pending || s.state === 'pending')
+          .map((s) => ({ ...s, ...stationIdentity(s.bootInfo) }));
         output(ctx.json, { stations }, () =>
           table(
-            ['STATION', 'SITE', 'STATE', 'ONLINE', 'LAST SEEN', 'PASSWORD'],
+            ['STATION', 'SITE', 'STATE', 'ONLINE', 'LAST SEEN', 'PASSWORD', 'VENDOR', 'MODEL', 'FIRMWARE'],
             stations.map((s) => [
               s.id,
               s.siteId ?? '-',
@@ -46,6 +54,9 @@ export function registerStation(program: Command): void {
               s.online ? 'yes' : 'no',
               s.lastSeen ?? '-',
               s.hasPassword ? 'set' : '-',
+              s.vendor ?? '-',
+              s.model ?? '-',
+              s.firmwareVersion ?? '-',
             ]),
           ),
         );
@@ -187,6 +198,8 @@ export function registerStation(program: Command): void {
         }),
       );
   }
+
+  registerStationOperations(station);
 }
 
 /** The config's one site; with several, which one cannot be guessed. */

@@ -62,6 +62,7 @@ interface StationStatus {
   vendor: string | null;
   model: string | null;
   firmwareVersion: string | null;
+  operation: { action: string; who: string; since: string } | null;
 }
 
 interface ChargePointView {

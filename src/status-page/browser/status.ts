@@ -174,6 +174,11 @@ function time(iso: string | null): Content {
   return iso ? el('time', '', [ago(iso)]) : '';
 }
 
+/** `Reset by cli, 3 s ago`: what the station is being asked now, by whom, since when. */
+function operationInProgress(operation: { action: string; who: string; since: string }): HTMLElement {
+  return el('span', 'operation', [operation.action + ' by ' + operation.who + ', ', time(operation.since)]);
+}
+
 function table(headers: string[], rows: Row[], empty: string): HTMLElement {
   if (rows.length === 0) return el('p', 'empty', [empty]);
   const head = el(
@@ -307,13 +312,14 @@ function render(s: StatusSnapshot): void {
       time(st.lastSeen),
       [st.vendor, st.model].filter(Boolean).join(' / '),
       st.firmwareVersion || '',
+      st.operation ? operationInProgress(st.operation) : '',
     ],
     data: { station: st.stationId, online: String(st.online) },
   }));
   fill(
     'stations',
     table(
-      ['Station', 'Site', 'State', 'Connection', 'Last seen', 'Vendor / model', 'Firmware'],
+      ['Station', 'Site', 'State', 'Connection', 'Last seen', 'Vendor / model', 'Firmware', 'Operation'],
       stations,
       'no station has connected or been configured',
     ),
