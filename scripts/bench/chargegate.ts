@@ -1,6 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { spawnDaemon } from '../../test/support/cli.js';
+import { installedNodeArgs, spawnDaemon } from '../../test/support/cli.js';
 import { putIdTag } from '../../src/authorization/index.js';
 import { openDatabase } from '../../src/store/index.js';
 import type { TempSite } from '../../test/support/temp-site.js';
@@ -61,15 +60,6 @@ export async function startChargegate(
   const startupMs = nowMs() - spawnedAt;
   processes.adopt(child);
   return chargegateHandle(child, logs, site, ocppPort, startupMs);
-}
-
-/** The Node.js options the systemd unit starts the daemon with (its ExecStart): the bench runs it as installed. */
-export function installedNodeArgs(): string[] {
-  const unit = readFileSync(new URL('../../systemd/chargegate.service', import.meta.url), 'utf8');
-  const execStart = /^ExecStart=(.*)$/m.exec(unit)?.[1]?.split(/\s+/) ?? [];
-  const main = execStart.findIndex((arg) => arg.endsWith('/dist/cli/main.js'));
-  if (main < 1) throw new Error('systemd/chargegate.service: no ExecStart running dist/cli/main.js');
-  return execStart.slice(1, main);
 }
 
 function chargegateHandle(

@@ -1,4 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -103,4 +104,13 @@ export function exitOf(child: ChildProcess): Promise<{ code: number | null; sign
   if (child.exitCode !== null || child.signalCode !== null)
     return Promise.resolve({ code: child.exitCode, signal: child.signalCode });
   return new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+}
+
+/** The Node.js options the systemd unit starts the daemon with (its ExecStart): the bench and the memory tests run it as installed. */
+export function installedNodeArgs(): string[] {
+  const unit = readFileSync(path.join(ROOT, 'systemd/chargegate.service'), 'utf8');
+  const execStart = /^ExecStart=(.*)$/m.exec(unit)?.[1]?.split(/\s+/) ?? [];
+  const main = execStart.findIndex((arg) => arg.endsWith('/dist/cli/main.js'));
+  if (main < 1) throw new Error('systemd/chargegate.service: no ExecStart running dist/cli/main.js');
+  return execStart.slice(1, main);
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { MIN_PROBE_ROUNDS, STALL_BOUND_MS } from '../support/bystander-probe.js';
+import { installedNodeArgs } from '../support/cli.js';
 import { TestCsms } from '../support/csms.js';
 import { CP001, CP002, eventually, PROCESS_TEST_TIMEOUT_MS, siteWith } from '../support/daemon.js';
 import { bystanderProbeForTest, spawnDaemonForTest, stationForTest, tempSiteForTest } from '../support/for-test.js';
@@ -20,7 +21,8 @@ describe("a CSMS's call flood (docs/operating/security.md#security)", () => {
     async () => {
       const csms = await TestCsms.startForTest({ callConcurrency: CALLS });
       const temp = tempSiteForTest({ log: { level: 'info' }, ...siteWith([], [CP001, CP002]), ...uplinkConfig(csms) });
-      const daemon = await spawnDaemonForTest(temp.configPath, { built: true });
+      // As installed: the unit's Node.js options bound V8's young generation, which a flood of 60 KB frames fills.
+      const daemon = await spawnDaemonForTest(temp.configPath, { built: true, nodeArgs: installedNodeArgs() });
       const pid = daemon.child.pid!;
       const station = await stationForTest(daemon.ready.ocppUrl, 'CP001');
       let release = (): void => undefined;
