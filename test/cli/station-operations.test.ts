@@ -15,6 +15,7 @@ import { stationV201ForTest, tempSiteForTest } from '../support/for-test.js';
 import { requestOverSocket } from '../support/local-socket.js';
 import type { SimulatedStation } from '../support/station.js';
 import { StationV201 } from '../support/station-v201.js';
+import { CONFIG_GET_16, CONFIG_GET_201, CONFIG_SET_201 } from '../support/station-exchanges.js';
 
 /** A 2.0.1 station beside the 1.6 CP001: EVSE 1 and 2, one connector each. */
 const EV201 = { id: 'EV201', chargePoints: [{ id: 'EV201-A', connectors: [1, 2] }] };
@@ -204,17 +205,9 @@ const LIVE_COMMANDS: Record<Protocol, LiveCommand[]> = {
     {
       args: ['config', 'get', 'CP001', 'HeartbeatInterval', 'Nonsense'],
       action: 'GetConfiguration',
-      sent: { key: ['HeartbeatInterval', 'Nonsense'] },
+      sent: CONFIG_GET_16.sent,
       done: {
-        answer: {
-          configurationKey: [{ key: 'HeartbeatInterval', readonly: false, value: '300' }],
-          unknownKey: ['Nonsense'],
-        },
-        status: 'Accepted',
-        result: {
-          configurationKey: [{ key: 'HeartbeatInterval', readonly: false, value: '300' }],
-          unknownKey: ['Nonsense'],
-        },
+        ...CONFIG_GET_16.done,
         stdout: [
           'CP001 GetConfiguration: Accepted',
           'KEY                VALUE  READ-ONLY',
@@ -338,33 +331,9 @@ const LIVE_COMMANDS: Record<Protocol, LiveCommand[]> = {
     {
       args: ['config', 'get', 'EV201', 'OCPPCommCtrlr.HeartbeatInterval', 'EVSE[2].Power'],
       action: 'GetVariables',
-      sent: {
-        getVariableData: [
-          { component: { name: 'OCPPCommCtrlr' }, variable: { name: 'HeartbeatInterval' }, attributeType: 'Actual' },
-          { component: { name: 'EVSE', evse: { id: 2 } }, variable: { name: 'Power' }, attributeType: 'Actual' },
-        ],
-      },
+      sent: CONFIG_GET_201.sent,
       done: {
-        answer: {
-          getVariableResult: [
-            {
-              attributeStatus: 'Accepted',
-              attributeValue: '300',
-              component: { name: 'OCPPCommCtrlr' },
-              variable: { name: 'HeartbeatInterval' },
-            },
-            {
-              attributeStatus: 'UnknownVariable',
-              component: { name: 'EVSE', evse: { id: 2 } },
-              variable: { name: 'Power' },
-            },
-          ],
-        },
-        status: 'Accepted',
-        result: {
-          configurationKey: [{ key: 'OCPPCommCtrlr.HeartbeatInterval', value: '300' }],
-          unknownKey: ['EVSE[2].Power'],
-        },
+        ...CONFIG_GET_201.done,
         stdout: [
           'EV201 GetVariables: Accepted',
           'KEY                              VALUE  READ-ONLY',
@@ -381,41 +350,13 @@ const LIVE_COMMANDS: Record<Protocol, LiveCommand[]> = {
     {
       args: ['config', 'set', 'EV201', 'OCPPCommCtrlr.HeartbeatInterval', '60'],
       action: 'SetVariables',
-      sent: {
-        setVariableData: [
-          {
-            attributeType: 'Actual',
-            attributeValue: '60',
-            component: { name: 'OCPPCommCtrlr' },
-            variable: { name: 'HeartbeatInterval' },
-          },
-        ],
-      },
+      sent: CONFIG_SET_201.sent,
       done: {
-        answer: {
-          setVariableResult: [
-            {
-              attributeStatus: 'Accepted',
-              component: { name: 'OCPPCommCtrlr' },
-              variable: { name: 'HeartbeatInterval' },
-            },
-          ],
-        },
-        status: 'Accepted',
+        ...CONFIG_SET_201.done,
         stdout: 'EV201 SetVariables: Accepted',
       },
       refused: {
-        answer: {
-          setVariableResult: [
-            {
-              attributeStatus: 'Rejected',
-              attributeStatusInfo: { reasonCode: 'ValueTooLow' },
-              component: { name: 'OCPPCommCtrlr' },
-              variable: { name: 'HeartbeatInterval' },
-            },
-          ],
-        },
-        status: 'Rejected',
+        ...CONFIG_SET_201.refused,
         stderr: 'EV201 refused SetVariables: Rejected (ValueTooLow)',
       },
     },

@@ -3,6 +3,7 @@ import { rpcError } from '../../src/ocpp/index.js';
 import { startApiDaemon, type ApiDaemon } from '../http/api-harness.js';
 import type { SimulatedStation } from '../support/station.js';
 import { StationV201 } from '../support/station-v201.js';
+import { CONFIG_GET_16, CONFIG_GET_201, CONFIG_SET_201 } from '../support/station-exchanges.js';
 
 /**
  * Contract 11.1, each command x each outcome, on a real daemon with real ocpp-rpc stations of both versions: the
@@ -105,18 +106,8 @@ const COMMANDS: Record<Protocol, Command[]> = {
       method: 'GET',
       path: 'configuration?key=HeartbeatInterval&key=Nonsense',
       action: 'GetConfiguration',
-      sent: { key: ['HeartbeatInterval', 'Nonsense'] },
-      done: {
-        answer: {
-          configurationKey: [{ key: 'HeartbeatInterval', readonly: false, value: '300' }],
-          unknownKey: ['Nonsense'],
-        },
-        status: 'Accepted',
-        result: {
-          configurationKey: [{ key: 'HeartbeatInterval', readonly: false, value: '300' }],
-          unknownKey: ['Nonsense'],
-        },
-      },
+      sent: CONFIG_GET_16.sent,
+      done: CONFIG_GET_16.done,
       refused: 'callerror',
     },
     {
@@ -204,34 +195,8 @@ const COMMANDS: Record<Protocol, Command[]> = {
       method: 'GET',
       path: 'configuration?key=OCPPCommCtrlr.HeartbeatInterval&key=EVSE[2].Power',
       action: 'GetVariables',
-      sent: {
-        getVariableData: [
-          { component: { name: 'OCPPCommCtrlr' }, variable: { name: 'HeartbeatInterval' }, attributeType: 'Actual' },
-          { component: { name: 'EVSE', evse: { id: 2 } }, variable: { name: 'Power' }, attributeType: 'Actual' },
-        ],
-      },
-      done: {
-        answer: {
-          getVariableResult: [
-            {
-              attributeStatus: 'Accepted',
-              attributeValue: '300',
-              component: { name: 'OCPPCommCtrlr' },
-              variable: { name: 'HeartbeatInterval' },
-            },
-            {
-              attributeStatus: 'UnknownVariable',
-              component: { name: 'EVSE', evse: { id: 2 } },
-              variable: { name: 'Power' },
-            },
-          ],
-        },
-        status: 'Accepted',
-        result: {
-          configurationKey: [{ key: 'OCPPCommCtrlr.HeartbeatInterval', value: '300' }],
-          unknownKey: ['EVSE[2].Power'],
-        },
-      },
+      sent: CONFIG_GET_201.sent,
+      done: CONFIG_GET_201.done,
       refused: 'callerror',
     },
     {
@@ -240,41 +205,9 @@ const COMMANDS: Record<Protocol, Command[]> = {
       path: 'configuration',
       body: { key: 'OCPPCommCtrlr.HeartbeatInterval', value: '60' },
       action: 'SetVariables',
-      sent: {
-        setVariableData: [
-          {
-            attributeType: 'Actual',
-            attributeValue: '60',
-            component: { name: 'OCPPCommCtrlr' },
-            variable: { name: 'HeartbeatInterval' },
-          },
-        ],
-      },
-      done: {
-        answer: {
-          setVariableResult: [
-            {
-              attributeStatus: 'Accepted',
-              component: { name: 'OCPPCommCtrlr' },
-              variable: { name: 'HeartbeatInterval' },
-            },
-          ],
-        },
-        status: 'Accepted',
-      },
-      refused: {
-        answer: {
-          setVariableResult: [
-            {
-              attributeStatus: 'Rejected',
-              attributeStatusInfo: { reasonCode: 'ValueTooLow' },
-              component: { name: 'OCPPCommCtrlr' },
-              variable: { name: 'HeartbeatInterval' },
-            },
-          ],
-        },
-        status: 'Rejected',
-      },
+      sent: CONFIG_SET_201.sent,
+      done: CONFIG_SET_201.done,
+      refused: CONFIG_SET_201.refused,
     },
     {
       name: 'clear-cache',
