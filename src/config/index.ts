@@ -3,14 +3,17 @@ export { modbusBusKey, type RegisterSpec } from './meter-schema.js';
 export { CHARGE_POINT_DEFAULTS } from './circuits.js';
 export { circuitTree, type CircuitNode } from './circuit-tree.js';
 export { isLoopbackHost, isWildcardHost } from './hosts.js';
+export { stationFacingBaseUrl, stationFacingUrlProblem } from './station-facing-url.js';
 export type {
   ChargePointFactsConfig,
   CircuitConfig,
   CircuitMeterConfig,
   Config,
   EventType,
+  FirmwareConfig,
   GroupConfig,
   LoadManagementConfig,
+  LogsConfig,
   MeterConfig,
   ModbusConnectionConfig,
   Permission,

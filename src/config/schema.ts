@@ -3,6 +3,9 @@ import { CHARGE_POINT_DEFAULTS, circuitProblems, withInheritedFailsafe } from '.
 import { isLoopbackHost } from './hosts.js';
 import { meter, meterConflicts } from './meter-schema.js';
 import { atMost, id, millis, port, seconds } from './schema-values.js';
+
+const MIB = 1024 * 1024;
+const GIB = 1024 * MIB;
 import { MeterKeyError, parseMeterPublicKey } from '../meter-signatures/index.js';
 
 /** The four webhook event types partners receive (docs/partners/webhooks.md#receiving-webhooks-partners). */
@@ -348,6 +351,70 @@ export const configSchema = z
         profileValidityS: z.number().positive().max(86_400, atMost(86_400)).default(300),
       })
       .prefault({}),
+    // docs/operating/firmware-and-logs.md: images served to the stations and rollouts (contract 11.2).
+    firmware: z
+      .strictObject({
+        // Where stations reach the gateway's HTTP listener when that is not http.issuer (e.g. behind NAT, or
+        // http.host on loopback); firmware downloads and HTTP log uploads are offered under it.
+        baseUrl: z
+          .url({ protocol: /^https?$/ })
+          .transform((u) => u.replace(/\/$/, ''))
+          .optional(),
+        maxImageBytes: z
+          .number()
+          .int()
+          .positive()
+          .max(16 * GIB, atMost(16 * GIB))
+          .default(GIB),
+        maxTotalBytes: z
+          .number()
+          .int()
+          .positive()
+          .max(64 * GIB, atMost(64 * GIB))
+          .default(2 * GIB),
+        // No progress from a station for this long after its UpdateFirmware fails that station.
+        stationTimeoutS: z.number().int().positive().max(604_800, atMost(604_800)).default(3600),
+      })
+      .prefault({})
+      .refine((f) => f.maxImageBytes <= f.maxTotalBytes, {
+        path: ['maxImageBytes'],
+        message: 'at most firmware.maxTotalBytes',
+      }),
+    // docs/operating/firmware-and-logs.md: station logs uploaded to the gateway (contract 11.3).
+    logs: z
+      .strictObject({
+        // FTP upload locations, off unless configured: most 1.6 stations upload diagnostics only over FTP.
+        ftp: z
+          .strictObject({
+            host: z.string().default('0.0.0.0'),
+            port: port.default(2121),
+            // Passive data connections use a port in this range (inclusive).
+            passivePorts: z.tuple([port, port]).refine(([from, to]) => from > 0 && from <= to, {
+              message: '[from, to] with 0 < from <= to',
+            }),
+          })
+          .optional(),
+        // An upload location (HTTP token, FTP user) is valid this long; a station silent this long fails.
+        uploadWindowS: z.number().int().positive().max(86_400, atMost(86_400)).default(3600),
+        maxUploadBytes: z
+          .number()
+          .int()
+          .positive()
+          .max(4 * GIB, atMost(4 * GIB))
+          .default(64 * MIB),
+        maxTotalBytes: z
+          .number()
+          .int()
+          .positive()
+          .max(64 * GIB, atMost(64 * GIB))
+          .default(512 * MIB),
+        retainDays: z.number().positive().max(36_500, atMost(36_500)).default(30),
+      })
+      .prefault({})
+      .refine((l) => l.maxUploadBytes <= l.maxTotalBytes, {
+        path: ['maxUploadBytes'],
+        message: 'at most logs.maxTotalBytes',
+      }),
     keystore: z
       .strictObject({
         passphraseEnv: z.string().min(1).default('CHARGEGATE_KEYSTORE_PASSPHRASE'),
@@ -462,6 +529,8 @@ export type CircuitMeterConfig = Extract<MeterConfig, { role: 'circuit' }>;
 export type ChargePointFactsConfig = SiteConfig['chargePoints'][number];
 export type CircuitConfig = SiteConfig['circuits'][number];
 export type LoadManagementConfig = Config['loadManagement'];
+export type FirmwareConfig = Config['firmware'];
+export type LogsConfig = Config['logs'];
 export type WebhookConfig = SiteConfig['webhooks'][number];
 export type WebhookAuthConfig = WebhookConfig['auth'];
 export type GroupConfig = Config['groups'][number];

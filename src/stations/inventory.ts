@@ -16,8 +16,18 @@ export interface StationInventory {
   firmwareVersion: string | null;
   connectors: Array<{ connectorId: number; chargePointId: string; status: string; errorCode: string }>;
   /** The firmware or log operation in progress (contract 11.2, 11.3); null while none is. */
-  operation: { kind: string; id: string; state: string } | null;
+  operation: LongOperation | null;
 }
+
+/** A firmware update or a log collection under way on a station: its kind, its rollout or log id, its state. */
+export interface LongOperation {
+  kind: 'firmware' | 'logs';
+  id: string;
+  state: string;
+}
+
+/** Where firmware rollouts and log collections tell which station they occupy now; null for a station they do not. */
+export type LongOperationSource = (stationId: string) => LongOperation | null;
 
 /** Whether each station is connected now, and with which protocol. */
 export interface LiveConnections {
@@ -28,10 +38,22 @@ export interface LiveConnections {
  * The stations the site knows (from the config and the database, removed ones left out), each with what its last
  * BootNotification said (stored in 1.6's names for 2.0.1 stations too) and its connectors' last status.
  */
-export function stationInventory(site: Site, live: LiveConnections, only?: string): StationInventory[] {
+export function stationInventory(
+  site: Site,
+  live: LiveConnections,
+  longOperations: readonly LongOperationSource[],
+  only?: string,
+): StationInventory[] {
   const listed = site.stations.list().filter((s) => only === undefined || s.id === only);
   if (listed.length === 0) return [];
   const chargePoints = site.connectors.chargePoints();
+  const longOperationOn = (id: string): LongOperation | null => {
+    for (const source of longOperations) {
+      const operation = source(id);
+      if (operation) return operation;
+    }
+    return null;
+  };
   return listed.map((station) => {
     const protocol = live.protocolOf(station.id) ?? null;
     const connectors = chargePoints
@@ -53,7 +75,7 @@ export function stationInventory(site: Site, live: LiveConnections, only?: strin
       lastSeen: station.lastSeen,
       ...stationIdentity(station.bootInfo),
       connectors,
-      operation: null,
+      operation: longOperationOn(station.id),
     };
   });
 }

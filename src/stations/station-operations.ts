@@ -6,7 +6,7 @@ import type { Site } from '../site/index.js';
 import type { Writer } from '../store/index.js';
 import { OperationAudit, type OperationAnswer, type OperationRecord } from './audit.js';
 import { BaseReports, type BaseReport } from './base-reports.js';
-import { stationInventory, type StationInventory } from './inventory.js';
+import { stationInventory, type LongOperationSource, type StationInventory } from './inventory.js';
 import { OPERATIONS_WAITING, OperationQueues } from './operation-queue.js';
 import { actionOf, isSuccess, perform, type OperationContext, type StationOperation } from './operations.js';
 
@@ -52,6 +52,7 @@ export class StationOperations {
   private readonly log: Logger;
   private readonly now: () => Date;
   private readonly context: OperationContext;
+  private readonly longOperations: LongOperationSource[] = [];
 
   constructor(private readonly options: StationOperationsOptions) {
     this.audit = new OperationAudit(options.writer);
@@ -75,14 +76,19 @@ export class StationOperations {
     return this.running.get(stationId);
   }
 
+  /** Firmware rollouts and log collections say through this which station they occupy (inventory's `operation`). */
+  addLongOperations(source: LongOperationSource): void {
+    this.longOperations.push(source);
+  }
+
   /** Every station the site knows, as GET /stations lists them. */
   list(): StationInventory[] {
-    return stationInventory(this.options.site, this.options.commands);
+    return stationInventory(this.options.site, this.options.commands, this.longOperations);
   }
 
   /** One station with its operations; undefined when the site does not know it. */
   detail(stationId: string): StationDetail | undefined {
-    const [station] = stationInventory(this.options.site, this.options.commands, stationId);
+    const [station] = stationInventory(this.options.site, this.options.commands, this.longOperations, stationId);
     if (!station) return undefined;
     return { ...station, operations: this.audit.last(stationId), baseReport: this.baseReports.of(stationId) ?? null };
   }

@@ -169,4 +169,27 @@ describe('config', () => {
       site.cleanup();
     }
   });
+
+  it('check-config warns when stations could fetch firmware and upload logs only on loopback, until firmware.baseUrl', async () => {
+    const site = tempSite({ http: { host: '127.0.0.1', port: 8080 } });
+    try {
+      const loopback = await runCliJson<{ warnings: string[] }>(['check-config', '--config', site.configPath]);
+      expect(loopback.code).toBe(0);
+      expect(loopback.data.warnings).toEqual([
+        "firmware.baseUrl: stations would fetch firmware and upload logs at http://127.0.0.1:8080 (http.issuer), which no station can reach; set firmware.baseUrl to the address stations reach this gateway's HTTP listener under",
+      ]);
+      site.write({ http: { host: '127.0.0.1', port: 8080 }, firmware: { baseUrl: 'http://192.0.2.10:8080/' } });
+      const set = await runCliJson<{ warnings: string[] }>(['check-config', '--config', site.configPath]);
+      expect(set.data.warnings).toEqual([]);
+      site.write({ firmware: { baseUrl: 'ftp://192.0.2.10/' }, logs: { maxUploadBytes: 2e9, maxTotalBytes: 1e9 } });
+      const bad = await runCliJson<{ problems: string[] }>(['check-config', '--config', site.configPath]);
+      expect(bad.code).toBe(2);
+      expect(bad.data.problems).toEqual([
+        expect.stringMatching(/^firmware\.baseUrl: /),
+        'logs.maxUploadBytes: at most logs.maxTotalBytes',
+      ]);
+    } finally {
+      site.cleanup();
+    }
+  });
 });

@@ -5,6 +5,7 @@ import {
   isWildcardHost,
   loadConfig,
   resolveConfigPath,
+  stationFacingUrlProblem,
   unreadableFiles,
   type Config,
 } from '../../config/index.js';
@@ -55,6 +56,8 @@ function configWarnings(config: Config): string[] {
       `http.issuer: ${config.http.issuer} names every interface, not this gateway: tokens carry it as "iss" and partners fetch the JWKS from it; set http.issuer to the gateway's name or LAN address`,
     );
   }
+  const unreachable = stationFacingUrlProblem(config);
+  if (unreachable) warnings.push(unreachable);
   const exposed = [
     ['http.host', config.http.host],
     ['ocpp.host', config.ocpp.host],
