@@ -8,10 +8,7 @@ import {
   type StationRoutesDeps,
 } from '../http/index.js';
 import type { DaemonPart, DaemonShared } from './daemon-parts.js';
-import { localSocketPath } from './local-socket.js';
-
-/** Linux keeps a socket's path in sun_path: 108 bytes with the terminating NUL. */
-const MAX_SOCKET_PATH_BYTES = 107;
+import { localSocketPath, socketPathProblem } from './local-socket.js';
 
 /**
  * Whoever can open the socket is the data dir's owner, who could read the database and the keystore anyway: the
@@ -34,10 +31,8 @@ export async function startLocalChannel(
 ): Promise<DaemonPart> {
   const socketPath = localSocketPath(options.dataDir);
   // A config problem: exit 2, which systemd does not restart into (RestartPreventExitStatus).
-  if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH_BYTES)
-    throw new ConfigError(options.configPath, [
-      `dataDir: the local socket ${socketPath} would be longer than the ${MAX_SOCKET_PATH_BYTES} bytes a Unix socket's path may have: choose a shorter dataDir`,
-    ]);
+  const tooLong = socketPathProblem(options.dataDir);
+  if (tooLong) throw new ConfigError(options.configPath, [tooLong]);
   const logger = shared.logger.child({ component: 'local-channel' });
   if (lstatSync(socketPath, { throwIfNoEntry: false })?.isSocket()) {
     rmSync(socketPath);

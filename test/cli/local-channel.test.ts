@@ -60,16 +60,19 @@ describe('the local channel: the CLI reaches the running daemon on a Unix socket
   );
 
   it(
-    'a dataDir too long for a socket path: `run` exits 2 in one line naming dataDir',
+    'a dataDir too long for a socket path: `run` and `check-config` exit 2 in one line naming dataDir',
     async () => {
       const site = tempSiteForTest();
       const dataDir = path.join(site.dir, 'd'.repeat(120));
       site.write({ dataDir });
+      const problem = `dataDir: the local socket ${path.join(dataDir, 'chargegate.sock')} would be longer than the 107 bytes a Unix socket's path may have: choose a shorter dataDir`;
       const result = await runCli(['run', '--config', site.configPath]);
       expect(result.code).toBe(2);
-      expect(result.stderr).toBe(
-        `chargegate: ${site.configPath}: dataDir: the local socket ${path.join(dataDir, 'chargegate.sock')} would be longer than the 107 bytes a Unix socket's path may have: choose a shorter dataDir\n`,
-      );
+      expect(result.stderr).toBe(`chargegate: ${site.configPath}: ${problem}\n`);
+      // The check systemctl reload runs first says it too, before a restart would fail on it.
+      const checked = await runCli(['check-config', '--config', site.configPath]);
+      expect(checked.code).toBe(2);
+      expect(checked.stderr).toBe(`chargegate: ${site.configPath}: ${problem}\n`);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

@@ -11,6 +11,7 @@ import {
 } from '../../config/index.js';
 import { KeystoreError, keystoreEncrypted } from '../../keystore/index.js';
 import { CliError, EXIT_USAGE, output, type GlobalOptions } from '../context.js';
+import { socketPathProblem } from '../local-socket.js';
 
 export function registerCheckConfig(program: Command): void {
   program
@@ -26,8 +27,10 @@ export function registerCheckConfig(program: Command): void {
       try {
         config = loadConfig(configPath);
         // What the daemon would fail on at start: better told now, by the check systemctl reload runs first.
-        const unreadable = unreadableFiles(config);
-        if (unreadable.length > 0) throw new ConfigError(configPath, unreadable);
+        const unusable = unreadableFiles(config);
+        const socketProblem = socketPathProblem(config.dataDir);
+        if (socketProblem) unusable.push(socketProblem);
+        if (unusable.length > 0) throw new ConfigError(configPath, unusable);
       } catch (err) {
         if (!(err instanceof ConfigError)) throw err;
         if (!json) throw new CliError(err.message, EXIT_USAGE);
