@@ -1,10 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * The system lane (`npm run test:system`): tests that install packages, start Chromium, fill a tmpfs, kill -9 a
- * daemon, run the bench or the demo, or talk to programs we did not write (Python, Go, Java, pymodbus, mbpoll,
- * another OCPP implementation). They take minutes and rarely change with an edit; `npm test` runs the rest, and
- * `.ci/run` runs both (CONTRIBUTING.md#test-lanes).
+ * The system lane (`npm run test:system`): tests that install packages, start Chromium, fill a tmpfs, run the daemon
+ * as its own process (kill -9, signals, the built dist/), run the bench or the demo, or talk to programs we did not
+ * write (Python, Go, Java, pymodbus, mbpoll, another OCPP implementation). They take minutes and rarely change with
+ * an edit; `npm test` runs the rest, and `.ci/run` runs both (CONTRIBUTING.md#test-lanes).
  */
 const SYSTEM_TESTS = [
   'test/bench/**/*.test.ts',
@@ -29,6 +29,12 @@ const SYSTEM_TESTS = [
   'test/uplink/uplink-kill-9.test.ts',
   'test/uplink/uplink-mixed-site.test.ts',
   'test/webhooks/crash.test.ts',
+  // the daemon as its own process: signals and systemd, an open-files limit, the built dist/ under load
+  'test/ocpp/sign-certificate-process.test.ts',
+  'test/service/lifecycle.test.ts',
+  'test/service/open-files.test.ts',
+  'test/uplink/csms-profiles-site.test.ts',
+  'test/uplink/uplink-csms-flood.test.ts',
   // peers we did not write
   'test/modbus/meter-cli.test.ts',
   'test/modbus/sessions-device-server.test.ts',
