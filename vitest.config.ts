@@ -22,6 +22,7 @@ const SYSTEM_TESTS = [
   // kill -9
   'test/load/site-scenario.test.ts',
   'test/modbus/meter-simulator-script.test.ts',
+  'test/modbus/sessions-kill-9.test.ts',
   'test/ocpp/kill-9.test.ts',
   'test/ocpp/signed-meter-values-process.test.ts',
   'test/ocpp/station-simulator.test.ts',
