@@ -30,9 +30,11 @@ const SYSTEM_TESTS = [
   'test/uplink/uplink-kill-9.test.ts',
   'test/uplink/uplink-mixed-site.test.ts',
   'test/webhooks/crash.test.ts',
-  // the daemon as its own process: signals and systemd, an open-files limit, the built dist/ under load
+  // the daemon as its own process: signals and systemd, journald and a terminal, an open-files limit, the built
+  // dist/ under load
   'test/ocpp/sign-certificate-process.test.ts',
   'test/service/lifecycle.test.ts',
+  'test/service/log-destinations.test.ts',
   'test/service/open-files.test.ts',
   'test/uplink/csms-profiles-site.test.ts',
   'test/uplink/uplink-csms-flood.test.ts',
