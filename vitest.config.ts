@@ -1,10 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * The system lane (`npm run test:system`): tests that install packages, start Chromium, fill a tmpfs, kill -9 a
- * daemon, run the bench or the demo, or talk to programs we did not write (Python, Go, Java, pymodbus, mbpoll,
- * another OCPP implementation). They take minutes and rarely change with an edit; `npm test` runs the rest, and
- * `.ci/run` runs both (CONTRIBUTING.md#test-lanes).
+ * The system lane (`npm run test:system`): tests that install packages, start Chromium, fill a tmpfs, run the daemon
+ * as its own process (kill -9, signals, the built dist/), run the bench or the demo, or talk to programs we did not
+ * write (Python, Go, Java, pymodbus, mbpoll, another OCPP implementation). They take minutes and rarely change with
+ * an edit; `npm test` runs the rest, and `.ci/run` runs both (CONTRIBUTING.md#test-lanes).
  */
 const SYSTEM_TESTS = [
   'test/bench/**/*.test.ts',
@@ -22,6 +22,7 @@ const SYSTEM_TESTS = [
   // kill -9
   'test/load/site-scenario.test.ts',
   'test/modbus/meter-simulator-script.test.ts',
+  'test/modbus/sessions-kill-9.test.ts',
   'test/ocpp/kill-9.test.ts',
   'test/ocpp/signed-meter-values-process.test.ts',
   'test/ocpp/station-simulator.test.ts',
@@ -29,6 +30,14 @@ const SYSTEM_TESTS = [
   'test/uplink/uplink-kill-9.test.ts',
   'test/uplink/uplink-mixed-site.test.ts',
   'test/webhooks/crash.test.ts',
+  // the daemon as its own process: signals and systemd, journald and a terminal, an open-files limit, the built
+  // dist/ under load
+  'test/ocpp/sign-certificate-process.test.ts',
+  'test/service/lifecycle.test.ts',
+  'test/service/log-destinations.test.ts',
+  'test/service/open-files.test.ts',
+  'test/uplink/csms-profiles-site.test.ts',
+  'test/uplink/uplink-csms-flood.test.ts',
   // peers we did not write
   'test/modbus/meter-cli.test.ts',
   'test/modbus/sessions-device-server.test.ts',
@@ -46,7 +55,17 @@ export default defineConfig({
     // Integration tests bind real ports and spawn daemons; two cores do not gain from more workers.
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'in-process', include: ['test/**/*.test.ts'], exclude: SYSTEM_TESTS } },
+      {
+        extends: true,
+        test: {
+          name: 'in-process',
+          include: ['test/**/*.test.ts'],
+          exclude: SYSTEM_TESTS,
+          // A worker keeps the modules it imported for its next file: each file re-importing the daemon's sources
+          // was a third of the lane's CPU time. Every resource a test makes is released where it is made.
+          isolate: false,
+        },
+      },
       { extends: true, test: { name: 'system', include: SYSTEM_TESTS } },
     ],
   },

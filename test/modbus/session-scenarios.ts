@@ -3,7 +3,14 @@ import { describe, expect, it, onTestFailed, onTestFinished } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/index.js';
 import { daemonForTest, type EventRow } from '../support/daemon.js';
 import { receiverForTest, spawnDaemonForTest, tempSiteForTest } from '../support/for-test.js';
-import { openDeviceServer, openPtyPair, type ScriptableMeter } from '../support/meter-simulator.js';
+import { METER_MODELS } from '../../src/modbus/index.js';
+import {
+  externalTool,
+  MeterSimulator,
+  openDeviceServer,
+  openPtyPair,
+  type ScriptableMeter,
+} from '../support/meter-simulator.js';
 import {
   deliveriesOf,
   eventually,
@@ -27,11 +34,6 @@ export interface SimulatorFactory {
     dir: string,
     units: number[],
   ): Promise<{ meter: ScriptableMeter; connection: ConnectionConfig; close(): Promise<void> }>;
-  /**
-   * Also the kill -9 mid-session scenario (default true). It tests what the detector keeps across a crash, which
-   * no transport changes: our simulator over TCP and over RTU run it, the other transports only the bus scenario.
-   */
-  killMidSession?: boolean;
 }
 
 /** A simulator on one end of a socat pseudo-terminal pair, chargegate on the other: Modbus RTU as on a cable. */
@@ -67,6 +69,26 @@ export async function behindDeviceServer(
     },
   };
 }
+
+/** Units of our simulator, each an SDM630. */
+const sdm630s = (units: number[]) => Object.fromEntries(units.map((u) => [u, METER_MODELS.sdm630]));
+
+/** Our simulator over Modbus TCP (modbus-serial ServerTCP). */
+export const OUR_SIMULATOR_TCP: SimulatorFactory = {
+  name: 'our simulator over Modbus TCP (modbus-serial ServerTCP)',
+  available: true,
+  async start(_dir, units) {
+    const sim = await MeterSimulator.tcp({ units: sdm630s(units) });
+    return { meter: sim, connection: { type: 'tcp', host: '127.0.0.1', port: sim.port }, close: () => sim.close() };
+  },
+};
+
+/** Our simulator over Modbus RTU on a socat pseudo-terminal pair (modbus-serial ServerSerial). */
+export const OUR_SIMULATOR_RTU: SimulatorFactory = {
+  name: 'our simulator over Modbus RTU on a socat pseudo-terminal pair (modbus-serial ServerSerial)',
+  available: externalTool('socat'),
+  start: (dir, units) => onPtyPair(dir, (device) => MeterSimulator.rtu({ device, units: sdm630s(units) })),
+};
 
 interface Profile {
   meter: ScriptableMeter;
@@ -258,85 +280,88 @@ export function sessionScenarios(factory: SimulatorFactory): void {
         );
       expect(daemon.logged('bad meter reading rejected').some((l) => l.meter === 'm4')).toBe(true);
     }, 120_000);
+  });
+}
 
-    // Not registered at all where it adds nothing (see killMidSession): a skipped test would read as a missing tool.
-    const itKillMidSession = factory.killMidSession === false ? () => undefined : it;
-    itKillMidSession(
-      'a daemon killed mid-session neither starts a second session nor loses the stop',
-      async () => {
-        const site = tempSiteForTest();
-        const sim = await factory.start(site.dir, [1]);
-        onTestFinished(() => sim.close());
-        site.write({
-          log: { level: 'info' },
-          sites: [
-            {
-              id: 's1',
-              meters: [meterConfig(1, sim.connection)],
-              webhooks: [{ id: 'partner', url: 'http://127.0.0.1:9/webhook/events' }],
-            },
-          ],
-        });
-        const run = async () => {
-          const { child, logs, ready } = await spawnDaemonForTest(site.configPath);
-          onTestFailed(() => console.log(logs.filter((l) => /"level":[4-6]0/.test(l)).join('\n')));
-          return { child, httpPort: ready.httpPort };
-        };
-        const db = openDatabase(site.dataDir);
-        onTestFinished(() => void db.close());
-        const p: Profile = { meter: sim.meter, unitId: 1, meterId: 'm1', db, httpPort: 0 };
+/**
+ * kill -9 mid-session, against a daemon of its own process (the system lane: sessions-kill-9.test.ts). It tests what
+ * the detector keeps across a crash, which no transport changes: our simulator over TCP and over RTU run it, the
+ * other transports only the bus scenario.
+ */
+export function killMidSessionScenario(factory: SimulatorFactory): void {
+  describe.skipIf(!factory.available)(`sessions detected through ${factory.name}`, () => {
+    it('a daemon killed mid-session neither starts a second session nor loses the stop', async () => {
+      const site = tempSiteForTest();
+      const sim = await factory.start(site.dir, [1]);
+      onTestFinished(() => sim.close());
+      site.write({
+        log: { level: 'info' },
+        sites: [
+          {
+            id: 's1',
+            meters: [meterConfig(1, sim.connection)],
+            webhooks: [{ id: 'partner', url: 'http://127.0.0.1:9/webhook/events' }],
+          },
+        ],
+      });
+      const run = async () => {
+        const { child, logs, ready } = await spawnDaemonForTest(site.configPath);
+        onTestFailed(() => console.log(logs.filter((l) => /"level":[4-6]0/.test(l)).join('\n')));
+        return { child, httpPort: ready.httpPort };
+      };
+      const db = openDatabase(site.dataDir);
+      onTestFinished(() => void db.close());
+      const p: Profile = { meter: sim.meter, unitId: 1, meterId: 'm1', db, httpPort: 0 };
 
-        const stored = () =>
-          db.prepare('SELECT phase, phase_since FROM meter_detectors WHERE meter_id = ?').get('m1') as
-            { phase: string; phase_since: string | null } | undefined;
-        // Readings live in the daemon's memory (an idle meter writes nothing): the running daemon's /health tells them.
-        const live = (daemon: { httpPort: number }) => meterHealth(daemon.httpPort, 'm1');
-        const killAndRestart = async (daemon: Awaited<ReturnType<typeof run>>) => {
-          daemon.child.kill('SIGKILL');
-          await new Promise((resolve) => daemon.child.once('exit', resolve));
-          const restarted = await run();
-          // Readings taken by the restarted daemon while the current kept flowing.
-          await eventually(
-            async () => ((await live(restarted))?.readings ?? 0) >= 3,
-            20_000,
-            'readings of the restarted daemon',
-          );
-          return restarted;
-        };
-
-        let daemon = await run();
-        const started = await startSession(p, 500);
-        await p.meter.set(1, { energyKWh: 500.875 });
+      const stored = () =>
+        db.prepare('SELECT phase, phase_since FROM meter_detectors WHERE meter_id = ?').get('m1') as
+          { phase: string; phase_since: string | null } | undefined;
+      // Readings live in the daemon's memory (an idle meter writes nothing): the running daemon's /health tells them.
+      const live = (daemon: { httpPort: number }) => meterHealth(daemon.httpPort, 'm1');
+      const killAndRestart = async (daemon: Awaited<ReturnType<typeof run>>) => {
+        daemon.child.kill('SIGKILL');
+        await new Promise((resolve) => daemon.child.once('exit', resolve));
+        const restarted = await run();
+        // Readings taken by the restarted daemon while the current kept flowing.
         await eventually(
-          async () => (await live(daemon))?.lastReading?.energyKWh === 500.875,
+          async () => ((await live(restarted))?.readings ?? 0) >= 3,
           20_000,
-          'a reading of 500.875 kWh',
+          'readings of the restarted daemon',
         );
+        return restarted;
+      };
 
-        // Killed while charging: the session goes on, no second StartTransaction.
-        daemon = await killAndRestart(daemon);
-        expect((await live(daemon))?.session).toEqual({
-          phase: 'charging',
-          transactionId: started.payload.transactionId,
-        });
-        expect(meterEvents(db, 'm1', 'StartTransaction')).toHaveLength(1);
+      let daemon = await run();
+      const started = await startSession(p, 500);
+      await p.meter.set(1, { energyKWh: 500.875 });
+      await eventually(
+        async () => (await live(daemon))?.lastReading?.energyKWh === 500.875,
+        20_000,
+        'a reading of 500.875 kWh',
+      );
 
-        // Killed while waiting out stopDelayS: the stop still comes, dated from the first quiet reading.
-        await p.meter.set(1, IDLE);
-        const quietSince = await eventually(
-          () => (stored()?.phase === 'stopping' ? stored()?.phase_since : undefined),
-          20_000,
-          'the stopping phase',
-        );
-        daemon = await killAndRestart(daemon);
-        await waitForEvent(db, 'm1', 'StopTransaction');
-        expectOneSession(p, 500, 500.875, ['Available/NoError', 'Charging/NoError', 'Available/NoError']);
-        expect(
-          db.prepare('SELECT stopped_at FROM transactions WHERE id = ?').pluck().get(started.payload.transactionId),
-        ).toBe(quietSince);
-        expect(deliveriesOf(db, 'm1')).toHaveLength(meterEvents(db, 'm1').length);
-      },
-      120_000,
-    );
+      // Killed while charging: the session goes on, no second StartTransaction.
+      daemon = await killAndRestart(daemon);
+      expect((await live(daemon))?.session).toEqual({
+        phase: 'charging',
+        transactionId: started.payload.transactionId,
+      });
+      expect(meterEvents(db, 'm1', 'StartTransaction')).toHaveLength(1);
+
+      // Killed while waiting out stopDelayS: the stop still comes, dated from the first quiet reading.
+      await p.meter.set(1, IDLE);
+      const quietSince = await eventually(
+        () => (stored()?.phase === 'stopping' ? stored()?.phase_since : undefined),
+        20_000,
+        'the stopping phase',
+      );
+      daemon = await killAndRestart(daemon);
+      await waitForEvent(db, 'm1', 'StopTransaction');
+      expectOneSession(p, 500, 500.875, ['Available/NoError', 'Charging/NoError', 'Available/NoError']);
+      expect(
+        db.prepare('SELECT stopped_at FROM transactions WHERE id = ?').pluck().get(started.payload.transactionId),
+      ).toBe(quietSince);
+      expect(deliveriesOf(db, 'm1')).toHaveLength(meterEvents(db, 'm1').length);
+    }, 120_000);
   });
 }

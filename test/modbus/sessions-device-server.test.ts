@@ -4,7 +4,6 @@ import { behindDeviceServer, sessionScenarios } from './session-scenarios.js';
 
 sessionScenarios({
   name: "Debian's python3-pymodbus over Modbus RTU behind a socat serial device server (rtuovertcp)",
-  killMidSession: false,
   available: externalTool('socat') && externalTool(DEBIAN_PYTHON, ['-c', 'import pymodbus']),
   start: (dir, units) => behindDeviceServer(dir, (device) => PymodbusMeter.start({ rtu: device }, units)),
 });

@@ -4,7 +4,6 @@ import { onPtyPair, sessionScenarios } from './session-scenarios.js';
 
 sessionScenarios({
   name: "Debian's python3-pymodbus over Modbus RTU on a socat pseudo-terminal pair",
-  killMidSession: false,
   available: externalTool('socat') && externalTool(DEBIAN_PYTHON, ['-c', 'import pymodbus']),
   start: (dir, units) => onPtyPair(dir, (device) => PymodbusMeter.start({ rtu: device }, units)),
 });

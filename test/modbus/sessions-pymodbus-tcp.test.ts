@@ -4,7 +4,6 @@ import { sessionScenarios } from './session-scenarios.js';
 
 sessionScenarios({
   name: "Debian's python3-pymodbus over Modbus TCP",
-  killMidSession: false,
   available: externalTool(DEBIAN_PYTHON, ['-c', 'import pymodbus']),
   async start(_dir, units) {
     const sim = await PymodbusMeter.start({ tcp: '127.0.0.1:0' }, units);
