@@ -15,7 +15,7 @@ const program = new Command('chargegate')
   .showHelpAfterError()
   .exitOverride();
 
-registerCommands(program);
+await registerCommands(program, process.argv.slice(2));
 
 try {
   await program.parseAsync(process.argv);
