@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildForBench } from './build.js';
-import { KeystoreTemplate } from './keystore-template.js';
+import { KeystoreTemplate } from '../../test/support/keystore-template.js';
 import { nowMs, openFilesLimit } from './measure.js';
 import { ProcessGroup } from './processes.js';
 import { benchResultsSchema, type BenchResults, type ScenarioResult } from './results.js';

@@ -1,6 +1,6 @@
 import { tempSite, type TempSite } from '../../test/support/temp-site.js';
 import { startChargegate, type ChargegateProcess, type DaemonLauncher } from './chargegate.js';
-import type { KeystoreTemplate } from './keystore-template.js';
+import type { KeystoreTemplate } from '../../test/support/keystore-template.js';
 import type { ProcessGroup, WorkerHandle } from './processes.js';
 import { makeFigure, type Figure, type FigureInput, type ScenarioResult } from './results.js';
 import type { BenchSettings } from './settings.js';

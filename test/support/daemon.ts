@@ -6,6 +6,7 @@ import { openDatabase, type Database } from '../../src/store/index.js';
 import { connectStation, type SimulatedStation, type StationOptions } from './station.js';
 import { tempSite, type TempSite } from './temp-site.js';
 import { logSink } from './captured-log.js';
+import { keystoreTemplateForDaemons } from './keystore-template.js';
 
 export { eventually } from './eventually.js';
 
@@ -65,6 +66,7 @@ export async function startTestDaemon(config: Record<string, unknown> = {}): Pro
   const temp = tempSite({ log: { level: 'info' }, ...config });
   const { sink, lines: logs } = logSink();
   const loaded = loadConfig(temp.configPath);
+  (await keystoreTemplateForDaemons(config, loaded))?.copyInto(loaded.dataDir);
   const daemon = await startDaemon({
     configPath: temp.configPath,
     config: loaded,
