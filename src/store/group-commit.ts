@@ -49,6 +49,7 @@ export class GroupCommit implements Writer {
   private readonly totalChanges;
   /** Told just before the open group's COMMIT (beforeCommit). */
   private committing: Array<() => void> = [];
+  private readonly undoneListeners: Array<() => void> = [];
 
   constructor(
     readonly db: Database,
@@ -123,6 +124,7 @@ export class GroupCommit implements Writer {
     try {
       return this.db.transaction(fn)();
     } catch (err) {
+      this.tellUndone();
       // On SQLITE_FULL, IOERR or BUSY SQLite rolls the whole transaction back by itself: the group's earlier writes
       // are gone too. Fail it now, so the next write starts a fresh group instead of committing on its own.
       if (!this.db.inTransaction && this.open === open) this.fail(open, err);
@@ -180,6 +182,14 @@ export class GroupCommit implements Writer {
     else fn();
   }
 
+  onUndone(listener: () => void): void {
+    this.undoneListeners.push(listener);
+  }
+
+  private tellUndone(): void {
+    for (const listener of this.undoneListeners) listener();
+  }
+
   /** Commits the open group now; throws what the commit threw. */
   commitNow(): void {
     const open = this.open;
@@ -206,6 +216,7 @@ export class GroupCommit implements Writer {
 
   private fail(open: OpenGroup, err: unknown): void {
     if (this.open === open) this.open = undefined;
+    this.tellUndone();
     this.tellCommitting();
     this.failure = { at: new Date(), error: messageOf(err) };
     open.reject(err);
@@ -245,6 +256,7 @@ export class GroupCommit implements Writer {
         this.db.transaction(held.fn)();
         open.committed.then(held.resolve, held.reject);
       } catch (err) {
+        this.tellUndone();
         held.reject(err);
         // SQLite rolled the whole group back (SQLITE_FULL, IOERR): the rest wait for the next group.
         if (!this.db.inTransaction) {
