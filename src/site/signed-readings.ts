@@ -291,11 +291,11 @@ export class SignedReadings {
   }
 }
 
+const OF_TRANSACTION = `SELECT ${COLUMNS} FROM signed_readings WHERE transaction_id = ? ORDER BY id`;
+
 /** The signed readings kept for a transaction, in the order they arrived. */
 export function signedReadingsOf(db: Database, transactionId: number): SignedReading[] {
-  return statement<[number], Row>(db, `SELECT ${COLUMNS} FROM signed_readings WHERE transaction_id = ? ORDER BY id`)
-    .all(transactionId)
-    .map(readingOf);
+  return statement<[number], Row>(db, OF_TRANSACTION).all(transactionId).map(readingOf);
 }
 
 /**
