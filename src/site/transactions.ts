@@ -447,7 +447,7 @@ export class Transactions {
       stoppedAt: this.ctx.zoned(input.stoppedAt),
     };
     const signed = carriedReadings(
-      this.signedReadings.ofTransaction(open.id),
+      this.signedReadings.ofClosing(open.id),
       this.ctx.config().webhookDelivery.signedMeterValues,
     );
     if (signed.length > 0) {
