@@ -56,6 +56,16 @@ export function processStats(pid: number): ProcessStats {
   return { rssMB: kB('VmRSS') / 1024, peakRssMB: kB('VmHWM') / 1024, cpuS: ticks / ticksPerSecond, writtenBytes };
 }
 
+/**
+ * User + system CPU seconds one thread of a process has used so far (/proc/PID/task/TID/stat). A Node.js process's
+ * main thread has the process's own id as its thread id.
+ */
+export function threadCpuS(pid: number, tid = pid): number {
+  const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
+}
+
 /** The CPU a process spent while fn ran, as a percentage of one core. */
 export async function watchProcess<T>(pid: number, fn: () => Promise<T>): Promise<{ result: T; cpuPercent: number }> {
   const before = processStats(pid);

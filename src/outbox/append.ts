@@ -1,7 +1,7 @@
-import { v7 as timeOrderedUuid } from 'uuid';
 import type { EventType } from '../config/index.js';
 import { statement, type Database } from '../store/index.js';
 import { QUEUE_FULL } from './dead-reasons.js';
+import { timeOrderedUuid } from './event-id.js';
 import { queueSize, type QueueKey } from './queue-size.js';
 
 /** A domain event as the outbox stores it: the envelope's fields other than the send-time timestamp. */

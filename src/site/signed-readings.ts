@@ -97,8 +97,16 @@ const readingOf = (row: Row): SignedReading => ({
 export class SignedReadings {
   private readonly keptListeners = new Set<(kept: KeptReadings) => void>();
   private readonly configKeys = new Map<string, KeyObject>();
+  /**
+   * The open transactions that may have signed readings: those the database had when first asked, and each one a
+   * reading was kept or claimed for since (more than that is harmless: it costs one query). Most transactions have
+   * none, and every stop asked the database (issue 47). Read again after a write was undone.
+   */
+  private withReadings: Set<number> | undefined;
 
-  constructor(private readonly ctx: SiteContext) {}
+  constructor(private readonly ctx: SiteContext) {
+    ctx.writer.onUndone(() => (this.withReadings = undefined));
+  }
 
   /** Tells listener, once committed, what became of each message's signed readings (the daemon logs it). */
   onKept(listener: (kept: KeptReadings) => void): () => void {
@@ -117,6 +125,7 @@ export class SignedReadings {
       unreadableKeys: [],
     };
     if (readings.length === 0) return report;
+    if (owner.transactionId !== undefined) this.withReadings?.add(owner.transactionId);
     const pinned = this.pinnedKeys(owner.stationId);
     const now = this.ctx.now();
     for (const reading of readings) {
@@ -167,6 +176,7 @@ export class SignedReadings {
 
   /** A 2.0.1 transaction now has its id: the readings sent before any event named its driver are its own. */
   claim(stationId: string, stationTransactionId: string, transactionId: number): void {
+    this.withReadings?.add(transactionId);
     statement(
       this.ctx.db,
       'UPDATE signed_readings SET transaction_id = ? WHERE station_id = ? AND station_transaction_id = ? AND transaction_id IS NULL',
@@ -182,6 +192,16 @@ export class SignedReadings {
   }
 
   ofTransaction(transactionId: number): SignedReading[] {
+    return signedReadingsOf(this.ctx.db, transactionId);
+  }
+
+  /** ofTransaction for an open transaction that is closing (call inside the write that closes it). */
+  ofClosing(transactionId: number): SignedReading[] {
+    // The closing one is stopped already in this write: it is asked after by id.
+    this.withReadings ??= new Set(
+      statement<[number], number>(this.ctx.db, OPEN_WITH_READINGS).pluck().all(transactionId),
+    );
+    if (!this.withReadings.delete(transactionId)) return [];
     return signedReadingsOf(this.ctx.db, transactionId);
   }
 
@@ -291,11 +311,13 @@ export class SignedReadings {
   }
 }
 
+const OPEN_WITH_READINGS = `SELECT DISTINCT r.transaction_id FROM signed_readings r JOIN transactions t ON t.id = r.transaction_id
+  WHERE t.stopped_at IS NULL OR t.id = ?`;
+const OF_TRANSACTION = `SELECT ${COLUMNS} FROM signed_readings WHERE transaction_id = ? ORDER BY id`;
+
 /** The signed readings kept for a transaction, in the order they arrived. */
 export function signedReadingsOf(db: Database, transactionId: number): SignedReading[] {
-  return statement<[number], Row>(db, `SELECT ${COLUMNS} FROM signed_readings WHERE transaction_id = ? ORDER BY id`)
-    .all(transactionId)
-    .map(readingOf);
+  return statement<[number], Row>(db, OF_TRANSACTION).all(transactionId).map(readingOf);
 }
 
 /**

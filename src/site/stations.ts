@@ -18,19 +18,21 @@ export interface StoredStation {
 const STATION_COLUMNS =
   'id, site_id AS siteId, state, password_hash AS passwordHash, online, last_seen AS lastSeen, first_seen AS firstSeen, boot_info AS bootInfo';
 
+// Built once: a statement is looked up by its SQL text, and a text built on every call is hashed on every call.
+const FIND_STATION = `SELECT ${STATION_COLUMNS} FROM stations WHERE id = ?`;
+const ALL_STATIONS = `SELECT ${STATION_COLUMNS} FROM stations ORDER BY id`;
+
 type StationRow = Omit<StoredStation, 'online'> & { online: 0 | 1 };
 
 const fromRow = (row: StationRow): StoredStation => ({ ...row, online: row.online === 1 });
 
 export function findStation(db: Database, stationId: string): StoredStation | undefined {
-  const row = statement<[string], StationRow>(db, `SELECT ${STATION_COLUMNS} FROM stations WHERE id = ?`).get(
-    stationId,
-  );
+  const row = statement<[string], StationRow>(db, FIND_STATION).get(stationId);
   return row && fromRow(row);
 }
 
 export function allStations(db: Database): StoredStation[] {
-  return statement<[], StationRow>(db, `SELECT ${STATION_COLUMNS} FROM stations ORDER BY id`).all().map(fromRow);
+  return statement<[], StationRow>(db, ALL_STATIONS).all().map(fromRow);
 }
 
 /** Creates the row on first contact; later calls leave the state alone. True when it created it. */

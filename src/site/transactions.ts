@@ -16,6 +16,7 @@ import {
   type SignedReadings,
 } from './signed-readings.js';
 import type { MeterReadingInput, MeterReadings } from './meter-readings.js';
+import { OpenTransactions } from './open-transactions.js';
 import type { SiteContext } from './site-context.js';
 
 /** A charging session, OCPP or Modbus, as the domain keeps it. Energy in Wh, times as stored (ISO, UTC). */
@@ -43,6 +44,15 @@ export const TRANSACTION_COLUMNS = `id, site_id AS siteId, station_id AS station
   id_tag AS idTag, meter_start_wh AS meterStartWh, started_at AS startedAt, reservation_id AS reservationId, source,
   meter_stop_wh AS meterStopWh, stopped_at AS stoppedAt, stop_reason AS stopReason, stop_id_tag AS stopIdTag,
   station_transaction_id AS stationTransactionId`;
+
+// Each query's text once: a statement is looked up by its SQL, and a text built on every call is hashed on every call.
+const BY_ID = `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = ?`;
+const OF_STATION = `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = ? AND station_id = ?`;
+const BY_STATION_TRANSACTION_ID = `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE station_id = ? AND station_transaction_id = ?`;
+const ANSWERED_START = `SELECT ${TRANSACTION_COLUMNS} FROM transactions
+  WHERE station_id = ? AND connector_id = ? AND started_at = ? AND id_tag = ? AND meter_start_wh = ? ORDER BY id DESC LIMIT 1`;
+const OPEN = `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE stopped_at IS NULL ORDER BY id`;
+const LATEST_START = 'SELECT MAX(started_at) FROM transactions WHERE station_id = ? AND connector_id = ?';
 
 export interface StartTransactionInput {
   at: ConnectorRef;
@@ -94,7 +104,19 @@ export class Transactions {
     private readonly authorizations: Authorizations,
     private readonly signedReadings: SignedReadings,
     private readonly meterReadings: MeterReadings,
-  ) {}
+  ) {
+    ctx.writer.onUndone(() => this.opened.forget());
+  }
+
+  /** The open transactions, beside their rows: what the stations' calls ask after most. */
+  private readonly opened = new OpenTransactions<Transaction>({
+    open: () =>
+      statement<[], Transaction>(this.ctx.db, OPEN)
+        .all()
+        .map((row) => Object.freeze(row)),
+    latestStart: (stationId, connectorId) =>
+      statement<[string, number], string | null>(this.ctx.db, LATEST_START).pluck().get(stationId, connectorId) ?? null,
+  });
 
   private readonly openedOrClosedListeners = new Set<(transactionId: number) => void>();
   /**
@@ -144,7 +166,25 @@ export class Transactions {
         input.source,
         input.stationTransactionId ?? null,
       );
-      const transaction = this.byId(Number(lastInsertRowid))!;
+      // The row as just inserted: reading it back cost a query on every start.
+      const transaction: Transaction = Object.freeze({
+        id: Number(lastInsertRowid),
+        siteId: at.siteId,
+        stationId: at.stationId,
+        chargePointId: at.chargePointId,
+        connectorId: at.connectorId,
+        idTag: input.idTag,
+        meterStartWh: input.meterStartWh,
+        startedAt: input.startedAt.toISOString(),
+        reservationId: input.reservationId ?? null,
+        source: input.source,
+        meterStopWh: null,
+        stoppedAt: null,
+        stopReason: null,
+        stopIdTag: null,
+        stationTransactionId: input.stationTransactionId ?? null,
+      });
+      this.opened.opened(transaction);
       // A 2.0.1 start: whatever began on this connector without a driver is now this transaction, or over.
       if (input.stationTransactionId !== undefined) {
         this.forgetStartsWithoutDriver(at.stationId, at.connectorId, input.stationTransactionId);
@@ -321,26 +361,22 @@ export class Transactions {
   }
 
   byId(transactionId: number): Transaction | undefined {
-    return statement<[number], Transaction>(
-      this.ctx.db,
-      `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = ?`,
-    ).get(transactionId);
+    return this.opened.byId(transactionId) ?? statement<[number], Transaction>(this.ctx.db, BY_ID).get(transactionId);
   }
 
   /** The transaction with this id if `stationId` started it: how a station (or meter) names its own. */
   ofStation(stationId: string, transactionId: number): Transaction | undefined {
-    return statement<[number, string], Transaction>(
-      this.ctx.db,
-      `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id = ? AND station_id = ?`,
-    ).get(transactionId, stationId);
+    const open = this.opened.byId(transactionId);
+    if (open) return open.stationId === stationId ? open : undefined;
+    return statement<[number, string], Transaction>(this.ctx.db, OF_STATION).get(transactionId, stationId);
   }
 
   /** The transaction an OCPP 2.0.1 station knows by its own id. */
   byStationTransactionId(stationId: string, stationTransactionId: string): Transaction | undefined {
-    return statement<[string, string], Transaction>(
-      this.ctx.db,
-      `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE station_id = ? AND station_transaction_id = ?`,
-    ).get(stationId, stationTransactionId);
+    return statement<[string, string], Transaction>(this.ctx.db, BY_STATION_TRANSACTION_ID).get(
+      stationId,
+      stationTransactionId,
+    );
   }
 
   /** The transaction a StartTransaction with exactly these fields already opened (open or since stopped), if any. */
@@ -351,32 +387,31 @@ export class Transactions {
     meterStartWh: number,
     startedAt: Date,
   ): Transaction | undefined {
-    return statement<[string, number, string, string, number], Transaction>(
-      this.ctx.db,
-      `SELECT ${TRANSACTION_COLUMNS} FROM transactions
-        WHERE station_id = ? AND connector_id = ? AND started_at = ? AND id_tag = ? AND meter_start_wh = ? ORDER BY id DESC LIMIT 1`,
-    ).get(stationId, connectorId, startedAt.toISOString(), idTag, meterStartWh);
+    const at = startedAt.toISOString();
+    // A new session starts after every earlier one on its connector: no query for it.
+    if (!this.opened.mayHaveStartedAt(stationId, connectorId, at)) return undefined;
+    return statement<[string, number, string, string, number], Transaction>(this.ctx.db, ANSWERED_START).get(
+      stationId,
+      connectorId,
+      at,
+      idTag,
+      meterStartWh,
+    );
   }
 
+  /** The open transactions of the tag, oldest first. */
   openOfTag(idTag: string): Transaction[] {
-    return statement<[string], Transaction>(
-      this.ctx.db,
-      `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE id_tag = ? AND stopped_at IS NULL ORDER BY id`,
-    ).all(idTag);
+    return this.opened.ofTag(idTag);
   }
 
+  /** The newest open transaction on the connector. */
   openOn(stationId: string, connectorId: number): Transaction | undefined {
-    return statement<[string, number], Transaction>(
-      this.ctx.db,
-      `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE station_id = ? AND connector_id = ? AND stopped_at IS NULL ORDER BY id DESC LIMIT 1`,
-    ).get(stationId, connectorId);
+    return this.opened.on(stationId, connectorId);
   }
 
+  /** Every open transaction, oldest first. */
   open(): Transaction[] {
-    return statement<[], Transaction>(
-      this.ctx.db,
-      `SELECT ${TRANSACTION_COLUMNS} FROM transactions WHERE stopped_at IS NULL ORDER BY id`,
-    ).all();
+    return this.opened.all();
   }
 
   /**
@@ -387,10 +422,18 @@ export class Transactions {
     this.drawn.delete(open.id);
     const startedAt = new Date(open.startedAt);
     const input = stop.stoppedAt < startedAt ? { ...stop, stoppedAt: startedAt } : stop;
+    const closed: Transaction = Object.freeze({
+      ...open,
+      meterStopWh: input.meterStopWh,
+      stoppedAt: input.stoppedAt.toISOString(),
+      stopReason: input.reason ?? null,
+      stopIdTag: input.idTag ?? null,
+    });
     statement(
       this.ctx.db,
       'UPDATE transactions SET meter_stop_wh = ?, stopped_at = ?, stop_reason = ?, stop_id_tag = ? WHERE id = ?',
-    ).run(input.meterStopWh, input.stoppedAt.toISOString(), input.reason ?? null, input.idTag ?? null, open.id);
+    ).run(closed.meterStopWh, closed.stoppedAt, closed.stopReason, closed.stopIdTag, open.id);
+    this.opened.closed(open);
     const payload: StopTransactionPayload = {
       stationId: open.stationId,
       chargePointId: open.chargePointId,
@@ -404,7 +447,7 @@ export class Transactions {
       stoppedAt: this.ctx.zoned(input.stoppedAt),
     };
     const signed = carriedReadings(
-      this.signedReadings.ofTransaction(open.id),
+      this.signedReadings.ofClosing(open.id),
       this.ctx.config().webhookDelivery.signedMeterValues,
     );
     if (signed.length > 0) {
@@ -422,6 +465,6 @@ export class Transactions {
       connectorId: open.connectorId,
     };
     if (input.connectorStatus) this.connectors.write(at, input.connectorStatus.status, input.connectorStatus.errorCode);
-    return this.byId(open.id)!;
+    return closed;
   }
 }

@@ -4,18 +4,44 @@
  * rules at that instant, so daylight-saving changes are right without any table of our own.
  */
 export function formatZonedTimestamp(instant: Date, timeZone: string): string {
-  const wall = wallClock(instant, timeZone);
-  const offsetMinutes = Math.round(
-    (Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute, wall.second) -
-      Math.floor(instant.getTime() / 1000) * 1000) /
-      60_000,
-  );
+  const ms = instant.getTime();
+  const offset = offsetMs(ms, timeZone);
+  const wall = new Date(ms + offset);
+  const offsetMinutes = Math.round(offset / 60_000);
   const sign = offsetMinutes < 0 ? '-' : '+';
   const abs = Math.abs(offsetMinutes);
-  const ms = ((instant.getTime() % 1000) + 1000) % 1000;
   return (
-    `${pad(wall.year, 4)}-${pad(wall.month)}-${pad(wall.day)}T${pad(wall.hour)}:${pad(wall.minute)}:${pad(wall.second)}.${pad(ms, 3)}` +
+    `${pad(wall.getUTCFullYear(), 4)}-${pad(wall.getUTCMonth() + 1)}-${pad(wall.getUTCDate())}T${pad(wall.getUTCHours())}:${pad(wall.getUTCMinutes())}:${pad(wall.getUTCSeconds())}.${pad(wall.getUTCMilliseconds(), 3)}` +
     `${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`
+  );
+}
+
+/**
+ * The zone's offset from UTC at each UTC minute asked lately: the zone rules (Intl) cost ~10 us an instant, and every
+ * transaction's event formats two or three (issue 47). Kept only for a minute whose first and last millisecond
+ * have the same offset: a zone changes its offset at most once in a minute, so then every instant of it has that one.
+ */
+const offsets = new Map<string, Map<number, number>>();
+const OFFSETS_KEPT = 64;
+
+function offsetMs(ms: number, timeZone: string): number {
+  let zone = offsets.get(timeZone);
+  if (!zone) offsets.set(timeZone, (zone = new Map()));
+  const minute = Math.floor(ms / 60_000);
+  const kept = zone.get(minute);
+  if (kept !== undefined) return kept;
+  const first = offsetAt(minute * 60_000, timeZone);
+  if (offsetAt(minute * 60_000 + 59_999, timeZone) !== first) return offsetAt(ms, timeZone);
+  if (zone.size >= OFFSETS_KEPT) zone.clear();
+  zone.set(minute, first);
+  return first;
+}
+
+/** The wall clock minus UTC at the instant, in whole seconds as the zone rules give it. */
+function offsetAt(ms: number, timeZone: string): number {
+  const wall = wallClock(new Date(ms), timeZone);
+  return (
+    Date.UTC(wall.year, wall.month - 1, wall.day, wall.hour, wall.minute, wall.second) - Math.floor(ms / 1000) * 1000
   );
 }
 

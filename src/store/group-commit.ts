@@ -47,6 +47,9 @@ export class GroupCommit implements Writer {
   private readonly held: Held[] = [];
   private holdTimer: NodeJS.Timeout | undefined;
   private readonly totalChanges;
+  /** Told just before the open group's COMMIT (beforeCommit). */
+  private committing: Array<() => void> = [];
+  private readonly undoneListeners: Array<() => void> = [];
 
   constructor(
     readonly db: Database,
@@ -121,6 +124,7 @@ export class GroupCommit implements Writer {
     try {
       return this.db.transaction(fn)();
     } catch (err) {
+      this.tellUndone();
       // On SQLITE_FULL, IOERR or BUSY SQLite rolls the whole transaction back by itself: the group's earlier writes
       // are gone too. Fail it now, so the next write starts a fresh group instead of committing on its own.
       if (!this.db.inTransaction && this.open === open) this.fail(open, err);
@@ -169,11 +173,29 @@ export class GroupCommit implements Writer {
     return this.open?.committed ?? Promise.resolve();
   }
 
+  /**
+   * Runs fn once, just before the open group commits (or fails), at once when no group is open: whoever collects what
+   * a turn's writes did (delivery, told of their events) passes it on once per group instead of once per write.
+   */
+  beforeCommit(fn: () => void): void {
+    if (this.open) this.committing.push(fn);
+    else fn();
+  }
+
+  onUndone(listener: () => void): void {
+    this.undoneListeners.push(listener);
+  }
+
+  private tellUndone(): void {
+    for (const listener of this.undoneListeners) listener();
+  }
+
   /** Commits the open group now; throws what the commit threw. */
   commitNow(): void {
     const open = this.open;
     if (!open) return;
     if (this.writing) throw new Error('cannot commit a group from inside one of its writes');
+    this.tellCommitting();
     // A synced group that changed something commits with an fsync: held bookkeeping shares it (a fatal error in it, a
     // full disk, would have failed this commit too).
     if (open.synced && this.totalChanges.get() !== open.changesAtBegin) {
@@ -194,6 +216,8 @@ export class GroupCommit implements Writer {
 
   private fail(open: OpenGroup, err: unknown): void {
     if (this.open === open) this.open = undefined;
+    this.tellUndone();
+    this.tellCommitting();
     this.failure = { at: new Date(), error: messageOf(err) };
     open.reject(err);
   }
@@ -232,6 +256,7 @@ export class GroupCommit implements Writer {
         this.db.transaction(held.fn)();
         open.committed.then(held.resolve, held.reject);
       } catch (err) {
+        this.tellUndone();
         held.reject(err);
         // SQLite rolled the whole group back (SQLITE_FULL, IOERR): the rest wait for the next group.
         if (!this.db.inTransaction) {
@@ -243,6 +268,19 @@ export class GroupCommit implements Writer {
       }
     }
     return undefined;
+  }
+
+  private tellCommitting(): void {
+    for (const fn of this.committing.splice(0)) {
+      try {
+        fn();
+      } catch (err) {
+        // Not the commit's failure: thrown where nothing catches it, as if fn had run on its own.
+        queueMicrotask(() => {
+          throw err;
+        });
+      }
+    }
   }
 
   private commitQuietly(): void {

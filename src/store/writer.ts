@@ -14,15 +14,31 @@ export interface Writer {
   durable<T>(fn: () => T | Promise<T>): Promise<T>;
   /** Resolves once everything written so far has committed. */
   committed(): Promise<void>;
+  /**
+   * Tells listener, synchronously, whenever writes were undone: a write that threw (its savepoint rolled back) or a
+   * group whose commit failed. What is kept in memory beside the rows (the open transactions) is forgotten on it.
+   */
+  onUndone(listener: () => void): void;
 }
 
 /** Each write is its own IMMEDIATE transaction, committed before it returns: for CLI commands, tools and tests. */
 export class DirectWriter implements Writer {
+  private readonly undoneListeners: Array<() => void> = [];
+
   constructor(readonly db: Database) {}
 
   write<T>(fn: () => T): T {
-    // Inside a running transaction better-sqlite3 makes this a savepoint of it.
-    return this.db.transaction(fn).immediate();
+    try {
+      // Inside a running transaction better-sqlite3 makes this a savepoint of it.
+      return this.db.transaction(fn).immediate();
+    } catch (err) {
+      for (const listener of this.undoneListeners) listener();
+      throw err;
+    }
+  }
+
+  onUndone(listener: () => void): void {
+    this.undoneListeners.push(listener);
   }
 
   writeNow<T>(fn: () => T): T {

@@ -36,6 +36,27 @@ describe('envelope timestamp in the configured zone', () => {
     );
   });
 
+  it('is right on both sides of an offset change inside a minute (Monrovia, 1972: -0:44:30 to UTC), asked again', () => {
+    for (let round = 0; round < 2; round += 1) {
+      expect(formatZonedTimestamp(new Date('1972-01-07T00:44:00.000Z'), 'Africa/Monrovia')).toBe(
+        '1972-01-06T23:59:30.000-00:44',
+      );
+      expect(formatZonedTimestamp(new Date('1972-01-07T00:44:29.999Z'), 'Africa/Monrovia')).toBe(
+        '1972-01-06T23:59:59.999-00:44',
+      );
+      expect(formatZonedTimestamp(new Date('1972-01-07T00:44:30.000Z'), 'Africa/Monrovia')).toBe(
+        '1972-01-07T00:44:30.000+00:00',
+      );
+      // The minutes around it have one offset each, kept after the first time.
+      expect(formatZonedTimestamp(new Date('1972-01-07T00:43:59.999Z'), 'Africa/Monrovia')).toBe(
+        '1972-01-06T23:59:29.999-00:44',
+      );
+      expect(formatZonedTimestamp(new Date('1972-01-07T00:45:00.000Z'), 'Africa/Monrovia')).toBe(
+        '1972-01-07T00:45:00.000+00:00',
+      );
+    }
+  });
+
   it('denotes the same instant it was given', () => {
     const instant = new Date('2026-10-25T01:30:00.456Z');
     expect(Date.parse(formatZonedTimestamp(instant, 'Europe/Brussels'))).toBe(instant.getTime());

@@ -82,6 +82,35 @@ describe('group commit: one transaction per event-loop turn', () => {
     expect(seen()).toEqual(['after']);
   });
 
+  it('beforeCommit runs once per group, before its COMMIT (also one that fails), and at once without a group', async () => {
+    db.exec(
+      'CREATE TABLE parents (id INTEGER PRIMARY KEY); CREATE TABLE children (parent_id INTEGER REFERENCES parents (id) DEFERRABLE INITIALLY DEFERRED)',
+    );
+    const group = new GroupCommit(db);
+    const told: Array<{ what: string; seen: unknown[] }> = [];
+    const tell = (what: string) => () => told.push({ what, seen: seen() });
+    tell('no group')();
+    group.beforeCommit(tell('no group'));
+    group.write(() => note('a'));
+    group.beforeCommit(tell('first'));
+    group.write(() => note('b'));
+    group.beforeCommit(tell('second'));
+    expect(told).toEqual([
+      { what: 'no group', seen: [] },
+      { what: 'no group', seen: [] },
+    ]);
+    await group.committed();
+    expect(told.slice(2)).toEqual([
+      { what: 'first', seen: [] },
+      { what: 'second', seen: [] },
+    ]);
+    group.write(() => db.prepare('INSERT INTO children (parent_id) VALUES (42)').run());
+    group.beforeCommit(tell('failing'));
+    await expect(group.committed()).rejects.toThrow(/FOREIGN KEY/);
+    expect(told.map((t) => t.what)).toEqual(['no group', 'no group', 'first', 'second', 'failing']);
+    expect(seen()).toEqual(['a', 'b']);
+  });
+
   it('a DirectWriter commits each write before it returns; nested, a write is a savepoint of the outer one', () => {
     const writer = new DirectWriter(db);
     writer.write(() => note('one'));

@@ -1,7 +1,7 @@
 import { benchSite, seedIdTags, type ChargegateProcess } from '../chargegate.js';
 import { failureNote, Fleet } from '../fleet.js';
 import { stationIds, stationTag } from '../identities.js';
-import { nowMs, processStats } from '../measure.js';
+import { nowMs, processStats, sleepUntil, threadCpuS } from '../measure.js';
 import { outboxCounts, total } from '../outbox-view.js';
 import type { WorkerHandle } from '../processes.js';
 import { eventually } from '../../../test/support/eventually.js';
@@ -104,11 +104,12 @@ async function pipeline(
         const fleet = await Fleet.connect(ctx, { url: daemon.ocppUrl, identities, generators: 1, concurrency: 25 });
         const writtenBefore = processStats(daemon.pid).writtenBytes;
         const startAtMs = nowMs() + 300;
-        const [load] = await fleet.all((g) =>
-          g.call('pipeline', { startAtMs, warmupMs: s.warmupS * 1000, measureMs: s.measureS * 1000 }),
-        );
-        await fleet.stop();
         const from = startAtMs + s.warmupS * 1000;
+        const [[load], cpu] = await Promise.all([
+          fleet.all((g) => g.call('pipeline', { startAtMs, warmupMs: s.warmupS * 1000, measureMs: s.measureS * 1000 })),
+          cpuInWindow(daemon.pid, from, from + s.measureS * 1000),
+        ]);
+        await fleet.stop();
         const inWindow = (await receiver.call('arrivals', undefined)).filter(
           (a) => a.atMs >= from && a.atMs <= from + s.measureS * 1000,
         ).length;
@@ -125,6 +126,8 @@ async function pipeline(
           peakRssMB,
           kBPerEvent,
           transactionsPerS: load!.transactions / s.measureS,
+          mainCpuMsPerTransaction: (1000 * cpu.mainS) / load!.transactions,
+          cpuMsPerTransaction: (1000 * cpu.processS) / load!.transactions,
           note: failureNote([load!]),
         };
       },
@@ -143,6 +146,14 @@ async function pipeline(
     ],
     ...(chargegate && {
       note: `${s.stations} stations, ${Math.round(chargegate.transactionsPerS)} transactions/s (3 events each), signature ${variant.text}${chargegate.note ? `; ${chargegate.note}` : ''}`,
+    }),
+  });
+  ctx.figure({
+    name: `main thread CPU per transaction${suffix}`,
+    unit: 'ms',
+    chargegate: chargegate?.mainCpuMsPerTransaction ?? null,
+    ...(chargegate && {
+      note: `the daemon's main thread's utime + stime over the measured window, per transaction completed in it (3 events each); the whole process: ${chargegate.cpuMsPerTransaction.toFixed(2)} ms`,
     }),
   });
   ctx.figure({
@@ -172,6 +183,15 @@ async function pipeline(
     chargegate: naive?.signing.signsPerS ?? null,
     note: `the ceiling of any pipeline that signs each request: ${variant.text} with the keystore's webhook key (${naive?.signing.keyBits ? `${naive.signing.keyBits} bits` : 'Ed25519'}), 8 at a time, measured in this run`,
   });
+}
+
+/** CPU seconds the daemon's main thread and the whole process used between two nowMs() instants. */
+async function cpuInWindow(pid: number, fromMs: number, toMs: number): Promise<{ mainS: number; processS: number }> {
+  await sleepUntil(fromMs);
+  const main = threadCpuS(pid);
+  const whole = processStats(pid).cpuS;
+  await sleepUntil(toMs);
+  return { mainS: threadCpuS(pid) - main, processS: processStats(pid).cpuS - whole };
 }
 
 /** After the load: every committed delivery reaches the receiver, none dead. Throws with the counts otherwise. */
