@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { registerApp } from './app.js';
 import { registerCheckConfig } from './check-config.js';
 import { registerDeadletter } from './deadletter.js';
+import { registerFirmware } from './firmware.js';
 import { registerIdTag } from './idtag.js';
 import { registerKeys } from './keys.js';
 import { registerLoad } from './load.js';
@@ -20,6 +21,7 @@ export function registerCommands(program: Command): void {
   registerApp(program);
   registerKeys(program);
   registerStation(program);
+  registerFirmware(program);
   registerMeter(program);
   registerLoad(program);
   registerIdTag(program);
