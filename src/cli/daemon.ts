@@ -21,6 +21,7 @@ import {
   type DaemonPart,
   type DaemonShared,
 } from './daemon-parts.js';
+import { startFirmwareRollouts } from './daemon-firmware.js';
 import { startLocalChannel } from './local-channel.js';
 
 export type { DaemonPart } from './daemon-parts.js';
@@ -121,6 +122,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       shared,
     );
     parts.push(stations.part);
+    const firmware = startFirmwareRollouts(
+      { config: () => config, site, centralSystem: ocpp.centralSystem, storage, stations: stations.stations },
+      shared,
+    );
+    parts.push(firmware.part);
     const guard = addHttpRoutes(
       {
         config: () => config,

@@ -13,3 +13,6 @@ export {
   type FirmwareImage,
   type ImageBounds,
 } from './images.js';
+export { FirmwareRollouts, TOKEN_GRACE_MS, type FirmwareRolloutsOptions, type RolloutRequest } from './rollouts.js';
+export type { RolloutState, StationUpdateState } from './rollout-store.js';
+export type { RolloutView, StationUpdateView } from './views.js';
