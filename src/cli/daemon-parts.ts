@@ -16,6 +16,7 @@ import {
   historyApiRoutes,
   jwksRoutes,
   openApiRoutes,
+  registerFirmwareRoutes,
   registerStationRoutes,
   statusGuard,
   tokenEndpointRoutes,
@@ -37,6 +38,7 @@ import { MeterService } from '../modbus/index.js';
 import { connectUpstreamAsStation, startCentralSystem, type CentralSystem } from '../ocpp/index.js';
 import { pruneDelivered } from '../outbox/index.js';
 import { LAST_SEEN_WRITE_MS, pruneStoppedTransactions, Site, type EventListener } from '../site/index.js';
+import type { FirmwareRollouts } from '../firmware/index.js';
 import { StationOperations } from '../stations/index.js';
 import { statusPageRoutes } from '../status-page/index.js';
 import {
@@ -398,10 +400,11 @@ export function addHttpRoutes(
     temporaryLimits: TemporaryLimits;
     load: () => LoadStatus | undefined;
     stations: StationOperations;
+    firmware: FirmwareRollouts;
   },
   shared: DaemonShared,
 ): StatusGuard {
-  const { config, storage, keystore, site, centralSystem, temporaryLimits, load, stations } = options;
+  const { config, storage, keystore, site, centralSystem, temporaryLimits, load, stations, firmware } = options;
   const applications = new Applications({ db: storage.db });
   const bearer = new BearerAuth({
     verifier: new AccessTokenVerifier({ keystore, issuer: () => config().http.issuer }),
@@ -424,6 +427,12 @@ export function addHttpRoutes(
     circuitLimitApiRoutes({ auth: bearer, config, temporaryLimits }),
     circuitsApiRoutes({ auth: bearer, config, load }),
     (app) => registerStationRoutes(app, { stations, principal: bearerPrincipal(bearer, config) }),
+    (app) =>
+      registerFirmwareRoutes(app, {
+        rollouts: firmware,
+        stations: () => stations.list(),
+        principal: bearerPrincipal(bearer, config),
+      }),
     openApiRoutes(config),
     statusPageRoutes(
       {

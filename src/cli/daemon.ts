@@ -137,6 +137,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         temporaryLimits: load.temporaryLimits,
         load: load.status,
         stations: stations.stations,
+        firmware: firmware.rollouts,
       },
       shared,
     );
@@ -145,7 +146,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     parts.push(http.part);
     parts.push(
       await startLocalChannel(
-        { configPath: options.configPath, dataDir: config.dataDir, stations: stations.stations },
+        {
+          configPath: options.configPath,
+          dataDir: config.dataDir,
+          stations: stations.stations,
+          firmware: firmware.rollouts,
+        },
         shared,
       ),
     );

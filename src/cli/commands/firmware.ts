@@ -2,10 +2,12 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import { addImage, listImages, removeImage } from '../../firmware/index.js';
 import { CliError, EXIT_USAGE, output, table, withContext, type GlobalOptions } from '../context.js';
+import { registerFirmwareRollouts } from './firmware-rollouts.js';
 
 /**
  * `chargegate firmware`: images stored in dataDir/firmware/ (add, list, remove: offline, beside a running daemon as
- * `idtag` is).
+ * `idtag` is) and rollouts (rollout, status, cancel: the running daemon does them, reached over its local channel).
+ * docs/operating/firmware-and-logs.md#firmware.
  */
 export function registerFirmware(program: Command): void {
   const firmware = program.command('firmware').description('firmware images and their rollouts to the stations');
@@ -75,6 +77,7 @@ export function registerFirmware(program: Command): void {
       }),
     );
 
+  registerFirmwareRollouts(firmware);
 }
 
 function readText(file: string, option: string): string {
