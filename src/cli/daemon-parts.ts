@@ -16,6 +16,7 @@ import {
   historyApiRoutes,
   jwksRoutes,
   openApiRoutes,
+  registerFirmwareFiles,
   registerFirmwareRoutes,
   registerStationRoutes,
   statusGuard,
@@ -432,6 +433,11 @@ export function addHttpRoutes(
         rollouts: firmware,
         stations: () => stations.list(),
         principal: bearerPrincipal(bearer, config),
+      }),
+    (app) =>
+      registerFirmwareFiles(app, {
+        dataDir: config().dataDir,
+        download: (token, file) => firmware.download(token, file),
       }),
     openApiRoutes(config),
     statusPageRoutes(

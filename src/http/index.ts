@@ -17,3 +17,4 @@ export {
   type StationRoutesDeps,
 } from './stations-api.js';
 export { registerFirmwareRoutes, type FirmwareRoutesDeps } from './firmware-api.js';
+export { DOWNLOAD_IDLE_TIMEOUT_MS, registerFirmwareFiles, type FirmwareFilesDeps } from './firmware-files.js';
