@@ -1,8 +1,8 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { openDatabase } from '../../src/store/index.js';
-import { exitOf, runCliJson } from '../support/cli.js';
+import { exitOf, runCli, runCliJson } from '../support/cli.js';
 import { eventually, PROCESS_TEST_TIMEOUT_MS } from '../support/daemon.js';
 import { updatesFirmware16, updatesFirmware201, type FirmwareUpdates } from '../support/firmware-station.js';
 import { spawnDaemonForTest, stationForTest, stationV201ForTest, tempSiteForTest } from '../support/for-test.js';
@@ -69,6 +69,7 @@ describe.each([
         log: { level: 'info' },
         http: { host: '127.0.0.1', port: httpPort, issuer: `http://127.0.0.1:${httpPort}` },
         ocpp: { host: '127.0.0.1', port: ocppPort, path: '/ocpp', securityProfile: 0 },
+        firmware: { maxImageBytes: 3 * 1024 * 1024, maxTotalBytes: 4 * 1024 * 1024 },
         sites: [
           {
             id: 's1',
@@ -81,6 +82,13 @@ describe.each([
       const file = path.join(temp.dir, 'station-fw-2.0.0.bin');
       writeFileSync(file, IMAGE);
       const config = ['--config', temp.configPath];
+      const tooBig = path.join(temp.dir, 'too-big.bin');
+      writeFileSync(tooBig, Buffer.alloc(3 * 1024 * 1024 + 1));
+      const refused = await runCli(['firmware', 'add', tooBig, ...config]);
+      expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/larger than firmware.maxImageBytes/) });
+      const stored = path.join(temp.dataDir, 'firmware');
+      expect(existsSync(stored) ? readdirSync(stored) : []).toEqual([]);
+
       const added = await runCliJson<{ imageId: string; sha256: string; firmwareVersion: string }>([
         'firmware',
         'add',

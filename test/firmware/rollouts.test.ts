@@ -21,7 +21,11 @@ const SITES = [
     webhooks: [],
   },
 ];
-const GROUPS = [{ id: 'operators', scope: 'company:acme', permissions: ['stations:read', 'stations:operate'] }];
+const GROUPS = [
+  { id: 'operators', scope: 'company:acme', permissions: ['stations:read', 'stations:operate'] },
+  { id: 'cp001-only', scope: 'station:CP001', permissions: ['stations:read', 'stations:operate'] },
+  { id: 'readers', scope: 'company:acme', permissions: ['stations:read'] },
+];
 const TIMEOUT_S = 600;
 
 interface Rollout {
@@ -252,6 +256,40 @@ describe('firmware rollouts', () => {
       ]);
       await cp201.call('FirmwareStatusNotification', { status: 'Installed', requestId });
       expect(states(await rolloutOf(api, token, id))).toEqual({ CP201: 'installed' });
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'lets a caller start, see and cancel only rollouts of stations its groups reach, with the permission for each',
+    async () => {
+      const { api, imageId, token } = await siteWithImage();
+      const narrow = await api.token(api.createApp('cp001-only'));
+      const reader = await api.token(api.createApp('readers'));
+      const body = { imageId, stationIds: ['CP001', 'CP002'] };
+      expect((await api.call('POST', '/firmware/rollouts', { token: narrow, body })).status).toBe(404);
+      expect((await api.call('POST', '/firmware/rollouts', { token: reader, body })).status).toBe(403);
+      expect((await api.call('POST', '/firmware/rollouts', { token, body: { imageId } })).status).toBe(400);
+      expect(
+        (await api.call('POST', '/firmware/rollouts', { token, body: { imageId: 'nosuchimage', siteId: 's1' } })).body,
+      ).toMatchObject({ error: 'invalid_request', message: expect.stringMatching(/no firmware image/) });
+
+      const created = await api.call('POST', '/firmware/rollouts', { token, body });
+      expect(created.status).toBe(201);
+      const id = (created.body as unknown as Rollout).rolloutId;
+      expect((await api.call('GET', `/firmware/rollouts/${id}`, { token: narrow })).status).toBe(404);
+      expect((await api.call('DELETE', `/firmware/rollouts/${id}`, { token: narrow })).status).toBe(404);
+      expect((await api.call('GET', `/firmware/rollouts/${id}`, { token: reader })).status).toBe(200);
+      expect((await api.call('DELETE', `/firmware/rollouts/${id}`, { token: reader })).status).toBe(403);
+      // A station in a rollout not finished is in no other.
+      const again = await api.call('POST', '/firmware/rollouts', { token, body: { imageId, stationIds: ['CP002'] } });
+      expect(again).toMatchObject({ status: 409, body: { error: 'conflict' } });
+      const mine = await api.call('POST', '/firmware/rollouts', {
+        token: narrow,
+        body: { imageId, stationIds: ['CP001'] },
+      });
+      expect(mine.status).toBe(409);
+      expect((await api.call('GET', '/firmware/rollouts', { token: narrow })).body).toEqual([]);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
