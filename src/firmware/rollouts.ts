@@ -8,6 +8,7 @@ import type { Writer } from '../store/index.js';
 import { FirmwareError } from './errors.js';
 import { findImage, type FirmwareImage } from './images.js';
 import { progressOf } from './progress.js';
+import { stationsOf } from './targets.js';
 import {
   rolloutStore as store,
   UNDER_WAY,
@@ -60,7 +61,7 @@ export class FirmwareRollouts {
   create(request: RolloutRequest): RolloutView {
     const image = findImage(this.db, request.imageId);
     if (!image) throw new FirmwareError(`imageId: no firmware image "${request.imageId}" (firmware list)`, 'invalid');
-    const stationIds = this.stationsOf(request);
+    const stationIds = stationsOf(this.options.site.stations.list(), request);
     const rollout: RolloutRow = {
       rolloutId: `ro-${randomBytes(6).toString('hex')}`,
       imageId: image.imageId,
@@ -240,8 +241,24 @@ export class FirmwareRollouts {
   }
 
   private failIfStillSent(sent: UpdateRow, reason: string): void {
-    const row = store.current(this.db, sent.stationId);
-    if (row?.token === sent.token && row.state === 'sent') this.options.writer.writeNow(() => this.fail(row, reason));
+    this.safely(sent.rolloutId, () => {
+      const row = store.current(this.db, sent.stationId);
+      if (row?.token === sent.token && row.state === 'sent') this.options.writer.writeNow(() => this.fail(row, reason));
+    });
+  }
+
+  /** Sends what may go once the write that freed a slot has run: after the station's answer, not inside its call. */
+  private pumpSoon(rolloutId: string): void {
+    setImmediate(() => this.safely(rolloutId, () => this.pump(rolloutId)));
+  }
+
+  /** Work no caller waits for: a failure (a full disk, say) is logged, and the next tick tries again. */
+  private safely(rolloutId: string, work: () => void): void {
+    try {
+      work();
+    } catch (err) {
+      this.log.error({ err, rolloutId }, 'firmware rollout could not go on; trying again at the next tick');
+    }
   }
 
   /** Why a waiting station is not sent now; null when it may go. */
@@ -257,7 +274,7 @@ export class FirmwareRollouts {
       store.update(this.db, row);
       this.settle(row.rolloutId);
     });
-    if (!UNDER_WAY.includes(row.state)) setImmediate(() => this.pump(row.rolloutId));
+    if (!UNDER_WAY.includes(row.state)) this.pumpSoon(row.rolloutId);
   }
 
   private fail(row: UpdateRow, reason: string): void {
@@ -273,7 +290,7 @@ export class FirmwareRollouts {
       }
       this.settle(row.rolloutId);
     });
-    setImmediate(() => this.pump(row.rolloutId));
+    this.pumpSoon(row.rolloutId);
   }
 
   private cancelWaiting(rollout: RolloutRow, reason: string): void {
@@ -295,19 +312,5 @@ export class FirmwareRollouts {
       this.now().toISOString(),
     );
     this.log.info({ rolloutId, stations: updates.map((u) => [u.stationId, u.state]) }, 'firmware rollout ended');
-  }
-
-  private stationsOf(request: RolloutRequest): string[] {
-    const known = this.options.site.stations.list();
-    if (request.siteId !== undefined) {
-      const ids = known.filter((s) => s.siteId === request.siteId).map((s) => s.id);
-      if (ids.length === 0) throw new FirmwareError(`siteId: no station at site "${request.siteId}"`, 'invalid');
-      return ids;
-    }
-    const ids = [...new Set(request.stationIds ?? [])];
-    if (ids.length === 0) throw new FirmwareError('give the stations (stationIds, --station) or a site', 'invalid');
-    const unknown = ids.filter((id) => !known.some((s) => s.id === id));
-    if (unknown.length > 0) throw new FirmwareError(`stationIds: unknown station ${unknown.join(', ')}`, 'invalid');
-    return ids;
   }
 }
