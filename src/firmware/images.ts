@@ -137,7 +137,7 @@ export function removeImage(db: Database, dataDir: string, imageId: string): voi
     ).get(imageId);
     if (busy)
       throw new FirmwareError(
-        `image ${imageId} is used by rollout ${busy.id}, which is not finished: wait for it, or cancel it (DELETE /firmware/rollouts/${busy.id})`,
+        `image ${imageId} is used by rollout ${busy.id}, which is not finished: wait for it, or cancel it (firmware cancel ${busy.id})`,
         'conflict',
       );
     statement(db, 'DELETE FROM firmware_images WHERE id = ?').run(imageId);
