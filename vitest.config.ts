@@ -20,6 +20,7 @@ const SYSTEM_TESTS = [
   'test/store/upgrade-backup.test.ts',
   'test/uplink/uplink-disk-full.test.ts',
   // kill -9
+  'test/firmware/rollout-kill-9.test.ts',
   'test/load/site-scenario.test.ts',
   'test/modbus/meter-simulator-script.test.ts',
   'test/modbus/sessions-kill-9.test.ts',

@@ -16,6 +16,8 @@ import {
   historyApiRoutes,
   jwksRoutes,
   openApiRoutes,
+  registerFirmwareFiles,
+  registerFirmwareRoutes,
   registerStationRoutes,
   statusGuard,
   tokenEndpointRoutes,
@@ -37,6 +39,7 @@ import { MeterService } from '../modbus/index.js';
 import { connectUpstreamAsStation, startCentralSystem, type CentralSystem } from '../ocpp/index.js';
 import { pruneDelivered } from '../outbox/index.js';
 import { LAST_SEEN_WRITE_MS, pruneStoppedTransactions, Site, type EventListener } from '../site/index.js';
+import type { FirmwareRollouts } from '../firmware/index.js';
 import { StationOperations } from '../stations/index.js';
 import { statusPageRoutes } from '../status-page/index.js';
 import {
@@ -398,10 +401,11 @@ export function addHttpRoutes(
     temporaryLimits: TemporaryLimits;
     load: () => LoadStatus | undefined;
     stations: StationOperations;
+    firmware: FirmwareRollouts;
   },
   shared: DaemonShared,
 ): StatusGuard {
-  const { config, storage, keystore, site, centralSystem, temporaryLimits, load, stations } = options;
+  const { config, storage, keystore, site, centralSystem, temporaryLimits, load, stations, firmware } = options;
   const applications = new Applications({ db: storage.db });
   const bearer = new BearerAuth({
     verifier: new AccessTokenVerifier({ keystore, issuer: () => config().http.issuer }),
@@ -424,6 +428,17 @@ export function addHttpRoutes(
     circuitLimitApiRoutes({ auth: bearer, config, temporaryLimits }),
     circuitsApiRoutes({ auth: bearer, config, load }),
     (app) => registerStationRoutes(app, { stations, principal: bearerPrincipal(bearer, config) }),
+    (app) =>
+      registerFirmwareRoutes(app, {
+        rollouts: firmware,
+        stations: () => stations.list(),
+        principal: bearerPrincipal(bearer, config),
+      }),
+    (app) =>
+      registerFirmwareFiles(app, {
+        dataDir: config().dataDir,
+        download: (token, file) => firmware.download(token, file),
+      }),
     openApiRoutes(config),
     statusPageRoutes(
       {

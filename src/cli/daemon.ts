@@ -21,6 +21,7 @@ import {
   type DaemonPart,
   type DaemonShared,
 } from './daemon-parts.js';
+import { startFirmwareRollouts } from './daemon-firmware.js';
 import { startLocalChannel } from './local-channel.js';
 
 export type { DaemonPart } from './daemon-parts.js';
@@ -121,6 +122,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       shared,
     );
     parts.push(stations.part);
+    const firmware = startFirmwareRollouts(
+      { config: () => config, site, centralSystem: ocpp.centralSystem, storage, stations: stations.stations },
+      shared,
+    );
+    parts.push(firmware.part);
     const guard = addHttpRoutes(
       {
         config: () => config,
@@ -131,6 +137,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         temporaryLimits: load.temporaryLimits,
         load: load.status,
         stations: stations.stations,
+        firmware: firmware.rollouts,
       },
       shared,
     );
@@ -139,7 +146,12 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     parts.push(http.part);
     parts.push(
       await startLocalChannel(
-        { configPath: options.configPath, dataDir: config.dataDir, stations: stations.stations },
+        {
+          configPath: options.configPath,
+          dataDir: config.dataDir,
+          stations: stations.stations,
+          firmware: firmware.rollouts,
+        },
         shared,
       ),
     );

@@ -1,8 +1,10 @@
 import { once } from 'node:events';
 import { lstatSync, rmSync } from 'node:fs';
 import { ConfigError, ListenError } from '../config/index.js';
+import type { FirmwareRollouts } from '../firmware/index.js';
 import {
   createHttpServer,
+  registerFirmwareRoutes,
   registerStationRoutes,
   type StationPrincipal,
   type StationRoutesDeps,
@@ -26,7 +28,12 @@ const OWNER_ONLY_UMASK = 0o177;
  * long for a socket's path is a ConfigError naming dataDir.
  */
 export async function startLocalChannel(
-  options: { configPath: string; dataDir: string; stations: StationRoutesDeps['stations'] },
+  options: {
+    configPath: string;
+    dataDir: string;
+    stations: StationRoutesDeps['stations'];
+    firmware: Pick<FirmwareRollouts, 'create' | 'view' | 'cancel' | 'recent'>;
+  },
   shared: DaemonShared,
 ): Promise<DaemonPart> {
   const socketPath = localSocketPath(options.dataDir);
@@ -40,7 +47,15 @@ export async function startLocalChannel(
   }
   const app = await createHttpServer({
     logger: shared.logger,
-    routes: [(app) => registerStationRoutes(app, { stations: options.stations, principal: async () => CLI })],
+    routes: [
+      (app) => registerStationRoutes(app, { stations: options.stations, principal: async () => CLI }),
+      (app) =>
+        registerFirmwareRoutes(app, {
+          rollouts: options.firmware,
+          stations: () => options.stations.list(),
+          principal: async () => CLI,
+        }),
+    ],
     health: () => shared.health,
     metrics: shared.metrics,
     // The owner, as above: metrics need no token here.

@@ -25,7 +25,7 @@ const UNREACHABLE: Record<string, string> = {
  */
 export async function askDaemon(
   config: Config,
-  method: 'GET' | 'POST' | 'PUT',
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE',
   path: string,
   body?: unknown,
 ): Promise<LocalAnswer> {

@@ -24,6 +24,8 @@ export const API_ERROR_CODES = [
   'station_refused',
   'station_busy',
   'no_base_report',
+  'range_not_satisfiable',
+  'conflict',
 ] as const;
 
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];

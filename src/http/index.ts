@@ -16,3 +16,5 @@ export {
   type StationPrincipal,
   type StationRoutesDeps,
 } from './stations-api.js';
+export { registerFirmwareRoutes, type FirmwareRoutesDeps } from './firmware-api.js';
+export { DOWNLOAD_IDLE_TIMEOUT_MS, registerFirmwareFiles, type FirmwareFilesDeps } from './firmware-files.js';

@@ -4,6 +4,7 @@ import type { Config, Permission } from '../config/index.js';
 import { ACCESS_TOKEN_LIFETIME_S } from '../keystore/index.js';
 import { apiSchemas, EVENTS_MAX_LIMIT, TRANSACTIONS_MAX_LIMIT } from './api-schemas.js';
 import { BODY_LIMIT_BYTES } from './server.js';
+import { firmwarePaths } from './firmware-openapi.js';
 import { stationPaths } from './stations-openapi.js';
 import { OAUTH_ERROR_CODES } from './token-endpoint.js';
 
@@ -18,7 +19,8 @@ const PERMISSION_DESCRIPTIONS: Record<Permission, string> = {
   'events:read': 'Read the site events (GET /events): catch up after an outage without a replay',
   'status:read': 'Read the status page, status.json and /metrics on a non-loopback listener',
   'stations:read': 'List the stations and what each is (GET /stations), with their last operations',
-  'stations:operate': 'Reset, unlock, change availability, trigger, read and change the configuration of stations',
+  'stations:operate':
+    'Reset, unlock, change availability, trigger, read and change the configuration of stations; roll firmware out',
 };
 
 /** Responses every Bearer-protected operation can give (RFC 6750), and any operation's internal failure. */
@@ -381,6 +383,7 @@ function openApiDocument(config: Config): Record<string, unknown> {
       ),
       '/sites/{siteId}/circuits/{circuitId}/limit': circuitLimitOperations(),
       ...stationPaths({ ref, json, error, bearerErrors: BEARER_ERRORS }),
+      ...firmwarePaths({ ref, json, error, bearerErrors: BEARER_ERRORS }),
       '/health': {
         get: {
           operationId: 'getHealth',

@@ -33,6 +33,16 @@ export interface StationHandlerDeps {
   reported?: (stationId: string, part: Ocpp201Actions['NotifyReport'][0]) => void;
   /** Where what a station sent goes after chargegate handled it: the uplink to the operator's CSMS, when configured. */
   forwarder?: StationMessageForwarder;
+  /** Told of a station's firmware progress inside the write of its call: a firmware rollout follows it (src/firmware). */
+  firmware?: FirmwareProgressListener;
+}
+
+/** What a firmware rollout hears of its stations, each inside the write of the call that said it. */
+export interface FirmwareProgressListener {
+  /** A FirmwareStatusNotification (1.6, or 2.0.1 with its requestId). */
+  status(stationId: string, status: string, requestId?: number): void;
+  /** A BootNotification, with the firmwareVersion it names. */
+  booted(stationId: string, firmwareVersion: string | undefined): void;
 }
 
 /** docs/design/uplink.md#uplink-what-the-csms-sees: a station's messages, after chargegate handled them, for the operator's CSMS. */

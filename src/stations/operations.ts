@@ -13,10 +13,21 @@ export type StationOperation =
   | { kind: 'config-get'; keys: string[] }
   | { kind: 'config-set'; key: string; value: string }
   | { kind: 'clear-cache' }
-  | { kind: 'report' };
+  | { kind: 'report' }
+  /** Sent by a firmware rollout (src/firmware), never asked for alone: 1.6 and 2.0.1 UpdateFirmware (contract 11.2). */
+  | {
+      kind: 'firmware-update';
+      location: string;
+      /** RFC 3339. */
+      retrieveAt: string;
+      /** 2.0.1's requestId, which the station's FirmwareStatusNotifications name. */
+      requestId: number;
+      signature?: string;
+      signingCertificate?: string;
+    };
 
 /** Answers that mean the station does (or will do) what it was asked: exit 0, HTTP 200 (contract 11.1). */
-const SUCCESS = new Set(['Accepted', 'Unlocked', 'Scheduled', 'RebootRequired']);
+const SUCCESS = new Set(['Accepted', 'Unlocked', 'Scheduled', 'RebootRequired', 'AcceptedCanceled']);
 
 export function isSuccess(answer: OperationAnswer): boolean {
   return SUCCESS.has(answer.status);
@@ -80,6 +91,8 @@ export function actionOf(operation: StationOperation, speaks201: boolean): strin
       return 'ClearCache';
     case 'report':
       return speaks201 ? 'GetBaseReport' : 'GetConfiguration';
+    case 'firmware-update':
+      return 'UpdateFirmware';
   }
 }
 
@@ -131,6 +144,10 @@ async function perform16(ctx: OperationContext, stationId: string, operation: St
       return send('ChangeConfiguration', { key: operation.key, value: operation.value });
     case 'clear-cache':
       return send('ClearCache', {});
+    case 'firmware-update':
+      // 1.6 answers UpdateFirmware with an empty conf: the station took it.
+      await send('UpdateFirmware', { location: operation.location, retrieveDate: operation.retrieveAt });
+      return { status: 'Accepted' };
   }
 }
 
@@ -182,6 +199,20 @@ async function perform201(ctx: OperationContext, stationId: string, operation: S
       ctx.baseReports.asked(stationId, requestId, ctx.now());
       const answer = await send('GetBaseReport', { requestId, reportBase: 'FullInventory' });
       return { ...withInfo(answer), result: { requestId } };
+    }
+    case 'firmware-update': {
+      const { location, retrieveAt, requestId, signature, signingCertificate } = operation;
+      return withInfo(
+        await send('UpdateFirmware', {
+          requestId,
+          firmware: {
+            location,
+            retrieveDateTime: retrieveAt,
+            ...(signature !== undefined && { signature }),
+            ...(signingCertificate !== undefined && { signingCertificate }),
+          },
+        }),
+      );
     }
   }
 }

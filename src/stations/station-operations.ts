@@ -176,6 +176,9 @@ export class StationOperations {
 function requestOf(operation: StationOperation): object {
   const { kind: _, ...request } = operation;
   if (operation.kind === 'config-set' && SECRET_KEY.test(operation.key)) return { ...request, value: '(hidden)' };
+  // The download token is the image's only key while the update runs: kept out of the audit and the logs.
+  if (operation.kind === 'firmware-update')
+    return { ...request, location: operation.location.replace(/\/firmware\/[^/]+\//, '/firmware/(token)/') };
   return request;
 }
 

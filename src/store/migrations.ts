@@ -457,6 +457,28 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX station_operations_station ON station_operations (station_id, id);
     `,
   },
+  {
+    version: 24,
+    name: 'firmware images and their rollouts, station by station',
+    sql: `
+      -- Owned by src/firmware (contract 11.2). An image is the file dataDir/firmware/<id>, never in the database;
+      -- file_name is the name stations fetch it under, signature and signing_certificate go to 2.0.1 stations.
+      CREATE TABLE firmware_images (id TEXT PRIMARY KEY, file_name TEXT NOT NULL, sha256 TEXT NOT NULL UNIQUE,
+        size INTEGER NOT NULL, firmware_version TEXT, signature TEXT, signing_certificate TEXT, added_at TEXT NOT NULL);
+      -- state: running, stopped (a station failed: none sent since), cancelled, done; who: 'cli' or the API client.
+      CREATE TABLE firmware_rollouts (id TEXT PRIMARY KEY, image_id TEXT NOT NULL, parallel INTEGER NOT NULL,
+        force INTEGER NOT NULL, continue_on_failure INTEGER NOT NULL, who TEXT NOT NULL, created_at TEXT NOT NULL,
+        state TEXT NOT NULL, ended_at TEXT);
+      -- state: waiting, sent, downloading, downloaded, installing, installed, failed, cancelled; token: the
+      -- download's secret from the moment the station is sent; old_version: its firmwareVersion then (a boot with
+      -- another is the new firmware); installed_reported: a 1.6 station said Installed.
+      CREATE TABLE firmware_rollout_stations (rollout_id TEXT NOT NULL, station_id TEXT NOT NULL,
+        position INTEGER NOT NULL, state TEXT NOT NULL, reason TEXT, token TEXT UNIQUE, request_id INTEGER,
+        old_version TEXT, installed_reported INTEGER NOT NULL DEFAULT 0, sent_at TEXT, progress_at TEXT,
+        ended_at TEXT, PRIMARY KEY (rollout_id, station_id));
+      CREATE INDEX firmware_rollout_stations_station ON firmware_rollout_stations (station_id, state);
+    `,
+  },
 ];
 
 /** The database was migrated by a newer chargegate than this one: its schema may mean things this code cannot know. */

@@ -10,6 +10,7 @@ const GROUPS: ReadonlyArray<{ name: string; load: () => Promise<(program: Comman
   { name: 'app', load: async () => (await import('./app.js')).registerApp },
   { name: 'keys', load: async () => (await import('./keys.js')).registerKeys },
   { name: 'station', load: async () => (await import('./station.js')).registerStation },
+  { name: 'firmware', load: async () => (await import('./firmware.js')).registerFirmware },
   { name: 'meter', load: async () => (await import('./meter.js')).registerMeter },
   { name: 'load', load: async () => (await import('./load.js')).registerLoad },
   { name: 'idtag', load: async () => (await import('./idtag.js')).registerIdTag },

@@ -32,7 +32,11 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
   on(
     'BootNotification',
     (params) => {
-      const status = site.stations.boot(stationId, params);
+      const status = site.together(() => {
+        const verdict = site.stations.boot(stationId, params);
+        deps.firmware?.booted(stationId, params.firmwareVersion);
+        return verdict;
+      });
       log.info(
         { status, vendor: params.chargePointVendor, model: params.chargePointModel, firmware: params.firmwareVersion },
         'boot notification',
@@ -253,9 +257,15 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
   // Notifications a station sends on its own after firmware, diagnostics or log jobs (core profile and the security
   // extension; under the uplink the CSMS asked for those jobs): acknowledged, logged. SignCertificate is not among
   // the forwarded: the station's certificate is for chargegate's listener (docs/design/uplink.md#uplink-what-the-csms-sees).
+  // A rollout's station: its progress is recorded in this call's write (src/firmware); any other is only logged there.
+  on('FirmwareStatusNotification', (params) => {
+    log.info({ status: params.status }, 'firmware status');
+    site.together(() => deps.firmware?.status(stationId, params.status));
+    live('FirmwareStatusNotification', params);
+    return {};
+  });
   for (const action of [
     'DiagnosticsStatusNotification',
-    'FirmwareStatusNotification',
     'LogStatusNotification',
     'SignedFirmwareStatusNotification',
   ] as const) {

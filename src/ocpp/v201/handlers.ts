@@ -41,12 +41,14 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
       const status = site.together(() => {
         forwarder?.keepBootNotification(stationId, params);
         // Stored as a 1.6 station's BootNotification is: the status page and `station list` read these names.
-        return site.stations.boot(stationId, {
+        const verdict = site.stations.boot(stationId, {
           chargePointVendor: chargingStation.vendorName,
           chargePointModel: chargingStation.model,
           ...(chargingStation.firmwareVersion !== undefined && { firmwareVersion: chargingStation.firmwareVersion }),
           ...(chargingStation.serialNumber !== undefined && { chargePointSerialNumber: chargingStation.serialNumber }),
         });
+        deps.firmware?.booted(stationId, chargingStation.firmwareVersion);
+        return verdict;
       });
       log.info(
         { status, vendor: chargingStation.vendorName, model: chargingStation.model, reason: params.reason },
@@ -135,8 +137,10 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
       site.together(() => forwarder.queue(stationId, { action: 'SecurityEventNotification', payload: params }));
     return {};
   });
+  // A rollout's station: its progress is recorded in this call's write (src/firmware); any other is only logged there.
   on('FirmwareStatusNotification', (params) => {
-    log.info({ status: params.status }, 'firmware status');
+    log.info({ status: params.status, requestId: params.requestId }, 'firmware status');
+    site.together(() => deps.firmware?.status(stationId, params.status, params.requestId));
     live('FirmwareStatusNotification', params);
     return {};
   });
