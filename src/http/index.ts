@@ -16,3 +16,4 @@ export {
   type StationPrincipal,
   type StationRoutesDeps,
 } from './stations-api.js';
+export { ApiError } from './http-errors.js';
