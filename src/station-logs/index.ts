@@ -2,3 +2,4 @@ export { LogFiles, LOGS_DIR, randomLogId, safeName, UploadTooLargeError, type St
 export { UploadCutError, UploadReception, type UploadEvents } from './reception.js';
 export { UploadGrants, type UploadGrant } from './upload-grants.js';
 export { uploadRoutes } from './http-uploads.js';
+export { startFtpUploads, type FtpUploads, type FtpUploadsOptions } from './ftp-uploads.js';

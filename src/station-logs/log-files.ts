@@ -72,6 +72,12 @@ export class LogFiles {
     return lstatSync(file, { throwIfNoEntry: false })?.isFile() ? file : undefined;
   }
 
+  /** The names of the files kept for a collection (none while its folder does not exist). */
+  namesIn(logId: string): string[] {
+    const folder = this.folderOf(logId);
+    return folder ? readdirSync(folder).filter((name) => !name.startsWith('.')) : [];
+  }
+
   /** Every kept file, oldest first. Partial files and anything not a plain file are not listed. */
   list(): StoredLog[] {
     const logs: StoredLog[] = [];

@@ -38,6 +38,10 @@ export class UploadReception {
     return this.options.grants;
   }
 
+  get files(): LogFiles {
+    return this.options.files;
+  }
+
   get maxUploadBytes(): number {
     return this.options.maxUploadBytes();
   }

@@ -6,6 +6,7 @@ import { onTestFinished } from 'vitest';
 import { createHttpServer } from '../../src/http/index.js';
 import {
   LogFiles,
+  startFtpUploads,
   UploadGrants,
   UploadReception,
   uploadRoutes,
@@ -13,6 +14,7 @@ import {
 } from '../../src/station-logs/index.js';
 import { capturedLogger } from '../support/captured-log.js';
 import { tempDirForTest } from '../support/for-test.js';
+import { freePort } from '../support/free-port.js';
 
 /**
  * The upload side of the station logs on its own: real files in a temp data dir, the real HTTP listener (the
@@ -28,12 +30,17 @@ export interface UploadHarness {
   clock: { ms: number };
   baseUrl: string;
   port: number;
+  /** The FTP listener's port, when asked for. */
+  ftpPort: number;
   issue(logId: string, windowMs?: number): UploadGrant;
   /** Every file and folder under dataDir/logs, relative to it. */
   onDisk(): string[];
 }
 
-export async function uploadHarnessForTest(maxUploadBytes = 1024 * 1024): Promise<UploadHarness> {
+export async function uploadHarnessForTest(
+  maxUploadBytes = 1024 * 1024,
+  options: { ftp?: boolean } = {},
+): Promise<UploadHarness> {
   const dataDir = tempDirForTest('logs');
   const clock = { ms: Date.now() };
   const files = new LogFiles(dataDir);
@@ -65,7 +72,23 @@ export async function uploadHarnessForTest(maxUploadBytes = 1024 * 1024): Promis
     await app.close();
   });
   const port = (app.server.address() as { port: number }).port;
+  let ftpPort = 0;
+  if (options.ftp) {
+    const passiveFrom = await freePort();
+    const ftp = await startFtpUploads({
+      host: '127.0.0.1',
+      port: 0,
+      passivePorts: [passiveFrom, passiveFrom + 20],
+      passiveAddress: '127.0.0.1',
+      reception,
+      logger,
+      now: () => clock.ms,
+    });
+    onTestFinished(() => ftp.close());
+    ftpPort = ftp.port;
+  }
   return {
+    ftpPort,
     dataDir,
     files,
     grants,
