@@ -37,6 +37,7 @@ import { MeterService } from '../modbus/index.js';
 import { connectUpstreamAsStation, startCentralSystem, type CentralSystem } from '../ocpp/index.js';
 import { pruneDelivered } from '../outbox/index.js';
 import { LAST_SEEN_WRITE_MS, pruneStoppedTransactions, Site, type EventListener } from '../site/index.js';
+import { logRoutes, type LogRoutesDeps } from '../station-logs/index.js';
 import { StationOperations } from '../stations/index.js';
 import { statusPageRoutes } from '../status-page/index.js';
 import {
@@ -398,10 +399,12 @@ export function addHttpRoutes(
     temporaryLimits: TemporaryLimits;
     load: () => LoadStatus | undefined;
     stations: StationOperations;
+    /** The station logs API (contract 11.3), beside the stations API. */
+    logs: Omit<LogRoutesDeps, 'stations' | 'principal'>;
   },
   shared: DaemonShared,
 ): StatusGuard {
-  const { config, storage, keystore, site, centralSystem, temporaryLimits, load, stations } = options;
+  const { config, storage, keystore, site, centralSystem, temporaryLimits, load, stations, logs } = options;
   const applications = new Applications({ db: storage.db });
   const bearer = new BearerAuth({
     verifier: new AccessTokenVerifier({ keystore, issuer: () => config().http.issuer }),
@@ -424,6 +427,7 @@ export function addHttpRoutes(
     circuitLimitApiRoutes({ auth: bearer, config, temporaryLimits }),
     circuitsApiRoutes({ auth: bearer, config, load }),
     (app) => registerStationRoutes(app, { stations, principal: bearerPrincipal(bearer, config) }),
+    logRoutes({ ...logs, stations, principal: bearerPrincipal(bearer, config) }),
     openApiRoutes(config),
     statusPageRoutes(
       {

@@ -22,6 +22,7 @@ import {
   type DaemonShared,
 } from './daemon-parts.js';
 import { startLocalChannel } from './local-channel.js';
+import { startStationLogs } from './station-logs-part.js';
 
 export type { DaemonPart } from './daemon-parts.js';
 
@@ -121,6 +122,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       shared,
     );
     parts.push(stations.part);
+    const stationLogs = await startStationLogs(
+      { config: () => config, storage, centralSystem: ocpp.centralSystem, stations: stations.stations },
+      shared,
+    );
+    parts.push(stationLogs.part);
     const guard = addHttpRoutes(
       {
         config: () => config,
@@ -131,6 +137,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         temporaryLimits: load.temporaryLimits,
         load: load.status,
         stations: stations.stations,
+        logs: stationLogs,
       },
       shared,
     );
@@ -139,7 +146,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     parts.push(http.part);
     parts.push(
       await startLocalChannel(
-        { configPath: options.configPath, dataDir: config.dataDir, stations: stations.stations },
+        { configPath: options.configPath, dataDir: config.dataDir, stations: stations.stations, logs: stationLogs },
         shared,
       ),
     );

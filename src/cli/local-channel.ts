@@ -7,6 +7,7 @@ import {
   type StationPrincipal,
   type StationRoutesDeps,
 } from '../http/index.js';
+import { logRoutes, type LogRoutesDeps } from '../station-logs/index.js';
 import type { DaemonPart, DaemonShared } from './daemon-parts.js';
 import { localSocketPath } from './local-socket.js';
 
@@ -29,7 +30,12 @@ const OWNER_ONLY_UMASK = 0o177;
  * long for a socket's path is a ConfigError naming dataDir.
  */
 export async function startLocalChannel(
-  options: { configPath: string; dataDir: string; stations: StationRoutesDeps['stations'] },
+  options: {
+    configPath: string;
+    dataDir: string;
+    stations: StationRoutesDeps['stations'];
+    logs: Omit<LogRoutesDeps, 'stations' | 'principal'>;
+  },
   shared: DaemonShared,
 ): Promise<DaemonPart> {
   const socketPath = localSocketPath(options.dataDir);
@@ -45,7 +51,10 @@ export async function startLocalChannel(
   }
   const app = await createHttpServer({
     logger: shared.logger,
-    routes: [(app) => registerStationRoutes(app, { stations: options.stations, principal: async () => CLI })],
+    routes: [
+      (app) => registerStationRoutes(app, { stations: options.stations, principal: async () => CLI }),
+      logRoutes({ ...options.logs, stations: options.stations, principal: async () => CLI }),
+    ],
     health: () => shared.health,
     metrics: shared.metrics,
     // The owner, as above: metrics need no token here.

@@ -10,10 +10,14 @@ export { openApiRoutes } from './openapi.js';
 export { authorizationServerMetadataRoutes } from './authorization-server-metadata.js';
 export { circuitLimitApiRoutes, type CircuitLimitApiOptions } from './circuit-limit-api.js';
 export {
+  allowedCaller,
   bearerPrincipal,
   registerStationRoutes,
+  stationInReach,
   type StationPermission,
   type StationPrincipal,
   type StationRoutesDeps,
 } from './stations-api.js';
 export { ApiError } from './http-errors.js';
+export { parseRequest } from './api-schemas.js';
+export { logParamsSchema, logRequestSchema } from './stations-schemas.js';

@@ -7,7 +7,7 @@ import type { ChargingLimits } from '../load/index.js';
 import { messageOf, type Logger } from '../log/index.js';
 import { STATIONS_TOPIC, type Site } from '../site/index.js';
 import { watchChangeCounter, type Database } from '../store/index.js';
-import type { StationMessageForwarder } from './call-handling.js';
+import type { LogStatusListener, StationMessageForwarder } from './call-handling.js';
 import { CallLanes } from './call-lane.js';
 import { createChargingLimits } from './charging-profiles.js';
 import { StationConnections, type StationClient, type StationSession } from './connections.js';
@@ -57,6 +57,8 @@ export interface CentralSystem {
   onBooted(listener: (stationId: string) => void): () => void;
   /** Tells listener of every part of a report a 2.0.1 station sends (NotifyReport); returns the unsubscribe. */
   onReport(listener: ReportListener): () => void;
+  /** Tells listener of every diagnostics or log upload status a station sends; returns the unsubscribe. */
+  onLogStatus(listener: LogStatusListener): () => void;
   /** Tells listener of every station connection opened or closed; returns the unsubscribe. */
   onConnection(listener: ConnectionListener): () => void;
   /** The stations connected now (a listener added later hears only of changes). */
@@ -90,6 +92,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   const bootListeners = new Set<(stationId: string) => void>();
   const connectionListeners = new Set<ConnectionListener>();
   const reportListeners = new Set<ReportListener>();
+  const logStatusListeners = new Set<LogStatusListener>();
   // One lane per station for every call chargegate sends it: load management's limits, the CSMS's, operations.
   const lanes = new CallLanes({ log, dropped: registerLaneMetrics(options.metrics) });
   const handlerDeps: SharedHandlerDeps = {
@@ -102,6 +105,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
     lanes,
     booted: (stationId) => bootListeners.forEach((listener) => listener(stationId)),
     reported: (stationId, part) => reportListeners.forEach((listener) => listener(stationId, part)),
+    logStatus: (stationId, notification) => logStatusListeners.forEach((listener) => listener(stationId, notification)),
     ...(options.forwarder && { forwarder: options.forwarder }),
   };
   const connectionChanged: ConnectionListener = (change) => connectionListeners.forEach((listener) => listener(change));
@@ -186,6 +190,10 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
     onReport(listener) {
       reportListeners.add(listener);
       return () => reportListeners.delete(listener);
+    },
+    onLogStatus(listener) {
+      logStatusListeners.add(listener);
+      return () => logStatusListeners.delete(listener);
     },
     onConnection(listener) {
       connectionListeners.add(listener);

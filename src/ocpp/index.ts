@@ -6,7 +6,7 @@ export {
   type ConnectionListener,
   type ReportListener,
 } from './central-system.js';
-export type { ForwardedMessage, StationMessageForwarder } from './call-handling.js';
+export type { ForwardedMessage, LogStatusListener, StationMessageForwarder } from './call-handling.js';
 export { createStationCommands, type StationCommands } from './station-commands.js';
 export {
   createRemoteCharging,

@@ -13,10 +13,15 @@ export type StationOperation =
   | { kind: 'config-get'; keys: string[] }
   | { kind: 'config-set'; key: string; value: string }
   | { kind: 'clear-cache' }
-  | { kind: 'report' };
+  | { kind: 'report' }
+  /** Contract 11.3: upload the station's diagnostics log to `location` (src/station-logs gives it out). */
+  | { kind: 'logs'; location: string; since?: string; requestId: number };
 
 /** Answers that mean the station does (or will do) what it was asked: exit 0, HTTP 200 (contract 11.1). */
-const SUCCESS = new Set(['Accepted', 'Unlocked', 'Scheduled', 'RebootRequired']);
+const SUCCESS = new Set(['Accepted', 'Unlocked', 'Scheduled', 'RebootRequired', 'AcceptedCanceled']);
+
+/** 1.6 GetDiagnostics answered without a file name: the station has no diagnostics to upload (refused). */
+export const NO_DIAGNOSTICS = 'NoDiagnosticsAvailable';
 
 export function isSuccess(answer: OperationAnswer): boolean {
   return SUCCESS.has(answer.status);
@@ -80,6 +85,8 @@ export function actionOf(operation: StationOperation, speaks201: boolean): strin
       return 'ClearCache';
     case 'report':
       return speaks201 ? 'GetBaseReport' : 'GetConfiguration';
+    case 'logs':
+      return speaks201 ? 'GetLog' : 'GetDiagnostics';
   }
 }
 
@@ -131,6 +138,13 @@ async function perform16(ctx: OperationContext, stationId: string, operation: St
       return send('ChangeConfiguration', { key: operation.key, value: operation.value });
     case 'clear-cache':
       return send('ClearCache', {});
+    case 'logs': {
+      const { fileName } = await send('GetDiagnostics', {
+        location: operation.location,
+        ...(operation.since !== undefined && { startTime: operation.since }),
+      });
+      return fileName === undefined ? { status: NO_DIAGNOSTICS } : { status: 'Accepted', result: { fileName } };
+    }
   }
 }
 
@@ -182,6 +196,20 @@ async function perform201(ctx: OperationContext, stationId: string, operation: S
       ctx.baseReports.asked(stationId, requestId, ctx.now());
       const answer = await send('GetBaseReport', { requestId, reportBase: 'FullInventory' });
       return { ...withInfo(answer), result: { requestId } };
+    }
+    case 'logs': {
+      const answer = await send('GetLog', {
+        logType: 'DiagnosticsLog',
+        requestId: operation.requestId,
+        log: {
+          remoteLocation: operation.location,
+          ...(operation.since !== undefined && { oldestTimestamp: operation.since }),
+        },
+      });
+      return {
+        ...withInfo(answer),
+        result: { requestId: operation.requestId, ...(answer.filename !== undefined && { fileName: answer.filename }) },
+      };
     }
   }
 }

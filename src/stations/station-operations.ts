@@ -176,6 +176,8 @@ export class StationOperations {
 function requestOf(operation: StationOperation): object {
   const { kind: _, ...request } = operation;
   if (operation.kind === 'config-set' && SECRET_KEY.test(operation.key)) return { ...request, value: '(hidden)' };
+  // An upload location holds its token or FTP password until it is spent.
+  if (operation.kind === 'logs') return { ...request, location: '(hidden)' };
   return request;
 }
 
