@@ -245,7 +245,9 @@ export class LogCollections implements UploadEvents {
       reason:
         record?.state === 'received'
           ? `the file arrived, but the station did not say Uploaded within logs.uploadWindowS (${windowS} s)`
-          : `nothing from the station within logs.uploadWindowS (${windowS} s)`,
+          : record?.state === 'uploading'
+            ? `the upload did not end within logs.uploadWindowS (${windowS} s)`
+            : `nothing from the station within logs.uploadWindowS (${windowS} s)`,
     });
   }
 
