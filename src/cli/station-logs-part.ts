@@ -1,6 +1,6 @@
 import { lookup } from 'node:dns/promises';
 import { isIPv4 } from 'node:net';
-import { stationFacingBaseUrl, type Config } from '../config/index.js';
+import { ListenError, stationFacingBaseUrl, type Config } from '../config/index.js';
 import type { CentralSystem } from '../ocpp/index.js';
 import {
   LogCollections,
@@ -64,7 +64,7 @@ export async function startStationLogs(
       host: ftpConfig.host,
       port: ftpConfig.port,
       passivePorts: ftpConfig.passivePorts,
-      passiveAddress: ftpConfig.passiveHost ?? (isIPv4(host) ? host : (await lookup(host, { family: 4 })).address),
+      passiveAddress: ftpConfig.passiveHost ?? (isIPv4(host) ? host : await passiveAddressOf(host)),
       reception,
       logger: shared.logger,
       now: clock.now,
@@ -90,4 +90,17 @@ export async function startStationLogs(
     logs,
     files,
   };
+}
+
+/** The IPv4 address of the name stations reach the gateway under, for PASV answers (which carry an address). */
+async function passiveAddressOf(host: string): Promise<string> {
+  try {
+    return (await lookup(host, { family: 4 })).address;
+  } catch (err) {
+    throw new ListenError(
+      `logs.ftp: ${host} (the host of firmware.baseUrl or http.issuer) has no IPv4 address for passive FTP ` +
+        `(${(err as Error).message}): set logs.ftp.passiveHost`,
+      { cause: err },
+    );
+  }
 }

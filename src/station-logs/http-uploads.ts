@@ -17,6 +17,11 @@ const MULTIPART_LIMITS = { files: 1, fields: 16, fieldSize: 1024, parts: 32, hea
  */
 export function uploadRoutes(reception: UploadReception): (app: FastifyInstance) => Promise<void> {
   return async (app) => {
+    // Before the listener waits for the requests in flight to end: an upload could take until its window ends.
+    app.addHook('preClose', (done) => {
+      reception.cutAll();
+      done();
+    });
     app.removeAllContentTypeParsers();
     app.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
     const handler = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> => {

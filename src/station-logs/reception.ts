@@ -23,6 +23,9 @@ export class UploadCutError extends Error {
  * and by the grant's expiry (a slow or abandoned transfer is cut then), the collection told how it went.
  */
 export class UploadReception {
+  /** The uploads being received now, to cut when the daemon stops. */
+  private readonly receiving = new Set<Readable>();
+
   constructor(
     private readonly options: {
       grants: UploadGrants;
@@ -56,6 +59,7 @@ export class UploadReception {
       () => source.destroy(new UploadCutError('the upload window (logs.uploadWindowS) ended before the upload did')),
       Math.max(0, grant.expiresAt - now()),
     );
+    this.receiving.add(source);
     try {
       const stored = await files.receive(grant.logId, name, source, this.maxUploadBytes);
       grant.spent = true;
@@ -69,7 +73,13 @@ export class UploadReception {
       throw err;
     } finally {
       clearTimeout(cut);
+      this.receiving.delete(source);
       grant.receiving = false;
     }
+  }
+
+  /** Cuts every upload under way (the daemon stops: a stalled station must not hold the stop up). */
+  cutAll(): void {
+    for (const source of this.receiving) source.destroy(new UploadCutError('chargegate is stopping'));
   }
 }

@@ -1,6 +1,7 @@
 import { lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { eventually } from '../support/eventually.js';
 import { tempDirForTest } from '../support/for-test.js';
 import { rawRequest, uploadHarnessForTest } from './upload-harness.js';
 
@@ -169,5 +170,21 @@ describe('HTTP log uploads', () => {
     expect(Math.max(...healthMs)).toBeLessThan(1000);
     expect(h.onDisk()).toEqual([LOG_ID]);
     expect(h.heard.at(-1)).toMatchObject({ event: 'broken', detail: expect.stringMatching(/window/) });
+  });
+
+  it("does not hold up the listener's close: an upload under way is cut when the daemon stops", async () => {
+    const h = await uploadHarnessForTest();
+    const grant = h.issue(LOG_ID);
+    const stalled = rawRequest(h.port, 'PUT', `/uploads/${grant.http.token}/slow.log`, {
+      headers: { 'content-length': 1000 },
+      chunks: [Buffer.alloc(10, 's')],
+      endBody: false,
+    });
+    await eventually(() => h.heard.some((e) => e.event === 'receiving'), 5000, 'the upload started');
+    const started = performance.now();
+    await h.closeHttp();
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(await stalled).toEqual({ closed: true });
+    expect(h.onDisk()).toEqual([LOG_ID]);
   });
 });

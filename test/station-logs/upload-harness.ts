@@ -33,6 +33,8 @@ export interface UploadHarness {
   /** The FTP listener's port, when asked for. */
   ftpPort: number;
   issue(logId: string, windowMs?: number): UploadGrant;
+  /** Closes the HTTP listener as the daemon's stop does (no connection closed by force first). */
+  closeHttp(): Promise<void>;
   /** Every file and folder under dataDir/logs, relative to it. */
   onDisk(): string[];
 }
@@ -97,6 +99,7 @@ export async function uploadHarnessForTest(
     clock,
     port,
     baseUrl: `http://127.0.0.1:${port}`,
+    closeHttp: () => app.close(),
     issue: (logId, windowMs = 60_000) => grants.issue(logId, 'CP001', clock.ms + windowMs),
     onDisk() {
       const root = path.join(dataDir, 'logs');
