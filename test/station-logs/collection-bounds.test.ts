@@ -170,4 +170,20 @@ describe('station log collections: bounds', () => {
     expect(existsSync(folder)).toBe(false);
     expect(engine.get(record.logId)).toBeUndefined();
   });
+
+  it('ignores a notification naming another request, and fails what a restart left open', async () => {
+    const first = collections();
+    const { record } = await first.engine.request('CP001', 'cli', {});
+    first.engine.statusNotification('CP001', { status: 'UploadFailure', requestId: record.requestId + 1 });
+    expect(first.engine.get(record.logId)!.state).toBe('accepted');
+
+    // The next daemon start: the upload location lived in the memory of the one that stopped.
+    const next = collections();
+    next.engine.recover();
+    expect(next.engine.get(record.logId)).toMatchObject({
+      state: 'failed',
+      reason: 'chargegate restarted before the upload ended',
+    });
+    first.engine.stop();
+  });
 });
