@@ -191,6 +191,8 @@ class UploadFolder extends FileSystem {
     const where = clientPath(name);
     if (append || start !== undefined || path.posix.dirname(where) !== '/' || where === '/')
       throw new Error('store a new file directly in /');
+    // The collection ended (failed, or the window passed) while the session was open.
+    if (!this.reception.grants.alive(this.grant)) throw new Error('this upload location has ended');
     const body = new PassThrough();
     const received = this.reception.receive(this.grant, path.posix.basename(where), body, 'ftp');
     const sink = new Writable({

@@ -76,6 +76,16 @@ describe('FTP log uploads', () => {
     expect(h.onDisk()).toEqual([]);
   });
 
+  it('refuses a STOR in a session whose upload location ended meanwhile (the collection failed)', async () => {
+    const h = await uploadHarnessForTest(1024 * 1024, { ftp: true });
+    const grant = h.issue(LOG_ID);
+    const client = await loggedIn(h, grant.ftp.user, grant.ftp.password);
+    h.grants.revoke(LOG_ID);
+    expect(await refusal(client.uploadFrom(Readable.from([Buffer.from('late')]), 'late.log'))).toBe(550);
+    client.close();
+    expect(h.onDisk()).toEqual([]);
+  });
+
   it('answers 552 to a file over logs.maxUploadBytes and removes the partial file', async () => {
     const h = await uploadHarnessForTest(1000, { ftp: true });
     const grant = h.issue(LOG_ID);
