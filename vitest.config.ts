@@ -45,6 +45,7 @@ const SYSTEM_TESTS = [
   'test/modbus/sessions-pymodbus-rtu.test.ts',
   'test/modbus/sessions-pymodbus-tcp.test.ts',
   'test/uplink/uplink-second-peer.test.ts',
+  'test/station-logs/ftp-curl.test.ts',
   'test/webhooks/readme-receiver.test.ts',
   'test/webhooks/verifiers.test.ts',
 ];

@@ -40,6 +40,7 @@ import { connectUpstreamAsStation, startCentralSystem, type CentralSystem } from
 import { pruneDelivered } from '../outbox/index.js';
 import { LAST_SEEN_WRITE_MS, pruneStoppedTransactions, Site, type EventListener } from '../site/index.js';
 import type { FirmwareRollouts } from '../firmware/index.js';
+import { logRoutes, type LogRoutesDeps } from '../station-logs/index.js';
 import { StationOperations } from '../stations/index.js';
 import { statusPageRoutes } from '../status-page/index.js';
 import {
@@ -402,10 +403,12 @@ export function addHttpRoutes(
     load: () => LoadStatus | undefined;
     stations: StationOperations;
     firmware: FirmwareRollouts;
+    /** The station logs API (contract 11.3), beside the stations API. */
+    logs: Omit<LogRoutesDeps, 'stations' | 'principal'>;
   },
   shared: DaemonShared,
 ): StatusGuard {
-  const { config, storage, keystore, site, centralSystem, temporaryLimits, load, stations, firmware } = options;
+  const { config, storage, keystore, site, centralSystem, temporaryLimits, load, stations, firmware, logs } = options;
   const applications = new Applications({ db: storage.db });
   const bearer = new BearerAuth({
     verifier: new AccessTokenVerifier({ keystore, issuer: () => config().http.issuer }),
@@ -439,6 +442,7 @@ export function addHttpRoutes(
         dataDir: config().dataDir,
         download: (token, file) => firmware.download(token, file),
       }),
+    logRoutes({ ...logs, stations, principal: bearerPrincipal(bearer, config) }),
     openApiRoutes(config),
     statusPageRoutes(
       {

@@ -23,6 +23,7 @@ import {
 } from './daemon-parts.js';
 import { startFirmwareRollouts } from './daemon-firmware.js';
 import { startLocalChannel } from './local-channel.js';
+import { startStationLogs } from './station-logs-part.js';
 
 export type { DaemonPart } from './daemon-parts.js';
 
@@ -127,6 +128,11 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
       shared,
     );
     parts.push(firmware.part);
+    const stationLogs = await startStationLogs(
+      { config: () => config, storage, centralSystem: ocpp.centralSystem, stations: stations.stations },
+      shared,
+    );
+    parts.push(stationLogs.part);
     const guard = addHttpRoutes(
       {
         config: () => config,
@@ -138,6 +144,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         load: load.status,
         stations: stations.stations,
         firmware: firmware.rollouts,
+        logs: stationLogs,
       },
       shared,
     );
@@ -151,6 +158,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
           dataDir: config.dataDir,
           stations: stations.stations,
           firmware: firmware.rollouts,
+          logs: stationLogs,
         },
         shared,
       ),

@@ -9,6 +9,7 @@ import {
   type StationPrincipal,
   type StationRoutesDeps,
 } from '../http/index.js';
+import { logRoutes, type LogRoutesDeps } from '../station-logs/index.js';
 import type { DaemonPart, DaemonShared } from './daemon-parts.js';
 import { localSocketPath, socketPathProblem } from './local-socket.js';
 
@@ -33,6 +34,7 @@ export async function startLocalChannel(
     dataDir: string;
     stations: StationRoutesDeps['stations'];
     firmware: Pick<FirmwareRollouts, 'create' | 'view' | 'cancel' | 'recent'>;
+    logs: Omit<LogRoutesDeps, 'stations' | 'principal'>;
   },
   shared: DaemonShared,
 ): Promise<DaemonPart> {
@@ -55,6 +57,7 @@ export async function startLocalChannel(
           stations: () => options.stations.list(),
           principal: async () => CLI,
         }),
+      logRoutes({ ...options.logs, stations: options.stations, principal: async () => CLI }),
     ],
     health: () => shared.health,
     metrics: shared.metrics,

@@ -1,3 +1,5 @@
+import { createWriteStream, renameSync, rmSync } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import { Agent, request } from 'undici';
 import type { Config } from '../config/index.js';
 import { CliError, EXIT_FAILURE } from './context.js';
@@ -41,6 +43,32 @@ export async function askDaemon(
     return { status: response.statusCode, body: await response.body.json() };
   } catch (err) {
     throw new CliError(unreachable(err, socketPath, timeoutMs), EXIT_FAILURE, { cause: err });
+  } finally {
+    await dispatcher.close();
+  }
+}
+
+/** Copies a file the daemon serves over its local channel to `file` (written whole or not at all). */
+export async function downloadFromDaemon(config: Config, path: string, file: string): Promise<void> {
+  const socketPath = localSocketPath(config.dataDir);
+  const timeoutMs = 2 * config.ocpp.callTimeoutMs + DAEMON_MARGIN_MS;
+  const dispatcher = new Agent({ connect: { socketPath }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+  const partial = `${file}.partial`;
+  try {
+    const response = await request(`http://localhost${path}`, { method: 'GET', dispatcher }).catch((err: unknown) => {
+      throw new CliError(unreachable(err, socketPath, timeoutMs), EXIT_FAILURE, { cause: err });
+    });
+    if (response.statusCode !== 200) {
+      const body = (await response.body.json()) as { message?: string };
+      throw new CliError(body.message ?? `the daemon answered ${response.statusCode}`, EXIT_FAILURE);
+    }
+    await pipeline(response.body, createWriteStream(partial, { mode: 0o600 })).catch((err: unknown) => {
+      throw new CliError(`cannot write ${file}: ${(err as Error).message}`, EXIT_FAILURE, { cause: err });
+    });
+    renameSync(partial, file);
+  } catch (err) {
+    rmSync(partial, { force: true });
+    throw err;
   } finally {
     await dispatcher.close();
   }

@@ -388,6 +388,9 @@ export const configSchema = z
           .strictObject({
             host: z.string().default('0.0.0.0'),
             port: port.default(2121),
+            // The IPv4 address passive data connections are announced under; default: the host of
+            // firmware.baseUrl, else http.issuer (resolved at start).
+            passiveHost: z.ipv4().optional(),
             // Passive data connections use a port in this range (inclusive).
             passivePorts: z.tuple([port, port]).refine(([from, to]) => from > 0 && from <= to, {
               message: '[from, to] with 0 < from <= to',

@@ -26,6 +26,7 @@ export const API_ERROR_CODES = [
   'no_base_report',
   'range_not_satisfiable',
   'conflict',
+  'logs_in_progress',
 ] as const;
 
 export type ApiErrorCode = (typeof API_ERROR_CODES)[number];
@@ -114,6 +115,7 @@ const STATION_REFUSALS: Partial<Record<ErrorCode, [status: number, error: ApiErr
   CHARGEGATE_STATION_BUSY: [429, 'station_busy'],
   CHARGEGATE_INVALID_OPERATION: [400, 'invalid_request'],
   CHARGEGATE_NO_BASE_REPORT: [409, 'no_base_report'],
+  CHARGEGATE_LOGS_IN_PROGRESS: [409, 'logs_in_progress'],
 };
 
 function chargegateRefusal(err: Error & { ocppErrorCode?: string }): ApiError | undefined {

@@ -48,22 +48,9 @@ export interface StationRoutesDeps {
  */
 export async function registerStationRoutes(app: FastifyInstance, deps: StationRoutesDeps): Promise<void> {
   const { stations } = deps;
-
-  /** The caller, if it holds the permission (403 otherwise). */
-  const allowed = async (request: FastifyRequest, permission: StationPermission): Promise<StationPrincipal> => {
-    const principal = await deps.principal(request);
-    if (!principal.may(permission)) throw insufficientScope(permission);
-    return principal;
-  };
-
-  /** The station in the path, if it exists and the caller's grants reach it: else 404, alike. */
-  const reachable = (principal: StationPrincipal, params: unknown, permission: StationPermission): StationDetail => {
-    const { id } = parseRequest(stationParamsSchema, params, 'path');
-    const station = stations.detail(id);
-    if (!station || !principal.reaches(station, permission))
-      throw new ApiError(404, 'not_found', `no station "${id}" within the caller's reach`);
-    return station;
-  };
+  const allowed = (request: FastifyRequest, permission: StationPermission) => allowedCaller(deps, request, permission);
+  const reachable = (principal: StationPrincipal, params: unknown, permission: StationPermission) =>
+    stationInReach(stations, principal, parseRequest(stationParamsSchema, params, 'path').id, permission);
 
   /** An operation route: stations:operate, the station in reach, the body parsed into the operation. */
   const operate = (path: string, operationOf: (body: unknown) => StationOperation): void => {
@@ -115,6 +102,30 @@ export async function registerStationRoutes(app: FastifyInstance, deps: StationR
     const { key, value } = parseRequest(configurationSetRequestSchema, request.body, 'body');
     return answer(reply, await stations.run(station.id, principal.caller, { kind: 'config-set', key, value }));
   });
+}
+
+/** The caller, if it holds the permission (403 otherwise). */
+export async function allowedCaller(
+  deps: Pick<StationRoutesDeps, 'principal'>,
+  request: FastifyRequest,
+  permission: StationPermission,
+): Promise<StationPrincipal> {
+  const principal = await deps.principal(request);
+  if (!principal.may(permission)) throw insufficientScope(permission);
+  return principal;
+}
+
+/** The station, if it exists and the caller's grants reach it: else 404, alike. */
+export function stationInReach(
+  stations: Pick<StationOperations, 'detail'>,
+  principal: StationPrincipal,
+  id: string,
+  permission: StationPermission,
+): StationDetail {
+  const station = stations.detail(id);
+  if (!station || !principal.reaches(station, permission))
+    throw new ApiError(404, 'not_found', `no station "${id}" within the caller's reach`);
+  return station;
 }
 
 function answer(reply: FastifyReply, { answer, succeeded }: OperationOutcome): FastifyReply {

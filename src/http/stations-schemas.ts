@@ -136,3 +136,51 @@ export const stationDetailSchema = stationSchema
       .describe('2.0.1: the last base report asked for (POST /stations/{id}/report), as far as it came'),
   })
   .register(apiSchemas, { id: 'StationDetail' });
+
+/** Contract 11.3: a station's diagnostics log collected by the gateway. */
+export const logRequestSchema = z
+  .strictObject({
+    since: z.iso
+      .datetime({ offset: true })
+      .optional()
+      .describe('RFC 3339: the oldest entries wanted (1.6 startTime, 2.0.1 log.oldestTimestamp)'),
+    via: z
+      .enum(['http', 'ftp'])
+      .optional()
+      .describe('Upload over HTTP or FTP; default FTP for a 1.6 station when logs.ftp is configured, HTTP otherwise'),
+  })
+  .register(apiSchemas, { id: 'StationLogRequest' });
+
+export const logParamsSchema = z.strictObject({ id: z.string().min(1).max(64), logId: z.string().min(1).max(64) });
+
+export const logAcceptedSchema = z
+  .strictObject({
+    logId: z.string(),
+    state: z.string().describe('accepted, or further along when the station was quick'),
+  })
+  .register(apiSchemas, { id: 'StationLogAccepted' });
+
+export const logRecordSchema = z
+  .strictObject({
+    logId: z.string(),
+    stationId: z.string(),
+    who: z.string().describe('cli, or the API client id'),
+    via: z.enum(['http', 'ftp']),
+    since: z.string().nullable(),
+    requestId: z.number().int().describe('The GetLog requestId (2.0.1)'),
+    requestedAt: z.string().describe('RFC 3339'),
+    state: z
+      .enum(['requested', 'accepted', 'uploading', 'received', 'uploaded', 'failed'])
+      .describe('received: the file is here, the station has not said Uploaded yet; uploaded and failed are final'),
+    reason: z.string().nullable().describe('Why it failed'),
+    file: z
+      .strictObject({
+        name: z.string(),
+        bytes: z.number().int(),
+        removed: z.string().nullable().describe('Why the file is gone (logs.maxTotalBytes, logs.retainDays)'),
+      })
+      .nullable()
+      .describe('The file kept; GET .../logs/{logId}/file downloads it'),
+    updatedAt: z.string(),
+  })
+  .register(apiSchemas, { id: 'StationLog' });

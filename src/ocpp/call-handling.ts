@@ -9,6 +9,12 @@ import { rpcError, type ActionMap } from './rpc.js';
 import { isAdmitted } from './station-access.js';
 import type { Ocpp201Actions } from './v201/messages.js';
 
+/**
+ * A station's DiagnosticsStatusNotification (1.6) or LogStatusNotification (1.6 security extension, 2.0.1): its
+ * status, and the GetLog requestId it names (none in 1.6 diagnostics).
+ */
+export type LogStatusListener = (stationId: string, notification: { status: string; requestId?: number }) => void;
+
 export interface StationHandlerDeps {
   site: Site;
   authorizer: Authorizer;
@@ -31,6 +37,8 @@ export interface StationHandlerDeps {
   booted?: (stationId: string) => void;
   /** Told of each part of a 2.0.1 station's report (NotifyReport): an asked-for base report is kept (src/stations). */
   reported?: (stationId: string, part: Ocpp201Actions['NotifyReport'][0]) => void;
+  /** Told of each diagnostics or log upload status a station sends (src/station-logs follows its collections). */
+  logStatus?: LogStatusListener;
   /** Where what a station sent goes after chargegate handled it: the uplink to the operator's CSMS, when configured. */
   forwarder?: StationMessageForwarder;
   /** Told of a station's firmware progress inside the write of its call: a firmware rollout follows it (src/firmware). */

@@ -7,7 +7,7 @@ import type { ChargingLimits } from '../load/index.js';
 import { messageOf, type Logger } from '../log/index.js';
 import { STATIONS_TOPIC, type Site } from '../site/index.js';
 import { watchChangeCounter, type Database } from '../store/index.js';
-import type { FirmwareProgressListener, StationMessageForwarder } from './call-handling.js';
+import type { FirmwareProgressListener, LogStatusListener, StationMessageForwarder } from './call-handling.js';
 import { CallLanes } from './call-lane.js';
 import { createChargingLimits } from './charging-profiles.js';
 import { StationConnections, type StationClient, type StationSession } from './connections.js';
@@ -59,6 +59,8 @@ export interface CentralSystem {
   onReport(listener: ReportListener): () => void;
   /** Tells listener of stations' firmware progress, inside the write of the call that said it; returns the unsubscribe. */
   onFirmwareProgress(listener: FirmwareProgressListener): () => void;
+  /** Tells listener of every diagnostics or log upload status a station sends; returns the unsubscribe. */
+  onLogStatus(listener: LogStatusListener): () => void;
   /** Tells listener of every station connection opened or closed; returns the unsubscribe. */
   onConnection(listener: ConnectionListener): () => void;
   /** The stations connected now (a listener added later hears only of changes). */
@@ -93,6 +95,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
   const connectionListeners = new Set<ConnectionListener>();
   const reportListeners = new Set<ReportListener>();
   const firmwareListeners = new Set<FirmwareProgressListener>();
+  const logStatusListeners = new Set<LogStatusListener>();
   // One lane per station for every call chargegate sends it: load management's limits, the CSMS's, operations.
   const lanes = new CallLanes({ log, dropped: registerLaneMetrics(options.metrics) });
   const handlerDeps: SharedHandlerDeps = {
@@ -110,6 +113,7 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
         firmwareListeners.forEach((l) => l.status(stationId, status, requestId)),
       booted: (stationId, version) => firmwareListeners.forEach((l) => l.booted(stationId, version)),
     },
+    logStatus: (stationId, notification) => logStatusListeners.forEach((listener) => listener(stationId, notification)),
     ...(options.forwarder && { forwarder: options.forwarder }),
   };
   const connectionChanged: ConnectionListener = (change) => connectionListeners.forEach((listener) => listener(change));
@@ -198,6 +202,10 @@ export async function startCentralSystem(options: CentralSystemOptions): Promise
     onFirmwareProgress(listener) {
       firmwareListeners.add(listener);
       return () => firmwareListeners.delete(listener);
+    },
+    onLogStatus(listener) {
+      logStatusListeners.add(listener);
+      return () => logStatusListeners.delete(listener);
     },
     onConnection(listener) {
       connectionListeners.add(listener);

@@ -6,7 +6,12 @@ export {
   type ConnectionListener,
   type ReportListener,
 } from './central-system.js';
-export type { FirmwareProgressListener, ForwardedMessage, StationMessageForwarder } from './call-handling.js';
+export type {
+  FirmwareProgressListener,
+  ForwardedMessage,
+  LogStatusListener,
+  StationMessageForwarder,
+} from './call-handling.js';
 export { createStationCommands, type StationCommands } from './station-commands.js';
 export {
   createRemoteCharging,

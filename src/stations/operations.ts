@@ -24,10 +24,15 @@ export type StationOperation =
       requestId: number;
       signature?: string;
       signingCertificate?: string;
-    };
+    }
+  /** Contract 11.3: upload the station's diagnostics log to `location` (src/station-logs gives it out). */
+  | { kind: 'logs'; location: string; since?: string; requestId: number };
 
 /** Answers that mean the station does (or will do) what it was asked: exit 0, HTTP 200 (contract 11.1). */
 const SUCCESS = new Set(['Accepted', 'Unlocked', 'Scheduled', 'RebootRequired', 'AcceptedCanceled']);
+
+/** 1.6 GetDiagnostics answered without a file name: the station has no diagnostics to upload (refused). */
+export const NO_DIAGNOSTICS = 'NoDiagnosticsAvailable';
 
 export function isSuccess(answer: OperationAnswer): boolean {
   return SUCCESS.has(answer.status);
@@ -93,6 +98,8 @@ export function actionOf(operation: StationOperation, speaks201: boolean): strin
       return speaks201 ? 'GetBaseReport' : 'GetConfiguration';
     case 'firmware-update':
       return 'UpdateFirmware';
+    case 'logs':
+      return speaks201 ? 'GetLog' : 'GetDiagnostics';
   }
 }
 
@@ -148,6 +155,13 @@ async function perform16(ctx: OperationContext, stationId: string, operation: St
       // 1.6 answers UpdateFirmware with an empty conf: the station took it.
       await send('UpdateFirmware', { location: operation.location, retrieveDate: operation.retrieveAt });
       return { status: 'Accepted' };
+    case 'logs': {
+      const { fileName } = await send('GetDiagnostics', {
+        location: operation.location,
+        ...(operation.since !== undefined && { startTime: operation.since }),
+      });
+      return fileName === undefined ? { status: NO_DIAGNOSTICS } : { status: 'Accepted', result: { fileName } };
+    }
   }
 }
 
@@ -213,6 +227,20 @@ async function perform201(ctx: OperationContext, stationId: string, operation: S
           },
         }),
       );
+    }
+    case 'logs': {
+      const answer = await send('GetLog', {
+        logType: 'DiagnosticsLog',
+        requestId: operation.requestId,
+        log: {
+          remoteLocation: operation.location,
+          ...(operation.since !== undefined && { oldestTimestamp: operation.since }),
+        },
+      });
+      return {
+        ...withInfo(answer),
+        result: { requestId: operation.requestId, ...(answer.filename !== undefined && { fileName: answer.filename }) },
+      };
     }
   }
 }

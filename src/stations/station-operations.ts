@@ -179,6 +179,8 @@ function requestOf(operation: StationOperation): object {
   // The download token is the image's only key while the update runs: kept out of the audit and the logs.
   if (operation.kind === 'firmware-update')
     return { ...request, location: operation.location.replace(/\/firmware\/[^/]+\//, '/firmware/(token)/') };
+  // An upload location holds its token or FTP password until it is spent.
+  if (operation.kind === 'logs') return { ...request, location: '(hidden)' };
   return request;
 }
 

@@ -479,6 +479,33 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX firmware_rollout_stations_station ON firmware_rollout_stations (station_id, state);
     `,
   },
+  {
+    version: 25,
+    name: 'station log collections: what was asked of each station and how its upload went',
+    sql: `
+      -- Owned by src/station-logs/records.ts (contract 11.3). The files live under dataDir/logs/, never here; rows
+      -- are pruned with them after logs.retainDays.
+      CREATE TABLE station_logs (
+        id           TEXT PRIMARY KEY,
+        station_id   TEXT NOT NULL,
+        -- 'cli' or the API client id.
+        who          TEXT NOT NULL,
+        via          TEXT NOT NULL CHECK (via IN ('http', 'ftp')),
+        since        TEXT,
+        -- The GetLog requestId (2.0.1; sent for 1.6 too, which has none).
+        request_id   INTEGER NOT NULL,
+        requested_at TEXT NOT NULL,
+        state        TEXT NOT NULL CHECK (state IN ('requested', 'accepted', 'uploading', 'received', 'uploaded', 'failed')),
+        -- Why it failed, or why its file is gone.
+        reason       TEXT,
+        file_name    TEXT,
+        bytes        INTEGER,
+        file_removed TEXT,
+        updated_at   TEXT NOT NULL
+      );
+      CREATE INDEX station_logs_station ON station_logs (station_id, requested_at);
+    `,
+  },
 ];
 
 /** The database was migrated by a newer chargegate than this one: its schema may mean things this code cannot know. */

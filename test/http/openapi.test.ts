@@ -52,6 +52,11 @@ describe('GET /openapi.json', () => {
         'GET /health',
         'GET /metrics',
         'GET /openapi.json',
+        'POST /stations/{id}/logs',
+        'GET /stations/{id}/logs/{logId}',
+        'GET /stations/{id}/logs/{logId}/file',
+        'PUT /uploads/{token}/{name}',
+        'POST /uploads/{token}/{name}',
       ]),
     );
     const start = validated.paths['/charge-points/{chargePointId}/start']!.post!;
@@ -89,6 +94,13 @@ describe('GET /openapi.json', () => {
 
     const cases: Array<[path: string, method: string, send: () => Promise<Response>, status: number, error: string]> = [
       ['/charge-points', 'get', () => fetch(`${api.baseUrl}/charge-points`), 401, 'unauthorized'],
+      [
+        '/uploads/{token}/{name}',
+        'put',
+        () => fetch(`${api.baseUrl}/uploads/${'0'.repeat(32)}/diag.log`, { method: 'PUT', body: 'x' }),
+        404,
+        'not_found',
+      ],
       [
         '/sites/{siteId}/circuits',
         'get',

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { Option, type Command } from 'commander';
 import {
   CliError,
@@ -10,8 +11,9 @@ import {
   type GlobalOptions,
 } from '../context.js';
 import type { Config } from '../../config/index.js';
+import { LOGS_DIR, type LogRecord } from '../../station-logs/index.js';
 import type { OperationAnswer, StationDetail } from '../../stations/index.js';
-import { askDaemon, type LocalAnswer } from '../local-client.js';
+import { askDaemon, downloadFromDaemon, type LocalAnswer } from '../local-client.js';
 
 /** A connector id as OCPP 1.6 and chargegate's config count them. */
 const connectorId = wholeNumber(1, 2 ** 31 - 1);
@@ -118,6 +120,23 @@ export function registerStationOperations(station: Command): void {
     .action((stationId: string, _options: unknown, cmd: Command) => operate(cmd, stationId, 'POST', 'report', {}));
 
   station
+    .command('logs')
+    .description(
+      "collect a station's diagnostics log on the gateway (1.6 GetDiagnostics, 2.0.1 GetLog) and wait for it",
+    )
+    .argument('<stationId>')
+    .option('--since <time>', 'only entries from this time on (RFC 3339, e.g. 2026-11-01T00:00:00Z)')
+    .addOption(
+      new Option('--via <protocol>', 'upload over (default: ftp for 1.6 stations when logs.ftp is set)').choices([
+        'ftp',
+        'http',
+      ]),
+    )
+    .option('--out <file>', 'copy the file here once it is uploaded')
+    .option('--no-wait', 'print the log id and return without waiting for the upload')
+    .action((stationId: string, options: LogsOptions, cmd: Command) => collectLogs(cmd, stationId, options));
+
+  station
     .command('show')
     .description('what a station is (vendor, model, firmware, connectors) and its last operations, from the daemon')
     .argument('<stationId>')
@@ -158,6 +177,68 @@ function notDone(globals: GlobalOptions, stationId: string, answer: LocalAnswer)
   if (globals.json !== true) throw new CliError(line, exitCode);
   output(true, answer.body, () => line);
   process.exitCode = exitCode;
+}
+
+interface LogsOptions {
+  since?: string;
+  via?: 'ftp' | 'http';
+  out?: string;
+  wait: boolean;
+}
+
+/** How often a waiting `station logs` asks the daemon how the collection goes. */
+const LOGS_POLL_MS = 1000;
+
+/**
+ * Contract 11.3: asks for the log, then (unless --no-wait) follows it until the station uploaded it (exit 0, where the
+ * file is; --out copies it) or it failed (exit 1, why).
+ */
+async function collectLogs(cmd: Command, stationId: string, options: LogsOptions): Promise<void> {
+  const globals = cmd.optsWithGlobals<GlobalOptions>();
+  const config = daemonConfig(globals);
+  const asked = await askDaemon(config, 'POST', `${stationPath(stationId)}/logs`, {
+    ...(options.since !== undefined && { since: options.since }),
+    ...(options.via !== undefined && { via: options.via }),
+  });
+  if (asked.status !== 202) return notDone(globals, stationId, asked);
+  const { logId } = asked.body as { logId: string };
+  if (!options.wait)
+    return output(
+      globals.json === true,
+      asked.body,
+      () => `${stationId}: log ${logId} requested (station logs show it)`,
+    );
+  const logPath = `${stationPath(stationId)}/logs/${logId}`;
+  // The station has logs.uploadWindowS to upload; the daemon fails the collection then.
+  const deadline = Date.now() + (config.logs.uploadWindowS + 30) * 1000;
+  let record: LogRecord;
+  for (;;) {
+    const answer = await askDaemon(config, 'GET', logPath);
+    if (answer.status !== 200) return notDone(globals, stationId, answer);
+    record = answer.body as LogRecord;
+    if (record.state === 'uploaded' || record.state === 'failed') break;
+    if (Date.now() > deadline)
+      throw new CliError(
+        `${stationId}: log ${logId} is still ${record.state}: the daemon did not end it`,
+        EXIT_FAILURE,
+      );
+    await new Promise((resolve) => setTimeout(resolve, LOGS_POLL_MS));
+  }
+  if (record.state === 'failed') {
+    const line = `${stationId}: log ${logId} failed: ${record.reason ?? 'no reason recorded'}`;
+    if (globals.json !== true) throw new CliError(line, EXIT_FAILURE);
+    output(true, record, () => line);
+    process.exitCode = EXIT_FAILURE;
+    return;
+  }
+  if (options.out !== undefined) await downloadFromDaemon(config, `${logPath}/file`, options.out);
+  const file = record.file!;
+  const where = options.out ?? path.join(config.dataDir, LOGS_DIR, logId, file.name);
+  output(
+    globals.json === true,
+    { ...record, path: where },
+    () => `${stationId}: log ${logId} uploaded: ${where} (${file.bytes} bytes)`,
+  );
 }
 
 function daemonConfig(globals: GlobalOptions): Config {

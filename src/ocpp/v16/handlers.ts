@@ -271,6 +271,8 @@ export function registerV16Handlers(client: StationClient, deps: StationHandlerD
   ] as const) {
     on(action, (params) => {
       log.info({ action, status: params.status }, 'station notification');
+      if (action === 'DiagnosticsStatusNotification' || action === 'LogStatusNotification')
+        deps.logStatus?.(stationId, params);
       live(action, params);
       return {};
     });

@@ -146,6 +146,7 @@ export function registerV201Handlers(client: StationClient, deps: StationHandler
   });
   on('LogStatusNotification', (params) => {
     log.info({ status: params.status }, 'log upload status');
+    deps.logStatus?.(stationId, params);
     live('LogStatusNotification', params);
     return {};
   });

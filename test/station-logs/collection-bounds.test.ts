@@ -1,0 +1,189 @@
+import { existsSync, utimesSync } from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { loadConfig, type Config } from '../../src/config/index.js';
+import {
+  LogCollections,
+  LogFiles,
+  LogRecords,
+  UploadGrants,
+  UploadReception,
+  type LogsClock,
+} from '../../src/station-logs/index.js';
+import type { StationOperation } from '../../src/stations/index.js';
+import { DirectWriter } from '../../src/store/index.js';
+import { capturedLogger } from '../support/captured-log.js';
+import { databasePerTest } from '../support/temp-database.js';
+
+/**
+ * The collections' bounds in time and space with an injected clock (contract 11.3): a silent station, a file the
+ * station never confirms, logs.maxTotalBytes (the oldest removed first) and logs.retainDays. The station's side is
+ * its answer to GetDiagnostics (Accepted) and its notifications, called as the central system would.
+ */
+
+const DAY_MS = 86_400_000;
+
+function manualClock(start: number): LogsClock & { advance(ms: number): void } {
+  let now = start;
+  const timers: Array<{ at: number; run: () => void; cancelled: boolean }> = [];
+  return {
+    now: () => now,
+    after(ms, run) {
+      const timer = { at: now + ms, run, cancelled: false };
+      timers.push(timer);
+      return () => (timer.cancelled = true);
+    },
+    advance(ms) {
+      now += ms;
+      for (const timer of timers.filter((t) => !t.cancelled && t.at <= now)) {
+        timer.cancelled = true;
+        timer.run();
+      }
+    },
+  };
+}
+
+describe('station log collections: bounds', () => {
+  const site = databasePerTest();
+
+  function collections(logs: Partial<Config['logs']> = {}) {
+    const loaded = loadConfig(site.temp.configPath);
+    const config: Config = { ...loaded, logs: { ...loaded.logs, uploadWindowS: 60, ...logs } };
+    const clock = manualClock(Date.parse('2026-11-29T10:00:00Z'));
+    const files = new LogFiles(site.temp.dataDir);
+    const grants = new UploadGrants(clock.now);
+    const asked: StationOperation[] = [];
+    const { logger } = capturedLogger();
+    const engine = new LogCollections({
+      config: () => config,
+      records: new LogRecords(new DirectWriter(site.db)),
+      files,
+      grants,
+      operations: {
+        run: async (stationId, _who, operation) => {
+          asked.push(operation);
+          return { answer: { stationId, action: 'GetDiagnostics', status: 'Accepted' }, succeeded: true };
+        },
+      },
+      protocolOf: () => 'ocpp1.6',
+      locations: { httpBase: () => 'http://gateway.example', ftp: () => undefined },
+      logger,
+      clock,
+    });
+    const reception = new UploadReception({
+      grants,
+      files,
+      maxUploadBytes: () => config.logs.maxUploadBytes,
+      events: engine,
+      logger,
+      now: clock.now,
+    });
+    /** The station uploads `bytes` bytes to its location, then says Uploaded. */
+    const uploads = async (stationId: string, logId: string, bytes: number) => {
+      const grant = grants.of(logId)!;
+      await reception.receive(grant, 'diag.log', Readable.from([Buffer.alloc(bytes, 'x')]), 'http');
+      engine.statusNotification(stationId, { status: 'Uploaded' });
+    };
+    return { engine, clock, files, grants, asked, uploads };
+  }
+
+  it('fails a collection whose station sends nothing within logs.uploadWindowS, and ends its upload location', async () => {
+    const { engine, clock, grants } = collections();
+    const { record } = await engine.request('CP001', 'cli', {});
+    expect(record.state).toBe('accepted');
+    const token = grants.of(record.logId)!.http.token;
+    clock.advance(59_999);
+    expect(engine.get(record.logId)!.state).toBe('accepted');
+    clock.advance(1);
+    expect(engine.get(record.logId)).toMatchObject({
+      state: 'failed',
+      reason: 'nothing from the station within logs.uploadWindowS (60 s)',
+    });
+    expect(grants.usableToken(token)).toBeUndefined();
+    expect(engine.current('CP001')).toBeNull();
+  });
+
+  it('fails, keeping the file, a collection whose file arrived but whose station never said Uploaded', async () => {
+    const { engine, clock, grants, files } = collections();
+    const { record } = await engine.request('CP001', 'cli', {});
+    engine.statusNotification('CP001', { status: 'Uploading' });
+    expect(engine.current('CP001')).toEqual({ kind: 'logs', id: record.logId, state: 'uploading' });
+    const grant = grants.of(record.logId)!;
+    await new UploadReception({
+      grants,
+      files,
+      maxUploadBytes: () => 1000,
+      events: engine,
+      logger: capturedLogger().logger,
+      now: clock.now,
+    }).receive(grant, 'diag.log', Readable.from([Buffer.from('kept')]), 'http');
+    expect(engine.get(record.logId)!.state).toBe('received');
+    clock.advance(60_000);
+    expect(engine.get(record.logId)).toMatchObject({
+      state: 'failed',
+      reason: 'the file arrived, but the station did not say Uploaded within logs.uploadWindowS (60 s)',
+      file: { name: 'diag.log', bytes: 4, removed: null },
+    });
+    expect(files.pathOf(record.logId, 'diag.log')).toBeDefined();
+  });
+
+  it('keeps all files within logs.maxTotalBytes by removing the oldest first', async () => {
+    const { engine, files, uploads } = collections({ maxUploadBytes: 400, maxTotalBytes: 1000 });
+    const ids: string[] = [];
+    for (const [i, stationId] of ['CP001', 'CP002', 'CP003'].entries()) {
+      const { record } = await engine.request(stationId, 'cli', {});
+      await uploads(stationId, record.logId, 400);
+      // Arrival times a second apart: which one is oldest is what the bound goes by.
+      const at = new Date(Date.now() - (10 - i) * 1000);
+      utimesSync(files.pathOf(record.logId, 'diag.log')!, at, at);
+      ids.push(record.logId);
+    }
+    // 1200 bytes > 1000: the first one went when the third arrived.
+    expect(engine.get(ids[0]!)).toMatchObject({
+      state: 'uploaded',
+      file: { removed: 'the oldest removed to keep logs.maxTotalBytes' },
+    });
+    expect(files.pathOf(ids[0]!, 'diag.log')).toBeUndefined();
+    expect(ids.slice(1).map((id) => engine.get(id)!.file!.removed)).toEqual([null, null]);
+    expect(files.list().reduce((sum, f) => sum + f.bytes, 0)).toBe(800);
+  });
+
+  it('removes files and records older than logs.retainDays, and writes nothing while none is', async () => {
+    const { engine, clock, files, uploads } = collections({ retainDays: 30 });
+    const { record } = await engine.request('CP001', 'cli', {});
+    await uploads('CP001', record.logId, 10);
+    const folder = path.join(files.root, record.logId);
+    const changes = () => site.db.prepare('SELECT total_changes()').pluck().get() as number;
+
+    clock.advance(29 * DAY_MS);
+    const before = changes();
+    engine.prune();
+    expect(changes()).toBe(before);
+    expect(existsSync(folder)).toBe(true);
+
+    // The file's age is its arrival (mtime); the clock is moved past 30 days from it.
+    clock.advance(2 * DAY_MS);
+    const at = new Date(clock.now() - 31 * DAY_MS);
+    utimesSync(path.join(folder, 'diag.log'), at, at);
+    engine.prune();
+    expect(existsSync(folder)).toBe(false);
+    expect(engine.get(record.logId)).toBeUndefined();
+  });
+
+  it('ignores a notification naming another request, and fails what a restart left open', async () => {
+    const first = collections();
+    const { record } = await first.engine.request('CP001', 'cli', {});
+    first.engine.statusNotification('CP001', { status: 'UploadFailure', requestId: record.requestId + 1 });
+    expect(first.engine.get(record.logId)!.state).toBe('accepted');
+
+    // The next daemon start: the upload location lived in the memory of the one that stopped.
+    const next = collections();
+    next.engine.recover();
+    expect(next.engine.get(record.logId)).toMatchObject({
+      state: 'failed',
+      reason: 'chargegate restarted before the upload ended',
+    });
+    first.engine.stop();
+  });
+});
