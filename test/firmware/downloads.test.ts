@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
@@ -26,7 +26,7 @@ const SITES = [
 ];
 const GROUPS = [{ id: 'operators', scope: 'company:acme', permissions: ['stations:read', 'stations:operate'] }];
 /** Large enough that a reader that stops reading leaves the server's socket buffers full. */
-const IMAGE = Buffer.from(Array.from({ length: 8 * 1024 * 1024 }, (_, i) => (i * 7) % 251));
+const IMAGE = randomBytes(8 * 1024 * 1024);
 const SHA256 = createHash('sha256').update(IMAGE).digest('hex');
 
 interface Served {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -17,7 +18,7 @@ import { freePort } from '../support/free-port.js';
  */
 
 const IDS = ['CP001', 'CP002', 'CP003'];
-const IMAGE = Buffer.from(Array.from({ length: 2 * 1024 * 1024 }, (_, i) => (i * 13) % 241));
+const IMAGE = randomBytes(2 * 1024 * 1024);
 
 /** One station as the scenario drives it, whatever its OCPP version. */
 interface Driven {
