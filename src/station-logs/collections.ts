@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { Config } from '../config/index.js';
-import { ChargegateError } from '../errors/index.js';
+import { ChargegateError, errorCodeOf, type ErrorCode } from '../errors/index.js';
 import type { Logger } from '../log/index.js';
 import { InvalidOperationError, type OperationOutcome, type StationOperations } from '../stations/index.js';
 import { randomLogId, type LogFiles, type StoredLog } from './log-files.js';
@@ -107,9 +107,8 @@ export class LogCollections implements UploadEvents {
     const { config, records, grants, clock } = this.options;
     const running = this.open.get(stationId);
     if (running) throw new LogsInProgressError(stationId, running.logId);
-    const via =
-      ask.via ?? (this.options.protocolOf(stationId) === 'ocpp1.6' && this.options.locations.ftp() ? 'ftp' : 'http');
     const ftp = this.options.locations.ftp();
+    const via = ask.via ?? (this.options.protocolOf(stationId) === 'ocpp1.6' && ftp ? 'ftp' : 'http');
     if (via === 'ftp' && !ftp)
       throw new InvalidOperationError('via: ftp needs logs.ftp in the config (FTP uploads are off without it)');
     const logId = randomLogId();
@@ -140,6 +139,9 @@ export class LogCollections implements UploadEvents {
       });
     } catch (err) {
       this.finish(stationId, open, 'failed', { reason: `not asked: ${(err as Error).message}` });
+      // Refused before the station was asked (busy, invalid): no record, so a flood of them leaves nothing behind.
+      const code = errorCodeOf(err);
+      if (code !== undefined && NOT_SENT.has(code)) records.remove(logId);
       throw err;
     }
     const { answer, succeeded } = outcome;
@@ -275,6 +277,8 @@ export class LogCollections implements UploadEvents {
     return new Date(this.options.clock.now()).toISOString();
   }
 }
+
+const NOT_SENT = new Set<ErrorCode>(['CHARGEGATE_STATION_BUSY', 'CHARGEGATE_INVALID_OPERATION']);
 
 /** Before any byte or word of an upload: where Uploading (said or seen) moves a collection from. */
 const BEFORE_UPLOAD: readonly LogState[] = ['requested', 'accepted'];

@@ -88,6 +88,11 @@ export class LogRecords {
     );
   }
 
+  /** Forgets a collection that never reached its station. */
+  remove(logId: string): void {
+    this.writer.write(() => statement(this.writer.db, 'DELETE FROM station_logs WHERE id = ?').run(logId));
+  }
+
   /** Notes why a collection's file is gone. */
   fileRemoved(logIds: string[], why: string, at: string): void {
     if (logIds.length === 0) return;

@@ -11,7 +11,8 @@ import {
   UploadReception,
   type LogsClock,
 } from '../../src/station-logs/index.js';
-import type { StationOperation } from '../../src/stations/index.js';
+import { StationOfflineError } from '../../src/ocpp/index.js';
+import { StationBusyError, type StationOperation } from '../../src/stations/index.js';
 import { DirectWriter } from '../../src/store/index.js';
 import { capturedLogger } from '../support/captured-log.js';
 import { databasePerTest } from '../support/temp-database.js';
@@ -47,7 +48,7 @@ function manualClock(start: number): LogsClock & { advance(ms: number): void } {
 describe('station log collections: bounds', () => {
   const site = databasePerTest();
 
-  function collections(logs: Partial<Config['logs']> = {}) {
+  function collections(logs: Partial<Config['logs']> = {}, refusal?: Error) {
     const loaded = loadConfig(site.temp.configPath);
     const config: Config = { ...loaded, logs: { ...loaded.logs, uploadWindowS: 60, ...logs } };
     const clock = manualClock(Date.parse('2026-11-29T10:00:00Z'));
@@ -62,6 +63,7 @@ describe('station log collections: bounds', () => {
       grants,
       operations: {
         run: async (stationId, _who, operation) => {
+          if (refusal) throw refusal;
           asked.push(operation);
           return { answer: { stationId, action: 'GetDiagnostics', status: 'Accepted' }, succeeded: true };
         },
@@ -185,5 +187,18 @@ describe('station log collections: bounds', () => {
       reason: 'chargegate restarted before the upload ended',
     });
     first.engine.stop();
+  });
+
+  it('keeps no record of a collection refused before the station was asked, and fails one the station missed', async () => {
+    const busy = collections({}, new StationBusyError('CP001', 16));
+    await expect(busy.engine.request('CP001', 'cli', {})).rejects.toThrow(/busy/);
+    expect(site.db.prepare('SELECT count(*) FROM station_logs').pluck().get()).toBe(0);
+    expect(busy.engine.current('CP001')).toBeNull();
+
+    const offline = collections({}, new StationOfflineError('CP001'));
+    await expect(offline.engine.request('CP001', 'cli', {})).rejects.toThrow();
+    expect(site.db.prepare('SELECT state, reason FROM station_logs').all()).toEqual([
+      { state: 'failed', reason: expect.stringMatching(/^not asked: /) },
+    ]);
   });
 });
