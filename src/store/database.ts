@@ -1,7 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { migrate, type Migration } from './migrations.js';
+import type { Migration } from './migration-list.js';
+import { migrate } from './migrations.js';
 import { storageOpenFailure } from './storage-errors.js';
 
 export type Database = BetterSqlite3.Database;

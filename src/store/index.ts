@@ -7,7 +7,8 @@ export {
   type LayoutChange,
   type OpenOptions,
 } from './database.js';
-export { KEYSTORE_FILE, MIGRATIONS, migrate, NewerDatabaseError, type Migration } from './migrations.js';
+export { MIGRATIONS, type Migration } from './migration-list.js';
+export { KEYSTORE_FILE, migrate, NewerDatabaseError } from './migrations.js';
 export { statement } from './statement-cache.js';
 export { bumpChangeCounter, readChangeCounter, watchChangeCounter } from './change-counters.js';
 export { GroupCommit } from './group-commit.js';
