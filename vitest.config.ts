@@ -2,9 +2,10 @@ import { defineConfig } from 'vitest/config';
 
 /**
  * The system lane (`npm run test:system`): tests that install packages, start Chromium, fill a tmpfs, run the daemon
- * as its own process (kill -9, signals, the built dist/), run the bench or the demo, or talk to programs we did not
- * write (Python, Go, Java, pymodbus, mbpoll, another OCPP implementation). They take minutes and rarely change with
- * an edit; `npm test` runs the rest, and `.ci/run` runs both (CONTRIBUTING.md#test-lanes).
+ * as its own process (kill -9, signals, the built dist/) or the CLI's live commands by the dozen, run the bench or the
+ * demo, or talk to programs we did not write (Python, Go, Java, pymodbus, mbpoll, another OCPP implementation). They
+ * take minutes and rarely change with an edit; `npm test` runs the rest, and `.ci/run` runs both
+ * (CONTRIBUTING.md#test-lanes).
  */
 const SYSTEM_TESTS = [
   'test/bench/**/*.test.ts',
@@ -39,6 +40,9 @@ const SYSTEM_TESTS = [
   'test/service/open-files.test.ts',
   'test/uplink/csms-profiles-site.test.ts',
   'test/uplink/uplink-csms-flood.test.ts',
+  // the CLI's live commands as processes, ~85 of them (a third of the in-process lane's time); the same operations
+  // and answers run in-process through the API in test/stations/operation-outcomes.test.ts
+  'test/cli/station-operations.test.ts',
   // peers we did not write
   'test/modbus/meter-cli.test.ts',
   'test/modbus/sessions-device-server.test.ts',
