@@ -453,6 +453,7 @@ export function addHttpRoutes(
         startedAt: new Date(),
         version: packageVersion(),
         operationOf: (stationId) => stations.inProgress(stationId),
+        longOperationOf: (stationId) => stations.longOperationOf(stationId),
       },
       guard,
     ),

@@ -47,13 +47,6 @@ export function stationInventory(
   const listed = site.stations.list().filter((s) => only === undefined || s.id === only);
   if (listed.length === 0) return [];
   const chargePoints = site.connectors.chargePoints();
-  const longOperationOn = (id: string): LongOperation | null => {
-    for (const source of longOperations) {
-      const operation = source(id);
-      if (operation) return operation;
-    }
-    return null;
-  };
   return listed.map((station) => {
     const protocol = live.protocolOf(station.id) ?? null;
     const connectors = chargePoints
@@ -75,7 +68,16 @@ export function stationInventory(
       lastSeen: station.lastSeen,
       ...stationIdentity(station.bootInfo),
       connectors,
-      operation: longOperationOn(station.id),
+      operation: longOperationOf(longOperations, station.id),
     };
   });
+}
+
+/** The firmware update or log collection the station is part of now, from the first source that has one. */
+export function longOperationOf(sources: readonly LongOperationSource[], stationId: string): LongOperation | null {
+  for (const source of sources) {
+    const operation = source(stationId);
+    if (operation) return operation;
+  }
+  return null;
 }

@@ -6,7 +6,13 @@ import type { Site } from '../site/index.js';
 import type { Writer } from '../store/index.js';
 import { OperationAudit, type OperationAnswer, type OperationRecord } from './audit.js';
 import { BaseReports, type BaseReport } from './base-reports.js';
-import { stationInventory, type LongOperationSource, type StationInventory } from './inventory.js';
+import {
+  longOperationOf,
+  stationInventory,
+  type LongOperation,
+  type LongOperationSource,
+  type StationInventory,
+} from './inventory.js';
 import { OPERATIONS_WAITING, OperationQueues } from './operation-queue.js';
 import { actionOf, isSuccess, perform, type OperationContext, type StationOperation } from './operations.js';
 
@@ -79,6 +85,11 @@ export class StationOperations {
   /** Firmware rollouts and log collections say through this which station they occupy (inventory's `operation`). */
   addLongOperations(source: LongOperationSource): void {
     this.longOperations.push(source);
+  }
+
+  /** The firmware update or log collection the station is part of now (the status page's row); null when none. */
+  longOperationOf(stationId: string): LongOperation | null {
+    return longOperationOf(this.longOperations, stationId);
   }
 
   /** Every station the site knows, as GET /stations lists them. */

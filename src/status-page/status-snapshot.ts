@@ -2,7 +2,7 @@ import { modbusBusKey, sessionMeters, type Config } from '../config/index.js';
 import { worstLevel, type HealthLevel, type HealthSource } from '../health/index.js';
 import type { LoadStatus } from '../load/index.js';
 import type { MeterHealth } from '../modbus/index.js';
-import type { OperationInProgress } from '../stations/index.js';
+import type { LongOperation, OperationInProgress } from '../stations/index.js';
 import { stationIdentity, whToKWh, type ChargePointView, type Site } from '../site/index.js';
 
 /** GET /status.json: what the status page shows. Read-only and unauthenticated, so it carries no tag, secret or key. */
@@ -34,6 +34,8 @@ export interface StationStatus {
   firmwareVersion: string | null;
   /** The operation the station is being sent or answering now (a reset from the CLI, say); null when none is. */
   operation: OperationInProgress | null;
+  /** The firmware rollout or log collection it is part of (contract 11.1's `operation`); null when none. */
+  longOperation: LongOperation | null;
 }
 
 /** An open transaction without its idTag. */
@@ -83,6 +85,8 @@ export interface StatusSnapshotSources {
   version: string;
   /** What runs on a station now (StationOperations.inProgress); none without it. */
   operationOf?: (stationId: string) => OperationInProgress | undefined;
+  /** The firmware update or log collection a station is part of (StationOperations.longOperationOf). */
+  longOperationOf?: (stationId: string) => LongOperation | null;
   now?: () => Date;
 }
 
@@ -115,6 +119,7 @@ export function statusSnapshot(sources: StatusSnapshotSources): StatusSnapshot {
         model,
         firmwareVersion,
         operation: sources.operationOf?.(s.id) ?? null,
+        longOperation: sources.longOperationOf?.(s.id) ?? null,
       };
     }),
     chargePoints: sources.site.connectors.chargePoints(),

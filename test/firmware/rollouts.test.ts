@@ -82,6 +82,20 @@ describe('firmware rollouts', () => {
         id,
         state: expect.stringMatching(/^(sent|downloading)$/),
       });
+      // The status page (contract 11: read-only there too) shows it in the station's row.
+      const status = (await (await fetch(`http://127.0.0.1:${api.daemon.httpPort}/status.json`)).json()) as {
+        stations: Array<{ stationId: string; longOperation: unknown }>;
+      };
+      expect(status.stations.find((s) => s.stationId === 'CP002')?.longOperation).toEqual({
+        kind: 'firmware',
+        id,
+        state: expect.stringMatching(/^(sent|downloading|downloaded|installing)$/),
+      });
+      expect(status.stations.find((s) => s.stationId === 'CP003')?.longOperation).toEqual({
+        kind: 'firmware',
+        id,
+        state: 'waiting',
+      });
 
       await eventually(async () => states(await rolloutOf(api, token, id)).CP003 === 'installed', 20_000);
       expect(states(await rolloutOf(api, token, id))).toMatchObject({ CP001: 'waiting', CP002: 'installed' });

@@ -63,6 +63,8 @@ interface StationStatus {
   model: string | null;
   firmwareVersion: string | null;
   operation: { action: string; who: string; since: string } | null;
+  /** A firmware rollout or log collection the station is part of. */
+  longOperation: { kind: string; id: string; state: string } | null;
 }
 
 interface ChargePointView {

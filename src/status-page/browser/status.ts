@@ -312,7 +312,11 @@ function render(s: StatusSnapshot): void {
       time(st.lastSeen),
       [st.vendor, st.model].filter(Boolean).join(' / '),
       st.firmwareVersion || '',
-      st.operation ? operationInProgress(st.operation) : '',
+      st.operation
+        ? operationInProgress(st.operation)
+        : st.longOperation
+          ? el('span', 'operation', [st.longOperation.kind + ' ' + st.longOperation.state])
+          : '',
     ],
     data: { station: st.stationId, online: String(st.online) },
   }));
