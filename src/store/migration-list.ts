@@ -501,4 +501,13 @@ export const MIGRATIONS: Migration[] = [
       CREATE INDEX station_logs_station ON station_logs (station_id, requested_at);
     `,
   },
+  {
+    version: 26,
+    name: 'the local list looked up by tag in any case through an index',
+    sql: `
+      -- Owned by authorization (src/authorization/id-tags.ts): tags match in any case, and the primary key's binary
+      -- order could not serve a NOCASE lookup, so every Authorize and start read the whole list.
+      CREATE INDEX id_tags_nocase ON id_tags (id_tag COLLATE NOCASE);
+    `,
+  },
 ];
