@@ -6,7 +6,7 @@ import {
   LogCollections,
   LogFiles,
   LogRecords,
-  startFtpUploads,
+  loadFtpUploads,
   SYSTEM_LOGS_CLOCK,
   UploadGrants,
   UploadReception,
@@ -60,6 +60,7 @@ export async function startStationLogs(
   if (ftpConfig) {
     // Stations reach the FTP listener under the same name as the HTTP one.
     const host = new URL(stationFacingBaseUrl(config())).hostname.replace(/^\[|\]$/g, '');
+    const { startFtpUploads } = await loadFtpUploads();
     const uploads = await startFtpUploads({
       host: ftpConfig.host,
       port: ftpConfig.port,

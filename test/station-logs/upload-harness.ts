@@ -4,9 +4,9 @@ import path from 'node:path';
 import { Registry } from 'prom-client';
 import { onTestFinished } from 'vitest';
 import { createHttpServer } from '../../src/http/index.js';
+import { startFtpUploads } from '../../src/station-logs/ftp-uploads.js';
 import {
   LogFiles,
-  startFtpUploads,
   UploadGrants,
   UploadReception,
   uploadRoutes,
