@@ -114,6 +114,55 @@ describe('firmware rollouts', () => {
   );
 
   it(
+    'a station that starts charging while its UpdateFirmware waits in its queue is not sent it until it stops',
+    async () => {
+      const { api, imageId, token } = await siteWithImage();
+      const cp1 = await api.connect('CP001');
+      const updates = updatesFirmware16(cp1, { newVersion: '2.0' });
+      await cp1.boot({ firmwareVersion: '1.0' });
+      let answerReset = (): void => undefined;
+      // Answered when the test says (or when the connection closes, should the test fail first).
+      cp1.handle(
+        'Reset',
+        (_params, signal) =>
+          new Promise((resolve) => {
+            answerReset = () => resolve({ status: 'Accepted' });
+            signal.addEventListener('abort', answerReset);
+          }),
+      );
+      const reset = api.call('POST', '/stations/CP001/reset', { token, body: { type: 'soft' } });
+      await eventually(() => cp1.received.some((r) => r.action === 'Reset'));
+
+      const created = await api.call('POST', '/firmware/rollouts', { token, body: { imageId, stationIds: ['CP001'] } });
+      const id = (created.body as unknown as Rollout).rolloutId;
+      // Queued behind the Reset: not sent yet, so not recorded as sent.
+      expect((created.body as unknown as Rollout).stations).toEqual([
+        expect.objectContaining({ stationId: 'CP001', state: 'waiting', reason: expect.stringMatching(/queued/) }),
+      ]);
+      const transactionId = await cp1.startTransaction({ connectorId: 1, idTag: 'TAG1' });
+      answerReset();
+      expect((await reset).status).toBe(200);
+      // A call of the station's own answered: anything the gateway sent before it has arrived.
+      await cp1.call('Heartbeat', {});
+      expect(cp1.received.some((r) => r.action === 'UpdateFirmware')).toBe(false);
+      const waiting = await rolloutOf(api, token, id);
+      expect(waiting.stations).toEqual([
+        expect.objectContaining({ stationId: 'CP001', state: 'waiting', reason: expect.stringMatching(/charging/) }),
+      ]);
+
+      await cp1.stopTransaction({ transactionId });
+      const done = await eventually(async () => {
+        const r = await rolloutOf(api, token, id);
+        return r.endedAt !== null && r;
+      }, 20_000);
+      expect(states(done)).toEqual({ CP001: 'installed' });
+      expect(updates.received).toHaveLength(1);
+      expect(updates.errors).toEqual([]);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
     'a failure status fails the station and stops the rollout; with continueOnFailure the others go on',
     async () => {
       const { api, imageId, token } = await siteWithImage();
