@@ -158,9 +158,13 @@ export class FirmwareRollouts {
         return;
       case 'failed':
         return this.fail(row, progress.reason);
+      // Progress is a step the update had not reached: a station repeating Downloading or DownloadPaused makes none,
+      // and is failed by firmware.stationTimeoutS like a silent one (nothing written meanwhile).
       case 'installed-reported':
+        if (row.installedReported === 1) return;
         return this.change({ ...row, installedReported: 1, progressAt: at });
       case 'state':
+        if (progress.state === row.state) return;
         return this.change({
           ...row,
           state: progress.state,

@@ -245,6 +245,44 @@ describe('firmware rollouts', () => {
   );
 
   it(
+    'a station repeating Downloading and DownloadPaused makes no progress: stationTimeoutS fails it',
+    async () => {
+      vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+      try {
+        const { api, imageId, token } = await siteWithImage();
+        const stuck = await stationV201ForTest(api.url, 'CP201');
+        const updates = updatesFirmware201(stuck, { newVersion: '3.0', silent: true });
+        await stuck.boot();
+        const created = await api.call('POST', '/firmware/rollouts', {
+          token,
+          body: { imageId, stationIds: ['CP201'] },
+        });
+        const id = (created.body as unknown as Rollout).rolloutId;
+        await eventually(() => updates.received.length === 1);
+        const requestId = updates.received[0]!.requestId as number;
+        await stuck.call('FirmwareStatusNotification', { status: 'Downloading', requestId });
+        expect(states(await rolloutOf(api, token, id))).toEqual({ CP201: 'downloading' });
+
+        vi.setSystemTime(Date.now() + (TIMEOUT_S - 5) * 1000);
+        for (const status of ['DownloadPaused', 'Downloading', 'DownloadPaused'] as const)
+          await stuck.call('FirmwareStatusNotification', { status, requestId });
+        vi.setSystemTime(Date.now() + 10_000);
+        const failed = await eventually(async () => {
+          const r = await rolloutOf(api, token, id);
+          return r.endedAt !== null && r;
+        });
+        expect(failed.stations[0]).toMatchObject({
+          state: 'failed',
+          reason: `no progress for ${TIMEOUT_S} s (firmware.stationTimeoutS)`,
+        });
+      } finally {
+        vi.useRealTimers();
+      }
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
     'DELETE cancels the stations not yet sent; the one under way finishes',
     async () => {
       const { api, imageId, token } = await siteWithImage();
