@@ -48,6 +48,8 @@ export interface RolloutRequest extends Omit<RolloutSettings, 'imageId'> {
 export class FirmwareRollouts {
   private readonly log: Logger;
   private readonly now: () => Date;
+  /** Stations whose UpdateFirmware waits for its turn in the station's operation queue: each holds a slot, unsent. */
+  private readonly queued = new Set<string>();
 
   constructor(private readonly options: FirmwareRolloutsOptions) {
     this.log = options.logger.child({ component: 'firmware' });
@@ -99,7 +101,9 @@ export class FirmwareRollouts {
   view(rolloutId: string): RolloutView | undefined {
     const rollout = store.rollout(this.db, rolloutId);
     if (!rollout) return undefined;
-    return rolloutView(rollout, store.updates(this.db, rolloutId), (stationId) => this.whyWaiting(rollout, stationId));
+    return rolloutView(rollout, store.updates(this.db, rolloutId), (stationId) =>
+      this.queued.has(stationId) ? "queued behind the station's other operations" : this.whyWaiting(rollout, stationId),
+    );
   }
 
   /** The newest rollouts first. */
@@ -154,9 +158,13 @@ export class FirmwareRollouts {
         return;
       case 'failed':
         return this.fail(row, progress.reason);
+      // Progress is a step the update had not reached: a station repeating Downloading or DownloadPaused makes none,
+      // and is failed by firmware.stationTimeoutS like a silent one (nothing written meanwhile).
       case 'installed-reported':
+        if (row.installedReported === 1) return;
         return this.change({ ...row, installedReported: 1, progressAt: at });
       case 'state':
+        if (progress.state === row.state) return;
         return this.change({
           ...row,
           state: progress.state,
@@ -197,47 +205,88 @@ export class FirmwareRollouts {
     const rollout = store.rollout(this.db, rolloutId);
     if (!rollout || rollout.state !== 'running') return;
     const updates = store.updates(this.db, rolloutId);
-    let free = rollout.parallel - updates.filter((u) => UNDER_WAY.includes(u.state)).length;
+    const queued = (u: UpdateRow): boolean => u.state === 'waiting' && this.queued.has(u.stationId);
+    let free = rollout.parallel - updates.filter((u) => UNDER_WAY.includes(u.state) || queued(u)).length;
     for (const row of updates) {
       if (free <= 0) break;
-      if (row.state !== 'waiting' || this.whyWaiting(rollout, row.stationId) !== null) continue;
+      if (row.state !== 'waiting' || queued(row) || this.whyWaiting(rollout, row.stationId) !== null) continue;
       this.send(rollout, row);
       free -= 1;
     }
   }
 
+  /**
+   * Queues UpdateFirmware behind the station's other operations. Whether it may go is asked again when its turn comes
+   * (a transaction may have started meanwhile), and only then is it recorded as sent: a daemon stopped while it waits
+   * leaves it waiting, to be sent after the restart.
+   */
   private send(rollout: RolloutRow, waiting: UpdateRow): void {
-    const { stationId } = waiting;
+    const { stationId, rolloutId } = waiting;
     const image = findImage(this.db, rollout.imageId);
     if (!image) return this.fail(waiting, `image ${rollout.imageId} is no longer stored`);
-    const at = this.now();
+    const token = randomBytes(16).toString('hex');
+    const requestId = randomInt(1, 2 ** 31 - 1);
+    const retrieveAt = this.now().toISOString();
+    const location = `${stationFacingBaseUrl(this.options.config())}/firmware/${token}/${image.fileName}`;
+    this.queued.add(stationId);
+    let sent: UpdateRow | undefined;
+    const ready = (): boolean => {
+      sent = this.sentNow(rolloutId, stationId, { token, requestId });
+      return sent !== undefined;
+    };
+    const operation = {
+      kind: 'firmware-update' as const,
+      location,
+      retrieveAt,
+      requestId,
+      ...(image.signature !== null && { signature: image.signature }),
+      ...(image.signingCertificate !== null && { signingCertificate: image.signingCertificate }),
+    };
+    this.options.operations.run(stationId, rollout.who, operation, ready).then(
+      (outcome) => {
+        // Not sent: its slot is free for a station that may go.
+        if (outcome === null) return this.pumpSoon(rolloutId);
+        if (!outcome.succeeded && sent) this.failIfStillSent(sent, `UpdateFirmware answered ${outcome.answer.status}`);
+      },
+      (err: unknown) => {
+        this.queued.delete(stationId);
+        // Never sent (its turn did not come in time, or it could not be recorded): it waits for the next tick.
+        if (sent) this.failIfStillSent(sent, `UpdateFirmware not answered: ${messageOf(err)}`);
+      },
+    );
+  }
+
+  /** The station's turn in its queue: recorded as sent when it may still go, else undefined and it waits again. */
+  private sentNow(
+    rolloutId: string,
+    stationId: string,
+    ids: { token: string; requestId: number },
+  ): UpdateRow | undefined {
+    this.queued.delete(stationId);
+    const rollout = store.rollout(this.db, rolloutId);
+    const waiting = store.current(this.db, stationId);
+    // Cancelled or stopped while it waited in the queue.
+    if (rollout?.state !== 'running' || waiting?.rolloutId !== rolloutId || waiting.state !== 'waiting')
+      return undefined;
+    const why = this.whyWaiting(rollout, stationId);
+    if (why !== null) {
+      this.log.info({ stationId, rolloutId, why }, 'firmware update not sent: the station waits again');
+      return undefined;
+    }
+    const at = this.now().toISOString();
     const row: UpdateRow = {
       ...waiting,
       state: 'sent',
       reason: null,
-      token: randomBytes(16).toString('hex'),
-      requestId: randomInt(1, 2 ** 31 - 1),
+      ...ids,
       oldVersion: stationIdentity(this.options.site.stations.bootInfo(stationId) ?? null).firmwareVersion,
-      sentAt: at.toISOString(),
-      progressAt: at.toISOString(),
+      sentAt: at,
+      progressAt: at,
     };
     // Recorded before it is sent: after a crash in between, the station is waited on and times out, never sent twice.
     this.options.writer.writeNow(() => store.update(this.db, row));
-    const location = `${stationFacingBaseUrl(this.options.config())}/firmware/${row.token}/${image.fileName}`;
-    this.log.info({ stationId, rolloutId: rollout.rolloutId, oldVersion: row.oldVersion }, 'firmware update sent');
-    this.options.operations
-      .run(stationId, rollout.who, {
-        kind: 'firmware-update',
-        location,
-        retrieveAt: at.toISOString(),
-        requestId: row.requestId as number,
-        ...(image.signature !== null && { signature: image.signature }),
-        ...(image.signingCertificate !== null && { signingCertificate: image.signingCertificate }),
-      })
-      .then(
-        ({ succeeded, answer }) => succeeded || this.failIfStillSent(row, `UpdateFirmware answered ${answer.status}`),
-        (err: unknown) => this.failIfStillSent(row, `UpdateFirmware not answered: ${messageOf(err)}`),
-      );
+    this.log.info({ stationId, rolloutId, oldVersion: row.oldVersion }, 'firmware update sent');
+    return row;
   }
 
   private failIfStillSent(sent: UpdateRow, reason: string): void {

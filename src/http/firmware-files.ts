@@ -8,10 +8,29 @@ import { ApiError } from './http-errors.js';
  */
 export const DOWNLOAD_IDLE_TIMEOUT_MS = 120_000;
 
+/**
+ * How long one response may take in all (contract 11.4: bounded in time): a reader taking a byte now and then is
+ * never idle, yet holds its socket and file no longer than `floorMs` plus its bytes at `minBytesPerS`. A station cut
+ * there resumes with a Range request. docs/operating/firmware-and-logs.md#how-stations-fetch-it
+ */
+export interface DownloadBounds {
+  idleTimeoutMs: number;
+  floorMs: number;
+  minBytesPerS: number;
+}
+
+export const DOWNLOAD_BOUNDS: DownloadBounds = {
+  idleTimeoutMs: DOWNLOAD_IDLE_TIMEOUT_MS,
+  floorMs: 600_000,
+  minBytesPerS: 16 * 1024,
+};
+
 export interface FirmwareFilesDeps {
   dataDir: string;
   /** The image a token and file name stand for while the token is valid (FirmwareRollouts.download). */
   download(token: string, fileName: string): FirmwareImage | undefined;
+  /** DOWNLOAD_BOUNDS unless given (tests make them short). */
+  bounds?: DownloadBounds;
 }
 
 /**
@@ -49,7 +68,15 @@ export async function registerFirmwareFiles(app: FastifyInstance, deps: Firmware
         await handle.close();
         return reply.send();
       }
-      request.raw.socket.setTimeout(DOWNLOAD_IDLE_TIMEOUT_MS, () => request.raw.socket.destroy());
+      const { idleTimeoutMs, floorMs, minBytesPerS } = deps.bounds ?? DOWNLOAD_BOUNDS;
+      const { socket } = request.raw;
+      socket.setTimeout(idleTimeoutMs, () => socket.destroy());
+      const deadlineMs = floorMs + Math.ceil(((end - start + 1) / minBytesPerS) * 1000);
+      const deadline = setTimeout(() => {
+        request.log.info({ deadlineMs, file }, 'firmware download cut at its deadline');
+        socket.destroy();
+      }, deadlineMs);
+      reply.raw.once('close', () => clearTimeout(deadline));
       return reply.send(handle.createReadStream({ start, end }));
     },
   });

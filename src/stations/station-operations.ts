@@ -112,17 +112,33 @@ export class StationOperations {
   /**
    * Runs the operation on the station for `who` (`cli` or an API client id). A CALLERROR is the station's refusal,
    * its code the status; rejects with StationBusyError, StationOfflineError, StationTimeoutError, or
-   * InvalidOperationError / NoBaseReportError (nothing sent).
+   * InvalidOperationError / NoBaseReportError (nothing sent). With `ready`, asked when the operation's turn on the
+   * station comes, just before it is sent: false leaves it unsent (null, nothing recorded). A caller whose reason to
+   * send can lapse while it waits behind other operations (a firmware update and a transaction starting) checks here.
    */
-  async run(stationId: string, who: string, operation: StationOperation): Promise<OperationOutcome> {
+  async run(stationId: string, who: string, operation: StationOperation): Promise<OperationOutcome>;
+  async run(
+    stationId: string,
+    who: string,
+    operation: StationOperation,
+    ready: () => boolean,
+  ): Promise<OperationOutcome | null>;
+  async run(
+    stationId: string,
+    who: string,
+    operation: StationOperation,
+    ready: () => boolean = () => true,
+  ): Promise<OperationOutcome | null> {
     const { commands } = this.options;
     const action = actionOf(operation, commands.protocolOf(stationId) === OCPP201);
     const request = requestOf(operation);
     const at = this.now().toISOString();
     const log = this.log.child({ stationId, who, action });
-    let answer: OperationAnswer;
+    let answer: OperationAnswer | null;
     try {
-      answer = await this.queues.run(stationId, action, () => {
+      // async: a throwing `ready` rejects this turn and frees the station's queue.
+      answer = await this.queues.run(stationId, action, async () => {
+        if (!ready()) return null;
         this.running.set(stationId, { action, who, since: this.now().toISOString() });
         return perform(this.context, stationId, operation)
           .catch(asRefusal)
@@ -138,6 +154,10 @@ export class StationOperations {
         log.warn({ request, outcome: kind, reason: message }, 'station operation failed');
       }
       throw err;
+    }
+    if (answer === null) {
+      log.info({ request }, 'station operation not sent: its caller withdrew it when its turn came');
+      return null;
     }
     // A read's result (up to a whole configuration) is the caller's; the record keeps what the station said.
     const { status, statusInfo } = answer;

@@ -2,9 +2,12 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { describe, expect, it, vi } from 'vitest';
-import { addImage, firmwareDir } from '../../src/firmware/index.js';
+import Fastify from 'fastify';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
+import { addImage, findImage, firmwareDir } from '../../src/firmware/index.js';
+import { registerFirmwareFiles } from '../../src/http/firmware-files.js';
 import { apiDaemonForTest, type ApiDaemon } from '../http/api-harness.js';
 import { eventually, PROCESS_TEST_TIMEOUT_MS } from '../support/daemon.js';
 import { updatesFirmware16 } from '../support/firmware-station.js';
@@ -223,6 +226,39 @@ describe('firmware downloads', () => {
       expect(Buffer.from(await part.arrayBuffer())).toEqual(IMAGE.subarray(0, 65_536));
       expect(received).toBeLessThan(IMAGE.length);
       stalled.destroy();
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+  it(
+    'a reader that takes a few bytes now and then, never idle, is cut at the response deadline',
+    async () => {
+      const { api, token, imageId } = await served();
+      // The route as the daemon registers it, with bounds short enough for a test: 1 s for this image.
+      const app = Fastify();
+      onTestFinished(() => app.close());
+      await registerFirmwareFiles(app, {
+        dataDir: api.temp.dataDir,
+        download: (t) => (t === token ? findImage(api.db, imageId) : undefined),
+        bounds: { idleTimeoutMs: 60_000, floorMs: 1_000, minBytesPerS: 1e9 },
+      });
+      await app.listen({ host: '127.0.0.1', port: 0 });
+      const { port } = app.server.address() as AddressInfo;
+      const trickling = connect(port, '127.0.0.1');
+      let received = 0;
+      let closed = false;
+      trickling.on('data', (chunk: Buffer) => {
+        received += chunk.length;
+        // A bit at a time: the server's writes keep moving, so the idle timeout never fires.
+        trickling.pause();
+        setTimeout(() => trickling.resume(), 100).unref();
+      });
+      trickling.on('close', () => (closed = true));
+      trickling.on('error', () => undefined);
+      trickling.write(`GET /firmware/${token}/fw-2.0.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+      // Seen once the reader has drained what the socket buffers held when the server cut it.
+      await eventually(() => closed, 30_000, 'the trickling download cut');
+      expect(received).toBeGreaterThan(0);
+      expect(received).toBeLessThan(IMAGE.length);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

@@ -128,6 +128,55 @@ describe('firmware rollouts', () => {
   );
 
   it(
+    'a station that starts charging while its UpdateFirmware waits in its queue is not sent it until it stops',
+    async () => {
+      const { api, imageId, token } = await siteWithImage();
+      const cp1 = await api.connect('CP001');
+      const updates = updatesFirmware16(cp1, { newVersion: '2.0' });
+      await cp1.boot({ firmwareVersion: '1.0' });
+      let answerReset = (): void => undefined;
+      // Answered when the test says (or when the connection closes, should the test fail first).
+      cp1.handle(
+        'Reset',
+        (_params, signal) =>
+          new Promise((resolve) => {
+            answerReset = () => resolve({ status: 'Accepted' });
+            signal.addEventListener('abort', answerReset);
+          }),
+      );
+      const reset = api.call('POST', '/stations/CP001/reset', { token, body: { type: 'soft' } });
+      await eventually(() => cp1.received.some((r) => r.action === 'Reset'));
+
+      const created = await api.call('POST', '/firmware/rollouts', { token, body: { imageId, stationIds: ['CP001'] } });
+      const id = (created.body as unknown as Rollout).rolloutId;
+      // Queued behind the Reset: not sent yet, so not recorded as sent.
+      expect((created.body as unknown as Rollout).stations).toEqual([
+        expect.objectContaining({ stationId: 'CP001', state: 'waiting', reason: expect.stringMatching(/queued/) }),
+      ]);
+      const transactionId = await cp1.startTransaction({ connectorId: 1, idTag: 'TAG1' });
+      answerReset();
+      expect((await reset).status).toBe(200);
+      // A call of the station's own answered: anything the gateway sent before it has arrived.
+      await cp1.call('Heartbeat', {});
+      expect(cp1.received.some((r) => r.action === 'UpdateFirmware')).toBe(false);
+      const waiting = await rolloutOf(api, token, id);
+      expect(waiting.stations).toEqual([
+        expect.objectContaining({ stationId: 'CP001', state: 'waiting', reason: expect.stringMatching(/charging/) }),
+      ]);
+
+      await cp1.stopTransaction({ transactionId });
+      const done = await eventually(async () => {
+        const r = await rolloutOf(api, token, id);
+        return r.endedAt !== null && r;
+      }, 20_000);
+      expect(states(done)).toEqual({ CP001: 'installed' });
+      expect(updates.received).toHaveLength(1);
+      expect(updates.errors).toEqual([]);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
     'a failure status fails the station and stops the rollout; with continueOnFailure the others go on',
     async () => {
       const { api, imageId, token } = await siteWithImage();
@@ -193,6 +242,44 @@ describe('firmware rollouts', () => {
         vi.setSystemTime(Date.now() + (TIMEOUT_S - 5) * 1000);
         await new Promise((resolve) => setTimeout(resolve, 1500));
         expect(states(await rolloutOf(api, token, id))).toEqual({ CP201: 'sent' });
+        vi.setSystemTime(Date.now() + 10_000);
+        const failed = await eventually(async () => {
+          const r = await rolloutOf(api, token, id);
+          return r.endedAt !== null && r;
+        });
+        expect(failed.stations[0]).toMatchObject({
+          state: 'failed',
+          reason: `no progress for ${TIMEOUT_S} s (firmware.stationTimeoutS)`,
+        });
+      } finally {
+        vi.useRealTimers();
+      }
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'a station repeating Downloading and DownloadPaused makes no progress: stationTimeoutS fails it',
+    async () => {
+      vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+      try {
+        const { api, imageId, token } = await siteWithImage();
+        const stuck = await stationV201ForTest(api.url, 'CP201');
+        const updates = updatesFirmware201(stuck, { newVersion: '3.0', silent: true });
+        await stuck.boot();
+        const created = await api.call('POST', '/firmware/rollouts', {
+          token,
+          body: { imageId, stationIds: ['CP201'] },
+        });
+        const id = (created.body as unknown as Rollout).rolloutId;
+        await eventually(() => updates.received.length === 1);
+        const requestId = updates.received[0]!.requestId as number;
+        await stuck.call('FirmwareStatusNotification', { status: 'Downloading', requestId });
+        expect(states(await rolloutOf(api, token, id))).toEqual({ CP201: 'downloading' });
+
+        vi.setSystemTime(Date.now() + (TIMEOUT_S - 5) * 1000);
+        for (const status of ['DownloadPaused', 'Downloading', 'DownloadPaused'] as const)
+          await stuck.call('FirmwareStatusNotification', { status, requestId });
         vi.setSystemTime(Date.now() + 10_000);
         const failed = await eventually(async () => {
           const r = await rolloutOf(api, token, id);
