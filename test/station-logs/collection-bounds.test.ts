@@ -10,6 +10,7 @@ import {
   UploadGrants,
   UploadReception,
   type LogsClock,
+  type UploadGrant,
 } from '../../src/station-logs/index.js';
 import { StationOfflineError } from '../../src/ocpp/index.js';
 import { StationBusyError, type StationOperation } from '../../src/stations/index.js';
@@ -43,6 +44,17 @@ function manualClock(start: number): LogsClock & { advance(ms: number): void } {
       }
     },
   };
+}
+
+/** An upload as the HTTP and FTP sides make one: the grant claimed, the file received, the claim released. */
+async function upload(reception: UploadReception, grant: UploadGrant, body: Buffer) {
+  const claim = reception.claim(grant);
+  if (!claim) throw new Error(`the grant of ${grant.logId} cannot be claimed`);
+  try {
+    return await reception.receive(claim, 'diag.log', Readable.from([body]), 'http');
+  } finally {
+    claim.release();
+  }
 }
 
 describe('station log collections: bounds', () => {
@@ -83,8 +95,7 @@ describe('station log collections: bounds', () => {
     });
     /** The station uploads `bytes` bytes to its location, then says Uploaded. */
     const uploads = async (stationId: string, logId: string, bytes: number) => {
-      const grant = grants.of(logId)!;
-      await reception.receive(grant, 'diag.log', Readable.from([Buffer.alloc(bytes, 'x')]), 'http');
+      await upload(reception, grants.of(logId)!, Buffer.alloc(bytes, 'x'));
       engine.statusNotification(stationId, { status: 'Uploaded' });
     };
     return { engine, clock, files, grants, asked, uploads };
@@ -111,15 +122,15 @@ describe('station log collections: bounds', () => {
     const { record } = await engine.request('CP001', 'cli', {});
     engine.statusNotification('CP001', { status: 'Uploading' });
     expect(engine.current('CP001')).toEqual({ kind: 'logs', id: record.logId, state: 'uploading' });
-    const grant = grants.of(record.logId)!;
-    await new UploadReception({
+    const reception = new UploadReception({
       grants,
       files,
       maxUploadBytes: () => 1000,
       events: engine,
       logger: capturedLogger().logger,
       now: clock.now,
-    }).receive(grant, 'diag.log', Readable.from([Buffer.from('kept')]), 'http');
+    });
+    await upload(reception, grants.of(record.logId)!, Buffer.from('kept'));
     expect(engine.get(record.logId)!.state).toBe('received');
     clock.advance(60_000);
     expect(engine.get(record.logId)).toMatchObject({
