@@ -82,9 +82,13 @@ function receiveMultipart(reception: UploadReception, claim: UploadClaim, reques
       reject(new ApiError(400, 'invalid_request', 'multipart/form-data without a boundary'));
       return;
     }
+    // Cut with the window too: a body that stalls outside its file part (before it, or before the closing boundary).
+    claim.track(parser);
     let file: Promise<StoredLog> | undefined;
+    let fileStream: Readable | undefined;
     parser.on('file', (_field, stream, filename) => {
       if (file) return stream.resume();
+      fileStream = stream;
       file = reception.receive(claim, filename, stream, 'http');
       // A refused file is answered at once; what the body still holds is not read.
       file.catch((err: unknown) => {
@@ -92,7 +96,14 @@ function receiveMultipart(reception: UploadReception, claim: UploadClaim, reques
         reject(err);
       });
     });
-    parser.on('error', (err) => reject(err instanceof Error ? err : new Error(String(err))));
+    parser.on('error', (cause) => {
+      const err = cause instanceof Error ? cause : new Error(String(cause));
+      // A file under way ends with the body, its partial removed before the request is answered or closed.
+      fileStream?.destroy(err);
+      const settled = (): void => reject(err);
+      if (file) file.then(settled, settled);
+      else settled();
+    });
     parser.on('finish', () => {
       if (file) file.then(resolve, reject);
       else reject(new ApiError(400, 'invalid_request', 'multipart/form-data without a file part'));

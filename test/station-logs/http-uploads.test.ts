@@ -93,6 +93,49 @@ describe('HTTP log uploads', () => {
     expect(h.files.list().map((f) => f.bytes)).toEqual([1000, 1000]);
   });
 
+  it('cuts at its window end a multipart POST that stalls before its file part, or before its closing boundary', async () => {
+    const h = await uploadHarnessForTest();
+    const beforeFile = h.issue(LOG_ID, 1500);
+    const afterFile = h.issue('b1b2c3d4e5f6a7b8c9d0', 1500);
+    const started = performance.now();
+    const stalled = [
+      rawRequest(h.port, 'POST', `/uploads/${beforeFile.http.token}/`, {
+        headers: MULTIPART,
+        chunks: [FIELD],
+        endBody: false,
+      }),
+      rawRequest(h.port, 'POST', `/uploads/${afterFile.http.token}/`, {
+        headers: MULTIPART,
+        chunks: [FILE_HEADER, Buffer.from('whole file'), Buffer.from(`\r\n--${BOUNDARY}\r\n`)],
+        endBody: false,
+      }),
+    ];
+    const bound = new Promise((resolve) => setTimeout(() => resolve('still open after 6 s'), 6000));
+    expect(await Promise.race([Promise.all(stalled), bound])).toEqual([{ closed: true }, { closed: true }]);
+    const cutAfterMs = performance.now() - started;
+    expect(cutAfterMs).toBeGreaterThanOrEqual(1400);
+    expect(cutAfterMs).toBeLessThan(5000);
+    // Nothing of the first came; the second's file was whole before it stalled.
+    expect(h.onDisk()).toEqual(['b1b2c3d4e5f6a7b8c9d0', 'b1b2c3d4e5f6a7b8c9d0/diag.zip']);
+  });
+
+  it("does not hold up the listener's close with a multipart POST stalled before its file part", async () => {
+    const h = await uploadHarnessForTest();
+    const grant = h.issue(LOG_ID);
+    const stalled = rawRequest(h.port, 'POST', `/uploads/${grant.http.token}/`, {
+      headers: MULTIPART,
+      chunks: [FIELD],
+      endBody: false,
+    });
+    await eventually(() => grant.receiving, 5000, 'the request holding its token');
+    const started = performance.now();
+    const bound = new Promise((resolve) => setTimeout(() => resolve('close still waiting after 5 s'), 5000));
+    expect(await Promise.race([h.closeHttp().then(() => 'closed'), bound])).toBe('closed');
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(await stalled).toEqual({ closed: true });
+    expect(h.onDisk()).toEqual([]);
+  });
+
   it('answers a wrong or expired token 404 with the JSON error body and writes no byte', async () => {
     const h = await uploadHarnessForTest();
     const grant = h.issue(LOG_ID, 1000);
