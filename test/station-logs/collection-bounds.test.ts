@@ -162,6 +162,27 @@ describe('station log collections: bounds', () => {
     expect(files.list().reduce((sum, f) => sum + f.bytes, 0)).toBe(800);
   });
 
+  it('counts every file of a folder removed for logs.maxTotalBytes, removing no other folder', async () => {
+    const files = new LogFiles(site.temp.dataDir);
+    const [two, one, last] = ['a1b2c3d4e5f6a7b8c9d0', 'b1b2c3d4e5f6a7b8c9d0', 'c1b2c3d4e5f6a7b8c9d0'];
+    // Oldest first: two's first file, one's, two's second, the last: 1200 bytes, 600 of them in `two`.
+    for (const [i, [logId, name]] of [
+      [two, 'part1.log'],
+      [one, 'diag.log'],
+      [two, 'part2.log'],
+      [last, 'diag.log'],
+    ].entries()) {
+      await files.receive(logId!, name!, Readable.from([Buffer.alloc(300, 'x')]), 1000);
+      const at = new Date(Date.now() - (10 - i) * 1000);
+      utimesSync(files.pathOf(logId!, name!)!, at, at);
+    }
+    expect(files.keepWithin(700, last)).toEqual([two]);
+    expect(files.list().map((f) => [f.logId, f.bytes])).toEqual([
+      [one, 300],
+      [last, 300],
+    ]);
+  });
+
   it('removes files and records older than logs.retainDays, and writes nothing while none is', async () => {
     const { engine, clock, files, uploads } = collections({ retainDays: 30 });
     const { record } = await engine.request('CP001', 'cli', {});
