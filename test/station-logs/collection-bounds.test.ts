@@ -67,7 +67,7 @@ describe('station log collections: bounds', () => {
     const files = new LogFiles(site.temp.dataDir);
     const grants = new UploadGrants(clock.now);
     const asked: StationOperation[] = [];
-    const { logger } = capturedLogger();
+    const { logger, lines } = capturedLogger();
     const engine = new LogCollections({
       config: () => config,
       records: new LogRecords(new DirectWriter(site.db)),
@@ -98,7 +98,7 @@ describe('station log collections: bounds', () => {
       await upload(reception, grants.of(logId)!, Buffer.alloc(bytes, 'x'));
       engine.statusNotification(stationId, { status: 'Uploaded' });
     };
-    return { engine, clock, files, grants, asked, uploads };
+    return { engine, clock, files, grants, reception, asked, uploads, lines };
   }
 
   it('fails a collection whose station sends nothing within logs.uploadWindowS, and ends its upload location', async () => {
@@ -181,6 +181,41 @@ describe('station log collections: bounds', () => {
       [one, 300],
       [last, 300],
     ]);
+  });
+
+  it('logs a prune or an expiry whose write fails, and goes on serving', async () => {
+    const { engine, clock, files, grants, reception, lines } = collections({ retainDays: 30 });
+    const { record: cp001 } = await engine.request('CP001', 'cli', {});
+    const { record: cp002 } = await engine.request('CP002', 'cli', {});
+    // A file past logs.retainDays: the prune removes it and notes so in its record.
+    const oldId = 'f1b2c3d4e5f6a7b8c9d0';
+    await files.receive(oldId, 'old.log', Readable.from([Buffer.from('old')]), 1000);
+    const old = new Date(clock.now() - 31 * DAY_MS);
+    utimesSync(files.pathOf(oldId, 'old.log')!, old, old);
+    // SQLite refuses every write now, as it would a full disk or a busy database.
+    site.db.pragma('query_only = ON');
+    expect(() => engine.prune()).not.toThrow();
+    expect(() => clock.advance(60_000)).not.toThrow();
+    expect(lines.filter((l) => l.level === 50).map((l) => [l.msg, l.logId])).toEqual([
+      ['station logs older than logs.retainDays could not be removed; the next prune tries again', undefined],
+      ['station log collection could not be ended at its window; the next start ends it', cp001.logId],
+      ['station log collection could not be ended at its window; the next start ends it', cp002.logId],
+    ]);
+    site.db.pragma('query_only = OFF');
+    // The stations may be asked again; the ended collections are failed at the next start (recover).
+    const again = await engine.request('CP001', 'cli', {});
+    expect(again.record.state).toBe('accepted');
+    expect(engine.current('CP002')).toBeNull();
+    expect(grants.of(cp002.logId)).toBeUndefined();
+
+    // An upload whose first write ("uploading") fails leaves its token usable for the next try.
+    const grant = grants.of(again.record.logId)!;
+    site.db.pragma('query_only = ON');
+    await expect(upload(reception, grant, Buffer.from('diagnostics'))).rejects.toThrow(/readonly/);
+    site.db.pragma('query_only = OFF');
+    expect(grants.usableToken(grant.http.token)).toBe(grant);
+    await upload(reception, grant, Buffer.from('diagnostics'));
+    expect(engine.get(again.record.logId)!.state).toBe('received');
   });
 
   it('removes files and records older than logs.retainDays, and writes nothing while none is', async () => {
