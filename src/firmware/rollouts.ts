@@ -1,6 +1,6 @@
 import { randomBytes, randomInt } from 'node:crypto';
 import { stationFacingBaseUrl, type Config } from '../config/index.js';
-import { messageOf, type Logger } from '../log/index.js';
+import { messageOf, safely, type Logger } from '../log/index.js';
 import { OCPP201 } from '../ocpp/index.js';
 import { stationIdentity, type Site } from '../site/index.js';
 import type { LongOperation, StationOperations } from '../stations/index.js';
@@ -303,11 +303,7 @@ export class FirmwareRollouts {
 
   /** Work no caller waits for: a failure (a full disk, say) is logged, and the next tick tries again. */
   private safely(rolloutId: string, work: () => void): void {
-    try {
-      work();
-    } catch (err) {
-      this.log.error({ err, rolloutId }, 'firmware rollout could not go on; trying again at the next tick');
-    }
+    safely(this.log, 'firmware rollout could not go on; trying again at the next tick', work, { rolloutId });
   }
 
   /** Why a waiting station is not sent now; null when it may go. */

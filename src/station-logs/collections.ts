@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { Config } from '../config/index.js';
 import { ChargegateError, errorCodeOf, type ErrorCode } from '../errors/index.js';
-import type { Logger } from '../log/index.js';
+import { safely, type Logger } from '../log/index.js';
 import { InvalidOperationError, type OperationOutcome, type StationOperations } from '../stations/index.js';
 import { randomLogId, type LogFiles, type StoredLog } from './log-files.js';
 import type { UploadEvents } from './reception.js';
@@ -124,7 +124,15 @@ export class LogCollections implements UploadEvents {
       logId,
       requestId,
       saidUploaded: false,
-      cancelExpiry: clock.after(windowMs, () => this.expired(stationId, logId)),
+      // A timer: a failed write (a full disk, a busy database) is logged; the next start fails the record then.
+      cancelExpiry: clock.after(windowMs, () =>
+        safely(
+          this.log,
+          'station log collection could not be ended at its window; the next start ends it',
+          () => this.expired(stationId, logId),
+          { stationId, logId },
+        ),
+      ),
     };
     this.open.set(stationId, open);
     const log = this.log.child({ stationId, logId, via });
@@ -214,15 +222,20 @@ export class LogCollections implements UploadEvents {
     if (open?.saidUploaded) this.finish(grant.stationId, open, 'failed', { reason: `the upload broke off: ${reason}` });
   }
 
-  /** Removes the files and records older than logs.retainDays; writes nothing when there are none. */
+  /**
+   * Removes the files and records older than logs.retainDays; writes nothing when there are none. Run from a timer: a
+   * failure (a full disk, a busy database, a folder it may not remove) is logged, and the next prune tries again.
+   */
   prune(): void {
-    const { files, records, config, clock } = this.options;
-    const before = clock.now() - config().logs.retainDays * 86_400_000;
-    const removed = files.removeOlderThan(before);
-    records.fileRemoved(removed, 'older than logs.retainDays', this.at());
-    const deleted = records.deleteFinishedBefore(new Date(before).toISOString());
-    if (removed.length > 0 || deleted > 0)
-      this.log.info({ files: removed.length, records: deleted }, 'station logs older than logs.retainDays removed');
+    safely(this.log, 'station logs older than logs.retainDays could not be removed; the next prune tries again', () => {
+      const { files, records, config, clock } = this.options;
+      const before = clock.now() - config().logs.retainDays * 86_400_000;
+      const removed = files.removeOlderThan(before);
+      records.fileRemoved(removed, 'older than logs.retainDays', this.at());
+      const deleted = records.deleteFinishedBefore(new Date(before).toISOString());
+      if (removed.length > 0 || deleted > 0)
+        this.log.info({ files: removed.length, records: deleted }, 'station logs older than logs.retainDays removed');
+    });
   }
 
   /** Ends every collection's wait (the daemon stops; the next start fails what was open). */

@@ -63,8 +63,8 @@ export interface FtpUploads {
 /**
  * The FTP upload locations (contract 11.3): ftp-srv in passive mode, a user and password per upload (spent by its
  * first login session, cut when the upload window ends), each session confined to its upload's folder by
- * UploadFolder, which stores through the same reception as HTTP uploads (bounds, temporary name, no symlink
- * followed). An upload over logs.maxUploadBytes is answered 552.
+ * UploadFolder, which stores through the same reception as HTTP uploads (bounds, one kept file, temporary name, no
+ * symlink followed). An upload over logs.maxUploadBytes is answered 552.
  */
 export async function startFtpUploads(options: FtpUploadsOptions): Promise<FtpUploads> {
   const { reception, now } = options;
@@ -191,10 +191,17 @@ class UploadFolder extends FileSystem {
     const where = clientPath(name);
     if (append || start !== undefined || path.posix.dirname(where) !== '/' || where === '/')
       throw new Error('store a new file directly in /');
-    // The collection ended (failed, or the window passed) while the session was open.
-    if (!this.reception.grants.alive(this.grant)) throw new Error('this upload location has ended');
+    // ftp-srv answers 550 (not taken) to a refused STOR: the location ended (the collection failed, the window
+    // passed), it took its file already (one per collection: more would only push other stations' logs out), or
+    // another upload holds it. 552 stays the answer to a file over logs.maxUploadBytes.
+    const claim = this.reception.claim(this.grant);
+    if (!claim) throw new Error('this upload location has ended, took its file already, or is receiving one');
     const body = new PassThrough();
-    const received = this.reception.receive(this.grant, path.posix.basename(where), body, 'ftp');
+    const received = this.reception.receive(claim, path.posix.basename(where), body, 'ftp');
+    received.then(
+      () => claim.release(),
+      () => claim.release(),
+    );
     const sink = new Writable({
       write(chunk: Buffer, _encoding, done) {
         if (body.write(chunk)) done();
@@ -207,6 +214,11 @@ class UploadFolder extends FileSystem {
           () => done(),
           (err: unknown) => done(err as Error),
         );
+      },
+      // A data connection broken off ends the upload (and its claim on the grant) at once, not at the window's end.
+      destroy(err, done) {
+        body.destroy(err ?? undefined);
+        done(err);
       },
     });
     received.catch((err: unknown) => {

@@ -3,8 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PassThrough, type Readable } from 'node:stream';
 import { ApiError } from '../http/index.js';
 import { UploadTooLargeError, type StoredLog } from './log-files.js';
-import type { UploadReception } from './reception.js';
-import type { UploadGrant } from './upload-grants.js';
+import type { UploadClaim, UploadReception } from './reception.js';
 
 /** What a multipart upload may hold besides its one file: a few small fields some stations add. */
 const MULTIPART_LIMITS = { files: 1, fields: 16, fieldSize: 1024, parts: 32, headerPairs: 32 };
@@ -29,14 +28,16 @@ export function uploadRoutes(reception: UploadReception): (app: FastifyInstance)
       const grant = reception.grants.usableToken(token);
       // The rest of an unread body is not worth reading: the connection closes after the answer.
       void reply.header('connection', 'close');
-      if (!grant) throw new ApiError(404, 'not_found', 'no upload location here: the token is wrong, used or expired');
+      // Claimed for the whole request, before its first byte: concurrent requests on one token get 404.
+      const claim = grant && reception.claim(grant);
+      if (!claim) throw new ApiError(404, 'not_found', 'no upload location here: the token is wrong, used or expired');
       const max = reception.maxUploadBytes;
-      if (Number(request.headers['content-length'] ?? 0) > max) throw tooLarge(max);
-      const multipart = /^multipart\/form-data/i.test(request.headers['content-type'] ?? '');
       try {
+        if (Number(request.headers['content-length'] ?? 0) > max) throw tooLarge(max);
+        const multipart = /^multipart\/form-data/i.test(request.headers['content-type'] ?? '');
         const stored = multipart
-          ? await receiveMultipart(reception, grant, request)
-          : await reception.receive(grant, rest ?? '', detached(request), 'http');
+          ? await receiveMultipart(reception, claim, request)
+          : await reception.receive(claim, rest ?? '', detached(request), 'http');
         return reply.status(201).send({ name: stored.name, bytes: stored.bytes });
       } catch (err) {
         if (err instanceof UploadTooLargeError) throw tooLarge(max);
@@ -44,6 +45,8 @@ export function uploadRoutes(reception: UploadReception): (app: FastifyInstance)
         // Cut (the window ended) or broken off: nobody is left to answer.
         request.raw.destroy();
         return reply.hijack();
+      } finally {
+        claim.release();
       }
     };
     for (const url of ['/uploads/:token', '/uploads/:token/*'])
@@ -67,7 +70,7 @@ function detached(request: FastifyRequest): Readable {
 }
 
 /** The one file part of a multipart/form-data body (its field name is the station's choice). */
-function receiveMultipart(reception: UploadReception, grant: UploadGrant, request: FastifyRequest): Promise<StoredLog> {
+function receiveMultipart(reception: UploadReception, claim: UploadClaim, request: FastifyRequest): Promise<StoredLog> {
   return new Promise<StoredLog>((resolve, reject) => {
     let parser: InstanceType<typeof Busboy>;
     try {
@@ -79,17 +82,28 @@ function receiveMultipart(reception: UploadReception, grant: UploadGrant, reques
       reject(new ApiError(400, 'invalid_request', 'multipart/form-data without a boundary'));
       return;
     }
+    // Cut with the window too: a body that stalls outside its file part (before it, or before the closing boundary).
+    claim.track(parser);
     let file: Promise<StoredLog> | undefined;
+    let fileStream: Readable | undefined;
     parser.on('file', (_field, stream, filename) => {
       if (file) return stream.resume();
-      file = reception.receive(grant, filename, stream, 'http');
+      fileStream = stream;
+      file = reception.receive(claim, filename, stream, 'http');
       // A refused file is answered at once; what the body still holds is not read.
       file.catch((err: unknown) => {
         request.raw.unpipe(parser);
         reject(err);
       });
     });
-    parser.on('error', (err) => reject(err instanceof Error ? err : new Error(String(err))));
+    parser.on('error', (cause) => {
+      const err = cause instanceof Error ? cause : new Error(String(cause));
+      // A file under way ends with the body, its partial removed before the request is answered or closed.
+      fileStream?.destroy(err);
+      const settled = (): void => reject(err);
+      if (file) file.then(settled, settled);
+      else settled();
+    });
     parser.on('finish', () => {
       if (file) file.then(resolve, reject);
       else reject(new ApiError(400, 'invalid_request', 'multipart/form-data without a file part'));

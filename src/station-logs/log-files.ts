@@ -111,8 +111,10 @@ export class LogFiles {
     const order = [...logs.filter((l) => l.logId !== keep), ...logs.filter((l) => l.logId === keep)];
     for (const log of order) {
       if (total <= maxTotalBytes) break;
+      if (removed.includes(log.logId)) continue;
       this.remove(log.logId);
-      total -= log.bytes;
+      // The whole folder went, with every file in it.
+      total -= logs.reduce((sum, l) => sum + (l.logId === log.logId ? l.bytes : 0), 0);
       removed.push(log.logId);
     }
     return removed;

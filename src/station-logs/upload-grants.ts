@@ -8,10 +8,12 @@ export interface UploadGrant {
   expiresAt: number;
   http: { token: string };
   ftp: { user: string; password: string };
-  /** An upload is being received under it now (the token is not spent until one completes). */
+  /** An upload holds it now (an UploadClaim): no other is taken meanwhile. */
   receiving: boolean;
-  /** Spent: a completed HTTP upload, or an FTP login session. */
+  /** Spent: a file is kept under it, over HTTP or FTP; nothing more is stored under it. */
   spent: boolean;
+  /** An FTP session logged in with it: its user, password and token open nothing else. */
+  opened: boolean;
 }
 
 /**
@@ -34,6 +36,7 @@ export class UploadGrants {
       ftp: { user: `log${randomBytes(6).toString('hex')}`, password: randomBytes(16).toString('hex') },
       receiving: false,
       spent: false,
+      opened: false,
     };
     this.byLogId.set(logId, grant);
     this.byToken.set(grant.http.token, grant);
@@ -47,11 +50,11 @@ export class UploadGrants {
     return grant && this.usable(grant) && !grant.receiving ? grant : undefined;
   }
 
-  /** The grant an FTP login opens, spent by it: undefined for a wrong, used or expired user or password. */
+  /** The grant an FTP login opens, for that session only: undefined for a wrong, used or expired user or password. */
   login(user: string, password: string): UploadGrant | undefined {
     const grant = this.byUser.get(user);
     if (!grant || !this.usable(grant) || !sameSecret(grant.ftp.password, password)) return undefined;
-    grant.spent = true;
+    grant.opened = true;
     return grant;
   }
 
@@ -68,13 +71,13 @@ export class UploadGrants {
     this.byUser.delete(grant.ftp.user);
   }
 
-  /** Whether the grant exists and has not expired; a spent one is still alive (its FTP session goes on). */
+  /** Whether the grant exists and has not expired; a spent or opened one is still alive (its FTP session goes on). */
   alive(grant: UploadGrant): boolean {
     return this.byLogId.get(grant.logId) === grant && this.now() < grant.expiresAt;
   }
 
   private usable(grant: UploadGrant): boolean {
-    return this.alive(grant) && !grant.spent;
+    return this.alive(grant) && !grant.spent && !grant.opened;
   }
 }
 

@@ -10,6 +10,7 @@ import {
   UploadGrants,
   UploadReception,
   type LogsClock,
+  type UploadGrant,
 } from '../../src/station-logs/index.js';
 import { StationOfflineError } from '../../src/ocpp/index.js';
 import { StationBusyError, type StationOperation } from '../../src/stations/index.js';
@@ -45,6 +46,17 @@ function manualClock(start: number): LogsClock & { advance(ms: number): void } {
   };
 }
 
+/** An upload as the HTTP and FTP sides make one: the grant claimed, the file received, the claim released. */
+async function upload(reception: UploadReception, grant: UploadGrant, body: Buffer) {
+  const claim = reception.claim(grant);
+  if (!claim) throw new Error(`the grant of ${grant.logId} cannot be claimed`);
+  try {
+    return await reception.receive(claim, 'diag.log', Readable.from([body]), 'http');
+  } finally {
+    claim.release();
+  }
+}
+
 describe('station log collections: bounds', () => {
   const site = databasePerTest();
 
@@ -55,7 +67,7 @@ describe('station log collections: bounds', () => {
     const files = new LogFiles(site.temp.dataDir);
     const grants = new UploadGrants(clock.now);
     const asked: StationOperation[] = [];
-    const { logger } = capturedLogger();
+    const { logger, lines } = capturedLogger();
     const engine = new LogCollections({
       config: () => config,
       records: new LogRecords(new DirectWriter(site.db)),
@@ -83,11 +95,10 @@ describe('station log collections: bounds', () => {
     });
     /** The station uploads `bytes` bytes to its location, then says Uploaded. */
     const uploads = async (stationId: string, logId: string, bytes: number) => {
-      const grant = grants.of(logId)!;
-      await reception.receive(grant, 'diag.log', Readable.from([Buffer.alloc(bytes, 'x')]), 'http');
+      await upload(reception, grants.of(logId)!, Buffer.alloc(bytes, 'x'));
       engine.statusNotification(stationId, { status: 'Uploaded' });
     };
-    return { engine, clock, files, grants, asked, uploads };
+    return { engine, clock, files, grants, reception, asked, uploads, lines };
   }
 
   it('fails a collection whose station sends nothing within logs.uploadWindowS, and ends its upload location', async () => {
@@ -111,15 +122,15 @@ describe('station log collections: bounds', () => {
     const { record } = await engine.request('CP001', 'cli', {});
     engine.statusNotification('CP001', { status: 'Uploading' });
     expect(engine.current('CP001')).toEqual({ kind: 'logs', id: record.logId, state: 'uploading' });
-    const grant = grants.of(record.logId)!;
-    await new UploadReception({
+    const reception = new UploadReception({
       grants,
       files,
       maxUploadBytes: () => 1000,
       events: engine,
       logger: capturedLogger().logger,
       now: clock.now,
-    }).receive(grant, 'diag.log', Readable.from([Buffer.from('kept')]), 'http');
+    });
+    await upload(reception, grants.of(record.logId)!, Buffer.from('kept'));
     expect(engine.get(record.logId)!.state).toBe('received');
     clock.advance(60_000);
     expect(engine.get(record.logId)).toMatchObject({
@@ -149,6 +160,62 @@ describe('station log collections: bounds', () => {
     expect(files.pathOf(ids[0]!, 'diag.log')).toBeUndefined();
     expect(ids.slice(1).map((id) => engine.get(id)!.file!.removed)).toEqual([null, null]);
     expect(files.list().reduce((sum, f) => sum + f.bytes, 0)).toBe(800);
+  });
+
+  it('counts every file of a folder removed for logs.maxTotalBytes, removing no other folder', async () => {
+    const files = new LogFiles(site.temp.dataDir);
+    const [two, one, last] = ['a1b2c3d4e5f6a7b8c9d0', 'b1b2c3d4e5f6a7b8c9d0', 'c1b2c3d4e5f6a7b8c9d0'];
+    // Oldest first: two's first file, one's, two's second, the last: 1200 bytes, 600 of them in `two`.
+    for (const [i, [logId, name]] of [
+      [two, 'part1.log'],
+      [one, 'diag.log'],
+      [two, 'part2.log'],
+      [last, 'diag.log'],
+    ].entries()) {
+      await files.receive(logId!, name!, Readable.from([Buffer.alloc(300, 'x')]), 1000);
+      const at = new Date(Date.now() - (10 - i) * 1000);
+      utimesSync(files.pathOf(logId!, name!)!, at, at);
+    }
+    expect(files.keepWithin(700, last)).toEqual([two]);
+    expect(files.list().map((f) => [f.logId, f.bytes])).toEqual([
+      [one, 300],
+      [last, 300],
+    ]);
+  });
+
+  it('logs a prune or an expiry whose write fails, and goes on serving', async () => {
+    const { engine, clock, files, grants, reception, lines } = collections({ retainDays: 30 });
+    const { record: cp001 } = await engine.request('CP001', 'cli', {});
+    const { record: cp002 } = await engine.request('CP002', 'cli', {});
+    // A file past logs.retainDays: the prune removes it and notes so in its record.
+    const oldId = 'f1b2c3d4e5f6a7b8c9d0';
+    await files.receive(oldId, 'old.log', Readable.from([Buffer.from('old')]), 1000);
+    const old = new Date(clock.now() - 31 * DAY_MS);
+    utimesSync(files.pathOf(oldId, 'old.log')!, old, old);
+    // SQLite refuses every write now, as it would a full disk or a busy database.
+    site.db.pragma('query_only = ON');
+    expect(() => engine.prune()).not.toThrow();
+    expect(() => clock.advance(60_000)).not.toThrow();
+    expect(lines.filter((l) => l.level === 50).map((l) => [l.msg, l.logId])).toEqual([
+      ['station logs older than logs.retainDays could not be removed; the next prune tries again', undefined],
+      ['station log collection could not be ended at its window; the next start ends it', cp001.logId],
+      ['station log collection could not be ended at its window; the next start ends it', cp002.logId],
+    ]);
+    site.db.pragma('query_only = OFF');
+    // The stations may be asked again; the ended collections are failed at the next start (recover).
+    const again = await engine.request('CP001', 'cli', {});
+    expect(again.record.state).toBe('accepted');
+    expect(engine.current('CP002')).toBeNull();
+    expect(grants.of(cp002.logId)).toBeUndefined();
+
+    // An upload whose first write ("uploading") fails leaves its token usable for the next try.
+    const grant = grants.of(again.record.logId)!;
+    site.db.pragma('query_only = ON');
+    await expect(upload(reception, grant, Buffer.from('diagnostics'))).rejects.toThrow(/readonly/);
+    site.db.pragma('query_only = OFF');
+    expect(grants.usableToken(grant.http.token)).toBe(grant);
+    await upload(reception, grant, Buffer.from('diagnostics'));
+    expect(engine.get(again.record.logId)!.state).toBe('received');
   });
 
   it('removes files and records older than logs.retainDays, and writes nothing while none is', async () => {

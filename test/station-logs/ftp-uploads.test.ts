@@ -56,6 +56,19 @@ describe('FTP log uploads', () => {
     wrong.close();
   });
 
+  it('refuses 550 a second STOR in the session that stored its file, writing nothing: one file per collection', async () => {
+    const h = await uploadHarnessForTest(1024 * 1024, { ftp: true });
+    const grant = h.issue(LOG_ID);
+    const client = await loggedIn(h, grant.ftp.user, grant.ftp.password);
+    await client.uploadFrom(Readable.from([Buffer.from('the diagnostics')]), 'diag.txt');
+    expect(await refusal(client.uploadFrom(Readable.from([Buffer.alloc(5000, 'x')]), 'more.txt'))).toBe(550);
+    expect(await refusal(client.uploadFrom(Readable.from([Buffer.from('again')]), 'diag.txt'))).toBe(550);
+    client.close();
+    expect(h.onDisk()).toEqual([LOG_ID, `${LOG_ID}/diag.txt`]);
+    expect(readFileSync(path.join(h.dataDir, 'logs', LOG_ID, 'diag.txt'), 'utf8')).toBe('the diagnostics');
+    expect(h.heard.map((e) => e.event)).toEqual(['receiving', 'arrived']);
+  });
+
   it('leaves SIGTERM, SIGINT and SIGQUIT to the daemon: ftp-srv would exit the process on them', async () => {
     const before = ['SIGTERM', 'SIGINT', 'SIGQUIT'].map((s) => process.listenerCount(s));
     await uploadHarnessForTest(1024, { ftp: true });

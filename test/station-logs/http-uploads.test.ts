@@ -1,4 +1,5 @@
 import { lstatSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { eventually } from '../support/eventually.js';
@@ -8,6 +9,39 @@ import { rawRequest, uploadHarnessForTest } from './upload-harness.js';
 /** Contract 11.3 / 11.4: the HTTP upload locations, tried with what a station or an attacker could send. */
 
 const LOG_ID = 'a1b2c3d4e5f6a7b8c9d0';
+const BOUNDARY = 'chargegate-test-boundary';
+const MULTIPART = { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` };
+/** A form field a station adds before its file part. */
+const FIELD = Buffer.from(`--${BOUNDARY}\r\ncontent-disposition: form-data; name="note"\r\n\r\nfrom CP001\r\n`);
+const FILE_HEADER = Buffer.from(
+  `--${BOUNDARY}\r\ncontent-disposition: form-data; name="file"; filename="diag.zip"\r\n` +
+    'content-type: application/zip\r\n\r\n',
+);
+const CLOSING = Buffer.from(`\r\n--${BOUNDARY}--\r\n`);
+
+/** A request whose headers are sent at once and whose body only when `send` is called; `answer` is its status. */
+function headersFirst(port: number, method: string, requestPath: string, headers: Record<string, string> = {}) {
+  const request = http.request({ host: '127.0.0.1', port, method, path: requestPath, headers });
+  const answer = new Promise<number | 'closed'>((resolve) => {
+    request.on('response', (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.on('error', () => resolve('closed'));
+  });
+  request.flushHeaders();
+  return { answer, send: (body: Buffer) => void request.end(body) };
+}
+
+/** Starts `count` uploads on one token; all but one must be answered 404 before any sends a byte of its body. */
+async function concurrentUploads(count: number, start: () => ReturnType<typeof headersFirst>, body: Buffer) {
+  const uploads = Array.from({ length: count }, start);
+  let answered = 0;
+  for (const upload of uploads) void upload.answer.then(() => answered++);
+  await eventually(() => answered === count - 1, 5000, `${count - 1} of ${count} uploads on one token answered 404`);
+  for (const upload of uploads) upload.send(body);
+  return (await Promise.all(uploads.map((u) => u.answer))).sort();
+}
 
 describe('HTTP log uploads', () => {
   it('keeps a raw PUT under its name; the token is spent by it, a second use is 404 and writes nothing', async () => {
@@ -39,6 +73,67 @@ describe('HTTP log uploads', () => {
     expect(readFileSync(path.join(h.dataDir, 'logs', LOG_ID, 'CP001-diagnostics.zip'), 'utf8')).toBe(
       'zipped diagnostics',
     );
+  });
+
+  it('takes one upload per token when many come at once (multipart POST or raw PUT): the others 404, no byte kept', async () => {
+    const h = await uploadHarnessForTest();
+    const posted = h.issue(LOG_ID);
+    const multipart = Buffer.concat([FIELD, FILE_HEADER, Buffer.alloc(1000, 'm'), CLOSING]);
+    const post = () => headersFirst(h.port, 'POST', `/uploads/${posted.http.token}/`, MULTIPART);
+    expect(await concurrentUploads(5, post, multipart)).toEqual([201, 404, 404, 404, 404]);
+    expect(h.onDisk()).toEqual([LOG_ID, `${LOG_ID}/diag.zip`]);
+
+    const put = h.issue('b1b2c3d4e5f6a7b8c9d0');
+    const raw = () => headersFirst(h.port, 'PUT', `/uploads/${put.http.token}/diag.log`);
+    expect(await concurrentUploads(5, raw, Buffer.alloc(1000, 'r'))).toEqual([201, 404, 404, 404, 404]);
+    expect(h.onDisk().filter((f) => f.startsWith('b1b2'))).toEqual([
+      'b1b2c3d4e5f6a7b8c9d0',
+      'b1b2c3d4e5f6a7b8c9d0/diag.log',
+    ]);
+    expect(h.files.list().map((f) => f.bytes)).toEqual([1000, 1000]);
+  });
+
+  it('cuts at its window end a multipart POST that stalls before its file part, or before its closing boundary', async () => {
+    const h = await uploadHarnessForTest();
+    const beforeFile = h.issue(LOG_ID, 1500);
+    const afterFile = h.issue('b1b2c3d4e5f6a7b8c9d0', 1500);
+    const started = performance.now();
+    const stalled = [
+      rawRequest(h.port, 'POST', `/uploads/${beforeFile.http.token}/`, {
+        headers: MULTIPART,
+        chunks: [FIELD],
+        endBody: false,
+      }),
+      rawRequest(h.port, 'POST', `/uploads/${afterFile.http.token}/`, {
+        headers: MULTIPART,
+        chunks: [FILE_HEADER, Buffer.from('whole file'), Buffer.from(`\r\n--${BOUNDARY}\r\n`)],
+        endBody: false,
+      }),
+    ];
+    const bound = new Promise((resolve) => setTimeout(() => resolve('still open after 6 s'), 6000));
+    expect(await Promise.race([Promise.all(stalled), bound])).toEqual([{ closed: true }, { closed: true }]);
+    const cutAfterMs = performance.now() - started;
+    expect(cutAfterMs).toBeGreaterThanOrEqual(1400);
+    expect(cutAfterMs).toBeLessThan(5000);
+    // Nothing of the first came; the second's file was whole before it stalled.
+    expect(h.onDisk()).toEqual(['b1b2c3d4e5f6a7b8c9d0', 'b1b2c3d4e5f6a7b8c9d0/diag.zip']);
+  });
+
+  it("does not hold up the listener's close with a multipart POST stalled before its file part", async () => {
+    const h = await uploadHarnessForTest();
+    const grant = h.issue(LOG_ID);
+    const stalled = rawRequest(h.port, 'POST', `/uploads/${grant.http.token}/`, {
+      headers: MULTIPART,
+      chunks: [FIELD],
+      endBody: false,
+    });
+    await eventually(() => grant.receiving, 5000, 'the request holding its token');
+    const started = performance.now();
+    const bound = new Promise((resolve) => setTimeout(() => resolve('close still waiting after 5 s'), 5000));
+    expect(await Promise.race([h.closeHttp().then(() => 'closed'), bound])).toBe('closed');
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(await stalled).toEqual({ closed: true });
+    expect(h.onDisk()).toEqual([]);
   });
 
   it('answers a wrong or expired token 404 with the JSON error body and writes no byte', async () => {
