@@ -54,6 +54,30 @@ async function rolloutOf(api: ApiDaemon, token: string, id: string): Promise<Rol
   return (await api.call('GET', `/firmware/rollouts/${id}`, { token })).body as unknown as Rollout;
 }
 
+/** A rollout of the image to a 2.0.1 station that takes the UpdateFirmware and reports nothing by itself. */
+async function rolloutToSilent201() {
+  const { api, imageId, token } = await siteWithImage();
+  const station = await stationV201ForTest(api.url, 'CP201');
+  const updates = updatesFirmware201(station, { newVersion: '3.0', silent: true });
+  await station.boot();
+  const created = await api.call('POST', '/firmware/rollouts', { token, body: { imageId, stationIds: ['CP201'] } });
+  const id = (created.body as unknown as Rollout).rolloutId;
+  await eventually(() => updates.received.length === 1);
+  return { api, token, id, station, updates };
+}
+
+/** The rollout, once it ended, has failed its one station for want of progress within firmware.stationTimeoutS. */
+async function expectTimedOut(api: ApiDaemon, token: string, id: string): Promise<void> {
+  const failed = await eventually(async () => {
+    const r = await rolloutOf(api, token, id);
+    return r.endedAt !== null && r;
+  });
+  expect(failed.stations[0]).toMatchObject({
+    state: 'failed',
+    reason: `no progress for ${TIMEOUT_S} s (firmware.stationTimeoutS)`,
+  });
+}
+
 describe('firmware rollouts', () => {
   it(
     'sends the idle stations first, one at a time, and the charging one after its StopTransaction',
@@ -225,16 +249,7 @@ describe('firmware rollouts', () => {
     async () => {
       vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
       try {
-        const { api, imageId, token } = await siteWithImage();
-        const silent = await stationV201ForTest(api.url, 'CP201');
-        const updates = updatesFirmware201(silent, { newVersion: '3.0', silent: true });
-        await silent.boot();
-        const created = await api.call('POST', '/firmware/rollouts', {
-          token,
-          body: { imageId, stationIds: ['CP201'] },
-        });
-        const id = (created.body as unknown as Rollout).rolloutId;
-        await eventually(() => updates.received.length === 1);
+        const { api, token, id, updates } = await rolloutToSilent201();
         expect(updates.received[0]).toMatchObject({
           requestId: expect.any(Number),
           firmware: { location: expect.stringMatching(/\/firmware\/[0-9a-f]{32}\/fw-2\.0\.bin$/) },
@@ -243,14 +258,7 @@ describe('firmware rollouts', () => {
         await new Promise((resolve) => setTimeout(resolve, 1500));
         expect(states(await rolloutOf(api, token, id))).toEqual({ CP201: 'sent' });
         vi.setSystemTime(Date.now() + 10_000);
-        const failed = await eventually(async () => {
-          const r = await rolloutOf(api, token, id);
-          return r.endedAt !== null && r;
-        });
-        expect(failed.stations[0]).toMatchObject({
-          state: 'failed',
-          reason: `no progress for ${TIMEOUT_S} s (firmware.stationTimeoutS)`,
-        });
+        await expectTimedOut(api, token, id);
       } finally {
         vi.useRealTimers();
       }
@@ -263,16 +271,7 @@ describe('firmware rollouts', () => {
     async () => {
       vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
       try {
-        const { api, imageId, token } = await siteWithImage();
-        const stuck = await stationV201ForTest(api.url, 'CP201');
-        const updates = updatesFirmware201(stuck, { newVersion: '3.0', silent: true });
-        await stuck.boot();
-        const created = await api.call('POST', '/firmware/rollouts', {
-          token,
-          body: { imageId, stationIds: ['CP201'] },
-        });
-        const id = (created.body as unknown as Rollout).rolloutId;
-        await eventually(() => updates.received.length === 1);
+        const { api, token, id, station: stuck, updates } = await rolloutToSilent201();
         const requestId = updates.received[0]!.requestId as number;
         await stuck.call('FirmwareStatusNotification', { status: 'Downloading', requestId });
         expect(states(await rolloutOf(api, token, id))).toEqual({ CP201: 'downloading' });
@@ -281,14 +280,7 @@ describe('firmware rollouts', () => {
         for (const status of ['DownloadPaused', 'Downloading', 'DownloadPaused'] as const)
           await stuck.call('FirmwareStatusNotification', { status, requestId });
         vi.setSystemTime(Date.now() + 10_000);
-        const failed = await eventually(async () => {
-          const r = await rolloutOf(api, token, id);
-          return r.endedAt !== null && r;
-        });
-        expect(failed.stations[0]).toMatchObject({
-          state: 'failed',
-          reason: `no progress for ${TIMEOUT_S} s (firmware.stationTimeoutS)`,
-        });
+        await expectTimedOut(api, token, id);
       } finally {
         vi.useRealTimers();
       }
