@@ -49,6 +49,8 @@ build() {
   rm -rf "$root"
   mkdir -p "$lib/config"
   cp -a dist package.json package-lock.json README.md docs systemd "$lib/"
+  # The compiler's record of the last build (npm run build's up-to-date check), not part of the program.
+  find "$lib/dist" -name '.tsbuildinfo' -delete
   cp -a config/default.yaml "$lib/config/"
   # npm picks the optional dependencies and prebuilt addons of the target, whatever this machine is; no install
   # script runs, so nothing is compiled for this machine instead.
