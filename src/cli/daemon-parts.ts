@@ -31,6 +31,7 @@ import {
   TemporaryLimits,
   type ConnectorComposite,
   type CsmsSchedules,
+  type LoadClock,
   type LoadStatus,
   type Window,
 } from '../load/index.js';
@@ -312,6 +313,7 @@ export function startLoadManagement(
     storage: Storage;
     /** The CSMS's charging profiles, with the uplink: composed with the limits (docs/design/uplink.md#uplink-what-the-csms-sees). */
     csmsSchedules?: CsmsSchedules | undefined;
+    clock?: LoadClock;
   },
   shared: DaemonShared,
 ): {
@@ -342,6 +344,7 @@ export function startLoadManagement(
       transactions: site.transactions,
       temporaryLimits,
       ...(options.csmsSchedules && { csmsSchedules: options.csmsSchedules }),
+      ...(options.clock && { clock: options.clock }),
       logger,
     });
     running = {
