@@ -324,7 +324,12 @@ export function startLoadManagement(
 } {
   const { site, meters, centralSystem } = options;
   const logger = shared.logger.child({ component: 'load' });
-  const temporaryLimits = new TemporaryLimits({ writer: options.storage.group });
+  const { clock } = options;
+  // On the load clock when one is given: the API then shows a limit's end when load management acts on it.
+  const temporaryLimits = new TemporaryLimits({
+    writer: options.storage.group,
+    ...(clock && { now: () => new Date(clock.wallMs()) }),
+  });
   const stopWatching = temporaryLimits.watch(options.config.ocpp.changePollMs, logger);
   let running: { load: LoadManager; health: HealthSource; stopHearing: Array<() => void> } | undefined;
   const stop = (): void => {
@@ -344,7 +349,7 @@ export function startLoadManagement(
       transactions: site.transactions,
       temporaryLimits,
       ...(options.csmsSchedules && { csmsSchedules: options.csmsSchedules }),
-      ...(options.clock && { clock: options.clock }),
+      ...(clock && { clock }),
       logger,
     });
     running = {
