@@ -34,31 +34,20 @@ function circuitConfig(
   };
 }
 
-/** How far load-management time moves on each look while a test waits for a raise or a grace to pass. */
-const MOVE_MS = 250;
-
 /**
- * The daemon on a clock the test moves: `meanwhile(read)` reads what the stations hold, a MOVE_MS later each time,
- * for waits on load-management time (raiseAfterS, the connected grace); `now()` is when the stations read their
- * profiles. Polls without it see what happens at once.
+ * The daemon on a clock the test moves (clock.meanwhile for waits on raiseAfterS and the connected grace); the
+ * stations read their profiles at clock.now().
  */
 async function daemonWithCircuit(
   ...args: Parameters<typeof circuitConfig>
-): Promise<TestDaemon & { clock: MovableLoadClock; meanwhile: <T>(read: () => T) => () => T }> {
+): Promise<TestDaemon & { clock: MovableLoadClock }> {
   const clock = new MovableLoadClock();
-  const t = await daemonForTest(circuitConfig(...args), { loadClock: clock });
-  const meanwhile =
-    <T>(read: () => T) =>
-    () => {
-      clock.advance(MOVE_MS);
-      return read();
-    };
-  return Object.assign(t, { clock, meanwhile });
+  return Object.assign(await daemonForTest(circuitConfig(...args), { loadClock: clock }), { clock });
 }
 
 describe('load management limits a circuit through charging profiles (docs/configuration/circuits.md#circuits-load-management)', () => {
   it('1.6: shares an unmetered circuit, lowers at once for a newcomer, raises only after raiseAfterS', async () => {
-    const { clock, meanwhile, ...t } = await daemonWithCircuit(['CP001', 'CP002', 'CP003']);
+    const { clock, ...t } = await daemonWithCircuit(['CP001', 'CP002', 'CP003']);
     const [a, b, c] = [await t.connect('CP001'), await t.connect('CP002'), await t.connect('CP003')] as const;
     const limits =
       (...stations: SimulatedStation[]) =>
@@ -71,21 +60,21 @@ describe('load management limits a circuit through charging profiles (docs/confi
     }
     await a.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
     await b.startTransaction({ connectorId: 1, idTag: 'TAG-2' });
-    await expect.poll(meanwhile(limits(a, b)), { timeout: WITHIN_MS }).toEqual([12, 12]);
+    await expect.poll(clock.meanwhile(limits(a, b)), { timeout: WITHIN_MS }).toEqual([12, 12]);
 
     const third = await c.startTransaction({ connectorId: 1, idTag: 'TAG-3' });
     // The newcomer runs on the fail-safe at first: the others get what it leaves, at once (the clock stands still).
     await expect.poll(() => Math.max(...(limits(a, b)() as number[])), { timeout: 2_500 }).toBeLessThanOrEqual(9);
-    await expect.poll(meanwhile(limits(a, b, c)), { timeout: WITHIN_MS }).toEqual([8, 8, 8]);
+    await expect.poll(clock.meanwhile(limits(a, b, c)), { timeout: WITHIN_MS }).toEqual([8, 8, 8]);
 
     await c.stopTransaction({ transactionId: third });
     const stoppedAt = clock.monotonicMs();
-    await expect.poll(meanwhile(limits(a, b)), { timeout: WITHIN_MS }).toEqual([12, 12]);
+    await expect.poll(clock.meanwhile(limits(a, b)), { timeout: WITHIN_MS }).toEqual([12, 12]);
     expect(clock.monotonicMs() - stoppedAt).toBeGreaterThanOrEqual(RAISE_AFTER_S * 1000 - 100);
   });
 
   it('2.0.1: the fail-safe on EVSE 0 after the boot, and a TxProfile on its transaction', async () => {
-    const { clock, meanwhile, ...t } = await daemonWithCircuit(['EV201']);
+    const { clock, ...t } = await daemonWithCircuit(['EV201']);
     const station = await stationV201ForTest(t.url, 'EV201');
     await station.boot();
     await expect.poll(() => station.profiles.profilesOf(0).length, { timeout: WITHIN_MS }).toBe(1);
@@ -101,19 +90,19 @@ describe('load management limits a circuit through charging profiles (docs/confi
       .toEqual([expect.objectContaining({ purpose: 'TxProfile', transactionId: stationTransactionId })]);
     await expect
       .poll(
-        meanwhile(() => station.limitA(1, clock.now())),
+        clock.meanwhile(() => station.limitA(1, clock.now())),
         { timeout: WITHIN_MS },
       )
       .toBe(24);
   });
 
   it('a station that connects without booting (chargegate restarted under it) gets the fail-safe after a grace; so does one connected when a reload brings its circuit', async () => {
-    const { clock, meanwhile, ...t } = await daemonWithCircuit(['CP001', 'CP002']);
+    const { clock, ...t } = await daemonWithCircuit(['CP001', 'CP002']);
     const station = await t.connect('CP001');
     const connectedAt = clock.wallMs();
     await expect
       .poll(
-        meanwhile(() => station.limitA(0, clock.now())),
+        clock.meanwhile(() => station.limitA(0, clock.now())),
         { timeout: WITHIN_MS },
       )
       .toBe(6);
@@ -130,7 +119,7 @@ describe('load management limits a circuit through charging profiles (docs/confi
     const reloadedAt = clock.wallMs();
     await expect
       .poll(
-        meanwhile(() => other.limitA(0, clock.now())),
+        clock.meanwhile(() => other.limitA(0, clock.now())),
         { timeout: WITHIN_MS },
       )
       .toBe(6);
@@ -138,13 +127,13 @@ describe('load management limits a circuit through charging profiles (docs/confi
   });
 
   it('a limit refused because the station ended its transaction while the limit was on its way (its stop follows) counts as no refusal', async () => {
-    const { clock, meanwhile, ...t } = await daemonWithCircuit(['CP001', 'CP002']);
+    const { clock, ...t } = await daemonWithCircuit(['CP001', 'CP002']);
     const [a, b] = [await t.connect('CP001'), await t.connect('CP002')] as const;
     for (const s of [a, b]) await s.boot();
     const ending = await a.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
     await expect
       .poll(
-        meanwhile(() => a.limitA(1, clock.now())),
+        clock.meanwhile(() => a.limitA(1, clock.now())),
         { timeout: WITHIN_MS },
       )
       .toBe(24);
@@ -159,7 +148,7 @@ describe('load management limits a circuit through charging profiles (docs/confi
     await a.startTransaction({ connectorId: 1, idTag: 'TAG-3' });
     await expect
       .poll(
-        meanwhile(() => [a.limitA(1, clock.now()), b.limitA(1, clock.now())]),
+        clock.meanwhile(() => [a.limitA(1, clock.now()), b.limitA(1, clock.now())]),
         { timeout: WITHIN_MS },
       )
       .toEqual([12, 12]);
@@ -169,7 +158,7 @@ describe('load management limits a circuit through charging profiles (docs/confi
   });
 
   it('a station refusing profiles is uncontrolled, logged once, and counted at its maxCurrentA', async () => {
-    const { clock, meanwhile, ...t } = await daemonWithCircuit(['CP001', 'CPX'], [{ id: 'CPX-A', maxCurrentA: 10 }]);
+    const { clock, ...t } = await daemonWithCircuit(['CP001', 'CPX'], [{ id: 'CPX-A', maxCurrentA: 10 }]);
     const controlled = await t.connect('CP001');
     const refusing = await t.connect('CPX', undefined, { refuseProfiles: 'Rejected' });
     await controlled.boot();
@@ -178,7 +167,7 @@ describe('load management limits a circuit through charging profiles (docs/confi
     await controlled.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
     await expect
       .poll(
-        meanwhile(() => controlled.limitA(1, clock.now())),
+        clock.meanwhile(() => controlled.limitA(1, clock.now())),
         { timeout: WITHIN_MS },
       )
       .toBe(14);
@@ -190,13 +179,13 @@ describe('load management limits a circuit through charging profiles (docs/confi
   });
 
   it('SIGHUP: a lower circuit limit applies at once', async () => {
-    const { clock, meanwhile, ...t } = await daemonWithCircuit(['CP001']);
+    const { clock, ...t } = await daemonWithCircuit(['CP001']);
     const station = await t.connect('CP001');
     await station.boot();
     await station.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
     await expect
       .poll(
-        meanwhile(() => station.limitA(1, clock.now())),
+        clock.meanwhile(() => station.limitA(1, clock.now())),
         { timeout: WITHIN_MS },
       )
       .toBe(24);

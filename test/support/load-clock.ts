@@ -42,6 +42,17 @@ export class MovableLoadClock implements LoadClock {
     };
   }
 
+  /**
+   * `read` as a poll that moves this clock `moveMs` on each look: for a wait on load-management time (raiseAfterS, a
+   * grace, a limit's end). A poll without it sees what happens at once.
+   */
+  meanwhile<T>(read: () => T, moveMs = 250): () => T {
+    return () => {
+      this.advance(moveMs);
+      return read();
+    };
+  }
+
   advance(ms: number): void {
     this.offsetMs += ms;
     for (const timer of [...this.timers])
