@@ -2,7 +2,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { MovableLoadClock } from '../support/load-clock.js';
 import { connectStation, type SimulatedStation } from '../support/station.js';
 import { restartDaemon } from '../webhooks/harness.js';
-import { charging, inBrussels, RAISE_AFTER_S, temporaryLimitSite } from '../load/temporary-limit-site.js';
+import { charging, inBrussels, limitsOn, RAISE_AFTER_S, temporaryLimitSite } from '../load/temporary-limit-site.js';
 import { apiDaemonForTest, type ApiDaemon } from './api-harness.js';
 
 const HOUR_MS = 3_600_000;
@@ -21,12 +21,6 @@ async function limitDaemon(): Promise<ApiDaemon & { ops: string; opsClientId: st
   const ops = api.createApp('ops');
   return Object.assign(api, { ops: await api.token(ops), opsClientId: ops.clientId, clock });
 }
-
-/** What the stations' profiles allow on connector 1 now, on the load clock. */
-const limitsOn =
-  (clock: MovableLoadClock, ...stations: SimulatedStation[]) =>
-  () =>
-    stations.map((s) => s.limitA(1, clock.now()));
 
 describe('temporary circuit limits through the API (docs/configuration/circuits.md#circuits-load-management)', () => {
   it("a PUT lowers the charging stations' TxProfiles within 2 s; DELETE ends it and they are raised after raiseAfterS", async () => {
