@@ -31,6 +31,7 @@ import {
   TemporaryLimits,
   type ConnectorComposite,
   type CsmsSchedules,
+  type LoadClock,
   type LoadStatus,
   type Window,
 } from '../load/index.js';
@@ -312,6 +313,7 @@ export function startLoadManagement(
     storage: Storage;
     /** The CSMS's charging profiles, with the uplink: composed with the limits (docs/design/uplink.md#uplink-what-the-csms-sees). */
     csmsSchedules?: CsmsSchedules | undefined;
+    clock?: LoadClock;
   },
   shared: DaemonShared,
 ): {
@@ -322,7 +324,12 @@ export function startLoadManagement(
 } {
   const { site, meters, centralSystem } = options;
   const logger = shared.logger.child({ component: 'load' });
-  const temporaryLimits = new TemporaryLimits({ writer: options.storage.group });
+  const { clock } = options;
+  // On the load clock when one is given: the API then shows a limit's end when load management acts on it.
+  const temporaryLimits = new TemporaryLimits({
+    writer: options.storage.group,
+    ...(clock && { now: () => new Date(clock.wallMs()) }),
+  });
   const stopWatching = temporaryLimits.watch(options.config.ocpp.changePollMs, logger);
   let running: { load: LoadManager; health: HealthSource; stopHearing: Array<() => void> } | undefined;
   const stop = (): void => {
@@ -342,6 +349,7 @@ export function startLoadManagement(
       transactions: site.transactions,
       temporaryLimits,
       ...(options.csmsSchedules && { csmsSchedules: options.csmsSchedules }),
+      ...(clock && { clock }),
       logger,
     });
     running = {

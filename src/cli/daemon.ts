@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import type { Config } from '../config/index.js';
 import type { HealthSource } from '../health/index.js';
-import type { ChargingLimits } from '../load/index.js';
+import type { ChargingLimits, LoadClock } from '../load/index.js';
 import { openKeystore } from '../keystore/index.js';
 import { createLogger, type Logger } from '../log/index.js';
 import { connectServiceManager, installProcessSignals, reloadConfig } from '../service/index.js';
@@ -36,6 +36,8 @@ export interface DaemonOptions {
    * Tests run several daemons in one process and pass false.
    */
   handleSignals?: boolean;
+  /** Load management's clock: the system's unless a test moves time itself instead of waiting for it. */
+  loadClock?: LoadClock;
 }
 
 export interface Daemon {
@@ -113,6 +115,7 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
         centralSystem: ocpp.centralSystem,
         storage,
         csmsSchedules: uplink?.csmsSchedules,
+        ...(options.loadClock && { clock: options.loadClock }),
       },
       shared,
     );

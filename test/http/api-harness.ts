@@ -1,7 +1,12 @@
 import { onTestFinished } from 'vitest';
 import { Applications } from '../../src/applications/index.js';
 import { loadConfig } from '../../src/config/index.js';
-import { CP001_TWO_CHARGE_POINTS, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import {
+  CP001_TWO_CHARGE_POINTS,
+  startTestDaemon,
+  type TestDaemon,
+  type TestDaemonOptions,
+} from '../support/daemon.js';
 import { freePort } from '../support/free-port.js';
 
 /** Two sites and a group per scope level, so reach and inheritance can be seen from the API. */
@@ -43,21 +48,30 @@ export interface ApiDaemon extends TestDaemon {
 }
 
 /** startApiDaemon for the running test: stopped when the test finishes, passed or failed. */
-export async function apiDaemonForTest(config: Record<string, unknown> = {}): Promise<ApiDaemon> {
-  const api = await startApiDaemon(config);
+export async function apiDaemonForTest(
+  config: Record<string, unknown> = {},
+  options: TestDaemonOptions = {},
+): Promise<ApiDaemon> {
+  const api = await startApiDaemon(config, options);
   onTestFinished(() => api.stop());
   return api;
 }
 
-export async function startApiDaemon(config: Record<string, unknown> = {}): Promise<ApiDaemon> {
+export async function startApiDaemon(
+  config: Record<string, unknown> = {},
+  options: TestDaemonOptions = {},
+): Promise<ApiDaemon> {
   // The issuer must name the real port, which port 0 cannot give before the daemon listens.
   const port = await freePort();
-  const test = await startTestDaemon({
-    http: { host: '127.0.0.1', port },
-    sites: API_SITES,
-    groups: API_GROUPS,
-    ...config,
-  });
+  const test = await startTestDaemon(
+    {
+      http: { host: '127.0.0.1', port },
+      sites: API_SITES,
+      groups: API_GROUPS,
+      ...config,
+    },
+    options,
+  );
   const baseUrl = `http://127.0.0.1:${port}`;
   const applications = new Applications({ db: test.db });
   const call: ApiDaemon['call'] = async (method, path, options = {}) => {

@@ -1,7 +1,8 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { MovableLoadClock } from '../support/load-clock.js';
 import { connectStation, type SimulatedStation } from '../support/station.js';
 import { restartDaemon } from '../webhooks/harness.js';
-import { charging, inBrussels, RAISE_AFTER_S, temporaryLimitSite } from '../load/temporary-limit-site.js';
+import { charging, inBrussels, limitsOn, RAISE_AFTER_S, temporaryLimitSite } from '../load/temporary-limit-site.js';
 import { apiDaemonForTest, type ApiDaemon } from './api-harness.js';
 
 const HOUR_MS = 3_600_000;
@@ -10,19 +11,24 @@ const WITHIN_MS = 5_000;
 
 const limitPath = (siteId: string, circuitId: string) => `/sites/${siteId}/circuits/${circuitId}/limit`;
 
-/** The daemon, and a token of an application with charge-points:control over the company. */
-async function limitDaemon(): Promise<ApiDaemon & { ops: string; opsClientId: string }> {
-  const api = await apiDaemonForTest(temporaryLimitSite());
+/**
+ * The daemon, on a load clock the test moves (clock.meanwhile for waits on raiseAfterS and a limit's end), and a
+ * token of an application with charge-points:control over the company.
+ */
+async function limitDaemon(): Promise<ApiDaemon & { ops: string; opsClientId: string; clock: MovableLoadClock }> {
+  const clock = new MovableLoadClock();
+  const api = await apiDaemonForTest(temporaryLimitSite(), { loadClock: clock });
   const ops = api.createApp('ops');
-  return Object.assign(api, { ops: await api.token(ops), opsClientId: ops.clientId });
+  return Object.assign(api, { ops: await api.token(ops), opsClientId: ops.clientId, clock });
 }
 
 describe('temporary circuit limits through the API (docs/configuration/circuits.md#circuits-load-management)', () => {
   it("a PUT lowers the charging stations' TxProfiles within 2 s; DELETE ends it and they are raised after raiseAfterS", async () => {
     const api = await limitDaemon();
     const [a, b] = [await api.connect('CP001'), await api.connect('CP002')];
+    const limits = limitsOn(api.clock, a, b);
     await charging(a, b);
-    await expect.poll(() => [a.limitA(1), b.limitA(1)], { timeout: WITHIN_MS }).toEqual([12, 12]);
+    await expect.poll(api.clock.meanwhile(limits), { timeout: WITHIN_MS }).toEqual([12, 12]);
 
     const until = inBrussels(Date.now() + HOUR_MS);
     const put = await api.call('PUT', limitPath('s1', 'main'), { token: api.ops, body: { maxCurrentA: 16, until } });
@@ -35,7 +41,7 @@ describe('temporary circuit limits through the API (docs/configuration/circuits.
       effectiveMaxCurrentA: 16,
     });
     // Lowering is immediate: the profile stacks of both stations hold 8 A within 2 s.
-    await expect.poll(() => [a.limitA(1), b.limitA(1)], { timeout: 2_000 }).toEqual([8, 8]);
+    await expect.poll(limits, { timeout: 2_000 }).toEqual([8, 8]);
     expect(api.logged('temporary circuit limit applies')).toEqual([
       expect.objectContaining({ circuitId: 'main', maxCurrentA: 16, effectiveMaxCurrentA: 16 }),
     ]);
@@ -67,9 +73,9 @@ describe('temporary circuit limits through the API (docs/configuration/circuits.
     });
     expect(deleted.status).toBe(204);
     expect(await deleted.text()).toBe('');
-    const clearedAt = Date.now();
-    await expect.poll(() => [a.limitA(1), b.limitA(1)], { timeout: WITHIN_MS }).toEqual([12, 12]);
-    expect(Date.now() - clearedAt).toBeGreaterThanOrEqual(RAISE_AFTER_S * 1000 - 100);
+    const clearedAt = api.clock.monotonicMs();
+    await expect.poll(api.clock.meanwhile(limits), { timeout: WITHIN_MS }).toEqual([12, 12]);
+    expect(api.clock.monotonicMs() - clearedAt).toBeGreaterThanOrEqual(RAISE_AFTER_S * 1000 - 100);
     expect(api.logged('temporary circuit limit ended')).toContainEqual(
       expect.objectContaining({ circuitId: 'main', reason: 'cleared' }),
     );
@@ -163,18 +169,20 @@ describe('temporary circuit limits through the API (docs/configuration/circuits.
   it('an expired limit no longer applies: the stations are raised after until passes, with the usual damping', async () => {
     const api = await limitDaemon();
     const station = await api.connect('CP001');
+    const [limit] = [limitsOn(api.clock, station)];
     await charging(station);
-    await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(24);
+    await expect.poll(api.clock.meanwhile(limit), { timeout: WITHIN_MS }).toEqual([24]);
 
-    const untilMs = Date.now() + 3_000;
+    const untilMs = api.clock.wallMs() + 3_000;
     const put = await api.call('PUT', limitPath('s1', 'main'), {
       token: api.ops,
       body: { maxCurrentA: 10, until: inBrussels(untilMs) },
     });
     expect(put.status).toBe(200);
-    await expect.poll(() => station.limitA(1), { timeout: 2_000 }).toBe(10);
-    await expect.poll(() => station.limitA(1), { timeout: 3_000 + RAISE_AFTER_S * 1000 + WITHIN_MS }).toBe(24);
-    expect(Date.now()).toBeGreaterThanOrEqual(untilMs + RAISE_AFTER_S * 1000 - 100);
+    await expect.poll(limit, { timeout: 2_000 }).toEqual([10]);
+    // Load management ends it on its clock, then raises after raiseAfterS.
+    await expect.poll(api.clock.meanwhile(limit), { timeout: WITHIN_MS }).toEqual([24]);
+    expect(api.clock.wallMs()).toBeGreaterThanOrEqual(untilMs + RAISE_AFTER_S * 1000 - 100);
     expect(api.logged('temporary circuit limit ended')).toEqual([
       expect.objectContaining({ circuitId: 'main', reason: 'expired' }),
     ]);
@@ -200,10 +208,11 @@ describe('temporary circuit limits through the API (docs/configuration/circuits.
     await set('s1', 'main', 10, Date.now() + HOUR_MS);
     await set('s2', 'garage', 8, shortUntilMs);
 
-    const restarted = await restartDaemon(api);
+    // The garage limit ends while the daemon is down: it comes back, on its load clock, after that limit's until.
+    const clock = new MovableLoadClock();
+    clock.advance(shortUntilMs - Date.now() + 200);
+    const restarted = await restartDaemon(api, { loadClock: clock });
     onTestFinished(() => restarted.daemon.stop());
-    // The garage limit ends while the daemon is down.
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, shortUntilMs - Date.now() + 200)));
 
     const stations: SimulatedStation[] = [];
     onTestFinished(async () => {
@@ -215,9 +224,12 @@ describe('temporary circuit limits through the API (docs/configuration/circuits.
     await charging(cp001, cp003);
     // Each starts on the fail-safe (6 A) and is raised after raiseAfterS: CP001 to main's temporary 10 A, CP003 to
     // garage's configured 16 A.
-    await expect.poll(() => [cp001.limitA(1), cp003.limitA(1)], { timeout: WITHIN_MS }).toEqual([10, 16]);
-    await new Promise((resolve) => setTimeout(resolve, RAISE_AFTER_S * 1000 + 500));
-    expect(cp001.limitA(1)).toBe(10);
+    await expect.poll(clock.meanwhile(limitsOn(clock, cp001, cp003)), { timeout: WITHIN_MS }).toEqual([10, 16]);
+    // Another raiseAfterS on: the step that runs on it still allows CP001 no more than main's temporary 10 A.
+    clock.advance(RAISE_AFTER_S * 1000 + 500);
+    const shown = await api.call('GET', '/sites/s1/circuits', { token: api.ops });
+    expect(shown.body.connectors).toContainEqual(expect.objectContaining({ chargePointId: 'CP001-A', allowedA: 10 }));
+    expect(cp001.limitA(1, clock.now())).toBe(10);
 
     const state = await api.call('GET', limitPath('s1', 'main'), { token: api.ops });
     expect(state.body).toMatchObject({ temporaryLimit: { maxCurrentA: 10 }, effectiveMaxCurrentA: 10 });

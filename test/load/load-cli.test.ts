@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { runCli, runCliJson } from '../support/cli.js';
 import { daemonForTest, PROCESS_TEST_TIMEOUT_MS } from '../support/daemon.js';
-import { charging, inBrussels, RAISE_AFTER_S, temporaryLimitSite } from './temporary-limit-site.js';
+import { MovableLoadClock } from '../support/load-clock.js';
+import { charging, inBrussels, limitsOn, RAISE_AFTER_S, temporaryLimitSite } from './temporary-limit-site.js';
 
 const HOUR_MS = 3_600_000;
 const WITHIN_MS = 5_000;
@@ -10,11 +11,14 @@ describe('chargegate load limit (docs/configuration/circuits.md#circuits-load-ma
   it(
     'a limit set from the CLI is noticed by the running daemon within ocpp.changePollMs and lowers the stations; --clear ends it',
     async () => {
-      const t = await daemonForTest(temporaryLimitSite());
+      // Raises wait on this clock (clock.meanwhile), not on real time.
+      const clock = new MovableLoadClock();
+      const t = await daemonForTest(temporaryLimitSite(), { loadClock: clock });
       const config = ['--config', t.temp.configPath];
       const [a, b] = [await t.connect('CP001'), await t.connect('CP002')];
+      const limits = limitsOn(clock, a, b);
       await charging(a, b);
-      await expect.poll(() => [a.limitA(1), b.limitA(1)], { timeout: WITHIN_MS }).toEqual([12, 12]);
+      await expect.poll(clock.meanwhile(limits), { timeout: WITHIN_MS }).toEqual([12, 12]);
 
       const until = inBrussels(Date.now() + HOUR_MS);
       const set = await runCliJson(['load', 'limit', 'main', '--current', '16', '--until', until, ...config]);
@@ -29,13 +33,13 @@ describe('chargegate load limit (docs/configuration/circuits.md#circuits-load-ma
         },
       });
       // changePollMs is 200 ms here; a step follows at once.
-      await expect.poll(() => [a.limitA(1), b.limitA(1)], { timeout: 2_000 }).toEqual([8, 8]);
+      await expect.poll(limits, { timeout: 2_000 }).toEqual([8, 8]);
 
       const cleared = await runCli(['load', 'limit', 'main', '--clear', ...config]);
       expect(cleared).toMatchObject({ code: 0, stdout: expect.stringMatching(/^main: temporary limit ended/) });
-      const clearedAt = Date.now();
-      await expect.poll(() => [a.limitA(1), b.limitA(1)], { timeout: WITHIN_MS }).toEqual([12, 12]);
-      expect(Date.now() - clearedAt).toBeGreaterThanOrEqual(RAISE_AFTER_S * 1000 - 500);
+      const clearedAt = clock.monotonicMs();
+      await expect.poll(clock.meanwhile(limits), { timeout: WITHIN_MS }).toEqual([12, 12]);
+      expect(clock.monotonicMs() - clearedAt).toBeGreaterThanOrEqual(RAISE_AFTER_S * 1000 - 500);
 
       // Nothing left to clear: exit 1, like any other thing named that does not exist.
       const again = await runCliJson(['load', 'limit', 'main', '--clear', ...config]);

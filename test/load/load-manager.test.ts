@@ -4,7 +4,9 @@ import { METER_MODELS } from '../../src/modbus/index.js';
 import { circuitMeterConfig } from '../modbus/harness.js';
 import { daemonForTest, type TestDaemon } from '../support/daemon.js';
 import { stationV201ForTest } from '../support/for-test.js';
+import { MovableLoadClock } from '../support/load-clock.js';
 import { MeterSimulator } from '../support/meter-simulator.js';
+import type { SimulatedStation } from '../support/station.js';
 
 const RAISE_AFTER_S = 2;
 /** A step runs at least every second, and a station answers at once: every change shows well within this. */
@@ -32,39 +34,51 @@ function circuitConfig(
   };
 }
 
-const daemonWithCircuit = (...args: Parameters<typeof circuitConfig>): Promise<TestDaemon> =>
-  daemonForTest(circuitConfig(...args));
+/**
+ * The daemon on a clock the test moves (clock.meanwhile for waits on raiseAfterS and the connected grace); the
+ * stations read their profiles at clock.now().
+ */
+async function daemonWithCircuit(
+  ...args: Parameters<typeof circuitConfig>
+): Promise<TestDaemon & { clock: MovableLoadClock }> {
+  const clock = new MovableLoadClock();
+  return Object.assign(await daemonForTest(circuitConfig(...args), { loadClock: clock }), { clock });
+}
 
 describe('load management limits a circuit through charging profiles (docs/configuration/circuits.md#circuits-load-management)', () => {
   it('1.6: shares an unmetered circuit, lowers at once for a newcomer, raises only after raiseAfterS', async () => {
-    const t = await daemonWithCircuit(['CP001', 'CP002', 'CP003']);
+    const { clock, ...t } = await daemonWithCircuit(['CP001', 'CP002', 'CP003']);
     const [a, b, c] = [await t.connect('CP001'), await t.connect('CP002'), await t.connect('CP003')] as const;
+    const limits =
+      (...stations: SimulatedStation[]) =>
+      () =>
+        stations.map((s) => s.limitA(1, clock.now()));
     for (const s of [a, b, c]) {
       await s.boot();
       // After every boot: the fail-safe (6 A by default) as the station's TxDefaultProfile.
-      await expect.poll(() => s.limitA(0), { timeout: WITHIN_MS }).toBe(6);
+      await expect.poll(() => s.limitA(0, clock.now()), { timeout: WITHIN_MS }).toBe(6);
     }
     await a.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
     await b.startTransaction({ connectorId: 1, idTag: 'TAG-2' });
-    await expect.poll(() => [a.limitA(1), b.limitA(1)], { timeout: WITHIN_MS }).toEqual([12, 12]);
+    await expect.poll(clock.meanwhile(limits(a, b)), { timeout: WITHIN_MS }).toEqual([12, 12]);
 
     const third = await c.startTransaction({ connectorId: 1, idTag: 'TAG-3' });
-    // The newcomer runs on the fail-safe at first: the others get what it leaves, at once.
-    await expect.poll(() => Math.max(a.limitA(1)!, b.limitA(1)!), { timeout: 2_500 }).toBeLessThanOrEqual(9);
-    await expect.poll(() => [a.limitA(1), b.limitA(1), c.limitA(1)], { timeout: WITHIN_MS }).toEqual([8, 8, 8]);
+    // The newcomer runs on the fail-safe at first: the others get what it leaves, at once (the clock stands still).
+    await expect.poll(() => Math.max(...(limits(a, b)() as number[])), { timeout: 2_500 }).toBeLessThanOrEqual(9);
+    await expect.poll(clock.meanwhile(limits(a, b, c)), { timeout: WITHIN_MS }).toEqual([8, 8, 8]);
 
     await c.stopTransaction({ transactionId: third });
-    const stoppedAt = Date.now();
-    await expect.poll(() => [a.limitA(1), b.limitA(1)], { timeout: WITHIN_MS }).toEqual([12, 12]);
-    expect(Date.now() - stoppedAt).toBeGreaterThanOrEqual(RAISE_AFTER_S * 1000 - 100);
+    const stoppedAt = clock.monotonicMs();
+    await expect.poll(clock.meanwhile(limits(a, b)), { timeout: WITHIN_MS }).toEqual([12, 12]);
+    expect(clock.monotonicMs() - stoppedAt).toBeGreaterThanOrEqual(RAISE_AFTER_S * 1000 - 100);
   });
 
   it('2.0.1: the fail-safe on EVSE 0 after the boot, and a TxProfile on its transaction', async () => {
-    const t = await daemonWithCircuit(['EV201']);
+    const { clock, ...t } = await daemonWithCircuit(['EV201']);
     const station = await stationV201ForTest(t.url, 'EV201');
     await station.boot();
     await expect.poll(() => station.profiles.profilesOf(0).length, { timeout: WITHIN_MS }).toBe(1);
-    expect(station.limitA(0)).toBe(6);
+    expect(station.limitA(0, clock.now())).toBe(6);
     const stationTransactionId = station.newTransactionId();
     await station.transactionEvent('Started', stationTransactionId, {
       evseId: 1,
@@ -74,13 +88,25 @@ describe('load management limits a circuit through charging profiles (docs/confi
     await expect
       .poll(() => station.profiles.profilesOf(1), { timeout: WITHIN_MS })
       .toEqual([expect.objectContaining({ purpose: 'TxProfile', transactionId: stationTransactionId })]);
-    await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(24);
+    await expect
+      .poll(
+        clock.meanwhile(() => station.limitA(1, clock.now())),
+        { timeout: WITHIN_MS },
+      )
+      .toBe(24);
   });
 
   it('a station that connects without booting (chargegate restarted under it) gets the fail-safe after a grace; so does one connected when a reload brings its circuit', async () => {
-    const t = await daemonWithCircuit(['CP001', 'CP002']);
+    const { clock, ...t } = await daemonWithCircuit(['CP001', 'CP002']);
     const station = await t.connect('CP001');
-    await expect.poll(() => station.limitA(0), { timeout: CONNECTED_GRACE_MS + WITHIN_MS }).toBe(6);
+    const connectedAt = clock.wallMs();
+    await expect
+      .poll(
+        clock.meanwhile(() => station.limitA(0, clock.now())),
+        { timeout: WITHIN_MS },
+      )
+      .toBe(6);
+    expect(clock.wallMs() - connectedAt).toBeGreaterThanOrEqual(CONNECTED_GRACE_MS - 100);
 
     const unmanaged = { ...circuitConfig(['CP001', 'CP002']) };
     const [site] = unmanaged.sites as Array<Record<string, unknown>>;
@@ -90,15 +116,27 @@ describe('load management limits a circuit through charging profiles (docs/confi
     const other = await t.connect('CP002');
     t.temp.write(circuitConfig(['CP001', 'CP002']));
     expect(await t.daemon.reload()).toBe(true);
-    await expect.poll(() => other.limitA(0), { timeout: CONNECTED_GRACE_MS + WITHIN_MS }).toBe(6);
+    const reloadedAt = clock.wallMs();
+    await expect
+      .poll(
+        clock.meanwhile(() => other.limitA(0, clock.now())),
+        { timeout: WITHIN_MS },
+      )
+      .toBe(6);
+    expect(clock.wallMs() - reloadedAt).toBeGreaterThanOrEqual(CONNECTED_GRACE_MS - 100);
   });
 
   it('a limit refused because the station ended its transaction while the limit was on its way (its stop follows) counts as no refusal', async () => {
-    const t = await daemonWithCircuit(['CP001', 'CP002']);
+    const { clock, ...t } = await daemonWithCircuit(['CP001', 'CP002']);
     const [a, b] = [await t.connect('CP001'), await t.connect('CP002')] as const;
     for (const s of [a, b]) await s.boot();
     const ending = await a.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
-    await expect.poll(() => a.limitA(1), { timeout: WITHIN_MS }).toBe(24);
+    await expect
+      .poll(
+        clock.meanwhile(() => a.limitA(1, clock.now())),
+        { timeout: WITHIN_MS },
+      )
+      .toBe(24);
     // The car leaves: the station ends the transaction, then its StopTransaction crosses the lowering a newcomer brings.
     a.endLocally(ending);
     await b.startTransaction({ connectorId: 1, idTag: 'TAG-2' });
@@ -108,22 +146,32 @@ describe('load management limits a circuit through charging profiles (docs/confi
     await a.stopTransaction({ transactionId: ending });
 
     await a.startTransaction({ connectorId: 1, idTag: 'TAG-3' });
-    await expect.poll(() => [a.limitA(1), b.limitA(1)], { timeout: WITHIN_MS }).toEqual([12, 12]);
+    await expect
+      .poll(
+        clock.meanwhile(() => [a.limitA(1, clock.now()), b.limitA(1, clock.now())]),
+        { timeout: WITHIN_MS },
+      )
+      .toEqual([12, 12]);
     expect(
       t.logged('station refuses charging profiles: counted as uncontrolled at its maxCurrentA until it boots again'),
     ).toEqual([]);
   });
 
   it('a station refusing profiles is uncontrolled, logged once, and counted at its maxCurrentA', async () => {
-    const t = await daemonWithCircuit(['CP001', 'CPX'], [{ id: 'CPX-A', maxCurrentA: 10 }]);
+    const { clock, ...t } = await daemonWithCircuit(['CP001', 'CPX'], [{ id: 'CPX-A', maxCurrentA: 10 }]);
     const controlled = await t.connect('CP001');
     const refusing = await t.connect('CPX', undefined, { refuseProfiles: 'Rejected' });
     await controlled.boot();
     await refusing.boot();
     await refusing.startTransaction({ connectorId: 1, idTag: 'TAG-X' });
     await controlled.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
-    await expect.poll(() => controlled.limitA(1), { timeout: WITHIN_MS }).toBe(14);
-    expect(refusing.limitA(1)).toBeUndefined();
+    await expect
+      .poll(
+        clock.meanwhile(() => controlled.limitA(1, clock.now())),
+        { timeout: WITHIN_MS },
+      )
+      .toBe(14);
+    expect(refusing.limitA(1, clock.now())).toBeUndefined();
     const refused = t.logged(
       'station refuses charging profiles: counted as uncontrolled at its maxCurrentA until it boots again',
     );
@@ -131,14 +179,19 @@ describe('load management limits a circuit through charging profiles (docs/confi
   });
 
   it('SIGHUP: a lower circuit limit applies at once', async () => {
-    const t = await daemonWithCircuit(['CP001']);
+    const { clock, ...t } = await daemonWithCircuit(['CP001']);
     const station = await t.connect('CP001');
     await station.boot();
     await station.startTransaction({ connectorId: 1, idTag: 'TAG-1' });
-    await expect.poll(() => station.limitA(1), { timeout: WITHIN_MS }).toBe(24);
+    await expect
+      .poll(
+        clock.meanwhile(() => station.limitA(1, clock.now())),
+        { timeout: WITHIN_MS },
+      )
+      .toBe(24);
     t.temp.write(circuitConfig(['CP001'], [], 12));
     expect(await t.daemon.reload()).toBe(true);
-    await expect.poll(() => station.limitA(1), { timeout: 2_000 }).toBe(12);
+    await expect.poll(() => station.limitA(1, clock.now()), { timeout: 2_000 }).toBe(12);
   });
 });
 

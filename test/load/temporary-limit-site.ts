@@ -1,4 +1,5 @@
 import { formatZonedTimestamp } from '../../src/site/index.js';
+import type { MovableLoadClock } from '../support/load-clock.js';
 import type { SimulatedStation } from '../support/station.js';
 
 /** loadManagement.raiseAfterS of these tests: a raise shows this long after the headroom does. */
@@ -51,3 +52,9 @@ export async function charging(...stations: SimulatedStation[]): Promise<void> {
     await station.startTransaction({ connectorId: 1, idTag: `TAG-${i + 1}` });
   }
 }
+
+/** What the stations' profiles allow on connector 1 at the load clock's now (the daemon's loadClock). */
+export const limitsOn =
+  (clock: MovableLoadClock, ...stations: Array<Pick<SimulatedStation, 'limitA'>>) =>
+  (): Array<number | undefined> =>
+    stations.map((s) => s.limitA(1, clock.now()));

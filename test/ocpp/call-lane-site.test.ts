@@ -1,10 +1,11 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { apiDaemonForTest, type ApiDaemon } from '../http/api-harness.js';
-import { charging, inBrussels, temporaryLimitSite } from '../load/temporary-limit-site.js';
+import { charging, inBrussels, limitsOn, temporaryLimitSite } from '../load/temporary-limit-site.js';
 import { TestCsms } from '../support/csms.js';
 import { opensslKeyAndCsr } from '../support/csr.js';
 import { eventually } from '../support/daemon.js';
 import { stationV201ForTest, tempDirForTest } from '../support/for-test.js';
+import { MovableLoadClock } from '../support/load-clock.js';
 import { externalTool } from '../support/meter-simulator.js';
 import type { SimulatedStation } from '../support/station.js';
 import { UPLINK_WAIT_MS, uplinkConfig } from '../support/uplink.js';
@@ -24,17 +25,20 @@ const LIMIT_WITHIN_MS = 2_000;
 /** #41: another station's Heartbeat and /health answer within 1 s throughout. */
 const BYSTANDER_WITHIN_MS = 1_000;
 
-/** The temporary-limit site under the CSMS, with ocpp.callTimeoutMs at its default (a call unanswered for 30 s). */
-async function siteUnderCsms(): Promise<{ api: ApiDaemon; csms: TestCsms; ops: string }> {
+/**
+ * The temporary-limit site under the CSMS, with ocpp.callTimeoutMs at its default (a call unanswered for 30 s), on a
+ * load clock the test moves for raises (clock.meanwhile); limits reach the stations in real time.
+ */
+async function siteUnderCsms(): Promise<{ api: ApiDaemon; csms: TestCsms; ops: string; clock: MovableLoadClock }> {
   // The issue's CSMS sends its calls at once, not one at a time as OCPP-J asks.
   const csms = await TestCsms.startForTest({ callConcurrency: FLOOD });
   const site = temporaryLimitSite();
-  const api = await apiDaemonForTest({
-    ...site,
-    ...uplinkConfig(csms),
-    ocpp: { ...(site.ocpp as object), callTimeoutMs: 30_000 },
-  });
-  return { api, csms, ops: await api.token(api.createApp('ops')) };
+  const clock = new MovableLoadClock();
+  const api = await apiDaemonForTest(
+    { ...site, ...uplinkConfig(csms), ocpp: { ...(site.ocpp as object), callTimeoutMs: 30_000 } },
+    { loadClock: clock },
+  );
+  return { api, csms, ops: await api.token(api.createApp('ops')), clock };
 }
 
 /** A call from the CSMS to CP001's uplink; settles as 'answered' (the station's answer) or the CALLERROR's code. */
@@ -91,21 +95,26 @@ async function metrics(api: ApiDaemon): Promise<string> {
 }
 
 /** How long after `from` CP001's connector 1 holds `limitA`; fails after LIMIT_WITHIN_MS plus the answer time. */
-async function limitReached(station: Pick<SimulatedStation, 'limitA'>, limitA: number, from: number): Promise<number> {
+async function limitReached(
+  clock: MovableLoadClock,
+  station: Pick<SimulatedStation, 'limitA'>,
+  limitA: number,
+  from: number,
+): Promise<number> {
   await expect
-    .poll(() => station.limitA(1), { timeout: LIMIT_WITHIN_MS + STATION_ANSWER_MS, interval: 10 })
-    .toBe(limitA);
+    .poll(limitsOn(clock, station), { timeout: LIMIT_WITHIN_MS + STATION_ANSWER_MS, interval: 10 })
+    .toEqual([limitA]);
   return performance.now() - from;
 }
 
 describe("a station's call lane (issue 41: load management's limits never wait behind the CSMS's calls)", () => {
   it('a circuit step and a temporary limit reach the station within 2 s while the CSMS floods it with 200 calls', async () => {
-    const { api, csms, ops } = await siteUnderCsms();
+    const { api, csms, ops, clock } = await siteUnderCsms();
     const [a, b, c] = [await api.connect('CP001'), await api.connect('CP002'), await api.connect('CP003')];
     await c.boot();
     await charging(a);
     await eventually(() => csms.isConnected('CP001'), UPLINK_WAIT_MS, "CP001's uplink");
-    await expect.poll(() => a.limitA(1), { timeout: 10_000 }).toBe(24);
+    await expect.poll(clock.meanwhile(limitsOn(clock, a)), { timeout: 10_000 }).toEqual([24]);
     a.handle('GetConfiguration', async () => {
       await new Promise((resolve) => setTimeout(resolve, STATION_ANSWER_MS));
       return { configurationKey: [{ key: 'HeartbeatInterval', readonly: false, value: '300' }] };
@@ -119,7 +128,7 @@ describe("a station's call lane (issue 41: load management's limits never wait b
     await b.boot();
     const stepAt = performance.now();
     await b.startTransaction({ connectorId: 1, idTag: 'TAG-2' });
-    const stepMs = await limitReached(a, 12, stepAt);
+    const stepMs = await limitReached(clock, a, 12, stepAt);
 
     // A temporary limit of 16 A through the API: 8 A each.
     const before = relayed();
@@ -131,7 +140,7 @@ describe("a station's call lane (issue 41: load management's limits never wait b
       body: { maxCurrentA: 16, until: inBrussels(Date.now() + 3_600_000) },
     });
     expect(put.status).toBe(200);
-    const limitMs = await limitReached(a, 8, limitAt);
+    const limitMs = await limitReached(clock, a, 8, limitAt);
 
     const outcomes = [...(await firstFlood), ...(await secondFlood)];
     const slowestMs = await watch.stop();
@@ -151,12 +160,12 @@ describe("a station's call lane (issue 41: load management's limits never wait b
   }, 60_000);
 
   it('a temporary limit reaches the station within 2 s while it leaves a relayed call unanswered; its late answer is harmless', async () => {
-    const { api, csms, ops } = await siteUnderCsms();
+    const { api, csms, ops, clock } = await siteUnderCsms();
     const [a, b, c] = [await api.connect('CP001'), await api.connect('CP002'), await api.connect('CP003')];
     await c.boot();
     await charging(a, b);
     await eventually(() => csms.isConnected('CP001'), UPLINK_WAIT_MS, "CP001's uplink");
-    await expect.poll(() => a.limitA(1), { timeout: 10_000 }).toBe(12);
+    await expect.poll(clock.meanwhile(limitsOn(clock, a)), { timeout: 10_000 }).toEqual([12]);
     let answerLate = (): void => undefined;
     a.handle(
       'DataTransfer',
@@ -176,7 +185,7 @@ describe("a station's call lane (issue 41: load management's limits never wait b
       body: { maxCurrentA: 16, until: inBrussels(Date.now() + 3_600_000) },
     });
     expect(put.status).toBe(200);
-    const limitMs = await limitReached(a, 8, limitAt);
+    const limitMs = await limitReached(clock, a, 8, limitAt);
     expect(limitMs).toBeLessThan(LIMIT_WITHIN_MS + STATION_ANSWER_MS);
     // The CSMS hears that its call was given up, once the lane had to.
     expect(await unanswered).toBe('GenericError');
@@ -201,7 +210,7 @@ describe("a station's call lane (issue 41: load management's limits never wait b
       headers: { authorization: `Bearer ${ops}` },
     });
     expect(cleared.status).toBe(204);
-    await expect.poll(() => a.limitA(1), { timeout: 10_000 }).toBe(12);
+    await expect.poll(clock.meanwhile(limitsOn(clock, a)), { timeout: 10_000 }).toEqual([12]);
     expect(await a.heartbeat()).toHaveProperty('currentTime');
     expect(await watch.stop()).toBeLessThan(BYSTANDER_WITHIN_MS);
   }, 60_000);
@@ -209,7 +218,7 @@ describe("a station's call lane (issue 41: load management's limits never wait b
   it.skipIf(!externalTool('openssl', ['version']))(
     'a 2.0.1 station that leaves the CertificateSigned it asked for unanswered gets its lowered limit within 2 s',
     async () => {
-      const { api, ops } = await siteUnderCsms();
+      const { api, ops, clock } = await siteUnderCsms();
       const ev = await stationV201ForTest(api.url, 'CP001');
       const b = await api.connect('CP002');
       await ev.boot();
@@ -219,7 +228,7 @@ describe("a station's call lane (issue 41: load management's limits never wait b
         chargingState: 'Charging',
       });
       await charging(b);
-      await expect.poll(() => ev.limitA(1), { timeout: 10_000 }).toBe(12);
+      await expect.poll(clock.meanwhile(limitsOn(clock, ev)), { timeout: 10_000 }).toEqual([12]);
       let certificateArrived = false;
       ev.handle('CertificateSigned', () => {
         certificateArrived = true;
@@ -235,7 +244,7 @@ describe("a station's call lane (issue 41: load management's limits never wait b
         body: { maxCurrentA: 16, until: inBrussels(Date.now() + 3_600_000) },
       });
       expect(put.status).toBe(200);
-      expect(await limitReached(ev, 8, limitAt)).toBeLessThan(LIMIT_WITHIN_MS + STATION_ANSWER_MS);
+      expect(await limitReached(clock, ev, 8, limitAt)).toBeLessThan(LIMIT_WITHIN_MS + STATION_ANSWER_MS);
       await eventually(
         () => api.logged('CertificateSigned not taken by the station').length > 0,
         10_000,

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { OPERATIONS_WAITING } from '../../src/stations/index.js';
 import { apiDaemonForTest } from '../http/api-harness.js';
-import { charging, inBrussels, temporaryLimitSite } from '../load/temporary-limit-site.js';
+import { charging, inBrussels, limitsOn, temporaryLimitSite } from '../load/temporary-limit-site.js';
 import { eventually } from '../support/daemon.js';
+import { MovableLoadClock } from '../support/load-clock.js';
 
 /** #41 / contract 11.1: a limit reaches the station within 2 s plus its own answer time. */
 const LIMIT_WITHIN_MS = 2_000;
@@ -16,24 +17,30 @@ const STATION_ANSWER_MS = 250;
 describe('station operations beside load management', () => {
   it('17 resets queue (16 waiting), the 18th gets 429; a lowered limit overtakes the queued ones', async () => {
     const site = temporaryLimitSite();
-    const api = await apiDaemonForTest({
-      ...site,
-      groups: [
-        ...(site.groups as object[]),
-        { id: 'operators', scope: 'company:acme', permissions: ['stations:operate'] },
-      ],
-      // Long enough that no queued operation reaches its deadline (2 x) in the queue of 17.
-      ocpp: { ...(site.ocpp as object), callTimeoutMs: 10_000 },
-    });
+    // The first raise waits on this clock (clock.meanwhile), not on real time.
+    const clock = new MovableLoadClock();
+    const api = await apiDaemonForTest(
+      {
+        ...site,
+        groups: [
+          ...(site.groups as object[]),
+          { id: 'operators', scope: 'company:acme', permissions: ['stations:operate'] },
+        ],
+        // Long enough that no queued operation reaches its deadline (2 x) in the queue of 17.
+        ocpp: { ...(site.ocpp as object), callTimeoutMs: 10_000 },
+      },
+      { loadClock: clock },
+    );
     const [a, b] = [await api.connect('CP001'), await api.connect('CP002')];
+    const limit = (): number | undefined => a.limitA(1, clock.now());
     await charging(a, b);
-    await expect.poll(() => a.limitA(1), { timeout: 10_000 }).toBe(12);
+    await expect.poll(clock.meanwhile(limitsOn(clock, a)), { timeout: 10_000 }).toEqual([12]);
     const [operator, ops] = [await api.token(api.createApp('operators')), await api.token(api.createApp('ops'))];
 
     // Each Reset notes the limit CP001 had when it arrived.
     const limitAtReset: Array<number | undefined> = [];
     a.handle('Reset', async () => {
-      limitAtReset.push(a.limitA(1));
+      limitAtReset.push(limit());
       await new Promise((resolve) => setTimeout(resolve, STATION_ANSWER_MS));
       return { status: 'Accepted' };
     });
@@ -53,7 +60,7 @@ describe('station operations beside load management', () => {
       body: { maxCurrentA: 16, until: inBrussels(Date.now() + 3_600_000) },
     });
     expect(put.status).toBe(200);
-    await expect.poll(() => a.limitA(1), { timeout: LIMIT_WITHIN_MS + STATION_ANSWER_MS, interval: 10 }).toBe(8);
+    await expect.poll(limit, { timeout: LIMIT_WITHIN_MS + STATION_ANSWER_MS, interval: 10 }).toBe(8);
     expect(performance.now() - limitAt).toBeLessThan(LIMIT_WITHIN_MS + STATION_ANSWER_MS);
 
     const answered = await Promise.all(resets);

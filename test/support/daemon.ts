@@ -1,6 +1,7 @@
 import { onTestFinished } from 'vitest';
 import { startDaemon, type Daemon } from '../../src/cli/daemon.js';
 import { loadConfig } from '../../src/config/index.js';
+import type { LoadClock } from '../../src/load/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { openDatabase, type Database } from '../../src/store/index.js';
 import { connectStation, type SimulatedStation, type StationOptions } from './station.js';
@@ -56,13 +57,25 @@ export interface TestDaemon {
 /**
  * startTestDaemon for the running test: stopped when the test finishes, passed or failed (cleanup where it is made).
  */
-export async function daemonForTest(config: Record<string, unknown> = {}): Promise<TestDaemon> {
-  const daemon = await startTestDaemon(config);
+export async function daemonForTest(
+  config: Record<string, unknown> = {},
+  options: TestDaemonOptions = {},
+): Promise<TestDaemon> {
+  const daemon = await startTestDaemon(config, options);
   onTestFinished(() => daemon.stop());
   return daemon;
 }
 
-export async function startTestDaemon(config: Record<string, unknown> = {}): Promise<TestDaemon> {
+/** What a test gives the daemon beside its config. */
+export interface TestDaemonOptions {
+  /** Load management's clock (test/support/load-clock.ts), for tests that move time instead of waiting. */
+  loadClock?: LoadClock;
+}
+
+export async function startTestDaemon(
+  config: Record<string, unknown> = {},
+  options: TestDaemonOptions = {},
+): Promise<TestDaemon> {
   const temp = tempSite({ log: { level: 'info' }, ...config });
   const { sink, lines: logs } = logSink();
   const loaded = loadConfig(temp.configPath);
@@ -72,6 +85,7 @@ export async function startTestDaemon(config: Record<string, unknown> = {}): Pro
     config: loaded,
     logger: createLogger(loaded.log.level, sink),
     handleSignals: false,
+    ...(options.loadClock && { loadClock: options.loadClock }),
   });
   // The config may put the data elsewhere (a small tmpfs, say): the assertions read the daemon's own database.
   const db = openDatabase(loaded.dataDir);

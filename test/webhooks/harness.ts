@@ -11,7 +11,7 @@ import { fetchJwks, verifyDocumentedSignature, verifyRfc9421Signature } from '..
 import { startDaemon, type Daemon } from '../../src/cli/daemon.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
-import { CP001, startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { CP001, startTestDaemon, type TestDaemon, type TestDaemonOptions } from '../support/daemon.js';
 import { logSink } from '../support/captured-log.js';
 
 export { eventually } from '../support/daemon.js';
@@ -93,6 +93,7 @@ export async function reconfigure(
  */
 export async function restartDaemon(
   test: TestDaemon,
+  options: TestDaemonOptions = {},
 ): Promise<{ daemon: Daemon; logs: Array<Record<string, unknown>> }> {
   await test.daemon.stop();
   const { sink, lines: logs } = logSink();
@@ -103,6 +104,7 @@ export async function restartDaemon(
       config,
       logger: createLogger(config.log.level, sink),
       handleSignals: false,
+      ...(options.loadClock && { loadClock: options.loadClock }),
     }),
     logs,
   };
