@@ -1,5 +1,5 @@
 import { onTestFinished } from 'vitest';
-import { startDaemon, type Daemon } from '../../src/cli/daemon.js';
+import { startDaemon, type Daemon, type DaemonOptions } from '../../src/cli/daemon.js';
 import { loadConfig } from '../../src/config/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { openDatabase, type Database } from '../../src/store/index.js';
@@ -53,16 +53,25 @@ export interface TestDaemon {
   stop(): Promise<void>;
 }
 
+/** What a test daemon is started with besides its config: the uplink's clock (the real one if unset). */
+export type TestDaemonOptions = Pick<DaemonOptions, 'linkClock'>;
+
 /**
  * startTestDaemon for the running test: stopped when the test finishes, passed or failed (cleanup where it is made).
  */
-export async function daemonForTest(config: Record<string, unknown> = {}): Promise<TestDaemon> {
-  const daemon = await startTestDaemon(config);
+export async function daemonForTest(
+  config: Record<string, unknown> = {},
+  options: TestDaemonOptions = {},
+): Promise<TestDaemon> {
+  const daemon = await startTestDaemon(config, options);
   onTestFinished(() => daemon.stop());
   return daemon;
 }
 
-export async function startTestDaemon(config: Record<string, unknown> = {}): Promise<TestDaemon> {
+export async function startTestDaemon(
+  config: Record<string, unknown> = {},
+  options: TestDaemonOptions = {},
+): Promise<TestDaemon> {
   const temp = tempSite({ log: { level: 'info' }, ...config });
   const { sink, lines: logs } = logSink();
   const loaded = loadConfig(temp.configPath);
@@ -72,6 +81,7 @@ export async function startTestDaemon(config: Record<string, unknown> = {}): Pro
     config: loaded,
     logger: createLogger(loaded.log.level, sink),
     handleSignals: false,
+    ...options,
   });
   // The config may put the data elsewhere (a small tmpfs, say): the assertions read the daemon's own database.
   const db = openDatabase(loaded.dataDir);
