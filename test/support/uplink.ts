@@ -24,7 +24,7 @@ export function uplinkConfig(csms: TestCsms, extra: Record<string, unknown> = {}
 
 /**
  * The charging-profile tests' site, linked to `csms`: every charge point of `managed` on circuit `main` (raises after
- * 1 s, profiles valid 300 s), and station `unmanaged` (one connector) on no circuit.
+ * 0.2 s, profiles valid 300 s), and station `unmanaged` (one connector) on no circuit.
  */
 export function circuitSiteUnderCsms(
   csms: TestCsms,
@@ -42,7 +42,7 @@ export function circuitSiteUnderCsms(
         circuits: [{ id: 'main', maxCurrentA, chargePoints: managed.chargePoints.map((cp) => cp.id) }],
       },
     ],
-    loadManagement: { minCurrentA: 6, raiseAfterS: 1, profileValidityS: 300 },
+    loadManagement: { minCurrentA: 6, raiseAfterS: 0.2, profileValidityS: 300 },
     ocpp: { host: '127.0.0.1', port: 0, path: '/ocpp', securityProfile: 0, callTimeoutMs: 2000 },
     ...uplinkConfig(csms),
   };
