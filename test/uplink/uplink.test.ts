@@ -13,25 +13,11 @@ import {
   UPLINK_WAIT_MS,
   uplinkConfig,
   upstreamHealth,
+  waitsBetweenTries,
 } from '../support/uplink.js';
 
 async function health(t: TestDaemon): Promise<Record<string, unknown>> {
   return upstreamHealth(t.daemon.httpPort);
-}
-
-/**
- * The waits the station's link sets on its clock between tries, `count` of them, each let run out once set: the link
- * has nothing else on its clock while it waits, and with the clock still, nothing is tried before its wait is over.
- */
-async function waitsBetweenTries(clock: ManualClock, count: number): Promise<number[]> {
-  const waits: number[] = [];
-  while (waits.length < count) {
-    const set = await eventually(() => clock.waits().length > 0 && clock.waits(), UPLINK_WAIT_MS, 'the link waiting');
-    expect(set).toHaveLength(1);
-    waits.push(set[0]!);
-    await clock.advance(set[0]!);
-  }
-  return waits;
 }
 
 describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
