@@ -519,9 +519,14 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
         m.action === 'StartTransaction'
           ? { answer: { transactionId: 7001, idTagInfo: { status: 'Blocked' } } }
           : undefined;
-      const { t, station } = await linkedSite(csms);
+      const clock = new ManualClock(Date.now());
+      const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms) }, { linkClock: clock });
+      const station = await t.connect();
+      await station.boot();
       await session(station, 1);
-      await eventually(() => csms.of('BootNotification').length >= 2, UPLINK_WAIT_MS, 'the boot asked again');
+      // Asked again at the CSMS's interval (1 s).
+      expect(await waitsBetweenTries(clock, 1)).toEqual([1000]);
+      await eventually(() => csms.of('BootNotification').length === 2, UPLINK_WAIT_MS, 'the boot asked again');
       expect(csms.of('StartTransaction')).toEqual([]);
       await eventually(
         async () => {
@@ -535,6 +540,7 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
       expect(t.events('StopTransaction')).toHaveLength(1);
 
       csms.bootStatus = 'Accepted';
+      await waitsBetweenTries(clock, 1);
       await eventually(() => csms.of('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the queue sent');
       expect(csms.of('StopTransaction')[0]).toMatchObject({ transactionId: 7001 });
       expect(t.logged('CSMS did not accept a started transaction; the local decision stands')).toEqual([
