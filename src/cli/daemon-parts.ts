@@ -53,7 +53,7 @@ import {
   type Database,
   type DataDirLock,
 } from '../store/index.js';
-import { Uplink } from '../uplink/index.js';
+import { Uplink, type LinkClock } from '../uplink/index.js';
 import { WebhookDelivery } from '../webhooks/index.js';
 import { packageVersion } from './package-version.js';
 
@@ -207,7 +207,7 @@ export function startSite(
  * to it, the decision chain asks through it) and started once that listens; undefined without upstream.csms.
  */
 export function createUplink(
-  options: { config: () => Config; storage: Storage; site: Site; keystore: Keystore },
+  options: { config: () => Config; storage: Storage; site: Site; keystore: Keystore; linkClock?: LinkClock },
   shared: DaemonShared,
 ): Uplink | undefined {
   if (!options.config().upstream?.csms) return undefined;
@@ -219,6 +219,7 @@ export function createUplink(
     upstreamPassword: (stationId) => keystore.upstreamPassword(stationId),
     logger: shared.logger,
     metrics: shared.metrics,
+    linkClock: options.linkClock,
   });
   shared.health.push(uplink.health());
   return uplink;

@@ -6,6 +6,7 @@ import type { ChargingLimits, LoadClock } from '../load/index.js';
 import { openKeystore } from '../keystore/index.js';
 import { createLogger, type Logger } from '../log/index.js';
 import { connectServiceManager, installProcessSignals, reloadConfig } from '../service/index.js';
+import type { LinkClock } from '../uplink/index.js';
 import {
   addHttpRoutes,
   createUplink,
@@ -38,6 +39,11 @@ export interface DaemonOptions {
   handleSignals?: boolean;
   /** Load management's clock: the system's unless a test moves time itself instead of waiting for it. */
   loadClock?: LoadClock;
+  /**
+   * The uplink links' timers: a test's own clock, so a test of what happens after a back-off or retry wait need not
+   * sleep through it; the real one if unset.
+   */
+  linkClock?: LinkClock;
 }
 
 export interface Daemon {
@@ -99,7 +105,10 @@ export async function startDaemon(options: DaemonOptions): Promise<Daemon> {
     );
     const { part: sitePart, site } = startSite({ storage, config: () => config, webhooks }, shared);
     parts.push(sitePart);
-    const uplink = createUplink({ config: () => config, storage, site, keystore }, shared);
+    const uplink = createUplink(
+      { config: () => config, storage, site, keystore, linkClock: options.linkClock },
+      shared,
+    );
     const ocpp = await startOcpp(
       { configPath: options.configPath, config: () => config, storage, site, keystore, uplink },
       shared,

@@ -73,7 +73,7 @@ export interface LinkDeps {
   clock: LinkClock;
 }
 
-const REAL_LINK_DEPS: LinkDeps = {
+export const REAL_LINK_DEPS: LinkDeps = {
   createClient: createRpcClient,
   clock: {
     now: () => Date.now(),

@@ -20,7 +20,7 @@ import { CsmsProfiles } from './csms-profiles.js';
 import { LocalListSync } from './local-list-sync.js';
 import { UplinkQueue } from './queue.js';
 import type { LinkStateName } from './link-state.js';
-import { StationLink, type LinkSettings } from './station-link.js';
+import { REAL_LINK_DEPS, StationLink, type LinkClock, type LinkSettings } from './station-link.js';
 import { v16 } from './v16/index.js';
 import { v201 } from './v201/index.js';
 import { keepBootNotification } from './v201/dialect.js';
@@ -46,6 +46,8 @@ export interface UplinkOptions {
   logger: Logger;
   metrics?: Registry;
   now?: () => Date;
+  /** The links' timers (reconnect back-off, retry waits, boot asked again): a test's own clock; the real one if unset. */
+  linkClock?: LinkClock;
 }
 
 /** The OCPP versions a station's link speaks, each one's parts (v16/, v201/). */
@@ -337,6 +339,7 @@ export class Uplink implements StationMessageForwarder {
       },
       log,
       version.dialect(stationId, this.messages, log),
+      { ...REAL_LINK_DEPS, ...(this.options.linkClock && { clock: this.options.linkClock }) },
     );
     this.links.set(stationId, link);
     link.open();

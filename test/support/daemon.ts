@@ -1,7 +1,6 @@
 import { onTestFinished } from 'vitest';
-import { startDaemon, type Daemon } from '../../src/cli/daemon.js';
+import { startDaemon, type Daemon, type DaemonOptions } from '../../src/cli/daemon.js';
 import { loadConfig } from '../../src/config/index.js';
-import type { LoadClock } from '../../src/load/index.js';
 import { createLogger } from '../../src/log/index.js';
 import { openDatabase, type Database } from '../../src/store/index.js';
 import { connectStation, type SimulatedStation, type StationOptions } from './station.js';
@@ -54,6 +53,9 @@ export interface TestDaemon {
   stop(): Promise<void>;
 }
 
+/** What a test daemon is started with besides its config: the load manager's and the uplink's clocks (real if unset). */
+export type TestDaemonOptions = Pick<DaemonOptions, 'linkClock' | 'loadClock'>;
+
 /**
  * startTestDaemon for the running test: stopped when the test finishes, passed or failed (cleanup where it is made).
  */
@@ -64,12 +66,6 @@ export async function daemonForTest(
   const daemon = await startTestDaemon(config, options);
   onTestFinished(() => daemon.stop());
   return daemon;
-}
-
-/** What a test gives the daemon beside its config. */
-export interface TestDaemonOptions {
-  /** Load management's clock (test/support/load-clock.ts), for tests that move time instead of waiting. */
-  loadClock?: LoadClock;
 }
 
 export async function startTestDaemon(
@@ -85,7 +81,7 @@ export async function startTestDaemon(
     config: loaded,
     logger: createLogger(loaded.log.level, sink),
     handleSignals: false,
-    ...(options.loadClock && { loadClock: options.loadClock }),
+    ...options,
   });
   // The config may put the data elsewhere (a small tmpfs, say): the assertions read the daemon's own database.
   const db = openDatabase(loaded.dataDir);

@@ -129,9 +129,11 @@ export function callError(code: string): Error {
 
 /** A clock for one test: time moves only in advance(), which runs the timers due, in order, letting promises settle. */
 export class ManualClock implements LinkClock {
-  private time = Date.UTC(2026, 0, 1);
+  /** `start`: a daemon's test starts it at the real time, which its /health compares the link's downSince with. */
+  constructor(private time = Date.UTC(2026, 0, 1)) {}
+
   private nextId = 1;
-  private readonly timers = new Map<number, { at: number; fn: () => void }>();
+  private readonly timers = new Map<number, { at: number; ms: number; fn: () => void }>();
 
   now(): number {
     return this.time;
@@ -139,12 +141,17 @@ export class ManualClock implements LinkClock {
 
   setTimeout(fn: () => void, ms: number): unknown {
     const id = this.nextId++;
-    this.timers.set(id, { at: this.time + ms, fn });
+    this.timers.set(id, { at: this.time + ms, ms, fn });
     return id;
   }
 
   clearTimeout(timer: unknown): void {
     this.timers.delete(timer as number);
+  }
+
+  /** The waits of the timers not yet run, as they were set, the soonest due first. */
+  waits(): number[] {
+    return [...this.timers.values()].sort((x, y) => x.at - y.at).map((t) => t.ms);
   }
 
   /** Moves time on by ms, running each timer due on the way at its own time. */

@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import type { TestCsms } from './csms.js';
-import { daemonForTest, siteWith, type TestDaemon } from './daemon.js';
+import { daemonForTest, eventually, siteWith, type TestDaemon } from './daemon.js';
+import type { ManualClock } from './fake-link-client.js';
 import type { SimulatedStation } from './station.js';
 import type { StationV201 } from './station-v201.js';
 
@@ -24,7 +25,7 @@ export function uplinkConfig(csms: TestCsms, extra: Record<string, unknown> = {}
 
 /**
  * The charging-profile tests' site, linked to `csms`: every charge point of `managed` on circuit `main` (raises after
- * 1 s, profiles valid 300 s), and station `unmanaged` (one connector) on no circuit.
+ * 0.2 s, profiles valid 300 s), and station `unmanaged` (one connector) on no circuit.
  */
 export function circuitSiteUnderCsms(
   csms: TestCsms,
@@ -42,7 +43,7 @@ export function circuitSiteUnderCsms(
         circuits: [{ id: 'main', maxCurrentA, chargePoints: managed.chargePoints.map((cp) => cp.id) }],
       },
     ],
-    loadManagement: { minCurrentA: 6, raiseAfterS: 1, profileValidityS: 300 },
+    loadManagement: { minCurrentA: 6, raiseAfterS: 0.2, profileValidityS: 300 },
     ocpp: { host: '127.0.0.1', port: 0, path: '/ocpp', securityProfile: 0, callTimeoutMs: 2000 },
     ...uplinkConfig(csms),
   };
@@ -178,4 +179,19 @@ export function expectCsmsTransactionIds(received: readonly ReceivedTransactionM
 export async function upstreamHealth(httpPort: number): Promise<Record<string, unknown>> {
   const response = await fetch(`http://127.0.0.1:${httpPort}/health`);
   return ((await response.json()) as Record<string, Record<string, unknown>>).upstream as Record<string, unknown>;
+}
+
+/**
+ * The waits the station's link sets on its clock between tries, `count` of them, each let run out once set: the link
+ * has nothing else on its clock while it waits, and with the clock still, nothing is tried before its wait is over.
+ */
+export async function waitsBetweenTries(clock: ManualClock, count: number): Promise<number[]> {
+  const waits: number[] = [];
+  while (waits.length < count) {
+    const set = await eventually(() => clock.waits().length > 0 && clock.waits(), UPLINK_WAIT_MS, 'the link waiting');
+    expect(set).toHaveLength(1);
+    waits.push(set[0]!);
+    await clock.advance(set[0]!);
+  }
+  return waits;
 }

@@ -5,8 +5,10 @@ import { Keystore } from '../../src/keystore/index.js';
 import { runCli } from '../support/cli.js';
 import { TestCsms } from '../support/csms.js';
 import { daemonForTest, eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, type TestDaemon } from '../support/daemon.js';
+import { ManualClock } from '../support/fake-link-client.js';
 import { tempDirForTest } from '../support/for-test.js';
 import { TestCa, type Issued } from '../support/test-pki.js';
+import { waitsBetweenTries } from '../support/uplink.js';
 
 const UPLINK_WAIT_MS = 30_000;
 const HOSTS = ['127.0.0.1', 'localhost'];
@@ -66,10 +68,13 @@ describe('uplink to a CSMS over TLS (security profiles 2 and 3)', () => {
       const ca = new TestCa('Operator CA');
       const impostor = new TestCa('Someone else');
       const csms = await TestCsms.startForTest({ tls: impostor.server(HOSTS) });
-      const t = await daemonForTest(uplinkTo(csms, 2, tlsFiles({ ca: ca.cert })));
+      const clock = new ManualClock(Date.now());
+      const t = await daemonForTest(uplinkTo(csms, 2, tlsFiles({ ca: ca.cert })), { linkClock: clock });
       (await Keystore.open({ dataDir: t.temp.dataDir, retiredKeyGraceS: 60 })).setUpstreamPassword('CP001', 'secret');
 
       await chargesLocally(t);
+      // Tried again after the reconnect back-off (1 s), let run out.
+      expect(await waitsBetweenTries(clock, 1)).toEqual([1000]);
       await eventually(() => t.logged('CSMS unreachable').length >= 2, UPLINK_WAIT_MS, 'the link tried again');
       expect(t.logged('CSMS unreachable')[0]).toMatchObject({
         stationId: 'CP001',
@@ -112,9 +117,14 @@ describe('uplink to a CSMS over TLS (security profiles 2 and 3)', () => {
         tls: { ...ca.server(HOSTS), ca: ca.cert, requestCert: true, rejectUnauthorized: true },
       });
       const stranger = new TestCa('Not the operator').client('gateway-site-7');
-      const t = await daemonForTest(uplinkTo(csms, 3, tlsFiles({ ca: ca.cert, client: stranger })));
+      const clock = new ManualClock(Date.now());
+      const t = await daemonForTest(uplinkTo(csms, 3, tlsFiles({ ca: ca.cert, client: stranger })), {
+        linkClock: clock,
+      });
 
       await chargesLocally(t);
+      // Tried again after the reconnect back-off (1 s), let run out.
+      expect(await waitsBetweenTries(clock, 1)).toEqual([1000]);
       await eventually(() => t.logged('CSMS unreachable').length >= 2, UPLINK_WAIT_MS, 'the link tried again');
       expect(csms.tlsErrors.length).toBeGreaterThan(0);
       expect(csms.received).toEqual([]);

@@ -4,6 +4,7 @@ import { putIdTag } from '../../src/authorization/index.js';
 import { runCliJson } from '../support/cli.js';
 import { TestCsms } from '../support/csms.js';
 import { daemonForTest, eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, type TestDaemon } from '../support/daemon.js';
+import { ManualClock } from '../support/fake-link-client.js';
 import { receiverForTest, stationV201ForTest } from '../support/for-test.js';
 import { simulatedRecord } from '../support/ocmf.js';
 import type { StationV201 } from '../support/station-v201.js';
@@ -14,6 +15,7 @@ import {
   UPLINK_WAIT_MS,
   uplinkConfig,
   upstreamHealth,
+  waitsBetweenTries,
 } from '../support/uplink.js';
 
 /** The upstream status of EV201 on GET /health. */
@@ -39,7 +41,9 @@ describe('uplink of an OCPP 2.0.1 station (ocpp-rpc RPCServer, strict OCPP 2.0.1
         m.action === 'Authorize' && (m.params.idToken as { idToken: string }).idToken === 'TAG-LATE'
           ? { answer: { idTokenInfo: { status: 'NotAtThisTime' } } }
           : undefined;
-      const t = await daemonForTest({ ...siteWith([], [EV201]), ...uplinkConfig(csms) });
+      // The reconnects' back-off waits for the test to move it on.
+      const clock = new ManualClock(Date.now());
+      const t = await daemonForTest({ ...siteWith([], [EV201]), ...uplinkConfig(csms) }, { linkClock: clock });
       const station = await bootedStation(t);
       expect(csms.received[0]).toEqual({
         identity: 'EV201',
@@ -98,6 +102,7 @@ describe('uplink of an OCPP 2.0.1 station (ocpp-rpc RPCServer, strict OCPP 2.0.1
       const beforeRestore = csms.received.length;
 
       csms.restore();
+      await waitsBetweenTries(clock, 1);
       await eventually(() => csms.of('StatusNotification', 'EV201').length === 2, UPLINK_WAIT_MS, 'the statuses');
       const replay = csms.received.slice(beforeRestore);
       expect(replay.map((m) => m.action)).toEqual([
@@ -527,12 +532,14 @@ describe('uplink of an OCPP 2.0.1 station (ocpp-rpc RPCServer, strict OCPP 2.0.1
     async () => {
       const csms = await TestCsms.startForTest();
       csms.bootStatus = 'Pending';
-      const t = await daemonForTest({ ...siteWith([], [EV201]), ...uplinkConfig(csms) });
+      const clock = new ManualClock(Date.now());
+      const t = await daemonForTest({ ...siteWith([], [EV201]), ...uplinkConfig(csms) }, { linkClock: clock });
       const station = await stationV201ForTest(t.url, 'EV201');
       await station.boot();
       await session201(station, 'HELD', 0);
-      // The CSMS's interval is 1 s: asked again and again, the queue held.
-      await eventually(() => csms.of('BootNotification', 'EV201').length >= 3, UPLINK_WAIT_MS, 'the boot asked again');
+      // Asked again and again at the CSMS's interval (1 s), the queue held.
+      expect(await waitsBetweenTries(clock, 2)).toEqual([1000, 1000]);
+      await eventually(() => csms.of('BootNotification', 'EV201').length === 3, UPLINK_WAIT_MS, 'the boot asked again');
       expect(csms.of('TransactionEvent', 'EV201')).toEqual([]);
       // Between two asks (during one the link is `booting`).
       await eventually(
@@ -544,6 +551,7 @@ describe('uplink of an OCPP 2.0.1 station (ocpp-rpc RPCServer, strict OCPP 2.0.1
         'the link pending, its queue held',
       );
       csms.bootStatus = 'Accepted';
+      await waitsBetweenTries(clock, 1);
       await eventually(() => transactionEvents201(csms, 'EV201').length === 3, UPLINK_WAIT_MS, 'the queue sent');
       expect(transactionEvents201(csms, 'EV201').map((e) => e.params.offline)).toEqual([true, true, true]);
     },
@@ -554,7 +562,11 @@ describe('uplink of an OCPP 2.0.1 station (ocpp-rpc RPCServer, strict OCPP 2.0.1
     'past queueLimit the oldest periodic Updated events go; Started, Ended, a chargingState change and a signed reading stay',
     async () => {
       const csms = await TestCsms.startForTest();
-      const t = await daemonForTest({ ...siteWith([], [EV201]), ...uplinkConfig(csms, { queueLimit: 4 }) });
+      const clock = new ManualClock(Date.now());
+      const t = await daemonForTest(
+        { ...siteWith([], [EV201]), ...uplinkConfig(csms, { queueLimit: 4 }) },
+        { linkClock: clock },
+      );
       const station = await bootedStation(t);
       await csms.cutOff();
       const periodic = async (wh: number, options: Parameters<StationV201['transactionEvent']>[2] = {}) => {
@@ -578,6 +590,7 @@ describe('uplink of an OCPP 2.0.1 station (ocpp-rpc RPCServer, strict OCPP 2.0.1
       station.meterWh = 6;
       await station.transactionEvent('Ended', 'LIMIT', { stoppedReason: 'EVDisconnected' });
       csms.restore();
+      await waitsBetweenTries(clock, 1);
       await eventually(
         () => transactionEvents201(csms, 'EV201').some((e) => e.key.startsWith('Ended')),
         UPLINK_WAIT_MS,

@@ -3,6 +3,7 @@ import { putIdTag } from '../../src/authorization/index.js';
 import { runCli, runCliJson } from '../support/cli.js';
 import { TestCsms } from '../support/csms.js';
 import { daemonForTest, eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, type TestDaemon } from '../support/daemon.js';
+import { ManualClock } from '../support/fake-link-client.js';
 import { receiverForTest } from '../support/for-test.js';
 import { simulatedRecord } from '../support/ocmf.js';
 import {
@@ -12,6 +13,7 @@ import {
   UPLINK_WAIT_MS,
   uplinkConfig,
   upstreamHealth,
+  waitsBetweenTries,
 } from '../support/uplink.js';
 
 async function health(t: TestDaemon): Promise<Record<string, unknown>> {
@@ -24,10 +26,17 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
     async () => {
       const csms = await TestCsms.startForTest();
       const receiver = await receiverForTest();
-      const t = await daemonForTest({
-        ...siteWith([{ id: 'partner', url: receiver.url('/events'), events: ['StartTransaction', 'StopTransaction'] }]),
-        ...uplinkConfig(csms),
-      });
+      // The reconnects' back-off waits for the test to move it on (the link down more than 60 s is Date's, below).
+      const clock = new ManualClock(Date.now());
+      const t = await daemonForTest(
+        {
+          ...siteWith([
+            { id: 'partner', url: receiver.url('/events'), events: ['StartTransaction', 'StopTransaction'] },
+          ]),
+          ...uplinkConfig(csms),
+        },
+        { linkClock: clock },
+      );
       const station = await t.connect();
       await station.boot({ chargePointVendor: 'Acme', chargePointModel: 'Wallbox 7' });
       await eventually(() => csms.of('BootNotification').length > 0, UPLINK_WAIT_MS, 'the uplink boot');
@@ -67,6 +76,7 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
       }
 
       csms.restore();
+      expect(await waitsBetweenTries(clock, 1)).toEqual([1000]);
       await eventually(() => csms.of('StopTransaction').length === 4, UPLINK_WAIT_MS, 'the replay');
       const messages = transactionMessages(csms);
       expect(messages.map(({ action, value }) => [action, value])).toEqual(
@@ -332,27 +342,29 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
         const callerror = troubles.shift();
         return callerror ? { callerror } : undefined;
       };
-      const t = await daemonForTest({
-        ...siteWith(),
-        upstream: {
-          timeoutMs: 500,
-          csms: {
-            url: csms.url,
-            securityProfile: 0,
-            transactionMessageAttempts: 3,
-            transactionMessageRetryIntervalS: 10,
+      const clock = new ManualClock();
+      const t = await daemonForTest(
+        {
+          ...siteWith(),
+          upstream: {
+            timeoutMs: 500,
+            csms: {
+              url: csms.url,
+              securityProfile: 0,
+              transactionMessageAttempts: 3,
+              transactionMessageRetryIntervalS: 10,
+            },
           },
         },
-      });
+        { linkClock: clock },
+      );
       const station = await t.connect();
       await station.boot();
       await session(station, 1);
-      await eventually(() => csms.of('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the session upstream');
-      const tries = csms.received.filter((m) => m.action === 'StartTransaction').map((m) => m.atMs);
-      expect(tries).toHaveLength(5);
       // Waits of 0.5, 1, 2 and 4 s: doubling from timeoutMs up to the interval (10 s), not the interval from the first.
-      expect(tries[1]! - tries[0]!).toBeGreaterThanOrEqual(500);
-      expect(tries[1]! - tries[0]!).toBeLessThan(5000);
+      expect(await waitsBetweenTries(clock, 4)).toEqual([500, 1000, 2000, 4000]);
+      await eventually(() => csms.of('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the session upstream');
+      expect(csms.of('StartTransaction')).toHaveLength(5);
       expect(transactionMessages(csms).map(({ action, value }) => [action, value])).toEqual([
         ['StartTransaction', 10_000],
         ['StartTransaction', 10_000],
@@ -376,14 +388,12 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
         if (m.action === 'BootNotification') setTimeout(() => void csms.drop(m.identity), 50);
         return undefined;
       };
-      await linkedSite(csms);
-      await eventually(() => csms.of('BootNotification').length >= 4, UPLINK_WAIT_MS, 'four boots');
-      const boots = csms.received.filter((m) => m.action === 'BootNotification').map((m) => m.atMs);
-      const gaps = boots.slice(1, 4).map((atMs, i) => atMs - boots[i]!);
+      const clock = new ManualClock();
+      const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms) }, { linkClock: clock });
+      await (await t.connect()).boot();
       // Waits of 1, 2 and 4 s after each close (reset by every accepted socket, they were 1 s each: 29 boots in 30 s).
-      expect(gaps[0]).toBeGreaterThanOrEqual(900);
-      expect(gaps[1]).toBeGreaterThanOrEqual(1900);
-      expect(gaps[2]).toBeGreaterThanOrEqual(3900);
+      expect(await waitsBetweenTries(clock, 3)).toEqual([1000, 2000, 4000]);
+      await eventually(() => csms.of('BootNotification').length === 4, UPLINK_WAIT_MS, 'the fourth boot');
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
@@ -394,25 +404,28 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
       const csms = await TestCsms.startForTest();
       let silent = true;
       csms.behaviour = (m) => (m.action === 'StartTransaction' && silent ? 'silent' : undefined);
-      const t = await daemonForTest({
-        ...siteWith(),
-        upstream: {
-          timeoutMs: 200,
-          csms: { url: csms.url, securityProfile: 0, transactionMessageRetryIntervalS: 1 },
+      const clock = new ManualClock();
+      const t = await daemonForTest(
+        {
+          ...siteWith(),
+          upstream: {
+            timeoutMs: 200,
+            csms: { url: csms.url, securityProfile: 0, transactionMessageRetryIntervalS: 1 },
+          },
         },
-      });
+        { linkClock: clock },
+      );
       const station = await t.connect();
       await station.boot();
       // The station is never held up by the CSMS.
       const transactionId = await station.startTransaction({ connectorId: 1, idTag: 'TAG-WAIT', meterStart: 0 });
       await station.stopTransaction({ transactionId, meterStop: 10 });
-      await new Promise((resolve) => setTimeout(resolve, 3000));
-      // 3 s with 200 ms timeouts and waits of 0.2, 0.4, 0.8, 1 s between tries: a handful, not hundreds.
-      const tries = csms.of('StartTransaction').length;
-      expect(tries).toBeGreaterThanOrEqual(2);
-      expect(tries).toBeLessThanOrEqual(6);
+      // After each 200 ms timeout a wait of 0.2, 0.4, 0.8, then 1 s (the interval) before the next try: no tight loop.
+      expect(await waitsBetweenTries(clock, 4)).toEqual([200, 400, 800, 1000]);
+      expect(csms.of('StartTransaction')).toHaveLength(5);
       expect(csms.of('StopTransaction')).toHaveLength(0);
       silent = false;
+      await waitsBetweenTries(clock, 1);
       await eventually(() => csms.of('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the stop once the CSMS answers');
     },
     PROCESS_TEST_TIMEOUT_MS,
@@ -423,24 +436,24 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
     async () => {
       const csms = await TestCsms.startForTest();
       csms.behaviour = (m) => (m.action === 'StartTransaction' ? 'silent' : undefined);
-      const t = await daemonForTest({
-        ...siteWith(),
-        upstream: {
-          // Not much less: a BootNotification unanswered on a loaded machine is asked again a minute later.
-          timeoutMs: 300,
-          csms: { url: csms.url, securityProfile: 0, transactionMessageRetryIntervalS: 0.3 },
+      const clock = new ManualClock();
+      const t = await daemonForTest(
+        {
+          ...siteWith(),
+          upstream: {
+            // Not much less: a BootNotification unanswered on a loaded machine is asked again a minute later.
+            timeoutMs: 300,
+            csms: { url: csms.url, securityProfile: 0, transactionMessageRetryIntervalS: 2 },
+          },
         },
-      });
+        { linkClock: clock },
+      );
       const station = await t.connect();
       await station.boot();
       await station.startTransaction({ connectorId: 1, idTag: 'TAG-SILENT', meterStart: 0 });
-      const tries = () => csms.received.filter((m) => m.action === 'StartTransaction').map((m) => m.atMs);
-      await eventually(() => tries().length >= 12, UPLINK_WAIT_MS, 'twelve tries');
-      // Tries 10 to 12: doubling without end, each gap would be 300 ms x 2^8 and more; capped, 300 ms + 300 ms.
-      const gaps = tries()
-        .slice(9, 12)
-        .map((atMs, i, all) => (i === 0 ? Infinity : atMs - all[i - 1]!));
-      expect(Math.min(...gaps)).toBeLessThan(1500);
+      // Doubling from 300 ms, capped at the 2 s interval: without the cap, 2.4 and 4.8 s.
+      expect(await waitsBetweenTries(clock, 6)).toEqual([300, 600, 1200, 2000, 2000, 2000]);
+      expect(csms.of('StartTransaction')).toHaveLength(7);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
@@ -506,9 +519,14 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
         m.action === 'StartTransaction'
           ? { answer: { transactionId: 7001, idTagInfo: { status: 'Blocked' } } }
           : undefined;
-      const { t, station } = await linkedSite(csms);
+      const clock = new ManualClock(Date.now());
+      const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms) }, { linkClock: clock });
+      const station = await t.connect();
+      await station.boot();
       await session(station, 1);
-      await eventually(() => csms.of('BootNotification').length >= 2, UPLINK_WAIT_MS, 'the boot asked again');
+      // Asked again at the CSMS's interval (1 s).
+      expect(await waitsBetweenTries(clock, 1)).toEqual([1000]);
+      await eventually(() => csms.of('BootNotification').length === 2, UPLINK_WAIT_MS, 'the boot asked again');
       expect(csms.of('StartTransaction')).toEqual([]);
       await eventually(
         async () => {
@@ -522,6 +540,7 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
       expect(t.events('StopTransaction')).toHaveLength(1);
 
       csms.bootStatus = 'Accepted';
+      await waitsBetweenTries(clock, 1);
       await eventually(() => csms.of('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the queue sent');
       expect(csms.of('StopTransaction')[0]).toMatchObject({ transactionId: 7001 });
       expect(t.logged('CSMS did not accept a started transaction; the local decision stands')).toEqual([
