@@ -176,15 +176,23 @@ describe('POST /oauth2/token', () => {
         '--config',
         api.temp.configPath,
       ]);
-    const rotated = await rotate(partner.clientId, '--grace', '3');
+    const asked = Date.now();
+    const rotated = await rotate(partner.clientId, '--grace', '300');
+    const answered = Date.now();
     expect(rotated.code).toBe(0);
     expect(Object.keys(rotated.data)).toEqual(['clientId', 'clientSecret', 'previousValidUntil']);
     expect(rotated.data.clientSecret).not.toBe(partner.clientSecret);
+    const graceEnds = Date.parse(rotated.data.previousValidUntil!);
+    expect(graceEnds).toBeGreaterThanOrEqual(asked + 300_000);
+    expect(graceEnds).toBeLessThanOrEqual(answered + 300_000);
     const withNew = { clientId: partner.clientId, clientSecret: rotated.data.clientSecret };
     await api.token(withNew);
     await api.token(partner);
-    const graceEnds = Date.parse(rotated.data.previousValidUntil!);
-    await new Promise((resolve) => setTimeout(resolve, graceEnds - Date.now() + 200));
+    // The grace ends: the daemon compares the stored end with its clock on every request, so moving the end to
+    // just past is the grace running out, without waiting for it.
+    api.db
+      .prepare('UPDATE applications SET previous_secret_expires_at = ? WHERE client_id = ?')
+      .run(new Date(Date.now() - 1).toISOString(), partner.clientId);
     const late = await post(
       form({ grant_type: 'client_credentials', client_id: partner.clientId, client_secret: partner.clientSecret }),
     );
@@ -192,8 +200,13 @@ describe('POST /oauth2/token', () => {
     expect(await late.json()).toMatchObject({ error: 'invalid_client' });
     await api.token(withNew);
 
-    // --grace 0: the previous secret stops at once; mistakes are usage errors.
-    const immediate = await rotate(partner.clientId, '--grace', '0');
+    // --grace 0: the previous secret stops at once; mistakes are usage errors. Three processes at once: the mistakes
+    // change nothing.
+    const [immediate, nobody, soon] = await Promise.all([
+      rotate(partner.clientId, '--grace', '0'),
+      rotate('app-nobody'),
+      rotate(partner.clientId, '--grace', 'soon'),
+    ]);
     expect(immediate.data.previousValidUntil).toBeNull();
     expect(
       (
@@ -202,9 +215,9 @@ describe('POST /oauth2/token', () => {
         )
       ).status,
     ).toBe(401);
-    expect((await rotate('app-nobody')).code).toBe(1);
+    expect(nobody.code).toBe(1);
     // A bad option value is commander's usage error; with --json it is still one JSON document.
-    expect(await rotate(partner.clientId, '--grace', 'soon')).toMatchObject({
+    expect(soon).toMatchObject({
       code: 2,
       data: {
         error:

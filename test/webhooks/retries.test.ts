@@ -191,11 +191,17 @@ describe('retries and dead letters (contract section 5)', () => {
       last_status: 500,
     });
 
-    const list = await runCliJson<{ deadLetters: DeadLetterJson[] }>([
-      'deadletter',
-      'list',
-      '--config',
-      daemon.temp.configPath,
+    // The three readers of the dead letter as separate processes at once: none of them changes it.
+    const [list, table, shown] = await Promise.all([
+      runCliJson<{ deadLetters: DeadLetterJson[] }>(['deadletter', 'list', '--config', daemon.temp.configPath]),
+      runCli(['deadletter', 'list', '--config', daemon.temp.configPath]),
+      runCliJson<{ envelope: Record<string, unknown>; deliveries: DeadLetterJson[] }>([
+        'deadletter',
+        'show',
+        eventId,
+        '--config',
+        daemon.temp.configPath,
+      ]),
     ]);
     expect(list.code).toBe(0);
     expect(list.data.deadLetters).toEqual([
@@ -212,20 +218,12 @@ describe('retries and dead letters (contract section 5)', () => {
     ]);
 
     // The table shows when it died in the site's zone (Europe/Brussels), as `webhook status` shows its times.
-    const table = await runCli(['deadletter', 'list', '--config', daemon.temp.configPath]);
     expect(table.stdout).toMatch(
       new RegExp(
         `${eventId}\\s+Authorize\\s+s1\\s+partner-a\\s+retries_exhausted\\s+3\\s+500\\s+\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}\\+0[12]:00`,
       ),
     );
 
-    const shown = await runCliJson<{ envelope: Record<string, unknown>; deliveries: DeadLetterJson[] }>([
-      'deadletter',
-      'show',
-      eventId,
-      '--config',
-      daemon.temp.configPath,
-    ]);
     expect(shown.code).toBe(0);
     expect(shown.data.envelope).toEqual({
       eventId,
@@ -264,10 +262,14 @@ describe('retries and dead letters (contract section 5)', () => {
       'second dead letter',
     );
     expect(second).toBeDefined();
-    const discarded = await runCliJson(['deadletter', 'discard', '--all', '--config', daemon.temp.configPath]);
+    // The first event has no dead letter to discard whether or not --all ran first: both at once.
+    const [discarded, notDead] = await Promise.all([
+      runCliJson(['deadletter', 'discard', '--all', '--config', daemon.temp.configPath]),
+      runCliJson(['deadletter', 'discard', eventId, '--config', daemon.temp.configPath]),
+    ]);
     expect(discarded).toMatchObject({ code: 0, data: { discarded: 1 } });
     expect(deliveries(daemon).filter((d) => d.state === 'dead')).toEqual([]);
-    expect((await runCliJson(['deadletter', 'discard', eventId, '--config', daemon.temp.configPath])).code).toBe(1);
+    expect(notDead.code).toBe(1);
   }, 120_000);
 
   it('dead-letters an event that finds its queue full, logs Webhook_QueueFull, and keeps other event types flowing', async () => {
@@ -297,12 +299,12 @@ describe('retries and dead letters (contract section 5)', () => {
     expect(full.map((l) => l.eventId)).toEqual(authorizeIds.slice(3));
     expect(full[0]).toMatchObject({ webhookId: 'partner-a', eventType: 'Authorize', queueCapacity: 3 });
     await partner.waitFor((requests) => requests.some((r) => r.json().eventType === 'ChargePointStatus'));
-    const dead = await runCliJson<{ deadLetters: DeadLetterJson[] }>([
-      'deadletter',
-      'list',
-      '--config',
-      daemon.temp.configPath,
+    // A usage error touches nothing: it runs beside the listing.
+    const [dead, human] = await Promise.all([
+      runCliJson<{ deadLetters: DeadLetterJson[] }>(['deadletter', 'list', '--config', daemon.temp.configPath]),
+      runCli(['deadletter', 'replay', 'some-event', '--all', '--config', daemon.temp.configPath]),
     ]);
+    expect(human).toMatchObject({ code: 2, stderr: 'chargegate: name one EVENT_ID or use --all\n' });
     expect(dead.data.deadLetters.map((d) => [d.eventId, d.reason, d.attempts])).toEqual(
       authorizeIds.slice(3).map((id) => [id, 'queue_full', 0]),
     );
@@ -315,7 +317,5 @@ describe('retries and dead letters (contract section 5)', () => {
       daemon.temp.configPath,
     ]);
     expect(replay).toMatchObject({ code: 1, data: { replayed: 0, queueFull: 2 } });
-    const human = await runCli(['deadletter', 'replay', 'some-event', '--all', '--config', daemon.temp.configPath]);
-    expect(human).toMatchObject({ code: 2, stderr: 'chargegate: name one EVENT_ID or use --all\n' });
   }, 120_000);
 });
