@@ -6,6 +6,7 @@ import { MeterSimulator } from '../support/meter-simulator.js';
 import {
   circuitMeterConfig,
   eventually,
+  FAST_DETECTION,
   meterConfig,
   meterEvents,
   meterHealth,
@@ -13,6 +14,9 @@ import {
   waitForEvent,
   waitForStatus,
 } from './harness.js';
+
+/** m2's session ends in the first case: what happens at its stop is the point, not how long the quiet lasts. */
+const QUICK_STOP = { ...FAST_DETECTION, stopDelayS: 1 };
 
 describe('meters in the running daemon', () => {
   it('reload adds, changes and removes meters without a restart; a removed meter closes its session with reason Other', async () => {
@@ -42,7 +46,7 @@ describe('meters in the running daemon', () => {
     // m1 leaves, m2 arrives, m3 stays as it was.
     t.temp.write({
       log: { level: 'info' },
-      ...sites([meterConfig(2, tcp, { idTag: 'FLEET-42' }), meterConfig(3, tcp)]),
+      ...sites([meterConfig(2, tcp, { idTag: 'FLEET-42', detection: QUICK_STOP }), meterConfig(3, tcp)]),
     });
     expect(await t.daemon.reload()).toBe(true);
     const stop = await waitForEvent(db, 'm1', 'StopTransaction');
@@ -128,7 +132,10 @@ describe('meters in the running daemon', () => {
     // m2 changes mid-session: its poller restarts from the stored state, the session goes on and ends once.
     t.temp.write({
       log: { level: 'info' },
-      ...sites([meterConfig(2, tcp, { idTag: 'FLEET-43', pollIntervalMs: 150 }), meterConfig(3, tcp)]),
+      ...sites([
+        meterConfig(2, tcp, { idTag: 'FLEET-43', pollIntervalMs: 150, detection: QUICK_STOP }),
+        meterConfig(3, tcp),
+      ]),
     });
     expect(await t.daemon.reload()).toBe(true);
     await eventually(

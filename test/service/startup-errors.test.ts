@@ -2,9 +2,12 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { loadConfig } from '../../src/config/index.js';
+import { Keystore } from '../../src/keystore/index.js';
 import { DATABASE_FILE, openDatabase } from '../../src/store/index.js';
 import { runCli } from '../support/cli.js';
 import { tempSiteForTest } from '../support/for-test.js';
+import { keystoreTemplateForDaemons } from '../support/keystore-template.js';
 import type { TempSite } from '../support/temp-site.js';
 
 /** contract section 7: every failure at start is one line naming the path or port and what to do, exit 1. */
@@ -24,8 +27,11 @@ describe('chargegate run: failures at start are one clear line', () => {
     onTestFinished(() => void busy.close());
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
     const port = (busy.address() as { port: number }).port;
+    const t = site({ http: { host: '127.0.0.1', port } });
+    // The keys a gateway in service has: the daemon opens its keystore before it listens, and would make them first.
+    (await keystoreTemplateForDaemons({}, loadConfig(t.configPath)))?.copyInto(t.dataDir);
     expectOneLine(
-      await run(site({ http: { host: '127.0.0.1', port } })),
+      await run(t),
       new RegExp(
         `^chargegate: cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use\\. Is chargegate already running\\? .*http\\.port$`,
       ),
@@ -91,11 +97,8 @@ describe('chargegate run: failures at start are one clear line', () => {
 
   it('a wrong keystore passphrase says so, naming the keystore file', async () => {
     const t = site();
-    // keys list creates the keystore, encrypted with the first passphrase.
-    const created = await runCli(['keys', 'list', '--config', t.configPath], {
-      env: { CHARGEGATE_KEYSTORE_PASSPHRASE: 'right one' },
-    });
-    expect(created.code).toBe(0);
+    // The keystore as the daemon or `keys list` makes it, encrypted with the first passphrase.
+    await Keystore.open({ dataDir: t.dataDir, passphrase: 'right one', retiredKeyGraceS: 86_400 });
     expectOneLine(
       await run(t, { CHARGEGATE_KEYSTORE_PASSPHRASE: 'wrong one' }),
       /^chargegate: .*keystore\.json: .*wrong keystore passphrase/,

@@ -77,12 +77,19 @@ export class MeterSimulator implements ScriptableMeter {
     return sim;
   }
 
-  static async rtu(options: MeterSimulatorOptions & { device: string; baudRate?: number }): Promise<MeterSimulator> {
+  /**
+   * `frameGapMs`: the silence after which the simulator takes the bytes it received as one request (modbus-serial's
+   * default 30 ms; Modbus RTU's t3.5 is 4 ms at 9600 baud). Each request waits it out before it is answered.
+   */
+  static async rtu(
+    options: MeterSimulatorOptions & { device: string; baudRate?: number; frameGapMs?: number },
+  ): Promise<MeterSimulator> {
     const sim = new MeterSimulator(options);
     const server = new ServerSerial(sim.vector(), {
       path: options.device,
       baudRate: options.baudRate ?? 9600,
       unitID: 255,
+      ...(options.frameGapMs !== undefined && { interval: options.frameGapMs }),
     } as ConstructorParameters<typeof ServerSerial>[1]);
     await new Promise<void>((resolve, reject) => {
       server.on('initialized', () => resolve());
