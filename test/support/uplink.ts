@@ -51,14 +51,16 @@ export function circuitSiteUnderCsms(
 
 /**
  * The test site's daemon linked to `csms` (with these upstream.csms settings), stopped after the test, and its
- * station CP001 connected and booted. `stations` configures more than CP001 (connected by the test).
+ * station CP001 connected and booted. `stations` configures more than CP001 (connected by the test); `config`, more
+ * top-level keys.
  */
 export async function linkedSite(
   csms: TestCsms,
   extra: Record<string, unknown> = {},
   stations?: Array<Record<string, unknown>>,
+  config: Record<string, unknown> = {},
 ): Promise<{ t: TestDaemon; station: SimulatedStation }> {
-  const t = await daemonForTest({ ...siteWith([], stations), ...uplinkConfig(csms, extra) });
+  const t = await daemonForTest({ ...siteWith([], stations), ...uplinkConfig(csms, extra), ...config });
   const station = await t.connect();
   await station.boot();
   return { t, station };

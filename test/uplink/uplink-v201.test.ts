@@ -1,7 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { putIdTag } from '../../src/authorization/index.js';
-import { runCliJson } from '../support/cli.js';
+import { listCsmsIdTags, putIdTag } from '../../src/authorization/index.js';
 import { TestCsms } from '../support/csms.js';
 import { daemonForTest, eventually, PROCESS_TEST_TIMEOUT_MS, siteWith, type TestDaemon } from '../support/daemon.js';
 import { ManualClock } from '../support/fake-link-client.js';
@@ -149,13 +148,8 @@ describe('uplink of an OCPP 2.0.1 station (ocpp-rpc RPCServer, strict OCPP 2.0.1
       );
       expect(csms.of('StatusNotification', 'EV201')[2]).toMatchObject({ evseId: 2, connectorStatus: 'Available' });
 
-      const status = await runCliJson<{ live: boolean; stations: Array<Record<string, unknown>> }>([
-        'upstream',
-        'status',
-        '--config',
-        t.temp.configPath,
-      ]);
-      expect(status.data.stations).toEqual([
+      // The status `upstream status` shows (uplink-cli.test.ts runs the command), from /health.
+      expect((await upstreamHealth(t.daemon.httpPort)).stations).toEqual([
         expect.objectContaining({ stationId: 'EV201', connected: true, queued: 0, dropped: 0, level: 'ok' }),
       ]);
       const metrics = await (await fetch(`http://127.0.0.1:${t.daemon.httpPort}/metrics`)).text();
@@ -455,11 +449,11 @@ describe('uplink of an OCPP 2.0.1 station (ocpp-rpc RPCServer, strict OCPP 2.0.1
       station.localListVersion = 9;
       expect(await version()).toEqual({ versionNumber: 0 });
 
-      // In chargegate's list, in 1.6's words: a status 1.6 does not have is Invalid.
-      const listed = await runCliJson<{ idTags: unknown[] }>(['idtag', 'list', '--config', t.temp.configPath]);
+      // In chargegate's list, in 1.6's words: a status 1.6 does not have is Invalid. (Read as `idtag list` reads it:
+      // uplink.test.ts runs that command on the 1.6 station's list.)
       const csmsEntry = (idTag: string, status: string, more: object = {}) =>
-        expect.objectContaining({ idTag, status, source: 'csms', stationId: 'EV201', listVersion: 2, ...more });
-      expect(listed.data.idTags).toEqual([
+        expect.objectContaining({ idTag, status, stationId: 'EV201', listVersion: 2, ...more });
+      expect(listCsmsIdTags(t.db)).toEqual([
         csmsEntry('TAG-BROKE', 'Invalid'),
         csmsEntry('TAG-FLEET', 'Accepted', { expiresAt: cacheExpiryDateTime, parentIdTag: 'FLEET' }),
         csmsEntry('tag-new', 'Blocked'),

@@ -462,7 +462,10 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
     'a signed Begin reading sent without a transactionId while the CSMS is away: queued under its transaction, delivered with the id the CSMS gave it',
     async () => {
       const csms = await TestCsms.startForTest();
-      const { station } = await linkedSite(csms);
+      const clock = new ManualClock(Date.now());
+      const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms) }, { linkClock: clock });
+      const station = await t.connect();
+      await station.boot();
       await eventually(() => csms.of('BootNotification').length > 0, UPLINK_WAIT_MS, 'the uplink boot');
       await csms.cutOff();
       const transactionId = await station.startTransaction({ connectorId: 1, idTag: 'TAG-SIGNED', meterStart: 0 });
@@ -470,6 +473,7 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
       await station.signedMeterValue({ connectorId: 1, value: begin, context: 'Transaction.Begin' });
       await station.stopTransaction({ transactionId, meterStop: 1000 });
       csms.restore();
+      await waitsBetweenTries(clock, 1);
       await eventually(() => csms.of('StopTransaction').length === 1, UPLINK_WAIT_MS, 'the replay');
       expect(csms.of('MeterValues')).toEqual([
         expect.objectContaining({
@@ -610,7 +614,10 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
     'at queueLimit the oldest reading not yet answered goes, never one the CSMS already has',
     async () => {
       const csms = await TestCsms.startForTest();
-      const { t, station } = await linkedSite(csms, { queueLimit: 3 });
+      const clock = new ManualClock(Date.now());
+      const t = await daemonForTest({ ...siteWith(), ...uplinkConfig(csms, { queueLimit: 3 }) }, { linkClock: clock });
+      const station = await t.connect();
+      await station.boot();
       const transactionId = await station.startTransaction({ connectorId: 1, idTag: 'TAG-LIMIT', meterStart: 0 });
       const reading = (wh: number) => station.meterValues({ connectorId: 1, transactionId, wh });
       await reading(1);
@@ -632,6 +639,7 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
       expect(metrics).toContain('chargegate_upstream_queued_messages{station="CP001"} 3');
       expect(metrics).toContain('chargegate_upstream_dropped_messages{station="CP001"} 1');
       csms.restore();
+      await waitsBetweenTries(clock, 1);
       await eventually(() => csms.of('MeterValues').length >= 5, UPLINK_WAIT_MS, 'the replay');
       await eventually(
         async () => ((await health(t)).stations as Array<{ queued: number }>)[0]?.queued === 0,
@@ -677,11 +685,15 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
     'a frame from the CSMS larger than ocpp.maxMessageBytes closes the link before it reaches the station',
     async () => {
       const csms = await TestCsms.startForTest();
-      const t = await daemonForTest({
-        ...siteWith(),
-        ...uplinkConfig(csms),
-        ocpp: { host: '127.0.0.1', port: 0, path: '/ocpp', securityProfile: 0, maxMessageBytes: 1024 },
-      });
+      const clock = new ManualClock(Date.now());
+      const t = await daemonForTest(
+        {
+          ...siteWith(),
+          ...uplinkConfig(csms),
+          ocpp: { host: '127.0.0.1', port: 0, path: '/ocpp', securityProfile: 0, maxMessageBytes: 1024 },
+        },
+        { linkClock: clock },
+      );
       const station = await t.connect();
       station.handle('DataTransfer', () => ({ status: 'Accepted' }));
       await station.boot();
@@ -693,7 +705,8 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
         UPLINK_WAIT_MS,
         'the link dropped',
       );
-      // Reconnected, it carries frames within the limit as before.
+      // Reconnected after the back-off, it carries frames within the limit as before.
+      expect(await waitsBetweenTries(clock, 1)).toEqual([1000]);
       await eventually(() => csms.of('BootNotification').length === 2, UPLINK_WAIT_MS, 'the uplink back');
       expect(await csms.call('CP001', 'DataTransfer', { vendorId: 'csms', data: 'x' })).toEqual({ status: 'Accepted' });
     },
