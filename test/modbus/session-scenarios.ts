@@ -2,7 +2,7 @@ import { describe, expect, it, onTestFailed, onTestFinished } from 'vitest';
 import { openDatabase, type Database } from '../../src/store/index.js';
 import { daemonForTest, type EventRow } from '../support/daemon.js';
 import { receiverForTest, spawnDaemonForTest, tempSiteForTest } from '../support/for-test.js';
-import { METER_MODELS, type MeterHealth } from '../../src/modbus/index.js';
+import { METER_MODELS } from '../../src/modbus/index.js';
 import {
   externalTool,
   MeterSimulator,
@@ -149,30 +149,25 @@ async function normalSession(p: Profile): Promise<void> {
   expectOneSession(p, 100, 100.75, ['Available/NoError', 'Charging/NoError', 'Available/NoError']);
 }
 
-/** The daemon's GET /health report of the meter, once `check` holds for it. */
-function healthWhen(p: Profile, check: (h: MeterHealth) => boolean, what: string): Promise<MeterHealth> {
-  return eventually(
-    async () => {
-      const health = await meterHealth(p.httpPort, p.meterId);
-      return health && check(health) ? health : undefined;
-    },
-    20_000,
-    `${p.meterId}: ${what}`,
-  );
-}
-
 /**
- * A pause (a car balancing its battery) shorter than stopDelayS: one session, not two. The pause lasts from the
- * daemon seeing no current (its stop delay running) over two more quiet readings (a stop delay shorter than two
- * poll intervals would end the session there) to its seeing current again.
+ * A pause (a car balancing its battery) shorter than stopDelayS: one session, not two. The pause lasts 1.5 s by the
+ * daemon's clock, from the first quiet reading its detector went 'stopping' on (a stop delay shorter than that ends
+ * the session there), to its seeing current again a poll round later; 5 s of stop delay leave room for a slow bus.
  */
 async function sessionWithPause(p: Profile): Promise<void> {
   await startSession(p, 200);
   await p.meter.set(p.unitId, { energyKWh: 200.5, ...IDLE });
-  const quiet = await healthWhen(p, (h) => h.session.phase === 'stopping', 'stopping');
-  await healthWhen(p, (h) => h.readings >= quiet.readings + 2, 'two more quiet readings');
+  const detector = () =>
+    p.db.prepare('SELECT phase, phase_since FROM meter_detectors WHERE meter_id = ?').get(p.meterId) as
+      { phase: string; phase_since: string | null } | undefined;
+  const quietSince = await eventually(
+    () => (detector()?.phase === 'stopping' ? Date.parse(detector()!.phase_since!) : undefined),
+    20_000,
+    `${p.meterId} stopping`,
+  );
+  await eventually(() => Date.now() >= quietSince + 1500, 20_000, `${p.meterId} quiet for 1.5 s`);
   await p.meter.set(p.unitId, CHARGING);
-  await healthWhen(p, (h) => h.session.phase === 'charging', 'charging again');
+  await eventually(() => detector()?.phase === 'charging', 20_000, `${p.meterId} charging again`);
   expect(meterEvents(p.db, p.meterId, 'StopTransaction')).toHaveLength(0);
   await stopSession(p, 201);
   expectOneSession(p, 200, 201, ['Available/NoError', 'Charging/NoError', 'Available/NoError']);
@@ -239,8 +234,7 @@ const QUICK_STOP = { ...FAST_DETECTION, stopDelayS: 1.5 };
  * Unit i+1 runs PROFILES[i] from startKWh, already on the register before the daemon's first poll: a jump from 0
  * would be rejected as implausible for a few readings, which on a loaded machine can outlast the drop-off's
  * offlineAfterS and put a Faulted status in the trail before the scenario begins. The drop-off's 5 s outlasts a
- * polling round of four meters on a loaded machine; the pause, four readings long, stays inside its 5 s stop delay
- * even when a loaded machine stretches a polling round over RTU to a second.
+ * polling round of four meters on a loaded machine, as the pause's 5 s stop delay outlasts its 1.5 s and a round.
  */
 const PROFILES: Array<{ run: (p: Profile) => Promise<void>; startKWh: number; config?: Record<string, unknown> }> = [
   { run: normalSession, startKWh: 100, config: { detection: QUICK_STOP } },

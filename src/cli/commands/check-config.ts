@@ -50,8 +50,11 @@ export function registerCheckConfig(program: Command): void {
     });
 }
 
-/** Settings that work but put partners or keys at risk: told, not refused (exit 0). */
-function configWarnings(config: Config): string[] {
+/**
+ * Settings that work but put partners or keys at risk: told, not refused (exit 0). Exported, with `env`, for the
+ * tests that check the warnings of many configs without a CLI process each.
+ */
+export function configWarnings(config: Config, env: NodeJS.ProcessEnv = process.env): string[] {
   const warnings: string[] = [];
   const issuerHost = new URL(config.http.issuer).hostname;
   if (isWildcardHost(issuerHost)) {
@@ -67,7 +70,7 @@ function configWarnings(config: Config): string[] {
   ].filter(([, host]) => !isLoopbackHost(host!));
   let encrypted: boolean;
   try {
-    encrypted = keystoreEncrypted(config);
+    encrypted = keystoreEncrypted(config, env);
   } catch (err) {
     // The daemon would refuse to start on it; the config itself is fine.
     if (!(err instanceof KeystoreError)) throw err;

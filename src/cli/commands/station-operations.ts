@@ -186,7 +186,11 @@ interface LogsOptions {
   wait: boolean;
 }
 
-/** How often a waiting `station logs` asks the daemon how the collection goes. */
+/**
+ * How often a waiting `station logs` asks the daemon how the collection goes: soon at first (a station uploads a small
+ * log in a moment), then less often, every second at most.
+ */
+const LOGS_FIRST_POLL_MS = 100;
 const LOGS_POLL_MS = 1000;
 
 /**
@@ -212,6 +216,7 @@ async function collectLogs(cmd: Command, stationId: string, options: LogsOptions
   // The station has logs.uploadWindowS to upload; the daemon fails the collection then.
   const deadline = Date.now() + (config.logs.uploadWindowS + 30) * 1000;
   let record: LogRecord;
+  let pollMs = LOGS_FIRST_POLL_MS;
   for (;;) {
     const answer = await askDaemon(config, 'GET', logPath);
     if (answer.status !== 200) return notDone(globals, stationId, answer);
@@ -222,7 +227,8 @@ async function collectLogs(cmd: Command, stationId: string, options: LogsOptions
         `${stationId}: log ${logId} is still ${record.state}: the daemon did not end it`,
         EXIT_FAILURE,
       );
-    await new Promise((resolve) => setTimeout(resolve, LOGS_POLL_MS));
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+    pollMs = Math.min(pollMs * 2, LOGS_POLL_MS);
   }
   if (record.state === 'failed') {
     const line = `${stationId}: log ${logId} failed: ${record.reason ?? 'no reason recorded'}`;
