@@ -42,11 +42,14 @@ describe('chargegate keys', { timeout: 120_000 }, () => {
     const file = readFileSync(path.join(temp.dataDir, 'keystore.json'), 'utf8');
     expect(file).toContain('ENCRYPTED PRIVATE KEY');
     expect(statSync(path.join(temp.dataDir, 'keystore.json')).mode & 0o777).toBe(0o600);
-    const without = await runCli(['keys', 'rotate', '--config', temp.configPath]);
+    // Both without the passphrase, at once: the refused rotation changes nothing the listing reads.
+    const [without, listed] = await Promise.all([
+      runCli(['keys', 'rotate', '--config', temp.configPath]),
+      runCliJson<KeyInfo[]>(['keys', 'list', '--config', temp.configPath]),
+    ]);
     expect(without.code).toBe(1);
     expect(without.stderr).toContain('encrypted: provide the keystore passphrase');
     // Listing shows no private material: it reads the file without the passphrase.
-    const listed = await runCliJson<KeyInfo[]>(['keys', 'list', '--config', temp.configPath]);
     expect(listed.code).toBe(0);
     expect(listed.data.map((k) => [k.purpose, k.state])).toEqual([
       ['webhook', 'signing'],
@@ -70,13 +73,16 @@ describe('chargegate keys', { timeout: 120_000 }, () => {
     const x509 = new X509Certificate(readFileSync(made.data.cert));
     expect(x509.subjectAltName).toBe('IP Address:127.0.0.1');
     expect(x509.fingerprint256).toBe(made.data.fingerprintSha256);
-    const again = await runCli(['keys', 'tls-cert', '--name', '127.0.0.1', '--config', temp.configPath]);
+    // The refused second run and the daemon's start at once: the refusal leaves the certificate as it is.
+    const [again, daemon] = await Promise.all([
+      runCli(['keys', 'tls-cert', '--name', '127.0.0.1', '--config', temp.configPath]),
+      apiDaemonForTest({
+        ocpp: { host: '127.0.0.1', port: 0, securityProfile: 2, tls: { cert: made.data.cert, key: made.data.key } },
+      }),
+    ]);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain('--force');
 
-    const daemon = await apiDaemonForTest({
-      ocpp: { host: '127.0.0.1', port: 0, securityProfile: 2, tls: { cert: made.data.cert, key: made.data.key } },
-    });
     const { password } = new Site({ db: daemon.db, config: () => loadConfig(daemon.temp.configPath) }).stations.pair(
       'CP001',
       's1',

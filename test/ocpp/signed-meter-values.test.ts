@@ -24,8 +24,12 @@ const whitepaperJson = (key: MeterKey, record: string) =>
     publicKey: key.publicKeyHex,
   });
 
+/**
+ * The site with CP001, EV201 and CP002 and a partner webhook for StopTransaction; `webhook: false` leaves it out for
+ * a case that sends none (no delivery thread to start).
+ */
 async function signedSite(
-  options: { cp001?: Record<string, unknown>; webhookDelivery?: Record<string, unknown> } = {},
+  options: { cp001?: Record<string, unknown>; webhookDelivery?: Record<string, unknown>; webhook?: boolean } = {},
 ) {
   const partner = await receiverForTest();
   const api = await apiDaemonForTest({
@@ -34,21 +38,22 @@ async function signedSite(
         id: 's1',
         stations: [{ ...CP001, ...options.cp001 }, EV201, CP002],
         meters: [],
-        webhooks: [{ id: 'partner', url: partner.url(), events: ['StopTransaction'] }],
+        webhooks: options.webhook === false ? [] : [{ id: 'partner', url: partner.url(), events: ['StopTransaction'] }],
       },
     ],
     groups: GROUPS,
     webhookDelivery: { retryIntervalS: 0.2, ...options.webhookDelivery },
   });
-  const token = await api.token(api.createApp('ops'));
-  return { partner, api, token };
+  return { partner, api };
 }
 
 type Payload = Record<string, unknown> & { transactionId: number; signedMeterValues?: Array<Record<string, unknown>> };
 
 describe('signed meter values (docs/partners/signed-meter-values.md#signed-meter-values)', () => {
   it('a 1.6 and a 2.0.1 station with signed Begin/End: StopTransaction carries the records byte for byte, verified and consistent; /events and /transactions/{id} show the same', async () => {
-    const { partner, api, token } = await signedSite();
+    const { partner, api } = await signedSite();
+    // An application's token for the API (two scrypt runs): made only by the case that reads the API.
+    const token = await api.token(api.createApp('ops'));
     const legacy = await api.connect('CP001');
     await legacy.boot();
     const modern = await stationV201ForTest(api.url, 'EV201');
@@ -550,7 +555,7 @@ describe('signed meter values (docs/partners/signed-meter-values.md#signed-meter
   });
 
   it("readings for another station's transaction stay refused (MeterValues and StopTransaction): nothing kept", async () => {
-    const { api } = await signedSite();
+    const { api } = await signedSite({ webhook: false });
     const owner = await api.connect('CP001');
     await owner.boot();
     const intruder = await api.connect('CP002');

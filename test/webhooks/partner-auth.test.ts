@@ -1,6 +1,15 @@
 import { createServer, type Server } from 'node:http';
-import { describe, expect, it } from 'vitest';
-import { deliveries, eventually, expectSignedWebhook, jwksSigningKey, webhookTestResources } from './harness.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestDaemon, type TestDaemon } from '../support/daemon.js';
+import { startReceiver, type Receiver } from '../support/receiver.js';
+import {
+  deliveries,
+  eventually,
+  expectSignedWebhook,
+  jwksSigningKey,
+  webhookConfig,
+  webhookTestResources,
+} from './harness.js';
 
 const t = webhookTestResources();
 
@@ -13,7 +22,7 @@ interface TokenRequest {
 async function tokenEndpoint(
   clientId: string,
   clientSecret: string,
-): Promise<{ url: string; requests: TokenRequest[] }> {
+): Promise<{ url: string; requests: TokenRequest[]; close(): Promise<void> }> {
   const requests: TokenRequest[] = [];
   const server: Server = createServer((req, res) => {
     let body = '';
@@ -42,39 +51,152 @@ async function tokenEndpoint(
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  t.onCleanup(() => new Promise((resolve) => server.close(() => resolve())));
-  return { url: `http://127.0.0.1:${(server.address() as { port: number }).port}/oauth2/token`, requests };
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/oauth2/token`,
+    requests,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 describe('authentication toward the partner endpoint (interface document 5.3)', () => {
-  it('sends no Authorization for none, Basic credentials, and Token <t>, each on a signed request', async () => {
-    const [none, basic, token] = [await t.receiver(), await t.receiver(), await t.receiver()];
-    const daemon = await t.daemon([
-      { id: 'none', url: none.url(), events: ['Authorize'] },
-      {
-        id: 'basic',
-        url: basic.url(),
-        events: ['Authorize'],
-        auth: { type: 'basic', username: 'partner', password: 'pä:ss' },
-      },
-      { id: 'token', url: token.url(), events: ['Authorize'], auth: { type: 'token', token: 'static-token-1' } },
-    ]);
-    const publicKey = await jwksSigningKey(daemon);
-    const station = await daemon.connect();
-    await station.boot();
-    await station.authorize('TAG-1');
-    await Promise.all([none.waitForCount(1), basic.waitForCount(1), token.waitForCount(1)]);
-    for (const r of [none, basic, token]) await expectSignedWebhook(r.requests[0]!, publicKey);
-    expect(none.requests[0]!.headers.authorization).toBeUndefined();
-    expect(basic.requests[0]!.headers.authorization).toBe(
-      `Basic ${Buffer.from('partner:pä:ss', 'utf8').toString('base64')}`,
-    );
-    expect(token.requests[0]!.headers.authorization).toBe('Token static-token-1');
+  /**
+   * One daemon for the cases that take the default delivery settings, a site per case: a site's webhooks hear only
+   * its own station, so each case sees only its own requests, as on a daemon of its own.
+   */
+  describe('on one daemon, a site per case', () => {
+    let daemon: TestDaemon;
+    let none: Receiver, basic: Receiver, token: Receiver, oauthPartner: Receiver, rfc9421Partner: Receiver;
+    let tokens: Awaited<ReturnType<typeof tokenEndpoint>>;
+    const site = (id: string, station: string, webhooks: Array<Record<string, unknown>>) => ({
+      id,
+      stations: [{ id: station, chargePoints: [{ id: `${station}-A`, connectors: [1, 2] }] }],
+      meters: [],
+      webhooks,
+    });
+
+    beforeAll(async () => {
+      [none, basic, token, oauthPartner, rfc9421Partner] = await Promise.all([
+        startReceiver(),
+        startReceiver(),
+        startReceiver(),
+        startReceiver(),
+        startReceiver(),
+      ]);
+      tokens = await tokenEndpoint('chargegate', 'right');
+      daemon = await startTestDaemon({
+        ...webhookConfig([]),
+        sites: [
+          site('s1', 'CP001', [
+            { id: 'none', url: none.url(), events: ['Authorize'] },
+            {
+              id: 'basic',
+              url: basic.url(),
+              events: ['Authorize'],
+              auth: { type: 'basic', username: 'partner', password: 'pä:ss' },
+            },
+            { id: 'token', url: token.url(), events: ['Authorize'], auth: { type: 'token', token: 'static-token-1' } },
+          ]),
+          site('s2', 'CP002', [
+            {
+              id: 'oauth-post',
+              url: oauthPartner.url(),
+              events: ['Authorize'],
+              auth: {
+                type: 'oauth2',
+                tokenUrl: tokens.url,
+                clientId: 'chargegate',
+                clientSecret: 'wrong',
+                scope: 'events:write',
+                tokenEndpointAuthMethod: 'client_secret_post',
+              },
+            },
+          ]),
+          site('s3', 'CP003', [
+            {
+              id: 'std',
+              url: rfc9421Partner.url('/in/chargegate'),
+              signature: 'rfc9421',
+              auth: { type: 'token', token: 't' },
+            },
+          ]),
+        ],
+      });
+    });
+    // The servers first: requests hanging on them end at once instead of holding the daemon's stop.
+    afterAll(async () => {
+      await Promise.all([none, basic, token, oauthPartner, rfc9421Partner].map((r) => r?.close()));
+      await tokens?.close();
+      await daemon?.stop();
+    });
+
+    it('sends no Authorization for none, Basic credentials, and Token <t>, each on a signed request', async () => {
+      const publicKey = await jwksSigningKey(daemon);
+      const station = await daemon.connect('CP001');
+      await station.boot();
+      await station.authorize('TAG-1');
+      await Promise.all([none.waitForCount(1), basic.waitForCount(1), token.waitForCount(1)]);
+      for (const r of [none, basic, token]) await expectSignedWebhook(r.requests[0]!, publicKey);
+      expect(none.requests[0]!.headers.authorization).toBeUndefined();
+      expect(basic.requests[0]!.headers.authorization).toBe(
+        `Basic ${Buffer.from('partner:pä:ss', 'utf8').toString('base64')}`,
+      );
+      expect(token.requests[0]!.headers.authorization).toBe('Token static-token-1');
+    });
+
+    it('OAuth2 client_secret_post: credentials in the form; a refused token request is an ordinary failed attempt', async () => {
+      const station = await daemon.connect('CP002');
+      await station.boot();
+      await station.authorize('TAG-1');
+      const failed = await eventually(
+        () => deliveries(daemon, 'oauth-post').find((d) => d.attempts >= 2),
+        10_000,
+        'two failed attempts',
+      );
+      expect(failed.state).toBe('pending');
+      expect(failed.last_error).toContain('token endpoint answered 401: invalid_client');
+      expect(oauthPartner.requests).toHaveLength(0);
+      expect(tokens.requests[0]!.authorization).toBeUndefined();
+      expect(Object.fromEntries(tokens.requests[0]!.form)).toEqual({
+        grant_type: 'client_credentials',
+        client_id: 'chargegate',
+        client_secret: 'wrong',
+        scope: 'events:write',
+      });
+    });
+
+    it('signs with the rfc9421 profile when the webhook asks for it, verifiable by http-message-signatures', async () => {
+      const publicKey = await jwksSigningKey(daemon);
+      const station = await daemon.connect('CP003');
+      await station.boot();
+      await station.statusNotification({ connectorId: 2, status: 'Faulted', errorCode: 'GroundFailure' });
+      await station.authorize('TAG-1');
+      await rfc9421Partner.waitForCount(2);
+      for (const request of rfc9421Partner.requests) {
+        await expectSignedWebhook(request, publicKey, 'rfc9421');
+        expect(request.rawHeaders.map(([name]) => name.toLowerCase()).sort()).toEqual([
+          'authorization',
+          'connection',
+          'content-digest',
+          'content-length',
+          'content-type',
+          'host',
+          'signature',
+          'signature-input',
+          'x-request-id',
+        ]);
+      }
+    });
   });
 
+  // Its own daemon: a 60 s retry interval shows the refresh-and-retry happens inside one attempt.
   it('OAuth2: fetches a client-credentials token once, reuses it, and on a 401 refreshes and retries at once', async () => {
     const partner = await t.receiver();
     const tokens = await tokenEndpoint('chargegate', 's3cret/+=');
+    t.onCleanup(tokens.close);
     let rejectToken: string | undefined;
     partner.answer((request) =>
       request.headers.authorization === `Bearer ${rejectToken}` ? { status: 401, body: 'expired' } : { status: 204 },
@@ -129,73 +251,5 @@ describe('authentication toward the partner endpoint (interface document 5.3)', 
       5000,
       'delivered in one attempt each',
     );
-  });
-
-  it('OAuth2 client_secret_post: credentials in the form; a refused token request is an ordinary failed attempt', async () => {
-    const partner = await t.receiver();
-    const tokens = await tokenEndpoint('chargegate', 'right');
-    const daemon = await t.daemon(
-      [
-        {
-          id: 'oauth',
-          url: partner.url(),
-          events: ['Authorize'],
-          auth: {
-            type: 'oauth2',
-            tokenUrl: tokens.url,
-            clientId: 'chargegate',
-            clientSecret: 'wrong',
-            scope: 'events:write',
-            tokenEndpointAuthMethod: 'client_secret_post',
-          },
-        },
-      ],
-      { retryIntervalS: 0.2 },
-    );
-    const station = await daemon.connect();
-    await station.boot();
-    await station.authorize('TAG-1');
-    const failed = await eventually(
-      () => deliveries(daemon).find((d) => d.attempts >= 2),
-      10_000,
-      'two failed attempts',
-    );
-    expect(failed.state).toBe('pending');
-    expect(failed.last_error).toContain('token endpoint answered 401: invalid_client');
-    expect(partner.requests).toHaveLength(0);
-    expect(tokens.requests[0]!.authorization).toBeUndefined();
-    expect(Object.fromEntries(tokens.requests[0]!.form)).toEqual({
-      grant_type: 'client_credentials',
-      client_id: 'chargegate',
-      client_secret: 'wrong',
-      scope: 'events:write',
-    });
-  });
-
-  it('signs with the rfc9421 profile when the webhook asks for it, verifiable by http-message-signatures', async () => {
-    const partner = await t.receiver();
-    const daemon = await t.daemon([
-      { id: 'std', url: partner.url('/in/chargegate'), signature: 'rfc9421', auth: { type: 'token', token: 't' } },
-    ]);
-    const publicKey = await jwksSigningKey(daemon);
-    const station = await daemon.connect();
-    await station.boot();
-    await station.statusNotification({ connectorId: 2, status: 'Faulted', errorCode: 'GroundFailure' });
-    await station.authorize('TAG-1');
-    await partner.waitForCount(2);
-    for (const request of partner.requests) {
-      await expectSignedWebhook(request, publicKey, 'rfc9421');
-      expect(request.rawHeaders.map(([name]) => name.toLowerCase()).sort()).toEqual([
-        'authorization',
-        'connection',
-        'content-digest',
-        'content-length',
-        'content-type',
-        'host',
-        'signature',
-        'signature-input',
-        'x-request-id',
-      ]);
-    }
   });
 });
