@@ -41,7 +41,7 @@ import { connectUpstreamAsStation, startCentralSystem, type CentralSystem } from
 import { pruneDelivered } from '../outbox/index.js';
 import { LAST_SEEN_WRITE_MS, pruneStoppedTransactions, Site, type EventListener } from '../site/index.js';
 import type { FirmwareRollouts } from '../firmware/index.js';
-import { logRoutes, type LogRoutesDeps } from '../station-logs/index.js';
+import { logRoutes, type LogRoutesDeps } from '../http/index.js';
 import { StationOperations } from '../stations/index.js';
 import { statusPageRoutes } from '../status-page/index.js';
 import {

@@ -9,7 +9,7 @@ import {
   type StationPrincipal,
   type StationRoutesDeps,
 } from '../http/index.js';
-import { logRoutes, type LogRoutesDeps } from '../station-logs/index.js';
+import { logRoutes, type LogRoutesDeps } from '../http/index.js';
 import type { DaemonPart, DaemonShared } from './daemon-parts.js';
 import { localSocketPath, socketPathProblem } from './local-socket.js';
 

@@ -1,6 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { isIPv4 } from 'node:net';
 import { ListenError, stationFacingBaseUrl, type Config } from '../config/index.js';
+import { uploadRoutes } from '../http/index.js';
 import type { CentralSystem } from '../ocpp/index.js';
 import {
   LogCollections,
@@ -10,7 +11,6 @@ import {
   SYSTEM_LOGS_CLOCK,
   UploadGrants,
   UploadReception,
-  uploadRoutes,
   type FtpUploads,
 } from '../station-logs/index.js';
 import type { StationOperations } from '../stations/index.js';

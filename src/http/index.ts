@@ -10,16 +10,13 @@ export { openApiRoutes } from './openapi.js';
 export { authorizationServerMetadataRoutes } from './authorization-server-metadata.js';
 export { circuitLimitApiRoutes, type CircuitLimitApiOptions } from './circuit-limit-api.js';
 export {
-  allowedCaller,
   bearerPrincipal,
   registerStationRoutes,
-  stationInReach,
   type StationPermission,
   type StationPrincipal,
   type StationRoutesDeps,
 } from './stations-api.js';
 export { registerFirmwareRoutes, type FirmwareRoutesDeps } from './firmware-api.js';
 export { DOWNLOAD_IDLE_TIMEOUT_MS, registerFirmwareFiles, type FirmwareFilesDeps } from './firmware-files.js';
-export { ApiError } from './http-errors.js';
-export { parseRequest } from './api-schemas.js';
-export { logParamsSchema, logRequestSchema } from './stations-schemas.js';
+export { logRoutes, type LogRoutesDeps } from './station-logs-api.js';
+export { uploadRoutes } from './station-log-uploads.js';

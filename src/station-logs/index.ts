@@ -1,7 +1,6 @@
 export { LogFiles, LOGS_DIR, randomLogId, safeName, UploadTooLargeError, type StoredLog } from './log-files.js';
-export { UploadCutError, UploadReception, type UploadEvents } from './reception.js';
+export { UploadCutError, UploadReception, type UploadClaim, type UploadEvents } from './reception.js';
 export { UploadGrants, type UploadGrant } from './upload-grants.js';
-export { uploadRoutes } from './http-uploads.js';
 export type { FtpUploads, FtpUploadsOptions } from './ftp-uploads.js';
 
 /**
@@ -19,4 +18,3 @@ export {
   type UploadLocations,
 } from './collections.js';
 export { LogRecords, type LogRecord, type LogState } from './records.js';
-export { logRoutes, type LogRoutesDeps } from './logs-api.js';

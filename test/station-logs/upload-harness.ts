@@ -3,15 +3,9 @@ import http from 'node:http';
 import path from 'node:path';
 import { Registry } from 'prom-client';
 import { onTestFinished } from 'vitest';
-import { createHttpServer } from '../../src/http/index.js';
+import { createHttpServer, uploadRoutes } from '../../src/http/index.js';
 import { startFtpUploads } from '../../src/station-logs/ftp-uploads.js';
-import {
-  LogFiles,
-  UploadGrants,
-  UploadReception,
-  uploadRoutes,
-  type UploadGrant,
-} from '../../src/station-logs/index.js';
+import { LogFiles, UploadGrants, UploadReception, type UploadGrant } from '../../src/station-logs/index.js';
 import { capturedLogger } from '../support/captured-log.js';
 import { tempDirForTest } from '../support/for-test.js';
 import { freePort } from '../support/free-port.js';

@@ -1,18 +1,11 @@
 import { createReadStream } from 'node:fs';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import {
-  allowedCaller,
-  ApiError,
-  logParamsSchema,
-  logRequestSchema,
-  parseRequest,
-  stationInReach,
-  type StationPrincipal,
-} from '../http/index.js';
+import type { LogCollections, LogFiles, LogRecord } from '../station-logs/index.js';
 import type { StationOperations } from '../stations/index.js';
-import type { LogCollections } from './collections.js';
-import type { LogFiles } from './log-files.js';
-import type { LogRecord } from './records.js';
+import { parseRequest } from './api-schemas.js';
+import { ApiError } from './http-errors.js';
+import { allowedCaller, stationInReach, type StationPrincipal } from './stations-api.js';
+import { logParamsSchema, logRequestSchema } from './stations-schemas.js';
 
 export interface LogRoutesDeps {
   logs: Pick<LogCollections, 'request' | 'get'>;

@@ -1,9 +1,8 @@
 import { Busboy } from '@fastify/busboy';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PassThrough, type Readable } from 'node:stream';
-import { ApiError } from '../http/index.js';
-import { UploadTooLargeError, type StoredLog } from './log-files.js';
-import type { UploadClaim, UploadReception } from './reception.js';
+import { UploadTooLargeError, type StoredLog, type UploadClaim, type UploadReception } from '../station-logs/index.js';
+import { ApiError } from './http-errors.js';
 
 /** What a multipart upload may hold besides its one file: a few small fields some stations add. */
 const MULTIPART_LIMITS = { files: 1, fields: 16, fieldSize: 1024, parts: 32, headerPairs: 32 };
