@@ -82,7 +82,8 @@ export default defineConfig({
           maxWorkers: 4,
         },
       },
-      { extends: true, test: { name: 'system', include: SYSTEM_TESTS } },
+      // After the in-process files when one run names files of both lanes (their worker counts differ).
+      { extends: true, test: { name: 'system', include: SYSTEM_TESTS, sequence: { groupOrder: 1 } } },
     ],
   },
 });
