@@ -1,4 +1,10 @@
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { defineConfig } from 'vitest/config';
+
+// V8's compiled code on disk for every Node.js process the tests start (the CLI ~135 times, workers, threads): the
+// same modules load again and again, and the lanes are CPU-bound on two cores.
+process.env.NODE_COMPILE_CACHE ??= path.join(tmpdir(), 'chargegate-test-compile-cache');
 
 /**
  * The system lane (`npm run test:system`): tests that install packages, start Chromium, fill a tmpfs, run the daemon
