@@ -9,7 +9,7 @@ import {
   type TemporaryLimit,
   type TemporaryLimits,
 } from '../load/index.js';
-import { formatZonedTimestamp } from '../site/index.js';
+import { formatZonedTimestamp } from '../time/index.js';
 import {
   circuitParamsSchema,
   parseRequest,

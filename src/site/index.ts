@@ -60,7 +60,6 @@ export {
 export { SiteDirectory, type ChargePointRef } from './directory.js';
 export { isStationId, STATION_ID_RULE } from './station-id.js';
 export { stationIdentity, type StationIdentity } from './station-identity.js';
-export { formatZonedTimestamp } from './zoned-timestamp.js';
 export {
   AUTHORIZATION_STATUSES,
   STOP_REASONS,

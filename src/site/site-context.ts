@@ -8,7 +8,7 @@ import {
 } from '../outbox/index.js';
 import type { Database, Writer } from '../store/index.js';
 import { SiteDirectory } from './directory.js';
-import { formatZonedTimestamp } from './zoned-timestamp.js';
+import { formatZonedTimestamp } from '../time/index.js';
 
 /** Who hears of the events the domain appends to the outbox: webhook delivery. */
 export interface EventListener {

@@ -4,7 +4,7 @@ import { whToKWh } from './events.js';
 import { meterReadingsOf, type MeterReadingPayload } from './meter-readings.js';
 import { signedMeterValuePayload, signedReadingsOf } from './signed-readings.js';
 import { TRANSACTION_COLUMNS, type Transaction } from './transactions.js';
-import { formatZonedTimestamp } from './zoned-timestamp.js';
+import { formatZonedTimestamp } from '../time/index.js';
 
 /** A transaction as partners read it (GET /transactions): kWh, times in the site's zone. */
 export interface TransactionRecord {

@@ -1,6 +1,6 @@
 // Both threads: loaded by the delivery thread and by the main thread.
 import type { EventType } from '../config/index.js';
-import { formatZonedTimestamp } from '../site/index.js';
+import { formatZonedTimestamp } from '../time/index.js';
 
 /**
  * The body of every webhook request, fields in this order (docs/partners/webhooks.md#receiving-webhooks-partners), occurredAt and test

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { putIdTag } from '../../src/authorization/index.js';
-import { formatZonedTimestamp } from '../../src/site/index.js';
+import { formatZonedTimestamp } from '../../src/time/index.js';
 import type { SimulatedStation } from '../support/station.js';
 import { eventually } from '../support/daemon.js';
 import { freePort } from '../support/free-port.js';

@@ -1,4 +1,4 @@
-import { formatZonedTimestamp } from '../../src/site/index.js';
+import { formatZonedTimestamp } from '../../src/time/index.js';
 import type { MovableLoadClock } from '../support/load-clock.js';
 import type { SimulatedStation } from '../support/station.js';
 

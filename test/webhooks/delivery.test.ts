@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatZonedTimestamp } from '../../src/site/index.js';
+import { formatZonedTimestamp } from '../../src/time/index.js';
 import { deliveries, eventually, expectSignedWebhook, jwksSigningKey, webhookTestResources } from './harness.js';
 
 const t = webhookTestResources();

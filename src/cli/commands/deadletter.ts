@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { DeliveryStore } from '../../outbox/index.js';
-import { formatZonedTimestamp } from '../../site/index.js';
+import { formatZonedTimestamp } from '../../time/index.js';
 /** The webhooks folder brings undici and the delivery code: loaded by `show` only (faster CLI start). */
 const webhooks = () => import('../../webhooks/index.js');
 import { CliError, EXIT_FAILURE, EXIT_USAGE, output, table, withContext, type GlobalOptions } from '../context.js';

@@ -7,7 +7,7 @@ import {
   TemporaryLimits,
   type CircuitLimitState,
 } from '../../load/index.js';
-import { formatZonedTimestamp } from '../../site/index.js';
+import { formatZonedTimestamp } from '../../time/index.js';
 import { DirectWriter } from '../../store/index.js';
 import { CliError, EXIT_FAILURE, EXIT_USAGE, output, withContext, type GlobalOptions } from '../context.js';
 import { registerLoadStatus } from './load-status.js';

@@ -3,7 +3,7 @@ import { EVENT_TYPES, type Config, type EventType } from '../../config/index.js'
 import { worstLevel, type HealthLevel } from '../../health/index.js';
 import { queueId, type DeliveryStore } from '../../outbox/index.js';
 import type { ExecutorStatsStore } from './executor-stats.js';
-import { formatZonedTimestamp } from '../../site/index.js';
+import { formatZonedTimestamp } from '../../time/index.js';
 
 /** An executor's health level and why (docs/operating/index.md#operating, "Webhook delivery (installers)"). */
 const HEALTH_THRESHOLDS = {

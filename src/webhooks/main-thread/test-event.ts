@@ -2,12 +2,12 @@
 import { v7 as timeOrderedUuid } from 'uuid';
 import type { Config, EventType, WebhookConfig } from '../../config/index.js';
 import {
-  formatZonedTimestamp,
   type AuthorizePayload,
   type ChargePointStatusPayload,
   type StartTransactionPayload,
   type StopTransactionPayload,
 } from '../../site/index.js';
+import { formatZonedTimestamp } from '../../time/index.js';
 import type { DeliverableEvent } from '../envelope.js';
 import { WebhookSender, type AttemptOutcome } from '../webhook-sender.js';
 import type { WebhookSigningKeys } from '../request-signature.js';

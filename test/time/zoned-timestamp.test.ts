@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatZonedTimestamp } from '../../src/site/index.js';
+import { formatZonedTimestamp } from '../../src/time/index.js';
 
 describe('envelope timestamp in the configured zone', () => {
   it('uses +01:00 in Brussels winter and +02:00 in summer, with milliseconds', () => {

@@ -1,0 +1,1 @@
+export { formatZonedTimestamp } from './zoned-timestamp.js';
