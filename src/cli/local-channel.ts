@@ -5,11 +5,12 @@ import type { FirmwareRollouts } from '../firmware/index.js';
 import {
   createHttpServer,
   registerFirmwareRoutes,
+  logRoutes,
   registerStationRoutes,
+  type LogRoutesDeps,
   type StationPrincipal,
   type StationRoutesDeps,
 } from '../http/index.js';
-import { logRoutes, type LogRoutesDeps } from '../http/index.js';
 import type { DaemonPart, DaemonShared } from './daemon-parts.js';
 import { localSocketPath, socketPathProblem } from './local-socket.js';
 

@@ -7,11 +7,15 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const MAIN = path.join(ROOT, 'src/cli/main.ts');
 const BUILT_MAIN = path.join(ROOT, 'dist/cli/main.js');
 
-/** The newest modification time of the files under dir, 0 if there is none. */
+/**
+ * The newest modification time of the files under dir, 0 if there is none. Not the compiler's build record: a build
+ * refused for a type error writes it and no JavaScript.
+ */
 function newestChange(dir: string): number {
   let newest = 0;
   for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true }))
-    if (entry.isFile()) newest = Math.max(newest, statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
+    if (entry.isFile() && !entry.name.endsWith('.tsbuildinfo'))
+      newest = Math.max(newest, statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
   return newest;
 }
 

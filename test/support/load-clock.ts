@@ -1,4 +1,9 @@
+import { expect } from 'vitest';
 import { SYSTEM_CLOCK, type Cancel, type LoadClock } from '../../src/load/index.js';
+
+/** How far short of a wait the clock is moved first, and how long (real time) `read` is then watched. */
+const SHORT_OF_MS = 1000;
+const WATCH_MS = 300;
 
 /**
  * A LoadClock the test moves (the load manager's seam, passed as startDaemon's loadClock): the real clock plus what
@@ -59,4 +64,24 @@ export class MovableLoadClock implements LoadClock {
       if (timer.dueMs <= this.monotonicMs() && this.timers.delete(timer)) timer.run();
     for (const step of [...this.steps]) step();
   }
+}
+
+/**
+ * Waits until `read` gives `expected` once `afterMs` of load-management time has passed from now, and checks it does
+ * not before: the clock is moved to SHORT_OF_MS short of it and `read` watched for WATCH_MS of real time (a change at
+ * once, say a raise that ignores raiseAfterS, shows there), then moved the rest of the way. Moving by polls instead
+ * (meanwhile) runs the clock ahead of real time, and a change at once would then look late.
+ */
+export async function expectOnlyAfter<T>(
+  clock: MovableLoadClock,
+  afterMs: number,
+  read: () => T,
+  expected: T,
+  timeoutMs: number,
+): Promise<void> {
+  clock.advance(afterMs - SHORT_OF_MS);
+  await new Promise((resolve) => setTimeout(resolve, WATCH_MS));
+  expect(read()).not.toEqual(expected);
+  clock.advance(SHORT_OF_MS);
+  await expect.poll(read, { timeout: timeoutMs }).toEqual(expected);
 }

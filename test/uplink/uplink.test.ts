@@ -422,6 +422,8 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
       await station.stopTransaction({ transactionId, meterStop: 10 });
       // After each 200 ms timeout a wait of 0.2, 0.4, 0.8, then 1 s (the interval) before the next try: no tight loop.
       expect(await waitsBetweenTries(clock, 4)).toEqual([200, 400, 800, 1000]);
+      // The last wait's try is on its way over the socket; the clock stands, so no sixth follows.
+      await eventually(() => csms.of('StartTransaction').length >= 5, UPLINK_WAIT_MS, 'the fifth try');
       expect(csms.of('StartTransaction')).toHaveLength(5);
       expect(csms.of('StopTransaction')).toHaveLength(0);
       silent = false;
@@ -453,6 +455,7 @@ describe('uplink to a CSMS (ocpp-rpc RPCServer, strict OCPP 1.6)', () => {
       await station.startTransaction({ connectorId: 1, idTag: 'TAG-SILENT', meterStart: 0 });
       // Doubling from 300 ms, capped at the 2 s interval: without the cap, 2.4 and 4.8 s.
       expect(await waitsBetweenTries(clock, 6)).toEqual([300, 600, 1200, 2000, 2000, 2000]);
+      await eventually(() => csms.of('StartTransaction').length >= 7, UPLINK_WAIT_MS, 'the seventh try');
       expect(csms.of('StartTransaction')).toHaveLength(7);
     },
     PROCESS_TEST_TIMEOUT_MS,

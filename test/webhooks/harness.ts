@@ -104,7 +104,7 @@ export async function restartDaemon(
       config,
       logger: createLogger(config.log.level, sink),
       handleSignals: false,
-      ...(options.loadClock && { loadClock: options.loadClock }),
+      ...options,
     }),
     logs,
   };

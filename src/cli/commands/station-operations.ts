@@ -14,15 +14,13 @@ import type { Config } from '../../config/index.js';
 import type { LogRecord } from '../../station-logs/index.js';
 import type { OperationAnswer, StationDetail } from '../../stations/index.js';
 import type { LocalAnswer } from '../local-client.js';
-import type * as LocalClient from '../local-client.js';
 
 /**
- * The daemon's local channel (undici) and the station logs' part are loaded by the commands that use them: `station
- * list`, `pair` and `block`, registered beside these, started in 1.2 s of CPU with them and 0.6 s without.
+ * The daemon's local channel (undici) and the station logs' part, loaded by the live commands only: `station list`,
+ * `pair` and `block`, registered beside them, never ask the daemon and start at half the CPU without them.
  */
-async function askDaemon(...args: Parameters<typeof LocalClient.askDaemon>): Promise<LocalAnswer> {
-  return (await import('../local-client.js')).askDaemon(...args);
-}
+const localClient = () => import('../local-client.js');
+const stationLogs = () => import('../../station-logs/index.js');
 
 /** A connector id as OCPP 1.6 and chargegate's config count them. */
 const connectorId = wholeNumber(1, 2 ** 31 - 1);
@@ -151,7 +149,7 @@ export function registerStationOperations(station: Command): void {
     .argument('<stationId>')
     .action(async (stationId: string, _options: unknown, cmd: Command) => {
       const globals = cmd.optsWithGlobals<GlobalOptions>();
-      const answer = await askDaemon(daemonConfig(globals), 'GET', stationPath(stationId));
+      const answer = await (await localClient()).askDaemon(daemonConfig(globals), 'GET', stationPath(stationId));
       if (answer.status !== 200) return notDone(globals, stationId, answer);
       output(globals.json === true, answer.body, () => describeStation(answer.body as StationDetail));
     });
@@ -165,7 +163,9 @@ async function operate(
   body?: object,
 ): Promise<void> {
   const globals = cmd.optsWithGlobals<GlobalOptions>();
-  const answer = await askDaemon(daemonConfig(globals), method, `${stationPath(stationId)}/${operation}`, body);
+  const answer = await (
+    await localClient()
+  ).askDaemon(daemonConfig(globals), method, `${stationPath(stationId)}/${operation}`, body);
   if (answer.status !== 200) return notDone(globals, stationId, answer);
   const document = answer.body as OperationAnswer;
   output(globals.json === true, document, () => describeAnswer(document));
@@ -209,7 +209,9 @@ const LOGS_POLL_MS = 1000;
 async function collectLogs(cmd: Command, stationId: string, options: LogsOptions): Promise<void> {
   const globals = cmd.optsWithGlobals<GlobalOptions>();
   const config = daemonConfig(globals);
-  const asked = await askDaemon(config, 'POST', `${stationPath(stationId)}/logs`, {
+  const asked = await (
+    await localClient()
+  ).askDaemon(config, 'POST', `${stationPath(stationId)}/logs`, {
     ...(options.since !== undefined && { since: options.since }),
     ...(options.via !== undefined && { via: options.via }),
   });
@@ -227,7 +229,7 @@ async function collectLogs(cmd: Command, stationId: string, options: LogsOptions
   let record: LogRecord;
   let pollMs = LOGS_FIRST_POLL_MS;
   for (;;) {
-    const answer = await askDaemon(config, 'GET', logPath);
+    const answer = await (await localClient()).askDaemon(config, 'GET', logPath);
     if (answer.status !== 200) return notDone(globals, stationId, answer);
     record = answer.body as LogRecord;
     if (record.state === 'uploaded' || record.state === 'failed') break;
@@ -246,10 +248,9 @@ async function collectLogs(cmd: Command, stationId: string, options: LogsOptions
     process.exitCode = EXIT_FAILURE;
     return;
   }
-  if (options.out !== undefined)
-    await (await import('../local-client.js')).downloadFromDaemon(config, `${logPath}/file`, options.out);
+  if (options.out !== undefined) await (await localClient()).downloadFromDaemon(config, `${logPath}/file`, options.out);
   const file = record.file!;
-  const { LOGS_DIR } = await import('../../station-logs/index.js');
+  const { LOGS_DIR } = await stationLogs();
   const where = options.out ?? path.join(config.dataDir, LOGS_DIR, logId, file.name);
   output(
     globals.json === true,
