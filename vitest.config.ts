@@ -2,8 +2,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { defineConfig } from 'vitest/config';
 
-// V8's compiled code on disk for every Node.js process the tests start (the CLI ~135 times, workers, threads): the
-// same modules load again and again, and the lanes are CPU-bound on two cores.
+// V8's compiled code on disk for every Node.js process the tests start (CLI runs by the hundred, workers, threads):
+// the same modules load again and again, and the lanes are CPU-bound on two cores.
 process.env.NODE_COMPILE_CACHE ??= path.join(tmpdir(), 'chargegate-test-compile-cache');
 
 /**
@@ -83,8 +83,8 @@ export default defineConfig({
           // A worker keeps the modules it imported for its next file: each file re-importing the daemon's sources
           // was a third of the lane's CPU time. Every resource a test makes is released where it is made.
           isolate: false,
-          // Its tests mostly wait on sockets, timers and fsync: with 2 workers it kept 1.05 cores busy (368 s of CPU in
-          // 349 s); 4 workers take it from 355 to 239 s on the 2-core machine (CONTRIBUTING.md#test-lanes).
+          // With 2 workers it kept 1.05 cores busy (368 s of CPU in 349 s), its tests waiting on sockets, timers and
+          // fsync; 4 keep both cores busy (CONTRIBUTING.md#test-lanes).
           maxWorkers: 4,
         },
       },
