@@ -11,7 +11,7 @@ import { registerFirmwareFiles } from '../../src/http/firmware-files.js';
 import { apiDaemonForTest, type ApiDaemon } from '../http/api-harness.js';
 import { eventually, PROCESS_TEST_TIMEOUT_MS } from '../support/daemon.js';
 import { updatesFirmware16 } from '../support/firmware-station.js';
-import { tempDirForTest } from '../support/for-test.js';
+import { movableDateForTest, tempDirForTest } from '../support/for-test.js';
 
 /**
  * Contract 11.2 and 11.4: GET and HEAD /firmware/{token}/{file} on the HTTP listener of an in-process daemon, the
@@ -180,18 +180,14 @@ describe('firmware downloads', () => {
   it(
     "keeps the token until the station's update ended plus an hour, then 404 (the clock moved)",
     async () => {
-      vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
-      try {
-        const { location, sendStatus } = await served();
-        await sendStatus('DownloadFailed');
-        vi.setSystemTime(Date.now() + 3_600_000 - 60_000);
-        const withinHour = await fetch(location, { method: 'HEAD' });
-        expect(withinHour.status).toBe(200);
-        vi.setSystemTime(Date.now() + 120_000);
-        expect((await fetch(location, { method: 'HEAD' })).status).toBe(404);
-      } finally {
-        vi.useRealTimers();
-      }
+      movableDateForTest();
+      const { location, sendStatus } = await served();
+      await sendStatus('DownloadFailed');
+      vi.setSystemTime(Date.now() + 3_600_000 - 60_000);
+      const withinHour = await fetch(location, { method: 'HEAD' });
+      expect(withinHour.status).toBe(200);
+      vi.setSystemTime(Date.now() + 120_000);
+      expect((await fetch(location, { method: 'HEAD' })).status).toBe(404);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

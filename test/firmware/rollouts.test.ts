@@ -5,7 +5,7 @@ import { addImage } from '../../src/firmware/index.js';
 import { apiDaemonForTest, type ApiDaemon } from '../http/api-harness.js';
 import { eventually, PROCESS_TEST_TIMEOUT_MS } from '../support/daemon.js';
 import { updatesFirmware16, updatesFirmware201 } from '../support/firmware-station.js';
-import { stationV201ForTest, tempDirForTest } from '../support/for-test.js';
+import { movableDateForTest, stationV201ForTest, tempDirForTest } from '../support/for-test.js';
 
 /**
  * Contract 11.2 on an in-process daemon with real ocpp-rpc stations of both versions that fetch the image over real
@@ -247,21 +247,17 @@ describe('firmware rollouts', () => {
   it(
     'fails a station that shows no progress for firmware.stationTimeoutS (the clock moved, not waited for)',
     async () => {
-      vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
-      try {
-        const { api, token, id, updates } = await rolloutToSilent201();
-        expect(updates.received[0]).toMatchObject({
-          requestId: expect.any(Number),
-          firmware: { location: expect.stringMatching(/\/firmware\/[0-9a-f]{32}\/fw-2\.0\.bin$/) },
-        });
-        vi.setSystemTime(Date.now() + (TIMEOUT_S - 5) * 1000);
-        await new Promise((resolve) => setTimeout(resolve, 1500));
-        expect(states(await rolloutOf(api, token, id))).toEqual({ CP201: 'sent' });
-        vi.setSystemTime(Date.now() + 10_000);
-        await expectTimedOut(api, token, id);
-      } finally {
-        vi.useRealTimers();
-      }
+      movableDateForTest();
+      const { api, token, id, updates } = await rolloutToSilent201();
+      expect(updates.received[0]).toMatchObject({
+        requestId: expect.any(Number),
+        firmware: { location: expect.stringMatching(/\/firmware\/[0-9a-f]{32}\/fw-2\.0\.bin$/) },
+      });
+      vi.setSystemTime(Date.now() + (TIMEOUT_S - 5) * 1000);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      expect(states(await rolloutOf(api, token, id))).toEqual({ CP201: 'sent' });
+      vi.setSystemTime(Date.now() + 10_000);
+      await expectTimedOut(api, token, id);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
@@ -269,21 +265,17 @@ describe('firmware rollouts', () => {
   it(
     'a station repeating Downloading and DownloadPaused makes no progress: stationTimeoutS fails it',
     async () => {
-      vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
-      try {
-        const { api, token, id, station: stuck, updates } = await rolloutToSilent201();
-        const requestId = updates.received[0]!.requestId as number;
-        await stuck.call('FirmwareStatusNotification', { status: 'Downloading', requestId });
-        expect(states(await rolloutOf(api, token, id))).toEqual({ CP201: 'downloading' });
+      movableDateForTest();
+      const { api, token, id, station: stuck, updates } = await rolloutToSilent201();
+      const requestId = updates.received[0]!.requestId as number;
+      await stuck.call('FirmwareStatusNotification', { status: 'Downloading', requestId });
+      expect(states(await rolloutOf(api, token, id))).toEqual({ CP201: 'downloading' });
 
-        vi.setSystemTime(Date.now() + (TIMEOUT_S - 5) * 1000);
-        for (const status of ['DownloadPaused', 'Downloading', 'DownloadPaused'] as const)
-          await stuck.call('FirmwareStatusNotification', { status, requestId });
-        vi.setSystemTime(Date.now() + 10_000);
-        await expectTimedOut(api, token, id);
-      } finally {
-        vi.useRealTimers();
-      }
+      vi.setSystemTime(Date.now() + (TIMEOUT_S - 5) * 1000);
+      for (const status of ['DownloadPaused', 'Downloading', 'DownloadPaused'] as const)
+        await stuck.call('FirmwareStatusNotification', { status, requestId });
+      vi.setSystemTime(Date.now() + 10_000);
+      await expectTimedOut(api, token, id);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { onTestFinished } from 'vitest';
+import { onTestFinished, vi } from 'vitest';
 import { startBystanderProbe, type BystanderProbe } from './bystander-probe.js';
 import { exitOf, spawnDaemon, type SpawnedDaemon } from './cli.js';
 import { openNotifySocket, type NotifySocket } from './notify-socket.js';
@@ -97,4 +97,15 @@ export async function bystanderProbeForTest(...args: Parameters<typeof startByst
   const probe = await startBystanderProbe(...args);
   onTestFinished(() => probe.kill());
   return probe;
+}
+
+/**
+ * Date, and only Date, under the test's hand while it keeps running with real time (timers and sockets stay real):
+ * `vi.setSystemTime` moves the clock a deadline is read from. Real again when the test finishes.
+ */
+export function movableDateForTest(): void {
+  vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+  onTestFinished(() => {
+    vi.useRealTimers();
+  });
 }
